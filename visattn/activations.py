@@ -1,0 +1,51 @@
+"""Row normalisations used by attention: softmax (with a mask) and LayerNorm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import as_array
+
+
+def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
+    """Numerically stable softmax along ``axis``.
+
+    ``mask`` is boolean, broadcastable to ``x``, with **True = may attend** (as in torch's
+    ``scaled_dot_product_attention``). Masked entries get weight exactly 0. A row whose entries are
+    all masked has no distribution, so it is a ``ValueError`` rather than a row of NaN.
+    Scores of any finite size are fine: the row maximum is subtracted before ``exp``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError(f"softmax needs at least one score, got shape {x.shape}.")
+    if np.isnan(x).any():
+        raise ValueError("softmax got NaN scores; check the inputs that produced them.")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}.")
+        try:
+            mask = np.broadcast_to(mask, x.shape)
+        except ValueError:
+            raise ValueError(f"mask of shape {mask.shape} does not broadcast to scores of shape {x.shape}.") from None
+        if not mask.any(axis=axis).all():
+            raise ValueError("mask leaves a row with no allowed position; every query must be allowed to attend to at least one key.")
+        x = np.where(mask, x, -np.inf)
+    finite_max = np.max(np.where(np.isfinite(x), x, -np.inf), axis=axis, keepdims=True)
+    if not np.isfinite(finite_max).all():
+        raise ValueError("softmax got a row with no finite score.")
+    e = np.exp(x - finite_max)  # largest entry is exp(0) = 1: no overflow
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
+    """Normalise each row of ``x`` [T, D] to mean 0 and variance 1, then scale by gamma and shift by beta."""
+    x = as_array(x, "x")
+    mu = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    if gamma is not None:
+        y = y * np.asarray(gamma, dtype=np.float64)
+    if beta is not None:
+        y = y + np.asarray(beta, dtype=np.float64)
+    return y

@@ -1,0 +1,144 @@
+"""Attention as Nadaraya–Watson kernel regression.
+
+A query q looks at keys k_i, scores each by a kernel of the distance u = |q − k_i| / σ, turns the
+scores into weights with softmax, and returns Σ weight_i · v_i. With the Gaussian kernel the score
+is −u²/2 and softmax of it is exactly the normalised kernel (article 002).
+
+Shapes: Nq queries, Nk keys, Dk key width, Dv value width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .checks import as_array, positive_float
+
+# log K(u) for each kernel, as a function of the scaled distance u ≥ 0; −inf outside the support.
+# Constant factors of K cancel in the normalisation and are left out.
+_LOG_KERNELS = {
+    "gaussian": lambda u: -0.5 * u**2,
+    "laplace": lambda u: -u,
+    "boxcar": lambda u: np.where(u <= 1.0, 0.0, -np.inf),
+    "epanechnikov": lambda u: np.where(u < 1.0, np.log(np.clip(1.0 - u**2, 1e-300, None)), -np.inf),
+}
+KERNELS = tuple(_LOG_KERNELS)
+
+
+@dataclass(frozen=True)
+class KernelRegressionResult:
+    scores: np.ndarray     # (Nq, Nk) log-kernel scores; −inf where a compact kernel gives 0
+    weights: np.ndarray    # (Nq, Nk) softmax of scores; a row of zeros where no key is in range
+    estimates: np.ndarray  # (Nq,) or (Nq, Dv): Σ weight · value; NaN where no key is in range
+    supported: np.ndarray  # (Nq,) bool: False where a compact kernel reaches no key
+
+
+def _as_points(x, name):
+    a = as_array(x, name)
+    if a.ndim == 0:
+        a = a.reshape(1, 1)
+    elif a.ndim == 1:
+        a = a[:, None]
+    elif a.ndim != 2:
+        raise ValueError(f"{name} must be a number, a vector or a matrix, got shape {a.shape}.")
+    return a
+
+
+def _weights(queries, keys, kernel, bandwidth):
+    diff = queries[:, None, :] - keys[None, :, :]          # (Nq, 1, Dk) - (1, Nk, Dk) -> (Nq, Nk, Dk)
+    u = np.sqrt((diff**2).sum(-1)) / bandwidth               # (Nq, Nk)
+    scores = _LOG_KERNELS[kernel](u)
+    row_max = scores.max(axis=1, keepdims=True)
+    supported = np.isfinite(row_max[:, 0])
+    e = np.exp(scores - np.where(supported[:, None], row_max, 0.0))  # stable: the best key gets exp(0)
+    total = e.sum(axis=1, keepdims=True)
+    weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    return scores, weights, supported
+
+
+def nadaraya_watson(queries, keys, values, kernel: str = "gaussian", bandwidth: float = 1.0) -> KernelRegressionResult:
+    """Estimate the value at each query as the kernel-weighted average of ``values``.
+
+    queries (Nq,) or (Nq, Dk); keys (Nk,) or (Nk, Dk); values (Nk,) or (Nk, Dv).
+    ``kernel`` is one of gaussian, laplace, boxcar, epanechnikov; ``bandwidth`` σ > 0.
+    A query that a compact kernel (boxcar, Epanechnikov) cannot reach from any key gets weights 0,
+    estimate NaN and ``supported=False`` rather than a division by zero.
+    """
+    if kernel not in _LOG_KERNELS:
+        raise ValueError(f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.")
+    bandwidth = positive_float(bandwidth, "bandwidth")
+    q = _as_points(queries, "queries")
+    k = _as_points(keys, "keys")
+    v = as_array(values, "values")
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"queries have {q.shape[1]} features and keys have {k.shape[1]}; they must match.")
+    if v.ndim not in (1, 2) or v.shape[0] != k.shape[0]:
+        raise ValueError(f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.")
+    scores, weights, supported = _weights(q, k, kernel, bandwidth)
+    est = weights @ v                                         # (Nq, Nk) x (Nk[, Dv]) -> (Nq[, Dv])
+    est = np.where(supported if v.ndim == 1 else supported[:, None], est, np.nan)
+    return KernelRegressionResult(scores=scores, weights=weights, estimates=est, supported=supported)
+
+
+def loo_error(keys, values, bandwidths, kernel: str = "gaussian") -> np.ndarray:
+    """Mean squared leave-one-out error for each bandwidth: predict v_i from all pairs but i.
+
+    keys (Nk,) or (Nk, Dk), values (Nk,). Returns (len(bandwidths),); +inf where some point has no
+    other key within reach (compact kernels, small σ).
+    """
+    k = _as_points(keys, "keys")
+    v = as_array(values, "values", 1)
+    if k.shape[0] != v.shape[0]:
+        raise ValueError(f"keys have {k.shape[0]} rows and values {v.shape[0]}; they must pair up.")
+    if k.shape[0] < 2:
+        raise ValueError("leave-one-out needs at least two key→value pairs.")
+    if kernel not in _LOG_KERNELS:
+        raise ValueError(f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.")
+    out = []
+    for s in np.atleast_1d(np.asarray(bandwidths, dtype=np.float64)):
+        s = positive_float(s, "bandwidth")
+        diff = k[:, None, :] - k[None, :, :]
+        scores = _LOG_KERNELS[kernel](np.sqrt((diff**2).sum(-1)) / s)
+        np.fill_diagonal(scores, -np.inf)                     # leave point i out of its own estimate
+        row_max = scores.max(axis=1, keepdims=True)
+        if not np.isfinite(row_max).all():
+            out.append(np.inf)
+            continue
+        w = np.exp(scores - row_max)
+        pred = (w @ v) / w.sum(axis=1)
+        out.append(float(np.mean((pred - v) ** 2)))
+    return np.array(out)
+
+
+def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[float, np.ndarray, np.ndarray]:
+    """σ that minimises the leave-one-out error: a log-spaced grid search, then golden-section refinement.
+
+    Returns (sigma, grid, errors on the grid) so a page can plot the error curve.
+    """
+    k = _as_points(keys, "keys")
+    if grid is None:
+        span = float(np.ptp(k, axis=0).max()) or 1.0
+        grid = np.geomspace(span / 1000, span * 2, 120)
+    grid = np.asarray(grid, dtype=np.float64)
+    errors = loo_error(keys, values, grid, kernel)
+    if not np.isfinite(errors).any():
+        raise ValueError("no bandwidth in the search range reaches a neighbour for every point; use a smoother kernel or more data.")
+    i = int(np.nanargmin(errors))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    f = lambda s: float(loo_error(keys, values, [s], kernel)[0])  # noqa: E731
+    g = (np.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(40):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+    best = min([(errors[i], grid[i]), (fc, c), (fd, d)])
+    return float(best[1]), grid, errors

@@ -1,0 +1,43 @@
+"""Sentences to tokens and to seeded embedding vectors, for the toy (untrained) views.
+
+English and other Latin text splits into words and punctuation; Chinese, Japanese and Korean
+characters become one token each (article 003 reads 小明喜欢吃苹果 character by character).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from .checks import positive_int
+
+MAX_TOKENS = 64
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]")
+
+
+def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
+    """Word / CJK-character tokens of ``text``; a ValueError when it is empty or longer than ``max_tokens``."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("The text is empty; type a sentence (for example: The animal didn't cross the street).")
+    tokens = _TOKEN.findall(text)
+    if not tokens:
+        raise ValueError("The text has no tokens; type some words.")
+    if len(tokens) > max_tokens:
+        raise ValueError(f"The text has {len(tokens)} tokens; the limit here is {max_tokens}. Shorten it.")
+    return tokens
+
+
+def seeded_embedding(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarray:
+    """(T, d_model) unit-variance vectors, one per token, the same token always getting the same vector.
+
+    Each token's vector is drawn from a generator seeded by a hash of (seed, token), so it does not
+    depend on the rest of the sentence — "it" is the same vector in every sentence.
+    """
+    d_model = positive_int(d_model, "d_model", maximum=4096)
+    rows = []
+    for tok in tokens:
+        h = int.from_bytes(hashlib.blake2b(f"{seed}\x00{tok.lower()}".encode(), digest_size=8).digest(), "little")
+        rows.append(np.random.default_rng(h).standard_normal(d_model))
+    return np.array(rows).reshape(len(tokens), d_model)
