@@ -1,0 +1,1 @@
+"""The only Streamlit-aware helpers: language, URL state, page frame, cached compute, shared widgets."""

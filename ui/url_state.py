@@ -1,0 +1,160 @@
+"""Every control's value lives in the URL, so a link reproduces the view.
+
+A page calls :func:`bind` for each control key before creating the widget (with ``key=`` and no
+``value=``): the first run of a session takes the value from ``st.query_params`` if it parses and is in
+range, else the default, and remembers a notice. :func:`finish` (called by the page frame at the end)
+writes every non-default value back to the URL, drops unknown parameters and shows the notices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+_REGISTRY = "_url_registry"
+_NOTICES = "_url_notices"
+MAX_TEXT = 5000
+
+
+@dataclass(frozen=True)
+class Param:
+    default: Any
+    parse: Callable[[str], Any]
+    dump: Callable[[Any], str]
+
+
+def _parse_bool(s: str) -> bool:
+    if s.lower() in ("1", "true", "yes", "on"):
+        return True
+    if s.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(s)
+
+
+def _number(kind, lo, hi):
+    def parse(s: str):
+        v = kind(float(s)) if kind is int and "." not in s and "e" not in s.lower() else kind(s)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(s)
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(s)
+        return v
+    return parse
+
+
+def _choice(options):
+    def parse(s: str):
+        for o in options:
+            if str(o) == s:
+                return o
+        raise ValueError(s)
+    return parse
+
+
+def _text(s: str) -> str:
+    if len(s) > MAX_TEXT:
+        raise ValueError("too long")
+    return s
+
+
+def encode_matrix(m) -> str:
+    """Rows separated by ';', entries by ',' (``1,0;0,2``)."""
+    return ";".join(",".join(f"{float(v):.6g}" for v in row) for row in np.asarray(m, dtype=float))
+
+
+def decode_matrix(s: str) -> list[list[float]]:
+    rows = [[float(x) for x in r.split(",")] for r in s.split(";")]
+    if not rows or len({len(r) for r in rows}) != 1 or len(rows) > 64 or len(rows[0]) > 64:
+        raise ValueError("ragged or too large")
+    if not all(math.isfinite(v) for r in rows for v in r):
+        raise ValueError("not finite")
+    return rows
+
+
+def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, matrix: bool = False) -> Param:
+    """The parser and printer that fit ``default``'s type (and the options or bounds)."""
+    if matrix:
+        return Param(default, decode_matrix, encode_matrix)
+    if options is not None:
+        return Param(default, _choice(list(options)), str)
+    if isinstance(default, bool):
+        return Param(default, _parse_bool, lambda v: "1" if v else "0")
+    if isinstance(default, int):
+        return Param(default, _number(int, lo, hi), str)
+    if isinstance(default, float):
+        return Param(default, _number(float, lo, hi), lambda v: f"{v:.6g}")
+    if isinstance(default, str):
+        return Param(default, _text, str)
+    raise TypeError(f"no URL form for {type(default).__name__}")
+
+
+def registry() -> dict[str, Param]:
+    return st.session_state.setdefault(_REGISTRY, {})
+
+
+def notices() -> list[str]:
+    return st.session_state.setdefault(_NOTICES, [])
+
+
+def bind(key: str, default, **kind) -> str:
+    """Register ``key`` as a URL parameter and give it its first value. Returns ``key`` for ``key=``."""
+    p = param_for(default, **kind)
+    registry()[key] = p
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        value = default
+        if raw is not None:
+            try:
+                value = p.parse(raw)
+            except (ValueError, TypeError, OverflowError):
+                notices().append(key)
+        st.session_state[key] = value
+    return key
+
+
+def reset(key: str) -> None:
+    """Put ``key`` back to its default (e.g. after its options changed)."""
+    st.session_state[key] = registry()[key].default
+
+
+def start_run() -> None:
+    """Forget last run's registrations (each run registers what it draws)."""
+    st.session_state[_REGISTRY] = {}
+
+
+def finish() -> list[str]:
+    """Write non-default values to the URL, drop unknown parameters; return the names that were reset."""
+    reg = registry()
+    wanted = {}
+    for key, p in reg.items():
+        value = st.session_state.get(key, p.default)
+        if _differs(value, p.default):
+            try:
+                wanted[key] = p.dump(value)
+            except (TypeError, ValueError):
+                continue
+    unknown = [k for k in st.query_params if k not in reg]
+    bad = list(dict.fromkeys(notices() + unknown))
+    st.session_state[_NOTICES] = []
+    if {k: st.query_params.get(k) for k in st.query_params} != wanted:
+        st.query_params.from_dict(wanted)
+    return bad
+
+
+def _differs(a, b) -> bool:
+    if isinstance(a, (list, np.ndarray)) or isinstance(b, (list, np.ndarray)):
+        try:
+            return not np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        except (TypeError, ValueError):
+            return True
+    return a != b
+
+
+def current_params() -> dict[str, str]:
+    """The query parameters of the view as it is now (for a 'copy link' box)."""
+    return {k: st.query_params.get(k) for k in st.query_params}

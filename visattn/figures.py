@@ -1,0 +1,203 @@
+"""Plotly figures from arrays and labels. No Streamlit here: every builder returns a ``go.Figure``.
+
+Token labels may repeat ("the" twice in one sentence), and Plotly merges equal category names, so
+axes are numeric positions with the tokens as tick text; hover text names query, key and value.
+Weights share one colour scale 0…1. Cell text is drawn only where it stays readable (≤ 24×24), and
+arrays are sent as float32 to keep the page light.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+WEIGHT_SCALE = "Blues"
+DIVERGING_SCALE = "RdBu_r"
+MAX_TEXT_CELLS = 24          # above this many rows or columns, numbers are in the hover only
+HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a")
+
+
+def _fmt(v: float, digits: int) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 10 ** 5 or abs(v) < 10 ** (-digits):
+        return f"{v:.{max(digits - 1, 1)}e}"
+    return f"{v:.{digits}f}".rstrip("0").rstrip(".") if digits else f"{v:.0f}"
+
+
+def cell_text(m: np.ndarray, digits: int = 2) -> list[list[str]]:
+    """Matrix of short number strings (scientific notation for very large or small entries)."""
+    return [[_fmt(float(v), digits) for v in row] for row in m]
+
+
+def _ticks(labels, n):
+    labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    return dict(tickmode="array", tickvals=list(range(n)), ticktext=labels), labels
+
+
+def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = "", y_title: str = "",
+            value_name: str = "weight", weights: bool = True, zmin=None, zmax=None, colorscale: str | None = None,
+            digits: int = 2,
+            show_text: bool | None = None, masked=None, height: int | None = None, font_size: int = 14) -> go.Figure:
+    """One matrix as a heatmap; rows are queries (top to bottom), columns keys.
+
+    ``masked`` (same shape, bool) marks cells hidden by a mask: they are drawn grey with a ✕.
+    With ``weights=True`` the colour scale is the shared 0…1 of attention weights; otherwise it spans the data
+    (diverging around 0 when there are negative entries). ``value_name`` labels the hover and colour bar.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    rows, cols = m.shape
+    xt, xl = _ticks(x_labels, cols)
+    yt, yl = _ticks(y_labels, rows)
+    is_weight = weights and zmin is None and zmax is None
+    if is_weight:
+        zmin, zmax = 0.0, 1.0
+    if colorscale is None:
+        colorscale = WEIGHT_SCALE if is_weight or (np.nanmin(m) >= 0) else DIVERGING_SCALE
+    if colorscale == DIVERGING_SCALE and zmin is None and zmax is None:
+        bound = float(np.nanmax(np.abs(m))) or 1.0
+        zmin, zmax = -bound, bound
+    if show_text is None:
+        show_text = rows <= MAX_TEXT_CELLS and cols <= MAX_TEXT_CELLS
+    custom = np.empty((rows, cols, 2), dtype=object)
+    for i in range(rows):
+        for j in range(cols):
+            custom[i, j] = (yl[i], xl[j])
+    z = m.astype(np.float32)
+    text = cell_text(m, digits) if show_text else None
+    if masked is not None and show_text:
+        masked = np.asarray(masked, dtype=bool)
+        text = [["✕" if masked[i, j] else text[i][j] for j in range(cols)] for i in range(rows)]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(cols)), y=list(range(rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
+        customdata=custom, text=text, texttemplate="%{text}" if show_text else None,
+        textfont=dict(size=max(9, font_size - 2 - max(rows, cols) // 6)),
+        hovertemplate=(f"{y_title or 'row'}: %{{customdata[0]}}<br>{x_title or 'column'}: %{{customdata[1]}}"
+                       f"<br>{value_name}: %{{z:.4g}}<extra></extra>"),
+        colorbar=dict(title=dict(text=value_name), thickness=14),
+    ))
+    fig.update_xaxes(title=x_title, side="top", tickangle=-45 if cols > 6 else 0, **xt)
+    fig.update_yaxes(title=y_title, autorange="reversed", **yt)
+    side = max(rows, cols)
+    fig.update_layout(title=dict(text=title, y=0.98), font=dict(size=font_size),
+                      height=height or int(min(900, max(260, 120 + 34 * side))),
+                      margin=dict(l=10, r=10, t=90 if title else 60, b=10))
+    return fig
+
+
+def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=None, title: str = "",
+              value_name: str = "weight", font_size: int = 12, cell_px: int = 230) -> go.Figure:
+    """A grid of heatmaps from one (rows, cols, Tq, Tk) array on one shared 0…1 colour scale.
+
+    As d2l's ``show_heatmaps``: one call draws a single matrix (1, 1, Tq, Tk) or a layer × head grid.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 4:
+        raise ValueError(f"head_grid needs a (rows, cols, Tq, Tk) array, got shape {w.shape}.")
+    R, C, Tq, Tk = w.shape
+    xt, xl = _ticks(x_labels, Tk)
+    yt, yl = _ticks(y_labels, Tq)
+    titles = []
+    for r in range(R):
+        for c in range(C):
+            parts = [row_titles[r] if row_titles else "", col_titles[c] if col_titles else ""]
+            titles.append(" · ".join(p for p in parts if p))
+    fig = make_subplots(rows=R, cols=C, subplot_titles=titles, horizontal_spacing=0.02 + 0.1 / C,
+                        vertical_spacing=min(0.3 / R, 0.12) if R > 1 else 0.1)
+    custom = np.empty((Tq, Tk, 2), dtype=object)
+    for i in range(Tq):
+        for j in range(Tk):
+            custom[i, j] = (yl[i], xl[j])
+    show_ticks = max(Tq, Tk) <= 40 and C <= 4
+    for r in range(R):
+        for c in range(C):
+            fig.add_trace(go.Heatmap(
+                z=w[r, c].astype(np.float32), x=list(range(Tk)), y=list(range(Tq)), coloraxis="coloraxis",
+                customdata=custom, name=titles[r * C + c],
+                hovertemplate=(f"{titles[r * C + c]}<br>query: %{{customdata[0]}}<br>key: %{{customdata[1]}}"
+                               f"<br>{value_name}: %{{z:.3f}}<extra></extra>")), row=r + 1, col=c + 1)
+    fig.update_xaxes(showticklabels=show_ticks, tickangle=-60, **xt)
+    fig.update_yaxes(autorange="reversed", showticklabels=show_ticks, **yt)
+    fig.update_layout(title=title, coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0, cmax=1,
+                                                  colorbar=dict(title=dict(text=value_name), thickness=14)),
+                      font=dict(size=font_size), height=int(min(2400, 80 + cell_px * R)),
+                      margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def line_view(w, tokens, *, head_names=None, visible=None, title: str = "", font_size: int = 14,
+              min_weight: float = 0.02) -> go.Figure:
+    """Tokens in two columns, one line per (query, key) pair per head, opacity = weight.
+
+    The classic Tensor2Tensor picture. ``w`` is (H, T, T); ``visible`` is a list of head indices to draw
+    (all by default); lines under ``min_weight`` are left out to keep the figure light.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    H, T, _ = w.shape
+    names = list(head_names) if head_names is not None else [f"head {h}" for h in range(H)]
+    visible = range(H) if visible is None else visible
+    fig = go.Figure()
+    for h in visible:
+        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        # One trace per tenth of weight (opacity is per trace in Plotly): at most 10 traces a head.
+        level = np.ceil(w[h] * 10).astype(int)
+        first = True
+        for b in range(1, 11):
+            pairs = [(i, j) for i in range(T) for j in range(T) if level[i, j] == b and w[h, i, j] >= min_weight]
+            if not pairs:
+                continue
+            xs, ys, hover = [], [], []
+            for i, j in pairs:
+                label = f"{names[h]}<br>{tokens[i]} → {tokens[j]}<br>weight: {w[h, i, j]:.3f}"
+                xs += [0, 1, None]
+                ys += [i, j, None]
+                hover += [label, label, None]
+            fig.add_trace(go.Scatter(
+                x=xs, y=ys, mode="lines", line=dict(color=colour, width=1 + 5 * b / 10), opacity=b / 10,
+                name=names[h], legendgroup=names[h], showlegend=first, text=hover,
+                hovertemplate="%{text}<extra></extra>"))
+            first = False
+    y = list(range(T))
+    fig.add_trace(go.Scatter(x=[0] * T, y=y, mode="text", text=list(tokens), textposition="middle left",
+                             showlegend=False, hoverinfo="skip", textfont=dict(size=font_size)))
+    fig.add_trace(go.Scatter(x=[1] * T, y=y, mode="text", text=list(tokens), textposition="middle right",
+                             showlegend=False, hoverinfo="skip", textfont=dict(size=font_size)))
+    fig.update_xaxes(visible=False, range=[-0.6, 1.6])
+    fig.update_yaxes(visible=False, autorange="reversed")
+    fig.update_layout(title=title, height=int(min(1400, 120 + 28 * T)), font=dict(size=font_size),
+                      margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.02))
+    return fig
+
+
+def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "weight", highlight=None,
+         ymax=None, font_size: int = 14, digits: int = 3) -> go.Figure:
+    """One bar per label (numeric positions, so repeated labels stay apart); ``highlight`` indexes a bar."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    colours = ["#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)]
+    xt, xl = _ticks(labels, n)
+    fig = go.Figure(go.Bar(x=list(range(n)), y=values.astype(np.float32), marker_color=colours,
+                           text=[_fmt(float(v), digits) for v in values] if n <= 40 else None, textposition="outside",
+                           customdata=xl, hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.4g}}<extra></extra>"))
+    fig.update_xaxes(title=x_title, **xt)
+    fig.update_yaxes(title=y_title, range=[0, ymax] if ymax is not None else None)
+    fig.update_layout(title=title, height=360, font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def curves(x, ys: dict, *, title: str = "", x_title: str = "", y_title: str = "", mode: str = "lines",
+           font_size: int = 14, markers: dict | None = None) -> go.Figure:
+    """Several named curves over one x; ``markers`` adds named point sets {name: (xs, ys)}."""
+    fig = go.Figure()
+    x = np.asarray(x, dtype=np.float64)
+    for name, y in ys.items():
+        fig.add_trace(go.Scatter(x=x.astype(np.float32), y=np.asarray(y, dtype=np.float32), mode=mode, name=str(name)))
+    for name, (mx, my) in (markers or {}).items():
+        fig.add_trace(go.Scatter(x=np.asarray(mx, dtype=np.float32), y=np.asarray(my, dtype=np.float32),
+                                 mode="markers", name=str(name), marker=dict(size=10)))
+    fig.update_xaxes(title=x_title)
+    fig.update_yaxes(title=y_title)
+    fig.update_layout(title=title, height=400, font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10))
+    return fig
