@@ -142,3 +142,116 @@ def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[fl
             fd = f(d)
     best = min([(errors[i], grid[i]), (fc, c), (fd, d)])
     return float(best[1]), grid, errors
+
+
+# ---- the lesson's data and a per-key breakdown (what the kernel page shows) ---------------------------------
+
+class InputError(ValueError):
+    """A ValueError with a ``code`` and ``params``, so a page can say the same thing in another language."""
+
+    def __init__(self, code: str, message: str, **params):
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
+@dataclass(frozen=True)
+class Preset:
+    table: tuple            # rows (key features…, value)
+    query: tuple            # default query, one number per key feature
+    sigma: float            # default bandwidth σ
+    ranges: tuple           # ((lo, hi) per key feature): the query slider's range
+    step: float             # query slider step
+
+
+def noisy_samples(n: int = 50, seed: int = 0) -> np.ndarray:
+    """(n, 2) pairs (x, y) with y = 2 sin x + x^0.8 + N(0, 0.5²), x uniform on [0, 10], rounded to 0.01."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0.0, 10.0, n))
+    y = 2 * np.sin(x) + x**0.8 + rng.normal(0.0, 0.5, n)
+    return np.round(np.stack([x, y], axis=1), 2)
+
+
+PRESETS = {
+    # Article 002: waist → weight, in the article's order (68, 60, 64); σ = 1 is its score −(q − k)²/2.
+    "waist": Preset(((68, 126), (60, 110), (64, 115)), (62.0,), 1.0, ((50.0, 80.0),), 0.5),
+    # Article 000's game, with invented operators (the article gives no table): strength → ability …
+    "game_strength": Preset(((150, 62), (180, 70), (200, 78), (215, 81), (240, 88), (270, 95)),
+                            (207.0,), 10.0, ((100.0, 320.0),), 1.0),
+    # … then strength and intelligence → a re-rated ability; the newcomer 汤汤 has (207, 289).
+    "game_both": Preset(((150, 320, 85), (180, 260, 80), (200, 300, 90), (215, 240, 82), (240, 280, 93), (270, 200, 88)),
+                        (207.0, 289.0), 20.0, ((100.0, 320.0), (150.0, 370.0)), 1.0),
+    # A noisy 1-D function, for the fitted curve and for choosing σ by leave-one-out.
+    "noisy": Preset(tuple(map(tuple, noisy_samples().tolist())), (5.0,), 0.5, ((0.0, 10.0),), 0.05),
+}
+
+
+def key_value_table(table, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Split a (N, Dk + 1) table into keys (N, Dk) and values (N,): the last column holds the values.
+
+    Needs at least two rows (with one key every query gets weight 1: nothing to compare) and
+    1 … ``max_key_features`` key columns.
+    """
+    a = as_array(table, "table", 2)
+    n, c = a.shape
+    if c < 2 or c > max_key_features + 1:
+        raise InputError("table_columns", f"the table has {c} columns; it needs 1 to {max_key_features} key columns and "
+                         f"then one value column.", columns=c, most=max_key_features + 1)
+    if n < 2:
+        raise InputError("table_rows", f"the table has {n} row; kernel regression compares a query with at least two "
+                         f"keys, so add another key→value row.", rows=n)
+    return a[:, :-1], a[:, -1]
+
+
+def duplicate_keys(keys) -> list[tuple[tuple[float, ...], list[int]]]:
+    """Keys that occur more than once, each with the (0-based) rows where it occurs, in order of first row."""
+    k = _as_points(keys, "keys")
+    rows: dict[tuple[float, ...], list[int]] = {}
+    for i, row in enumerate(k):
+        rows.setdefault(tuple(float(x) for x in row), []).append(i)
+    return [(key, idx) for key, idx in rows.items() if len(idx) > 1]
+
+
+def check_bandwidth(bandwidth) -> float:
+    """σ as a float > 0, or an InputError that says why σ must be positive."""
+    try:
+        s = float(bandwidth)
+    except (TypeError, ValueError):
+        raise InputError("sigma", f"σ must be a number greater than 0, got {bandwidth!r}.", sigma=bandwidth) from None
+    if not np.isfinite(s) or s <= 0:
+        raise InputError("sigma", f"σ = {s:g}: the bandwidth divides the distance, so it must be greater than 0.", sigma=f"{s:g}")
+    return s
+
+
+@dataclass(frozen=True)
+class QueryBreakdown:
+    """One query against every key: the columns of the page's table. Σ contributions = estimate."""
+    query: np.ndarray          # (Dk,)
+    keys: np.ndarray           # (Nk, Dk)
+    values: np.ndarray         # (Nk,)
+    distances: np.ndarray      # (Nk,) ‖q − k_i‖
+    scores: np.ndarray         # (Nk,) log-kernel score s_i; −inf outside a compact kernel's reach
+    exp_scores: np.ndarray     # (Nk,) e^{s_i} (may underflow to 0 for far keys; the weights do not)
+    weights: np.ndarray        # (Nk,) softmax(s); zeros when no key is in reach
+    contributions: np.ndarray  # (Nk,) weight_i · v_i
+    estimate: float            # Σ contributions, NaN when no key is in reach
+    supported: bool            # False when a compact kernel reaches no key
+
+
+def explain_query(query, keys, values, kernel: str = "gaussian", bandwidth: float = 1.0) -> QueryBreakdown:
+    """The per-key numbers behind ``nadaraya_watson`` for one query. query (Dk,) or a number; keys (Nk[, Dk]); values (Nk,)."""
+    bandwidth = check_bandwidth(bandwidth)
+    if kernel not in _LOG_KERNELS:
+        raise InputError("kernel", f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.", kernel=kernel)
+    k = _as_points(keys, "keys")
+    q = np.atleast_1d(as_array(query, "query")).reshape(1, -1)  # (1, Dk)
+    if q.shape[1] != k.shape[1]:
+        raise InputError("query_width", f"the query has {q.shape[1]} numbers and the keys {k.shape[1]}; they must match.",
+                         query=q.shape[1], keys=k.shape[1])
+    v = as_array(values, "values", 1)
+    r = nadaraya_watson(q, k, v, kernel, bandwidth)
+    with np.errstate(under="ignore"):
+        exp_scores = np.exp(r.scores[0])
+    return QueryBreakdown(query=q[0], keys=k, values=v, distances=np.sqrt(((q - k) ** 2).sum(-1)), scores=r.scores[0],
+                          exp_scores=exp_scores, weights=r.weights[0], contributions=r.weights[0] * v,
+                          estimate=float(r.estimates[0]), supported=bool(r.supported[0]))
