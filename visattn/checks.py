@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+MAX_MAGNITUDE = 1e12  # products of four such matrices over thousands of columns stay far below float64's 1e308
+
 
 def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
     """``x`` as a finite float64 array of ``ndim`` dimensions, or a ValueError that says why not."""
@@ -23,8 +25,9 @@ def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} is empty (shape {a.shape}); give it at least one row and one column.")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or infinity; every entry must be a finite number.")
-    if np.abs(a).max() > 1e150:
-        raise ValueError(f"{name} has an entry of magnitude {np.abs(a).max():.3g}; keep entries below 1e150 so products stay finite.")
+    if np.abs(a).max() > MAX_MAGNITUDE:
+        raise ValueError(f"{name} has an entry of magnitude {np.abs(a).max():.3g}; keep entries within ±{MAX_MAGNITUDE:.0e} "
+                         "so that the products attention takes stay finite.")
     return a
 
 

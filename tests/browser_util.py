@@ -1,0 +1,86 @@
+"""A fresh Streamlit server and Debian's Chromium, for the browser tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("VISATTN_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def require_browser() -> None:
+    """Skip when Chromium is absent on a developer's machine; in CI (VISATTN_REQUIRE_BROWSER=1) fail instead."""
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        if os.environ.get("VISATTN_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"Chromium not found at {CHROMIUM}; CI installs Debian's chromium in .ci/run")
+        pytest.skip("Chromium not installed (apt-get install chromium); CI requires it")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(timeout: float = 60):
+    """A new server process on a free localhost port; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start on port {port}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextlib.contextmanager
+def chromium(width: int = 1280, height: int = 900):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
+
+
+def wait_rendered(page, want_chart: bool, timeout_ms: int = 90_000) -> None:
+    """Until the script has finished running (and a Plotly chart has drawn, when one is expected)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    if want_chart:
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=timeout_ms)
+    # the running-man status widget disappears when the script run ends
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    page.wait_for_timeout(500)

@@ -1,0 +1,13 @@
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT, ROOT / "tests"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+# Property tests: deterministic in CI, a modest number of examples, no deadline on a shared machine.
+settings.register_profile("visattn", max_examples=60, deadline=None, derandomize=True)
+settings.load_profile("visattn")
