@@ -1,7 +1,9 @@
 """Plotly figures from arrays and labels. No Streamlit here: every builder returns a ``go.Figure``.
 
-Token labels may repeat ("the" twice in one sentence), and Plotly merges equal category names, so
-axes are numeric positions with the tokens as tick text; hover text names query, key and value.
+Token labels may repeat ("the" twice in one sentence), and Plotly merges equal category names, so a
+repeated label gets invisible zero-width spaces appended: it reads the same and stays its own row. The
+axes are categorical, so hover text names query and key without per-cell custom data (a 12-head grid of
+128 tokens stays about 1 MB).
 Weights share one colour scale 0…1. Cell text is drawn only where it stays readable (≤ 24×24), and
 arrays are sent as float32 to keep the page light.
 """
@@ -32,9 +34,21 @@ def cell_text(m: np.ndarray, digits: int = 2) -> list[list[str]]:
     return [[_fmt(float(v), digits) for v in row] for row in m]
 
 
-def _ticks(labels, n):
+def unique_labels(labels, n: int) -> list[str]:
+    """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width spaces."""
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
-    return dict(tickmode="array", tickvals=list(range(n)), ticktext=labels), labels
+    seen: dict[str, int] = {}
+    out = []
+    for lab in labels:
+        k = seen.get(lab, 0)
+        seen[lab] = k + 1
+        out.append(lab + "\u200b" * k)
+    return out
+
+
+def _ticks(labels, n):
+    labels = unique_labels(labels, n)
+    return dict(type="category", categoryorder="array", categoryarray=labels), labels
 
 
 def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = "", y_title: str = "",
@@ -61,20 +75,16 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
         zmin, zmax = -bound, bound
     if show_text is None:
         show_text = rows <= MAX_TEXT_CELLS and cols <= MAX_TEXT_CELLS
-    custom = np.empty((rows, cols, 2), dtype=object)
-    for i in range(rows):
-        for j in range(cols):
-            custom[i, j] = (yl[i], xl[j])
     z = m.astype(np.float32)
     text = cell_text(m, digits) if show_text else None
     if masked is not None and show_text:
         masked = np.asarray(masked, dtype=bool)
         text = [["✕" if masked[i, j] else text[i][j] for j in range(cols)] for i in range(rows)]
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(cols)), y=list(range(rows)), zmin=zmin, zmax=zmax, colorscale=colorscale,
-        customdata=custom, text=text, texttemplate="%{text}" if show_text else None,
+        z=z, x=xl, y=yl, zmin=zmin, zmax=zmax, colorscale=colorscale,
+        text=text, texttemplate="%{text}" if show_text else None,
         textfont=dict(size=max(9, font_size - 2 - max(rows, cols) // 6)),
-        hovertemplate=(f"{y_title or 'row'}: %{{customdata[0]}}<br>{x_title or 'column'}: %{{customdata[1]}}"
+        hovertemplate=(f"{y_title or 'row'}: %{{y}}<br>{x_title or 'column'}: %{{x}}"
                        f"<br>{value_name}: %{{z:.4g}}<extra></extra>"),
         colorbar=dict(title=dict(text=value_name), thickness=14),
     ))
@@ -88,7 +98,8 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
 
 
 def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=None, title: str = "",
-              value_name: str = "weight", font_size: int = 12, cell_px: int = 230) -> go.Figure:
+              value_name: str = "weight", query_name: str = "query", key_name: str = "key", font_size: int = 12,
+              cell_px: int = 230) -> go.Figure:
     """A grid of heatmaps from one (rows, cols, Tq, Tk) array on one shared 0…1 colour scale.
 
     As d2l's ``show_heatmaps``: one call draws a single matrix (1, 1, Tq, Tk) or a layer × head grid.
@@ -106,17 +117,12 @@ def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=No
             titles.append(" · ".join(p for p in parts if p))
     fig = make_subplots(rows=R, cols=C, subplot_titles=titles, horizontal_spacing=0.02 + 0.1 / C,
                         vertical_spacing=min(0.3 / R, 0.12) if R > 1 else 0.1)
-    custom = np.empty((Tq, Tk, 2), dtype=object)
-    for i in range(Tq):
-        for j in range(Tk):
-            custom[i, j] = (yl[i], xl[j])
     show_ticks = max(Tq, Tk) <= 40 and C <= 4
     for r in range(R):
         for c in range(C):
             fig.add_trace(go.Heatmap(
-                z=w[r, c].astype(np.float32), x=list(range(Tk)), y=list(range(Tq)), coloraxis="coloraxis",
-                customdata=custom, name=titles[r * C + c],
-                hovertemplate=(f"{titles[r * C + c]}<br>query: %{{customdata[0]}}<br>key: %{{customdata[1]}}"
+                z=w[r, c].astype(np.float32), x=xl, y=yl, coloraxis="coloraxis", name=titles[r * C + c],
+                hovertemplate=(f"{titles[r * C + c]}<br>{query_name}: %{{y}}<br>{key_name}: %{{x}}"
                                f"<br>{value_name}: %{{z:.3f}}<extra></extra>")), row=r + 1, col=c + 1)
     fig.update_xaxes(showticklabels=show_ticks, tickangle=-60, **xt)
     fig.update_yaxes(autorange="reversed", showticklabels=show_ticks, **yt)
@@ -178,9 +184,9 @@ def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "
     n = len(values)
     colours = ["#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)]
     xt, xl = _ticks(labels, n)
-    fig = go.Figure(go.Bar(x=list(range(n)), y=values.astype(np.float32), marker_color=colours,
+    fig = go.Figure(go.Bar(x=xl, y=values.astype(np.float32), marker_color=colours,
                            text=[_fmt(float(v), digits) for v in values] if n <= 40 else None, textposition="outside",
-                           customdata=xl, hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.4g}}<extra></extra>"))
+                           hovertemplate=f"%{{x}}<br>{y_title}: %{{y:.4g}}<extra></extra>"))
     fig.update_xaxes(title=x_title, **xt)
     fig.update_yaxes(title=y_title, range=[0, ymax] if ymax is not None else None)
     fig.update_layout(title=title, height=360, font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10))
