@@ -15,11 +15,11 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
     all masked has no distribution, so it is a ``ValueError`` rather than a row of NaN.
     Scores of any finite size are fine: the row maximum is subtracted before ``exp``.
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        x = x.astype(np.float64)
     if x.size == 0:
         raise ValueError(f"softmax needs at least one score, got shape {x.shape}.")
-    if np.isnan(x).any():
-        raise ValueError("softmax got NaN scores; check the inputs that produced them.")
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != bool:
@@ -31,11 +31,20 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
         if not mask.any(axis=axis).all():
             raise ValueError("mask leaves a row with no allowed position; every query must be allowed to attend to at least one key.")
         x = np.where(mask, x, -np.inf)
-    finite_max = np.max(np.where(np.isfinite(x), x, -np.inf), axis=axis, keepdims=True)
-    if not np.isfinite(finite_max).all():
-        raise ValueError("softmax got a row with no finite score.")
-    e = np.exp(x - finite_max)  # largest entry is exp(0) = 1: no overflow
-    return e / e.sum(axis=axis, keepdims=True)
+    row_max = x.max(axis=axis, keepdims=True)
+    if not np.isfinite(row_max).all():
+        if np.isnan(row_max).any():
+            raise ValueError("softmax got NaN scores; check the inputs that produced them.")
+        if np.isposinf(x).any():
+            raise ValueError("softmax got an infinite score; scale the inputs down.")
+        # a masked (-inf) entry is the row maximum only when the whole row is -inf
+        row_max = np.max(np.where(np.isfinite(x), x, -np.inf), axis=axis, keepdims=True)
+        if not np.isfinite(row_max).all():
+            raise ValueError("softmax got a row with no finite score.")
+    e = x - row_max
+    np.exp(e, out=e)  # the largest entry is exp(0) = 1: no overflow
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:

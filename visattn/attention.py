@@ -51,11 +51,24 @@ def causal_mask(n: int) -> np.ndarray:
 
 
 def _attend(Q, K, V, scale, mask, temperature):
+    """(raw scores or None, scores, weights, output); raw Q Kᵀ only when a trace needs it (scale or temperature)."""
     d_k = Q.shape[-1]
-    raw = Q @ np.swapaxes(K, -1, -2)                      # (…, Tq, Dk) x (…, Dk, Tk) -> (…, Tq, Tk)
-    scores = raw / np.sqrt(d_k) if scale else raw
-    weights = softmax(scores / temperature, axis=-1, mask=mask)
+    factor = (1.0 / np.sqrt(d_k) if scale else 1.0) / temperature
+    if factor == 1.0:
+        raw = scores = Q @ np.swapaxes(K, -1, -2)          # (…, Tq, Dk) x (…, Dk, Tk) -> (…, Tq, Tk)
+        logits = scores
+    else:
+        raw = Q @ np.swapaxes(K, -1, -2)
+        scores = raw / np.sqrt(d_k) if scale else raw
+        logits = scores / temperature if temperature != 1.0 else scores
+    weights = softmax(logits, axis=-1, mask=mask)
     return raw, scores, weights, weights @ V              # (…, Tq, Tk) x (…, Tk, Dv) -> (…, Tq, Dv)
+
+
+def _fast_weights(Q, K, mask):
+    """Softmax(Q Kᵀ / √Dh) with the scale folded into Q (a (T, Dh) product instead of a (T, T) one)."""
+    s = (Q * np.asarray(1.0 / np.sqrt(Q.shape[-1]), dtype=Q.dtype)) @ np.swapaxes(K, -1, -2)  # (H, T, T)
+    return softmax(s, axis=-1, mask=mask)
 
 
 def attention(Q, K, V, *, scale: bool = True, mask=None, temperature: float = 1.0) -> AttentionResult:
@@ -143,10 +156,12 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads: int, *, causal: bool = 
             raise ValueError(f"{name} has shape {W.shape}; with d_model={D} it must be ({D}, {D}).")
         mats.append(W)
     W_q, W_k, W_v, W_o = mats
-    Q = split_heads(X @ W_q, n_heads)                     # (T, D) -> (H, T, Dh)
-    K = split_heads(X @ W_k, n_heads)
-    V = split_heads(X @ W_v, n_heads)
+    qkv = X @ np.concatenate([W_q, W_k, W_v], axis=1)     # one product: (T, D) x (D, 3D) -> (T, 3D)
+    Q = split_heads(qkv[:, :D], n_heads)                  # (T, D) -> (H, T, Dh)
+    K = split_heads(qkv[:, D:2 * D], n_heads)
+    V = split_heads(qkv[:, 2 * D:], n_heads)
     mask = causal_mask(T) if causal else None
-    _, _, weights, heads = _attend(Q, K, V, True, mask, 1.0)  # (H, T, T), (H, T, Dh)
+    weights = _fast_weights(Q, K, mask)                   # (H, T, T)
+    heads = weights @ V                                   # (H, T, T) x (H, T, Dh) -> (H, T, Dh)
     concat = merge_heads(heads)                           # (H, T, Dh) -> (T, D)
     return MultiHeadResult(Q=Q, K=K, V=V, weights=weights, heads=heads, concat=concat, output=concat @ W_o)

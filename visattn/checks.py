@@ -15,7 +15,9 @@ MAX_MAGNITUDE = 1e12  # products of four such matrices over thousands of columns
 def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
     """``x`` as a finite float64 array of ``ndim`` dimensions, or a ValueError that says why not."""
     try:
-        a = np.asarray(x, dtype=np.float64)
+        a = np.asarray(x)
+        # float32 stays float32 (the app sends float32 and the model runs in it); everything else becomes float64
+        a = a if a.dtype == np.float32 else np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must contain numbers only ({exc}); replace any text or empty cell with a number.") from None
     if ndim is not None and a.ndim != ndim:
@@ -23,10 +25,10 @@ def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be {want} ({ndim}-D) but has shape {a.shape}.")
     if a.size == 0:
         raise ValueError(f"{name} is empty (shape {a.shape}); give it at least one row and one column.")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{name} contains NaN or infinity; every entry must be a finite number.")
-    if np.abs(a).max() > MAX_MAGNITUDE:
-        raise ValueError(f"{name} has an entry of magnitude {np.abs(a).max():.3g}; keep entries within ±{MAX_MAGNITUDE:.0e} "
+    if max(a.max(), -a.min()) > MAX_MAGNITUDE:
+        raise ValueError(f"{name} has an entry of magnitude {max(a.max(), -a.min()):.3g}; keep entries within ±{MAX_MAGNITUDE:.0e} "
                          "so that the products attention takes stay finite.")
     return a
 
