@@ -1,26 +1,263 @@
-"""Positional encodings: the sinusoidal table of "Attention Is All You Need"."""
+"""Positional encodings: the sinusoidal table of "Attention Is All You Need", RoPE and ALiBi.
+
+Axis letters in shapes: P positions, D model width (d_model, even), D/2 sin/cos pairs, T tokens, H heads.
+
+Pair i of the sinusoidal table is (sin, cos) of the angle pos·ω_i with ω_i = base^(−2i/D), so moving k
+positions on rotates every pair by the angle k·ω_i: PE(p + k) = M_k · PE(p) with a 2×2 rotation per pair,
+and PE(p)·PE(q) = Σ_i cos((q − p)·ω_i) depends on the offset only. RoPE applies that same rotation to the
+queries and keys themselves; ALiBi drops position vectors and adds −slope·distance to the scores.
+"""
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
 import numpy as np
 
-from .checks import positive_float, positive_int
+from .attention import self_attention
+from .checks import as_array, positive_float, positive_int
+from .text import seeded_embedding, tokenize
 
 MAX_POSITIONS = 4096
 MAX_D_MODEL = 2048
+MAX_ALIBI_HEADS = 256
+
+
+def check_table(n_positions, d_model) -> tuple[int, int]:
+    """(n_positions, d_model) as ints within the limits, or a ValueError that says how to fix them.
+
+    Runs before anything is allocated, so an out-of-range request fails at once instead of filling memory.
+    """
+    if n_positions == 0:
+        raise ValueError("n_positions=0: the table needs at least one position; choose 1 or more.")
+    n_positions = positive_int(n_positions, "n_positions", maximum=MAX_POSITIONS)
+    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
+    if d_model % 2:
+        raise ValueError(f"d_model={d_model} is odd; the table pairs a sine with a cosine, so d_model must be even "
+                         f"(try {d_model - 1 if d_model > 1 else 2} or {d_model + 1}).")
+    return n_positions, d_model
+
+
+def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
+    """(D/2,) angular frequencies ω_i = base^(−2i/D) of the sin/cos pairs, fastest first."""
+    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
+    if d_model % 2:
+        raise ValueError(f"d_model={d_model} is odd; sin/cos pairs need an even d_model.")
+    base = positive_float(base, "base")
+    return base ** (-np.arange(0, d_model, 2) / d_model)
+
+
+def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
+    """(D/2,) wavelength 2π / ω_i = 2π·base^(2i/D) of pair i, in positions: from 2π up to almost 2π·base."""
+    return 2 * np.pi / frequencies(d_model, base)
+
+
+def sinusoidal_at(positions, d_model: int, base: float = 10000.0, dims=None) -> np.ndarray:
+    """(P, D) encoding rows for any (also fractional or large) positions; row p of the table for integer p.
+
+    ``dims`` (a list of column indices) computes only those columns: (P, len(dims)), never the whole row.
+    """
+    positions = as_array(positions, "positions", 1)
+    omega = frequencies(d_model, base)                        # (D/2,)
+    if dims is not None:
+        dims = np.asarray(dims, dtype=int).reshape(-1)
+        if dims.size and (dims.min() < 0 or dims.max() >= d_model):
+            raise ValueError(f"dims must lie in 0…{d_model - 1} for d_model={d_model}, got {dims.tolist()}.")
+        angle = positions[:, None] * omega[dims // 2][None, :]   # (P, 1) x (1, len(dims)) -> (P, len(dims))
+        return np.where(dims % 2 == 0, np.sin(angle), np.cos(angle))
+    angle = positions[:, None] * omega[None, :]               # (P, 1) x (1, D/2) -> (P, D/2)
+    pe = np.empty((len(positions), 2 * len(omega)))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
 
 
 def sinusoidal_encoding(n_positions: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     """(n_positions, d_model) table with PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(same)."""
-    n_positions = positive_int(n_positions, "n_positions", maximum=MAX_POSITIONS)
-    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
-    if d_model % 2:
-        raise ValueError(f"d_model={d_model} is odd; the table pairs a sine with a cosine, so d_model must be even.")
+    n_positions, d_model = check_table(n_positions, d_model)
+    return sinusoidal_at(np.arange(n_positions), d_model, positive_float(base, "base"))
+
+
+def pair_columns(d_model: int, max_columns: int) -> np.ndarray:
+    """Column indices of every s-th sin/cos pair (both members kept) so that at most ``max_columns`` remain.
+
+    Striding single columns by an even step would keep only the sines; striding pairs keeps the picture honest.
+    """
+    n_pairs = d_model // 2
+    step = max(1, math.ceil(n_pairs / max(1, max_columns // 2)))
+    pairs = np.arange(0, n_pairs, step)
+    return np.stack([2 * pairs, 2 * pairs + 1], axis=1).reshape(-1)
+
+
+def offset_dot(offsets, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """PE(p)·PE(p + k) = Σ_i cos(k·ω_i) for each offset k: the same for every p."""
+    offsets = as_array(offsets, "offsets", 1)
+    return np.cos(offsets[:, None] * frequencies(d_model, base)[None, :]).sum(axis=1)
+
+
+def rotation_matrix(k: float, pair: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """(2, 2) M_k with (PE[p+k, 2i], PE[p+k, 2i+1]) = M_k · (PE[p, 2i], PE[p, 2i+1]) for pair i, any p.
+
+    With θ = k·ω_i: sin(a + θ) = sin a cos θ + cos a sin θ and cos(a + θ) = cos a cos θ − sin a sin θ, so
+    M_k = [[cos θ, sin θ], [−sin θ, cos θ]] — it depends on k and i, never on p.
+    """
+    omega = frequencies(d_model, base)
+    pair = int(pair)
+    if not 0 <= pair < len(omega):
+        raise ValueError(f"pair={pair} does not exist; d_model={d_model} has pairs 0…{len(omega) - 1}.")
+    theta = float(k) * omega[pair]
+    c, s = math.cos(theta), math.sin(theta)
+    return np.array([[c, s], [-s, c]])
+
+
+def rotary(x, positions, base: float = 10000.0) -> np.ndarray:
+    """RoPE: rotate each consecutive pair (2i, 2i+1) of row t of ``x`` (T, D) by the angle positions[t]·base^(−2i/D).
+
+    (x₀, x₁) → (x₀ cos θ − x₁ sin θ, x₀ sin θ + x₁ cos θ). Applied to queries and keys, the score
+    R(m)q · R(n)k = q · R(n − m)k depends on the offset n − m only. A 1-D ``x`` is one row.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    one_row = x.ndim == 1
+    x = as_array(x[None, :] if one_row else x, "x", 2)
+    T, D = x.shape
+    if D % 2:
+        raise ValueError(f"x has width {D}, which is odd; RoPE rotates pairs of dimensions, so the width must be even.")
+    positions = as_array(np.atleast_1d(positions), "positions", 1)
+    if len(positions) != T:
+        raise ValueError(f"positions has {len(positions)} entries but x has {T} rows; give one position per row.")
     base = positive_float(base, "base")
-    pos = np.arange(n_positions)[:, None]                     # (P, 1)
-    two_i = np.arange(0, d_model, 2)[None, :]                 # (1, D/2)
-    angle = pos / base ** (two_i / d_model)                   # (P, D/2)
-    pe = np.empty((n_positions, d_model))
-    pe[:, 0::2] = np.sin(angle)
-    pe[:, 1::2] = np.cos(angle)
-    return pe
+    theta = positions[:, None] * base ** (-np.arange(0, D, 2) / D)[None, :]   # (T, 1) x (1, D/2) -> (T, D/2)
+    c, s = np.cos(theta), np.sin(theta)
+    x0, x1 = x[:, 0::2], x[:, 1::2]                                           # (T, D/2) each
+    out = np.empty_like(x)
+    out[:, 0::2] = x0 * c - x1 * s
+    out[:, 1::2] = x0 * s + x1 * c
+    return out[0] if one_row else out
+
+
+def _power_of_two_slopes(n: int) -> list[float]:
+    start = 2.0 ** (-8.0 / n)
+    return [start ** (h + 1) for h in range(n)]
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """(H,) ALiBi slopes (Press et al. 2022): for H a power of two, 2^(−8/H), 2^(−16/H), …, 2^(−8).
+
+    Otherwise the paper's rule: the slopes of the largest power of two below H, then every other slope
+    of twice that power (the ones that fall between them) until there are H.
+    """
+    n_heads = positive_int(n_heads, "n_heads", maximum=MAX_ALIBI_HEADS)
+    closest = 2 ** int(math.floor(math.log2(n_heads)))
+    slopes = _power_of_two_slopes(closest)
+    if closest < n_heads:
+        slopes += _power_of_two_slopes(2 * closest)[0::2][: n_heads - closest]
+    return np.array(slopes)
+
+
+def alibi_bias(n_heads: int, n_positions: int) -> np.ndarray:
+    """(H, T, T) bias −slope_h·|i − j| added to head h's scores for query i and key j.
+
+    In a causal model only j ≤ i is used, where it is slope_h·(j − i), as in the paper.
+    """
+    n_positions = positive_int(n_positions, "n_positions", maximum=MAX_POSITIONS)
+    slopes = alibi_slopes(n_heads)
+    pos = np.arange(n_positions)
+    distance = np.abs(pos[None, :] - pos[:, None])               # (T, T)
+    return -slopes[:, None, None] * distance[None, :, :]         # (H, 1, 1) x (1, T, T) -> (H, T, T)
+
+
+@dataclass(frozen=True)
+class DistanceScores:
+    distances: np.ndarray    # (K,) key position minus query position
+    sinusoidal: np.ndarray   # (K,) (q + PE(p))·(k + PE(p + Δ)) / √D
+    rope: np.ndarray         # (K,) R(p)q · R(p + Δ)k / √D
+    alibi: np.ndarray        # (K,) q·k / √D − slope·Δ
+
+
+def distance_scores(q, k, query_position: float, distances, *, slope: float, base: float = 10000.0) -> DistanceScores:
+    """The score of one fixed (q, k) pair as the key moves Δ positions away from a query at ``query_position``.
+
+    Added sinusoids put position into the vectors, so the score also depends on where the query is;
+    RoPE's depends on Δ only; ALiBi keeps q·k and subtracts slope·Δ.
+    """
+    q, k = as_array(q, "q", 1), as_array(k, "k", 1)
+    if q.shape != k.shape:
+        raise ValueError(f"q has {q.size} entries and k has {k.size}; give them the same width.")
+    D = q.size
+    distances = as_array(distances, "distances", 1)
+    p = float(query_position)
+    kpos = p + distances
+    pe_q = sinusoidal_at([p], D, base)[0]                    # (D,)
+    pe_k = sinusoidal_at(kpos, D, base)                      # (K, D)
+    sinusoidal = (pe_k + k) @ (q + pe_q) / np.sqrt(D)
+    rq = rotary(q, [p], base)                                # (D,)
+    rk = rotary(np.broadcast_to(k, (len(kpos), D)), kpos, base)  # (K, D)
+    rope = rk @ rq / np.sqrt(D)
+    alibi = q @ k / np.sqrt(D) - float(slope) * np.abs(distances)
+    return DistanceScores(distances=distances, sinusoidal=sinusoidal, rope=rope, alibi=alibi)
+
+
+def token_permutation(a: list[str], b: list[str]) -> np.ndarray:
+    """perm with b[j] == a[perm[j]]: where each token of ``b`` sits in ``a``.
+
+    Repeated tokens are matched in order of appearance (the first "the" of b to the first "the" of a),
+    so the result is always a permutation. A ValueError when b is not a reordering of a.
+    """
+    if sorted(a) != sorted(b):
+        only_a = sorted(set(a) - set(b)) or sorted({t for t in a if a.count(t) != b.count(t)})
+        raise ValueError(f"The two sentences are not reorderings of the same tokens (e.g. {only_a[:5]} differ); "
+                         "use the same words or characters, only in another order.")
+    where = defaultdict(list)
+    for i, tok in enumerate(a):
+        where[tok].append(i)
+    seen = defaultdict(int)
+    perm = []
+    for tok in b:
+        perm.append(where[tok][seen[tok]])
+        seen[tok] += 1
+    return np.array(perm, dtype=int)
+
+
+@dataclass(frozen=True)
+class OrderResult:
+    tokens_a: list[str]
+    tokens_b: list[str]
+    perm: np.ndarray         # (T,) b[j] == a[perm[j]]
+    weights_a: np.ndarray    # (T, T) self-attention weights of sentence a
+    weights_b: np.ndarray    # (T, T)
+    output_a: np.ndarray     # (T, D)
+    output_b: np.ndarray     # (T, D)
+    difference: np.ndarray   # (T, D) output_b − output_a[perm]: b's rows matched back to a's tokens
+    weight_difference: np.ndarray  # (T, T) weights_b − weights_a[perm][:, perm]
+
+    @property
+    def max_difference(self) -> float:
+        return float(np.abs(self.difference).max())
+
+
+def word_order(text_a: str, text_b: str, d_model: int = 16, *, positions: bool, seed: int = 0,
+               base: float = 10000.0) -> OrderResult:
+    """Self-attention over two orderings of the same tokens, with or without sinusoids added to the embeddings.
+
+    Embeddings are :func:`visattn.text.seeded_embedding` (a token has one vector wherever it stands) and
+    W_q, W_k, W_v are seeded random (D, D) matrices. Without positions, b's outputs are a's rows permuted:
+    ``difference`` is zero up to rounding. With positions it is not.
+    """
+    a, b = tokenize(text_a), tokenize(text_b)
+    perm = token_permutation(a, b)
+    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
+    if positions and d_model % 2:
+        raise ValueError(f"d_model={d_model} is odd; to add sinusoids it must be even.")
+    rng = np.random.default_rng(seed)
+    W_q, W_k, W_v = (rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(3))
+    X_a, X_b = seeded_embedding(a, d_model, seed), seeded_embedding(b, d_model, seed)   # (T, D)
+    if positions:
+        pe = sinusoidal_encoding(len(a), d_model, base)
+        X_a, X_b = X_a + pe, X_b + pe
+    ra = self_attention(X_a, W_q, W_k, W_v)
+    rb = self_attention(X_b, W_q, W_k, W_v)
+    return OrderResult(tokens_a=a, tokens_b=b, perm=perm, weights_a=ra.weights, weights_b=rb.weights,
+                       output_a=ra.output, output_b=rb.output, difference=rb.output - ra.output[perm],
+                       weight_difference=rb.weights - ra.weights[np.ix_(perm, perm)])

@@ -1,0 +1,267 @@
+"""Positional encodings: the sinusoidal formula, relative position, order blindness, RoPE and ALiBi.
+
+Expected values are computed independently of the code under test: math.sin / math.cos in plain loops,
+slopes written out by hand from the ALiBi paper's rule.
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from visattn import positional as P
+from visattn import self_attention, sinusoidal_encoding
+
+even_d = st.integers(1, 64).map(lambda h: 2 * h)
+positions = st.integers(0, 3000)
+offsets = st.integers(-500, 500)
+
+
+# ---------------------------------------------------------------- the table
+
+@pytest.mark.parametrize("d", [2, 4, 6, 10, 64, 512])
+def test_table_matches_the_formula(d):
+    pe = sinusoidal_encoding(130, d)
+    assert pe.shape == (130, d)
+    for pos in (0, 1, 2, 7, 50, 129):
+        for i in range(d // 2):
+            angle = pos / 10000 ** (2 * i / d)
+            assert pe[pos, 2 * i] == pytest.approx(math.sin(angle), abs=1e-12)
+            assert pe[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-12)
+
+
+def test_first_row_and_base():
+    assert np.array_equal(sinusoidal_encoding(1, 8)[0], [0, 1] * 4)   # sin 0, cos 0
+    pe = sinusoidal_encoding(5, 4, base=100.0)
+    assert pe[3, 2] == pytest.approx(math.sin(3 / 100 ** (2 / 4)))
+
+
+@given(d=even_d, data=st.data())
+def test_sinusoidal_at_agrees_with_table_and_picks_columns(d, data):
+    pe = sinusoidal_encoding(40, d)
+    dims = data.draw(st.lists(st.integers(0, d - 1), min_size=1, max_size=6))
+    assert np.allclose(P.sinusoidal_at(np.arange(40), d), pe, atol=1e-12)
+    assert np.allclose(P.sinusoidal_at(np.arange(40), d, dims=dims), pe[:, dims], atol=1e-12)
+
+
+def test_wavelengths():
+    d = 16
+    wl = P.wavelengths(d)
+    assert wl.shape == (8,)
+    for i in range(8):
+        assert wl[i] == pytest.approx(2 * math.pi * 10000 ** (2 * i / d))
+    # one wavelength on, each pair is back where it was
+    for i in (0, 3, 7):
+        a = P.sinusoidal_at([5.0, 5.0 + wl[i]], d, dims=[2 * i, 2 * i + 1])
+        assert np.allclose(a[0], a[1], atol=1e-9)
+
+
+def test_pair_columns_keep_sines_with_their_cosines():
+    cols = P.pair_columns(2048, 128)
+    assert len(cols) <= 128
+    assert np.array_equal(cols[1::2], cols[0::2] + 1) and np.all(cols[0::2] % 2 == 0)
+    assert np.array_equal(P.pair_columns(64, 128), np.arange(64))
+
+
+@pytest.mark.parametrize("n,d,words", [
+    (10, 7, "odd"), (0, 64, "at least one position"), (10, 0, "at least 1"),
+    (100_000, 64, "limit is 4096"), (10, 10_000, "limit is 2048"), (4097, 2, "4096"), (3, 2049, "2048"),
+])
+def test_bad_table_sizes_fail_fast_with_a_clear_message(n, d, words):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=words):
+        sinusoidal_encoding(n, d)
+    assert time.perf_counter() - start < 0.05          # checked before anything is allocated
+
+
+def test_largest_table_is_allowed():
+    assert P.check_table(4096, 2048) == (4096, 2048)
+
+
+# ---------------------------------------------------------------- relative position
+
+@given(d=even_d, p1=positions, p2=positions, k=offsets)
+def test_dot_product_depends_on_the_offset_only(d, p1, p2, k):
+    a = P.sinusoidal_at([p1, p1 + k, p2, p2 + k], d)
+    expected = sum(math.cos(k / 10000 ** (2 * i / d)) for i in range(d // 2))
+    assert a[0] @ a[1] == pytest.approx(expected, abs=1e-8)
+    assert a[2] @ a[3] == pytest.approx(expected, abs=1e-8)
+    assert P.offset_dot([k], d)[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_dot_matrix_is_constant_along_diagonals():
+    pe = sinusoidal_encoding(60, 32)
+    dots = pe @ pe.T
+    for k in range(-59, 60):
+        assert np.ptp(np.diagonal(dots, k)) < 1e-9
+
+
+@given(d=even_d, p=positions, k=st.integers(0, 500), data=st.data())
+def test_rotation_moves_each_pair_k_positions(d, p, k, data):
+    i = data.draw(st.integers(0, d // 2 - 1))
+    M = P.rotation_matrix(k, i, d)
+    angle = lambda pos: pos / 10000 ** (2 * i / d)
+    before = np.array([math.sin(angle(p)), math.cos(angle(p))])
+    after = np.array([math.sin(angle(p + k)), math.cos(angle(p + k))])
+    assert np.allclose(M @ before, after, atol=1e-9)
+    assert np.allclose(M @ M.T, np.eye(2), atol=1e-12)          # a rotation
+    assert np.allclose(M, P.rotation_matrix(k, i, d))            # the same M whatever p is
+
+
+def test_rotation_for_every_pair_of_a_table():
+    d, k = 12, 5
+    pe = sinusoidal_encoding(40, d)
+    for i in range(d // 2):
+        M = P.rotation_matrix(k, i, d)
+        for p in range(35):
+            assert np.allclose(M @ pe[p, 2 * i:2 * i + 2], pe[p + k, 2 * i:2 * i + 2], atol=1e-12)
+    with pytest.raises(ValueError, match="pair=6"):
+        P.rotation_matrix(1, 6, d)
+
+
+# ---------------------------------------------------------------- why attention needs positions
+
+def weights(d, seed=1):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((d, d)) for _ in range(3)]
+
+
+@given(T=st.integers(2, 9), d=st.integers(1, 8), seed=st.integers(0, 10_000), data=st.data())
+def test_self_attention_without_positions_is_permutation_equivariant(T, d, seed, data):
+    X = np.random.default_rng(seed).standard_normal((T, d))
+    perm = np.array(data.draw(st.permutations(range(T))))
+    W_q, W_k, W_v = weights(d, seed)
+    a, b = self_attention(X, W_q, W_k, W_v), self_attention(X[perm], W_q, W_k, W_v)
+    assert np.allclose(b.output, a.output[perm], atol=1e-10)
+    assert np.allclose(b.weights, a.weights[np.ix_(perm, perm)], atol=1e-12)
+
+
+def test_adding_positions_breaks_the_symmetry():
+    T, d = 6, 8
+    X = np.random.default_rng(3).standard_normal((T, d))
+    perm = np.array([5, 4, 3, 2, 1, 0])
+    pe = sinusoidal_encoding(T, d)
+    W_q, W_k, W_v = weights(d)
+    a, b = self_attention(X + pe, W_q, W_k, W_v), self_attention(X[perm] + pe, W_q, W_k, W_v)
+    assert np.abs(b.output - a.output[perm]).max() > 1e-2
+
+
+def test_token_permutation_handles_repeats():
+    a = "the dog bit the man".split()
+    b = "the man bit the dog".split()
+    perm = P.token_permutation(a, b)
+    assert [a[j] for j in perm] == b
+    assert sorted(perm.tolist()) == list(range(5))
+    assert P.token_permutation(list("小明喜欢吃苹果"), list("苹果喜欢吃小明")).tolist() == [5, 6, 2, 3, 4, 0, 1]
+    assert P.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
+    with pytest.raises(ValueError, match="not reorderings"):
+        P.token_permutation(list("abc"), list("abd"))
+    with pytest.raises(ValueError, match="not reorderings"):
+        P.token_permutation(list("aab"), list("abb"))
+
+
+@pytest.mark.parametrize("a,b", [("小明喜欢吃苹果", "苹果喜欢吃小明"), ("the dog bit the man", "the man bit the dog")])
+def test_word_order_example(a, b):
+    plain = P.word_order(a, b, 16, positions=False)
+    assert plain.max_difference < 1e-12
+    assert np.abs(plain.weight_difference).max() < 1e-12
+    with_pe = P.word_order(a, b, 16, positions=True)
+    assert with_pe.max_difference > 0.05
+    assert plain.tokens_a == (list(a) if " " not in a else a.split())
+    # the tokens whose position did not change still differ once positions are in: their context moved
+    assert np.abs(with_pe.difference).max() > 1e3 * np.abs(plain.difference).max()
+
+
+def test_word_order_rejects_non_permutations():
+    with pytest.raises(ValueError, match="not reorderings"):
+        P.word_order("小明喜欢吃苹果", "小红喜欢吃苹果", positions=False)
+
+
+# ---------------------------------------------------------------- RoPE
+
+def rope_by_hand(x, pos, base=10000.0):
+    d = len(x)
+    out = []
+    for i in range(d // 2):
+        th = pos * base ** (-2 * i / d)
+        out += [x[2 * i] * math.cos(th) - x[2 * i + 1] * math.sin(th), x[2 * i] * math.sin(th) + x[2 * i + 1] * math.cos(th)]
+    return np.array(out)
+
+
+@given(d=even_d, m=positions, n=positions, shift=st.integers(-300, 300), seed=st.integers(0, 1000))
+def test_rope_score_depends_on_the_offset_only(d, m, n, shift, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal(d), rng.standard_normal(d)
+    s = P.rotary(q, [m]) @ P.rotary(k, [n])
+    s_shifted = P.rotary(q, [m + shift]) @ P.rotary(k, [n + shift])
+    assert s == pytest.approx(s_shifted, abs=1e-8 * (1 + abs(s)) * d)
+    assert s == pytest.approx(q @ P.rotary(k, [n - m]), abs=1e-8 * d)
+
+
+def test_rope_matches_the_loop_and_keeps_lengths():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 6))
+    pos = np.array([0, 1, 2, 10, 999])
+    out = P.rotary(x, pos)
+    assert out.shape == (5, 6)
+    for t in range(5):
+        assert np.allclose(out[t], rope_by_hand(x[t], pos[t]), atol=1e-12)
+    assert np.allclose(np.linalg.norm(out, axis=1), np.linalg.norm(x, axis=1))
+    assert np.allclose(out[0], x[0])                                  # position 0 is the identity
+
+
+def test_rope_bad_inputs():
+    with pytest.raises(ValueError, match="odd"):
+        P.rotary(np.ones((2, 5)), [0, 1])
+    with pytest.raises(ValueError, match="one position per row"):
+        P.rotary(np.ones((2, 4)), [0, 1, 2])
+
+
+def test_distance_scores():
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal(16), rng.standard_normal(16)
+    dist = np.arange(50)
+    a, b = P.distance_scores(q, k, 0, dist, slope=0.25), P.distance_scores(q, k, 300, dist, slope=0.25)
+    assert np.allclose(a.rope, b.rope, atol=1e-10)                    # RoPE: offset only
+    assert np.abs(a.sinusoidal - b.sinusoidal).max() > 0.1            # added sinusoids: not so
+    assert np.allclose(a.alibi, q @ k / 4 - 0.25 * dist)
+    pe = sinusoidal_encoding(400, 16)
+    assert b.sinusoidal[7] == pytest.approx((q + pe[300]) @ (k + pe[307]) / 4)
+
+
+# ---------------------------------------------------------------- ALiBi
+
+def test_alibi_slopes_for_eight_heads():
+    assert P.alibi_slopes(8).tolist() == [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 16, 32])
+def test_alibi_slopes_for_powers_of_two(n):
+    assert np.allclose(P.alibi_slopes(n), [2 ** (-8 * (h + 1) / n) for h in range(n)])
+
+
+def test_alibi_slopes_between_powers_of_two():
+    # the paper's rule: slopes for 4 heads (2^-2, 2^-4, 2^-6, 2^-8), then every other slope for 8 heads (2^-1, 2^-3)
+    assert np.allclose(P.alibi_slopes(6), [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3])
+    # 12 heads: the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 from the 16-head ones
+    assert np.allclose(P.alibi_slopes(12), [2 ** -(h + 1) for h in range(8)] + [2 ** -0.5, 2 ** -1.5, 2 ** -2.5, 2 ** -3.5])
+    assert np.allclose(P.alibi_slopes(3), [2 ** -4, 2 ** -8, 2 ** -2])
+    for n in range(1, 40):
+        s = P.alibi_slopes(n)
+        assert len(s) == n and len(set(s.tolist())) == n and np.all((s > 0) & (s < 1))
+
+
+def test_alibi_bias():
+    b = P.alibi_bias(8, 5)
+    assert b.shape == (8, 5, 5)
+    for h, m in enumerate(P.alibi_slopes(8)):
+        for i in range(5):
+            for j in range(5):
+                assert b[h, i, j] == -m * abs(i - j)
+    with pytest.raises(ValueError):
+        P.alibi_bias(0, 5)
+    with pytest.raises(ValueError):
+        P.alibi_bias(8, 0)
