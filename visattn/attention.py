@@ -53,8 +53,9 @@ def causal_mask(n: int) -> np.ndarray:
 def _attend(Q, K, V, scale, mask, temperature):
     """(raw scores or None, scores, weights, output); raw Q Kᵀ only when a trace needs it (scale or temperature)."""
     d_k = Q.shape[-1]
-    factor = (1.0 / np.sqrt(d_k) if scale else 1.0) / temperature
-    if factor == 1.0:
+    # Shortcut only when nothing divides the scores: a scale and a temperature that cancel (τ = √Dk) still
+    # leave the trace's scores = Q Kᵀ / √Dk.
+    if temperature == 1.0 and (not scale or d_k == 1):
         raw = scores = Q @ np.swapaxes(K, -1, -2)          # (…, Tq, Dk) x (…, Dk, Tk) -> (…, Tq, Tk)
         logits = scores
     else:
