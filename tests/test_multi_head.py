@@ -1,0 +1,209 @@
+"""Multi-head attention against independent implementations, the shape explorer's numbers, random heads.
+
+Acceptance 2: ``multi_head_attention`` equals a plain per-head loop and the concat-then-W_O formula, both
+written out here without any visattn helper. Acceptance 3: GPT-3's 4 × 12288² = 603,979,776 attention
+parameters per layer and 12288 / 96 = 128 per head.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import visattn
+from ui.cache_multi_head import random_params, run_random
+from visattn import designed, shapes
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+# ── independent references ────────────────────────────────────────────────────────────────────────
+def _softmax_rows(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads, causal=False):
+    """Each head on its own columns, its output projected by its own rows of W_o, the projections summed.
+
+    MHA(X) = Σ_h softmax(X W_q^h (X W_k^h)ᵀ / √Dh) X W_v^h · W_o^h, with W_*^h = columns h·Dh … (h+1)·Dh
+    and W_o^h = rows h·Dh … (h+1)·Dh — never forming the concatenation.
+    """
+    T, D = X.shape
+    Dh = D // n_heads
+    out = np.zeros((T, D))
+    weights, heads = [], []
+    for h in range(n_heads):
+        cols = slice(h * Dh, (h + 1) * Dh)
+        q, k, v = X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols]     # (T, Dh) each
+        s = np.empty((T, T))
+        for i in range(T):                                                 # scores one pair at a time
+            for j in range(T):
+                s[i, j] = sum(q[i, c] * k[j, c] for c in range(Dh)) / np.sqrt(Dh)
+                if causal and j > i:
+                    s[i, j] = -np.inf
+        a = _softmax_rows(s)
+        head = a @ v
+        weights.append(a)
+        heads.append(head)
+        out += head @ W_o[cols, :]                                          # (T, Dh) x (Dh, D)
+    return np.array(weights), np.array(heads), out
+
+
+def concat_then_wo(X, W_q, W_k, W_v, W_o, n_heads):
+    """The formula as written in the paper: Concat(head_1, …, head_H) W_o, head_h = Attention(Q_h, K_h, V_h)."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    parts = np.split(np.arange(X.shape[1]), n_heads)
+    heads = [_softmax_rows(Q[:, c] @ K[:, c].T / np.sqrt(len(c))) @ V[:, c] for c in parts]
+    concat = np.concatenate(heads, axis=1)                                 # (T, H·Dh) = (T, D)
+    return concat, concat @ W_o
+
+
+@st.composite
+def mha_inputs(draw):
+    T = draw(st.integers(1, 7))
+    H = draw(st.integers(1, 4))
+    Dh = draw(st.integers(1, 5))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    scale = draw(st.sampled_from([0.1, 1.0, 3.0]))
+    rng = np.random.default_rng(seed)
+    D = H * Dh
+    X = rng.standard_normal((T, D)) * scale
+    Ws = [rng.standard_normal((D, D)) / np.sqrt(D) for _ in range(4)]
+    return X, Ws, H
+
+
+# ── acceptance 2 ──────────────────────────────────────────────────────────────────────────────────
+@given(mha_inputs(), st.booleans())
+def test_multi_head_equals_a_per_head_loop(inputs, causal):
+    X, (W_q, W_k, W_v, W_o), H = inputs
+    r = visattn.multi_head_attention(X, W_q, W_k, W_v, W_o, H, causal=causal)
+    weights, heads, out = per_head_loop(X, W_q, W_k, W_v, W_o, H, causal=causal)
+    T, D = X.shape
+    assert r.weights.shape == (H, T, T) and r.heads.shape == (H, T, D // H) and r.output.shape == (T, D)
+    np.testing.assert_allclose(r.weights, weights, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.heads, heads, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.output, out, rtol=1e-9, atol=1e-10)
+
+
+@given(mha_inputs())
+def test_multi_head_equals_concat_then_wo(inputs):
+    X, (W_q, W_k, W_v, W_o), H = inputs
+    r = visattn.multi_head_attention(X, W_q, W_k, W_v, W_o, H)
+    concat, out = concat_then_wo(X, W_q, W_k, W_v, W_o, H)
+    np.testing.assert_allclose(r.concat, concat, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.output, out, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(visattn.merge_heads(r.heads), r.concat)
+    np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0)
+
+
+def test_one_head_is_single_head_self_attention():
+    rng = np.random.default_rng(1)
+    X, W_q, W_k, W_v, W_o = rng.standard_normal((5, 6)), *(rng.standard_normal((6, 6)) for _ in range(4))
+    r = visattn.multi_head_attention(X, W_q, W_k, W_v, W_o, 1)
+    s = visattn.self_attention(X, W_q, W_k, W_v)
+    np.testing.assert_allclose(r.weights[0], s.weights)
+    np.testing.assert_allclose(r.output, s.output @ W_o)
+
+
+def test_designed_layer_is_the_formula_written_out():
+    """The designed model's first layer, recomputed by the reference: X → MHA → residual → LayerNorm."""
+    r = designed.run(SENTENCE)
+    p, tr = designed.DESIGNED_CONFIG.layers[0], r.layers[0]
+    concat, out = concat_then_wo(r.X, p.W_q, p.W_k, p.W_v, p.W_o, designed.N_HEADS)
+    np.testing.assert_allclose(tr.mha.output, out, atol=1e-12)
+    res = r.X + out
+    z = (res - res.mean(axis=1, keepdims=True)) / np.sqrt(res.var(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(tr.Z, z, atol=1e-12)
+
+
+# ── acceptance 3: the shape explorer ──────────────────────────────────────────────────────────────
+def test_gpt3_numbers():
+    s = shapes.gpt3_shapes()
+    assert (s.T, s.d_model, s.n_heads) == (50, 12288, 96)
+    assert s.d_head == 128 == 12288 // 96
+    assert s.params == {name: 12288 ** 2 for name in ("W_q", "W_k", "W_v", "W_o")}
+    assert s.params_per_layer == 4 * 12288 ** 2 == 603_979_776
+    assert type(s.params_per_layer) is int
+    assert s.params_per_head == 4 * 12288 * 128 and s.params_per_head * 96 == s.params_per_layer
+    assert s.weight_entries == 96 * 50 * 50
+    assert s.bias_params == 4 * 12288 and s.layer_norm_params == 2 * 12288
+    want = {"X": (50, 12288), "W_q": (12288, 12288), "W_k": (12288, 12288), "W_v": (12288, 12288),
+            "W_q_h": (12288, 128), "Q": (50, 12288), "K": (50, 12288), "V": (50, 12288),
+            "Q_h": (50, 128), "K_h": (50, 128), "V_h": (50, 128), "A_h": (50, 50), "A": (96, 50, 50),
+            "head_h": (50, 128), "concat": (50, 12288), "W_o": (12288, 12288), "MHA": (50, 12288),
+            "residual": (50, 12288), "Z": (50, 12288)}
+    assert {m.name: m.shape for m in s.matrices} == want
+    assert {m.name for m in s.matrices if m.learned} == {"W_q", "W_k", "W_v", "W_o"}
+    assert s.matrix("W_q_h").size == 12288 * 128
+
+
+def test_huge_sizes_are_exact_and_allocate_nothing():
+    s = shapes.multi_head_shapes(10 ** 6, 10 ** 6, 1000)   # 4·10¹² parameters: arithmetic only
+    assert s.params_per_layer == 4 * 10 ** 12 and s.d_head == 1000
+    assert s.matrix("A").size == 1000 * 10 ** 12
+
+
+@pytest.mark.parametrize("d_model, n_heads", [(12288, 97), (30, 4), (10, 20)])
+def test_heads_must_divide_d_model(d_model, n_heads):
+    with pytest.raises(ValueError, match=f"d_model={d_model}.*n_heads={n_heads}|n_heads={n_heads}"):
+        shapes.multi_head_shapes(50, d_model, n_heads)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "12", None])
+def test_sizes_must_be_whole_positive(bad):
+    with pytest.raises(ValueError):
+        shapes.multi_head_shapes(bad, 12, 3)
+    with pytest.raises(ValueError):
+        shapes.multi_head_shapes(5, bad, 3)
+
+
+@given(st.integers(1, 6), st.integers(1, 4), st.integers(1, 4))
+def test_shapes_match_a_real_run(T, H, Dh):
+    """The explorer's shapes are the shapes multi_head_attention actually produces."""
+    D = H * Dh
+    s = shapes.multi_head_shapes(T, D, H)
+    rng = np.random.default_rng(T * 100 + H * 10 + Dh)
+    X, *Ws = (rng.standard_normal(shape) for shape in [(T, D)] + [(D, D)] * 4)
+    r = visattn.multi_head_attention(X, *Ws, H)
+    assert r.Q.shape == (H, *s.matrix("Q_h").shape) == r.K.shape == r.V.shape
+    assert r.weights.shape == s.matrix("A").shape and r.weights.shape[1:] == s.matrix("A_h").shape
+    assert r.heads.shape[1:] == s.matrix("head_h").shape
+    assert r.concat.shape == s.matrix("concat").shape == r.output.shape == s.matrix("MHA").shape
+    assert sum(W.size for W in Ws) == s.params_per_layer
+
+
+# ── random heads ──────────────────────────────────────────────────────────────────────────────────
+def test_random_heads_are_seeded_and_diffuse():
+    tokens = visattn.tokenize(SENTENCE)
+    a, b = run_random(tokens, 32, 4, seed=0), run_random(tokens, 32, 4, seed=0)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert not np.allclose(a.weights, run_random(tokens, 32, 4, seed=1).weights)
+    T = len(tokens)
+    assert a.weights.shape == (designed.N_LAYERS, 4, T, T)
+    np.testing.assert_allclose(a.weights.sum(axis=-1), 1.0)
+    np.testing.assert_allclose(a.X, a.embedding + a.positions)
+    # untrained: no row comes close to one-hot, and on average a row's top weight is within 3× uniform
+    for seed in range(5):
+        w = run_random(tokens, 64, 8, seed=seed).weights
+        assert w.max() < 0.7 and w.max(axis=-1).mean() < 3 / T
+    # while the designed heads are sharp
+    assert designed.run(SENTENCE).weights.max(axis=-1).mean() > 4 / T
+
+
+def test_random_init_bounds_follow_pytorch():
+    (p,) = random_params(48, seed=3, n_layers=1)
+    b_in, b_out = np.sqrt(6 / (4 * 48)), 1 / np.sqrt(48)
+    for W in (p.W_q, p.W_k, p.W_v):
+        assert np.abs(W).max() <= b_in and np.abs(W).max() > 0.9 * b_in
+    assert np.abs(p.W_o).max() <= b_out
+
+
+def test_random_heads_refuse_indivisible_heads_and_allow_odd_width():
+    tokens = visattn.tokenize(SENTENCE)
+    with pytest.raises(ValueError, match="not divisible"):
+        run_random(tokens, 30, 4, seed=0)
+    r = run_random(tokens, 15, 5, seed=0)           # odd d_model: positions drop their last cosine column
+    assert r.X.shape == (len(tokens), 15) and r.layers[0].mha.Q.shape == (5, len(tokens), 3)
