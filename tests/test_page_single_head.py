@@ -1,0 +1,222 @@
+"""The single-head page through AppTest: defaults, every bad input, URL state, tampered links, Chinese.
+
+Expected matrices come from the plain-loop implementation in test_single_head.py, never from visattn.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+from test_single_head import REF, W_K, W_Q, W_V, X, reference, softmax_row
+
+# Figures of the worked example, in page order, and the reference matrix each must show.
+WORKED = [("X", X), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("Q", REF["Q"]), ("K", REF["K"]), ("V", REF["V"]),
+          ("QKᵀ", REF["raw"]), ("÷√d_k", REF["scores"]), ("weights", REF["weights"]), ("Z", REF["Z"])]
+
+
+def zs(at):
+    return [array(f["data"][0]["z"]).astype(float) for f in figures(at) if f["data"][0].get("type") == "heatmap"]
+
+
+def qp(at) -> dict:
+    """The page's URL parameters as {name: text}."""
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def edit(rows):
+    return {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
+
+
+def test_defaults_show_the_computed_worked_example():
+    at = run_page("single_head")
+    assert_clean(at)
+    assert not errors(at) and not warnings(at)
+    got = zs(at)
+    assert len(got) == len(WORKED)
+    for m, (name, want) in zip(got, WORKED):
+        # figures are sent as float32: agree to float32 precision
+        np.testing.assert_allclose(m, np.array(want, dtype=float), rtol=1e-6, atol=1e-6, err_msg=name)
+    assert not at.query_params  # defaults leave the URL clean
+
+
+def test_query_row_written_out_with_its_numbers():
+    at = run_page("single_head")
+    latex = "\n".join(str(x.value) for x in at.latex)
+    assert r"\left[2,\ 0,\ 1,\ 1\right]" in latex          # q₁ = [2, 0, 1, 1]
+    assert r"\frac{3}{2} = 1.5" in latex and r"\frac{10}{2} = 5" in latex
+    w = [f"{v:.4f}".rstrip("0") for v in REF["weights"][0]]
+    assert rf"\left[{w[0]},\ {w[1]}\right]" in latex
+    at.selectbox(key="sh_q").set_value(1).run()
+    latex = "\n".join(str(x.value) for x in at.latex)
+    assert r"\mathbf{q}_2" in latex and r"\frac{12}{2} = 6" in latex
+    assert qp(at)["sh_q"] == "1"
+
+
+def fmt(v):
+    v = float(v)
+    return str(int(round(v))) if abs(v - round(v)) < 1e-9 else f"{v:.4f}".rstrip("0").rstrip(".")
+
+
+def test_printed_vs_computed_note():
+    at = run_page("single_head")
+    table = at.table[0].value
+    cols = list(table.columns)
+    printed, computed, agrees = table[cols[0]].tolist(), table[cols[1]].tolist(), table[cols[2]].tolist()
+    as_text = lambda v: "[" + ", ".join(fmt(x) for x in v) + "]"
+    assert printed[0] == "[2, 0, 2, 0]" and computed[0] == as_text(REF["Q"][0]) and agrees[0] == "✗"
+    assert printed[2] == "[1, 1, 1, 1]" and computed[2] == as_text(REF["V"][0]) and agrees[2] == "✓"
+    assert computed[6] == as_text(REF["raw"][0]) and computed[8] == as_text(REF["weights"][0])
+    body = texts(at)
+    assert as_text(softmax_row([2, 8])) in body       # what the printed scores really give
+    assert "1.988" in body                              # 0.012·v₁ + 0.988·v₂
+
+
+def test_options_scaling_off_causal_and_temperature():
+    at = run_page("single_head", {"sh_scale": "0", "sh_causal": "1", "sh_temp": "0.5"})
+    assert_clean(at)
+    got = zs(at)
+    raw = np.array(REF["raw"], dtype=float)
+    np.testing.assert_allclose(got[8], raw)              # scaling off: scores = QKᵀ
+    w = got[9]
+    assert w[0, 1] == 0 and w[0, 0] == pytest.approx(1)
+    np.testing.assert_allclose(w[1], softmax_row([v / 0.5 for v in REF["raw"][1]]), rtol=1e-6)
+    np.testing.assert_allclose(w.sum(axis=1), 1, rtol=1e-6)
+
+
+def test_edit_view_defaults_to_article_and_recomputes_edits():
+    at = run_page("single_head", {"sh_view": "edit"})
+    assert_clean(at)
+    got = zs(at)
+    np.testing.assert_allclose(got[-1], np.array(REF["Z"]), rtol=1e-6)
+    at.session_state["sh_x__ed0"] = edit({1: {"0": 3.0}})
+    at.run()
+    X2 = [[1, 0, 1, 0], [3, 2, 0, 2]]
+    ref = reference(X2, W_Q, W_K, W_V)
+    np.testing.assert_allclose(zs(at)[-1], np.array(ref["Z"]), rtol=1e-6)
+    assert qp(at)["sh_x"] == "1,0,1,0;3,2,0,2"
+
+
+def test_bad_text_cell():
+    at = run_page("single_head", {"sh_view": "edit"})
+    at.session_state["sh_wq__ed0"] = edit({2: {"1": "abc"}})
+    at.run()
+    assert_clean(at)
+    assert any("W^Q" in e and "row 2, column 1" in e for e in errors(at)), errors(at)
+    assert not zs(at)  # nothing computed from a broken table
+
+
+def test_mismatched_shapes_explained():
+    at = run_page("single_head", {"sh_view": "edit", "sh_x": "1,2,3;4,5,6", "sh_wk": "1,2;3,4"})
+    assert_clean(at)
+    msg = " ".join(errors(at))
+    assert "X is 2×3 but must be 2×4" in msg and "W^K is 2×2 but must be 4×4" in msg
+    assert "T × d_model" in msg and "d_model × d_k" in msg
+
+
+def test_dk_zero():
+    at = run_page("single_head", {"sh_view": "edit"})
+    at.number_input(key="sh_dk").set_value(0).run()
+    assert_clean(at)
+    assert any("d_k = 0" in e and "d_k ≥ 1" in e for e in errors(at)), errors(at)
+
+
+def test_changing_shape_refills_with_seeded_random_values():
+    at = run_page("single_head", {"sh_view": "edit"})
+    at.number_input(key="sh_T").set_value(5).run()
+    at.number_input(key="sh_dk").set_value(3).run()
+    assert_clean(at) and not errors(at)
+    got = zs(at)
+    assert got[0].shape == (5, 3) and got[-1].shape == (5, 3)   # Q (T × d_k) … Z (T × d_v)
+    x = np.array([[float(v) for v in r.split(",")] for r in qp(at)["sh_x"].split(";")])
+    assert x.shape == (5, 4)
+    again = run_page("single_head", qp(at))
+    np.testing.assert_allclose(zs(again)[-1], got[-1], rtol=1e-5)
+
+
+def test_empty_sentence():
+    at = run_page("single_head", {"sh_view": "sentence"})
+    at.text_input(key="sh_text").set_value("   ").run()
+    assert_clean(at)
+    assert any("empty" in e for e in errors(at)), errors(at)
+
+
+def test_500_tokens():
+    at = run_page("single_head", {"sh_view": "sentence"})
+    at.text_input(key="sh_text").set_value("word " * 500).run()
+    assert_clean(at)
+    assert any("500 tokens" in e and "64" in e for e in errors(at)), errors(at)
+
+
+def test_sentence_chinese_characters_and_64_tokens():
+    at = run_page("single_head", {"sh_view": "sentence", "sh_text": "小明喜欢吃苹果", "sh_causal": "1"})
+    assert_clean(at) and not errors(at)
+    w = zs(at)[0]
+    assert w.shape == (7, 7)
+    assert (np.triu(w, 1) == 0).all()
+    at = run_page("single_head", {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(64))})
+    assert_clean(at) and not errors(at)
+    assert zs(at)[0].shape == (64, 64)
+
+
+def test_sqrt_panel_measures_variance():
+    at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "256"})
+    assert_clean(at)
+    stats = at.table[0].value
+    var_raw, var_scaled = float(stats.iloc[0, 2]), float(stats.iloc[1, 2])
+    assert abs(var_raw / 256 - 1) < 0.1 and abs(var_scaled - 1) < 0.1
+    assert len(figures(at)) == 4
+
+
+def test_url_round_trip():
+    at = run_page("single_head")
+    at.segmented_control(key="sh_view").set_value("sentence").run()
+    at.toggle(key="sh_causal").set_value(True).run()
+    at.slider(key="sh_temp").set_value(0.5).run()
+    at.text_input(key="sh_text").set_value("小明喜欢吃苹果").run()
+    at.number_input(key="sh_sdk").set_value(4).run()
+    params = qp(at)
+    assert params == {"sh_view": "sentence", "sh_causal": "1", "sh_temp": "0.5", "sh_text": "小明喜欢吃苹果", "sh_sdk": "4"}
+    again = run_page("single_head", params)
+    assert_clean(again) and not warnings(again)
+    assert again.toggle(key="sh_causal").value is True and again.slider(key="sh_temp").value == 0.5
+    np.testing.assert_array_equal(zs(again)[0], zs(at)[0])
+
+
+@pytest.mark.parametrize("params, bad", [
+    ({"sh_temp": "abc"}, "sh_temp"),
+    ({"sh_view": "bogus"}, "sh_view"),
+    ({"sh_view": "edit", "sh_x": "1,2;3"}, "sh_x"),
+    ({"sh_view": "sqrt", "sh_vdk": "5000"}, "sh_vdk"),
+    ({"sh_q": "nine"}, "sh_q"),
+    ({"unknown": "1"}, "unknown"),
+])
+def test_tampered_params_fall_back_with_a_warning(params, bad):
+    at = run_page("single_head", params)
+    assert_clean(at)
+    assert any(bad in w for w in warnings(at)), warnings(at)
+    assert not errors(at)
+    assert zs(at) or figures(at)
+
+
+def test_chinese():
+    at = run_page("single_head", {"lang": "zh"})
+    assert_clean(at)
+    assert at.title[0].value == "单头自注意力的每一个数字"
+    body = texts(at)
+    assert "文中数字与计算结果对照" in body and "错在哪里" in body
+    at = run_page("single_head", {"lang": "zh", "sh_view": "sentence", "sh_text": "   "})
+    assert any("句子是空的" in e for e in errors(at)), errors(at)
+    at = run_page("single_head", {"lang": "zh", "sh_view": "edit", "sh_dk": "0"})
+    assert any("d_k = 0 不可行" in e for e in errors(at)), errors(at)
+    at = run_page("single_head", {"lang": "zh", "sh_view": "sqrt"})
+    assert_clean(at)
+    assert "均值为 0、方差为 d_k" in texts(at)
+
+
+def test_variance_figures_are_within_ten_percent_at_every_choice():
+    """The √d_k panel's own sample size, fixed seed: every d_k the slider offers (acceptance 3)."""
+    from visattn import scaling
+    for d_k in (1, 3, 24, 1024):
+        s = scaling.sample_dot_products(d_k, seed=0)
+        assert math.isclose(s.raw_var, d_k, rel_tol=0.1) and math.isclose(s.scaled_var, 1, rel_tol=0.1)

@@ -1,0 +1,199 @@
+"""The single-head lesson's numbers: article 001's worked example, attention properties, and why √d_k.
+
+The worked example is recomputed here with plain Python loops (no visattn, no NumPy) and every matrix the
+page shows is compared with visattn.self_attention.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import visattn
+from visattn import scaling
+
+# Article 001 ("Thinking Machines"), as printed there.
+X = [[1, 0, 1, 0], [0, 2, 0, 2]]
+W_Q = [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]]
+W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0, 0, 1, 1], [1, 1, 0, 0]]
+W_V = [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]]
+
+
+# --- an independent implementation: lists and loops only ------------------------------------------------------
+def matmul(A, B):
+    return [[sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+
+
+def transpose(A):
+    return [[A[i][j] for i in range(len(A))] for j in range(len(A[0]))]
+
+
+def softmax_row(row):
+    m = max(row)
+    e = [math.exp(v - m) for v in row]
+    s = sum(e)
+    return [v / s for v in e]
+
+
+def reference(X, W_q, W_k, W_v, scale=True):
+    Q, K, V = matmul(X, W_q), matmul(X, W_k), matmul(X, W_v)
+    raw = matmul(Q, transpose(K))
+    d_k = len(W_q[0])
+    scores = [[v / math.sqrt(d_k) for v in row] for row in raw] if scale else raw
+    weights = [softmax_row(row) for row in scores]
+    Z = matmul(weights, V)
+    return dict(Q=Q, K=K, V=V, raw=raw, scores=scores, weights=weights, Z=Z)
+
+
+REF = reference(X, W_Q, W_K, W_V)
+
+
+def test_reference_by_hand():
+    """The loops agree with a hand calculation (x₁ = [1,0,1,0] adds rows 1 and 3 of each W)."""
+    assert REF["Q"] == [[2, 0, 1, 1], [0, 4, 2, 2]]
+    assert REF["K"] == [[0, 1, 2, 1], [4, 2, 0, 2]]
+    assert REF["V"] == [[1, 1, 1, 1], [2, 2, 2, 2]]
+    assert REF["raw"] == [[3, 10], [10, 12]]
+    assert REF["scores"] == [[1.5, 5.0], [5.0, 6.0]]
+    e = math.exp(-3.5)
+    assert REF["weights"][0] == pytest.approx([e / (1 + e), 1 / (1 + e)], abs=1e-15)
+    assert REF["weights"][0][0] == pytest.approx(0.0293, abs=5e-5)
+    assert REF["Z"][0] == pytest.approx([1 + 1 / (1 + e)] * 4, abs=1e-12)   # ≈ 1.9707
+
+
+def test_worked_example_every_matrix():
+    tr = visattn.self_attention(X, W_Q, W_K, W_V)
+    for name, got in (("Q", tr.Q), ("K", tr.K), ("V", tr.V), ("raw", tr.raw_scores), ("scores", tr.scores),
+                      ("weights", tr.weights), ("Z", tr.output)):
+        np.testing.assert_allclose(got, np.array(REF[name], dtype=float), rtol=0, atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(tr.X, X)
+
+
+def test_worked_example_unscaled():
+    tr = visattn.self_attention(X, W_Q, W_K, W_V, scale=False)
+    ref = reference(X, W_Q, W_K, W_V, scale=False)
+    np.testing.assert_allclose(tr.scores, ref["raw"])
+    np.testing.assert_allclose(tr.weights, ref["weights"], atol=1e-12)
+    np.testing.assert_allclose(tr.output, ref["Z"], atol=1e-12)
+
+
+def test_printed_numbers_do_not_follow():
+    """Article 001 prints q₁ = [2,0,2,0] and softmax([2,8]) ≈ [0.012, 0.988]; neither is what the maths gives."""
+    assert REF["Q"][0] != [2, 0, 2, 0]
+    assert softmax_row([2, 8])[0] == pytest.approx(0.00247, abs=1e-5)
+    assert 0.012 * 1 + 0.988 * 2 == pytest.approx(1.988)
+
+
+# --- properties (acceptance 2) ----------------------------------------------------------------------------------
+finite = st.floats(-3, 3, allow_nan=False, width=64)
+
+
+@st.composite
+def head(draw):
+    T = draw(st.integers(1, 7))
+    D = draw(st.integers(1, 6))
+    d_k = draw(st.integers(1, 6))
+    Xs = draw(arrays(np.float64, (T, D), elements=finite))
+    Ws = [draw(arrays(np.float64, (D, d_k), elements=finite)) for _ in range(3)]
+    return Xs, Ws
+
+
+@given(head(), st.floats(0.05, 5.0))
+def test_causal_zero_above_diagonal_rows_sum_to_one(h, temperature):
+    Xs, (Wq, Wk, Wv) = h
+    tr = visattn.self_attention(Xs, Wq, Wk, Wv, causal=True, temperature=temperature)
+    T = Xs.shape[0]
+    for i in range(T):
+        for j in range(i + 1, T):
+            assert tr.weights[i, j] == 0.0          # exactly, not approximately
+    np.testing.assert_allclose(tr.weights.sum(axis=1), 1.0, atol=1e-12)
+    assert np.array_equal(tr.mask, np.tril(np.ones((T, T), dtype=bool)))
+
+
+@given(head(), st.booleans())
+def test_low_temperature_is_one_hot_on_largest_score(h, scale):
+    Xs, (Wq, Wk, Wv) = h
+    base = visattn.self_attention(Xs, Wq, Wk, Wv, scale=scale)
+    s = base.scores
+    top2 = np.sort(s, axis=1)[:, -2:] if s.shape[1] > 1 else None
+    assume(top2 is None or (top2[:, 1] - top2[:, 0]).min() > 1e-3)  # a unique largest score per row
+    prev = None
+    for tau in (1.0, 0.1, 1e-2, 1e-4, 1e-6):
+        w = visattn.self_attention(Xs, Wq, Wk, Wv, scale=scale, temperature=tau).weights
+        at_max = w[np.arange(len(w)), s.argmax(axis=1)]
+        if prev is not None:
+            assert (at_max >= prev - 1e-12).all()   # sharpens monotonically as τ falls
+        prev = at_max
+    one_hot = np.eye(s.shape[1])[s.argmax(axis=1)]
+    np.testing.assert_allclose(w, one_hot, atol=1e-6)
+
+
+@given(head(), st.floats(0.05, 5.0))
+def test_scaling_off_scores_are_qkt(h, temperature):
+    Xs, (Wq, Wk, Wv) = h
+    tr = visattn.self_attention(Xs, Wq, Wk, Wv, scale=False, temperature=temperature)
+    Q, K = matmul(Xs.tolist(), Wq.tolist()), matmul(Xs.tolist(), Wk.tolist())
+    np.testing.assert_allclose(tr.scores, matmul(Q, transpose(K)), atol=1e-9)
+    on = visattn.self_attention(Xs, Wq, Wk, Wv, scale=True, temperature=temperature)
+    np.testing.assert_allclose(on.scores, tr.scores / np.sqrt(Wq.shape[1]), atol=1e-9)
+    np.testing.assert_allclose(on.raw_scores, tr.scores, atol=1e-9)
+
+
+def test_scores_stay_scaled_when_temperature_equals_sqrt_dk():
+    """τ = √d_k cancels the scale in the logits but the trace's scores are still QKᵀ/√d_k."""
+    tr = visattn.self_attention(X, W_Q, W_K, W_V, temperature=2.0)
+    np.testing.assert_allclose(tr.scores, REF["scores"])
+    np.testing.assert_allclose(tr.weights, [softmax_row([v / 2 for v in row]) for row in REF["scores"]], atol=1e-12)
+
+
+# --- why √d_k (acceptance 3) --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d_k", [1, 2, 8, 64, 256, 1024])
+def test_measured_variance_near_theory(d_k):
+    s = scaling.sample_dot_products(d_k, seed=0)            # the sample size the page uses
+    assert len(s.raw) == scaling.N_SAMPLES
+    assert abs(s.raw_var / d_k - 1) < 0.10
+    assert abs(s.scaled_var - 1) < 0.10
+    # mean 0 (not 1, as article 004 prints): within 5 standard errors
+    assert abs(s.raw_mean) < 5 * math.sqrt(d_k / scaling.N_SAMPLES)
+    assert abs(s.scaled_mean) < 5 * math.sqrt(1 / scaling.N_SAMPLES)
+    np.testing.assert_allclose(s.scaled, s.raw / math.sqrt(d_k))
+
+
+def test_sampling_is_reproducible_and_seeded():
+    a, b, c = (scaling.sample_dot_products(16, seed=s) for s in (3, 3, 4))
+    assert np.array_equal(a.raw, b.raw) and not np.array_equal(a.raw, c.raw)
+
+
+def test_peakedness_grows_without_scaling_only():
+    p = scaling.softmax_peakedness([1, 16, 256, 1024], n_keys=16, seed=0)
+    assert (np.diff(p.max_weight_raw) > 0).all() and p.max_weight_raw[-1] > 0.9
+    assert (np.diff(p.entropy_raw) < 0).all()
+    assert np.ptp(p.max_weight_scaled) < 0.1                     # about the same for every d_k
+    assert np.ptp(p.entropy_scaled) < 0.2 and p.entropy_scaled.max() <= math.log(16) + 1e-9
+    assert p.max_weight_raw[0] == p.max_weight_scaled[0]      # d_k = 1: scaling is the identity
+
+
+def test_density_histogram_integrates_to_share_inside():
+    x = np.random.default_rng(0).standard_normal(10_000)
+    centres, dens = scaling.density_histogram(x, bins=50, lo=-4, hi=4)
+    assert centres.shape == dens.shape == (50,)
+    assert dens.sum() * (8 / 50) == pytest.approx(np.mean(np.abs(x) <= 4), abs=1e-9)
+    assert scaling.normal_pdf(0.0, 4.0) == pytest.approx(1 / math.sqrt(2 * math.pi * 4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: scaling.sample_dot_products(0),
+    lambda: scaling.sample_dot_products(1025),
+    lambda: scaling.sample_dot_products(2.5),
+    lambda: scaling.sample_dot_products(4, n_samples=10),
+    lambda: scaling.softmax_peakedness([0, 4]),
+    lambda: scaling.softmax_peakedness([4], n_keys=1),
+    lambda: scaling.softmax_peakedness([]),
+    lambda: scaling.density_histogram([1.0, 1.0], lo=1, hi=1),
+])
+def test_bad_arguments_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call()
