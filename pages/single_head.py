@@ -98,6 +98,10 @@ def small(m, rows, cols, title: str, name: str, *, weights: bool = False, masked
                           x_title=x_title, y_title=y_title, font_size=font_size(),
                           value_name=t("common.weight") if weights else t("single_head.value"))
     fig.update_traces(showscale=False)
+    if max(m.shape) <= figures.MAX_TEXT_CELLS:   # short fixed-point text: 0.0293 on tiny matrices, 0.03 on larger
+        fmt = (lambda v: num(v, 4)) if max(m.shape) <= 4 else (lambda v: _cell(v, "{:.2f}"))
+        fig.data[0].text = [["✕" if masked is not None and masked[i, j] else fmt(v) for j, v in enumerate(row)]
+                            for i, row in enumerate(m)]
     if max(m.shape) <= 12:
         fig.update_traces(textfont_size=(font_size() + 1) if max(m.shape) <= 6 else font_size() - 1)
     if m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3:
@@ -130,7 +134,8 @@ def show_trace(tr, tokens, prefix: str, *, scale: bool, temperature: float, inpu
             with cols[i % len(cols)]:
                 small(m, r, c, title, f"{prefix}_{n}", height=h)
     st.markdown(t("single_head.step_qkv"))
-    cols = st.columns(3)
+    width = max(d_k, d_v)
+    cols = st.columns(3) if width <= 4 else st.columns(2) if width <= 8 else [st.container()]
     h = row_height(tr.Q)
     for col, (m, title, n) in zip(cols, [(tr.Q, t("single_head.fig_q", T=T, dk=d_k), "q"),
                                         (tr.K, t("single_head.fig_k", T=T, dk=d_k), "k"),
@@ -139,7 +144,7 @@ def show_trace(tr, tokens, prefix: str, *, scale: bool, temperature: float, inpu
             small(m, tokens, dims(m.shape[1]), title, f"{prefix}_{n}", height=h, x_title=dim_title)
     st.markdown(t("single_head.step_scores"))
     mask_hidden = None if tr.mask is None else ~tr.mask
-    cols = st.columns(3) if T <= 6 else st.columns(2)
+    cols = st.columns(3) if T <= 4 else st.columns(2) if T <= 8 else [st.container()]
     h = row_height(tr.raw_scores)
     scaled_title = (t("single_head.fig_scaled", r=num(np.sqrt(d_k))) if scale else t("single_head.fig_unscaled"))
     w_title = (t("single_head.fig_weights") if temperature == 1 else t("single_head.fig_weights_tau", tau=num(temperature)))
@@ -204,13 +209,14 @@ def follow_token(tr, i: int, *, scale: bool, temperature: float) -> None:
     T = tr.X.shape[0]
     d_k = tr.Q.shape[1]
     n = i + 1
-    lines = [rf"\mathbf{{q}}_{n} = \mathbf{{x}}_{n} W^Q = {latex_vec(tr.X[i])}\, W^Q = {latex_vec(tr.Q[i])}"]
+    via_x = rf"{latex_vec(tr.X[i])}\, W^Q = " if tr.X.shape[1] <= 6 else ""
+    lines = [rf"\mathbf{{q}}_{n} = \mathbf{{x}}_{n} W^Q = {via_x}{latex_vec(tr.Q[i])}"]
     div = rf"\sqrt{{{d_k}}}" if scale else ""
     for j in range(T):
         m = j + 1
         if tr.mask is not None and not tr.mask[i, j]:
-            lines.append(rf"s_{{{n},{m}}} = -\infty")
-            continue
+            lines.append(rf"s_{{{n},j}} = -\infty \quad (j > {n})")   # causal: every later key at once
+            break
         lhs = rf"s_{{{n},{m}}} = " + (rf"\frac{{\mathbf{{q}}_{n}\cdot\mathbf{{k}}_{m}}}{{{div}}}" if scale
                                       else rf"\mathbf{{q}}_{n}\cdot\mathbf{{k}}_{m}")
         raw = tr.raw_scores[i, j]
@@ -277,7 +283,7 @@ def printed_vs_computed(article) -> None:
         implied_w = visattn.softmax(np.asarray(P["scaled1"], dtype=float))      # what the printed scores really give
         implied_z = np.asarray(P["weights1"]) @ (np.asarray(X, dtype=float) @ V)  # what the printed weights really give
         st.markdown(t("single_head.note_body",
-                      x1=vec(x1), rows=", ".join(str(j + 1) for j in picked),
+                      x1=vec(x1), rows=t("single_head.list_sep").join(str(j + 1) for j in picked),
                       sum=" + ".join(vec(W_Q[j]) for j in picked), q1=vec(article.Q[0]), q1p=vec(P["q1"]),
                       k1=vec(article.K[0]), q2=vec(article.Q[1]), k2=vec(article.K[1]),
                       s1=vec(article.raw_scores[0]), sc1=vec(article.scores[0]), w1=vec(article.weights[0]),
