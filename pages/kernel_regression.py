@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import url_state
-from ui.cache_kernel import kernel_lesson, scored
+from ui.cache_kernel import fit_sigma, kernel_lesson, scored
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page
@@ -72,7 +72,7 @@ def num(v, digits=4) -> str:
 
 
 def key_text(row) -> str:
-    return ", ".join(f"{x:g}" for x in row) if len(row) > 1 else f"{row[0]:g}"
+    return "(" + ", ".join(f"{x:g}" for x in row) + ")" if len(row) > 1 else f"{row[0]:g}"
 
 
 def nice_step(span):
@@ -123,7 +123,7 @@ def fit_figure(lesson, q, labels, fs):
     fig = figures.curves(lesson.curve_x, {t("kernel.fitted_curve"): lesson.curve_y},
                          markers={t("kernel.data_points"): (b.keys[:, 0], b.values)},
                          title=t("kernel.curve_title"), x_title=labels[0], y_title=labels[-1], font_size=fs)
-    fig.data[1].marker.update(size=8, opacity=0.7)
+    fig.data[1].marker.update(size=9, color="#333333")
     fig.add_shape(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color="#ff7f0e"))
     if b.supported:
         fig.add_trace(go.Scatter(x=[q], y=[b.estimate], mode="markers", name=t("kernel.estimate"),
@@ -181,7 +181,7 @@ def formula(b, kernel, sigma):
         return
     top = np.argsort(-b.weights, kind="stable")
     i = int(top[0])
-    dist = (rf"\lVert({key_text(b.query)})-({key_text(b.keys[i])})\rVert" if len(b.query) > 1
+    dist = (rf"\lVert{key_text(b.query)}-{key_text(b.keys[i])}\rVert" if len(b.query) > 1
             else rf"|{b.query[0]:g}-{b.keys[i, 0]:g}|")
     shown = {"gaussian": rf"-\frac{{{num(b.distances[i])}^2}}{{2\cdot {num(sigma)}^2}}",
              "laplace": rf"-\frac{{{num(b.distances[i])}}}{{{num(sigma)}}}",
@@ -191,13 +191,14 @@ def formula(b, kernel, sigma):
         alpha = rf"\alpha_{{{i + 1}}}=\frac{{{num(b.exp_scores[i])}}}{{{num(total)}}}={num(b.weights[i])}"
     else:  # e^{s} underflows for every key: show what is computed, e^{s − max s}
         alpha = rf"\alpha_{{{i + 1}}}=\frac{{e^{{s_{{{i + 1}}}-\max_j s_j}}}}{{\sum_j e^{{s_j-\max_j s_j}}}}={num(b.weights[i])}"
-    st.latex(rf"d_{{{i + 1}}}={dist}={num(b.distances[i])},\quad s_{{{i + 1}}}={shown}={num(b.scores[i])},\quad "
-             rf"e^{{s_{{{i + 1}}}}}={num(b.exp_scores[i])},\quad {alpha}")
-    n_terms = 6
-    terms = [rf"{num(b.weights[j])}\times {num(b.values[j])}" for j in top[:n_terms]]
+    st.latex(rf"d_{{{i + 1}}}={dist}={num(b.distances[i])},\qquad s_{{{i + 1}}}={shown}={num(b.scores[i])}")
+    st.latex(rf"e^{{s_{{{i + 1}}}}}={num(b.exp_scores[i])},\qquad {alpha}")
+    n_terms = 4
+    terms = [rf"{num(b.weights[j], 3)}\times {num(b.values[j])}" for j in top[:n_terms]]
     more = len(top) - n_terms
     rest = rf"+\underbrace{{\cdots}}_{{{more}}}" if more > 0 else ""
-    st.latex(rf"f({key_text(b.query)})=" + "+".join(terms) + rest + rf"={num(b.estimate, 6)}")
+    fq = rf"f{key_text(b.query)}" if len(b.query) > 1 else rf"f({key_text(b.query)})"
+    st.latex(fq + "=" + "+".join(terms) + rest + rf"={num(b.estimate, 6)}")
     if more > 0:
         st.caption(t("kernel.more_terms", n=more, weight=f"{b.weights[top[n_terms:]].sum():.3g}"))
 
@@ -285,10 +286,13 @@ with page("kernel"):
         kernel, sigma = st.session_state["kr_kernel"], st.session_state["kr_sigma"]
         lesson = compute("kr_1d", translated(kernel_lesson), table, query, kernel, sigma, ranges)
         with right:
-            fitted = lesson.fit[0] if lesson is not None and lesson.fit is not None else None
-            st.button(t("kernel.fit_button"), on_click=set_value, args=("kr_sigma", fitted),
-                      disabled=fitted is None, help=t("kernel.fit_help"), icon="🎯", key="kr_fit")
-            if lesson is not None and lesson.fit is None:
+            try:
+                fit = fit_sigma(table, kernel)
+            except ValueError:  # a bad table: its message is already on the page
+                fit = ()
+            st.button(t("kernel.fit_button"), on_click=set_value, args=("kr_sigma", fit[0] if fit else None),
+                      disabled=not fit, help=t("kernel.fit_help"), icon="🎯", key="kr_fit")
+            if fit is None:
                 st.caption(t("kernel.fit_none"))
 
         if lesson is not None:
@@ -308,10 +312,10 @@ with page("kernel"):
             if b.keys.shape[1] == 1:
                 show(fit_figure(lesson, b.query[0], labels, fs), "kernel_fitted_curve")
                 sorted_keys = [key_labels[i] for i in lesson.order]
-                show(figures.heatmap(lesson.grid_weights, sorted_keys, [f"{g:.4g}" for g in lesson.grid],
+                show(figures.heatmap(np.round(lesson.grid_weights, 3), sorted_keys, [f"{g:.4g}" for g in lesson.grid],
                                      title=t("kernel.heatmap_title"), x_title=t("kernel.keys_sorted", name=labels[0]),
                                      y_title=t("kernel.query_axis", name=labels[0]), value_name=t("common.weight"),
-                                     digits=2, font_size=fs), "kernel_weights_heatmap")
+                                     digits=2, font_size=fs).update_layout(margin=dict(t=150)), "kernel_weights_heatmap")
             else:
                 show(plane_figure(lesson, b.query, labels, fs), "kernel_plane")
             if lesson.fit is not None:
@@ -368,9 +372,9 @@ with page("kernel"):
             with h1:
                 show(figures.heatmap(md.scores, ks, qs, title=t("kernel.scores_title", method=method_label(method)),
                                      x_title=t("common.key"), y_title=t("common.query"), value_name=t("common.score"),
-                                     weights=False, digits=4, font_size=fs), "kernel_md_scores")
+                                     weights=False, digits=2, font_size=fs), "kernel_md_scores")
             with h2:
-                show(figures.heatmap(md.weights, ks, qs, title=t("kernel.weights_title"), x_title=t("common.key"),
+                show(figures.heatmap(np.round(md.weights, 3), ks, qs, title=t("kernel.weights_title"), x_title=t("common.key"),
                                      y_title=t("common.query"), value_name=t("common.weight"), digits=3, font_size=fs),
                      "kernel_md_weights")
             st.markdown(f"**{t('kernel.output_heading')}**")
@@ -406,7 +410,7 @@ with page("kernel"):
                       "additive": r"f(X)_i=\sum_j \mathrm{softmax}_j\!\left(w_v^\top\tanh(W_q x_i+W_k x_j)\right)x_j"}[sa_method])
             h1, h2 = st.columns(2)
             with h1:
-                show(figures.heatmap(sa.weights, xs, xs, title=t("kernel.self_weights_title"), x_title=t("common.key"),
+                show(figures.heatmap(np.round(sa.weights, 3), xs, xs, title=t("kernel.self_weights_title"), x_title=t("common.key"),
                                      y_title=t("common.query"), value_name=t("common.weight"), digits=3, font_size=fs),
                      "kernel_self_weights")
             with h2:

@@ -135,7 +135,7 @@ def test_raw_features_one_hot_and_standardised():
     assert np.all(np.isfinite(w)) and np.allclose(w.max(1), 1, atol=1e-6)    # scores ~1e4: one-hot
     at.toggle(key="kr_std").set_value(True).run()
     w = array([f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"])
-    assert w.max(1).min() < 0.99 and np.allclose(w.sum(1), 1, atol=1e-5)
+    assert w.max(1).min() < 0.99 and np.allclose(w.sum(1), 1, atol=2e-3)   # shown to 3 decimals
     assert_clean(at)
 
 

@@ -45,15 +45,25 @@ class KernelLesson:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+def fit_sigma(table, kernel: str) -> tuple | None:
+    """(σ, grid, errors) minimising the leave-one-out error, or None when no σ reaches a neighbour for every pair.
+
+    Independent of the current σ, so the page can offer it even while σ itself is invalid.
+    """
+    keys, values = key_value_table(table)
+    try:
+        return fit_bandwidth(keys, values, kernel)
+    except ValueError:
+        return None
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple) -> KernelLesson:
     """Everything the 1-D/2-D lesson shows. ``ranges`` ((lo, hi) per key feature) spans the curve and heatmap."""
     sigma = check_bandwidth(sigma)
     keys, values = key_value_table(table)
     b = explain_query(np.asarray(query[:keys.shape[1]], dtype=float), keys, values, kernel, sigma)
-    try:
-        fit = fit_bandwidth(keys, values, kernel)
-    except ValueError:
-        fit = None
+    fit = fit_sigma(table, kernel)
     loo_now = float(loo_error(keys, values, [sigma], kernel)[0])
     empty = np.empty(0)
     if keys.shape[1] == 1:
@@ -61,7 +71,7 @@ def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple)
         order = np.argsort(keys[:, 0], kind="stable")
         grid = np.linspace(lo, hi, N_HEATMAP_QUERIES)
         grid_w = nadaraya_watson(grid, keys[order], values[order], kernel, sigma).weights  # (Nq, Nk)
-        xs = np.linspace(lo, hi, N_CURVE)
+        xs = np.linspace(min(lo, b.query[0]), max(hi, b.query[0]), N_CURVE)   # reach a query typed outside the slider
         ys = nadaraya_watson(xs, keys, values, kernel, sigma).estimates
         return KernelLesson(kernel, sigma, b, duplicate_keys(keys), order, grid, grid_w, xs, ys, empty, fit, loo_now)
     (lo1, hi1), (lo2, hi2) = ranges
