@@ -21,7 +21,7 @@ from visattn import positional as P
 
 SECTIONS = ["table", "relative", "order", "beyond"]
 PAIRS = {"zh": ("小明喜欢吃苹果", "苹果喜欢吃小明"), "en": ("the dog bit the man", "the man bit the dog")}
-MAX_SHOWN_POSITIONS, MAX_SHOWN_DIMS = 256, 128   # what a browser draws quickly as a heatmap
+MAX_SHOWN_POSITIONS, MAX_SHOWN_DIMS = 512, 256   # what a browser draws quickly as a heatmap (float32, no cell text)
 MAX_CURVES = 8
 EVEN_SMALL = list(range(2, 65, 2))
 EVEN_WIDE = list(range(2, 257, 2))
@@ -113,7 +113,8 @@ def sparse_ticks(fig, labels, axis: str, most: int = 24) -> None:
     """Label every k-th cell only, so long axes stay readable."""
     step = max(1, math.ceil(len(labels) / most))
     idx = list(range(0, len(labels), step))
-    kw = dict(tickmode="array", tickvals=idx, ticktext=[str(labels[i]) for i in idx], tickangle=0)
+    shown = [str(labels[i]) for i in idx]          # the axes are categorical: ticks name categories
+    kw = dict(tickmode="array", tickvals=shown, ticktext=shown, tickangle=0)
     (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**kw)
 
 
@@ -138,10 +139,11 @@ def section_table() -> None:
                   rstep=int(rows[1] - rows[0]) if len(rows) > 1 else 1, cstep=int(cols[2] - cols[0]) // 2 if len(cols) > 2 else 1))
     fig = figures.heatmap(shown, [int(c) for c in cols], [int(r) for r in rows], title=t("positional.table_title", n=n, d=d),
                           x_title=t("common.dimension"), y_title=t("common.position"), value_name="PE", weights=False,
-                          show_text=False, height=560, font_size=font_size())
+                          show_text=False, height=640, font_size=font_size())
     sparse_ticks(fig, [int(c) for c in cols], "x")
     sparse_ticks(fig, [int(r) for r in rows], "y", most=16)
-    show(fig, "sinusoidal_table")
+    # a new chart element when the shape changes: Plotly keeps stale tick positions across an in-place update
+    show(fig, "sinusoidal_table", key=f"pe_table_{len(rows)}x{len(cols)}")
     download_csv(shown, "sinusoidal_table", [int(r) for r in rows], [int(c) for c in cols])
 
     st.subheader(t("positional.curves_heading"))
@@ -196,9 +198,12 @@ def section_relative() -> None:
     offsets = np.arange(-(n - 1), n)
     rows = sorted({0, n // 3, (2 * n) // 3})
     markers = {t("positional.row_p", p=p): (np.arange(n) - p, dots[p]) for p in rows}
-    show(figures.curves(offsets, {t("positional.formula_curve"): P.offset_dot(offsets, d, BASE)},
-                        title=t("positional.offset_title"), x_title=t("positional.offset_axis"), y_title="PE(p)·PE(q)",
-                        markers=markers, font_size=font_size()), "pe_dot_offset")
+    fig = figures.curves(offsets, {t("positional.formula_curve"): P.offset_dot(offsets, d, BASE)},
+                         title=t("positional.offset_title"), x_title=t("positional.offset_axis"), y_title="PE(p)·PE(q)",
+                         markers=markers, font_size=font_size())
+    for trace in fig.data[1:]:
+        trace.marker.size = 6 if n > 48 else 9
+    show(fig, "pe_dot_offset")
     # spread of PE(p)·PE(q) over all pairs with the same offset: zero up to rounding
     spread = max(float(np.ptp(np.diagonal(dots, k))) for k in range(-(n - 1), n))
     st.success(t("positional.offset_spread", spread=f"{spread:.1e}"))
@@ -361,6 +366,7 @@ def section_beyond() -> None:
     grid = np.full((R * C, n, n), np.nan)
     grid[:H] = bias
     fig = figures.head_grid(grid.reshape(R, C, n, n), list(range(n)), list(range(n)), value_name=t("positional.bias"),
+                            query_name=t("common.query"), key_name=t("common.key"),
                             title=t("positional.alibi_title", n=n), font_size=font_size(), cell_px=270)
     for j, m in enumerate(slopes):       # one title per head, above its own subplot
         axis = "" if j == 0 else str(j + 1)

@@ -59,9 +59,9 @@ def test_largest_table_is_downsampled():
     at = run_page("positional", {"pe_n": "4096", "pe_d": "2048"})
     assert_clean(at)
     assert not errors(at)
-    assert "every 16th position" in texts(at)
+    assert "one position in 8 and one sine/cosine pair in 8 (512 × 256 cells" in texts(at)
     z = heatmap_z(figures(at)[0])
-    assert z.shape == (256, 128) and z.dtype == np.float32
+    assert z.shape == (512, 256) and z.dtype == np.float32
     assert "text" not in figures(at)[0]["data"][0] or not figures(at)[0]["data"][0]["text"]
     curves = figures(at)[1]["data"]
     assert len(array(curves[0]["y"])) == 4096               # the curves use every position
