@@ -16,7 +16,7 @@ from ui import url_state
 from ui.cache_single_head import PEAK_GRID, dot_products, peakedness
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
-from ui.frame import explain, font_size, page
+from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
 from ui.widgets import matrix_editor, set_matrix
 from visattn import figures, scaling
@@ -111,6 +111,13 @@ def small(m, rows, cols, title: str, name: str, *, weights: bool = False, masked
     show(fig, name)
 
 
+def columns(n: int, spec=None):
+    """n figures side by side; at most two on a projector, where fonts are larger."""
+    if presenter() and n > 2:
+        return st.columns(2)
+    return st.columns(spec if spec is not None else n) if n > 1 else [st.container()]
+
+
 def row_height(*mats) -> int:
     n = max(np.asarray(m).shape[0] for m in mats)
     return int(max(220, 120 + 38 * n))
@@ -124,7 +131,7 @@ def show_trace(tr, tokens, prefix: str, *, scale: bool, temperature: float, inpu
     if inputs is not None:
         st.markdown(t("single_head.step_inputs"))
         W_q, W_k, W_v = inputs
-        cols = st.columns([1.15, 1, 1, 1]) if max(D, d_k) <= 6 else st.columns(2)
+        cols = columns(4, [1.15, 1, 1, 1]) if max(D, d_k) <= 6 else columns(2)
         h = row_height(W_q)
         items = [(tr.X, tokens, dims(D), t("single_head.fig_x", T=T, D=D), "x"),
                  (W_q, dims(D), dims(d_k), t("single_head.fig_wq", D=D, dk=d_k), "wq"),
@@ -135,7 +142,7 @@ def show_trace(tr, tokens, prefix: str, *, scale: bool, temperature: float, inpu
                 small(m, r, c, title, f"{prefix}_{n}", height=h)
     st.markdown(t("single_head.step_qkv"))
     width = max(d_k, d_v)
-    cols = st.columns(3) if width <= 4 else st.columns(2) if width <= 8 else [st.container()]
+    cols = columns(3 if width <= 4 else 2 if width <= 8 else 1)
     h = row_height(tr.Q)
     for col, (m, title, n) in zip(cols, [(tr.Q, t("single_head.fig_q", T=T, dk=d_k), "q"),
                                         (tr.K, t("single_head.fig_k", T=T, dk=d_k), "k"),
@@ -144,7 +151,7 @@ def show_trace(tr, tokens, prefix: str, *, scale: bool, temperature: float, inpu
             small(m, tokens, dims(m.shape[1]), title, f"{prefix}_{n}", height=h, x_title=dim_title)
     st.markdown(t("single_head.step_scores"))
     mask_hidden = None if tr.mask is None else ~tr.mask
-    cols = st.columns(3) if T <= 4 else st.columns(2) if T <= 8 else [st.container()]
+    cols = columns(3 if T <= 4 else 2 if T <= 8 else 1)
     h = row_height(tr.raw_scores)
     scaled_title = (t("single_head.fig_scaled", r=num(np.sqrt(d_k))) if scale else t("single_head.fig_unscaled"))
     w_title = (t("single_head.fig_weights") if temperature == 1 else t("single_head.fig_weights_tau", tau=num(temperature)))
@@ -236,12 +243,14 @@ def follow_token(tr, i: int, *, scale: bool, temperature: float) -> None:
         denom = " + ".join(rf"e^{{{num(tr.scores[i, j] / temperature)}}}" for j in allowed)
         fracs = r",\ ".join((rf"\frac{{e^{{{num(tr.scores[i, j] / temperature)}}}}}{{{denom}}}" if j in allowed else "0")
                             for j in range(T))
-        lines.append(rf"\boldsymbol{{\alpha}}_{n} = \operatorname{{softmax}}({s_name}) = \left[{fracs}\right] = {latex_vec(w)}")
+        lines.append(rf"\begin{{aligned}}\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name}) = \left[{fracs}\right]"
+                     rf"\\ &= {latex_vec(w)}\end{{aligned}}")
     else:
         lines.append(rf"\boldsymbol{{\alpha}}_{n} = \operatorname{{softmax}}({s_name}) = {latex_vec(w)}")
     if T <= 4 and tr.V.shape[1] <= 6:
         terms = " + ".join(rf"{num(w[j])}\,{latex_vec(tr.V[j])}" for j in allowed)
-        lines.append(rf"\mathbf{{z}}_{n} = \textstyle\sum_j \alpha_{{{n},j}}\,\mathbf{{v}}_j = {terms} = {latex_vec(tr.output[i])}")
+        lines.append(rf"\begin{{aligned}}\mathbf{{z}}_{n} &= \textstyle\sum_j \alpha_{{{n},j}}\,\mathbf{{v}}_j = {terms}"
+                     rf"\\ &= {latex_vec(tr.output[i])}\end{{aligned}}")
     else:
         lines.append(rf"\mathbf{{z}}_{n} = \textstyle\sum_j \alpha_{{{n},j}}\,\mathbf{{v}}_j = {latex_vec(tr.output[i])}")
     for line in lines:
@@ -251,7 +260,7 @@ def follow_token(tr, i: int, *, scale: bool, temperature: float) -> None:
 
 
 def options() -> tuple[bool, bool, float]:
-    c1, c2, c3 = st.columns([1, 1.3, 2])
+    c1, c2, c3 = st.columns([1, 1.3, 2]) if not presenter() else (*st.columns(2), st.container())
     scale = c1.toggle(t("single_head.opt_scale"), key=url_state.bind("sh_scale", True), help=t("single_head.opt_scale_help"))
     causal = c2.toggle(t("single_head.opt_causal"), key=url_state.bind("sh_causal", False), help=t("single_head.opt_causal_help"))
     temperature = c3.slider(t("single_head.opt_temp"), 0.05, 5.0, step=0.05, key=url_state.bind("sh_temp", 1.0, lo=0.05, hi=5.0),
