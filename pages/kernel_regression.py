@@ -294,6 +294,9 @@ with page("kernel"):
                       disabled=not fit, help=t("kernel.fit_help"), icon="🎯", key="kr_fit")
             if fit is None:
                 st.caption(t("kernel.fit_none"))
+            elif fit and np.isclose(fit[2][0], np.nanmin(fit[2]), rtol=1e-6):  # the error is lowest at the smallest σ tried
+                flat = fit[1][np.isclose(fit[2], np.nanmin(fit[2]), rtol=1e-6)].max()
+                st.caption(t("kernel.fit_flat", upto=f"{flat:.3g}"))
 
         if lesson is not None:
             b, kernel, sigma = lesson.breakdown, lesson.kernel, lesson.sigma  # the view drawn (the last good one after an error)
