@@ -192,8 +192,9 @@ def section_relative() -> None:
     fig = figures.heatmap(dots, list(range(n)), list(range(n)), title=t("positional.dot_title", d=d),
                           x_title=t("positional.pos_q"), y_title=t("positional.pos_p"), value_name="PE·PE",
                           weights=False, height=520, font_size=font_size())
-    sparse_ticks(fig, list(range(n)), "x", most=40)
-    sparse_ticks(fig, list(range(n)), "y", most=40)
+    most = 40 if font_size() < 16 else 16          # fewer, larger labels on a projector
+    sparse_ticks(fig, list(range(n)), "x", most=most)
+    sparse_ticks(fig, list(range(n)), "y", most=most)
     show(fig, "pe_dot_matrix")
     offsets = np.arange(-(n - 1), n)
     rows = sorted({0, n // 3, (2 * n) // 3})
