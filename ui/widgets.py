@@ -44,7 +44,7 @@ def set_matrix(key: str, m) -> None:
 
 
 def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=None, dynamic_rows: bool = False,
-                  height=None) -> np.ndarray:
+                  height="auto") -> np.ndarray:
     """An editable matrix kept in the URL under ``key``; returns it as floats or raises ValueError.
 
     The editor shows the value the session started from (URL or default); edits are applied on top of it.
