@@ -238,6 +238,12 @@ def kernel_label(k):
             "laplace": t("kernel.k_laplace")}[k]
 
 
+def kernel_name(k):
+    """The kernel's short name, for sentences."""
+    return {"gaussian": t("kernel.kn_gaussian"), "boxcar": t("kernel.kn_boxcar"), "epanechnikov": t("kernel.kn_epanechnikov"),
+            "laplace": t("kernel.kn_laplace")}[k]
+
+
 def preset_label(p):
     return {"waist": t("kernel.p_waist"), "game_strength": t("kernel.p_game_strength"), "game_both": t("kernel.p_game_both"),
             "noisy": t("kernel.p_noisy")}[p]
@@ -262,7 +268,7 @@ with page("kernel"):
             st.selectbox(t("kernel.preset"), list(PRESETS), format_func=preset_label, key="kr_preset", on_change=load_preset)
             labels = column_labels(preset, np.shape(st.session_state["kr_data"])[1])
             table = compute("kr_table", matrix_editor, "kr_data", p.table, name=t("kernel.data_name"), col_labels=labels,
-                            dynamic_rows=True, height=min(38 + 35 * len(p.table), 320))
+                            dynamic_rows=True, height=min(38 + 35 * (len(st.session_state["kr_data"]) + 1), 320))
             st.caption({"waist": t("kernel.note_waist"), "game_strength": t("kernel.note_game"),
                         "game_both": t("kernel.note_game"), "noisy": t("kernel.note_noisy")}[preset])
         if table is None:  # the very first table was bad (a tampered link): start from the preset
@@ -304,7 +310,7 @@ with page("kernel"):
             for key, rows in lesson.duplicates:
                 st.warning(t("kernel.duplicates", k=key_text(key), rows=", ".join(str(r + 1) for r in rows)), icon="⚠️")
             if not b.supported:
-                st.warning(t("kernel.no_support", q=q_text, sigma=f"{sigma:g}", kernel=kernel_label(kernel)), icon="🕳️")
+                st.warning(t("kernel.no_support", q=q_text, sigma=f"{sigma:g}", kernel=kernel_name(kernel)), icon="🕳️")
             st.metric(t("kernel.estimate_at", q=q_text), f"{b.estimate:.6g}" if b.supported else "—")
 
             # the picture: where the weight goes
