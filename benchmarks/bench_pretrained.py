@@ -8,7 +8,9 @@ Each (engine, length) is timed in its own subprocess with the same thread count 
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as well).
 Timed: tokenizing the text and one forward pass returning every layer's attention weights, i.e.
 ``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)`` (eager
-attention, inference mode). The figure is the median of several runs after warm-up runs.
+attention, inference mode). Each subprocess reports the median of several runs after warm-up runs; the two
+engines alternate for ``--rounds`` subprocesses each and the table shows the median over rounds, so that a
+burst of load on a shared machine does not fall on one engine only.
 """
 
 from __future__ import annotations
@@ -115,11 +117,17 @@ def measure(engine: str, n_tokens: int, threads: int, repeats: int) -> float | N
     return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
 
 
+def median_or_none(times: list[float | None]) -> float | None:
+    ok = [t for t in times if t is not None]
+    return statistics.median(ok) if ok else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
+    parser.add_argument("--rounds", type=int, default=3, help="subprocesses per engine and length, alternating")
     parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -134,12 +142,16 @@ def main() -> None:
         have_torch = False
         print("torch/transformers not importable: timing NumPy only", file=sys.stderr)
 
-    print(f"threads={args.threads}  python={sys.executable}")
+    print(f"threads={args.threads}  rounds={args.rounds}  python={sys.executable}")
     print(f"{'tokens':>6}  {'numpy ms':>9}  {'torch ms':>9}  {'numpy/torch':>11}")
     for n in args.tokens:
         repeats = args.repeats or REPEATS.get(n, 10)
-        t_np = measure("numpy", n, args.threads, repeats)
-        t_torch = measure("torch", n, args.threads, repeats) if have_torch else None
+        np_times, torch_times = [], []
+        for _ in range(args.rounds):
+            np_times.append(measure("numpy", n, args.threads, repeats))
+            if have_torch:
+                torch_times.append(measure("torch", n, args.threads, repeats))
+        t_np, t_torch = median_or_none(np_times), median_or_none(torch_times)
         ratio = f"{t_np / t_torch:11.2f}" if t_np and t_torch else f"{'-':>11}"
         fmt = lambda t: f"{t * 1e3:9.2f}" if t else f"{'-':>9}"  # noqa: E731
         print(f"{n:>6}  {fmt(t_np)}  {fmt(t_torch)}  {ratio}", flush=True)
