@@ -29,8 +29,11 @@ def _fmt(v: float, digits: int) -> str:
     return f"{v:.{digits}f}".rstrip("0").rstrip(".") if digits else f"{v:.0f}"
 
 
-def cell_text(m: np.ndarray, digits: int = 2) -> list[list[str]]:
-    """Matrix of short number strings (scientific notation for very large or small entries)."""
+def cell_text(m: np.ndarray, digits: int = 2, fixed: bool = False) -> list[list[str]]:
+    """Matrix of short number strings: scientific notation for very large or small entries, or with
+    ``fixed`` always ``digits`` decimals (weights read 0.000 rather than 2.7e-04)."""
+    if fixed:
+        return [[f"{float(v):.{digits}f}" for v in row] for row in m]
     return [[_fmt(float(v), digits) for v in row] for row in m]
 
 
@@ -46,9 +49,22 @@ def unique_labels(labels, n: int) -> list[str]:
     return out
 
 
+MAX_TICKS = 40
+
+
 def _ticks(labels, n):
     labels = unique_labels(labels, n)
-    return dict(type="category", categoryorder="array", categoryarray=labels), labels
+    axis = dict(type="category", categoryorder="array", categoryarray=labels)
+    if n > MAX_TICKS:  # a long axis names every k-th category; the hover still names every cell
+        axis["tickvals"] = labels[:: -(-n // MAX_TICKS)]
+    return axis, labels
+
+
+def _top_margin(labels, font_size: int, angled: bool, title: bool) -> int:
+    """Room above a heatmap for its title and its (possibly slanted) top tick labels."""
+    longest = max((len(s.rstrip("\u200b")) for s in labels), default=1)
+    ticks = (0.5 * font_size * min(longest, 14) * 0.72) if angled else font_size * 1.4
+    return int(30 + ticks + (font_size * 2.4 if title else 0))
 
 
 def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = "", y_title: str = "",
@@ -57,7 +73,7 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
             show_text: bool | None = None, masked=None, height: int | None = None, font_size: int = 14) -> go.Figure:
     """One matrix as a heatmap; rows are queries (top to bottom), columns keys.
 
-    ``masked`` (same shape, bool) marks cells hidden by a mask: they are drawn grey with a ✕.
+    ``masked`` (same shape, bool) marks cells hidden by a mask: they are veiled grey (with a ✕ where numbers show).
     With ``weights=True`` the colour scale is the shared 0…1 of attention weights; otherwise it spans the data
     (diverging around 0 when there are negative entries). ``value_name`` labels the hover and colour bar.
     """
@@ -76,10 +92,11 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
     if show_text is None:
         show_text = rows <= MAX_TEXT_CELLS and cols <= MAX_TEXT_CELLS
     z = m.astype(np.float32)
-    text = cell_text(m, digits) if show_text else None
-    if masked is not None and show_text:
+    text = cell_text(m, digits, fixed=is_weight) if show_text else None
+    if masked is not None:
         masked = np.asarray(masked, dtype=bool)
-        text = [["✕" if masked[i, j] else text[i][j] for j in range(cols)] for i in range(rows)]
+        if show_text:
+            text = [["✕" if masked[i, j] else text[i][j] for j in range(cols)] for i in range(rows)]
     fig = go.Figure(go.Heatmap(
         z=z, x=xl, y=yl, zmin=zmin, zmax=zmax, colorscale=colorscale,
         text=text, texttemplate="%{text}" if show_text else None,
@@ -88,12 +105,18 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
                        f"<br>{value_name}: %{{z:.4g}}<extra></extra>"),
         colorbar=dict(title=dict(text=value_name), thickness=14),
     ))
-    fig.update_xaxes(title=x_title, side="top", tickangle=-45 if cols > 6 else 0, **xt)
+    if masked is not None and masked.any():
+        veil = np.where(masked, 1.0, np.nan).astype(np.float32)
+        fig.add_trace(go.Heatmap(z=veil, x=xl, y=yl, colorscale=[[0, "#9e9e9e"], [1, "#9e9e9e"]], opacity=0.55,
+                                 showscale=False, hoverinfo="skip"))
+    angled = cols > 6
+    fig.update_xaxes(title=x_title, side="top", tickangle=-45 if angled else 0, **xt)
     fig.update_yaxes(title=y_title, autorange="reversed", **yt)
     side = max(rows, cols)
     fig.update_layout(title=dict(text=title, y=0.98), font=dict(size=font_size),
                       height=height or int(min(900, max(260, 120 + 34 * side))),
-                      margin=dict(l=10, r=10, t=90 if title else 60, b=10))
+                      margin=dict(l=10, r=10, t=_top_margin(xl, font_size, angled, bool(title)) + (20 if x_title else 0),
+                                  b=10))
     return fig
 
 
