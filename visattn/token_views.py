@@ -120,3 +120,27 @@ def token_index(tokens, token: str, occurrence: int = 0) -> int:
         raise ValueError(f"{token!r} occurs {len(hits)} time(s) in the tokens, so occurrence={occurrence} does not "
                          f"exist; pick one of {list(tokens)}.")
     return hits[occurrence]
+
+
+def pool(tokens, attn, max_tokens: int) -> TokenView:
+    """At most ``max_tokens`` blocks of consecutive tokens, for matrices too large to draw cell by cell.
+
+    Blocks of ceil(T / max_tokens) tokens, combined as word pieces are (key axis: sum, query axis: mean),
+    so rows still sum to 1. Labels are "i–j" (positions of the first and last token of the block) or the token
+    itself for a block of one. Returns the input unchanged when T ≤ max_tokens.
+    """
+    tokens, attn = _check(tokens, attn)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < 1:
+        raise ValueError(f"max_tokens={max_tokens!r} must be a whole number ≥ 1.")
+    T = len(tokens)
+    if T <= max_tokens:
+        return TokenView(tokens=tokens, attn=attn, groups=[(i,) for i in range(T)])
+    size = -(-T // max_tokens)
+    starts = np.arange(0, T, size)
+    groups = [tuple(range(s, min(s + size, T))) for s in starts]
+    counts = np.asarray([len(g) for g in groups], dtype=attn.dtype)
+    keys = np.add.reduceat(attn, starts, axis=-1)         # (…, T, T) -> (…, T, B) sum over a block's keys
+    pooled = np.add.reduceat(keys, starts, axis=-2)       # (…, T, B) -> (…, B, B) sum over a block's queries
+    pooled /= counts[:, None]                             # … and the mean of them
+    labels = [tokens[g[0]] if len(g) == 1 else f"{g[0]}–{g[-1]}" for g in groups]
+    return TokenView(tokens=labels, attn=pooled, groups=groups)
