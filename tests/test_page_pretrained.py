@@ -1,0 +1,355 @@
+"""Pretrained page through AppTest: MiniLM's 72 heads, the head finder, toggles, bad input, URL, Chinese, no model.
+
+The model loads once per process (st.cache_resource); a forward pass of a short sentence takes milliseconds.
+Layers and heads are numbered from 0 on the page: L3·H1 and L5·H11 are the two heads that link it → animal.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+
+from ui.cache_pretrained import head_of_point, load_model
+from visattn import pretrained
+from visattn.pretrained import INSTALL_COMMAND, MiniLM, ModelNotInstalled
+from visattn.token_views import pool
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+TOKENS = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too",
+          "tired", ".", "[SEP]"]
+IT, ANIMAL, STREET = 10, 2, 8
+MAX_FIGURE_BYTES = 1_500_000
+
+
+def title(fig: dict) -> str:
+    t = fig["layout"].get("title")
+    return (t.get("text") if isinstance(t, dict) else t) or ""
+
+
+def grid_fig(at) -> dict:
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) > 1]
+    return fig
+
+
+def head_fig(at) -> dict:
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1]
+    return fig
+
+
+def head_matrix(at) -> tuple[list[str], np.ndarray]:
+    d = head_fig(at)["data"][0]
+    x = [s.rstrip("\u200b") for s in d["x"]]
+    return x, array(d["z"]).reshape(len(d["y"]), len(x))
+
+
+def bars(at) -> tuple[list[str], np.ndarray]:
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "bar"]
+    return list(fig["data"][0]["x"]), array(fig["data"][0]["y"])
+
+
+def line_fig(at) -> dict:
+    (fig,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
+    return fig
+
+
+def params(at) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in ((k, at.query_params[k]) for k in at.query_params)}
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLM:
+    return MiniLM.load()
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    at = run_page("pretrained")
+    assert_clean(at)
+    return at
+
+
+def test_defaults_render_grid_head_lines_and_finder(default_page, model):
+    at = default_page
+    assert not errors(at) and not warnings(at)
+    r = model.run(SENTENCE)
+    assert r.tokens == TOKENS
+    # all 72 heads in one figure on the shared 0…1 colour axis, each the model's own matrix
+    grid = grid_fig(at)
+    assert len(grid["data"]) == 72 and {d.get("coloraxis") for d in grid["data"]} == {"coloraxis"}
+    assert grid["layout"]["coloraxis"]["cmin"] == 0 and grid["layout"]["coloraxis"]["cmax"] == 1
+    names = [a["text"] for a in grid["layout"]["annotations"]]
+    assert names[0] == "L0·H0" and names[13] == "L1·H1" and names[-1] == "L5·H11"
+    T = len(TOKENS)
+    np.testing.assert_allclose(array(grid["data"][3 * 12 + 1]["z"]).reshape(T, T), r.attentions[3, 1], atol=1e-6)
+    # the finder: it → animal by default, L3·H1 first with more than half the weight, L5·H11 second
+    assert at.selectbox(key="pt_src").value == IT and at.selectbox(key="pt_tgt").value == ANIMAL
+    x, y = bars(at)
+    assert len(x) == 15 and x[:2] == ["L3·H1", "L5·H11"]
+    assert y[0] > 0.5 and y[1] > 0.5 and y[2] < 0.5 and np.all(np.diff(y) <= 0)
+    np.testing.assert_allclose(y[0], r.attentions[3, 1, IT, ANIMAL], atol=1e-6)
+    page_text = texts(at)
+    assert "**2** head(s) put more than half of “it”'s attention on “animal”: **L3·H1** (0.677), **L5·H11** (0.673)" \
+        in page_text
+    assert "numbered from 0" in page_text and "L3·H1** is layer 3, head 1" in page_text
+    # the open head (L3·H1 by default) large, with numbers in the cells, rows summing to 1
+    assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
+    labels, m = head_matrix(at)
+    assert labels == TOKENS and title(head_fig(at)).startswith("L3·H1")
+    np.testing.assert_allclose(m, r.attentions[3, 1], atol=1e-6)
+    np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
+    assert head_fig(at)["data"][0]["text"][IT][ANIMAL] == "0.68"
+    # its line view: one head, every line a (query, key) pair of the open head
+    lines = line_fig(at)
+    assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {"L3·H1"}
+    assert at.get("download_button")
+
+
+def test_the_wide_twin_is_described_honestly(default_page, model):
+    text = texts(default_page)
+    assert "L3·H1 (0.68)" in text and "L5·H11 (0.56)" in text            # it → animal, tired and wide
+    assert "does not move the weight to “street”" in text
+    assert "not the model's answer" in text
+    at = run_page("pretrained", {"pt_text": WIDE, "pt_tgt": str(STREET)})
+    assert_clean(at)
+    assert at.selectbox(key="pt_tgt").value == STREET
+    x, y = bars(at)
+    assert y[0] < 0.5                                                      # no head favours street
+    assert f"No head puts more than half of “it”'s attention on “street”; the strongest is **{x[0]}**" in texts(at)
+
+
+def test_open_head_by_button_and_by_selectbox(model):
+    at = run_page("pretrained", {"pt_layer": "0", "pt_head": "0"})
+    assert title(head_fig(at)).startswith("L0·H0")
+    at.button(key="pt_open_top").click().run()                             # "Open L3·H1": the finder's first bar
+    assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
+    assert title(head_fig(at)).startswith("L3·H1")
+    at.selectbox(key="pt_layer").set_value(5).run()
+    at.selectbox(key="pt_head").set_value(11).run()
+    assert_clean(at)
+    _, m = head_matrix(at)
+    np.testing.assert_allclose(m, model.run(SENTENCE).attentions[5, 11], atol=1e-6)
+    # the orange bar is the open head
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "bar"]
+    colours = fig["data"][0]["marker"]["color"]
+    assert colours[fig["data"][0]["x"].index("L5·H11")] == "#ff7f0e"
+    assert fig["data"][0]["customdata"][1] == [5, 11]                       # what a click on the bar reports
+    assert params(at)["pt_layer"] == "5" and params(at)["pt_head"] == "11"
+
+
+def test_a_clicked_bar_names_its_head():
+    assert head_of_point({"point_index": 1, "x": "L5·H11", "customdata": [5, 11]}) == (5, 11)
+    assert head_of_point({"point_index": 0}) is None
+    assert head_of_point({"customdata": ["a", "b"]}) is None
+    assert head_of_point(None) is None
+
+
+def test_source_and_target_rank_other_pairs_and_reset_with_the_text(model):
+    at = run_page("pretrained")
+    at.selectbox(key="pt_tgt").set_value(13).run()                         # it → tired
+    r = model.run(SENTENCE)
+    w = r.attentions[:, :, IT, 13]
+    x, y = bars(at)
+    assert x[0] == "L{}·H{}".format(*np.unravel_index(np.argmax(w), w.shape))
+    np.testing.assert_allclose(y[0], w.max(), atol=1e-6)
+    assert params(at)["pt_tgt"] == "13"
+    at.text_area(key="pt_text").input("The trophy didn't fit in the suitcase because it was too big.").run()
+    assert_clean(at)
+    tokens = model.run("The trophy didn't fit in the suitcase because it was too big.").tokens
+    assert at.selectbox(key="pt_src").value == tokens.index("it")           # back to it; no "animal": the next word
+    assert at.selectbox(key="pt_tgt").value == 1
+    assert "pt_src" not in at.query_params and "pt_tgt" not in at.query_params
+
+
+def test_hide_specials_drops_cls_and_sep_and_renormalises():
+    at = run_page("pretrained")
+    at.toggle(key="pt_hide").set_value(True).run()
+    assert_clean(at)
+    labels, m = head_matrix(at)
+    assert labels == TOKENS[1:-1]
+    np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
+    grid = grid_fig(at)
+    for d in grid["data"][::7]:
+        assert "[CLS]" not in d["x"] and "[SEP]" not in d["x"]
+        np.testing.assert_allclose(array(d["z"]).reshape(14, 14).sum(axis=1), 1.0, atol=1e-5)
+    assert at.selectbox(key="pt_src").value == IT - 1 and at.selectbox(key="pt_tgt").value == ANIMAL - 1
+    assert params(at)["pt_hide"] == "1"
+
+
+def test_merge_joins_word_pieces_into_words(model):
+    text = "The cat is unbelievably fluffy."
+    assert "##bel" in model.run(text).tokens
+    at = run_page("pretrained", {"pt_text": text, "pt_merge": "1", "pt_hide": "1"})
+    assert_clean(at)
+    labels, m = head_matrix(at)
+    assert labels == ["the", "cat", "is", "unbelievably", "fluffy", "."]
+    np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
+    assert "6 tokens: the · cat · is · unbelievably · fluffy · ." in texts(at)
+
+
+def test_600_tokens_are_cut_to_512_with_a_notice():
+    at = run_page("pretrained", {"pt_text": "word " * 600})
+    assert_clean(at)
+    (w,) = warnings(at)
+    assert "602 tokens" in w and "first 512 tokens" in w
+    assert "512 tokens:" in texts(at)
+    # one layer's 12 heads, pooled to 128 a side; the large head pooled to 256; every figure light
+    grid = grid_fig(at)
+    assert len(grid["data"]) == 12 and len(grid["data"][0]["x"]) == 128
+    assert len(head_fig(at)["data"][0]["x"]) == 256
+    assert "pooled into 128" in texts(at) and "pooled into 256" in texts(at)
+    _, m = head_matrix(at)
+    np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-4)
+    assert all(len(c.proto.spec) <= MAX_FIGURE_BYTES for c in at.get("plotly_chart"))
+    at.radio(key="pt_glayer").set_value(4).run()
+    assert [a["text"] for a in grid_fig(at)["layout"]["annotations"]][:2] == ["L4·H0", "L4·H1"]
+
+
+def test_figures_stay_light_at_128_tokens(model):
+    text = ("Attention lets every word in a sentence look at every other word and decide how much each one matters. "
+            "In a transformer, each token is turned into a query, a key and a value. ") * 4
+    _, _, offsets, _ = model.tokenize(text, 128)
+    text = text[:offsets[126][1]]                                          # exactly 126 pieces + [CLS] + [SEP]
+    at = run_page("pretrained", {"pt_text": text})
+    assert_clean(at)
+    assert "128 tokens:" in texts(at)
+    assert len(grid_fig(at)["data"]) == 12                                 # one layer, not 72 heads
+    sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+    assert max(sizes) <= MAX_FIGURE_BYTES, sizes
+    assert "Tokens 0–63 of 128: the line view draws a window of 64 tokens" in texts(at)   # source: word 1
+
+
+@pytest.mark.parametrize("text, kind, expected", [
+    ("", "error", "The text is empty"),
+    ("   \n ", "error", "The text is empty"),
+    ("😀 🎉", "warning", "every character (😀 🎉) became [UNK]"),
+    ("小明喜欢吃苹果", "info", "5 token(s) are [UNK]"),
+    ("I love 🍕 pizza", "info", "1 token(s) are [UNK]"),
+])
+def test_emoji_chinese_and_empty_text_give_clear_messages(text, kind, expected):
+    at = run_page("pretrained", {"pt_text": text})
+    assert_clean(at)
+    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[kind]
+    assert any(expected in s for s in shown), shown
+    if kind != "error":
+        assert not errors(at) and grid_fig(at)
+    if text == "小明喜欢吃苹果":
+        assert "喜 欢 吃 苹 果" in shown[0]
+        assert "6 tokens" not in texts(at) and "9 tokens: [CLS] · 小 · 明 · [UNK]" in texts(at)
+
+
+def test_bad_text_after_a_good_one_keeps_the_last_view():
+    at = run_page("pretrained")
+    at.text_area(key="pt_text").input("").run()
+    assert_clean(at)
+    (err,) = errors(at)
+    assert "empty" in err and "Showing the last view that worked" in texts(at)
+    assert bars(at)[0][0] == "L3·H1"
+
+
+def test_presets():
+    at = run_page("pretrained")
+    at.button(key="pt_preset_chinese").click().run()
+    assert at.text_area(key="pt_text").value == "小明喜欢吃苹果。"
+    assert any("[UNK]" in str(i.value) for i in at.info)
+    at.button(key="pt_preset_paragraph").click().run()
+    assert_clean(at)
+    assert len(grid_fig(at)["data"]) == 12 and at.radio(key="pt_glayer").value == 0
+    at.button(key="pt_preset_tired").click().run()
+    assert len(grid_fig(at)["data"]) == 72
+
+
+def test_line_view_only_source():
+    at = run_page("pretrained", {"pt_lfoc": "1"})
+    assert_clean(at)
+    ys = [y for d in line_fig(at)["data"] if d.get("mode") == "lines" for y in d["y"][0::3]]
+    assert ys and set(ys) == {IT}
+
+
+def test_url_round_trip():
+    at = run_page("pretrained")
+    at.button(key="pt_preset_wide").click().run()
+    at.toggle(key="pt_hide").set_value(True).run()
+    at.selectbox(key="pt_tgt").set_value(STREET - 1).run()
+    at.selectbox(key="pt_layer").set_value(5).run()
+    at.selectbox(key="pt_head").set_value(2).run()
+    at.toggle(key="pt_lfoc").set_value(True).run()
+    assert_clean(at)
+    p = params(at)
+    assert p["pt_text"] == WIDE and p["pt_hide"] == "1" and p["pt_tgt"] == str(STREET - 1)
+    assert p["pt_layer"] == "5" and p["pt_head"] == "2" and p["pt_lfoc"] == "1"
+    again = run_page("pretrained", p)
+    assert_clean(again)
+    assert not warnings(again)
+    assert again.text_area(key="pt_text").value == WIDE
+    assert again.selectbox(key="pt_tgt").value == STREET - 1 and again.selectbox(key="pt_head").value == 2
+    assert bars(again)[0] == bars(at)[0]
+    assert [title(f) for f in figures(again)] == [title(f) for f in figures(at)]
+
+
+def test_tampered_url_falls_back_with_a_warning():
+    at = run_page("pretrained", {"pt_layer": "9", "pt_head": "-1", "pt_hide": "maybe", "pt_src": "99",
+                                 "pt_tgt": "x", "pt_glayer": "abc", "pt_zzz": "1", "pt_text": "a" * 6000})
+    assert_clean(at)
+    (w,) = warnings(at)
+    for name in ("pt_layer", "pt_head", "pt_hide", "pt_src", "pt_tgt", "pt_glayer", "pt_zzz", "pt_text"):
+        assert name in w
+    assert not errors(at)
+    assert at.text_area(key="pt_text").value == SENTENCE
+    assert at.selectbox(key="pt_src").value == IT and bars(at)[0][0] == "L3·H1"
+
+
+def test_chinese():
+    at = run_page("pretrained", {"lang": "zh"})
+    assert_clean(at)
+    assert at.title[0].value == "真实训练过的 Transformer"
+    text = texts(at)
+    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L3·H1** (0.677)、**L5·H11** (0.673)" in text
+    assert "从 0 开始编号" in text and "所有的头" in text
+    assert title(head_fig(at)).startswith("L3·H1：")
+    at = run_page("pretrained", {"lang": "zh", "pt_text": "😀"})
+    assert_clean(at)
+    assert any("都变成了 [UNK]" in w for w in warnings(at))
+    at = run_page("pretrained", {"lang": "zh", "pt_text": " "})
+    assert any("文本是空的" in e for e in errors(at))
+
+
+def test_missing_package_says_how_to_install():
+    load_model.clear()
+    try:
+        with mock.patch.object(pretrained, "model_dir", side_effect=ModelNotInstalled("no package")):
+            at = run_page("pretrained", {"pt_layer": "5"})
+            assert_clean(at)
+            (err,) = errors(at)
+            assert "not installed" in err
+            assert at.code[0].value == INSTALL_COMMAND
+            assert not figures(at) and not warnings(at)                    # the URL's settings are kept
+            assert params(at)["pt_layer"] == "5"
+            zh = run_page("pretrained", {"lang": "zh"})
+            assert_clean(zh)
+            assert "没有安装" in errors(zh)[0]
+            home = run_page("multi_head")                                   # the rest of the app is untouched
+            assert_clean(home)
+            assert figures(home)
+    finally:
+        load_model.clear()
+    at = run_page("pretrained")                                             # installed again: a failure is not cached
+    assert_clean(at)
+    assert bars(at)[0][0] == "L3·H1"
+
+
+def test_pool_keeps_rows_summing_to_one():
+    rng = np.random.default_rng(0)
+    a = rng.random((2, 3, 10, 10))
+    a /= a.sum(axis=-1, keepdims=True)
+    tokens = [f"t{i}" for i in range(10)]
+    v = pool(tokens, a, 4)
+    assert v.tokens == ["0–2", "3–5", "6–8", "t9"] and v.attn.shape == (2, 3, 4, 4)
+    np.testing.assert_allclose(v.attn.sum(axis=-1), 1.0)
+    np.testing.assert_allclose(v.attn[..., 0, 0], a[..., 0:3, 0:3].sum(axis=-1).mean(axis=-1))
+    assert pool(tokens, a, 10).tokens == tokens
+    with pytest.raises(ValueError, match="max_tokens"):
+        pool(tokens, a, 0)
