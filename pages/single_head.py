@@ -15,7 +15,7 @@ import visattn
 from ui import url_state
 from ui.cache_single_head import PEAK_GRID, dot_products, peakedness
 from ui.charts import download_csv, show
-from ui.errors import compute, show_error
+from ui.errors import compute, last_good, show_error
 from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
 from ui.widgets import matrix_editor, set_matrix
@@ -380,10 +380,11 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
                 bad = True
             else:
                 mats[key] = m
-    if bad:
+    if bad:  # keep teaching from the last matrices that worked while the cell is being fixed
         st.info(t("single_head.fix_cells"))
-        return
-    tr = compute("sh_edit", _edit_trace, mats, int(T), int(D), int(d_k), scale, causal, temperature)
+        tr = last_good("sh_edit")
+    else:
+        tr = compute("sh_edit", _edit_trace, mats, int(T), int(D), int(d_k), scale, causal, temperature)
     if tr is None:
         return
     tokens = [f"x{i + 1}" for i in range(tr.X.shape[0])]

@@ -99,11 +99,15 @@ def test_edit_view_defaults_to_article_and_recomputes_edits():
 
 def test_bad_text_cell():
     at = run_page("single_head", {"sh_view": "edit"})
+    before = zs(at)
     at.session_state["sh_wq__ed0"] = edit({2: {"1": "abc"}})
     at.run()
     assert_clean(at)
     assert any("W^Q" in e and "row 2, column 1" in e for e in errors(at)), errors(at)
-    assert not zs(at)  # nothing computed from a broken table
+    # nothing is computed from the broken table: the last good view stays, marked as such
+    after = zs(at)
+    assert len(after) == len(before) and all(np.array_equal(a, b) for a, b in zip(after, before))
+    assert any("last view that worked" in c.value for c in at.caption)
 
 
 def test_mismatched_shapes_explained():

@@ -15,6 +15,14 @@ def show_error(exc: Exception) -> None:
     st.error(f"**{t('common.error_heading')}** {exc}", icon="🚫")
 
 
+def last_good(slot: str) -> Any:
+    """The last good result stored under ``slot`` by :func:`compute` (or None), captioned as such."""
+    last = st.session_state.get("_last_good", {}).get(slot)
+    if last is not None:
+        st.caption(t("common.showing_last_good"))
+    return last
+
+
 def compute(slot: str, fn: Callable[..., Any], *args, **kwargs) -> Any:
     """``fn(*args, **kwargs)``; on ValueError show it and return the last good result of ``slot`` (or None).
 

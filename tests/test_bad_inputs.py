@@ -1,0 +1,117 @@
+"""The bad-input catalogue: one table of what users (and tampered links) throw at the pages.
+
+Each case opens a page as a fresh session with the given URL parameters, optionally edits a matrix cell,
+and checks that the page says something clear (an error or a notice that names the problem), shows no
+exception, and that the rest of the page still works: the navigation is there and at least the stated
+number of figures is drawn. Odd-but-valid inputs (emoji, mixed scripts) must simply work.
+"""
+
+from dataclasses import dataclass, field
+
+import pytest
+from apptest_util import assert_clean, figures, run_page
+
+LONG_600 = " ".join(["word"] * 600)
+LONG_300 = " ".join(["cat"] * 300)
+EMOJI = "🙂🐈 went 🚀"
+MIXED = "The 小猫 didn't cross 马路 because it was tired"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    page: str
+    params: dict
+    expect: str = "message"       # "message": an error or warning must say something; "ok": must just work
+    says: tuple = ()              # words the message must contain (any language-neutral token: a key or number)
+    charts: int = 1               # figures still drawn
+    edit: tuple | None = None     # (editor key, row, column name, value) applied after the first run
+    lang: str = "en"
+    more: dict = field(default_factory=dict)
+
+
+CASES = [
+    # kernel regression -------------------------------------------------------------------------------------
+    Case("kernel: query is text", "kernel", {"kr_q": "abc"}, says=("kr_q",)),
+    Case("kernel: sigma 0", "kernel", {"kr_sigma": "0"}),
+    Case("kernel: sigma negative", "kernel", {"kr_sigma": "-1"}),
+    Case("kernel: sigma NaN", "kernel", {"kr_sigma": "nan"}),
+    Case("kernel: sigma 1e308 (valid: every key weighs the same)", "kernel", {"kr_sigma": "1e308"}, expect="ok"),
+    Case("kernel: unknown kernel", "kernel", {"kr_kernel": "cosine"}, says=("kr_kernel",)),
+    Case("kernel: preset path traversal", "kernel", {"kr_preset": "../../etc/passwd"}, says=("kr_preset",)),
+    Case("kernel: text in the table link", "kernel", {"kr_data": "1,abc;2,3"}, says=("kr_data",)),
+    Case("kernel: empty table link", "kernel", {"kr_data": ""}, says=("kr_data",)),
+    Case("kernel: text cell", "kernel", {}, edit=("kr_data__ed0", 0, "weight (jin)", "heavy")),
+    Case("kernel: empty cell (NaN)", "kernel", {}, edit=("kr_data__ed0", 1, "weight (jin)", None)),
+    Case("kernel: 1e308 cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", 1e308)),
+    Case("kernel: inf cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", float("inf"))),
+    # single head --------------------------------------------------------------------------------------------
+    Case("single: empty sentence", "single_head", {"sh_view": "sentence", "sh_text": ""}, charts=0),
+    Case("single: 600 tokens", "single_head", {"sh_view": "sentence", "sh_text": LONG_600}, says=("600",), charts=0),
+    Case("single: emoji sentence", "single_head", {"sh_view": "sentence", "sh_text": EMOJI}, expect="ok"),
+    Case("single: mixed CJK/Latin", "single_head", {"sh_view": "sentence", "sh_text": MIXED}, expect="ok"),
+    Case("single: d_k = 0", "single_head", {"sh_view": "edit", "sh_dk": "0"}, charts=0),
+    Case("single: temperature 0", "single_head", {"sh_temp": "0"}, says=("sh_temp",)),
+    Case("single: temperature inf", "single_head", {"sh_temp": "inf"}, says=("sh_temp",)),
+    Case("single: negative d_model", "single_head", {"sh_view": "edit", "sh_d": "-4"}, says=("sh_d",)),
+    Case("single: unknown view", "single_head", {"sh_view": "<script>"}, says=("sh_view",)),
+    Case("single: text in W_Q", "single_head", {"sh_view": "edit"}, edit=("sh_wq__ed0", 2, "1", "abc")),
+    Case("single: ragged X link", "single_head", {"sh_x": "1,2;3"}, says=("sh_x",)),
+    # multi-head ---------------------------------------------------------------------------------------------
+    Case("multi: empty text", "multi_head", {"mh_text": ""}, charts=0),
+    Case("multi: 300 tokens", "multi_head", {"mh_text": LONG_300}, says=("300",), charts=0),
+    Case("multi: heads do not divide d_model", "multi_head", {"mh_src": "random", "mh_d": "30", "mh_h": "4"},
+         says=("30", "4"), charts=0),
+    Case("multi: negative heads", "multi_head", {"mh_h": "-3"}, says=("mh_h",)),
+    Case("multi: unknown words", "multi_head", {"mh_text": "The wug didn't blick because it was tired."}),
+    Case("multi: mixed CJK/Latin", "multi_head", {"mh_text": MIXED}),
+    Case("multi: emoji", "multi_head", {"mh_text": EMOJI}, expect="ok"),
+    Case("multi: layer 7", "multi_head", {"mh_layer": "7"}, says=("mh_layer",)),
+    # positional encoding -------------------------------------------------------------------------------------
+    Case("positional: odd d_model", "positional", {"pe_d": "7"}, says=("7",), charts=0),
+    Case("positional: zero positions", "positional", {"pe_n": "0"}, charts=0),
+    Case("positional: d_model 4000", "positional", {"pe_d": "4000"}, says=("2048",), charts=0),
+    Case("positional: 5000 positions", "positional", {"pe_n": "5000"}, says=("4096",), charts=0),
+    Case("positional: negative positions", "positional", {"pe_n": "-5"}, says=("pe_n",)),
+    Case("positional: empty custom sentence", "positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": ""},
+         charts=0),
+    # pretrained ----------------------------------------------------------------------------------------------
+    Case("pretrained: empty text", "pretrained", {"pt_text": ""}, charts=0),
+    Case("pretrained: 600 tokens truncated", "pretrained", {"pt_text": LONG_600}, says=("512",)),
+    Case("pretrained: emoji only", "pretrained", {"pt_text": "🙂🙂🙂"}, says=("[UNK]",)),
+    Case("pretrained: head 99", "pretrained", {"pt_head": "99"}, says=("pt_head",)),
+    # every page: garbage in the shared parameters ------------------------------------------------------------
+    *[Case(f"{p}: lang and present garbage", p, {"lang": "xx", "present": "maybe", "junk": "1"},
+           says=("lang", "present", "junk"), charts=0 if p == "home" else 1)
+      for p in ("home", "kernel", "single_head", "multi_head", "positional", "pretrained")],
+]
+
+
+def messages(at) -> list[str]:
+    return [str(e.value) for kind in ("error", "warning", "info") for e in at.get(kind)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input(case: Case):
+    at = run_page(case.page, {"lang": case.lang} | case.params)
+    assert_clean(at)
+    if case.edit:
+        key, row, col, value = case.edit
+        at.session_state[key] = {"edited_rows": {row: {col: value}}, "added_rows": [], "deleted_rows": []}
+        at.run()
+        assert_clean(at)
+    said = messages(at)
+    if case.expect == "message":
+        assert said, "the page said nothing about the bad input"
+        text = " ".join(said)
+        for word in case.says:
+            assert word in text, f"{word!r} not in {said}"
+    else:
+        assert not at.error, said
+    # the rest of the page still works
+    assert len(at.get("page_link")) >= 6
+    assert len(figures(at)) >= case.charts
+
+
+def test_catalogue_is_large_enough():
+    assert len(CASES) >= 30
