@@ -156,7 +156,7 @@ def grid(tokens: list[str], attn: np.ndarray, k_glayer: str) -> None:
         explain(t("pretrained.grid_all_intro"))
         fig = figures.head_grid(attn, tokens, tokens, row_titles=[f"L{l}" for l in range(N_LAYERS)],
                                 col_titles=[f"H{h}" for h in range(N_HEADS)], font_size=font_size() - 2,
-                                cell_px=120 if not presenter() else 150, **names)
+                                cell_px=85 if not presenter() else 110, **names)
         for k, ann in enumerate(fig.layout.annotations):     # "L0 · H3" above each cell reads as L0·H3
             ann.text = head_name(k // N_HEADS, k % N_HEADS)
             ann.font = dict(size=max(9, font_size() - 3))

@@ -92,8 +92,8 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert y[0] > 0.5 and y[1] > 0.5 and y[2] < 0.5 and np.all(np.diff(y) <= 0)
     np.testing.assert_allclose(y[0], r.attentions[3, 1, IT, ANIMAL], atol=1e-6)
     page_text = texts(at)
-    assert "**2** head(s) put more than half of “it”'s attention on “animal”: **L3·H1** (0.677), **L5·H11** (0.673)" \
-        in page_text
+    assert ("**2** head(s) put more than half of the attention of “it” on “animal”: **L3·H1** (0.677), **L5·H11** "
+            "(0.673)") in page_text
     assert "numbered from 0" in page_text and "L3·H1** is layer 3, head 1" in page_text
     # the open head (L3·H1 by default) large, with numbers in the cells, rows summing to 1
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
@@ -118,7 +118,7 @@ def test_the_wide_twin_is_described_honestly(default_page, model):
     assert at.selectbox(key="pt_tgt").value == STREET
     x, y = bars(at)
     assert y[0] < 0.5                                                      # no head favours street
-    assert f"No head puts more than half of “it”'s attention on “street”; the strongest is **{x[0]}**" in texts(at)
+    assert f"No head puts more than half of the attention of “it” on “street”; the strongest is **{x[0]}**" in texts(at)
 
 
 def test_open_head_by_button_and_by_selectbox(model):
