@@ -175,6 +175,21 @@ def grid(tokens: list[str], attn: np.ndarray, k_glayer: str) -> None:
     show(fig, f"pretrained_grid_L{layer}")
 
 
+def patterns(attn: np.ndarray) -> dict[str, str]:
+    """What the grid shows, measured: heads parked on [CLS], previous- and next-token heads (raw weights)."""
+    T = attn.shape[-1]
+    i = np.arange(1, T)
+    on_cls = attn[..., :, 0].mean(axis=-1)                   # (L, H) mean weight on [CLS]
+    prev = attn[..., i, i - 1].mean(axis=-1)                 # (L, H) mean weight on the token before
+    nxt = attn[..., i - 1, i].mean(axis=-1)                  # (L, H) mean weight on the token after
+
+    def names(w: np.ndarray) -> str:
+        heads = [head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG))]
+        return t("pretrained.list_sep").join(heads) or t("pretrained.none")
+
+    return dict(n_cls=int((on_cls > STRONG).sum()), prev=names(prev), next=names(nxt))
+
+
 def finder(tokens: list[str], attn: np.ndarray, k_src: str, k_tgt: str, layer: int, head: int) -> int:
     """Source/target pickers, the ranked heads as clickable bars, and the sentence naming the strong heads."""
     T = len(tokens)
@@ -319,7 +334,7 @@ with page("pretrained"):
             # ── 1. every head ────────────────────────────────────────────────────────────────────────────
             st.header(t("pretrained.grid_header"))
             grid(tokens, attn, k_glayer)
-            explain(t("pretrained.grid_read"))
+            explain(t("pretrained.grid_read", **patterns(run.attentions)))
 
             # ── 2. the head finder ───────────────────────────────────────────────────────────────────────
             st.header(t("pretrained.finder_header"))

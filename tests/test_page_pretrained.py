@@ -95,6 +95,9 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert ("**2** head(s) put more than half of the attention of “it” on “animal”: **L3·H1** (0.677), **L5·H11** "
             "(0.673)") in page_text
     assert "numbered from 0" in page_text and "L3·H1** is layer 3, head 1" in page_text
+    n_cls = int((r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum())    # heads parked on [CLS], measured live
+    assert f"**{n_cls}** of the 72 heads give [CLS] more than half" in page_text and n_cls > 20
+    assert "previous token: L0·H2; at the next token: L1·H8." in page_text
     # the open head (L3·H1 by default) large, with numbers in the cells, rows summing to 1
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
     labels, m = head_matrix(at)
