@@ -8,6 +8,8 @@ page script without ``app.py`` on a deep link; this frame is what makes that har
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import PurePosixPath
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -36,7 +38,26 @@ def font_size() -> int:
     return 20 if presenter() else 13
 
 
-def _sidebar(current: str) -> None:
+def view_link(page_id: str, params: dict[str, str]) -> str:
+    """The address that reopens this page with these settings (absolute when the browser told us its URL)."""
+    path = dict((pid, p) for pid, p, _ in PAGES)[page_id]
+    name = "" if path == "app.py" else PurePosixPath(path).stem
+    try:
+        base = (st.context.url or "").rstrip("/")
+    except Exception:  # no browser behind this run
+        base = ""
+    # st.context.url keeps the page's own path with file-based pages; the app's root is what we want
+    for _, other, _ in PAGES:
+        stem = PurePosixPath(other).stem
+        if other != "app.py" and base.endswith("/" + stem):
+            base = base[: -len(stem) - 1]
+            break
+    query = urlencode(params)
+    return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+def _sidebar(current: str):
+    """Language, presenter mode, navigation; returns the slot where the link to this view goes."""
     with st.sidebar:
         st.segmented_control(t("common.language"), list(LANGUAGES), format_func=LANGUAGES.get,
                              key=url_state.bind("lang", browser_lang(), options=list(LANGUAGES)),
@@ -46,8 +67,10 @@ def _sidebar(current: str) -> None:
         keep = {"lang": lang()} | ({"present": "1"} if presenter() else {})
         for pid, path, icon in PAGES:
             st.page_link(path, label=t(f"{pid}.nav"), icon=icon, query_params=keep, disabled=pid == current)
+        link_slot = st.container()
         st.divider()
         st.caption(t("common.sidebar_footer"))
+    return link_slot
 
 
 def _presenter_css() -> None:
@@ -69,7 +92,7 @@ def page(page_id: str):
     url_state.bind("lang", browser_lang(), options=list(LANGUAGES))
     st.set_page_config(page_title=f"{t(page_id + '.nav')} · visattn", page_icon=PAGE_ICONS[page_id],
                        layout="wide", initial_sidebar_state="expanded")
-    _sidebar(page_id)
+    link_slot = _sidebar(page_id)
     if presenter():
         _presenter_css()
     notice_slot = st.container()
@@ -77,6 +100,11 @@ def page(page_id: str):
         yield
     finally:
         bad = url_state.finish()
+        with link_slot:
+            st.divider()
+            st.markdown(t("common.link_title"), help=t("common.link_help"))
+            # the language always travels with a shared link, even when it is this browser's default
+            st.code(view_link(page_id, {"lang": lang()} | url_state.current_params()), language=None, wrap_lines=True)
         if bad:
             notice_slot.warning(t("common.bad_params", names=", ".join(sorted(bad))), icon="⚠️")
 
