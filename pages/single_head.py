@@ -13,6 +13,7 @@ import streamlit as st
 
 import visattn
 from ui import url_state
+from ui.cache_pretrained import model_or_error
 from ui.cache_single_head import PEAK_GRID, dot_products, peakedness
 from ui.charts import download_csv, show
 from ui.errors import compute, last_good, show_error
@@ -20,6 +21,7 @@ from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
 from ui.widgets import matrix_editor, set_matrix
 from visattn import figures, scaling
+from visattn.pretrained import INSTALL_COMMAND
 from visattn.text import MAX_TOKENS
 
 # Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed from them.
@@ -55,10 +57,23 @@ def _seeded(text: str, d_model: int, seed: int):
     return tokens, visattn.seeded_embedding(tokens, d_model, seed)
 
 
-# The pretrained model's token embeddings plug in here once its page exists: add
-# "pretrained": fn(text, d_model, seed) -> (tokens, X) (its own tokenizer and width, d_model ignored) and a
-# locale key "single_head.emb_pretrained"; the chooser below appears as soon as there are two sources.
-EMBEDDINGS = {"seeded": _seeded}
+def _pretrained(text: str, d_model: int, seed: int):
+    """MiniLM's word pieces and their rows of its word-embedding table, projected on the table's d_model
+    principal axes and scaled to mean square 1 (:meth:`MiniLM.reduced_embeddings`). ``seed`` only drives W."""
+    model, _ = model_or_error()
+    if model is None:
+        raise ValueError(t("single_head.err_no_model", cmd=INSTALL_COMMAND))
+    try:
+        tokens, ids, _, n_in = model.tokenize(text)
+    except ValueError:
+        raise ValueError(t("single_head.err_unreadable")) from None
+    if n_in - 2 > MAX_TOKENS:                                      # [CLS] and [SEP] are not drawn here
+        raise ValueError(t("single_head.err_too_many", n=n_in - 2, limit=MAX_TOKENS))
+    return tokens[1:-1], model.reduced_embeddings(ids[1:-1], d_model)
+
+
+# text → (tokens, X); the chooser below appears as soon as there are two sources.
+EMBEDDINGS = {"seeded": _seeded, "pretrained": _pretrained}
 
 
 # --- small formatting helpers ----------------------------------------------------------------------------------
@@ -412,6 +427,8 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     if len(EMBEDDINGS) > 1:
         source = st.radio(t("single_head.emb"), list(EMBEDDINGS), format_func=lambda s: t(f"single_head.emb_{s}"),
                           key=url_state.bind("sh_emb", "seeded", options=list(EMBEDDINGS)), horizontal=True)
+        if source == "pretrained":
+            st.caption(t("single_head.emb_pretrained_note"))
     c = st.columns([1, 1, 1, 1.6])
     d_model = c[0].number_input(t("single_head.d_model"), 2, 64, step=1, key=url_state.bind("sh_sd", 16, lo=2, hi=64))
     d_k = c[1].number_input(t("single_head.d_k"), 1, 64, step=1, key=url_state.bind("sh_sdk", 8, lo=1, hi=64))
@@ -427,7 +444,8 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     # Numbers in the cells only while a cell is wide enough at 1280 px (half width when side by side).
     text_on = T <= (8 if side else figures.MAX_TEXT_CELLS)
     common = dict(x_title=t("common.key"), y_title=t("common.query"), font_size=font_size(), masked=masked, show_text=text_on)
-    w_fig = figures.heatmap(tr.weights, tokens, tokens, title=t("single_head.sent_weights"), **common)
+    w_fig = figures.heatmap(tr.weights, tokens, tokens, title=t("single_head.sent_weights"),
+                            value_name=t("common.weight"), **common)
     if text_on:
         cell_numbers(w_fig, tr.weights, masked, "{:.2f}")
     if not text_on:

@@ -224,3 +224,22 @@ def test_variance_figures_are_within_ten_percent_at_every_choice():
     for d_k in (1, 3, 24, 1024):
         s = scaling.sample_dot_products(d_k, seed=0)
         assert math.isclose(s.raw_var, d_k, rel_tol=0.1) and math.isclose(s.scaled_var, 1, rel_tol=0.1)
+
+
+def test_sentence_with_minilm_embeddings():
+    from visattn.pretrained import MiniLM
+
+    at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_sd": "16",
+                                  "sh_text": "The cat is unbelievably fluffy."})
+    assert_clean(at) and not errors(at)
+    assert "principal axes" in texts(at)
+    model = MiniLM.load()
+    tokens, ids, _, _ = model.tokenize("The cat is unbelievably fluffy.")
+    assert "##bel" in tokens and f"{len(tokens) - 2} tokens" in texts(at)        # MiniLM's word pieces, no [CLS]/[SEP]
+    assert zs(at)[0].shape == (len(tokens) - 2,) * 2
+    X = model.reduced_embeddings(ids[1:-1], 16)                                  # (T, 16), projected and scaled
+    assert X.shape == (len(tokens) - 2, 16)
+    all_rows = model.reduced_embeddings(list(range(model.config.vocab_size)), 16)
+    assert abs(float(np.mean(all_rows ** 2)) - 1.0) < 1e-6                       # mean square 1 over the vocabulary
+    at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_text": "word " * 70})
+    assert any("70 tokens" in e for e in errors(at)), errors(at)

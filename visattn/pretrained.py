@@ -268,6 +268,37 @@ class MiniLM:
         return MiniLMResult(text=text, tokens=tokens, token_ids=token_ids, offsets=offsets, attentions=attentions,
                             hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in)
 
+    def embedding_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Principal axes of the word-embedding table: (mean (D,), axes (D, D) as columns, variances (D,)).
+
+        Axes are sorted by falling variance over the V rows; computed once (a (D, D) eigendecomposition).
+        """
+        if getattr(self, "_axes", None) is None:
+            E = self.word_embeddings.astype(np.float64)                  # (V, D)
+            mean = E.mean(axis=0)                                        # (D,)
+            E -= mean
+            variances, axes = np.linalg.eigh(E.T @ E / len(E))            # (V, D)ᵀ x (V, D) -> (D, D), ascending
+            order = np.argsort(variances)[::-1]
+            axes = axes[:, order] * np.sign(axes[:, order].sum(axis=0) + 1e-300)  # a fixed sign per axis
+            self._axes = (mean, axes, variances[order])
+        return self._axes
+
+    def reduced_embeddings(self, token_ids, d: int) -> np.ndarray:
+        """Word-embedding rows of ``token_ids`` (T,) in d dimensions: projected on the table's d principal axes.
+
+        X = (E[ids] − mean) · A_d / √(mean of the d largest variances), so over the whole vocabulary an entry has
+        mean square 1 (like a unit-variance random embedding) and words the model treats alike stay close.
+        Returns (T, d) float64.
+        """
+        d = positive_int(d, "d", maximum=self.config.d_model)
+        ids = np.asarray(token_ids)
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or ids.size and (
+                ids.min() < 0 or ids.max() >= self.config.vocab_size):
+            raise ValueError(f"token_ids must be a 1-D array of integers in 0 … {self.config.vocab_size - 1}.")
+        mean, axes, variances = self.embedding_axes()
+        X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[:, :d]   # (T, D) x (D, d) -> (T, d)
+        return X / np.sqrt(variances[:d].mean())
+
     def forward(self, token_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No tokenizer involved."""
         c = self.config
