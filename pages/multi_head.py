@@ -125,20 +125,7 @@ def small_heatmap(m, rows, cols, title: str, name: str, *, weights: bool = False
     fig = figures.heatmap(m, cols, rows, title=title, weights=weights, height=height, font_size=font_size(),
                           x_title=x_title, y_title=y_title, show_text=text,
                           value_name=t("common.weight") if weights else t("common.value"))
-    if weights:
-        weight_text(fig)
     show(fig, name)
-
-
-def weight_text(fig, digits: int = 2) -> None:
-    """Cell and bar labels as fixed decimals ("0.00", not "2.7e-03"): weights are read against each other."""
-    for tr in fig.data:
-        if tr.text is not None and tr.type in ("heatmap", "bar"):
-            z = np.asarray(tr.z if tr.type == "heatmap" else tr.y, dtype=float)
-            if tr.type == "bar":   # label only the bars one can see
-                tr.text = [f"{v:.{digits}f}" if v >= 0.03 else "" for v in z]
-            else:
-                tr.text = [[f"{v:.{digits}f}" for v in row] for row in z]
 
 
 def grid(w: np.ndarray, r, tokens: list[str], layer: int) -> None:
@@ -250,11 +237,10 @@ with page("multi_head"):
                 for col, h in zip(cols, range(start, min(H, start + per_row))):
                     with col:
                         fig = figures.bars(tokens, w[h, i], highlight=best[h], ymax=1.15, font_size=font_size(),
-                                           y_title=t("common.weight"), digits=2,
+                                           y_title=t("common.weight"), digits=2, fixed=True, label_min=0.03,
                                            title=t("multi_head.focus_bar_title", head=head_label(r, h), token=tokens[i],
                                                    target=tokens[best[h]], w=f"{w[h, i, best[h]]:.2f}"))
                         fig.update_layout(height=320)
-                        weight_text(fig)
                         if per_row > 2:            # too narrow for a number on every bar: the title has the top one
                             fig.update_traces(text=None)
                         show(fig, f"multi_head_focus_L{layer + 1}_{r.head_names[h]}")
@@ -262,7 +248,6 @@ with page("multi_head"):
             fig = figures.heatmap(w[:, i, :], tokens, [head_label(r, h) for h in range(H)], font_size=font_size(),
                                   title=t("multi_head.focus_heat_title", token=tokens[i]), x_title=t("common.key"),
                                   y_title=t("common.head"), value_name=t("common.weight"))
-            weight_text(fig)
             show(fig, f"multi_head_focus_L{layer + 1}")
 
         # ── 3. the line view ─────────────────────────────────────────────────────────────────────────────
@@ -293,7 +278,6 @@ with page("multi_head"):
         fig = figures.heatmap(w[h], tokens, tokens, font_size=font_size(), x_title=t("common.key"),
                               y_title=t("common.query"), value_name=t("common.weight"),
                               title=t("multi_head.one_title", head=head_label(r, h), layer=layer + 1))
-        weight_text(fig)
         show(fig, f"multi_head_L{layer + 1}_{r.head_names[h]}")
         explain(t(f"multi_head.why_{r.head_names[h]}") if is_designed else t("multi_head.why_random"))
         download_csv(w[h], f"multi_head_L{layer + 1}_head_{r.head_names[h]}", tokens, tokens, key="mh_csv_head")

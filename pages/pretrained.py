@@ -77,13 +77,6 @@ def run_checked(model, text: str):
         raise ValueError(t("pretrained.err_unreadable")) from None
 
 
-def fixed_text(fig, digits: int = 2) -> None:
-    """Cell labels as fixed decimals ("0.00", not "2.7e-03"): weights are read against each other."""
-    for tr in fig.data:
-        if tr.type == "heatmap" and tr.text is not None:
-            tr.text = [[f"{v:.{digits}f}" for v in row] for row in np.asarray(tr.z, dtype=float)]
-
-
 def default_pair(tokens: list[str]) -> tuple[int, int]:
     """Source "it" and target "animal" when present; else the first word and the word after it."""
     words = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] or list(range(len(tokens)))
@@ -256,7 +249,6 @@ def one_head(tokens: list[str], attn: np.ndarray, src: int, k_layer: str, k_head
     fig = figures.heatmap(v.attn, v.tokens, v.tokens, title=t("pretrained.head_title", head=name),
                           x_title=t("common.key"), y_title=t("common.query"), value_name=t("common.weight"),
                           font_size=font_size())
-    fixed_text(fig)
     show(fig, f"pretrained_{name}")
     if T > TEXT_CELLS:
         st.caption(t("pretrained.hover_numbers"))

@@ -201,14 +201,20 @@ def line_view(w, tokens, *, head_names=None, visible=None, title: str = "", font
 
 
 def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "weight", highlight=None,
-         ymax=None, font_size: int = 14, digits: int = 3) -> go.Figure:
-    """One bar per label (numeric positions, so repeated labels stay apart); ``highlight`` indexes a bar."""
+         ymax=None, font_size: int = 14, digits: int = 3, fixed: bool = False, label_min: float | None = None) -> go.Figure:
+    """One bar per label (repeated labels stay apart); ``highlight`` indexes a bar.
+
+    Bars are labelled with their values (up to 40 bars): ``fixed`` gives ``digits`` decimals (weights read
+    against each other), ``label_min`` leaves bars below it unlabelled.
+    """
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
     colours = ["#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)]
     xt, xl = _ticks(labels, n)
     fig = go.Figure(go.Bar(x=xl, y=values.astype(np.float32), marker_color=colours,
-                           text=[_fmt(float(v), digits) for v in values] if n <= 40 else None, textposition="outside",
+                           text=[("" if label_min is not None and v < label_min else
+                                  f"{v:.{digits}f}" if fixed else _fmt(float(v), digits)) for v in values] if n <= 40 else None,
+                           textposition="outside",
                            hovertemplate=f"%{{x}}<br>{y_title}: %{{y:.4g}}<extra></extra>"))
     fig.update_xaxes(title=x_title, **xt)
     fig.update_yaxes(title=y_title, range=[0, ymax] if ymax is not None else None)
