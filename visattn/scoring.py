@@ -110,7 +110,10 @@ def standardize(Q, K) -> tuple[np.ndarray, np.ndarray]:
     Q, K = _qk(Q, K)
     mean = K.mean(axis=0)                                 # (Dk,)
     std = K.std(axis=0)
-    std = np.where(std > 0, std, 1.0)
+    # a feature whose spread is rounding noise next to its size (or next to 1) counts as constant: dividing by
+    # 1e-34 would blow a query's 1.0 up to 1e34
+    tiny = 1e-9 * np.maximum(np.abs(K).max(axis=0), 1.0)
+    std = np.where(std > tiny, std, 1.0)
     return (Q - mean) / std, (K - mean) / std
 
 
