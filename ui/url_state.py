@@ -117,11 +117,6 @@ def bind(key: str, default, **kind) -> str:
     return key
 
 
-def reset(key: str) -> None:
-    """Put ``key`` back to its default (e.g. after its options changed)."""
-    st.session_state[key] = registry()[key].default
-
-
 def start_run() -> None:
     """Forget last run's registrations (each run registers what it draws)."""
     st.session_state[_REGISTRY] = {}
