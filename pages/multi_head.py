@@ -135,15 +135,9 @@ def grid(w: np.ndarray, r, tokens: list[str], layer: int) -> None:
     rows = -(-H // cols)
     block = np.full((rows * cols, T, T), np.nan)
     block[:H] = w
-    fig = figures.head_grid(block.reshape(rows, cols, T, T), tokens, tokens, col_titles=[" "] * cols,
+    fig = figures.head_grid(block.reshape(rows, cols, T, T), tokens, tokens,
+                            cell_titles=[head_label(r, k) if k < H else "" for k in range(rows * cols)],
                             font_size=font_size(), value_name=t("common.weight"), cell_px=330 if cols <= 2 else 230)
-    # head_grid titles cells "row · column"; here every cell is one head, so name each subplot after its head.
-    for k, ann in enumerate(fig.layout.annotations):
-        ann.text = head_label(r, k) if k < H else ""
-    fig.update_yaxes(showticklabels=False)             # rows and columns are the same tokens in every cell:
-    fig.update_yaxes(showticklabels=T <= 40, col=1)    # label the left column and the bottom row only
-    fig.update_xaxes(showticklabels=False)
-    fig.update_xaxes(showticklabels=T <= 40, row=rows)
     show(fig, f"multi_head_grid_L{layer + 1}")
 
 

@@ -368,16 +368,11 @@ def section_beyond() -> None:
     grid[:H] = bias
     fig = figures.head_grid(grid.reshape(R, C, n, n), list(range(n)), list(range(n)), value_name=t("positional.bias"),
                             query_name=t("common.query"), key_name=t("common.key"),
+                            cell_titles=[t("positional.head_slope", h=j + 1, m=slope_text(float(m))) for j, m in enumerate(slopes)]
+                            + [""] * (R * C - H),
+                            zmin=float(bias.min()) or -1.0, zmax=0.0, colorscale="Blues_r",
                             title=t("positional.alibi_title", n=n), font_size=font_size(), cell_px=270)
-    for j, m in enumerate(slopes):       # one title per head, above its own subplot
-        axis = "" if j == 0 else str(j + 1)
-        fig.add_annotation(text=t("positional.head_slope", h=j + 1, m=slope_text(float(m))), showarrow=False,
-                           xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=1.0, yanchor="bottom")
-    fig.update_layout(coloraxis=dict(cmin=float(bias.min()) or -1.0, cmax=0.0, colorscale="Blues_r"))
     fig.update_xaxes(tickangle=0)
-    for j in range(H, R * C):            # the empty cells of the last row
-        fig.update_xaxes(visible=False, row=j // C + 1, col=j % C + 1)
-        fig.update_yaxes(visible=False, row=j // C + 1, col=j % C + 1)
     show(fig, "alibi_bias")
     download_csv(bias.reshape(H * n, n), "alibi_bias", [f"h{j + 1}:{i}" for j in range(H) for i in range(n)], list(range(n)))
 

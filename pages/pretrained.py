@@ -19,7 +19,7 @@ import streamlit as st
 
 from ui import url_state
 from ui.cache_pretrained import head_of_point, model_or_error, run_text
-from ui.charts import download_csv, show
+from ui.charts import cached_figure, download_csv, show
 from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
@@ -147,12 +147,9 @@ def grid(tokens: list[str], attn: np.ndarray, k_glayer: str) -> None:
     names = dict(value_name=t("common.weight"), query_name=t("common.query"), key_name=t("common.key"))
     if T <= GRID_ALL_MAX:
         explain(t("pretrained.grid_all_intro"))
-        fig = figures.head_grid(attn, tokens, tokens, row_titles=[f"L{l}" for l in range(N_LAYERS)],
-                                col_titles=[f"H{h}" for h in range(N_HEADS)], font_size=font_size() - 2,
-                                cell_px=85 if not presenter() else 110, **names)
-        for k, ann in enumerate(fig.layout.annotations):     # "L0 · H3" above each cell reads as L0·H3
-            ann.text = head_name(k // N_HEADS, k % N_HEADS)
-            ann.font = dict(size=max(9, font_size() - 3))
+        fig = cached_figure("head_grid", attn, tokens, tokens, font_size=max(9, font_size() - 3),
+                            cell_titles=[head_name(l, h) for l in range(N_LAYERS) for h in range(N_HEADS)],
+                            cell_px=85 if not presenter() else 110, **names)
         show(fig, "pretrained_all_heads")
         return
     layer = st.radio(t("pretrained.grid_layer"), list(range(N_LAYERS)), key=k_glayer, horizontal=True,
@@ -161,10 +158,8 @@ def grid(tokens: list[str], attn: np.ndarray, k_glayer: str) -> None:
     if len(v.tokens) < T:
         st.caption(t("pretrained.pooled", T=T, B=len(v.tokens), size=len(v.groups[0])))
     B = len(v.tokens)
-    fig = figures.head_grid(v.attn.reshape(3, 4, B, B), v.tokens, v.tokens, col_titles=[" "] * 4,
-                            font_size=font_size(), cell_px=260, **names)
-    for h, ann in enumerate(fig.layout.annotations):
-        ann.text = head_name(layer, h)
+    fig = cached_figure("head_grid", v.attn.reshape(3, 4, B, B), v.tokens, v.tokens, font_size=font_size(),
+                        cell_titles=[head_name(layer, h) for h in range(N_HEADS)], cell_px=260, **names)
     show(fig, f"pretrained_grid_L{layer}")
 
 

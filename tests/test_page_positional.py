@@ -131,7 +131,7 @@ def test_beyond_section():
     assert len(alibi_lines["data"]) == 6
     assert "1/4, 1/16, 1/64, 1/256, 1/2, 1/8" in texts(at)
     heat = [d for d in grid["data"] if d["type"] == "heatmap"]
-    assert len(heat) == 8                                    # 2 × 4 cells, two left empty
+    assert len(heat) == 6                                    # one heatmap per head; the 2 empty cells draw none
     assert array(heat[0]["z"])[0, 4] == pytest.approx(-1.0)  # head 1, slope 1/4, distance 4
 
 
