@@ -36,6 +36,15 @@ def cell_text(m: np.ndarray, digits: int = 2, fixed: bool = False) -> list[list[
     return [[_fmt(float(v), digits) for v in row] for row in m]
 
 
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def compact(a) -> np.ndarray:
+    """``a`` as float32 (half the bytes to the browser) unless an entry is beyond float32's range."""
+    a = np.asarray(a, dtype=np.float64)
+    return a.astype(np.float32) if not (np.abs(a[np.isfinite(a)]) > F32_MAX).any() else a
+
+
 def unique_labels(labels, n: int) -> list[str]:
     """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width spaces."""
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
@@ -90,7 +99,7 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
         zmin, zmax = -bound, bound
     if show_text is None:
         show_text = rows <= MAX_TEXT_CELLS and cols <= MAX_TEXT_CELLS
-    z = m.astype(np.float32)
+    z = compact(m)
     text = cell_text(m, digits, fixed=is_weight) if show_text else None
     if masked is not None:
         masked = np.asarray(masked, dtype=bool)
@@ -161,7 +170,7 @@ def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=No
             layout["annotations"].append(dict(text=name, x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper",
                                               showarrow=False, yanchor="bottom", font=dict(size=font_size)))
             data.append(go.Heatmap(
-                z=w[r, c].astype(np.float32), x=xl, y=yl, coloraxis="coloraxis", name=name, xaxis=f"x{sfx}",
+                z=compact(w[r, c]), x=xl, y=yl, coloraxis="coloraxis", name=name, xaxis=f"x{sfx}",
                 yaxis=f"y{sfx}", hovertemplate=(f"{name}<br>{query_name}: %{{y}}<br>{key_name}: %{{x}}"
                                                 f"<br>{value_name}: %{{z:.3f}}<extra></extra>")))
     layout.update(title=title, coloraxis=dict(colorscale=colorscale, cmin=zmin, cmax=zmax,
@@ -226,7 +235,7 @@ def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "
     n = len(values)
     colours = ["#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)]
     xt, xl = _ticks(labels, n)
-    fig = go.Figure(go.Bar(x=xl, y=values.astype(np.float32), marker_color=colours,
+    fig = go.Figure(go.Bar(x=xl, y=compact(values), marker_color=colours,
                            text=[("" if label_min is not None and v < label_min else
                                   f"{v:.{digits}f}" if fixed else _fmt(float(v), digits)) for v in values] if n <= 40 else None,
                            textposition="outside",
@@ -243,9 +252,9 @@ def curves(x, ys: dict, *, title: str = "", x_title: str = "", y_title: str = ""
     fig = go.Figure()
     x = np.asarray(x, dtype=np.float64)
     for name, y in ys.items():
-        fig.add_trace(go.Scatter(x=x.astype(np.float32), y=np.asarray(y, dtype=np.float32), mode=mode, name=str(name)))
+        fig.add_trace(go.Scatter(x=compact(x), y=compact(y), mode=mode, name=str(name)))
     for name, (mx, my) in (markers or {}).items():
-        fig.add_trace(go.Scatter(x=np.asarray(mx, dtype=np.float32), y=np.asarray(my, dtype=np.float32),
+        fig.add_trace(go.Scatter(x=compact(mx), y=compact(my),
                                  mode="markers", name=str(name), marker=dict(size=10)))
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title)
