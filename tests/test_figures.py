@@ -1,0 +1,69 @@
+"""Figure builders: their output passes Plotly's full validation, and their labels and numbers are right.
+
+The builders skip validation for speed (``visattn.figures._figure``); these tests validate every builder's
+output once, over the options the pages use.
+"""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from visattn import figures
+
+TOKENS = ["The", "cat", "saw", "the", "cat", "."]
+W = np.random.default_rng(0).dirichlet(np.ones(6), size=(2, 3, 6))   # (2, 3, 6, 6) rows sum to 1
+
+
+def validated(fig: go.Figure) -> go.Figure:
+    """Plotly's own validation of everything the builder wrote (raises ValueError on a bad property)."""
+    return go.Figure(fig.to_dict())
+
+
+BUILDS = {
+    "heatmap weights": lambda: figures.heatmap(W[0, 0], TOKENS, TOKENS, title="t", x_title="key", y_title="query"),
+    "heatmap signed": lambda: figures.heatmap(W[0, 0] - 0.2, TOKENS, TOKENS, weights=False, value_name="score"),
+    "heatmap masked": lambda: figures.heatmap(W[0, 0], TOKENS, TOKENS, masked=~np.tril(np.ones((6, 6), bool))),
+    "heatmap large": lambda: figures.heatmap(np.random.default_rng(1).random((60, 50)), weights=False),
+    "head grid": lambda: figures.head_grid(W, TOKENS, TOKENS, row_titles=["L0", "L1"], col_titles=["a", "b", "c"]),
+    "head grid custom scale": lambda: figures.head_grid(-W, zmin=-1, zmax=0, colorscale="Blues_r", title="bias"),
+    "line view": lambda: figures.line_view(W[0], TOKENS, head_names=["a", "b", "c"], visible=[0, 2], title="l"),
+    "bars": lambda: figures.bars(TOKENS, W[0, 0, 1], highlight=2, ymax=1.1, fixed=True, label_min=0.05),
+    "curves": lambda: figures.curves(np.arange(5), {"a": np.arange(5) ** 2}, markers={"q": ([2], [4])}, title="c"),
+}
+
+
+@pytest.mark.parametrize("name", BUILDS)
+def test_builder_output_passes_plotly_validation(name):
+    fig = validated(BUILDS[name]())
+    assert fig.data
+
+
+def test_repeated_tokens_stay_distinct_and_read_the_same():
+    fig = figures.heatmap(W[0, 0], TOKENS, TOKENS)
+    xs = list(fig.data[0].x)
+    assert len(set(xs)) == 6 and [x.rstrip("\u200b") for x in xs] == TOKENS
+
+
+def test_weights_read_as_fixed_decimals_and_masked_cells_are_veiled():
+    m = np.array([[0.9973, 0.0027], [0.5, 0.5]])
+    fig = figures.heatmap(m, masked=np.array([[False, True], [False, False]]))
+    assert fig.data[0].text[0][0] == "1.00" and list(fig.data[0].text[1]) == ["0.50", "0.50"]
+    assert fig.data[0].text[0][1] == "✕"
+    veil = np.asarray(fig.data[1].z, dtype=float)
+    assert veil[0, 1] == 1 and np.isnan(veil[0, 0])
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+
+
+def test_head_grid_leaves_padding_cells_blank():
+    w = np.full((2, 2, 3, 3), np.nan)
+    w[0] = 1 / 3
+    w[1, 0] = 1 / 3
+    fig = figures.head_grid(w, cell_titles=["h1", "h2", "h3", ""])
+    assert [tr.name for tr in fig.data] == ["h1", "h2", "h3"]
+    assert fig.layout.xaxis4.visible is False
+    assert fig.layout.xaxis2.showticklabels is True   # the cell below head 2 is blank: head 2 is the bottom row
+
+
+def test_arrays_go_to_the_browser_as_float32_unless_they_would_overflow():
+    assert figures.compact([1.0, 2.0]).dtype == np.float32
+    assert figures.compact([1.0, 1e308]).dtype == np.float64
