@@ -6,12 +6,12 @@ import pytest
 from apptest_util import ROOT
 from browser_util import chromium, require_browser, streamlit_server, wait_rendered
 
+from ui.registry import PAGES as REGISTRY
+
 pytestmark = pytest.mark.browser
 
-# (URL path, page id, expects a Plotly chart)
-PAGES = [("", "home", False), ("kernel_regression", "kernel", True), ("single_head", "single_head", True),
-         ("multi_head", "multi_head", True), ("positional_encoding", "positional", True),
-         ("pretrained", "pretrained", True)]
+# (URL path, page id, expects a Plotly chart): every page of the app draws one, but home
+PAGES = [(p.url_path, p.id, p.id != "home") for p in REGISTRY]
 
 
 def title_of(pid: str, lang: str) -> str:

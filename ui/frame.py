@@ -8,24 +8,24 @@ page script without ``app.py`` on a deep link; this frame is what makes that har
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from . import url_state
 from .i18n import LANGUAGES, browser_lang, lang, t
+from .registry import BY_ID, PAGES
+from .text import escape
 
-# (page id, script path relative to the app root, emoji icon) in the order of the lesson.
-PAGES = (
-    ("home", "app.py", "🏠"),
-    ("kernel", "pages/kernel_regression.py", "📈"),
-    ("single_head", "pages/single_head.py", "🔎"),
-    ("multi_head", "pages/multi_head.py", "🧠"),
-    ("positional", "pages/positional_encoding.py", "〰️"),
-    ("pretrained", "pages/pretrained.py", "🤖"),
-)
-PAGE_ICONS = {pid: icon for pid, _, icon in PAGES}
+NAV = {"home": "home.nav", "kernel": "kernel.nav", "single_head": "single_head.nav", "multi_head": "multi_head.nav",
+       "positional": "positional.nav", "pretrained": "pretrained.nav"}
+CARD = {"kernel": "kernel.card", "single_head": "single_head.card", "multi_head": "multi_head.card",
+        "positional": "positional.card", "pretrained": "pretrained.card"}
+
+
+def nav_label(page_id: str) -> str:
+    """The page's name in the navigation and the browser tab."""
+    return t(NAV[page_id])
 
 
 def presenter() -> bool:
@@ -40,16 +40,15 @@ def font_size() -> int:
 
 def view_link(page_id: str, params: dict[str, str]) -> str:
     """The address that reopens this page with these settings (absolute when the browser told us its URL)."""
-    path = dict((pid, p) for pid, p, _ in PAGES)[page_id]
-    name = "" if path == "app.py" else PurePosixPath(path).stem
+    name = BY_ID[page_id].url_path
     try:
         base = (st.context.url or "").rstrip("/")
     except Exception:  # no browser behind this run
         base = ""
     # st.context.url keeps the page's own path with file-based pages; the app's root is what we want
-    for _, other, _ in PAGES:
-        stem = PurePosixPath(other).stem
-        if other != "app.py" and base.endswith("/" + stem):
+    for p in PAGES:
+        stem = p.url_path
+        if stem and base.endswith("/" + stem):
             base = base[: -len(stem) - 1]
             break
     query = urlencode(params)
@@ -65,8 +64,8 @@ def _sidebar(current: str):
         st.toggle(t("common.presenter"), key=url_state.bind("present", False), help=t("common.presenter_help"))
         st.divider()
         keep = {"lang": lang()} | ({"present": "1"} if presenter() else {})
-        for pid, path, icon in PAGES:
-            st.page_link(path, label=t(f"{pid}.nav"), icon=icon, query_params=keep, disabled=pid == current)
+        for p in PAGES:
+            st.page_link(p.path, label=nav_label(p.id), icon=p.icon, query_params=keep, disabled=p.id == current)
         link_slot = st.container()
         st.divider()
         st.caption(t("common.sidebar_footer"))
@@ -90,7 +89,7 @@ def page(page_id: str):
     url_state.start_run()
     # The language must be known before any text: bind it (URL, else browser) before drawing.
     url_state.bind("lang", browser_lang(), options=list(LANGUAGES))
-    st.set_page_config(page_title=f"{t(page_id + '.nav')} · visattn", page_icon=PAGE_ICONS[page_id],
+    st.set_page_config(page_title=f"{nav_label(page_id)} · visattn", page_icon=BY_ID[page_id].icon,
                        layout="wide", initial_sidebar_state="expanded")
     link_slot = _sidebar(page_id)
     if presenter():
@@ -106,7 +105,7 @@ def page(page_id: str):
             # the language always travels with a shared link, even when it is this browser's default
             st.code(view_link(page_id, {"lang": lang()} | url_state.current_params()), language=None, wrap_lines=True)
         if bad:
-            notice_slot.warning(t("common.bad_params", names=", ".join(sorted(bad))), icon="⚠️")
+            notice_slot.warning(t("common.bad_params", names=escape(", ".join(sorted(bad)))), icon="⚠️")
 
 
 def explain(text: str) -> None:

@@ -1,12 +1,17 @@
 """User-visible text from the locale files ``ui/locales/<lang>/<namespace>.json``.
 
-``t("kernel.title")`` looks up key ``title`` in namespace ``kernel`` for the current language.
-A test checks that every namespace has the same keys in every language.
+``t("kernel.title")`` looks up key ``title`` in namespace ``kernel`` for the current language. Keys are
+always string literals in the code (a test reads them and fails on a key no code uses, or a used key
+missing in a language); a choice among options maps each option to its literal key.
+With ``VISATTN_STRICT_I18N=1`` (set by the tests) a missing key or placeholder raises; in production it
+is logged and the English text (or the key) is shown instead.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from functools import cache
 from pathlib import Path
 
@@ -15,6 +20,11 @@ import streamlit as st
 LOCALES = Path(__file__).parent / "locales"
 LANGUAGES = {"en": "English", "zh": "中文"}
 DEFAULT_LANG = "en"
+_log = logging.getLogger(__name__)
+
+
+def strict() -> bool:
+    return os.environ.get("VISATTN_STRICT_I18N") == "1"
 
 
 @cache
@@ -41,7 +51,25 @@ def lang() -> str:
     return value if value in LANGUAGES else DEFAULT_LANG
 
 
+def has(key: str) -> bool:
+    """Whether ``key`` exists (for optional texts, such as the translation of an argument name)."""
+    return key in catalogue(lang())
+
+
 def t(key: str, **fmt) -> str:
-    """The text for ``key`` in the current language (English if missing there; the key itself as a last resort)."""
-    text = catalogue(lang()).get(key) or catalogue(DEFAULT_LANG).get(key) or key
-    return text.format(**fmt) if fmt else text
+    """The text for ``key`` in the current language, its ``{placeholders}`` filled from ``fmt``."""
+    text = catalogue(lang()).get(key)
+    if text is None:
+        if strict():
+            raise KeyError(f"no text for {key!r} in {lang()!r}")
+        _log.warning("no text for %r in %r", key, lang())
+        text = catalogue(DEFAULT_LANG).get(key) or key
+    if not fmt:
+        return text
+    try:
+        return text.format(**fmt)
+    except (KeyError, IndexError, ValueError):
+        if strict():
+            raise
+        _log.warning("text %r does not fit %s", key, sorted(fmt))
+        return text

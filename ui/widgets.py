@@ -1,4 +1,6 @@
-"""Shared widgets: an editable matrix whose value lives in the URL."""
+"""Widgets used on several pages: the matrix editor, slider + exact box, example buttons, token pickers.
+
+Each keeps its value in the URL through :mod:`ui.url_state`."""
 
 from __future__ import annotations
 
@@ -8,14 +10,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from visattn.checks import MAX_MAGNITUDE
+from visattn.errors import InputError
+
 from . import url_state
 from .i18n import t
 
 
 def parse_frame(df: pd.DataFrame, name: str) -> np.ndarray:
-    """The edited table as a float matrix, or a ValueError naming every cell that is not a finite number."""
+    """The edited table as a float matrix, or an InputError naming every cell that is not a finite number."""
     if df.shape[0] == 0 or df.shape[1] == 0:
-        raise ValueError(t("common.table_empty", name=name))
+        raise InputError("table_empty", f"The table {name} is empty; add at least one row.", name=name)
     bad = []
     out = np.empty(df.shape)
     for i in range(df.shape[0]):
@@ -25,15 +30,21 @@ def parse_frame(df: pd.DataFrame, name: str) -> np.ndarray:
                 x = float(v) if v is not None and str(v).strip() != "" else math.nan
             except (TypeError, ValueError):
                 x = None
-            if x is None or not math.isfinite(x) or abs(x) > 1e12:
+            if x is None or not math.isfinite(x) or abs(x) > MAX_MAGNITUDE:
                 shown = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
-                bad.append(t("common.bad_cell", row=df.index[i], col=df.columns[j], value=shown[:20]))
+                bad.append(t("common.bad_cell", row=_row_name(df.index[i]), col=df.columns[j], value=shown[:20]))
             else:
                 out[i, j] = x
     if bad:
         more = t("common.and_more", n=len(bad) - 5) if len(bad) > 5 else ""
-        raise ValueError(t("common.table_not_numbers", name=name, cells="; ".join(bad[:5]) + more))
+        raise InputError("table_cells", f"Every cell of {name} must be a finite number: {'; '.join(bad[:5])}{more}.", name=name,
+                         cells=t("common.list_sep").join(bad[:5]) + more, limit=f"{MAX_MAGNITUDE:.0e}")
     return out
+
+
+def _row_name(index) -> str:
+    """A row as the user sees it: 1-based for a numbered table, else its label."""
+    return str(index + 1) if isinstance(index, (int, np.integer)) else str(index)
 
 
 def set_matrix(key: str, m) -> None:
@@ -45,7 +56,7 @@ def set_matrix(key: str, m) -> None:
 
 def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=None, dynamic_rows: bool = False,
                   height="auto") -> np.ndarray:
-    """An editable matrix kept in the URL under ``key``; returns it as floats or raises ValueError.
+    """An editable matrix kept in the URL under ``key``; returns it as floats or raises InputError.
 
     The editor shows the value the session started from (URL or default); edits are applied on top of it.
     """
@@ -63,3 +74,70 @@ def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=N
     m = parse_frame(edited, name)
     st.session_state[key] = m.tolist()
     return m
+
+
+# ---- one value shown as a slider and an exact box ------------------------------------------------------------
+
+def _copy(src: str, dst: str) -> None:
+    st.session_state[dst] = st.session_state[src]
+
+
+def slider_and_number(key: str, label: str, lo: float, hi: float, step: float, help: str | None = None) -> float:
+    """One value (``key``, already bound to the URL) shown twice: a slider over [lo, hi] for dragging, and a
+    box beside it for any exact number (the box may leave the slider's range; the slider then sits at its end)."""
+    v = float(st.session_state[key])
+    st.session_state[key + "_s"] = float(min(max(v, lo), hi))
+    st.session_state[key + "_n"] = v
+    c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+    c1.slider(label, float(lo), float(hi), step=float(step), key=key + "_s", on_change=_copy, args=(key + "_s", key), help=help)
+    c2.number_input(label, step=float(step), format="%g", key=key + "_n", on_change=_copy, args=(key + "_n", key),
+                    label_visibility="collapsed")
+    return float(st.session_state[key])
+
+
+# ---- example buttons that fill a text box ----------------------------------------------------------------------
+
+def _set(key: str, value) -> None:
+    st.session_state[key] = value
+
+
+def preset_buttons(target_key: str, presets: dict[str, tuple[str, str]], *, caption: str | None = None) -> None:
+    """A row of buttons, one per preset {name: (label, text)}; a click puts the text in ``target_key``.
+
+    Each button's tooltip shows (the start of) its text."""
+    if caption:
+        st.caption(caption)
+    for col, (name, (label, text)) in zip(st.columns(len(presets)), presets.items()):
+        col.button(label, on_click=_set, args=(target_key, text), key=f"{target_key}__preset_{name}",
+                   help=text[:120] + ("…" if len(text) > 120 else ""), width="stretch")
+
+
+# ---- a token position that follows its sentence -----------------------------------------------------------------
+
+def token_label(i: int, token: str) -> str:
+    """How a token position is named in every picker: 1-based, as the pages count tokens."""
+    return f"{i + 1}: {token}"
+
+
+def bind_token(key: str, tokens: list[str] | None, default: int, *, hi: int) -> str:
+    """Bind a token position to the URL (0 … hi). It goes back to ``default`` when the tokens change and, with a
+    notice, when the URL's position is past the end. With ``tokens`` None (nothing to pick from) the URL's value
+    is kept for the next text."""
+    key = url_state.bind(key, default, lo=0, hi=hi)
+    memo = f"_{key}__tokens"
+    if tokens is None:
+        st.session_state[memo] = []
+        return key
+    prev = st.session_state.get(memo)
+    if prev is not None and prev != list(tokens):
+        st.session_state[key] = default
+    elif not 0 <= int(st.session_state[key]) < len(tokens):
+        url_state.notices().append(key)
+        st.session_state[key] = default
+    st.session_state[memo] = list(tokens)
+    return key
+
+
+def token_select(label: str, key: str, tokens: list[str], help: str | None = None) -> int:
+    """A select box over the positions of ``tokens`` (bound first with :func:`bind_token`)."""
+    return st.selectbox(label, list(range(len(tokens))), format_func=lambda i: token_label(i, tokens[i]), key=key, help=help)

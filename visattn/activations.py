@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import as_array
+from .errors import InputError
 
 
 def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
@@ -19,28 +20,29 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
     if x.dtype != np.float32:
         x = x.astype(np.float64)
     if x.size == 0:
-        raise ValueError(f"softmax needs at least one score, got shape {x.shape}.")
+        raise InputError("softmax_empty", f"softmax needs at least one score, got shape {x.shape}.")
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != bool:
-            raise ValueError(f"mask must be boolean (True = may attend), got dtype {mask.dtype}.")
+            raise InputError("mask_dtype", f"mask must be boolean (True = may attend), got dtype {mask.dtype}.")
         try:
             mask = np.broadcast_to(mask, x.shape)
         except ValueError:
-            raise ValueError(f"mask of shape {mask.shape} does not broadcast to scores of shape {x.shape}.") from None
+            raise InputError("mask_broadcast", f"mask of shape {mask.shape} does not broadcast to scores of shape {x.shape}.") from None
         if not mask.any(axis=axis).all():
-            raise ValueError("mask leaves a row with no allowed position; every query must be allowed to attend to at least one key.")
+            raise InputError("mask_empty_row", "mask leaves a row with no allowed position; every query must be allowed to attend to "
+                             "at least one key.")
         x = np.where(mask, x, -np.inf)
     row_max = x.max(axis=axis, keepdims=True)
     if not np.isfinite(row_max).all():
         if np.isnan(row_max).any():
-            raise ValueError("softmax got NaN scores; check the inputs that produced them.")
+            raise InputError("softmax_nan", "softmax got NaN scores; check the inputs that produced them.")
         if np.isposinf(x).any():
-            raise ValueError("softmax got an infinite score; scale the inputs down.")
+            raise InputError("softmax_inf", "softmax got an infinite score; scale the inputs down.")
         # a masked (-inf) entry is the row maximum only when the whole row is -inf
         row_max = np.max(np.where(np.isfinite(x), x, -np.inf), axis=axis, keepdims=True)
         if not np.isfinite(row_max).all():
-            raise ValueError("softmax got a row with no finite score.")
+            raise InputError("softmax_no_finite", "softmax got a row with no finite score.")
     e = x - row_max
     np.exp(e, out=e)  # the largest entry is exp(0) = 1: no overflow
     e /= e.sum(axis=axis, keepdims=True)

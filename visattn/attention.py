@@ -12,6 +12,7 @@ import numpy as np
 
 from .activations import softmax
 from .checks import as_array, positive_float, positive_int
+from .errors import InputError
 
 
 @dataclass(frozen=True)
@@ -79,14 +80,17 @@ def attention(Q, K, V, *, scale: bool = True, mask=None, temperature: float = 1.
     """
     Q, K, V = as_array(Q, "Q", 2), as_array(K, "K", 2), as_array(V, "V", 2)
     if Q.shape[1] != K.shape[1]:
-        raise ValueError(f"Q has {Q.shape[1]} columns and K has {K.shape[1]}; queries and keys must have the same width Dk to take dot products.")
+        raise InputError("qk_width", f"Q has {Q.shape[1]} columns and K has {K.shape[1]}; queries and keys must have the same width Dk "
+                         "to take dot products.", q=Q.shape[1], k=K.shape[1])
     if K.shape[0] != V.shape[0]:
-        raise ValueError(f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value row.")
+        raise InputError("kv_rows", f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value row.",
+                         k=K.shape[0], v=V.shape[0])
     temperature = positive_float(temperature, "temperature")
     if mask is not None:
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (Q.shape[0], K.shape[0]):
-            raise ValueError(f"mask has shape {mask.shape}; it must be (queries, keys) = {(Q.shape[0], K.shape[0])}.")
+            raise InputError("mask_shape", f"mask has shape {mask.shape}; it must be (queries, keys) = {(Q.shape[0], K.shape[0])}.",
+                             rows=Q.shape[0], cols=K.shape[0])
     _, scores, weights, output = _attend(Q, K, V, scale, mask, temperature)
     return AttentionResult(scores=scores, weights=weights, output=output)
 
@@ -94,7 +98,8 @@ def attention(Q, K, V, *, scale: bool = True, mask=None, temperature: float = 1.
 def _projection(W, name, d_model):
     W = as_array(W, name, 2)
     if W.shape[0] != d_model:
-        raise ValueError(f"{name} has {W.shape[0]} rows but X has {d_model} columns; {name} must be (d_model, …) = ({d_model}, …).")
+        raise InputError("projection_rows", f"{name} has {W.shape[0]} rows but X has {d_model} columns; {name} must be "
+                         f"(d_model, …) = ({d_model}, …).", name=name, rows=W.shape[0], d_model=d_model)
     return W
 
 
@@ -108,7 +113,8 @@ def self_attention(X, W_q, W_k, W_v, *, scale: bool = True, causal: bool = False
     d = X.shape[1]
     W_q, W_k, W_v = (_projection(W, n, d) for W, n in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v")))
     if W_q.shape[1] != W_k.shape[1]:
-        raise ValueError(f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; give both the same number of columns (Dk).")
+        raise InputError("wq_wk_width", f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; give both "
+                         "the same number of columns (Dk).", q=W_q.shape[1], k=W_k.shape[1])
     temperature = positive_float(temperature, "temperature")
     Q, K, V = X @ W_q, X @ W_k, X @ W_v                   # (T, D) x (D, Dk) -> (T, Dk)
     mask = causal_mask(X.shape[0]) if causal else None
@@ -129,14 +135,20 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.transpose(1, 0, 2).reshape(T, H * Dh)                 # (T, H, Dh) -> (T, D)
 
 
+def head_counts(d_model: int, most: int = 64) -> list[int]:
+    """The head counts (≤ ``most``) that divide ``d_model``: the choices a page offers."""
+    return [h for h in range(1, min(d_model, most) + 1) if d_model % h == 0]
+
+
 def check_heads(d_model: int, n_heads: int) -> int:
-    """Dh = d_model / n_heads, or a ValueError naming both numbers when it is not a whole number."""
+    """Dh = d_model / n_heads, or an InputError naming both numbers when it is not a whole number."""
     n_heads = positive_int(n_heads, "n_heads")
     d_model = positive_int(d_model, "d_model")
     if d_model % n_heads:
-        divisors = [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; each head gets d_model / n_heads "
-                         f"columns, so choose n_heads from {divisors} or change d_model.")
+        divisors = ", ".join(str(h) for h in head_counts(d_model))
+        raise InputError("heads_divide", f"d_model={d_model} is not divisible by n_heads={n_heads}; each head gets d_model / n_heads "
+                         f"columns, so choose n_heads from {divisors} or change d_model.", d_model=d_model, n_heads=n_heads,
+                         divisors=divisors)
     return d_model // n_heads
 
 
@@ -154,7 +166,8 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads: int, *, causal: bool = 
     for W, name in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o")):
         W = as_array(W, name, 2)
         if W.shape != (D, D):
-            raise ValueError(f"{name} has shape {W.shape}; with d_model={D} it must be ({D}, {D}).")
+            raise InputError("square_weights", f"{name} has shape {W.shape}; with d_model={D} it must be ({D}, {D}).", name=name,
+                             shape=" × ".join(map(str, W.shape)), d_model=D)
         mats.append(W)
     W_q, W_k, W_v, W_o = mats
     qkv = X @ np.concatenate([W_q, W_k, W_v], axis=1)     # one product: (T, D) x (D, 3D) -> (T, 3D)

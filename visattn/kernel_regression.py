@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .checks import as_array, positive_float
+from .errors import InputError
 
 # log K(u) for each kernel, as a function of the scaled distance u ≥ 0; −inf outside the support.
 # Constant factors of K cancel in the normalisation and are left out.
@@ -145,15 +146,6 @@ def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[fl
 
 
 # ---- the lesson's data and a per-key breakdown (what the kernel page shows) ---------------------------------
-
-class InputError(ValueError):
-    """A ValueError with a ``code`` and ``params``, so a page can say the same thing in another language."""
-
-    def __init__(self, code: str, message: str, **params):
-        super().__init__(message)
-        self.code = code
-        self.params = params
-
 
 @dataclass(frozen=True)
 class Preset:

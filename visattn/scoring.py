@@ -18,7 +18,7 @@ import numpy as np
 
 from .activations import softmax
 from .checks import as_array
-from .kernel_regression import InputError
+from .errors import InputError
 
 SCORINGS = ("additive", "dot", "scaled_dot")
 

@@ -12,20 +12,22 @@ import re
 import numpy as np
 
 from .checks import positive_int
+from .errors import InputError
 
 MAX_TOKENS = 64
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]")
 
 
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
-    """Word / CJK-character tokens of ``text``; a ValueError when it is empty or longer than ``max_tokens``."""
+    """Word / CJK-character tokens of ``text``; an InputError when it is empty or longer than ``max_tokens``."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("The text is empty; type a sentence (for example: The animal didn't cross the street).")
+        raise InputError("text_empty", "The text is empty; type a sentence (for example: The animal didn't cross the street).")
     tokens = _TOKEN.findall(text)
     if not tokens:
-        raise ValueError("The text has no tokens; type some words.")
+        raise InputError("text_no_tokens", "The text has no tokens; type some words.")
     if len(tokens) > max_tokens:
-        raise ValueError(f"The text has {len(tokens)} tokens; the limit here is {max_tokens}. Shorten it.")
+        raise InputError("too_many_tokens", f"The text has {len(tokens)} tokens; the limit here is {max_tokens}. Shorten it.",
+                         n=len(tokens), limit=max_tokens)
     return tokens
 
 
