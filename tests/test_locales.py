@@ -18,7 +18,7 @@ LOCALES = ROOT / "ui" / "locales"
 NAMESPACES = sorted(p.stem for p in (LOCALES / "en").glob("*.json"))
 APP_SOURCES = [ROOT / "app.py", *sorted(ROOT.glob("pages/*.py")), *sorted(ROOT.glob("ui/*.py"))]
 RAISE_SOURCES = [f for f in (*sorted(ROOT.glob("visattn/**/*.py")), *sorted(ROOT.glob("ui/*.py"))) if f.name != "errors.py"]
-KEY = re.compile(r"(%s)\.[A-Za-z0-9_]+" % "|".join(NAMESPACES))
+KEY = re.compile(r"(" + "|".join(NAMESPACES) + r")\.[A-Za-z0-9_]+")
 # The one place a key is built from data: an InputError's code (and an argument name) → errors.<code>.
 DYNAMIC_ALLOWED = {ROOT / "ui" / "errors.py"}
 
