@@ -35,7 +35,7 @@ def grid_json_mb() -> float | None:
     """The 1×12 head grid of one MiniLM layer for a 128-token sentence, as the browser receives it."""
     try:
         from visattn import figures
-        from visattn.pretrained import MiniLM
+        from visattn.models.minilm import MiniLM
     except ImportError:
         return None
     model = MiniLM.load()

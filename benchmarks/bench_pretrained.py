@@ -38,7 +38,7 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 def model_folder() -> Path:
     """The installed weights package's model folder, or the repository venv's copy (for the reference venv)."""
     sys.path.insert(0, str(REPO))
-    from visattn.pretrained import ModelNotInstalled, model_dir
+    from visattn.models.minilm import ModelNotInstalled, model_dir
 
     try:
         return model_dir()
@@ -81,7 +81,7 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
     if engine == "numpy":
         import numpy as np
 
-        from visattn.pretrained import MiniLM
+        from visattn.models.minilm import MiniLM
 
         model = MiniLM.load(folder)
         result = model.run(text)

@@ -20,7 +20,8 @@ from ui.charts import download_csv, show
 from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page
 from ui.i18n import t
-from visattn import designed, figures, shapes
+from visattn import figures, shapes
+from visattn.models import designed
 from visattn.text import MAX_TOKENS
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -24,7 +24,7 @@ from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
 from visattn import figures
-from visattn.pretrained import INSTALL_COMMAND, MAX_TOKENS
+from visattn.models.minilm import INSTALL_COMMAND, MAX_TOKENS
 from visattn.token_views import SPECIAL_TOKENS, drop_special, merge_word_pieces, pool, rank_heads
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

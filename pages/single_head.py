@@ -21,7 +21,7 @@ from ui.frame import explain, font_size, page, presenter
 from ui.i18n import t
 from ui.widgets import matrix_editor, set_matrix
 from visattn import figures, scaling
-from visattn.pretrained import INSTALL_COMMAND
+from visattn.models.minilm import INSTALL_COMMAND
 from visattn.text import MAX_TOKENS
 
 # Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed from them.

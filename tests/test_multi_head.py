@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import visattn
 from ui.cache_multi_head import random_params, run_random
-from visattn import designed, shapes
+from visattn import shapes
+from visattn.models import designed
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
 
-from visattn import designed
+from visattn.models import designed
 
 TOKENS = "The animal didn't cross the street because it was too tired .".split()
 WIDE = "The animal didn't cross the street because it was too wide."

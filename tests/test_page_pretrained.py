@@ -13,8 +13,8 @@ import pytest
 from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
 
 from ui.cache_pretrained import head_of_point, load_model
-from visattn import pretrained
-from visattn.pretrained import INSTALL_COMMAND, MiniLM, ModelNotInstalled
+from visattn.models import minilm as pretrained
+from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
 from visattn.token_views import pool
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

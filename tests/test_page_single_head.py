@@ -227,7 +227,7 @@ def test_variance_figures_are_within_ten_percent_at_every_choice():
 
 
 def test_sentence_with_minilm_embeddings():
-    from visattn.pretrained import MiniLM
+    from visattn.models.minilm import MiniLM
 
     at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_sd": "16",
                                   "sh_text": "The cat is unbelievably fluffy."})

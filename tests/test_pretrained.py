@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from visattn import pretrained
-from visattn.pretrained import INSTALL_COMMAND, MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
+from visattn.models import minilm as pretrained
+from visattn.models.minilm import INSTALL_COMMAND, MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 from visattn.token_views import HeadWeight, drop_special, merge_word_pieces, rank_heads, token_index
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minilm_reference.npz"
@@ -68,7 +68,7 @@ def test_load_from_a_folder_without_the_files(tmp_path):
 
 
 def test_no_torch_and_no_streamlit_imported():
-    code = ("import sys; from visattn.pretrained import MiniLM; import visattn.token_views; "
+    code = ("import sys; from visattn.models.minilm import MiniLM; import visattn.token_views; "
             "MiniLM.load().run('hello world'); "
             "bad = [m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")

@@ -12,8 +12,8 @@ import numpy as np
 import streamlit as st
 
 import visattn
-from visattn import designed
-from visattn.designed import LayerParams, LayerTrace
+from visattn.models import designed
+from visattn.models.designed import LayerParams, LayerTrace
 
 N_LAYERS = designed.N_LAYERS   # the random model has as many layers as the designed one
 

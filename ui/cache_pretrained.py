@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from visattn.pretrained import MAX_TOKENS, MiniLM, ModelNotInstalled
+from visattn.models.minilm import MAX_TOKENS, MiniLM, ModelNotInstalled
 
 
 @dataclass(frozen=True)

