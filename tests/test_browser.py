@@ -56,21 +56,48 @@ def test_link_reproduces_the_view():
         assert other.locator('[data-testid="stException"]').count() == 0
 
 
-def test_presenter_mode_on_a_projector(tmp_path):
-    """1280×720 with ?present=1: larger text than normal, the figures still there, no exception."""
+LAYOUT = """() => {
+    const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const visible = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+    const plots = Array.from(document.querySelectorAll('.js-plotly-plot')).filter(visible);
+    // per figure: its title, axis titles, annotations (cell titles of a grid) and legend, as boxes with their text
+    const words = plots.map(p => Array.from(p.querySelectorAll(
+        '.gtitle, .g-xtitle text, .g-ytitle text, .annotation-text-g text, .legend .bg, .cbtitle text'))
+        .filter(visible).map(el => [box(el), (el.textContent || 'legend').slice(0, 40)]));
+    const cut = Array.from(document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller, [data-testid="stTable"]'))
+        .filter(visible).filter(el => el.scrollWidth > el.clientWidth + 2).length;
+    const size = sel => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
+    return {figures: plots.length, words, cut, body: size('[data-testid="stMarkdownContainer"] p'), title: size('h1')};
+}"""
+
+
+def overlaps(words, slack=1.0):
+    """Pairs of text boxes inside one figure that cover each other (more than ``slack`` px each way)."""
+    out = []
+    for i, (a, ta) in enumerate(words):
+        for b, tb in words[i + 1:]:
+            if min(a[2], b[2]) - max(a[0], b[0]) > slack and min(a[3], b[3]) - max(a[1], b[1]) > slack:
+                out.append((ta, tb))
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenter_mode_on_a_projector(lang, tmp_path):
+    """1280×720 with ?present=1, every page: larger text and title than normal, the same figures, no two titles of a
+    figure drawn over each other, no table cut off at the side (a horizontal scrollbar), no exception."""
     require_browser()
-    sizes = {}
     with streamlit_server() as url, chromium(1280, 720) as page:
-        for present in ("0", "1"):
-            page.goto(f"{url}/multi_head?lang=en&present={present}")
-            wait_rendered(page, True)
-            page.screenshot(path=str(tmp_path / f"presenter_{present}.png"))
-            sizes[present] = page.evaluate("""() => {
-                const p = document.querySelector('[data-testid="stMarkdownContainer"] p');
-                const h = document.querySelector('h1');
-                return [parseFloat(getComputedStyle(p).fontSize), parseFloat(getComputedStyle(h).fontSize)];
-            }""")
-            assert page.locator(".js-plotly-plot").count() >= 1
-            assert page.locator('[data-testid="stException"]').count() == 0
-    assert sizes["1"][0] > sizes["0"][0] * 1.15, sizes   # body text
-    assert sizes["1"][1] > sizes["0"][1], sizes           # the title
+        for path, pid, _ in PAGES:
+            seen = {}
+            for present in ("0", "1"):
+                page.goto(f"{url}/{path}?lang={lang}&present={present}")
+                wait_rendered(page, pid != "home")
+                page.screenshot(path=str(tmp_path / f"{pid}_{lang}_{present}.png"), full_page=True)
+                seen[present] = page.evaluate(LAYOUT)
+                assert page.locator('[data-testid="stException"]').count() == 0, (pid, present)
+            normal, big = seen["0"], seen["1"]
+            assert big["figures"] == normal["figures"], (pid, normal["figures"], big["figures"])
+            assert big["body"] > normal["body"] * 1.15 and big["title"] > normal["title"], (pid, normal, big)
+            for figure in big["words"]:
+                assert not overlaps(figure), (pid, overlaps(figure))
+            assert big["cut"] == 0, (pid, "a table is cut off at the side")

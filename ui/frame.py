@@ -73,14 +73,9 @@ def _sidebar(current: str):
 
 
 def _presenter_css() -> None:
-    st.markdown(
-        """<style>
-        html, body, [class*="st-"] { font-size: 1.25rem; }
-        h1 { font-size: 2.6rem !important; } h2, h3 { font-size: 1.9rem !important; }
-        .stMarkdown p, .stCaption { font-size: 1.25rem !important; }
-        </style>""",
-        unsafe_allow_html=True,
-    )
+    """Scale the whole page by its root font size: every Streamlit size is in rem, so headings, metrics, widgets
+    and captions grow together (headings stay larger than body text) and nothing is set twice."""
+    st.markdown("<style>html { font-size: 20px; }</style>", unsafe_allow_html=True)
 
 
 @contextmanager
@@ -89,8 +84,9 @@ def page(page_id: str):
     url_state.start_run()
     # The language must be known before any text: bind it (URL, else browser) before drawing.
     url_state.bind("lang", browser_lang(), options=list(LANGUAGES))
+    url_state.bind("present", False)          # and presenter mode, which sets the sidebar's first state
     st.set_page_config(page_title=f"{nav_label(page_id)} · visattn", page_icon=BY_ID[page_id].icon,
-                       layout="wide", initial_sidebar_state="expanded")
+                       layout="wide", initial_sidebar_state="collapsed" if presenter() else "expanded")
     link_slot = _sidebar(page_id)
     if presenter():
         _presenter_css()
@@ -105,7 +101,8 @@ def page(page_id: str):
             # the language always travels with a shared link, even when it is this browser's default
             st.code(view_link(page_id, {"lang": lang()} | url_state.current_params()), language=None, wrap_lines=True)
         if bad:
-            notice_slot.warning(t("common.bad_params", names=escape(", ".join(sorted(bad)))), icon="⚠️")
+            names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
+            notice_slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
 
 
 def explain(text: str) -> None:

@@ -18,7 +18,9 @@ import streamlit as st
 
 _REGISTRY = "_url_registry"
 _NOTICES = "_url_notices"
-MAX_TEXT = 5000
+MAX_TEXT = 5000        # characters of a text control (its widget's max_chars is the same): longer is refused
+MAX_MATRIX = 64        # rows and columns of a matrix control
+MAX_RAW = 200_000      # characters of any one URL value read at all (a 64×64 matrix of exact floats is ~90 000)
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,20 @@ def _text(s: str) -> str:
     return s
 
 
+def exact(v: float) -> str:
+    """The shortest text that reads back as exactly ``v`` (``62.123456789``, ``1``, ``1e-200``)."""
+    s = repr(float(v))
+    return s[:-2] if s.endswith(".0") else s
+
+
 def encode_matrix(m) -> str:
-    """Rows separated by ';', entries by ',' (``1,0;0,2``)."""
-    return ";".join(",".join(f"{float(v):.6g}" for v in row) for row in np.asarray(m, dtype=float))
+    """Rows separated by ';', entries by ',' (``1,0;0,2``), each entry exact."""
+    return ";".join(",".join(exact(v) for v in row) for row in np.asarray(m, dtype=float))
 
 
 def decode_matrix(s: str) -> list[list[float]]:
     rows = [[float(x) for x in r.split(",")] for r in s.split(";")]
-    if not rows or len({len(r) for r in rows}) != 1 or len(rows) > 64 or len(rows[0]) > 64:
+    if not rows or len({len(r) for r in rows}) != 1 or len(rows) > MAX_MATRIX or len(rows[0]) > MAX_MATRIX:
         raise ValueError("ragged or too large")
     if not all(math.isfinite(v) for r in rows for v in r):
         raise ValueError("not finite")
@@ -87,7 +95,7 @@ def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, mat
     if isinstance(default, int):
         return Param(default, _number(int, lo, hi), str)
     if isinstance(default, float):
-        return Param(default, _number(float, lo, hi), lambda v: f"{v:.6g}")
+        return Param(default, _number(float, lo, hi), exact)
     if isinstance(default, str):
         return Param(default, _text, str)
     raise TypeError(f"no URL form for {type(default).__name__}")
@@ -108,7 +116,9 @@ def bind(key: str, default, **kind) -> str:
     if key not in st.session_state:
         raw = st.query_params.get(key)
         value = default
-        if raw is not None:
+        if raw is not None and len(raw) > MAX_RAW:
+            notices().append(key)
+        elif raw is not None:
             try:
                 value = p.parse(raw)
             except (ValueError, TypeError, OverflowError):
@@ -134,7 +144,7 @@ def finish() -> list[str]:
             except (TypeError, ValueError):
                 continue
     unknown = [k for k in st.query_params if k not in reg]
-    bad = list(dict.fromkeys(notices() + unknown))
+    bad = [k if len(k) <= 40 else k[:39] + "…" for k in dict.fromkeys(notices() + unknown)]
     st.session_state[_NOTICES] = []
     if {k: st.query_params.get(k) for k in st.query_params} != wanted:
         st.query_params.from_dict(wanted)
