@@ -79,11 +79,11 @@ def unique_labels(labels, n: int) -> list[str]:
 MAX_TICKS = 40
 
 
-def _ticks(labels, n):
+def _ticks(labels, n, most: int = MAX_TICKS):
     labels = unique_labels(labels, n)
     axis = dict(type="category", categoryorder="array", categoryarray=labels)
-    if n > MAX_TICKS:  # a long axis names every k-th category; the hover still names every cell
-        axis["tickvals"] = labels[:: -(-n // MAX_TICKS)]
+    if n > most:  # a long axis names every k-th category (at most ``most``); the hover still names every cell
+        axis["tickvals"] = labels[:: -(-n // most)]
     return axis, labels
 
 

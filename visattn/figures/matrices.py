@@ -6,23 +6,26 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..errors import InputError
-from .core import DIVERGING_SCALE, MAX_TEXT_CELLS, WEIGHT_SCALE, _figure, _scale, _ticks, _title, _top_margin, cell_text, compact
+from .core import DIVERGING_SCALE, MAX_TEXT_CELLS, MAX_TICKS, WEIGHT_SCALE, _figure, _scale, _ticks, _title, _top_margin, cell_text, compact
 
 
 def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = "", y_title: str = "",
             value_name: str = "weight", weights: bool = True, zmin=None, zmax=None, colorscale: str | None = None,
             digits: int = 2,
-            show_text: bool | None = None, masked=None, height: int | None = None, font_size: int = 14) -> go.Figure:
+            show_text: bool | None = None, masked=None, height: int | None = None, font_size: int = 14,
+            max_ticks: int = MAX_TICKS, tick_angle: float | None = None) -> go.Figure:
     """One matrix as a heatmap; rows are queries (top to bottom), columns keys.
 
     ``masked`` (same shape, bool) marks cells hidden by a mask: they are veiled grey (with a ✕ where numbers show).
     With ``weights=True`` the colour scale is the shared 0…1 of attention weights; otherwise it spans the data
     (diverging around 0 when there are negative entries). ``value_name`` labels the hover and colour bar.
+    Each axis names at most ``max_ticks`` categories; ``tick_angle`` sets the column labels' slant (default:
+    −45° above 6 columns, else upright).
     """
     m = np.asarray(m, dtype=np.float64)
     rows, cols = m.shape
-    xt, xl = _ticks(x_labels, cols)
-    yt, yl = _ticks(y_labels, rows)
+    xt, xl = _ticks(x_labels, cols, max_ticks)
+    yt, yl = _ticks(y_labels, rows, max_ticks)
     is_weight = weights and zmin is None and zmax is None
     if is_weight:
         zmin, zmax = 0.0, 1.0
@@ -51,10 +54,10 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
         veil = np.where(masked, 1.0, np.nan).astype(np.float32)
         data.append(dict(type="heatmap", z=veil, x=xl, y=yl, colorscale=[[0, "#9e9e9e"], [1, "#9e9e9e"]],
                          opacity=0.55, showscale=False, hoverinfo="skip"))
-    angled = cols > 6
+    angled = cols > 6 if tick_angle is None else tick_angle != 0
     side = max(rows, cols)
     layout = dict(
-        xaxis=dict(title=_title(x_title), side="top", tickangle=-45 if angled else 0, **xt),
+        xaxis=dict(title=_title(x_title), side="top", tickangle=(-45 if angled else 0) if tick_angle is None else tick_angle, **xt),
         yaxis=dict(title=_title(y_title), autorange="reversed", **yt),
         title=dict(text=title, y=0.98), font=dict(size=font_size),
         height=height or int(min(900, max(260, 120 + 34 * side))),
