@@ -1,6 +1,7 @@
 """The real thing: every page opened by its URL as the first request to a freshly started server."""
 
 import json
+from urllib.parse import urlparse
 
 import pytest
 from apptest_util import ROOT
@@ -101,3 +102,23 @@ def test_presenter_mode_on_a_projector(lang, tmp_path):
             for figure in big["words"]:
                 assert not overlaps(figure), (pid, overlaps(figure))
             assert big["cut"] == 0, (pid, "a table is cut off at the side")
+
+
+INJECTIONS = ["/?![t](http://127.0.0.1:9/p.png)=1&[Click here](http://127.0.0.1:9/x)=1",
+              "/positional_encoding?pe_dims=![t](http://127.0.0.1:9/p.png)",
+              "/single_head?sh_view=sentence&sh_text=![t](http://127.0.0.1:9/p.png) [Click](http://127.0.0.1:9/x)"]
+
+
+@pytest.mark.parametrize("link", INJECTIONS)
+def test_links_cannot_inject_markdown(link):
+    """Text from a link (parameter names and values) renders as plain text: no request leaves for the planted
+    address, and no image or link to it is on the page."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        planted = []
+        page.on("request", lambda r: planted.append(r.url) if urlparse(r.url).netloc == "127.0.0.1:9" else None)
+        page.goto(url + link.replace(" ", "%20"))
+        wait_rendered(page, False)
+        assert page.locator('img[src*="127.0.0.1:9"], a[href*="127.0.0.1:9"]').count() == 0
+        assert planted == []
+        assert page.locator('[data-testid="stException"]').count() == 0
