@@ -1,13 +1,21 @@
 """visattn: the attention mechanism, computed step by step in NumPy, for the visattn app.
 
-Axis letters in shapes: T tokens, D model width (d_model), H heads, Dh head width (D / H).
-This package never imports streamlit; it works the same in a notebook.
+This package never imports streamlit; it works the same in a notebook. Bad input raises
+:class:`visattn.errors.InputError` (a ``ValueError``) whose message says how to fix it.
 
-Modules: ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
-``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi),
-``scaling`` (why √d_k), ``designed`` (a hand-built transformer with readable heads), ``shapes`` (matrix
-shapes and parameter counts), ``pretrained`` and ``token_views`` (MiniLM in NumPy, loaded on demand),
-``text`` (tokens and seeded embeddings), ``figures`` (Plotly builders).
+Axis letters in shapes, one meaning each across the package:
+    T tokens (Tq queries, Tk keys) · N key→value pairs of kernel regression · D model width (d_model)
+    · H heads · Dh head width (D / H) · Dk query/key width · Dv value width · L layers · A additive-attention
+    hidden width · Nf word features of the designed model · Dff feed-forward width · Nv vocabulary size.
+
+Where each idea lives:
+    ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and ``scoring``
+    (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
+    √d_k), ``shapes`` (matrix shapes and parameter counts), ``text`` (tokens and seeded embeddings),
+    ``token_views`` (special tokens, word pieces, pooling), ``errors`` (InputError);
+    ``models/`` — ``designed`` (a hand-built transformer with readable heads), ``minilm`` (all-MiniLM-L6-v2 in
+    NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each section shows;
+    ``figures/`` — every Plotly builder.
 """
 
 from . import positional, scaling, scoring, shapes
