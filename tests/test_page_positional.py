@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -24,7 +24,7 @@ def test_defaults_render_the_table():
     z = heatmap_z(figs[0])
     assert z.shape == (64, 128) and z.dtype == np.float32
     assert z[5, 0] == pytest.approx(np.sin(5), abs=1e-6) and z[5, 1] == pytest.approx(np.cos(5), abs=1e-6)
-    assert [d["name"] for d in figs[1]["data"]][:2] == ["dim 0 (sin, pair 0)", "dim 1 (cos, pair 0)"]
+    assert [d["name"] for d in figs[1]["data"]][:2] == ["dimension 0 (sin, pair 0)", "dimension 1 (cos, pair 0)"]
     assert not at.query_params.get("pe_n")                  # defaults stay out of the URL
 
 
@@ -77,7 +77,8 @@ def test_dimension_list():
         at.text_input(key="pe_dims").set_value(bad).run()
         assert_clean(at)
         assert len(errors(at)) == 1
-        assert len(figures(at)) == 2                         # the table and the wavelengths still show
+        assert len(figures(at)) == 3                         # the table, the wavelengths and the last good curves
+        assert "last view that worked" in texts(at)
 
 
 def test_relative_section():
@@ -161,6 +162,7 @@ def test_tampered_url_falls_back_with_a_warning():
     at = run_page("positional", {"pe_n": "abc", "pe_sec": "bogus", "pe_rd": "63", "pe_bh": "99", "zzz": "1"})
     assert_clean(at)
     (w,) = warnings(at)
+    w = w.replace("\\", "")                                 # names are markdown-escaped
     for name in ("pe_n", "pe_sec", "pe_rd", "pe_bh", "zzz"):
         assert name in w
     assert at.number_input(key="pe_n").value == 64
@@ -189,3 +191,79 @@ def test_chinese_error_messages():
     assert "奇数" in msg
     at = run_page("positional", {"lang": "zh", "pe_n": "5000"})
     assert "4096" in errors(at)[0] and CJK.search(errors(at)[0])
+
+
+# ---------------------------------------------------------------- Chinese: each bad input, each section
+
+ZH_BAD = [
+    ({"pe_d": "7"}, "7"),
+    ({"pe_d": "0"}, "0"),
+    ({"pe_d": "4000"}, "2048"),
+    ({"pe_n": "0"}, "0"),
+    ({"pe_n": "5000"}, "4096"),
+    ({"pe_dims": "zero, one"}, "zero"),
+    ({"pe_dims": "1 2 3 4 5 6 7 8 9"}, "9"),
+    ({"pe_sec": "order", "pe_pair": "custom", "pe_a": ""}, ""),
+    ({"pe_sec": "order", "pe_pair": "custom", "pe_a": "a b c", "pe_b": "a b d"}, ""),
+    ({"pe_sec": "order", "pe_pair": "custom", "pe_a": "a " * 70, "pe_b": "a " * 70}, "70"),
+]
+
+
+@pytest.mark.parametrize("params,number", ZH_BAD, ids=[",".join(f"{k}={v[:12]}" for k, v in p.items()) for p, _ in ZH_BAD])
+def test_bad_inputs_in_chinese(params, number):
+    at = run_page("positional", {"lang": "zh"} | params)
+    assert_clean(at)
+    (msg,) = errors(at)
+    assert CJK.search(msg) and number in msg.replace("\\", "")
+    assert english_words(at, allowed={"LLaMA"}) == {}, english_words(at)
+
+
+@pytest.mark.parametrize("params", [{"pe_sec": "relative"}, {"pe_sec": "order"}, {"pe_sec": "order", "pe_pair": "en"},
+                                    {"pe_sec": "order", "pe_pair": "custom"}, {"pe_sec": "beyond"},
+                                    {"pe_sec": "beyond", "pe_bh": "6", "pe_bqk": "random"}, {"pe_n": "4096", "pe_d": "2048"},
+                                    {"pe_dims": "0, 1, 999"}, {"present": "1", "pe_sec": "beyond"}])
+def test_every_view_in_chinese_shows_no_english(params):
+    at = run_page("positional", {"lang": "zh"} | params)
+    assert_clean(at)
+    assert not errors(at)
+    assert english_words(at, allowed={"LLaMA"}) == {}      # LLaMA is a model's name
+
+
+# ---------------------------------------------------------------- bounded, escaped text
+
+def test_text_boxes_state_their_limit_and_links_keep_it():
+    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom"})
+    for key, limit in (("pe_a", 200), ("pe_b", 200)):
+        box = at.text_input(key=key)
+        assert box.proto.max_chars == limit and str(limit) in box.help
+    at = run_page("positional")
+    box = at.text_input(key="pe_dims")
+    assert box.proto.max_chars == 80 and "80" in box.help
+    # a link with more than the box accepts is refused with the usual notice, not half-accepted
+    at = run_page("positional", {"pe_dims": "1," * 41})
+    assert_clean(at)
+    assert "pe_dims" in warnings(at)[0].replace("\\", "")
+    assert at.text_input(key="pe_dims").value == "0, 1, 20, 21, 60"
+    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": "x" * 201})
+    assert "pe_a" in warnings(at)[0].replace("\\", "")
+    long_ok = " ".join(["cat"] * 50)                             # 199 characters: accepted and kept in the URL
+    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": long_ok, "pe_b": long_ok})
+    assert not warnings(at) and at.query_params["pe_a"] in (long_ok, [long_ok])
+
+
+UNESCAPED_LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\s*(?<!\\)\(")
+
+
+@pytest.mark.parametrize("params", [{"pe_dims": "![t](http://127.0.0.1:9/p.png)"}, {"pe_dims": "[Click here](http://x.example)"},
+                                    {"pe_sec": "order", "pe_pair": "custom", "pe_a": "![t](http://127.0.0.1:9/p.png)",
+                                     "pe_b": "[Click](http://x.example) me"},
+                                    {"pe_sec": "order", "pe_pair": "custom", "pe_a": "[a](b) *x*", "pe_b": "*x* (b)[a]"}])
+def test_links_in_inputs_render_as_plain_text(params):
+    at = run_page("positional", params)
+    assert_clean(at)
+    shown = errors(at) + [str(m.value) for m in at.markdown]
+    assert errors(at) or "\\[ · a · \\] · \\(" in texts(at)     # an error, or the tokens listed (escaped)
+    for text in shown:
+        assert not UNESCAPED_LINK.search(text), text              # no markdown image or link survives
+    if "pe_dims" in params:
+        assert "t\\]\\(http" in errors(at)[0] or "here\\]\\(http" in errors(at)[0]   # said, escaped, as typed

@@ -67,7 +67,7 @@ def test_pair_columns_keep_sines_with_their_cosines():
 
 
 @pytest.mark.parametrize("n,d,words", [
-    (10, 7, "odd"), (0, 64, "at least one position"), (10, 0, "at least 1"),
+    (10, 7, "odd"), (0, 64, "at least one position"), (10, 0, "at least 2"),
     (100_000, 64, "limit is 4096"), (10, 10_000, "limit is 2048"), (4097, 2, "4096"), (3, 2049, "2048"),
 ])
 def test_bad_table_sizes_fail_fast_with_a_clear_message(n, d, words):
@@ -265,3 +265,124 @@ def test_alibi_bias():
         P.alibi_bias(0, 5)
     with pytest.raises(ValueError):
         P.alibi_bias(8, 0)
+
+
+# ---------------------------------------------------------------- coded errors and the lesson's data
+
+from visattn.errors import InputError  # noqa: E402
+from visattn.lessons import positional as L  # noqa: E402
+
+
+@pytest.mark.parametrize("n,d,code", [(0, 64, "pe_positions_few"), (-3, 64, "pe_positions_few"), (4097, 64, "pe_positions_many"),
+                                      (10, 0, "pe_width_small"), (10, 1, "pe_width_small"), (10, 2050, "pe_width_big"),
+                                      (10, 7, "pe_width_odd"), (2.5, 8, "not_whole")])
+def test_table_errors_are_coded(n, d, code):
+    with pytest.raises(InputError) as e:
+        P.check_table(n, d)
+    assert e.value.code == code
+
+
+def test_parse_dims():
+    assert P.parse_dims("0, 1，20 999", 64) == ([0, 1, 20], [999])       # commas, a full-width comma, spaces
+    assert P.parse_dims("5, 5, 3", 8) == ([5, 3], [])                    # repeats once, in the order typed
+    assert P.parse_dims("100, -1", 8) == ([0, 1], [100, -1])              # nothing left: the first pair
+    for text, code in (("zero", "pe_dims"), ("", "pe_dims"), ("1.5", "pe_dims"), ("1 2 3 4 5 6 7 8 9", "pe_dims_many")):
+        with pytest.raises(InputError) as e:
+            P.parse_dims(text, 64)
+        assert e.value.code == code
+    with pytest.raises(InputError) as e:
+        P.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
+    assert e.value.params["text"] == "![t](http://127.0.0.1:9/p.png)"   # the text goes out as a parameter (escaped by the app)
+
+
+def test_lesson_table_downsamples_by_whole_pairs():
+    tab = L.table(4096, 2048)
+    assert tab.downsampled and tab.rstep == 8 and tab.cstep == 8           # 4096/512 positions, 1024/128 pairs
+    assert tab.shown.shape == (512, 256)
+    r, c = 3, 5                                                            # row 3·8, shown pair 2 = pair 16: its cosine
+    assert tab.rows[r] == 24 and tab.cols[c] == 2 * 16 + 1
+    assert tab.shown[r, c] == pytest.approx(math.cos(24 / 10000 ** (32 / 2048)), abs=1e-12)
+    small = L.table(64, 128)
+    assert not small.downsampled and small.rstep == 1 and small.cstep == 1
+    first_slow = next(i for i in range(64) if 2 * math.pi * 10000 ** (2 * i / 128) > 64)
+    assert small.slow == first_slow
+    assert small.shortest == f"{2 * math.pi:.4g}"
+
+
+def test_lesson_curves_and_fmt():
+    cur = L.curves(50, 16, "3, 4, 99")
+    assert cur.dims == [3, 4] and cur.dropped == [99] and cur.kind(0) == "cos" and cur.kind(1) == "sin"
+    assert cur.values[7, 0] == pytest.approx(math.cos(7 / 10000 ** (2 / 16)))
+    assert [L.fmt(v) for v in (0, 1234.5678, 2.5e-7, 3e7)] == ["0", "1235", "2.50e-07", "3.00e+07"]
+    assert L.fmt(1.1102e-16, 2) == "1.1e-16"
+
+
+def test_lesson_relative_and_rotation():
+    rel = L.relative(8, 12)
+    assert rel.dots[0, 0] == pytest.approx(4.0)                         # d/2 ones on the diagonal
+    assert sorted(rel.markers) == [0, 4, 8]
+    assert float(rel.spread) < 1e-12
+    rot = L.rotation(16, 1, 4, 3, 40)
+    omega = 10000 ** (-2 / 16)
+    assert f"{omega:.4g}" in rot.latex and f"{math.cos(4 * omega):.4g}" in rot.latex and "PE(7)" in rot.latex
+    assert rot.now[1] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
+    assert float(rot.err) < 1e-12
+    assert len(rot.circle) == 40 and list(rot.points) == ["PE(3)", "PE(7)"]
+
+
+def test_lesson_order_rows():
+    res = L.order("小明喜欢吃苹果", "苹果喜欢吃小明", 16)
+    assert res.glued and res.joined(["小", "明"]) == "小明"
+    assert [r.source for r in res.rows] == [5, 6, 2, 3, 4, 0, 1] and [r.target for r in res.rows] == list(range(7))
+    assert max(r.without for r in res.rows) < 1e-12 and min(r.with_pe for r in res.rows) > 1e-3
+    assert not L.order("the dog bit the man", "the man bit the dog", 16).glued
+    with pytest.raises(InputError) as e:
+        L.order("", "", 16)
+    assert e.value.code == "text_empty"
+
+
+def test_lesson_beyond_and_alibi():
+    bey = L.beyond(32, 200, 50, "random")
+    assert float(bey.rope_gap) < 1e-9 and float(bey.sin_gap) > 0.1
+    ali = L.alibi(6, 5, bey)
+    assert ali.slopes == ("1/4", "1/16", "1/64", "1/256", "1/2", "1/8")
+    assert ali.lines[0][10] == pytest.approx(bey.q @ bey.k / math.sqrt(32) - 10 / 4)
+    g = ali.grid(4)
+    assert g.shape == (2, 4, 5, 5) and np.isnan(g[1, 2:]).all() and g[1, 1, 0, 3] == -3 / 8
+    assert L.slope_text(2 ** -0.5) == "2^(−0.5)"
+
+
+def test_beyond_latex_breaks_for_a_projector():
+    wide, narrow = L.beyond_latex(), L.beyond_latex(narrow=True)
+    assert wide.count(r"\\") < narrow.count(r"\\")
+    assert r"\theta_i = 10000^{-2i/d}" in narrow.split(r"\end{pmatrix} \\")[-1]   # θᵢ on a line of its own
+
+
+# ---------------------------------------------------------------- the lesson's figures
+
+def test_figures_pass_plotly_validation_and_carry_the_words():
+    import plotly.graph_objects as go
+
+    from visattn.figures import positional as F
+
+    tab, rel, rot = L.table(64, 128), L.relative(8, 12), L.rotation(8, 1, 2, 3, 12)
+    bey = L.beyond(16, 10, 20, "same")
+    ali = L.alibi(3, 4, bey)
+    built = [F.table_heatmap(tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"),
+             F.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
+             F.wavelength_plot(tab.wavelengths, 64, name="N", n_name="M", title="T", x_title="X", y_title="Y"),
+             F.offset_curve(rel.offsets, rel.formula, {"R": rel.markers[0]}, formula_name="N", title="T", x_title="X"),
+             F.rotation_circle(rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"),
+             F.score_curves(bey.distances, {"a": bey.at0.rope, "b": bey.atp.rope}, dashes=("dot",), title="T", x_title="X"),
+             F.alibi_grid(ali.grid(2), ["h1", "h2", "h3", ""], title="T", value_name="V", query_name="Q", key_name="K")]
+    for fig in built:
+        go.Figure(fig.to_dict())                                   # Plotly's full validation
+        assert fig.layout.title.text == "T"
+    heat = built[0].data[0]
+    assert heat.hovertemplate.startswith("Y: %{y}<br>X: %{x}")
+    assert len(built[0].layout.xaxis.tickvals) <= 24 and built[0].layout.xaxis.tickangle == 0
+    assert built[2].layout.yaxis.type == "log" and list(built[2].data[1].y) == [64, 64]
+    assert [d.line.dash for d in built[5].data] == ["dot", "solid"]
+    assert built[4].layout.yaxis.scaleanchor == "x"
+    assert [a.text for a in built[6].layout.annotations] == ["h1", "h2", "h3"]
+    assert "Q: %{y}" in built[6].data[0].hovertemplate and built[6].layout.coloraxis.cmax == 0.0

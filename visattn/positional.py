@@ -18,33 +18,83 @@ import numpy as np
 
 from .attention import self_attention
 from .checks import as_array, positive_float, positive_int
+from .errors import InputError
 from .text import seeded_embedding, tokenize
 
 MAX_POSITIONS = 4096
 MAX_D_MODEL = 2048
 MAX_ALIBI_HEADS = 256
+MAX_CURVES = 8          # columns plotted at once by parse_dims' caller
 
 
 def check_table(n_positions, d_model) -> tuple[int, int]:
-    """(n_positions, d_model) as ints within the limits, or a ValueError that says how to fix them.
+    """(n_positions, d_model) as ints within the limits, or an InputError that says how to fix them.
 
     Runs before anything is allocated, so an out-of-range request fails at once instead of filling memory.
     """
-    if n_positions == 0:
-        raise ValueError("n_positions=0: the table needs at least one position; choose 1 or more.")
-    n_positions = positive_int(n_positions, "n_positions", maximum=MAX_POSITIONS)
-    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
-    if d_model % 2:
-        raise ValueError(f"d_model={d_model} is odd; the table pairs a sine with a cosine, so d_model must be even "
-                         f"(try {d_model - 1 if d_model > 1 else 2} or {d_model + 1}).")
-    return n_positions, d_model
+    n = _whole(n_positions, "n_positions")
+    if n < 1:
+        raise InputError("pe_positions_few", f"n_positions={n}: the table needs at least one position; choose 1 or more.",
+                         n=n)
+    if n > MAX_POSITIONS:
+        raise InputError("pe_positions_many", f"n_positions={n} is too large; the limit is {MAX_POSITIONS}.",
+                         n=n, max=MAX_POSITIONS)
+    return n, check_width(d_model)
+
+
+def _whole(v, name: str) -> int:
+    """``v`` as an int (any sign), or the shared not_whole InputError."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    raise InputError("not_whole", f"{name} must be a whole number, got {v!r}.", name=name, value=str(v)[:20])
+
+
+def check_width(d_model) -> int:
+    """``d_model`` as an even int in 2 … MAX_D_MODEL (sines and cosines come in pairs), or an InputError."""
+    d = _whole(d_model, "d_model")
+    if d < 2:
+        raise InputError("pe_width_small", f"d_model={d} is too small: one sine and one cosine need at least 2 dimensions; "
+                         "choose an even number of at least 2.", d=d)
+    if d > MAX_D_MODEL:
+        raise InputError("pe_width_big", f"d_model={d} is too large; the limit is {MAX_D_MODEL}.", d=d, max=MAX_D_MODEL)
+    return _even(d)
+
+
+def _even(d: int) -> int:
+    if d % 2:
+        raise InputError("pe_width_odd", f"d_model={d} is odd; the table pairs a sine with a cosine, so d_model must be "
+                         f"even (try {max(d - 1, 2)} or {d + 1}).", d=d, lower=max(d - 1, 2), upper=d + 1)
+    return d
+
+
+def parse_dims(text: str, d_model: int, most: int = MAX_CURVES) -> tuple[list[int], list[int]]:
+    """Column numbers typed as "0, 1, 20" (commas, full-width commas or spaces) → (columns to plot, left out).
+
+    Columns outside 0 … d_model − 1 are left out (the table has no such column); when none is left, 0 and 1.
+    An InputError when the text is not a list of whole numbers, or names more than ``most`` columns.
+    """
+    d_model = check_width(d_model)
+    text = str(text)
+    parts = text.replace("\uff0c", ",").replace(",", " ").split()
+    try:
+        dims = list(dict.fromkeys(int(p) for p in parts))
+    except ValueError:
+        dims = []
+    if not dims:
+        raise InputError("pe_dims", f"{text[:40]!r} is not a list of dimensions; type column numbers between 0 and "
+                         f"{d_model - 1}, separated by commas.", text=text[:40], last=d_model - 1)
+    if len(dims) > most:
+        raise InputError("pe_dims_many", f"{len(dims)} dimensions were asked for; plot at most {most} at a time.",
+                         n=len(dims), max=most)
+    keep = [k for k in dims if 0 <= k < d_model]
+    return keep or [0, 1], [k for k in dims if not 0 <= k < d_model]
 
 
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     """(D/2,) angular frequencies ω_i = base^(−2i/D) of the sin/cos pairs, fastest first."""
-    d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
-    if d_model % 2:
-        raise ValueError(f"d_model={d_model} is odd; sin/cos pairs need an even d_model.")
+    d_model = _even(positive_int(d_model, "d_model", maximum=MAX_D_MODEL))
     base = positive_float(base, "base")
     return base ** (-np.arange(0, d_model, 2) / d_model)
 
@@ -64,7 +114,8 @@ def sinusoidal_at(positions, d_model: int, base: float = 10000.0, dims=None) -> 
     if dims is not None:
         dims = np.asarray(dims, dtype=int).reshape(-1)
         if dims.size and (dims.min() < 0 or dims.max() >= d_model):
-            raise ValueError(f"dims must lie in 0…{d_model - 1} for d_model={d_model}, got {dims.tolist()}.")
+            raise InputError("pe_dims_range", f"dims must lie in 0…{d_model - 1} for d_model={d_model}, got {dims.tolist()}.",
+                             last=d_model - 1)
         angle = positions[:, None] * omega[dims // 2][None, :]   # (P, 1) x (1, len(dims)) -> (P, len(dims))
         return np.where(dims % 2 == 0, np.sin(angle), np.cos(angle))
     angle = positions[:, None] * omega[None, :]               # (P, 1) x (1, D/2) -> (P, D/2)
@@ -106,7 +157,8 @@ def rotation_matrix(k: float, pair: int, d_model: int, base: float = 10000.0) ->
     omega = frequencies(d_model, base)
     pair = int(pair)
     if not 0 <= pair < len(omega):
-        raise ValueError(f"pair={pair} does not exist; d_model={d_model} has pairs 0…{len(omega) - 1}.")
+        raise InputError("pe_pair", f"pair={pair} does not exist; d_model={d_model} has pairs 0…{len(omega) - 1}.",
+                         pair=pair, d=d_model, last=len(omega) - 1)
     theta = float(k) * omega[pair]
     c, s = math.cos(theta), math.sin(theta)
     return np.array([[c, s], [-s, c]])
@@ -122,11 +174,11 @@ def rotary(x, positions, base: float = 10000.0) -> np.ndarray:
     one_row = x.ndim == 1
     x = as_array(x[None, :] if one_row else x, "x", 2)
     T, D = x.shape
-    if D % 2:
-        raise ValueError(f"x has width {D}, which is odd; RoPE rotates pairs of dimensions, so the width must be even.")
+    _even(D)   # RoPE rotates pairs of dimensions
     positions = as_array(np.atleast_1d(positions), "positions", 1)
     if len(positions) != T:
-        raise ValueError(f"positions has {len(positions)} entries but x has {T} rows; give one position per row.")
+        raise InputError("pe_positions_rows", f"positions has {len(positions)} entries but x has {T} rows; give one position "
+                         "per row.", n=len(positions), rows=T)
     base = positive_float(base, "base")
     theta = positions[:, None] * base ** (-np.arange(0, D, 2) / D)[None, :]   # (T, 1) x (1, D/2) -> (T, D/2)
     c, s = np.cos(theta), np.sin(theta)
@@ -184,7 +236,7 @@ def distance_scores(q, k, query_position: float, distances, *, slope: float, bas
     """
     q, k = as_array(q, "q", 1), as_array(k, "k", 1)
     if q.shape != k.shape:
-        raise ValueError(f"q has {q.size} entries and k has {k.size}; give them the same width.")
+        raise InputError("qk_width", f"q has {q.size} entries and k has {k.size}; give them the same width.", q=q.size, k=k.size)
     D = q.size
     distances = as_array(distances, "distances", 1)
     p = float(query_position)
@@ -207,8 +259,8 @@ def token_permutation(a: list[str], b: list[str]) -> np.ndarray:
     """
     if sorted(a) != sorted(b):
         only_a = sorted(set(a) - set(b)) or sorted({t for t in a if a.count(t) != b.count(t)})
-        raise ValueError(f"The two sentences are not reorderings of the same tokens (e.g. {only_a[:5]} differ); "
-                         "use the same words or characters, only in another order.")
+        raise InputError("pe_not_reordering", f"The two sentences are not reorderings of the same tokens (e.g. {only_a[:5]} "
+                         "differ); use the same words or characters, only in another order.")
     where = defaultdict(list)
     for i, tok in enumerate(a):
         where[tok].append(i)
@@ -248,8 +300,8 @@ def word_order(text_a: str, text_b: str, d_model: int = 16, *, positions: bool, 
     a, b = tokenize(text_a), tokenize(text_b)
     perm = token_permutation(a, b)
     d_model = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
-    if positions and d_model % 2:
-        raise ValueError(f"d_model={d_model} is odd; to add sinusoids it must be even.")
+    if positions:
+        _even(d_model)
     rng = np.random.default_rng(seed)
     W_q, W_k, W_v = (rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(3))
     X_a, X_b = seeded_embedding(a, d_model, seed), seeded_embedding(b, d_model, seed)   # (T, D)
