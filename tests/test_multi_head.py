@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import visattn
-from ui.cache_multi_head import random_params, run_random
 from visattn import shapes
 from visattn.models import designed
+from visattn.models.random import random_params, run_random
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 

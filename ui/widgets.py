@@ -101,15 +101,17 @@ def _set(key: str, value) -> None:
     st.session_state[key] = value
 
 
-def preset_buttons(target_key: str, presets: dict[str, tuple[str, str]], *, caption: str | None = None) -> None:
+def preset_buttons(target_key: str, presets: dict[str, tuple[str, str]], *, caption: str | None = None,
+                   help_template: str = "{text}") -> None:
     """A row of buttons, one per preset {name: (label, text)}; a click puts the text in ``target_key``.
 
-    Each button's tooltip shows (the start of) its text."""
+    Each button's tooltip shows (the start of) its text, through ``help_template`` (e.g. "“{text}”" to quote an
+    example sentence)."""
     if caption:
         st.caption(caption)
     for col, (name, (label, text)) in zip(st.columns(len(presets)), presets.items()):
         col.button(label, on_click=_set, args=(target_key, text), key=f"{target_key}__preset_{name}",
-                   help=text[:120] + ("…" if len(text) > 120 else ""), width="stretch")
+                   help=help_template.format(text=text[:120] + ("…" if len(text) > 120 else "")), width="stretch")
 
 
 # ---- a token position that follows its sentence -----------------------------------------------------------------

@@ -7,7 +7,7 @@ exact at any size and nothing is allocated.
 
 Axis letters: T tokens, D model width (d_model), H heads, Dh head width (D / H).
 
-One post-LN attention block, as :mod:`visattn.designed` runs it (no biases, LayerNorm without γ, β)::
+One post-LN attention block, as :mod:`visattn.models.block` runs it (no biases, LayerNorm with γ = 1, β = 0)::
 
     X (T, D) ─► Q, K, V = X W_q, X W_k, X W_v (T, D) ─► split: Q_h, K_h, V_h (T, Dh), h = 1 … H
       ─► A_h = softmax(Q_h K_hᵀ / √Dh) (T, T) ─► head_h = A_h V_h (T, Dh) ─► concat (T, D) ─► · W_o (T, D)
@@ -21,6 +21,7 @@ from math import prod
 
 from .attention import check_heads
 from .checks import positive_int
+from .errors import InputError
 
 GPT3 = {"T": 50, "d_model": 12288, "n_heads": 96}   # article 000: 50 operators, 12288 attributes, 96 versions
 GPT3_LAYERS = 96        # GPT-3 175B stacks 96 such blocks (Brown et al. 2020, table 2.1)
@@ -60,14 +61,16 @@ class MultiHeadShapes:
         for m in self.matrices:
             if m.name == name:
                 return m
-        raise ValueError(f"No matrix called {name!r}; the matrices are {[m.name for m in self.matrices]}.")
+        names = [m.name for m in self.matrices]
+        raise InputError("shape_matrix", f"No matrix called {name!r}; the matrices are {names}.", matrix=str(name),
+                         matrices=", ".join(names))
 
 
 def multi_head_shapes(T: int, d_model: int, n_heads: int) -> MultiHeadShapes:
     """Every matrix's shape in one multi-head attention block, and the parameter counts.
 
-    A ValueError (from :func:`visattn.check_heads`) when n_heads does not divide d_model, or when a size is
-    not a whole number ≥ 1.
+    An InputError ("heads_divide" from :func:`visattn.check_heads`) when n_heads does not divide d_model, or
+    from :func:`visattn.checks.positive_int` when a size is not a whole number ≥ 1.
     """
     T = positive_int(T, "T (tokens)", maximum=MAX_TOKENS)
     D = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)

@@ -22,13 +22,15 @@ The residual stream (D = 32 named columns, :data:`DIM_NAMES`)::
              shift that LayerNorm's mean subtraction gives every column (−mean/σ). Every column of W_q, W_k,
              W_v sums to 0 (the "zero" row holds minus the others), so a head reads each column relative
              to "zero" and the mean drops out; only LayerNorm's rescaling remains
-    30 … 31  unused (always 0)
+    30 … 31  unused (always 0): they pad the 30 named columns to D = 32 so that H = 4 heads get Dh = 8
+             columns each (:func:`input_layout` counts every group)
 
-Each layer is the post-LN block of "Attention Is All You Need" without the feed-forward part::
+Each layer is the post-LN block of "Attention Is All You Need" without the feed-forward part
+(:func:`visattn.models.block.run_layers`, which the random model of :mod:`visattn.models.random` runs too)::
 
     X_in ─► multi_head_attention(X_in, W_q, W_k, W_v, W_o, H=4) ─► residual = X_in + MHA ─► Z = LayerNorm(residual)
 
-and Z is the next layer's X_in. Head h uses columns h·Dh … (h+1)·Dh of W_q, W_k, W_v (Dh = 8), exactly as
+and Z is the next layer's X_in (LayerNorm with γ = 1, β = 0). Head h uses columns h·Dh … (h+1)·Dh of W_q, W_k, W_v (Dh = 8), exactly as
 in :func:`visattn.multi_head_attention`. The heads, the same four in both layers:
 
 ``coreference``  Query: a pronoun asks for a noun, a little more for an animate one (a prior), and —
@@ -70,10 +72,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..activations import layer_norm
-from ..attention import MultiHeadResult, check_heads, multi_head_attention
+from ..attention import check_heads
+from ..errors import InputError
 from ..positional import sinusoidal_encoding
 from ..text import MAX_TOKENS, tokenize
+from .block import LayerParams, LayerTrace, run_layers, stack_weights
 
 # ── Word features ────────────────────────────────────────────────────────────────────────────────
 FEATURES: dict[str, str] = {
@@ -147,30 +150,37 @@ def featurize(tokens: list[str], overrides: Mapping[int | str, Mapping[str, floa
     their lexicon value.
     """
     if not isinstance(tokens, (list, tuple)) or not tokens:
-        raise ValueError("tokens must be a non-empty list of strings; use visattn.tokenize(text) to get one.")
+        raise InputError("tokens_list", "tokens must be a non-empty list of strings; use visattn.tokenize(text) to get one.")
     if len(tokens) > MAX_TOKENS:
-        raise ValueError(f"The text has {len(tokens)} tokens; the designed model has positions for {MAX_TOKENS}. "
-                         "Shorten it.")
+        raise InputError("too_many_tokens", f"The text has {len(tokens)} tokens; the designed model has positions for "
+                         f"{MAX_TOKENS}. Shorten it.", n=len(tokens), limit=MAX_TOKENS)
     F = np.array([[float(name in word_features(str(tok))) for name in FEATURE_NAMES] for tok in tokens])  # (T, F)
     lowered = [str(tok).lower() for tok in tokens]
     for key, changes in (overrides or {}).items():
         if isinstance(key, str):
             rows = [i for i, tok in enumerate(lowered) if tok == key.lower()]
             if not rows:
-                raise ValueError(f"overrides names the word {key!r}, which is not among the tokens {list(tokens)}; "
-                                 "use one of them or a token index.")
+                raise InputError("override_word", f"overrides names the word {key!r}, which is not among the tokens "
+                                 f"{list(tokens)}; use one of them or a token index.", word=key)
         elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and -len(tokens) <= key < len(tokens):
             rows = [int(key)]
         else:
-            raise ValueError(f"overrides key {key!r} is neither a token nor an index in 0…{len(tokens) - 1}.")
+            raise InputError("override_key", f"overrides key {key!r} is neither a token nor an index in 0…{len(tokens) - 1}.",
+                             key=str(key), last=len(tokens) - 1)
         if not isinstance(changes, Mapping):
-            raise ValueError(f"overrides[{key!r}] must map feature names to values, e.g. {{'animate': 1}}.")
+            raise InputError("override_map", f"overrides[{key!r}] must map feature names to values, e.g. {{'animate': 1}}.",
+                             key=str(key))
         for name, value in changes.items():
             if name not in FEATURE_NAMES:
-                raise ValueError(f"overrides[{key!r}] names the feature {name!r}; the features are {FEATURE_NAMES}.")
-            value = float(value)
+                raise InputError("override_feature", f"overrides[{key!r}] names the feature {name!r}; the features are "
+                                 f"{FEATURE_NAMES}.", key=str(key), feature=str(name), features=", ".join(FEATURE_NAMES))
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                value = float("nan")
             if not np.isfinite(value):
-                raise ValueError(f"overrides[{key!r}][{name!r}] must be a finite number, got {value}.")
+                raise InputError("override_value", f"overrides[{key!r}][{name!r}] must be a finite number, got "
+                                 f"{changes[name]!r}.", key=str(key), feature=str(name), value=str(changes[name]))
             F[rows, FEATURE_NAMES.index(name)] = value
     return F
 
@@ -190,6 +200,26 @@ DIM_NAMES: tuple[str, ...] = (FEATURE_NAMES + tuple(f"pos_{'sin' if i % 2 == 0 e
                                                     for i in range(N_POSITIONS)) + SLOT_NAMES + ("zero",))
 DIM_NAMES = DIM_NAMES + tuple(f"unused{i}" for i in range(D_MODEL - len(DIM_NAMES)))
 _POS0 = N_FEATURES                         # first position column
+
+
+@dataclass(frozen=True)
+class InputLayout:
+    """How the D columns of the input X are used, counted from :data:`DIM_NAMES`."""
+    features: int   # F word features (0/1 from the lexicon)
+    positions: int  # P sinusoidal position columns
+    slots: int      # columns heads write into (0 in the input)
+    zero: int       # the "zero" column (never written)
+    unused: int     # padding up to D so that H divides it
+    d_model: int    # D = the sum of the above
+    n_heads: int    # H
+    d_head: int     # Dh = D / H
+
+
+def input_layout() -> InputLayout:
+    """The column groups of the residual stream; they add up to ``d_model``."""
+    unused = sum(name.startswith("unused") for name in DIM_NAMES)
+    return InputLayout(features=N_FEATURES, positions=N_POSITIONS, slots=len(SLOT_NAMES), zero=DIM_NAMES.count("zero"),
+                       unused=unused, d_model=len(DIM_NAMES), n_heads=N_HEADS, d_head=D_HEAD)
 _DIM = {name: i for i, name in enumerate(DIM_NAMES)}
 _FREQS = POSITION_BASE ** (-np.arange(0, N_POSITIONS, 2) / N_POSITIONS)  # (P/2,) rad per token
 
@@ -207,16 +237,6 @@ SHARPNESS: Mapping[str, tuple[float, float]] = MappingProxyType({   # per head, 
     "previous": (4.0, 2.4),
     "broad": (0.5, 0.2),
 })
-
-
-@dataclass(frozen=True)
-class LayerParams:
-    """One layer's matrices, each (D, D); head h owns columns h·Dh … (h+1)·Dh of W_q, W_k, W_v
-    and rows h·Dh … (h+1)·Dh of W_o."""
-    W_q: np.ndarray  # (D, D)
-    W_k: np.ndarray  # (D, D)
-    W_v: np.ndarray  # (D, D)
-    W_o: np.ndarray  # (D, D)
 
 
 @dataclass(frozen=True)
@@ -301,15 +321,6 @@ DESIGNED_CONFIG = DesignedConfig(d_model=D_MODEL, n_heads=N_HEADS, d_head=D_HEAD
 
 # ── Running it ───────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
-class LayerTrace:
-    """One layer, step by step."""
-    X_in: np.ndarray       # (T, D) the layer's input
-    mha: MultiHeadResult   # .Q .K .V (H, T, Dh), .weights (H, T, T), .heads (H, T, Dh), .concat, .output (T, D)
-    residual: np.ndarray   # (T, D) X_in + mha.output
-    Z: np.ndarray          # (T, D) layer_norm(residual): the next layer's input
-
-
-@dataclass(frozen=True)
 class DesignedResult:
     """Everything a page shows: tokens, their features, the input X, each layer's trace, all weights."""
     tokens: list[str]
@@ -325,9 +336,11 @@ class DesignedResult:
     def head(self, layer: int, name: str) -> np.ndarray:
         """(T, T) weights of the head called ``name`` in ``layer`` (0-based)."""
         if name not in self.head_names:
-            raise ValueError(f"No head called {name!r}; the heads are {self.head_names}.")
+            raise InputError("designed_head", f"No head called {name!r}; the heads are {self.head_names}.",
+                             head=str(name), heads=", ".join(self.head_names))
         if not 0 <= layer < len(self.layers):
-            raise ValueError(f"layer={layer} does not exist; layers are numbered 0 … {len(self.layers) - 1}.")
+            raise InputError("designed_layer", f"layer={layer} does not exist; layers are numbered 0 … {len(self.layers) - 1}.",
+                             layer=str(layer), last=len(self.layers) - 1)
         return self.weights[layer, self.head_names.index(name)]
 
 
@@ -345,17 +358,11 @@ def run_tokens(tokens: list[str], overrides: Mapping[int | str, Mapping[str, flo
     """Run the designed model on ``tokens`` (see :func:`featurize` for ``overrides``)."""
     features = featurize(tokens, overrides)                       # (T, F)
     X = embed(features)                                           # (T, D)
-    traces, x = [], X
-    for p in config.layers:
-        mha = multi_head_attention(x, p.W_q, p.W_k, p.W_v, p.W_o, config.n_heads)
-        residual = x + mha.output                                 # (T, D)
-        Z = layer_norm(residual)                                  # (T, D) each row: mean 0, variance 1
-        traces.append(LayerTrace(X_in=x, mha=mha, residual=residual, Z=Z))
-        x = Z
-    weights = np.stack([t.mha.weights for t in traces])          # (L, H, T, T)
+    traces = run_layers(X, config.layers, config.n_heads)        # the post-LN block of visattn.models.block
+    weights = stack_weights(traces)                               # (L, H, T, T)
     return DesignedResult(tokens=list(tokens), head_names=config.head_names, feature_names=config.feature_names,
                           dim_names=config.dim_names, features=features, positions=X[:, _POS0:_POS0 + N_POSITIONS],
-                          X=X, layers=tuple(traces), weights=weights)
+                          X=X, layers=traces, weights=weights)
 
 
 def run(text: str, overrides: Mapping[int | str, Mapping[str, float]] | None = None) -> DesignedResult:
