@@ -79,7 +79,11 @@ CASES = [
     Case("pretrained: empty text", "pretrained", {"pt_text": ""}, charts=0),
     Case("pretrained: 600 tokens truncated", "pretrained", {"pt_text": LONG_600}, says=("512",)),
     Case("pretrained: emoji only", "pretrained", {"pt_text": "🙂🙂🙂"}, says=("[UNK]",)),
-    Case("pretrained: head 99", "pretrained", {"pt_head": "99"}, says=("pt_head",)),
+    Case("pretrained: head 99", "pretrained", {"pt_head": "99"}, says=("pt\\_head",)),       # names are markdown-escaped
+    Case("pretrained: nothing readable", "pretrained", {"pt_text": "\u200b"}, charts=0),
+    Case("pretrained: only [CLS] typed, hidden", "pretrained", {"pt_text": "[CLS]", "pt_hide": "1"}, says=("[CLS]",)),
+    Case("pretrained: text over the character limit", "pretrained", {"pt_text": "word " * 1001}, says=("pt\\_text",)),
+    Case("pretrained: token 600 of 16", "pretrained", {"pt_src": "600"}, says=("pt\\_src",)),
     # every page: garbage in the shared parameters ------------------------------------------------------------
     *[Case(f"{p}: lang and present garbage", p, {"lang": "xx", "present": "maybe", "junk": "1"},
            says=("lang", "present", "junk"), charts=0 if p == "home" else 1)

@@ -1,21 +1,27 @@
 """Pretrained page through AppTest: MiniLM's 72 heads, the head finder, toggles, bad input, URL, Chinese, no model.
 
 The model loads once per process (st.cache_resource); a forward pass of a short sentence takes milliseconds.
-Layers and heads are numbered from 0 on the page: L3·H1 and L5·H11 are the two heads that link it → animal.
+Layers, heads and tokens are numbered from 1 on the page (the URL keeps 0-based indices): L4·H2 and L6·H12, i.e.
+attentions[3, 1] and attentions[5, 11], are the two heads that link it → animal.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from unittest import mock
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
 
+from ui import cache_pretrained, url_state
 from ui.cache_pretrained import head_of_point, load_model
+from visattn.lessons import pretrained as lesson
+from visattn.lessons.pretrained import PARAGRAPH
 from visattn.models import minilm as pretrained
 from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
-from visattn.token_views import pool
+from visattn.token_views import HeadWeight, pool
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -82,38 +88,41 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert len(grid["data"]) == 72 and {d.get("coloraxis") for d in grid["data"]} == {"coloraxis"}
     assert grid["layout"]["coloraxis"]["cmin"] == 0 and grid["layout"]["coloraxis"]["cmax"] == 1
     names = [a["text"] for a in grid["layout"]["annotations"]]
-    assert names[0] == "L0·H0" and names[13] == "L1·H1" and names[-1] == "L5·H11"
+    assert names[0] == "L1·H1" and names[13] == "L2·H2" and names[-1] == "L6·H12"
     T = len(TOKENS)
     np.testing.assert_allclose(array(grid["data"][3 * 12 + 1]["z"]).reshape(T, T), r.attentions[3, 1], atol=1e-6)
-    # the finder: it → animal by default, L3·H1 first with more than half the weight, L5·H11 second
+    # the finder: it → animal by default, L4·H2 first with more than half the weight, L6·H12 second
     assert at.selectbox(key="pt_src").value == IT and at.selectbox(key="pt_tgt").value == ANIMAL
     x, y = bars(at)
-    assert len(x) == 15 and x[:2] == ["L3·H1", "L5·H11"]
+    assert len(x) == 15 and x[:2] == ["L4·H2", "L6·H12"]
     assert y[0] > 0.5 and y[1] > 0.5 and y[2] < 0.5 and np.all(np.diff(y) <= 0)
     np.testing.assert_allclose(y[0], r.attentions[3, 1, IT, ANIMAL], atol=1e-6)
     page_text = texts(at)
-    assert ("**2** head(s) put more than half of the attention of “it” on “animal”: **L3·H1** (0.677), **L5·H11** "
+    assert ("**2** head(s) put more than half of the attention of “it” on “animal”: **L4·H2** (0.677), **L6·H12** "
             "(0.673)") in page_text
-    assert "numbered from 0" in page_text and "L3·H1** is layer 3, head 1" in page_text
+    assert page_text.count("numbered from 1") == 1 and "**L3·H1** = layer 3, head 1" in page_text
     n_cls = int((r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum())    # heads parked on [CLS], measured live
     assert f"**{n_cls}** of the 72 heads give [CLS] more than half" in page_text and n_cls > 20
-    assert "previous token: L0·H2; at the next token: L1·H8." in page_text
-    # the open head (L3·H1 by default) large, with numbers in the cells, rows summing to 1
+    i = np.arange(1, T)                                                  # previous/next-token heads, 1-based names
+    prev = [f"L{l + 1}·H{h + 1}" for l, h in zip(*np.nonzero(r.attentions[:, :, i, i - 1].mean(-1) > 0.5))]
+    nxt = [f"L{l + 1}·H{h + 1}" for l, h in zip(*np.nonzero(r.attentions[:, :, i - 1, i].mean(-1) > 0.5))]
+    assert prev and nxt and f"previous token: {', '.join(prev)}; at the next token: {', '.join(nxt)}." in page_text
+    # the open head (L4·H2 by default) large, with numbers in the cells, rows summing to 1
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
     labels, m = head_matrix(at)
-    assert labels == TOKENS and title(head_fig(at)).startswith("L3·H1")
+    assert labels == TOKENS and title(head_fig(at)).startswith("L4·H2")
     np.testing.assert_allclose(m, r.attentions[3, 1], atol=1e-6)
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
     assert head_fig(at)["data"][0]["text"][IT][ANIMAL] == "0.68"
     # its line view: one head, every line a (query, key) pair of the open head
     lines = line_fig(at)
-    assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {"L3·H1"}
+    assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {"L4·H2"}
     assert at.get("download_button")
 
 
 def test_the_wide_twin_is_described_honestly(default_page, model):
     text = texts(default_page)
-    assert "L3·H1 (0.68)" in text and "L5·H11 (0.56)" in text            # it → animal, tired and wide
+    assert "L4·H2 (0.68)" in text and "L6·H12 (0.56)" in text            # it → animal, tired and wide
     assert "does not move the weight to “street”" in text
     assert "not the model's answer" in text
     at = run_page("pretrained", {"pt_text": WIDE, "pt_tgt": str(STREET)})
@@ -126,10 +135,10 @@ def test_the_wide_twin_is_described_honestly(default_page, model):
 
 def test_open_head_by_button_and_by_selectbox(model):
     at = run_page("pretrained", {"pt_layer": "0", "pt_head": "0"})
-    assert title(head_fig(at)).startswith("L0·H0")
-    at.button(key="pt_open_top").click().run()                             # "Open L3·H1": the finder's first bar
+    assert title(head_fig(at)).startswith("L1·H1")
+    at.button(key="pt_open_top").click().run()                             # "Open L4·H2": the finder's first bar
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
-    assert title(head_fig(at)).startswith("L3·H1")
+    assert title(head_fig(at)).startswith("L4·H2")
     at.selectbox(key="pt_layer").set_value(5).run()
     at.selectbox(key="pt_head").set_value(11).run()
     assert_clean(at)
@@ -138,13 +147,13 @@ def test_open_head_by_button_and_by_selectbox(model):
     # the orange bar is the open head
     (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "bar"]
     colours = fig["data"][0]["marker"]["color"]
-    assert colours[fig["data"][0]["x"].index("L5·H11")] == "#ff7f0e"
+    assert colours[fig["data"][0]["x"].index("L6·H12")] == "#ff7f0e"
     assert fig["data"][0]["customdata"][1] == [5, 11]                       # what a click on the bar reports
     assert params(at)["pt_layer"] == "5" and params(at)["pt_head"] == "11"
 
 
 def test_a_clicked_bar_names_its_head():
-    assert head_of_point({"point_index": 1, "x": "L5·H11", "customdata": [5, 11]}) == (5, 11)
+    assert head_of_point({"point_index": 1, "x": "L6·H12", "customdata": [5, 11]}) == (5, 11)
     assert head_of_point({"point_index": 0}) is None
     assert head_of_point({"customdata": ["a", "b"]}) is None
     assert head_of_point(None) is None
@@ -156,7 +165,7 @@ def test_source_and_target_rank_other_pairs_and_reset_with_the_text(model):
     r = model.run(SENTENCE)
     w = r.attentions[:, :, IT, 13]
     x, y = bars(at)
-    assert x[0] == "L{}·H{}".format(*np.unravel_index(np.argmax(w), w.shape))
+    assert x[0] == "L{}·H{}".format(*(i + 1 for i in np.unravel_index(np.argmax(w), w.shape)))   # named from 1
     np.testing.assert_allclose(y[0], w.max(), atol=1e-6)
     assert params(at)["pt_tgt"] == "13"
     at.text_area(key="pt_text").input("The trophy didn't fit in the suitcase because it was too big.").run()
@@ -208,7 +217,7 @@ def test_600_tokens_are_cut_to_512_with_a_notice():
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-4)
     assert all(len(c.proto.spec) <= MAX_FIGURE_BYTES for c in at.get("plotly_chart"))
     at.radio(key="pt_glayer").set_value(4).run()
-    assert [a["text"] for a in grid_fig(at)["layout"]["annotations"]][:2] == ["L4·H0", "L4·H1"]
+    assert [a["text"] for a in grid_fig(at)["layout"]["annotations"]][:2] == ["L5·H1", "L5·H2"]
 
 
 def test_figures_stay_light_at_128_tokens(model):
@@ -222,7 +231,7 @@ def test_figures_stay_light_at_128_tokens(model):
     assert len(grid_fig(at)["data"]) == 12                                 # one layer, not 72 heads
     sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
     assert max(sizes) <= MAX_FIGURE_BYTES, sizes
-    assert "Tokens 0–63 of 128: the line view draws a window of 64 tokens" in texts(at)   # source: word 1
+    assert "Tokens 1–64 of 128: the line view draws a window of 64 tokens" in texts(at)   # source: word 1
 
 
 @pytest.mark.parametrize("text, kind, expected", [
@@ -250,18 +259,18 @@ def test_bad_text_after_a_good_one_keeps_the_last_view():
     assert_clean(at)
     (err,) = errors(at)
     assert "empty" in err and "Showing the last view that worked" in texts(at)
-    assert bars(at)[0][0] == "L3·H1"
+    assert bars(at)[0][0] == "L4·H2"
 
 
 def test_presets():
     at = run_page("pretrained")
-    at.button(key="pt_preset_chinese").click().run()
+    at.button(key="pt_text__preset_chinese").click().run()
     assert at.text_area(key="pt_text").value == "小明喜欢吃苹果。"
     assert any("[UNK]" in str(i.value) for i in at.info)
-    at.button(key="pt_preset_paragraph").click().run()
+    at.button(key="pt_text__preset_paragraph").click().run()
     assert_clean(at)
     assert len(grid_fig(at)["data"]) == 12 and at.radio(key="pt_glayer").value == 0
-    at.button(key="pt_preset_tired").click().run()
+    at.button(key="pt_text__preset_tired").click().run()
     assert len(grid_fig(at)["data"]) == 72
 
 
@@ -274,7 +283,7 @@ def test_line_view_only_source():
 
 def test_url_round_trip():
     at = run_page("pretrained")
-    at.button(key="pt_preset_wide").click().run()
+    at.button(key="pt_text__preset_wide").click().run()
     at.toggle(key="pt_hide").set_value(True).run()
     at.selectbox(key="pt_tgt").set_value(STREET - 1).run()
     at.selectbox(key="pt_layer").set_value(5).run()
@@ -299,10 +308,10 @@ def test_tampered_url_falls_back_with_a_warning():
     assert_clean(at)
     (w,) = warnings(at)
     for name in ("pt_layer", "pt_head", "pt_hide", "pt_src", "pt_tgt", "pt_glayer", "pt_zzz", "pt_text"):
-        assert name in w
+        assert name.replace("_", "\\_") in w                                # names are markdown-escaped
     assert not errors(at)
     assert at.text_area(key="pt_text").value == SENTENCE
-    assert at.selectbox(key="pt_src").value == IT and bars(at)[0][0] == "L3·H1"
+    assert at.selectbox(key="pt_src").value == IT and bars(at)[0][0] == "L4·H2"
 
 
 def test_chinese():
@@ -310,9 +319,10 @@ def test_chinese():
     assert_clean(at)
     assert at.title[0].value == "真实训练过的 Transformer"
     text = texts(at)
-    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L3·H1** (0.677)、**L5·H11** (0.673)" in text
-    assert "从 0 开始编号" in text and "所有的头" in text
-    assert title(head_fig(at)).startswith("L3·H1：")
+    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L4·H2** (0.677)、**L6·H12** (0.673)" in text
+    assert "层、头和词元都从 1 开始编号：**L3·H1** 表示第 3 层的第 1 个头。" in text and "所有的头" in text
+    assert "第四层" not in text and "（即" not in text                    # one convention, said once
+    assert title(head_fig(at)).startswith("L4·H2：")
     at = run_page("pretrained", {"lang": "zh", "pt_text": "😀"})
     assert_clean(at)
     assert any("都变成了 [UNK]" in w for w in warnings(at))
@@ -333,7 +343,7 @@ def test_missing_package_says_how_to_install():
             assert params(at)["pt_layer"] == "5"
             zh = run_page("pretrained", {"lang": "zh"})
             assert_clean(zh)
-            assert "没有安装" in errors(zh)[0]
+            assert "没有安装" in errors(zh)[0] and english_words(zh) == {}
             home = run_page("multi_head")                                   # the rest of the app is untouched
             assert_clean(home)
             assert figures(home)
@@ -341,7 +351,7 @@ def test_missing_package_says_how_to_install():
         load_model.clear()
     at = run_page("pretrained")                                             # installed again: a failure is not cached
     assert_clean(at)
-    assert bars(at)[0][0] == "L3·H1"
+    assert bars(at)[0][0] == "L4·H2"
 
 
 def test_pool_keeps_rows_summing_to_one():
@@ -350,9 +360,195 @@ def test_pool_keeps_rows_summing_to_one():
     a /= a.sum(axis=-1, keepdims=True)
     tokens = [f"t{i}" for i in range(10)]
     v = pool(tokens, a, 4)
-    assert v.tokens == ["0–2", "3–5", "6–8", "t9"] and v.attn.shape == (2, 3, 4, 4)
+    assert v.tokens == ["1–3", "4–6", "7–9", "t9"] and v.attn.shape == (2, 3, 4, 4)
     np.testing.assert_allclose(v.attn.sum(axis=-1), 1.0)
     np.testing.assert_allclose(v.attn[..., 0, 0], a[..., 0:3, 0:3].sum(axis=-1).mean(axis=-1))
     assert pool(tokens, a, 10).tokens == tokens
     with pytest.raises(ValueError, match="max_tokens"):
         pool(tokens, a, 0)
+
+
+# ---------------------------------------------------------------- bad inputs and views, in Chinese
+
+ZH_BAD = [  # (URL parameters, where the message is, a Chinese phrase of it)
+    ({"pt_text": ""}, "error", "文本是空的"),
+    ({"pt_text": " \n "}, "error", "文本是空的"),
+    ({"pt_text": "\u200b"}, "error", "模型读不出"),
+    ({"pt_text": "😀 🎉"}, "warning", "都变成了 [UNK]"),
+    ({"pt_text": "word " * 600}, "warning", "只保留了前 512 个词元"),
+    ({"pt_text": "小明喜欢吃苹果"}, "info", "个词元是 [UNK]"),
+    ({"pt_text": "[CLS]", "pt_hide": "1"}, "info", "除了 [CLS] 和 [SEP]"),
+]
+
+
+@pytest.mark.parametrize("params, kind, phrase", ZH_BAD, ids=[f"{k}:{p}" for _, k, p in ZH_BAD])
+def test_bad_inputs_are_said_in_chinese(params, kind, phrase):
+    at = run_page("pretrained", {"lang": "zh"} | params)
+    assert_clean(at)
+    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[kind]
+    assert any(phrase in s for s in shown), shown
+    assert all(re.search(r"[\u4e00-\u9fff]", s) for s in shown)
+    assert english_words(at) == {}
+
+
+@pytest.mark.parametrize("params", [
+    {"pt_text": PARAGRAPH, "pt_glayer": "4"},                       # one layer's 12 heads, tokens numbered
+    {"pt_text": "word " * 600, "pt_layer": "5", "pt_head": "11"},  # pooled grid, pooled head, line window
+    {"pt_hide": "1", "pt_merge": "1", "pt_lfoc": "1"},
+])
+def test_views_in_chinese_show_no_english(params):
+    at = run_page("pretrained", {"lang": "zh"} | params)
+    assert_clean(at)
+    assert english_words(at) == {}
+    assert "**L3·H1** 表示第 3 层的第 1 个头" in texts(at)
+
+
+# ---------------------------------------------------------------- the lesson's compute, against hand computations
+
+
+def test_head_names_and_token_labels_count_from_one():
+    assert lesson.head_name(0, 0) == "L1·H1" and lesson.head_name(3, 1) == "L4·H2" and lesson.head_name(5, 11) == "L6·H12"
+    assert lesson.indexed(["a", "b"]) == ["1: a", "2: b"]
+    many = [str(i) for i in range(lesson.TOKENS_SHOWN + 1)]
+    assert lesson.shown_tokens(many).endswith(f" · {lesson.TOKENS_SHOWN - 1} · …") and lesson.shown_tokens(["a", "b"]) == "a · b"
+
+
+def test_patterns_by_hand():
+    T = 4
+    a = np.full((2, 3, T, T), 1 / T)
+    a[0, 0] = np.eye(T)[[0, 0, 0, 0]]                                   # everything on [CLS]
+    a[0, 1] = np.eye(T)[[0, 0, 1, 2]]                                   # each token on the one before
+    a[1, 2] = np.eye(T)[[1, 2, 3, 3]]                                   # each token on the one after
+    p = lesson.patterns(a)
+    # [CLS] column means: head (0,0) 1; head (0,1) (1+1+0+0)/4 = 0.5, not above one half
+    assert p.n_cls == 1
+    # previous: rows 1..3 of (0,1) put 1 on i-1; (0,0) puts 1/3 on average (row 1 only)
+    assert p.prev == ("L1·H2",) and p.next == ("L2·H3",)
+    with pytest.raises(ValueError):
+        lesson.patterns(np.ones((2, 2)))
+
+
+def test_default_pair_by_hand():
+    assert lesson.default_pair(TOKENS) == (IT, ANIMAL)
+    assert lesson.default_pair(["[CLS]", "a", "cat", "[SEP]"]) == (1, 2)
+    assert lesson.default_pair(["[CLS]", "it", "[SEP]"]) == (1, 1)
+    assert lesson.default_pair(["[CLS]", "[SEP]"]) == (0, 1)
+
+
+def test_finder_by_hand():
+    a = np.zeros((2, 2, 3, 3))
+    a[:, :, 2, 0] = [[0.1, 0.7], [0.6, 0.2]]
+    f = lesson.finder(a, 2, 0, (1, 0))
+    assert f.names == ("L1·H2", "L2·H1", "L2·H2", "L1·H1") and f.opened == 1
+    assert [hw.weight for hw in f.strong] == [0.7, 0.6] and (f.best.layer, f.best.head) == (0, 1)
+    assert lesson.finder(a, 2, 0, (5, 5)).opened is None
+    with pytest.raises(ValueError):
+        lesson.finder(a, 3, 0, (0, 0))
+
+
+def test_winograd_verdict_and_cells():
+    hw = lambda l, h, w: HeadWeight(l, h, w)  # noqa: E731
+    w = lesson.Winograd(hw(3, 1, 0.677), hw(5, 5, 0.22), hw(5, 11, 0.561), hw(5, 1, 0.244))
+    assert not w.switch                                                # 0.244 < min(0.561, 0.5)
+    assert w.cells() == dict(tired_a="L4·H2", tired_s="L6·H6", wide_a="L6·H12", wide_s="L6·H2", tired_aw="0.68",
+                             tired_sw="0.22", wide_aw="0.56", wide_sw="0.24")
+    assert lesson.Winograd(*w.__dict__.values()).switch is False
+    assert dataclasses.replace(w, wide_street=hw(0, 0, 0.55)).switch          # a head favours street
+    assert dataclasses.replace(w, wide_animal=hw(0, 0, 0.1), wide_street=hw(0, 0, 0.2)).switch
+
+
+def test_winograd_measured(model):
+    w = lesson.winograd(model)
+    for text, a, s in ((SENTENCE, w.tired_animal, w.tired_street), (WIDE, w.wide_animal, w.wide_street)):
+        r = model.run(text)
+        it, animal, street = r.tokens.index("it"), r.tokens.index("animal"), r.tokens.index("street")
+        for hw, target in ((a, animal), (s, street)):
+            col = r.attentions[:, :, it, target]
+            assert (hw.layer, hw.head) == np.unravel_index(np.argmax(col), col.shape) and hw.weight == col.max()
+
+
+def test_token_view_unknown_and_kept_specials(model):
+    r = model.run("I love 🍕 pizza")
+    u = lesson.unknown(r)
+    assert u == lesson.Unknown(n=1, chars="🍕", every=False)
+    assert lesson.unknown(model.run(SENTENCE)) is None and lesson.unknown(model.run("😀")).every
+    v = lesson.token_view(r, hide=True, merge=False)
+    assert v.tokens == r.tokens[1:-1] and not v.kept_specials
+    np.testing.assert_allclose(v.attn.sum(-1), 1, atol=1e-5)
+    only = model.run("[CLS]")
+    assert set(only.tokens) == {"[CLS]", "[SEP]"}
+    v = lesson.token_view(only, hide=True, merge=True)
+    assert v.kept_specials and v.tokens == only.tokens
+
+
+def test_grid_one_head_and_lines_by_hand():
+    T = 50
+    rng = np.random.default_rng(1)
+    a = rng.random((6, 12, T, T))
+    a /= a.sum(-1, keepdims=True)
+    tokens = [f"w{i}" for i in range(T)]
+    g = lesson.grid(tokens, a, 2)                                   # 50 > GRID_ALL_MAX: one layer, not pooled
+    assert g.w.shape == (3, 4, T, T) and g.layer == 2 and g.block == 1 and g.titles[0] == "L3·H1"
+    np.testing.assert_array_equal(g.w[1, 2], a[2, 6])
+    assert g.labels[0] == "1: w0"
+    short = lesson.grid(tokens[:5], a[..., :5, :5], 2)
+    assert short.layer is None and short.w.shape == (6, 12, 5, 5) and len(short.titles) == 72
+    h = lesson.one_head(tokens, a, 4, 7)
+    assert h.name == "L5·H8" and h.hover_only and h.block == 1
+    np.testing.assert_array_equal(h.w, a[4, 7])
+    ln = lesson.lines(tokens, h.w, 45, only_src=True)               # window of 50 ≤ 64: all tokens
+    assert (ln.first, ln.last) == (0, 49) and np.count_nonzero(ln.w[0].sum(-1)) == 1
+    np.testing.assert_array_equal(ln.w[0, 45], a[4, 7, 45])
+    long = [f"w{i}" for i in range(200)]
+    ln = lesson.lines(long, np.eye(200), 150, only_src=False)       # 150 − 32 = 118 … 181
+    assert (ln.first, ln.last) == (118, 181) and ln.w.shape == (1, 64, 64) and ln.tokens[0] == "w118"
+    ln = lesson.lines(long, np.eye(200), 199, only_src=False)       # clamped to the end
+    assert (ln.first, ln.last) == (136, 199)
+
+
+# ---------------------------------------------------------------- a long paste is never tokenised whole
+
+
+@pytest.mark.parametrize("text", ["hello " * 5000, "unbelievably fluffy " * 3000, "小明喜欢吃苹果" * 3000,
+                                  "a" * 150 + " b" * 20000, ("word, " * 2) + "x" * 40000])
+def test_long_text_is_cut_before_tokenising_with_the_same_pieces(model, text):
+    full = model.tokenizer.encode(text)                            # what tokenising the whole text gives
+    tokens, ids, _, n_in = model.tokenize(text)
+    want = full.ids[:511] + [full.ids[-1]] if len(full.ids) > 512 else full.ids
+    assert ids == want and len(tokens) == min(512, len(full.ids))
+    assert n_in <= len(full.ids) and (n_in > 512) == (len(full.ids) > 512)
+
+
+def test_a_huge_text_reads_at_most_max_read_characters(model):
+    seen = []
+    real = model.tokenizer
+
+    class Spy:
+        def encode(self, s):
+            seen.append(len(s))
+            return real.encode(s)
+
+    with mock.patch.object(model, "tokenizer", Spy()):
+        r = model.run("word " * 4_000_000)                          # 20 MB
+    assert r.truncated and r.n_tokens == 512 and not r.read_all
+    assert max(seen) <= pretrained.MAX_READ
+
+
+def test_text_area_limits_characters_and_says_so():
+    at = run_page("pretrained")
+    (box,) = at.text_area
+    assert box.proto.max_chars == url_state.MAX_TEXT and f"{url_state.MAX_TEXT} characters" in box.help
+    zh = run_page("pretrained", {"lang": "zh"})
+    assert f"最多 {url_state.MAX_TEXT} 个字符" in zh.text_area[0].help
+
+
+def test_a_bar_click_opens_its_head_and_ignores_other_points():
+    state = {cache_pretrained.BARS: {"selection": {"points": [{"customdata": [5, 11]}]}}, "pt_layer": 3, "pt_head": 1}
+    with mock.patch.object(cache_pretrained.st, "session_state", state):
+        cache_pretrained.open_clicked()
+        assert (state["pt_layer"], state["pt_head"]) == (5, 11)
+        state[cache_pretrained.BARS] = {"selection": {"points": [{"customdata": [9, 0]}]}}   # not a head
+        cache_pretrained.open_clicked()
+        state[cache_pretrained.BARS] = {"selection": {"points": []}}
+        cache_pretrained.open_clicked()
+    assert (state["pt_layer"], state["pt_head"]) == (5, 11)

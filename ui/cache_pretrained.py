@@ -1,32 +1,27 @@
-"""The MiniLM model for the pretrained page: loaded once per server, runs cached per text.
+"""The MiniLM model for the pretrained page: loaded once per server, runs cached per text; the finder's click.
 
 ``load_model`` is a ``st.cache_resource`` (one model for every session; a failure is not cached, so installing
-the package and reloading the page is enough). ``run_text`` is keyed by text and token limit. It is a
-``st.cache_resource`` too, not ``st.cache_data``: at 512 tokens the attention array is 6·12·512·512 float32 = 75 MB,
-and ``st.cache_data`` would unpickle a fresh copy on every rerun of every session. The shared result is made
-read-only instead, so no session can change another's; few entries are kept because long texts are large.
-Neither shows a spinner of its own: a cache spinner is fixed at decoration time and cannot speak the session's
+the package and reloading the page is enough). ``run_text`` is a ``st.cache_resource`` too, not ``st.cache_data``:
+at 512 tokens the attention array is 6·12·512·512 float32 = 75 MB, and ``st.cache_data`` would unpickle a fresh copy
+on every rerun of every session. The shared result's arrays are made read-only instead, so no session can change
+another's; few entries are kept because long texts are large (RUNS × 76 MB bounds what the cache holds).
+None shows a spinner of its own: a cache spinner is fixed at decoration time and cannot speak the session's
 language, so the page wraps calls in ``st.spinner(t(...))``.
+
+The callbacks here are module functions on purpose: a function defined in a page script keeps that run's
+globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's callback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import streamlit as st
 
-from visattn.models.minilm import MAX_TOKENS, MiniLM, ModelNotInstalled
+from visattn.figures import pretrained as figures
+from visattn.lessons import pretrained as lesson
+from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 
-
-@dataclass(frozen=True)
-class Run:
-    text: str                         # the text as run (offsets index into it)
-    tokens: list[str]                 # T word pieces, [CLS] first and [SEP] last
-    offsets: list[tuple[int, int]]    # T character spans in the text
-    attentions: np.ndarray            # (L, H, T, T) float32
-    truncated: bool
-    n_tokens_in: int                  # tokens before the cut
+RUNS = 8          # results kept for every session together
+BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by open_clicked
 
 
 @st.cache_resource(show_spinner=False)
@@ -44,13 +39,28 @@ def model_or_error() -> tuple[MiniLM | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def run_text(_model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> Run:
-    """One forward pass (ValueError for text the model cannot read). ``_model`` is not hashed: there is one."""
-    r = _model.run(text, max_tokens=max_tokens)
-    r.attentions.flags.writeable = False          # shared by every session: read-only
-    return Run(text=text, tokens=list(r.tokens), offsets=[tuple(o) for o in r.offsets], attentions=r.attentions,
-               truncated=bool(r.truncated), n_tokens_in=int(r.n_tokens_in))
+def _read_only(r: MiniLMResult) -> MiniLMResult:
+    for a in (r.attentions, r.hidden, r.token_ids):
+        a.flags.writeable = False                 # shared by every session
+    return r
+
+
+@st.cache_resource(max_entries=RUNS, show_spinner=False)
+def run_text(_model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
+    """One forward pass (InputError for text the model cannot read). ``_model`` is not hashed: there is one."""
+    return _read_only(_model.run(text, max_tokens=max_tokens))
+
+
+@st.cache_resource(show_spinner=False)
+def winograd(_model: MiniLM) -> lesson.Winograd:
+    return lesson.winograd(_model)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def grid_figure(g: lesson.Grid, font_size: int, presenter: bool, value_name: str, query_name: str, key_name: str):
+    """The head grid (~0.3 s of Plotly for 72 cells), built once per input and shared: show it, never modify it."""
+    return figures.grid_figure(g, font_size=font_size, presenter=presenter, value_name=value_name,
+                               query_name=query_name, key_name=key_name)
 
 
 def head_of_point(point: dict) -> tuple[int, int] | None:
@@ -61,3 +71,16 @@ def head_of_point(point: dict) -> tuple[int, int] | None:
     except (TypeError, ValueError):
         return None
     return layer, head
+
+
+def open_head(layer: int, head: int) -> None:
+    """Open head (layer, head) (0-based) in the "one head" section."""
+    st.session_state.update(pt_layer=int(layer), pt_head=int(head))
+
+
+def open_clicked() -> None:
+    """Bar-click callback (runs before the script): open the head of the bar clicked in chart BARS."""
+    points = ((st.session_state.get(BARS) or {}).get("selection") or {}).get("points") or []
+    picked = head_of_point(points[0]) if points else None
+    if picked is not None and 0 <= picked[0] < lesson.N_LAYERS and 0 <= picked[1] < lesson.N_HEADS:
+        open_head(*picked)

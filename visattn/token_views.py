@@ -13,6 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .checks import positive_int
+from .errors import InputError
+
 SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 CONTINUATION = "##"  # BERT's WordPiece marks a piece that continues the previous one
 
@@ -32,17 +35,17 @@ class HeadWeight(NamedTuple):
 
 def _check(tokens, attn) -> tuple[list[str], np.ndarray]:
     if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
-        raise ValueError("tokens must be a list of strings (one per token), e.g. result.tokens.")
+        raise InputError("tokens_type", "tokens must be a list of strings (one per token), e.g. result.tokens.")
     tokens = list(tokens)
     attn = np.asarray(attn)
     if not np.issubdtype(attn.dtype, np.floating):
         attn = attn.astype(np.float64)
     T = len(tokens)
     if attn.ndim < 2 or attn.shape[-2:] != (T, T):
-        raise ValueError(f"attn has shape {attn.shape} but there are {T} tokens; it must be (…, {T}, {T}), "
-                         "query rows by key columns.")
+        raise InputError("attn_shape", f"attn has shape {attn.shape} but there are {T} tokens; it must be (…, {T}, {T}), "
+                         "query rows by key columns.", shape=" × ".join(map(str, attn.shape)), n=T)
     if T == 0:
-        raise ValueError("tokens is empty; run the model on some text first.")
+        raise InputError("text_no_tokens", "tokens is empty; run the model on some text first.")
     return tokens, attn
 
 
@@ -62,7 +65,7 @@ def drop_special(tokens, attn, special=SPECIAL_TOKENS) -> TokenView:
     tokens, attn = _check(tokens, attn)
     keep = [i for i, t in enumerate(tokens) if t not in special]
     if not keep:
-        raise ValueError(f"every token is one of {tuple(special)}; there is nothing left to show.")
+        raise InputError("only_special", f"every token is one of {tuple(special)}; there is nothing left to show.")
     idx = np.asarray(keep)
     sub = attn[..., idx, :][..., :, idx]                  # (…, T, T) -> (…, T', T')
     return TokenView(tokens=[tokens[i] for i in keep], attn=_renormalise(sub), groups=[(i,) for i in keep])
@@ -100,11 +103,13 @@ def rank_heads(attentions, source_index: int, target_index: int, top: int | None
     """
     a = np.asarray(attentions)
     if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"attentions has shape {a.shape}; it must be (layers, heads, T, T), e.g. result.attentions.")
+        raise InputError("attn_shape", f"attentions has shape {a.shape}; it must be (layers, heads, T, T), e.g. "
+                         "result.attentions.", shape=" × ".join(map(str, a.shape)), n=a.shape[-1] if a.ndim else 0)
     T = a.shape[-1]
     for name, i in (("source_index", source_index), ("target_index", target_index)):
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < T:
-            raise ValueError(f"{name}={i!r} is not a token position; use a whole number from 0 to {T - 1}.")
+            raise InputError("token_position", f"{name}={i!r} is not a token position; use a whole number from 0 to "
+                             f"{T - 1}.", name=name, value=str(i)[:20], n=T)
     w = a[:, :, source_index, target_index]                # (L, H)
     order = sorted(np.ndindex(w.shape), key=lambda lh: (-w[lh], lh))
     ranked = [HeadWeight(int(layer), int(head), float(w[layer, head])) for layer, head in order]
@@ -114,11 +119,13 @@ def rank_heads(attentions, source_index: int, target_index: int, top: int | None
 def token_index(tokens, token: str, occurrence: int = 0) -> int:
     """Position of the ``occurrence``-th (from 0) ``token`` in ``tokens``, or a ValueError listing the tokens."""
     if isinstance(occurrence, bool) or not isinstance(occurrence, (int, np.integer)) or occurrence < 0:
-        raise ValueError(f"occurrence={occurrence!r} must be a whole number ≥ 0 (0 = the first {token!r}).")
+        raise InputError("not_whole", f"occurrence={occurrence!r} must be a whole number ≥ 0 (0 = the first "
+                         f"{token!r}).", name="occurrence", value=str(occurrence)[:20])
     hits = [i for i, t in enumerate(tokens) if t == token]
     if occurrence >= len(hits):
-        raise ValueError(f"{token!r} occurs {len(hits)} time(s) in the tokens, so occurrence={occurrence} does not "
-                         f"exist; pick one of {list(tokens)}.")
+        raise InputError("token_missing", f"{token!r} occurs {len(hits)} time(s) in the tokens, so "
+                         f"occurrence={occurrence} does not exist; pick one of {list(tokens)}.", token=str(token)[:40],
+                         n=len(hits))
     return hits[occurrence]
 
 
@@ -127,11 +134,10 @@ def pool(tokens, attn, max_tokens: int) -> TokenView:
 
     Blocks of ceil(T / max_tokens) tokens, combined as word pieces are (key axis: sum, query axis: mean),
     so rows still sum to 1. Labels are "i–j" (positions of the first and last token of the block) or the token
-    itself for a block of one. Returns the input unchanged when T ≤ max_tokens.
+    itself for a block of one; positions count from 1 there, as the app shows them. Returns the input unchanged when T ≤ max_tokens.
     """
     tokens, attn = _check(tokens, attn)
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < 1:
-        raise ValueError(f"max_tokens={max_tokens!r} must be a whole number ≥ 1.")
+    max_tokens = positive_int(max_tokens, "max_tokens")
     T = len(tokens)
     if T <= max_tokens:
         return TokenView(tokens=tokens, attn=attn, groups=[(i,) for i in range(T)])
@@ -142,5 +148,5 @@ def pool(tokens, attn, max_tokens: int) -> TokenView:
     keys = np.add.reduceat(attn, starts, axis=-1)         # (…, T, T) -> (…, T, B) sum over a block's keys
     pooled = np.add.reduceat(keys, starts, axis=-2)       # (…, T, B) -> (…, B, B) sum over a block's queries
     pooled /= counts[:, None]                             # … and the mean of them
-    labels = [tokens[g[0]] if len(g) == 1 else f"{g[0]}–{g[-1]}" for g in groups]
+    labels = [tokens[g[0]] if len(g) == 1 else f"{g[0] + 1}–{g[-1] + 1}" for g in groups]   # 1-based, as shown
     return TokenView(tokens=labels, attn=pooled, groups=groups)

