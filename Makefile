@@ -30,3 +30,12 @@ test: lint
 
 clean:
 	rm -rf .venv .pytest_cache .ruff_cache .hypothesis
+
+# A room: REPLICAS Streamlit processes on 127.0.0.1 behind nginx (Debian's `nginx`), sticky sessions.
+# ROOM_HOST is the address people type (this machine's IP on the room's network); empty = localhost only.
+REPLICAS  ?= 2
+ROOM_HOST ?=
+ROOM_PORT ?= 8501
+.PHONY: serve-room
+serve-room: .venv/.stamp-run
+	$(PY) deploy/serve_room.py --replicas $(REPLICAS) --port $(ROOM_PORT) --room-host "$(ROOM_HOST)"
