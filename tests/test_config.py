@@ -1,4 +1,5 @@
-"""The server's promises: localhost only, no usage statistics, our own translated navigation, offline icons."""
+"""The server's promises: localhost only, no usage statistics, our own translated navigation, offline icons,
+and the room settings (issue 15): no error details, allowed hosts, bounded messages, no cache clearing, no look-ups."""
 
 import re
 import tomllib
@@ -7,11 +8,48 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _cfg() -> dict:
+    return tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+
+
 def test_streamlit_config():
-    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    cfg = _cfg()
     assert cfg["server"]["address"] == "localhost"
     assert cfg["browser"]["gatherUsageStats"] is False
     assert cfg["client"]["showSidebarNavigation"] is False
+
+
+def test_every_option_exists_in_this_streamlit():
+    # a misspelt option (allowedHost, showErrorDetail) is silently ignored by Streamlit
+    from streamlit import config
+
+    known = set(config._config_options_template)
+    for section, options in _cfg().items():
+        for name in options:
+            assert f"{section}.{name}" in known, f"{section}.{name} is not a Streamlit {config.__name__} option"
+
+
+def test_room_hardening():
+    from streamlit.config import ShowErrorDetailsConfigOptions
+
+    cfg = _cfg()
+    server, client, browser = cfg["server"], cfg["client"], cfg["browser"]
+    # no exception type, message or traceback (absolute paths) in the page
+    assert client["showErrorDetails"] == ShowErrorDetailsConfigOptions.NONE.value
+    assert client["showErrorLinks"] is False
+    # "viewer" hides Rerun and Clear cache (which clears every cache for every session); see deploy/room_server.py
+    assert client["toolbarMode"] == "viewer"
+    # a websocket whose Host is not listed is refused (DNS rebinding); no wildcard
+    assert {"localhost", "127.0.0.1"} <= set(server["allowedHosts"])
+    assert not any("*" in h for h in server["allowedHosts"])
+    assert server["enableCORS"] is True and server["enableXsrfProtection"] is True
+    # bounded messages (Streamlit's defaults are 200 MB out, 25 MB in, 200 MB uploads); the app sends ≤ ~1.2 MB
+    assert 2 <= server["maxMessageSize"] <= 32
+    assert server["maxWidgetStateSize"] <= 2
+    assert server["maxUploadSize"] <= 1
+    # set by hand, so Streamlit prints it instead of looking up the machine's external IP at start-up
+    assert browser["serverAddress"]
+    assert server["headless"] is True
 
 
 def test_no_material_icons():
