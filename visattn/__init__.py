@@ -12,7 +12,8 @@ Where each idea lives:
     ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and ``scoring``
     (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
     √d_k), ``shapes`` (matrix shapes and parameter counts), ``text`` (tokens and seeded embeddings),
-    ``token_views`` (special tokens, word pieces, pooling), ``errors`` (InputError);
+    ``token_views`` (special tokens, word pieces, pooling), ``reading`` (heads combined, rollout and flow,
+    value-norm weighting, two texts compared, query/key geometry), ``errors`` (InputError);
     ``models/`` — ``designed`` (a hand-built transformer with readable heads), ``minilm`` (all-MiniLM-L6-v2 in
     NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each section shows;
     ``figures/`` — every Plotly builder.
@@ -35,6 +36,7 @@ from .attention import (
 from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson
 from .models import designed
 from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths
+from .reading import aggregate_heads, attention_flow, attention_rollout, norm_weighted, value_norms
 from .text import seeded_embedding, tokenize
 
 __all__ = [
@@ -43,4 +45,5 @@ __all__ = [
     "layer_norm", "loo_error", "merge_heads", "multi_head_attention", "nadaraya_watson", "positional",
     "rotary", "rotation_matrix", "scaling", "scoring", "seeded_embedding", "self_attention", "shapes",
     "sinusoidal_encoding", "softmax", "split_heads", "tokenize", "wavelengths",
+    "aggregate_heads", "attention_flow", "attention_rollout", "norm_weighted", "value_norms",
 ]

@@ -1,0 +1,452 @@
+"""Reading attention in a trained model: heads combined, rollout and flow, value-norm weighting, two inputs.
+
+Attention weights alone say where a query looks, not what it takes or how information travels through the
+layers. This module holds the standard ways to read them (all NumPy, no streamlit):
+
+* :func:`aggregate_heads` — one map for all heads of a layer: their mean, or their element-wise max with
+  rows renormalised to sum 1 (Inseq's mean/max aggregators; exBERT averages selected heads).
+* :func:`attention_rollout` and :func:`attention_flow` — Abnar & Zuidema (2020), "Quantifying Attention
+  Flow in Transformers": the residual connection is modelled as identity attention,
+  Ã_l = residual·I + (1 − residual)·fuse(A_l) with rows renormalised; rollout multiplies these matrices
+  up the layers, flow takes the maximum flow through the layered graph they define (networkx).
+* :func:`value_norms` and :func:`norm_weighted` — Kobayashi et al. (2020), "Attention is not only a weight":
+  what token j adds to the output through head h is α_ij·f_h(x_j) with f_h(x) = (x W_V^h + b_V^h) W_O^h,
+  so α_ij·‖f_h(x_j)‖ measures how much of token j arrives, not only how much is looked at. A head "parked"
+  on [CLS] or [SEP] gives them large weights but (often) small vectors: it moves little information.
+  :func:`minilm_value_norms` and :func:`designed_value_norms` compute them for the app's two models.
+* :func:`qk_projection` — one head's queries and keys in one 2-D PCA plane (NumPy's SVD), as AttentionViz.
+* :func:`align_tokens` — do two sentences' tokens line up position by position (so that a difference of
+  their attention maps means something)?
+* :func:`filter_edges` — the line view's edge threshold and top-k edges per query.
+
+Axis letters: L layers, H heads, T tokens (Tq queries, Tk keys), D model width, Dh head width.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .checks import as_array, positive_int
+from .errors import InputError
+
+HOWS = ("mean", "max")          # head aggregations (and rollout/flow head fusions)
+FLOW_MAX_TOKENS = 40            # attention flow solves T² max-flow problems on a graph of L·T² edges
+ROW_TOLERANCE = 1e-3            # rows of attention weights must sum to 1 within this
+
+
+# ── checks ───────────────────────────────────────────────────────────────────────────────────────
+def _choice(value, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise InputError("reading_choice", f"{name}={value!r} is not one of {', '.join(choices)}.", name=name,
+                         value=str(value)[:20], choices=", ".join(choices))
+    return value
+
+
+def _share(value, name: str) -> float:
+    """A number in [0, 1] (the residual share of rollout and flow)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError("not_number", f"{name} must be a number, got {value!r}.", name=name,
+                         value=str(value)[:20]) from None
+    if not 0.0 <= v <= 1.0:  # also refuses NaN
+        raise InputError("reading_share", f"{name}={v:g} must lie between 0 and 1.", name=name, value=f"{v:g}")
+    return v
+
+
+def _weights(weights: ArrayLike, name: str = "weights", *, ndim: int | None = None, min_ndim: int = 2,
+             square: bool = True, rows_sum_to_one: bool = False) -> np.ndarray:
+    """``weights`` as a float64 array of non-negative entries, (…, T, T) when ``square``."""
+    w = as_array(weights, name, ndim).astype(np.float64)
+    if w.ndim < min_ndim:
+        raise InputError("reading_shape", f"{name} has shape {w.shape}; it needs at least {min_ndim} axes "
+                         f"(…, queries, keys).", name=name, shape=" × ".join(map(str, w.shape)), ndim=min_ndim)
+    if square and w.shape[-1] != w.shape[-2]:
+        raise InputError("reading_square", f"{name} has shape {w.shape}; self-attention over one text needs as many "
+                         "queries as keys (the last two axes equal).", name=name, shape=" × ".join(map(str, w.shape)))
+    if (w < 0).any():
+        raise InputError("reading_negative", f"{name} has a negative entry ({w.min():.3g}); attention weights are "
+                         "never negative.", name=name, value=f"{w.min():.3g}")
+    if rows_sum_to_one:
+        sums = w.sum(axis=-1)
+        worst = float(np.abs(sums - 1.0).max())
+        if worst > ROW_TOLERANCE:
+            raise InputError("reading_rows", f"a row of {name} sums to {sums.flat[np.abs(sums - 1).argmax()]:.4g}, not 1; "
+                             "pass softmax attention weights.", name=name, value=f"{sums.flat[np.abs(sums - 1).argmax()]:.4g}")
+    return w
+
+
+def _normalise_rows(w: np.ndarray) -> np.ndarray:
+    """Rows divided by their sums; an all-zero row stays zero."""
+    sums = w.sum(axis=-1, keepdims=True)
+    return np.divide(w, sums, out=np.zeros_like(w), where=sums > 0)
+
+
+# ── heads combined ───────────────────────────────────────────────────────────────────────────────
+def aggregate_heads(weights: ArrayLike, how: str = "mean") -> np.ndarray:
+    """All heads in one map: (…, H, Tq, Tk) → (…, Tq, Tk), float64.
+
+    ``how="mean"``: the heads' average (rows of softmax weights keep summing to 1). ``how="max"``: each
+    query–key pair takes its strongest head, then each row is **renormalised to sum 1** (a row of maxima
+    sums to more than 1; renormalising keeps the result a distribution a heatmap reads like any head's).
+    Works on raw (e.g. norm-weighted) maps too: they need only be non-negative; "max" then returns rows that
+    sum to 1 and "mean" keeps their scale.
+    """
+    how = _choice(how, "how", HOWS)
+    w = _weights(weights, min_ndim=3, square=False)
+    if how == "mean":
+        return w.mean(axis=-3)
+    return _normalise_rows(w.max(axis=-3))
+
+
+# ── rollout and flow ─────────────────────────────────────────────────────────────────────────────
+def residual_attention(weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean") -> np.ndarray:
+    """Ã_l = residual·I + (1 − residual)·fuse(A_l), rows renormalised: (L, H, T, T) → (L, T, T).
+
+    The residual connection x + Attn(x) lets each token keep ``residual`` of itself; ``head_fusion`` ("mean"
+    or "max", as :func:`aggregate_heads`) merges the heads first. Rollout and flow both start here.
+    """
+    r = _share(residual, "residual")
+    head_fusion = _choice(head_fusion, "head_fusion", HOWS)
+    w = _weights(weights, ndim=4, rows_sum_to_one=True)
+    fused = aggregate_heads(w, head_fusion)                       # (L, T, T)
+    eye = np.eye(w.shape[-1])
+    return _normalise_rows(r * eye + (1.0 - r) * fused)
+
+
+def attention_rollout(weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean") -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020): (L, H, T, T) → (L, T, T), rows sum to 1.
+
+    With Ã_l from :func:`residual_attention`: R_0 = Ã_0 and R_l = Ã_l · R_{l−1}. Entry l is the rollout up
+    to and including layer l: row i says how much of output token i (after layer l) comes from each input
+    token, if attention mixed tokens linearly and nothing else did.
+    """
+    a = residual_attention(weights, residual=residual, head_fusion=head_fusion)  # (L, T, T)
+    out = np.empty_like(a)
+    out[0] = a[0]
+    for layer in range(1, len(a)):
+        out[layer] = a[layer] @ out[layer - 1]                                # (T, T) x (T, T) -> (T, T)
+    return out
+
+
+def attention_flow(weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean",
+                   max_tokens: int = FLOW_MAX_TOKENS,
+                   progress: Callable[[int, int], object] | None = None) -> np.ndarray:
+    """Attention flow (Abnar & Zuidema 2020): (L, H, T, T) → (T, T), each row normalised to sum 1.
+
+    The layered graph has a node (l, i) for token i after layer l (l = 0: the inputs, l = L: the last
+    layer's outputs) and an edge (l+1, i) → (l, j) of capacity Ã_l[i, j] (:func:`residual_attention`).
+    Entry [i, j] is the maximum flow from (L, i) to (0, j), solved by networkx's shortest-augmenting-path
+    algorithm; each row is then divided by its sum. Unlike rollout, flow lets a path carry only what its
+    narrowest edge allows.
+
+    It solves T² max-flow problems on graphs of ≈ L·T² edges, so texts longer than ``max_tokens``
+    (default 40) raise InputError("flow_tokens"). ``progress(done, total)``, when given, is called after
+    each output token's row (done = 1 … T, total = T).
+    """
+    import networkx as nx
+    from networkx.algorithms.flow import build_residual_network, shortest_augmenting_path
+
+    limit = positive_int(max_tokens, "max_tokens")
+    w = as_array(weights, "weights", 4)
+    T = w.shape[-1]
+    if T > limit:
+        raise InputError("flow_tokens", f"attention flow of {T} tokens means {T * T} maximum-flow problems; it is "
+                         f"limited to {limit} tokens. Shorten the text, or use attention_rollout.", n=T, limit=limit)
+    a = residual_attention(w, residual=residual, head_fusion=head_fusion)       # (L, T, T)
+    L = len(a)
+    if L == 1:  # one layer: the only path from (1, i) to (0, j) is the edge itself
+        if progress is not None:
+            progress(T, T)
+        return _normalise_rows(a[0])
+
+    # Only the source's own out-edges and the sink's own in-edges matter (other top nodes are unreachable,
+    # other bottom nodes are dead ends), so the graph is built once: middle layers 1 … L−1 as nodes
+    # (l − 1)·T + k, a source S and a sink Z whose edge capacities are set for each (i, j).
+    S, Z = -1, -2
+    G = nx.DiGraph()
+    G.add_nodes_from(range((L - 1) * T))
+    for layer in range(1, L - 1):                                    # edge (l+1, i) → (l, j), capacity Ã_l[i, j]
+        upper, lower = layer * T, (layer - 1) * T
+        G.add_edges_from((upper + i, lower + j, {"capacity": float(a[layer, i, j])})
+                         for i in range(T) for j in range(T))
+    top = (L - 2) * T                                                # nodes of layer L − 1
+    G.add_edges_from((S, top + k, {"capacity": 1.0}) for k in range(T))
+    G.add_edges_from((k, Z, {"capacity": 1.0}) for k in range(T))   # nodes of layer 1 are 0 … T − 1
+    R = build_residual_network(G, "capacity")                        # reused: the solver resets its flows
+    into_sink = a[0].sum(axis=0)                                     # (T,) capacity into each input token
+    flow = np.zeros((T, T))
+    for i in range(T):
+        for k in range(T):
+            R[S][top + k]["capacity"] = float(a[L - 1, i, k])
+        for j in range(T):
+            for k in range(T):
+                R[k][Z]["capacity"] = float(a[0, k, j])
+            bound = min(float(a[L - 1, i].sum()), float(into_sink[j]))  # reaching it proves the flow maximal
+            shortest_augmenting_path(G, S, Z, residual=R, cutoff=bound)
+            flow[i, j] = R.graph["flow_value"]
+        if progress is not None:
+            progress(i + 1, T)
+    return _normalise_rows(flow)
+
+
+# ── value norms (Kobayashi et al. 2020) ──────────────────────────────────────────────────────────
+def value_norms(X: ArrayLike, W_V: ArrayLike, b_V: ArrayLike | None, W_O: ArrayLike, n_heads: int) -> np.ndarray:
+    """‖f_h(x_j)‖ = ‖(x_j W_V^h + b_V^h) W_O^h‖ for every head h and token j: (H, T), float64.
+
+    X (T, D) is the layer's input; W_V (D, H·Dh) and b_V (H·Dh,) (None: no bias) give the values, head h
+    owning columns h·Dh … (h+1)·Dh; W_O (H·Dh, D) maps them back, head h owning the same rows. b_O is left out
+    (it is added once, not per token). α_ij·‖f_h(x_j)‖ is then the length of what token j adds to query i.
+    """
+    H = positive_int(n_heads, "n_heads")
+    X = as_array(X, "X", 2).astype(np.float64)
+    W_V = as_array(W_V, "W_V", 2).astype(np.float64)
+    W_O = as_array(W_O, "W_O", 2).astype(np.float64)
+    T, D = X.shape
+    width = W_V.shape[1]
+    if W_V.shape[0] != D or width % H or W_O.shape[0] != width:
+        raise InputError("value_shapes", f"W_V {W_V.shape} and W_O {W_O.shape} do not fit X {X.shape} and {H} heads: "
+                         f"W_V must be (D, H·Dh) with D = {D} and W_O (H·Dh, D_out).", x=" × ".join(map(str, X.shape)),
+                         w_v=" × ".join(map(str, W_V.shape)), w_o=" × ".join(map(str, W_O.shape)), heads=H)
+    V = X @ W_V                                                       # (T, D) x (D, H·Dh) -> (T, H·Dh)
+    if b_V is not None:
+        b = as_array(b_V, "b_V", 1).astype(np.float64)
+        if b.shape != (width,):
+            raise InputError("value_shapes", f"b_V has shape {b.shape}; it must be ({width},) like W_V's columns.",
+                             x=" × ".join(map(str, X.shape)), w_v=" × ".join(map(str, W_V.shape)),
+                             w_o=" × ".join(map(str, W_O.shape)), heads=H)
+        V = V + b
+    Dh = width // H
+    Vh = V.reshape(T, H, Dh).transpose(1, 0, 2)                       # (H, T, Dh)
+    Oh = W_O.reshape(H, Dh, W_O.shape[1])                             # (H, Dh, D_out)
+    return np.linalg.norm(Vh @ Oh, axis=-1)                           # (H, T, Dh) x (H, Dh, D_out) -> (H, T)
+
+
+def norm_weighted(weights: ArrayLike, norms: ArrayLike, normalise: bool = False) -> np.ndarray:
+    """α_ij·‖f(x_j)‖: (…, H, T, T) weights times (…, H, T) value norms over the key axis, float64.
+
+    ``normalise=True`` divides each row by its sum, so rows sum to 1 again and read as "share of what
+    arrives" (a row of zeros stays zero).
+    """
+    w = _weights(weights, min_ndim=2, square=False)
+    n = as_array(norms, "norms").astype(np.float64)
+    if n.shape != w.shape[:-2] + w.shape[-1:]:
+        raise InputError("norms_shape", f"norms has shape {n.shape}; for weights of shape {w.shape} it must be "
+                         f"{w.shape[:-2] + w.shape[-1:]} (one norm per head and key).",
+                         shape=" × ".join(map(str, n.shape)), want=" × ".join(map(str, w.shape[:-2] + w.shape[-1:])))
+    if (n < 0).any():
+        raise InputError("reading_negative", "norms has a negative entry; a norm is never negative.", name="norms",
+                         value=f"{n.min():.3g}")
+    out = w * n[..., None, :]
+    return _normalise_rows(out) if normalise else out
+
+
+def key_share(weights: ArrayLike, keys: Sequence[int]) -> np.ndarray:
+    """The share of each row that goes to ``keys`` (e.g. [CLS] and [SEP]), averaged over the queries: (…,).
+
+    ``weights`` (…, Tq, Tk) non-negative; rows are normalised first (so raw norm-weighted maps compare with
+    weights); an all-zero row counts as 0.
+    """
+    w = _normalise_rows(_weights(weights, square=False))
+    Tk = w.shape[-1]
+    idx = sorted({int(k) for k in keys})
+    if any(not -Tk <= k < Tk for k in idx):
+        raise InputError("reading_index", f"keys {idx} must lie in 0 … {Tk - 1}.", name="keys", value=str(idx)[:20],
+                         last=Tk - 1)
+    return w[..., idx].sum(axis=-1).mean(axis=-1)
+
+
+def block_value_norms(layers: Sequence, params: Sequence, n_heads: int) -> np.ndarray:
+    """(L, H, T) value norms of a post-LN block model (:mod:`visattn.models.block`): each trace's ``X_in``
+    with its layer's ``W_v`` and ``W_o`` (no biases). For the random model: ``(r.layers, r.params, H)``."""
+    if len(layers) != len(params):
+        raise InputError("value_layers", f"{len(layers)} layer traces but {len(params)} layers of parameters.",
+                         traces=len(layers), params=len(params))
+    return np.stack([value_norms(tr.X_in, p.W_v, None, p.W_o, n_heads) for tr, p in zip(layers, params)])
+
+
+def designed_value_norms(result, config=None) -> np.ndarray:
+    """(L, H, T) value norms of a :func:`visattn.models.designed.run` result (its ``config``'s weights)."""
+    from .models import designed
+
+    config = designed.DESIGNED_CONFIG if config is None else config
+    return block_value_norms(result.layers, config.layers, config.n_heads)
+
+
+# ── MiniLM ───────────────────────────────────────────────────────────────────────────────────────
+def minilm_layer_inputs(model, text_or_result) -> tuple[np.ndarray, np.ndarray]:
+    """(token_ids (T,), X (L, T, D) float32): each encoder layer's input for a text or a MiniLMResult.
+
+    Uses ``result.layer_inputs`` when the result carries it. Otherwise it recomputes them with the model's
+    own :meth:`MiniLM.forward` on the first l layers (a shallow copy whose ``layers`` is ``model.layers[:l]``),
+    so every input is exactly what the full pass used (L(L − 1)/2 layer passes: ~3× one forward).
+    """
+    if isinstance(text_or_result, str):
+        ids = np.asarray(model.tokenize(text_or_result)[1], dtype=np.int64)
+        given = None
+    elif hasattr(text_or_result, "token_ids"):
+        ids = np.asarray(text_or_result.token_ids, dtype=np.int64)
+        given = getattr(text_or_result, "layer_inputs", None)
+    else:
+        raise InputError("reading_source", f"text_or_result must be a string or a MiniLMResult, got "
+                         f"{type(text_or_result).__name__}.")
+    if given is not None:
+        return ids, np.asarray(given, dtype=np.float32)
+    stub = copy.copy(model)
+    inputs = []
+    for layer in range(len(model.layers)):
+        stub.layers = model.layers[:layer]
+        inputs.append(stub.forward(ids)[1])                           # (T, D) output of the first `layer` layers
+    return ids, np.stack(inputs)
+
+
+def _minilm_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
+    D = model.config.d_model
+    p = model.layers[layer]
+    return p.W_qkv[:, :D], p.b_qkv[:D], p.W_qkv[:, D:2 * D], p.b_qkv[D:2 * D], p.W_qkv[:, 2 * D:], p.b_qkv[2 * D:]
+
+
+def minilm_value_norms(model, text_or_result) -> np.ndarray:
+    """(L, H, T) = ‖(x_j W_V^h + b_V^h) W_O^h‖ for every layer of all-MiniLM-L6-v2 (float64).
+
+    ``model`` is a :class:`visattn.models.minilm.MiniLM`; ``text_or_result`` a text or its ``run`` result.
+    """
+    _, X = minilm_layer_inputs(model, text_or_result)
+    H = model.config.n_heads
+    out = []
+    for layer, x in enumerate(X):
+        *_, W_v, b_v = _minilm_qkv(model, layer)
+        out.append(value_norms(x, W_v, b_v, model.layers[layer].W_o, H))
+    return np.stack(out)
+
+
+def _head_index(value, name: str, count: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < count:
+        raise InputError("reading_index", f"{name}={value!r} does not exist; choose 0 … {count - 1}.", name=name,
+                         value=str(value)[:20], last=count - 1)
+    return int(value)
+
+
+def minilm_queries_keys(model, text_or_result, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """One MiniLM head's queries and keys, each (T, Dh) float64, queries scaled by 1/√Dh (q·k = the score)."""
+    layer = _head_index(layer, "layer", len(model.layers))
+    head = _head_index(head, "head", model.config.n_heads)
+    _, X = minilm_layer_inputs(model, text_or_result)
+    W_q, b_q, W_k, b_k, *_ = _minilm_qkv(model, layer)               # W_q, b_q already carry 1/√Dh
+    cols = slice(head * model.config.d_head, (head + 1) * model.config.d_head)
+    x = X[layer].astype(np.float64)
+    return x @ W_q[:, cols] + b_q[cols], x @ W_k[:, cols] + b_k[cols]
+
+
+def block_queries_keys(result, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """One head's queries and keys of a designed or random model run, (T, Dh) each, queries scaled by 1/√Dh."""
+    layer = _head_index(layer, "layer", len(result.layers))
+    mha = result.layers[layer].mha
+    head = _head_index(head, "head", mha.Q.shape[0])
+    return mha.Q[head] / np.sqrt(mha.Q.shape[-1]), np.array(mha.K[head], dtype=np.float64)
+
+
+# ── query/key geometry ───────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class QKProjection:
+    queries: np.ndarray     # (T, 2) each query's coordinates on the two principal axes
+    keys: np.ndarray        # (T, 2) each key's
+    explained: np.ndarray   # (2,) share of the variance of queries and keys together along each axis
+    mean: np.ndarray        # (Dh,) the centre subtracted before projecting
+    axes: np.ndarray        # (Dh, 2) the principal axes as columns
+
+
+def qk_projection(queries: ArrayLike, keys: ArrayLike) -> QKProjection:
+    """Queries (Tq, Dh) and keys (Tk, Dh) of one head on the first two principal axes of both together.
+
+    PCA by NumPy's SVD of the stacked, centred rows; each axis's sign is fixed so that its largest loading
+    is positive (the picture does not flip between reruns). With Dh = 1 the second axis is all zero.
+    """
+    Q = as_array(queries, "queries", 2).astype(np.float64)
+    K = as_array(keys, "keys", 2).astype(np.float64)
+    if Q.shape[1] != K.shape[1]:
+        raise InputError("qk_width", f"queries have {Q.shape[1]} columns and keys {K.shape[1]}.", q=Q.shape[1],
+                         k=K.shape[1])
+    both = np.vstack([Q, K])                                         # (Tq + Tk, Dh)
+    mean = both.mean(axis=0)
+    _, s, vt = np.linalg.svd(both - mean, full_matrices=False)       # vt (r, Dh), rows are principal axes
+    axes = np.zeros((both.shape[1], 2))
+    k = min(2, vt.shape[0])
+    axes[:, :k] = vt[:k].T
+    signs = np.sign(axes[np.abs(axes).argmax(axis=0), [0, 1]])
+    axes *= np.where(signs == 0, 1.0, signs)
+    total = float((s ** 2).sum())
+    explained = np.zeros(2)
+    explained[:k] = (s[:k] ** 2) / total if total > 0 else 0.0
+    return QKProjection(queries=(Q - mean) @ axes, keys=(K - mean) @ axes, explained=explained, mean=mean, axes=axes)
+
+
+# ── two sentences ────────────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class TokenAlignment:
+    aligned: bool              # same number of tokens: position i of A faces position i of B
+    n_a: int
+    n_b: int
+    differ: tuple[int, ...]    # positions whose tokens differ (empty when not aligned)
+    prefix: int                # tokens equal at the start
+    suffix: int                # tokens equal at the end (not overlapping the prefix)
+
+
+def align_tokens(a: Sequence[str], b: Sequence[str]) -> TokenAlignment:
+    """Whether two tokenisations line up position by position, and where they differ.
+
+    They align when they have the same length: then the difference of two attention maps compares the same
+    positions (the tired / wide pair differs in one token). Otherwise ``aligned`` is False and a difference
+    map would compare unrelated positions; ``prefix`` / ``suffix`` still say how much of the two agrees.
+    """
+    for name, toks in (("tokens_a", a), ("tokens_b", b)):
+        if isinstance(toks, str) or not isinstance(toks, Sequence) or not toks:
+            raise InputError("reading_tokens", f"{name} must be a non-empty list of strings, one per token.")
+    a, b = [str(t) for t in a], [str(t) for t in b]
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    aligned = len(a) == len(b)
+    differ = tuple(i for i, (x, y) in enumerate(zip(a, b)) if x != y) if aligned else ()
+    return TokenAlignment(aligned=aligned, n_a=len(a), n_b=len(b), differ=differ, prefix=prefix, suffix=suffix)
+
+
+def weight_difference(weights_a: ArrayLike, weights_b: ArrayLike) -> np.ndarray:
+    """B − A for two aligned maps of the same shape (…, T, T)."""
+    wa = _weights(weights_a, "weights_a", square=False)
+    wb = _weights(weights_b, "weights_b", square=False)
+    if wa.shape != wb.shape:
+        raise InputError("reading_unaligned", f"weights_a {wa.shape} and weights_b {wb.shape} differ in shape: the "
+                         "two texts do not have the same number of tokens.", a=wa.shape[-1], b=wb.shape[-1])
+    return wb - wa
+
+
+# ── line view ────────────────────────────────────────────────────────────────────────────────────
+def filter_edges(weights: ArrayLike, *, threshold: float = 0.02, top_k: int | None = None) -> np.ndarray:
+    """``weights`` (…, Tq, Tk) with every edge below ``threshold`` and, with ``top_k``, every edge outside its
+    row's ``top_k`` strongest set to 0 (ties: the earlier key wins). Feeds :func:`visattn.figures.line_view`."""
+    w = _weights(weights, square=False)
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise InputError("not_number", f"threshold must be a number, got {threshold!r}.", name="threshold",
+                         value=str(threshold)[:20]) from None
+    if not np.isfinite(t) or t < 0:
+        raise InputError("reading_threshold", f"threshold={t:g} must be a finite number ≥ 0.", value=f"{t:g}")
+    out = np.where(w >= t, w, 0.0)
+    if top_k is not None:
+        k = positive_int(top_k, "top_k")
+        if k < w.shape[-1]:
+            order = np.argsort(-w, axis=-1, kind="stable")             # strongest first, earlier key on ties
+            keep = np.zeros(w.shape, dtype=bool)
+            np.put_along_axis(keep, order[..., :k], True, axis=-1)
+            out = np.where(keep, out, 0.0)
+    return out
