@@ -23,7 +23,8 @@ PRESET = {"tired": "multi_head.preset_tired", "wide": "multi_head.preset_wide", 
 STEP = {"x": "multi_head.step_x", "qkv": "multi_head.step_qkv", "attend": "multi_head.step_attend", "concat": "multi_head.step_concat",
         "norm": "multi_head.step_norm", "x_designed": "multi_head.step_x_designed", "x_random": "multi_head.step_x_random",
         "x_next": "multi_head.step_x_next", "attend_text": "multi_head.step_attend_text", "qkv_text": "multi_head.step_qkv_text",
-        "concat_text": "multi_head.step_concat_text", "norm_text": "multi_head.step_norm_text"}
+        "concat_text": "multi_head.step_concat_text", "norm_text": "multi_head.step_norm_text", "fig_shape": "multi_head.fig_shape",
+        "fig_head": "multi_head.fig_head", "fig_concat": "multi_head.fig_concat", "fig_mha": "multi_head.fig_mha"}
 AXIS = {"token": "common.token", "query": "common.query", "key": "common.key", "dimension": "common.dimension", "position": "common.position"}
 WHAT = {"X": "multi_head.what_X", "W_q": "multi_head.what_W_q", "W_k": "multi_head.what_W_k", "W_v": "multi_head.what_W_v", "Q": "multi_head.what_Q",
         "W_q_h": "multi_head.what_W_q_h", "K": "multi_head.what_K", "V": "multi_head.what_V", "Q_h": "multi_head.what_Q_h", "K_h": "multi_head.what_K_h",
@@ -123,10 +124,9 @@ with page("multi_head"):
                 explain(t(STEP[step.text], **words))
                 for col, m in [(col, m) for row in step.rows for col, m in zip(st.columns(len(row)), row)]:
                     with col:
-                        show(mh_fig.step_matrix(m, title=t("multi_head.fig_shape", name=m.name, T=m.m.shape[0], c=m.m.shape[1]), axis_names=axes,
+                        show(mh_fig.step_matrix(m, title=t(STEP[m.title], name=m.name, n=m.sub, T=m.m.shape[0], c=m.m.shape[1]), axis_names=axes,
                                                 value_name=weight_name if m.weights else t("common.value"), font_size=fs), m.png)
-            if not p.last:
-                st.caption(t("multi_head.step_next", next=layer + 2))
+            st.caption(t("multi_head.step_out") if p.last else t("multi_head.step_next", next=layer + 2))
 
     st.header(t("multi_head.shapes_header"))
     explain(t("multi_head.shapes_intro"))

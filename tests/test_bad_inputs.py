@@ -67,6 +67,10 @@ CASES = [
     Case("multi: mixed CJK/Latin", "multi_head", {"mh_text": MIXED}),
     Case("multi: emoji", "multi_head", {"mh_text": EMOJI}, expect="ok"),
     Case("multi: layer 7", "multi_head", {"mh_layer": "7"}, says=("mh_layer",)),
+    Case("multi: 2400 tokens (within the box, counted)", "multi_head", {"mh_text": "w " * 2400}, says=("2400",), charts=0),
+    Case("multi: 5001 characters (over the box, refused)", "multi_head", {"mh_text": "w" * 5001}, says=("text",)),
+    Case("multi: explorer heads do not divide", "multi_head", {"mh_sH": "97"}, says=("12288", "97")),
+    Case("multi: 300 tokens in Chinese", "multi_head", {"mh_text": LONG_300}, says=("300",), charts=0, lang="zh"),
     # positional encoding -------------------------------------------------------------------------------------
     Case("positional: odd d_model", "positional", {"pe_d": "7"}, says=("7",), charts=0),
     Case("positional: zero positions", "positional", {"pe_n": "0"}, charts=0),

@@ -208,3 +208,80 @@ def test_random_heads_refuse_indivisible_heads_and_allow_odd_width():
         run_random(tokens, 30, 4, seed=0)
     r = run_random(tokens, 15, 5, seed=0)           # odd d_model: positions drop their last cosine column
     assert r.X.shape == (len(tokens), 15) and r.layers[0].mha.Q.shape == (5, len(tokens), 3)
+
+
+def test_random_layers_are_the_formula_written_out():
+    """The random model runs the same post-LN block: each layer recomputed here from its own weights."""
+    tokens = visattn.tokenize(SENTENCE)
+    r = run_random(tokens, 24, 3, seed=7)
+    x = r.X
+    for p, tr in zip(r.params, r.layers):
+        _, out = concat_then_wo(x, p.W_q, p.W_k, p.W_v, p.W_o, 3)
+        res = x + out
+        z = (res - res.mean(axis=1, keepdims=True)) / np.sqrt(res.var(axis=1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(tr.residual, res, atol=1e-12)
+        np.testing.assert_allclose(tr.Z, z, atol=1e-12)
+        x = z
+
+
+# ── the lesson ────────────────────────────────────────────────────────────────────────────────────
+def test_lesson_counts_every_token_of_a_long_text():
+    """A text far over the limit is refused with its real token count (it used to say "the sentence is empty")."""
+    from visattn.errors import InputError
+    from visattn.lessons import multi_head as lesson
+    with pytest.raises(InputError) as e:
+        lesson.run("w " * 150_000, "designed", 32, 4, 0)
+    assert e.value.code == "too_many_tokens" and e.value.params == {"n": 150_000, "limit": 64}
+    with pytest.raises(InputError) as e:
+        lesson.run("   ", "designed", 32, 4, 0)
+    assert e.value.code == "text_empty"
+    with pytest.raises(InputError) as e:
+        lesson.run(SENTENCE, "random", 30, 4, 0)
+    assert e.value.code == "heads_divide" and e.value.params["divisors"] == "1, 2, 3, 5, 6, 10, 15, 30"
+
+
+def test_lesson_focus_and_layer_view():
+    from visattn.lessons import multi_head as lesson
+    r = lesson.run(SENTENCE, "designed", 32, 4, 0)
+    it = r.tokens.index("it")
+    assert lesson.focus_default(r.tokens) == it
+    f = lesson.focus(r, 1, it, only_focus=True)
+    w = r.weights[1]
+    assert f.best == tuple(max(range(len(r.tokens)), key=lambda j, h=h: w[h, it, j]) for h in range(4))
+    assert r.tokens[f.best[0]] == "animal" and r.tokens[f.best[1]] == "tired"
+    assert f.lines[:, it].tolist() == w[:, it].tolist() and not np.delete(f.lines, it, axis=1).any()
+    v = lesson.layer_view(r, 1)
+    assert v.row_max_mean == pytest.approx(sum(max(row) for head in w for row in head) / (4 * len(r.tokens)))
+    assert v.uniform == 1 / len(r.tokens)
+
+
+def test_lesson_pipeline_panels_are_the_run():
+    from visattn.lessons import multi_head as lesson
+    r = lesson.run(SENTENCE, "random", 16, 2, 3)
+    p = lesson.pipeline(r, 1, 1)
+    assert (p.D, p.H, p.Dh, p.lo, p.hi) == (16, 2, 8, 9, 16)
+    panels = {m.png: m for step in p.steps for row in step.rows for m in row}
+    assert "mh_pipe_pe" not in panels                          # positions belong to layer 1 only
+    tr = r.layers[1]
+    np.testing.assert_allclose(panels["mh_pipe_q"].m, (tr.X_in @ r.params[1].W_q)[:, 8:], atol=1e-9)
+    np.testing.assert_allclose(panels["mh_pipe_wo"].m, r.params[1].W_o)
+    assert panels["mh_pipe_a"].weights and panels["mh_pipe_a"].m.shape == (len(r.tokens),) * 2
+
+
+def test_lesson_explorer_numbers():
+    from visattn.lessons import multi_head as lesson
+    v = lesson.explore(50, 12288, 96)
+    assert v.gpt3 and v.numbers["total"] == "603,979,776" and v.numbers["dh"] == "128"
+    assert v.numbers["gpt3_total"] == f"{96 * 4 * 12288 ** 2:,}"
+    table = v.table(["m", "shape", "n", "learned", "what"], {name: name.lower() for name in
+                                                             (m.name for m in v.s.matrices)})
+    assert list(table.index) == [m.name for m in v.s.matrices] and table.loc["W_o", "learned"] == "✓"
+    assert table.loc["A", "shape"] == "(96, 50, 50)" and table.loc["A", "n"] == f"{96 * 50 * 50:,}"
+
+
+def test_designed_input_layout_adds_up():
+    lay = designed.input_layout()
+    assert (lay.features, lay.positions, lay.slots, lay.zero, lay.unused) == (15, 8, 6, 1, 2)
+    assert lay.features + lay.positions + lay.slots + lay.zero + lay.unused == lay.d_model == designed.D_MODEL
+    assert lay.d_model % lay.n_heads == 0 and lay.d_head == lay.d_model // lay.n_heads
+    assert (lay.d_model - lay.unused) % lay.n_heads != 0       # why the padding: 30 columns do not split into 4 heads

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
 
 from visattn.models import designed
 
 TOKENS = "The animal didn't cross the street because it was too tired .".split()
 WIDE = "The animal didn't cross the street because it was too wide."
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def title(fig: dict) -> str:
@@ -225,3 +230,107 @@ def test_chinese():
     assert any(name.startswith("指代：it → animal") for name in bar_figs(at))
     assert any(name.startswith("状态：it → tired") for name in bar_figs(at))
     assert "每层参数量（注意力）" in {m.label for m in at.metric}
+
+
+# ── bad inputs and every view, in Chinese ────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize("params, kind, says", [
+    ({"mh_text": ""}, "error", "空"),
+    ({"mh_text": "   "}, "error", "空"),
+    ({"mh_text": " ".join(["word"] * 300)}, "error", "300"),
+    ({"mh_text": "w " * 2400}, "error", "2400"),                     # long but within the box: counted, not "empty"
+    ({"mh_src": "random", "mh_d": "30", "mh_h": "4"}, "error", "1, 2, 3, 5, 6, 10, 15, 30"),
+    ({"mh_sH": "97"}, "error", "12288"),
+    ({"mh_text": "w" * 5001}, "warning", "mh"),                       # longer than the box allows: refused, with a notice
+    ({"mh_layer": "7", "mh_tok": "99"}, "warning", "mh"),
+], ids=["empty", "blank", "300 tokens", "2400 tokens", "heads", "explorer heads", "5001 characters", "tampered"])
+def test_bad_inputs_are_said_in_chinese(params, kind, says):
+    at = run_page("multi_head", {"lang": "zh"} | params)
+    assert_clean(at)
+    said = errors(at) if kind == "error" else warnings(at)
+    assert said and all(CJK.search(m) for m in said), said
+    assert any(says in m.replace("\\_", "_") for m in said), said
+    assert english_words(at, allowed={"mh"}) == {}        # parameter names (mh_text, escaped as mh\\_text) are not prose
+
+
+@pytest.mark.parametrize("params", [
+    {"mh_pipe": "1", "mh_layer": "1"},
+    {"mh_pipe": "1", "mh_layer": "2", "mh_head": "3"},
+    {"mh_src": "random", "mh_pipe": "1", "mh_layer": "1"},
+    {"mh_src": "random", "mh_d": "30", "mh_h": "10"},                # more than 8 heads: one heatmap of the focus row
+    {"mh_text": "The zebra didn't cross the street because it was too cold.", "mh_v0": "0", "mh_v1": "0", "mh_v2": "0",
+     "mh_v3": "0"},                                                    # unknown words; no head in the line view
+], ids=["pipeline L1", "pipeline L2", "random pipeline", "10 random heads", "unknown words, no lines"])
+def test_every_view_in_chinese(params):
+    at = run_page("multi_head", {"lang": "zh"} | params)
+    assert_clean(at)
+    assert not errors(at)
+    assert english_words(at) == {}
+
+
+def test_chinese_wording():
+    at = run_page("multi_head", {"lang": "zh", "mh_pipe": "1", "mh_layer": "1"})
+    shown = texts(at) + " ".join(str(r.options) for r in at.radio)
+    assert "人工设计的头" in shown and "设计好的" not in shown
+    assert "前一个词元" in texts(at) and "层规范化" in texts(at)
+    prose = [line for line in texts(at).splitlines() if CJK.search(line)]
+    for line in prose:     # no half-width separator between Chinese words: "；" not ";", "（0.96）" not "(0.96)"
+        assert not re.search(r"[\u4e00-\u9fff][;,]|; |\(\d+\.\d+\)", re.sub(r"\$[^$]*\$", "", line)), line
+
+
+# ── the numbers the page shows, recomputed here ──────────────────────────────────────────────────────────
+def test_layer1_input_columns_add_up():
+    at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
+    names = designed.DIM_NAMES
+    groups = {"features": sum(n in designed.FEATURES for n in names), "positions": sum(n.startswith("pos_") for n in names),
+              "slots": sum(n.startswith(("wants_", "refers_")) or n in ("after_determiner", "negated") for n in names),
+              "zero": names.count("zero"), "unused": sum(n.startswith("unused") for n in names)}
+    assert sum(groups.values()) == len(names) == 32 and groups == {"features": 15, "positions": 8, "slots": 6, "zero": 1,
+                                                                   "unused": 2}
+    assert "15 + 8 + 6 + 1 + 2 = 32" in texts(at)
+    assert "4 heads get 8 columns each" in texts(at)
+
+
+def test_pipeline_matrices_are_the_formula():
+    """Q₁, A₁ and Z of layer 1 as drawn equal X·W_Q's first 8 columns, softmax(Q₁K₁ᵀ/√8) and the row-normalised
+    residual, computed here from the designed weights."""
+    at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
+    figs = {title(f).split(":")[0]: f for f in figures(at)}
+    X = designed.run(" ".join(TOKENS)).X
+    W = designed.DESIGNED_CONFIG.layers[0]
+    Q, K = X @ W.W_q[:, :8], X @ W.W_k[:, :8]
+    s = Q @ K.T / np.sqrt(8)
+    A = np.exp(s - s.max(axis=1, keepdims=True))
+    A /= A.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(array(figs["Q₁"]["data"][0]["z"]).reshape(Q.shape), Q, atol=1e-5)
+    np.testing.assert_allclose(array(figs["A₁"]["data"][0]["z"]).reshape(A.shape), A, atol=1e-6)
+    Z = array(figs["Z = LayerNorm"]["data"][0]["z"]).reshape(len(TOKENS), 32)
+    np.testing.assert_allclose(Z.mean(axis=1), 0, atol=1e-5)
+    np.testing.assert_allclose(Z.var(axis=1), 1, atol=1e-3)         # γ = 1, β = 0 here, as the text says
+    assert "γ" in texts(at) and "β" in texts(at) and "standard normal distribution" in texts(at)
+
+
+def test_diffuse_caption_is_measured():
+    at = run_page("multi_head")
+    w = designed.run(" ".join(TOKENS)).weights[1]
+    want = np.mean([[max(row) for row in head] for head in w])
+    assert f"**{want:.2f}**" in texts(at) and f"1/T = {1 / len(TOKENS):.2f}" in texts(at)
+
+
+def test_text_box_states_and_enforces_its_limit():
+    at = run_page("multi_head")
+    box = at.text_input(key="mh_text")
+    assert box.proto.max_chars == 5000 and "5000" in box.help
+    at = run_page("multi_head", {"mh_text": "w" * 5001})
+    assert at.text_input(key="mh_text").value == designed_sentence()
+    assert any("mh\\_text" in w or "mh_text" in w for w in warnings(at))
+
+
+def designed_sentence() -> str:
+    from visattn.lessons.multi_head import SENTENCE
+    return SENTENCE
+
+
+def test_presets_are_told_apart_by_their_first_words():
+    at = run_page("multi_head")
+    labels = [b.label for b in at.button if b.key and b.key.startswith("mh_text__preset_")]
+    assert len(labels) == 5 and len({label[:6] for label in labels}) == 5

@@ -128,8 +128,10 @@ def focus(r: Result, layer: int, token: int, only_focus: bool) -> Focus:
 # ── 5. the pipeline ─────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class Panel:
-    """One matrix of the pipeline, titled ``name: (rows, columns)``."""
-    name: str                   # "Q₁", "head₁ = A₁V₁", …
+    """One matrix of the pipeline, titled ``name: (rows, columns)`` (or by its own title, which is translated)."""
+    name: str                   # "Q₁", "A₁", "W_O", …
+    title: str                  # which title: "fig_shape" (name: shape), "fig_head", "fig_concat", "fig_mha"
+    sub: str                    # the head's number as a subscript, "₁"
     m: np.ndarray
     rows: list[str]             # row labels
     cols: list[str]             # column labels
@@ -183,9 +185,9 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
     dim_labels = list(r.dim_names) if is_designed(r) else dims(D)
     W_o = (designed.DESIGNED_CONFIG.layers[layer] if is_designed(r) else r.params[layer]).W_o
 
-    def p(name, m, cols, png, row_axis="token", col_axis="dimension", rows=tokens, **kw):
-        return Panel(name=name, m=denoise(m), rows=list(rows), cols=list(cols), row_axis=row_axis, col_axis=col_axis,
-                     png=png, **kw)
+    def p(name, m, cols, png, row_axis="token", col_axis="dimension", rows=tokens, title="fig_shape", **kw):
+        return Panel(name=name, title=title, sub=n, m=denoise(m), rows=list(rows), cols=list(cols), row_axis=row_axis,
+                     col_axis=col_axis, png=png, **kw)
 
     x_rows: tuple[tuple[Panel, ...], ...] = ((p("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
     if layer == 0:
@@ -197,11 +199,11 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                                   for name, m in (("Q", tr.mha.Q), ("K", tr.mha.K), ("V", tr.mha.V))),)),
         Step("attend", "attend_text", ((p("A" + n, tr.mha.weights[h], tokens, "mh_pipe_a", row_axis="query", col_axis="key",
                                weights=True),
-                             p(f"head{n} = A{n}V{n}", tr.mha.heads[h], dims(Dh), "mh_pipe_head")),)),
-        Step("concat", "concat_text", ((p("concat", tr.mha.concat, dims(D), "mh_pipe_concat"),
+                             p("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="fig_head")),)),
+        Step("concat", "concat_text", ((p("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="fig_concat"),
                                    p("W_O", W_o, dims(D), "mh_pipe_wo", row_axis="dimension", rows=dims(D),
                                      row_px=int(max(6, min(26, 400 // D))))),
-                                  (p("MHA(X) = concat · W_O", tr.mha.output, dim_labels, "mh_pipe_mha"),))),
+                                  (p("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="fig_mha"),))),
         Step("norm", "norm_text", ((p("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
                                p("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z")),)),
     )
