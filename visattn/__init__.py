@@ -13,9 +13,11 @@ Where each idea lives:
     (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
     √d_k), ``shapes`` (matrix shapes and parameter counts), ``text`` (tokens and seeded embeddings),
     ``token_views`` (special tokens, word pieces, pooling), ``reading`` (heads combined, rollout and flow,
-    value-norm weighting, two texts compared, query/key geometry), ``errors`` (InputError);
+    value-norm weighting, two texts compared, query/key geometry), ``decode`` (generation token by token with a
+    KV cache, and its cost), ``errors`` (InputError);
     ``models/`` — ``designed`` (a hand-built transformer with readable heads), ``minilm`` (all-MiniLM-L6-v2 in
-    NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each section shows;
+    NumPy, loaded on demand), ``induction`` (a hand-built two-layer induction circuit);
+    ``lessons/`` — one module per page: its article data and what each section shows;
     ``figures/`` — every Plotly builder.
 """
 
@@ -33,6 +35,7 @@ from .attention import (
     self_attention,
     split_heads,
 )
+from .decode import DecodeStep, decode_steps
 from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson
 from .models import designed
 from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths
@@ -40,8 +43,8 @@ from .reading import aggregate_heads, attention_flow, attention_rollout, norm_we
 from .text import seeded_embedding, tokenize
 
 __all__ = [
-    "AttentionResult", "KERNELS", "KernelRegressionResult", "MultiHeadResult", "SelfAttentionTrace",
-    "alibi_bias", "alibi_slopes", "attention", "causal_mask", "check_heads", "designed", "fit_bandwidth",
+    "AttentionResult", "DecodeStep", "KERNELS", "KernelRegressionResult", "MultiHeadResult", "SelfAttentionTrace",
+    "alibi_bias", "alibi_slopes", "attention", "causal_mask", "check_heads", "decode_steps", "designed", "fit_bandwidth",
     "layer_norm", "loo_error", "merge_heads", "multi_head_attention", "nadaraya_watson", "positional",
     "rotary", "rotation_matrix", "scaling", "scoring", "seeded_embedding", "self_attention", "shapes",
     "sinusoidal_encoding", "softmax", "split_heads", "tokenize", "wavelengths",
