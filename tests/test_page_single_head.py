@@ -4,11 +4,17 @@ Expected matrices come from the plain-loop implementation in test_single_head.py
 """
 
 import math
+import re
+import time
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, errors, figures, run_page, texts, warnings
+from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
 from test_single_head import REF, W_K, W_Q, W_V, X, reference, softmax_row
+
+from ui import url_state
+from visattn import scaling
+from visattn.lessons import single_head as lesson
 
 # Figures of the worked example, in page order, and the reference matrix each must show.
 WORKED = [("X", X), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("Q", REF["Q"]), ("K", REF["K"]), ("V", REF["V"]),
@@ -22,6 +28,11 @@ def zs(at):
 def qp(at) -> dict:
     """The page's URL parameters as {name: text}."""
     return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def plain(s: str) -> str:
+    """A message as it reads on the page: markdown escapes removed (sh\\_temp → sh_temp)."""
+    return re.sub(r"\\(.)", r"\1", s)
 
 
 def edit(rows):
@@ -103,7 +114,7 @@ def test_bad_text_cell():
     at.session_state["sh_wq__ed0"] = edit({2: {"1": "abc"}})
     at.run()
     assert_clean(at)
-    assert any("W^Q" in e and "row 2, column 1" in e for e in errors(at)), errors(at)
+    assert any("W^Q" in plain(e) and "row 3, column 1" in plain(e) for e in errors(at)), errors(at)   # rows count from 1
     # nothing is computed from the broken table: the last good view stays, marked as such
     after = zs(at)
     assert len(after) == len(before) and all(np.array_equal(a, b) for a, b in zip(after, before))
@@ -113,9 +124,9 @@ def test_bad_text_cell():
 def test_mismatched_shapes_explained():
     at = run_page("single_head", {"sh_view": "edit", "sh_x": "1,2,3;4,5,6", "sh_wk": "1,2;3,4"})
     assert_clean(at)
-    msg = " ".join(errors(at))
-    assert "X is 2×3 but must be 2×4" in msg and "W^K is 2×2 but must be 4×4" in msg
-    assert "T × d_model" in msg and "d_model × d_k" in msg
+    msg = plain(" ".join(errors(at)))
+    assert "X: 2×3 → 2×4 (T × d_model)" in msg and "W^K: 2×2 → 4×4 (d_model × d_k)" in msg
+    assert "W^Q" not in msg.split("needed):")[1].split(".")[0]        # only the matrices that do not fit are named
 
 
 def test_dk_zero():
@@ -198,7 +209,7 @@ def test_url_round_trip():
 def test_tampered_params_fall_back_with_a_warning(params, bad):
     at = run_page("single_head", params)
     assert_clean(at)
-    assert any(bad in w for w in warnings(at)), warnings(at)
+    assert any(bad in plain(w) for w in warnings(at)), warnings(at)
     assert not errors(at)
     assert zs(at) or figures(at)
 
@@ -210,7 +221,7 @@ def test_chinese():
     body = texts(at)
     assert "文中数字与计算结果对照" in body and "错在哪里" in body
     at = run_page("single_head", {"lang": "zh", "sh_view": "sentence", "sh_text": "   "})
-    assert any("句子是空的" in e for e in errors(at)), errors(at)
+    assert any("文本是空的" in e for e in errors(at)), errors(at)
     at = run_page("single_head", {"lang": "zh", "sh_view": "edit", "sh_dk": "0"})
     assert any("d_k = 0 不可行" in e for e in errors(at)), errors(at)
     at = run_page("single_head", {"lang": "zh", "sh_view": "sqrt"})
@@ -243,3 +254,147 @@ def test_sentence_with_minilm_embeddings():
     assert abs(float(np.mean(all_rows ** 2)) - 1.0) < 1e-6                       # mean square 1 over the vocabulary
     at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_text": "word " * 70})
     assert any("70 tokens" in e for e in errors(at)), errors(at)
+
+
+# --- every bad input in Chinese: the message is Chinese and nothing English shows (issue 11) -------------------------
+def cjk(s: str) -> bool:
+    return bool(re.search(r"[\u4e00-\u9fff]", s))
+
+
+@pytest.mark.parametrize("params, edit_cell", [
+    ({"sh_view": "sentence", "sh_text": "   "}, None),                                     # empty sentence
+    ({"sh_view": "sentence", "sh_text": "词" * 70}, None),                                  # 70 tokens, limit 64
+    ({"sh_view": "sentence", "sh_text": "word " * 500}, None),                              # 500 English tokens
+    ({"sh_view": "edit", "sh_dk": "0"}, None),                                              # d_k = 0
+    ({"sh_view": "edit", "sh_x": "1,2,3;4,5,6", "sh_wk": "1,2;3,4"}, None),                  # shapes that do not fit
+    ({"sh_view": "edit"}, ("sh_wq__ed0", 2, "1", "abc")),                                   # text in a cell
+    ({"sh_temp": "abc", "sh_q": "nine"}, None),                                             # tampered link
+    ({"sh_view": "sqrt", "sh_nkeys": "256"}, None),                                         # the old heavy link
+])
+def test_bad_inputs_in_chinese(params, edit_cell):
+    at = run_page("single_head", {"lang": "zh"} | params)
+    if edit_cell:
+        key, row, col, value = edit_cell
+        at.session_state[key] = edit({row: {col: value}})
+        at.run()
+    assert_clean(at)
+    said = errors(at) + warnings(at)
+    assert said and all(cjk(m) for m in said), said
+    # a reset notice names the URL parameters themselves (sh_q → "sh\\_q" once escaped): names, not English prose
+    assert english_words(at, allowed={"sh"}) == {}, english_words(at)
+
+
+@pytest.mark.parametrize("params", [
+    {"sh_view": "edit"}, {"sh_view": "edit", "sh_causal": "1", "sh_T": "5"},
+    {"sh_view": "sentence", "sh_side": "1", "sh_causal": "1"}, {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(30))},
+    {"sh_view": "sqrt"}, {"sh_scale": "0", "sh_temp": "0.5", "sh_causal": "1"},
+])
+def test_every_view_in_chinese(params):
+    at = run_page("single_head", {"lang": "zh"} | params)
+    assert_clean(at) and not errors(at)
+    assert english_words(at) == {}, english_words(at)
+
+
+# --- the lesson's numbers, by hand ----------------------------------------------------------------------------------
+def test_note_rows_and_numbers_by_hand():
+    note = lesson.article_note()
+    rows = {r.what: r for r in note.rows}
+    assert rows["q₁ = x₁·W^Q"].printed == "[2, 0, 2, 0]" and rows["q₁ = x₁·W^Q"].computed == "[2, 0, 1, 1]"
+    assert not rows["q₁ = x₁·W^Q"].agrees and rows["v₁ = x₁·W^V"].agrees and rows["v₂ = x₂·W^V"].agrees
+    assert rows["scores"].computed == "[3, 10]" and rows["scaled"].computed == "[1.5, 5]"
+    e = math.exp(-3.5)
+    assert rows["weights"].computed == f"[{e / (1 + e):.4f}, {1 / (1 + e):.4f}]" and not rows["weights"].agrees
+    assert note.picked_rows == (1, 3)                                 # x₁ = [1, 0, 1, 0] picks rows 1 and 3
+    assert note.values["wimp"] == f"[{1 / (1 + math.exp(6)):.4f}, {1 / (1 + math.exp(-6)):.4f}]"   # softmax([2, 8])
+    assert note.values["zimp"] == "1.988" and note.values["z1"] == f"{1 + 1 / (1 + e):.4f}"
+
+
+def test_note_names_the_columns_it_describes():
+    for lang in ("en", "zh"):
+        at = run_page("single_head", {"lang": lang})
+        heads = list(at.table[0].value.columns)
+        note = next(m.value for m in at.markdown if "####" in m.value)
+        assert f"“{heads[0]}”" in note and f"“{heads[1]}”" in note, (heads, note)
+
+
+def test_follow_latex_causal_by_hand():
+    tr = lesson.worked(causal=True)
+    lines = lesson.follow_latex(tr, 0, scale=True, temperature=1.0)
+    assert r"s_{1,j} = -\infty \quad (j > 1)" in lines
+    assert any(r"\frac{e^{1.5}}{e^{1.5}},\ 0" in line and r"\left[1,\ 0\right]" in line for line in lines)
+    assert lines[-1].endswith(r"\left[1,\ 1,\ 1,\ 1\right]\end{aligned}")     # z₁ = v₁ = x₁·W^V
+
+
+def test_random_matrices_shapes_rounding_and_seed():
+    a, b, c = lesson.random_matrices(3, 5, 2, 7), lesson.random_matrices(3, 5, 2, 7), lesson.random_matrices(3, 5, 2, 8)
+    assert [a[k].shape for k in ("sh_x", "sh_wq", "sh_wk", "sh_wv")] == [(3, 5), (5, 2), (5, 2), (5, 2)]
+    np.testing.assert_array_equal(a["sh_x"] * 10, np.round(a["sh_x"] * 10))       # one decimal
+    np.testing.assert_allclose(a["sh_wq"] * 100, np.round(a["sh_wq"] * 100), atol=1e-9)
+    assert all(np.array_equal(a[k], b[k]) for k in a) and not np.array_equal(a["sh_x"], c["sh_x"])
+    assert lesson.refill(False, 3, 5, 0, 7) == {} and lesson.refill(True, 3, 5, 0, 7)["sh_x"] == lesson.X
+
+
+def test_sampling_budget_by_hand():
+    assert scaling.samples_for(64) == 20_000 and scaling.samples_for(1024) == 2 ** 22 // 2048 == 2048
+    assert scaling.rows_for(16, lesson.PEAK_GRID) == 2 ** 22 // (17 * 2047) == 120
+    assert scaling.rows_for(lesson.MAX_KEYS, lesson.PEAK_GRID) == 2 ** 22 // (65 * 2047) == 31
+    w = lesson.why_sqrt(32, seed=1)
+    table = lesson.variance_table(w, ["m", "m0", "v", "v0"])
+    assert table.loc["q·k", "v"] == f"{np.var(w.sample.raw, ddof=1):.3f}".rstrip("0").rstrip(".")
+    assert table.loc["q·k / √32", "v0"] == "1" and table.loc["q·k", "v0"] == "32"
+
+
+# --- issue 16 and 15 --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("params", [{}, {"sh_view": "edit", "sh_T": "3"}, {"sh_view": "sqrt"}, {"sh_view": "sentence", "sh_side": "1"}])
+def test_presenter_mode_keeps_every_figure(params):
+    normal, present = run_page("single_head", params), run_page("single_head", params | {"present": "1"})
+    assert_clean(present)
+    assert len(figures(present)) == len(figures(normal)) > 0
+    titles = lambda at: [f["layout"]["title"]["text"] for f in figures(at)]   # noqa: E731
+    assert titles(present) == titles(normal)                                  # V = X·W^V included
+
+
+def test_sqrt_legends_sit_below_the_axis_titles():
+    for f in figures(run_page("single_head", {"sh_view": "sqrt"})):
+        legend, margin = f["layout"]["legend"], f["layout"]["margin"]
+        assert legend["yref"] == "container" and legend["y"] == 0 and legend["yanchor"] == "bottom"
+        assert margin["b"] >= 4 * f["layout"]["font"]["size"]                 # room for ticks, axis title, then legend
+
+
+def test_sizes_without_matrices_fill_seeded_matrices():
+    at = run_page("single_head", {"sh_view": "edit", "sh_T": "12", "sh_d": "12", "sh_dk": "12"})
+    assert_clean(at) and not errors(at) and not warnings(at)
+    got = zs(at)
+    assert got[0].shape == (12, 12) and got[-1].shape == (12, 12)
+    want = lesson.random_matrices(12, 12, 12, 0)
+    x = np.array([[float(v) for v in r.split(",")] for r in qp(at)["sh_x"].split(";")])
+    np.testing.assert_array_equal(x, want["sh_x"])
+    again = run_page("single_head", qp(at))
+    np.testing.assert_allclose(zs(again)[-1], got[-1])
+
+
+def test_heavy_sqrt_link_is_capped_and_fast():
+    at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "256"})
+    assert any("sh_nkeys" in plain(w) for w in warnings(at)), warnings(at)     # beyond the bound: reset, with a notice
+    assert at.number_input(key="sh_nkeys").max == lesson.MAX_KEYS == 64
+    start = time.perf_counter()
+    w, p = lesson.why_sqrt(1024, seed=11), lesson.peakedness(lesson.MAX_KEYS, seed=11)
+    assert time.perf_counter() - start < 1.5                                  # ~0.2 s on an idle core
+    assert 2 * 1024 * len(w.sample.raw) <= scaling.BUDGET
+    assert p.n_rows * (p.n_keys + 1) * sum(lesson.PEAK_GRID) <= scaling.BUDGET
+    assert len(figures(run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "64"}))) == 4
+
+
+def test_text_box_is_bounded_like_the_url():
+    at = run_page("single_head", {"sh_view": "sentence"})
+    box = at.text_input(key="sh_text")
+    assert box.max_chars == url_state.MAX_TEXT and str(url_state.MAX_TEXT) in box.help
+    at = run_page("single_head", {"sh_view": "sentence", "sh_text": "word " * 500})
+    assert any("500" in e and "64" in e for e in errors(at)) and not any("100000" in e for e in errors(at))
+
+
+def test_tokens_are_numbered_from_one():
+    for lang in ("en", "zh"):
+        at = run_page("single_head", {"lang": lang})
+        sel = at.selectbox(key="sh_q")
+        assert sel.options == ["1: Thinking", "2: Machines"] and "1" in sel.help
