@@ -53,7 +53,8 @@ def render_config(port: int, replica_ports: list[int], room_host: str = "") -> s
     text = string.Template(TEMPLATE.read_text()).safe_substitute(
         listen=str(port) if room_host else f"127.0.0.1:{port}",
         server_names=names,
-        upstream_servers="\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in replica_ports),
+        upstream_servers="\n".join(f"        server 127.0.0.1:{p};" for p in replica_ports),
+        replica_numbers="\n".join(f"        127.0.0.1:{p} {i + 1};" for i, p in enumerate(replica_ports)),
     )
     assert "${" not in text, "a field of nginx.conf.template was not filled"
     return text
