@@ -35,7 +35,8 @@ from .checks import as_array, positive_int
 from .errors import InputError
 
 HOWS = ("mean", "max")          # head aggregations (and rollout/flow head fusions)
-FLOW_MAX_TOKENS = 40            # attention flow solves T² max-flow problems on a graph of L·T² edges
+FLOW_MAX_TOKENS = 24            # flow solves T² max-flow problems on ≈ L·T² edges: ~1.4 s at 16 tokens on an idle
+                                # core, ~5× that at 24, ~15× at 32 (benchmarks/README.md); 24 keeps it within seconds
 ROW_TOLERANCE = 1e-3            # rows of attention weights must sum to 1 within this
 
 
@@ -142,11 +143,12 @@ def attention_flow(weights: ArrayLike, *, residual: float = 0.5, head_fusion: st
     The layered graph has a node (l, i) for token i after layer l (l = 0: the inputs, l = L: the last
     layer's outputs) and an edge (l+1, i) → (l, j) of capacity Ã_l[i, j] (:func:`residual_attention`).
     Entry [i, j] is the maximum flow from (L, i) to (0, j), solved by networkx's shortest-augmenting-path
-    algorithm; each row is then divided by its sum. Unlike rollout, flow lets a path carry only what its
+    algorithm (two-phase; stopped once the flow reaches the source's or the sink's total capacity, which proves
+    it maximal); each row is then divided by its sum. Unlike rollout, flow lets a path carry only what its
     narrowest edge allows.
 
     It solves T² max-flow problems on graphs of ≈ L·T² edges, so texts longer than ``max_tokens``
-    (default 40) raise InputError("flow_tokens"). ``progress(done, total)``, when given, is called after
+    (default :data:`FLOW_MAX_TOKENS` = 24) raise InputError("flow_tokens"). ``progress(done, total)``, when given, is called after
     each output token's row (done = 1 … T, total = T).
     """
     import networkx as nx
@@ -188,7 +190,7 @@ def attention_flow(weights: ArrayLike, *, residual: float = 0.5, head_fusion: st
             for k in range(T):
                 R[k][Z]["capacity"] = float(a[0, k, j])
             bound = min(float(a[L - 1, i].sum()), float(into_sink[j]))  # reaching it proves the flow maximal
-            shortest_augmenting_path(G, S, Z, residual=R, cutoff=bound)
+            shortest_augmenting_path(G, S, Z, residual=R, cutoff=bound, two_phase=True)
             flow[i, j] = R.graph["flow_value"]
         if progress is not None:
             progress(i + 1, T)
