@@ -19,9 +19,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 from browser_util import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
-PAGES = ["", "kernel_regression", "single_head", "multi_head", "positional_encoding", "pretrained"]
+from ui.registry import PAGES as REGISTRY  # noqa: E402
+
+PAGES = [p.url_path for p in REGISTRY]   # "" is home; benchmarks/load_ws.py cycles through the same list
 
 
 def rss_mb(pid: int) -> float:

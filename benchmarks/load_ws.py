@@ -150,12 +150,14 @@ def report(n: int, results: list[Result], wall: float, rss: tuple[float, float])
     firsts = [r.first for r in results if r.first is not None]
     reruns = [r.rerun for r in results if r.rerun is not None]
     errors = [r for r in results if r.error]
+    # first runs completed per second while all n were queued: the server's throughput at this level
+    rate = len(firsts) / max(firsts) if firsts else float("nan")
     row = {"sessions": n, "first_p50": pct(firsts, 50), "first_p90": pct(firsts, 90),
-           "rerun_p50": pct(reruns, 50), "rerun_p90": pct(reruns, 90), "errors": len(errors),
+           "rerun_p50": pct(reruns, 50), "rerun_p90": pct(reruns, 90), "runs_per_s": rate, "errors": len(errors),
            "rss_peak": rss[0], "rss_after": rss[1], "wall": wall}
-    print(f"sessions {n:3d}  first run p50 {row['first_p50']:6.2f} s  p90 {row['first_p90']:6.2f} s   "
-          f"rerun p50 {row['rerun_p50']:6.2f} s  p90 {row['rerun_p90']:6.2f} s   errors {len(errors)}   "
-          f"RSS peak {rss[0]:5.0f} MB, after {rss[1]:5.0f} MB   wall {wall:5.1f} s", flush=True)
+    print(f"sessions {n:3d}  first run p50 {row['first_p50']:6.2f} s  p90 {row['first_p90']:6.2f} s  "
+          f"({rate:4.1f} runs/s)   rerun p50 {row['rerun_p50']:6.2f} s  p90 {row['rerun_p90']:6.2f} s   "
+          f"errors {len(errors)}   RSS peak {rss[0]:5.0f} MB, after {rss[1]:5.0f} MB   wall {wall:5.1f} s", flush=True)
     for r in errors[:5]:
         print(f"    error {r.page}: {r.error}", flush=True)
     return row
@@ -185,11 +187,18 @@ def main() -> int:
     ap.add_argument("--sessions", default="1,5,10", help="comma-separated levels, each run at once (≤ 200)")
     ap.add_argument("--replicas", type=int, default=0, help="0: one server, direct; N ≥ 1: N replicas behind nginx")
     ap.add_argument("--url", default="", help="drive a server already running on this machine instead")
+    ap.add_argument("--pages", default="", help="comma-separated URL paths (home is 'home'); default every page")
     ap.add_argument("--query", default="", help="query string every session opens with, e.g. lang=zh")
     ap.add_argument("--timeout", type=float, default=120, help="seconds one run may take before it counts as failed")
     ap.add_argument("--deadline", type=float, default=600, help="seconds for the whole benchmark; later levels are skipped")
     args = ap.parse_args()
     levels = [int(s) for s in args.sessions.split(",") if s.strip()]
+    if args.pages:
+        wanted = ["" if p.strip() == "home" else p.strip() for p in args.pages.split(",")]
+        unknown = set(wanted) - set(PAGES)
+        if unknown:
+            raise SystemExit(f"--pages: unknown {sorted(unknown)}; the app has {[p or 'home' for p in PAGES]}")
+        PAGES[:] = wanted
     if not levels or min(levels) < 1 or max(levels) > MAX_SESSIONS:
         raise SystemExit(f"--sessions: levels between 1 and {MAX_SESSIONS}")
     deadline = time.monotonic() + args.deadline
