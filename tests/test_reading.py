@@ -195,6 +195,31 @@ def test_flow_reports_progress_and_refuses_long_texts():
     assert err.value.code == "flow_tokens"
 
 
+def test_view_weights_gives_every_selector_option_as_a_4d_grid():
+    A = random_weights((3, 2, 4, 4), seed=10)
+    norms = np.random.default_rng(11).uniform(0.5, 2, size=(3, 2, 4))
+    want = {
+        "weights": A,
+        "norm_weighted": normalise(A * norms[:, :, None, :]),
+        "mean": A.mean(axis=1, keepdims=True),
+        "max": normalise(A.max(axis=1, keepdims=True)),
+        "rollout": loop_rollout(A, 0.5, "mean")[:, None],
+    }
+    for view, expected in want.items():
+        got = reading.view_weights(A, view, norms=norms)
+        assert got.ndim == 4
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+        np.testing.assert_allclose(got.sum(axis=-1), 1.0, atol=1e-12)
+    flow = reading.view_weights(A, "flow")
+    assert flow.shape == (1, 1, 4, 4)
+    np.testing.assert_allclose(flow[0, 0], reading.attention_flow(A))
+    for view, kwargs, code in (("norm_weighted", {}, "reading_norms"), ("flow", {"max_tokens": 3}, "flow_tokens"),
+                               ("grid", {}, "reading_choice")):
+        with pytest.raises(InputError) as err:
+            reading.view_weights(A, view, **kwargs)
+        assert err.value.code == code
+
+
 # ── value norms ──────────────────────────────────────────────────────────────────────────────────
 def test_value_norms_match_a_per_token_loop():
     rng = np.random.default_rng(5)

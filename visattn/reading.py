@@ -15,6 +15,8 @@ layers. This module holds the standard ways to read them (all NumPy, no streamli
   on [CLS] or [SEP] gives them large weights but (often) small vectors: it moves little information.
   :func:`minilm_value_norms` and :func:`designed_value_norms` compute them for the app's two models.
 * :func:`qk_projection` — one head's queries and keys in one 2-D PCA plane (NumPy's SVD), as AttentionViz.
+* :func:`view_weights` — the pages' one selector (weights | weights × ‖value‖ | mean | max | rollout | flow)
+  as a 4-D array for the same head grid, heatmap and line views.
 * :func:`align_tokens` — do two sentences' tokens line up position by position (so that a difference of
   their attention maps means something)?
 * :func:`filter_edges` — the line view's edge threshold and top-k edges per query.
@@ -195,6 +197,37 @@ def attention_flow(weights: ArrayLike, *, residual: float = 0.5, head_fusion: st
         if progress is not None:
             progress(i + 1, T)
     return _normalise_rows(flow)
+
+
+# ── one selector for every view ────────────────────────────────────────────────────────────────
+VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+
+
+def view_weights(weights: ArrayLike, view: str = "weights", *, norms: ArrayLike | None = None, residual: float = 0.5,
+                 head_fusion: str = "mean", max_tokens: int = FLOW_MAX_TOKENS,
+                 progress: Callable[[int, int], object] | None = None) -> np.ndarray:
+    """The pages' one selector: (L, H, T, T) weights → a 4-D (rows, cols, T, T) array for the same head grid,
+    heatmap and line views, every row summing to 1.
+
+    ``"weights"`` (L, H, T, T) as given; ``"norm_weighted"`` (L, H, T, T) α_ij·‖f_h(x_j)‖ row-normalised (needs
+    ``norms`` (L, H, T)); ``"mean"`` / ``"max"`` (L, 1, T, T) :func:`aggregate_heads`; ``"rollout"`` (L, 1, T, T)
+    :func:`attention_rollout` (entry l: up to layer l); ``"flow"`` (1, 1, T, T) :func:`attention_flow` (refused
+    above ``max_tokens``; ``progress`` as there).
+    """
+    view = _choice(view, "view", VIEWS)
+    w = _weights(weights, ndim=4, rows_sum_to_one=True)
+    if view == "weights":
+        return w
+    if view == "norm_weighted":
+        if norms is None:
+            raise InputError("reading_norms", "view='norm_weighted' needs the value norms (L, H, T).")
+        return norm_weighted(w, norms, normalise=True)
+    if view in HOWS:
+        return aggregate_heads(w, view)[:, None]
+    if view == "rollout":
+        return attention_rollout(w, residual=residual, head_fusion=head_fusion)[:, None]
+    return attention_flow(w, residual=residual, head_fusion=head_fusion, max_tokens=max_tokens,
+                          progress=progress)[None, None]
 
 
 # ── value norms (Kobayashi et al. 2020) ──────────────────────────────────────────────────────────
