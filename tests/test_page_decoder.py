@@ -30,15 +30,9 @@ def by_kind(at):
     return figs, grid, anim
 
 
-@pytest.fixture(scope="module")
-def default_page():
+def test_defaults_show_every_section():
     at = run_page("decoder")
     assert_clean(at)
-    return at
-
-
-def test_defaults_show_every_section(default_page):
-    at = default_page
     assert not errors(at) and not warnings(at)
     assert not at.query_params                                   # defaults leave the URL clean
     tokens = induction.repeated_sequence(lesson.DEFAULT_N, lesson.DEFAULT_SEED)
