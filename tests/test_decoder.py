@@ -266,3 +266,25 @@ def test_bad_arguments():
         with pytest.raises(InputError) as e:
             call()
         assert e.value.code == code
+
+
+# ── the lesson's figures pass Plotly's validation (the builders skip it for speed) ──────────────────
+def test_figures_validate():
+    import plotly.graph_objects as go
+
+    from visattn.figures import decoder as dfig
+
+    tokens = induction.repeated_sequence(4, 0)
+    c = lesson.cache_section(tokens, 3)
+    k = lesson.cost_section("gpt2_small_1k")
+    s = lesson.circuit_section(tokens, False)
+    built = [dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step),
+             dfig.loss_curves(range(1, 8), {"a": s.intact.loss, "b": s.knocked_out.loss}, second_start=5, chance=s.chance_loss),
+             dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached)]
+    for fig in built:
+        go.Figure(fig.to_dict())
+    anim = built[0]
+    assert len(anim.frames) == 8 and anim.layout.sliders[0].active == 2
+    z = np.asarray(anim.data[0].z, dtype=float)
+    assert np.isfinite(z[:3]).all() and np.isnan(z[3:]).all()          # rows not cached yet are blank (grey)
+    np.testing.assert_allclose(np.asarray(anim.data[2].x, dtype=float)[:3], c.steps[2].weights, atol=1e-6)
