@@ -395,7 +395,8 @@ def colour_at(stops, pos):
 def test_colour_scales_warp_the_palette_not_the_data():
     from plotly.colors import sample_colorscale
     lin = rfig.colour_scale(palette="Viridis")
-    assert (lin["zmin"], lin["zmax"]) == (0.0, 1.0) and lin["colorscale"][0][0] == 0 and lin["colorscale"][-1][0] == 1
+    assert set(lin) == {"colorscale"} and lin["colorscale"][0][0] == 0 and lin["colorscale"][-1][0] == 1
+    assert heatmap(W[0, 0], **lin).data[0].text[0][0] == f"{W[0, 0, 0, 0]:.2f}"   # still drawn as weights, 0…1
     power = rfig.colour_scale(scale="power", gamma=0.5, palette="Blues")
     # a value at 1/4 of the range takes the palette's colour at (1/4)^0.5 = 1/2
     assert colour_at(power["colorscale"], 0.25) == sample_colorscale("Blues", [0.5])[0]
@@ -403,7 +404,7 @@ def test_colour_scales_warp_the_palette_not_the_data():
     assert colour_at(log["colorscale"], 0.1) == sample_colorscale("Greys", [0.5])[0]   # 1 + log10(0.1) / 2
     assert colour_at(log["colorscale"], 0.01) == sample_colorscale("Greys", [0.0])[0]
     top = rfig.colour_scale(np.array([[0.1, 0.4], [2.5, 0.0]]), value_range="max")
-    assert top["zmax"] == 2.5
+    assert (top["zmin"], top["zmax"]) == (0.0, 2.5)
     for scale in (lin, power, log, top):
         positions = [p for p, _ in scale["colorscale"]]
         assert positions == sorted(set(positions))

@@ -30,7 +30,8 @@ DEFAULT_DECADES = 3.0                       # log scale: values below max·10^�
 
 def colour_scale(values: ArrayLike | None = None, *, scale: str = "linear", palette: str = "Blues",
                  value_range: str = "unit", gamma: float = DEFAULT_GAMMA, decades: float = DEFAULT_DECADES) -> dict:
-    """Keyword arguments ``colorscale``, ``zmin``, ``zmax`` for :func:`heatmap` and :func:`head_grid`.
+    """Keyword arguments for :func:`heatmap` and :func:`head_grid`: ``colorscale``, plus ``zmin`` = 0 and ``zmax``
+    for ``value_range="max"`` (with "unit" both builders keep their own 0…1).
 
     ``scale``: "linear"; "power" — a value at fraction u of the range gets the palette's colour at u^γ
     (γ < 1 brightens small weights); "log" — colour at 1 + log10(u) / decades (values more than
@@ -66,6 +67,8 @@ def colour_scale(values: ArrayLike | None = None, *, scale: str = "linear", pale
             stops.append([pos, colour])
             last = pos
     stops[0][0], stops[-1][0] = 0.0, 1.0
+    if value_range == "unit":   # the builders' own 0…1 (heatmap then keeps writing weights with fixed decimals)
+        return {"colorscale": stops}
     return {"colorscale": stops, "zmin": 0.0, "zmax": zmax}
 
 
@@ -105,14 +108,14 @@ def comparison(weights_a: ArrayLike, weights_b: ArrayLike, tokens_a: Sequence[st
             raise InputError("reading_labels", f"{name} has {len(toks)} tokens for a map of shape {w.shape}.",
                              name=name, n=len(toks), shape=" × ".join(map(str, w.shape)))
     al: TokenAlignment = align_tokens(tokens_a, tokens_b)
-    colour = colour or colour_scale()
+    colour = {"zmin": 0.0, "zmax": 1.0, **(colour or colour_scale())}
     panels = [(wa, tokens_a, titles[0]), (wb, tokens_b, titles[1])]
     diff = weight_difference(wa, wb) if al.aligned else None
     if diff is not None:
         labels = [a if a == b else f"{a} / {b}" for a, b in zip(map(str, tokens_a), map(str, tokens_b))]
         panels.append((diff, labels, titles[2]))
     n = len(panels)
-    gap = 0.06
+    gap = 0.09                                  # room for the next panel's token labels
     width = (1 - gap * (n - 1)) / n
     layout: dict = {"annotations": []}
     data = []
