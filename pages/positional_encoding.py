@@ -84,7 +84,7 @@ def section_relative() -> None:
     c1, c2, c3 = st.columns(3)
     i = c1.select_slider(t("positional.pair"), list(range(d // 2)), key=bound("pe_ri"))
     k, p = c2.number_input(t("positional.offset_k"), 0, 1000, key=bound("pe_rk")), c3.number_input(t("positional.position_p"), 0, 1000, key=bound("pe_rp"))
-    st.latex((rot := L.rotation(d, i, k, p, n)).latex)
+    st.latex((rot := L.rotation(d, i, k, p, n, narrow=presenter())).latex)
     st.caption(t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rot.err))
     plot("pe_rotation_circle", fig.rotation_circle, rot.circle, rot.points, name=t("positional.circle_name", i=i), title=t("positional.circle_title", i=i),
          x_title=t("positional.circle_x", a=2 * i), y_title=t("positional.circle_y", b=2 * i + 1))

@@ -267,3 +267,33 @@ def test_links_in_inputs_render_as_plain_text(params):
         assert not UNESCAPED_LINK.search(text), text              # no markdown image or link survives
     if "pe_dims" in params:
         assert "t\\]\\(http" in errors(at)[0] or "here\\]\\(http" in errors(at)[0]   # said, escaped, as typed
+
+
+def test_rope_claim_names_content_and_offset():
+    """RoPE's score depends on q and k and on the positions only through the offset (issue 16), in both languages."""
+    at = run_page("positional", {"pe_sec": "beyond"})
+    prose = texts(at)
+    assert "depends only on how far apart" not in prose and "depends on the distance only" not in prose
+    assert "only through the offset" in prose and "still depends on what $q$ and $k$ are" in prose
+    same = array(figures(at)[0]["data"][3]["y"])
+    other = array(figures(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"}))[0]["data"][3]["y"])
+    assert np.abs(same - other).max() > 0.1                     # other content, other scores at the same positions
+    zh = texts(run_page("positional", {"lang": "zh", "pe_sec": "beyond"}))
+    assert "只取决于两个词元相隔多远" not in zh and "位置只通过偏移" in zh and "仍然取决于 $q$ 和 $k$" in zh
+
+
+def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
+    """On a projector (1280×720) RoPE's θᵢ and PE(p + k) get lines of their own and ALiBi's 8 heads sit 2 a row,
+    so no formula is cut and no two cell titles run into each other (issue 16; seen in the browser)."""
+    normal, big = run_page("positional", {"pe_sec": "beyond"}), run_page("positional", {"pe_sec": "beyond", "present": "1"})
+    rope = [e.value for e in big.get("latex") if "RoPE" in e.value][0]
+    assert r"\\ \theta_i = 10000^{-2i/d}" in rope
+    assert r",\quad \theta_i" in [e.value for e in normal.get("latex") if "RoPE" in e.value][0]
+
+    def columns(at):
+        grid = figures(at)[2]["layout"]
+        return len({tuple(v["domain"]) for k, v in grid.items() if k.startswith("xaxis")})
+    assert columns(normal) == 4 and columns(big) == 2
+    assert len(figures(big)) == len(figures(normal)) == 3
+    rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
+    assert r" \\ PE(8)" in rel.get("latex")[0].value

@@ -386,3 +386,20 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
     assert built[4].layout.yaxis.scaleanchor == "x"
     assert [a.text for a in built[6].layout.annotations] == ["h1", "h2", "h3"]
     assert "Q: %{y}" in built[6].data[0].hovertemplate and built[6].layout.coloraxis.cmax == 0.0
+
+
+@given(d=even_d, m=positions, shift=st.integers(-300, 300), offset=st.integers(-200, 200), seed=st.integers(0, 1000))
+def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(d, m, shift, offset, seed):
+    """The page's claim: R(m)q·R(n)k changes with q and k, and with the positions only through n − m."""
+    rng = np.random.default_rng(seed)
+    q, k, other = rng.standard_normal((3, d))
+    s = P.rotary(q, [m]) @ P.rotary(k, [m + offset])
+    assert s == pytest.approx(P.rotary(q, [m + shift]) @ P.rotary(k, [m + shift + offset]), abs=1e-8 * d)   # same offset
+    assert s == pytest.approx(q @ P.rotary(k, [offset]), abs=1e-8 * d)
+    # by hand: Σ over pairs of |q_i||k_i| cos(angle_k − angle_q + offset·θ_i), a function of content and offset
+    th = 10000.0 ** (-np.arange(0, d, 2) / d)
+    zq, zk = q[0::2] + 1j * q[1::2], k[0::2] + 1j * k[1::2]
+    assert s == pytest.approx(float(np.real(np.conj(zq) * zk * np.exp(1j * offset * th)).sum()), abs=1e-8 * d)
+    s_other = P.rotary(q, [m]) @ P.rotary(other, [m + offset])
+    assert s_other == pytest.approx(float(np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()),
+                                    abs=1e-8 * d)                 # another key at the same positions: its own score

@@ -174,8 +174,9 @@ class Rotation:
     latex: str            # ω_i and θ, M_k, and M_k·PE(p) beside PE(p + k), one line each
 
 
-def rotation(d: int, i: int, k: int, p: int, n: int) -> Rotation:
-    """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k) beside it."""
+def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
+    """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k) beside it
+    (``narrow``, for a projector: below it)."""
     omega = P.frequencies(d, BASE)[i]
     M = P.rotation_matrix(k, i, d, BASE)
     now = P.sinusoidal_at([p, p + k], d, BASE, dims=[2 * i, 2 * i + 1])    # (2, 2): rows PE(p), PE(p + k)
@@ -187,7 +188,7 @@ def rotation(d: int, i: int, k: int, p: int, n: int) -> Rotation:
     latex = r" \\ ".join((rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
              rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
              rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
-             rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)},\qquad PE({p + k}) = {col(now[1])}"))
+             rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}" + (r" \\ " if narrow else r",\qquad ") + rf"PE({p + k}) = {col(now[1])}"))
     circle = P.sinusoidal_at(np.arange(max(n, p + k + 1)), d, BASE, dims=[2 * i, 2 * i + 1])
     return Rotation(i=i, k=k, p=p, now=now, circle=circle, points={f"PE({p})": now[0], f"PE({p + k})": now[1]}, err=fmt(float(np.abs(moved - now[1]).max()), 2),
                     latex=r"\begin{gathered} " + latex + r" \end{gathered}")
