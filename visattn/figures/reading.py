@@ -121,7 +121,7 @@ def comparison(weights_a: ArrayLike, weights_b: ArrayLike, tokens_a: Sequence[st
     data = []
     for k, (m, labels, name) in enumerate(panels):
         x0 = k * (width + gap)
-        axes, trace_axes = _panel_axes(k, x0, x0 + width, labels, labels, m.shape[1], m.shape[0], True)
+        axes, trace_axes = _panel_axes(k, x0, min(x0 + width, 1.0), labels, labels, m.shape[1], m.shape[0], True)
         layout.update(axes)
         is_diff = diff is not None and k == 2
         vname = diff_name if is_diff else value_name
