@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import ipaddress
+import os
 import socket
 import statistics
 import sys
@@ -45,6 +46,7 @@ class Result:
     first: float | None = None    # seconds, None when it failed
     rerun: float | None = None
     error: str = ""
+    cpu: tuple[float, float] | None = None   # server CPU seconds of the level's first runs and reruns (on [0])
 
 
 def require_loopback(url: str) -> None:
@@ -78,8 +80,8 @@ async def _run_once(ws, page: str, query: str, timeout: float) -> str:
                 return f"{n_exc} exception element(s)" if n_exc else ""
 
 
-async def one_level(ws_url: str, n: int, query: str, timeout: float) -> list[Result]:
-    """n sessions open and run their page together, then all rerun together."""
+async def one_level(ws_url: str, n: int, query: str, timeout: float, pids: tuple[int, ...] = ()) -> list[Result]:
+    """n sessions open and run their page together, then all rerun together (CPU of `pids` per phase)."""
     import websockets
 
     results = [Result(PAGES[i % len(PAGES)] or "home") for i in range(n)]
@@ -107,10 +109,15 @@ async def one_level(ws_url: str, n: int, query: str, timeout: float) -> list[Res
             results[i].error = results[i].error or f"rerun: {type(exc).__name__}"
 
     try:
+        c0 = cpu_s(pids)
         await asyncio.gather(*(first(i) for i in range(n)))
+        c1 = cpu_s(pids)
         await asyncio.gather(*(rerun(i) for i in range(n)))
+        c2 = cpu_s(pids)
     finally:
         await asyncio.gather(*(c.close() for c in conns if c is not None), return_exceptions=True)
+    if results and pids:
+        results[0].cpu = (c1 - c0, c2 - c1)
     return results
 
 
@@ -120,6 +127,21 @@ def pct(xs: list[float], q: float) -> float:
     if len(xs) == 1:
         return xs[0]
     return statistics.quantiles(xs, n=100, method="inclusive")[q - 1]
+
+
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system, all threads) used so far by these processes and their children (/proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        kids = []
+        with contextlib.suppress(OSError):
+            kids = [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        for p in (pid, *kids):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])   # utime, stime
+    return total / tick
 
 
 class RssWatch:
@@ -152,12 +174,16 @@ def report(n: int, results: list[Result], wall: float, rss: tuple[float, float])
     errors = [r for r in results if r.error]
     # first runs completed per second while all n were queued: the server's throughput at this level
     rate = len(firsts) / max(firsts) if firsts else float("nan")
+    # server CPU per run: unlike wall times, hardly changed by other work on a shared machine
+    cpu = results[0].cpu if results and results[0].cpu else (float("nan"), float("nan"))
+    cpu_first, cpu_rerun = cpu[0] / max(1, len(firsts)), cpu[1] / max(1, len(reruns))
     row = {"sessions": n, "first_p50": pct(firsts, 50), "first_p90": pct(firsts, 90),
            "rerun_p50": pct(reruns, 50), "rerun_p90": pct(reruns, 90), "runs_per_s": rate, "errors": len(errors),
-           "rss_peak": rss[0], "rss_after": rss[1], "wall": wall}
+           "cpu_per_first": cpu_first, "cpu_per_rerun": cpu_rerun, "rss_peak": rss[0], "rss_after": rss[1], "wall": wall}
     print(f"sessions {n:3d}  first run p50 {row['first_p50']:6.2f} s  p90 {row['first_p90']:6.2f} s  "
-          f"({rate:4.1f} runs/s)   rerun p50 {row['rerun_p50']:6.2f} s  p90 {row['rerun_p90']:6.2f} s   "
-          f"errors {len(errors)}   RSS peak {rss[0]:5.0f} MB, after {rss[1]:5.0f} MB   wall {wall:5.1f} s", flush=True)
+          f"({rate:4.1f} runs/s, CPU {1000 * cpu_first:4.0f} ms/run)   rerun p50 {row['rerun_p50']:6.2f} s  "
+          f"p90 {row['rerun_p90']:6.2f} s (CPU {1000 * cpu_rerun:4.0f} ms/run)   errors {len(errors)}   "
+          f"RSS peak {rss[0]:5.0f} MB, after {rss[1]:5.0f} MB   wall {wall:5.1f} s", flush=True)
     for r in errors[:5]:
         print(f"    error {r.page}: {r.error}", flush=True)
     return row
@@ -175,7 +201,7 @@ async def drive(url: str, levels: list[int], pids: list[int], warm_urls: list[st
             break
         with RssWatch(pids) as watch:
             t0 = time.monotonic()
-            results = await one_level(ws, n, query, timeout)
+            results = await one_level(ws, n, query, timeout, tuple(pids))
             wall = time.monotonic() - t0
         await asyncio.sleep(0.5)
         rows.append(report(n, results, wall, (watch.peak, RssWatch.now(pids))))

@@ -8,7 +8,8 @@ no route anywhere. --dns none keeps /etc/resolv.conf, whose server is then unrea
 (a network whose DNS does not answer: each look-up waits for the resolver's timeout). Nothing leaves loopback.
 
 For three servers it measures the time from start to /_stcore/health, one session's first run of the home page,
-and two websocket handshakes the room must refuse (Host evil.example; Origin http://evil.example), and it
+two websocket handshakes the room must refuse (Host evil.example; Origin http://evil.example), another
+session's rerun while the foreign-Origin handshake is pending (Streamlit's look-up blocks its event loop), and it
 lists every name look-up and TCP connection to a non-loopback address the server process made (Python audit
 hooks):
   defaults     Streamlit's defaults (a scratch config with only headless/no usage stats) on 0.0.0.0
@@ -34,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "deploy"))
-from load_ws import one_level  # noqa: E402
+from load_ws import _run_once, one_level  # noqa: E402
 from serve_room import free_port, replica_command, stop, wait_healthy  # noqa: E402
 
 # Runs in the server process before Streamlit: logs look-ups of non-local names and TCP connects off loopback.
@@ -90,6 +91,24 @@ async def handshake(port: int, host: str = "127.0.0.1", origin: str | None = Non
     return outcome, time.monotonic() - t0
 
 
+async def rerun_during_foreign_handshake(port: int) -> tuple[float, float, tuple[str, float]]:
+    """Another session's home-page rerun, alone and while a foreign-origin handshake is pending (does it block?)."""
+    import websockets
+
+    async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                  max_size=None) as ws:
+        await _run_once(ws, "", "", 60)
+        t0 = time.monotonic()
+        await _run_once(ws, "", "", 60)
+        alone = time.monotonic() - t0
+        foreign = asyncio.create_task(handshake(port, origin="http://evil.example"))
+        await asyncio.sleep(0.3)
+        t0 = time.monotonic()
+        await _run_once(ws, "", "", 60)
+        during = time.monotonic() - t0
+        return alone, during, await foreign
+
+
 def measure(name: str, argv: list[str], cwd: Path, port: int) -> dict:
     log = Path(tempfile.mkstemp(suffix=".audit")[1])
     env = {**os.environ, "VISATTN_AUDIT_LOG": str(log)}
@@ -103,7 +122,7 @@ def measure(name: str, argv: list[str], cwd: Path, port: int) -> dict:
         res = asyncio.run(one_level(f"ws://127.0.0.1:{port}/_stcore/stream", 1, "", 120))[0]
         t_first = time.monotonic() - t1
         host = asyncio.run(handshake(port, host="evil.example"))
-        origin = asyncio.run(handshake(port, origin="http://evil.example"))
+        alone, during, origin = asyncio.run(rerun_during_foreign_handshake(port))
         time.sleep(0.5)
     finally:
         stop([proc])
@@ -111,7 +130,8 @@ def measure(name: str, argv: list[str], cwd: Path, port: int) -> dict:
     log.unlink()
     return {"server": name, "health_s": round(t_health, 2), "first_run_s": round(t_first, 2),
             "first_run_error": res.error, "host_evil": f"{host[0]} in {host[1]:.2f} s",
-            "origin_evil": f"{origin[0]} in {origin[1]:.2f} s", "outbound": sorted(set(events)),
+            "origin_evil": f"{origin[0]} in {origin[1]:.2f} s", "rerun_alone_s": round(alone, 2),
+            "rerun_during_origin_evil_s": round(during, 2), "outbound": sorted(set(events)),
             "outbound_count": len(events)}
 
 
@@ -169,6 +189,8 @@ def main() -> int:
         print(f"  {r['server']:12s} health {r['health_s']:6.2f} s   first run {r['first_run_s']:6.2f} s"
               f"{' (' + r['first_run_error'] + ')' if r['first_run_error'] else ''}")
         print(f"  {'':12s} Host evil.example: {r['host_evil']};  Origin evil.example: {r['origin_evil']}")
+        print(f"  {'':12s} another session's rerun: {r['rerun_alone_s']:.2f} s alone, "
+              f"{r['rerun_during_origin_evil_s']:.2f} s while that Origin handshake is pending")
         print(f"  {'':12s} outbound attempts: {r['outbound_count']} {r['outbound']}")
     return 0
 

@@ -96,8 +96,8 @@ def test_replica_command_binds_loopback_and_lists_hosts():
 
 def test_room_replica_offline_makes_no_lookup():
     """In a network namespace with no route: starts, serves, refuses a foreign Host and Origin, looks nothing up."""
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        pytest.skip("needs root and unshare to make a network namespace")
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("ip")):
+        pytest.skip("needs root, unshare and ip (iproute2) to make a network namespace")
     import offline_start
 
     try:
