@@ -32,15 +32,14 @@ WHAT = {"X": "multi_head.what_X", "W_q": "multi_head.what_W_q", "W_k": "multi_he
         "concat": "multi_head.what_concat", "W_o": "multi_head.what_W_o", "MHA": "multi_head.what_MHA", "residual": "multi_head.what_residual"}
 METRICS = (("multi_head.shapes_dh", "dh"), ("multi_head.shapes_params", "total"), ("multi_head.shapes_per_head", "per_head"),
            ("multi_head.shapes_weights", "weights"))
+NAME = {"concat": "multi_head.name_concat", "residual": "multi_head.name_residual", "head_h": "multi_head.name_head_h"}   # the others are symbols
 COLUMNS = ("multi_head.col_matrix", "multi_head.col_shape", "multi_head.col_entries", "multi_head.col_learned", "multi_head.col_what")
+# (column, index) for n items, per_row columns to a row
+cells = lambda n, per_row: [(col, k) for start in range(0, n, per_row) for col, k in zip(st.columns(per_row), range(start, min(n, start + per_row)))]
 
 
 def head_label(name: str) -> str:
     return t(HEAD[name][0]) if name in HEAD else t("multi_head.head_n", n=name)
-
-
-def cells(n: int, per_row: int) -> list:
-    return [(col, k) for start in range(0, n, per_row) for col, k in zip(st.columns(per_row), range(start, min(n, start + per_row)))]
 
 
 with page("multi_head"):
@@ -144,7 +143,7 @@ with page("multi_head"):
         for k, (label, value) in enumerate(METRICS):
             m[k % len(m)].metric(t(label), n[value], help=t("multi_head.shapes_dh_help", **n) if k == 0 else None)
         st.markdown(t("multi_head.shapes_formula", **n))
-        st.table(s.table([t(k) for k in COLUMNS], {name: t(key) for name, key in WHAT.items()}))   # every row, wrapped
+        st.table(s.table([t(k) for k in COLUMNS], {n: t(k) for n, k in WHAT.items()}, {n: t(k) for n, k in NAME.items()}))   # every row, wrapped
         st.caption(t("multi_head.shapes_extra", **n))
         if s.gpt3:
             st.caption(t("multi_head.shapes_gpt3_note", **n))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .core import MAX_TEXT_CELLS
 from .lines import bars
 from .matrices import head_grid, heatmap
 
@@ -42,8 +43,15 @@ def focus_bars(tokens: Sequence[str], weights, best: int, *, title: str, narrow:
 
 def step_matrix(panel, *, title: str, axis_names: dict[str, str], value_name: str, font_size: int = 13) -> go.Figure:
     """One matrix of the pipeline (a :class:`visattn.lessons.multi_head.Panel`): weights on the 0…1 scale,
-    anything else on its own. ``axis_names`` names the panel's row and column kinds ("token", "dimension", …)."""
+    anything else on its own. ``axis_names`` names the panel's row and column kinds ("token", "dimension", …).
+
+    Cell numbers are drawn where they fit beside another panel (about 300 px of cells): at a projector's font
+    a 12 × 12 weight matrix would run its numbers together, and the hover still has them."""
     m = panel.m
-    return heatmap(m, panel.cols, panel.rows, title=title, weights=panel.weights, font_size=font_size, show_text=panel.text,
+    text = panel.text
+    if text is None:
+        text_px = max(9, font_size - 2 - max(m.shape) // 6)        # the size heatmap() writes cell numbers in
+        text = max(m.shape) <= MAX_TEXT_CELLS and m.shape[1] * 2 * text_px <= 300
+    return heatmap(m, panel.cols, panel.rows, title=title, weights=panel.weights, font_size=font_size, show_text=text,
                    height=int(min(700, max(230, 130 + panel.row_px * m.shape[0]))), x_title=axis_names[panel.col_axis],
                    y_title=axis_names[panel.row_axis], value_name=value_name)

@@ -227,13 +227,14 @@ class ShapeView:
     numbers: dict[str, str]     # every number the prose and metrics show, formatted with thousands separators
     gpt3: bool                  # the explorer shows article 000's GPT-3 sizes
 
-    def table(self, headers: Sequence[str], what: Mapping[str, str]) -> pd.DataFrame:
-        """The matrices as a table indexed by name: shape, entries, learned (✓), ``what[name]``; ``headers``
-        names the five columns (name first)."""
+    def table(self, headers: Sequence[str], what: Mapping[str, str], names: Mapping[str, str] | None = None) -> pd.DataFrame:
+        """The matrices as a table indexed by name (``names[name]`` where given): shape, entries, learned (✓),
+        ``what[name]``; ``headers`` names the five columns (name first)."""
+        names = names or {}
         return pd.DataFrame({headers[1]: [x.shape for x in self.rows], headers[2]: [x.entries for x in self.rows],
                              headers[3]: ["✓" if x.learned else "" for x in self.rows],
                              headers[4]: [what[x.name] for x in self.rows]},
-                            index=pd.Index([x.name for x in self.rows], name=headers[0]))
+                            index=pd.Index([names.get(x.name, x.name) for x in self.rows], name=headers[0]))
 
 
 def fmt_int(n: int) -> str:
