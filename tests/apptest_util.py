@@ -72,7 +72,7 @@ NAMES = {
     "hugging", "face", "csv", "png", "url", "cls", "sep", "unk", "pad", "mask", "nadaraya", "watson", "epanechnikov",
     "attention", "is", "all", "you", "need", "d2l", "sin", "cos", "exp", "ln", "log", "tanh", "max", "min", "argmax",
     "relu", "gelu", "wordpiece", "tensor", "t2t", "bertviz", "pip", "install", "the", "gt", "v2", "safetensors",
-    "visattn", "english", "id", "ids", "qkv", "ffn", "mlp", "rnn", "lstm", "cnn", "api", "xavier", "pe", "streamlit", "iqr",
+    "visattn", "english", "llama", "id", "ids", "qkv", "ffn", "mlp", "rnn", "lstm", "cnn", "api", "xavier", "pe", "streamlit", "iqr",
 }
 _PROSE_FIELDS = {"label", "help", "body", "placeholder", "options", "caption", "title", "text", "display_value"}
 _SKIP_PROTOS = {"Code", "PageLink"}          # the link box (a URL) and page links (checked by their label only)

@@ -58,10 +58,12 @@ def _choice(options):
     return parse
 
 
-def _text(s: str) -> str:
-    if len(s) > MAX_TEXT:
-        raise ValueError("too long")
-    return s
+def _text(limit: int):
+    def parse(s: str) -> str:
+        if len(s) > limit:
+            raise ValueError("too long")
+        return s
+    return parse
 
 
 def exact(v: float) -> str:
@@ -84,8 +86,10 @@ def decode_matrix(s: str) -> list[list[float]]:
     return rows
 
 
-def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, matrix: bool = False) -> Param:
-    """The parser and printer that fit ``default``'s type (and the options or bounds)."""
+def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, matrix: bool = False,
+              max_chars: int = MAX_TEXT) -> Param:
+    """The parser and printer that fit ``default``'s type (and the options, bounds or text length: give the text
+    widget the same ``max_chars``, so what the app accepts is what a link reproduces)."""
     if matrix:
         return Param(default, decode_matrix, encode_matrix)
     if options is not None:
@@ -97,7 +101,7 @@ def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, mat
     if isinstance(default, float):
         return Param(default, _number(float, lo, hi), exact)
     if isinstance(default, str):
-        return Param(default, _text, str)
+        return Param(default, _text(min(max_chars, MAX_TEXT)), str)
     raise TypeError(f"no URL form for {type(default).__name__}")
 
 
