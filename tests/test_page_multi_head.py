@@ -334,3 +334,19 @@ def test_presets_are_told_apart_by_their_first_words():
     at = run_page("multi_head")
     labels = [b.label for b in at.button if b.key and b.key.startswith("mh_text__preset_")]
     assert len(labels) == 5 and len({label[:6] for label in labels}) == 5
+
+
+def test_numbering_is_one_based():
+    at = run_page("multi_head", {"mh_pipe": "1", "mh_head": "1"})
+    assert "this head takes columns 9…16 of it" in texts(at)              # the second head of 8 columns
+    assert "Tokens, heads, layers and columns are numbered from 1." in texts(at)
+    assert [o for o in at.selectbox(key="mh_tok").options][:2] == ["1: The", "2: animal"]
+    at = run_page("multi_head", {"mh_src": "random"})
+    assert at.selectbox(key="mh_head").options[:2] == ["Head 1", "Head 2"]
+
+
+def test_presenter_mode_keeps_every_table_row_and_two_metrics_a_row():
+    at = run_page("multi_head", {"present": "1"})
+    assert_clean(at)
+    assert len(at.table[0].value) == 19 and not at.dataframe              # a static table: no scrolled-away rows
+    assert len(at.metric) == 4
