@@ -19,6 +19,7 @@ from visattn.models import induction
 
 SOURCE = {"repeat": "decoder.src_repeat", "text": "decoder.src_text"}
 SHAPE = {"gpt2_small_1k": "decoder.shape_gpt2", "gpt3_2k": "decoder.shape_gpt3_2k", "gpt3_8k": "decoder.shape_gpt3_8k"}
+MODEL = {"gpt2_small": "decoder.model_gpt2", "gpt3_175b": "decoder.model_gpt3"}
 EXAMPLE = {"harry": "decoder.ex_harry", "owl": "decoder.ex_owl", "nonsense": "decoder.ex_nonsense"}
 
 
@@ -98,6 +99,10 @@ with page("decoder"):
         m4.metric(t("decoder.per_token"), f"{k.per_token_kb:,.0f} KB")
         st.markdown(t("decoder.cost_numbers", d=f"{k.d_model:,}", L=k.n_layers, T=f"{k.T:,}", cached=k.total_cached_tex,
                       uncached=k.total_uncached_tex))
+        cols = [t("decoder.n_tokens", n=f"{n:,}") for n in k.memory_tokens]
+        st.dataframe(pd.DataFrame(k.memory_gb, index=[t(MODEL[m]) for m in k.memory_models], columns=cols), width="content",
+                     column_config={"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
+                     | {c: st.column_config.NumberColumn(format="%.3f") for c in cols})
         show(dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached, cached_name=t("decoder.with_cache"),
                               uncached_name=t("decoder.without_cache"), x_title=t("decoder.cost_x"), y_title=t("decoder.cost_y"),
                               font_size=font_size()), "decoder_cost")

@@ -111,6 +111,11 @@ def test_cache_memory_of_gpt2_small_and_gpt3():
     s = lesson.cost_section("gpt3_8k")
     assert s.keys_last == 8192 and s.n_heads == 96 and round(s.cache_gb, 2) == 38.65
     assert s.saving > lesson.cost_section("gpt3_2k").saving > 1000      # the saving grows with T
+    # the table: both models at 1k, 2k and 8k tokens (GPT-2 small's own context is 1,024)
+    table = lesson.cost_section("gpt2_small_1k")
+    assert table.memory_models == ("gpt2_small", "gpt3_175b") and table.memory_tokens == (1024, 2048, 8192)
+    by_hand = [[2 * L * n * d * 2 / 1e9 for n in (1024, 2048, 8192)] for d, L in ((768, 12), (12288, 96))]
+    np.testing.assert_allclose(table.memory_gb, by_hand, rtol=1e-15)
     with pytest.raises(InputError) as e:
         decode.shape_cost("gpt5")
     assert e.value.code == "decoder_shape"

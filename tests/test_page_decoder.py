@@ -49,6 +49,10 @@ def test_defaults_show_every_section():
     assert m["Keys read by this step's query"] == "5" and m["Rows in the cache"] == f"5 / {T}"
     # cost panel: GPT-3 at 2,048 tokens by default; 2 · 96 · 2048 · 12288 · 2 bytes = 9.66 GB
     assert m["KV cache of one sequence (fp16)"] == "9.66 GB" and m["Keys read at the last step"] == "2,048"
+    memory = at.dataframe[0].value
+    assert list(memory.index) == ["GPT-2 small", "GPT-3 175B"] and list(memory.columns) == ["1,024 tokens", "2,048 tokens",
+                                                                                          "8,192 tokens"]
+    assert memory.iloc[1, 2] == pytest.approx(2 * 96 * 8192 * 12288 * 2 / 1e9)
     # the circuit: both heads on the 0…1 scale, equal to the model's weights
     r = induction.run(tokens)
     assert [a["text"] for a in grid["layout"]["annotations"]] == ["layer 1 · previous-token head", "layer 2 · induction head"]

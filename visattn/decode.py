@@ -32,6 +32,7 @@ GPT2_SMALL = MappingProxyType({"d_model": 768, "n_heads": 12, "n_layers": 12, "c
 GPT3_175B = MappingProxyType({"d_model": GPT3["d_model"], "n_heads": GPT3["n_heads"], "n_layers": GPT3_LAYERS,
                               "context": 2048})                                                  # Brown et al. 2020
 BYTES_FP16 = 2
+MODELS = MappingProxyType({"gpt2_small": GPT2_SMALL, "gpt3_175b": GPT3_175B})
 # The shapes the page offers: (model, tokens). GPT-3 was trained with 2 048 tokens of context; 8 192 is what a
 # longer-context model of the same size would cache.
 SHAPES = MappingProxyType({
@@ -132,6 +133,13 @@ def decode_cost(T: int, d_model: int, n_layers: int, bytes_per_value: int = BYTE
     total_uncached = L * (3 * D * D * T * (T + 1) // 2 + D * T * (T + 1) * (2 * T + 1) // 3)   # Σ (t+1)² = T(T+1)(2T+1)/6
     return DecodeCost(T=T, d_model=D, n_layers=L, keys_read=n.astype(np.int64), work_cached=cached, work_uncached=uncached,
                       total_cached=total_cached, total_uncached=total_uncached, cache_bytes=2 * L * T * D * B)
+
+
+def cache_bytes(T: int, d_model: int, n_layers: int, bytes_per_value: int = BYTES_FP16) -> int:
+    """Bytes of one sequence's KV cache: a key and a value of width D per token and layer, 2 · L · T · D values."""
+    T = positive_int(T, "T (tokens)", maximum=10 ** 9)
+    return 2 * positive_int(n_layers, "n_layers", maximum=10 ** 4) * T * positive_int(d_model, "d_model", maximum=10 ** 7) * \
+        positive_int(bytes_per_value, "bytes_per_value", maximum=16)
 
 
 def shape_cost(name: str) -> DecodeCost:

@@ -32,6 +32,7 @@ EXAMPLES = {   # name → text for the example buttons
 }
 DEMO_D, DEMO_DK, DEMO_SEED = 8, 4, 0      # the cache demo: token vectors of width 8, one head of width 4
 DEFAULT_N, DEFAULT_SEED = 10, 0
+MEMORY_TOKENS = (1024, 2048, 8192)        # the columns of the cache-memory table
 
 
 def sequence(source: str, n: int, seed: int, text: str) -> list[str]:
@@ -118,6 +119,9 @@ class CostSection:
     saving: float             # total work without the cache ÷ with it
     total_cached_tex: str     # LaTeX, e.g. 9.40 \times 10^{13}
     total_uncached_tex: str
+    memory_models: tuple[str, ...]  # keys of visattn.decode.MODELS: the rows of the memory table
+    memory_tokens: tuple[int, ...]  # its columns
+    memory_gb: np.ndarray     # (models, tokens) KV cache of one sequence in GB, fp16
 
 
 def cost_section(shape: str) -> CostSection:
@@ -126,7 +130,10 @@ def cost_section(shape: str) -> CostSection:
     return CostSection(shape=shape, d_model=c.d_model, n_layers=c.n_layers, n_heads=model["n_heads"], T=T, cost=c,
                        keys_last=int(c.keys_read[-1]), cache_gb=c.cache_bytes / 1e9,
                        per_token_kb=c.cache_bytes / c.T / 1e3, saving=c.saving,
-                       total_cached_tex=power_of_ten(c.total_cached), total_uncached_tex=power_of_ten(c.total_uncached))
+                       total_cached_tex=power_of_ten(c.total_cached), total_uncached_tex=power_of_ten(c.total_uncached),
+                       memory_models=tuple(decode.MODELS), memory_tokens=MEMORY_TOKENS,
+                       memory_gb=np.array([[decode.cache_bytes(n, m["d_model"], m["n_layers"]) / 1e9 for n in MEMORY_TOKENS]
+                                           for m in decode.MODELS.values()]))
 
 
 # ── 4. the induction circuit ────────────────────────────────────────────────────────────────────────
