@@ -112,6 +112,15 @@ def test_no_unused_keys():
     assert not unused, f"keys no code uses (delete them, or use them): {sorted(unused)}"
 
 
+def test_no_key_twice_in_a_file():
+    """JSON keeps the last of two equal keys silently: a file edited by two hands must not hide one."""
+    for lang in ("en", "zh"):
+        for ns in NAMESPACES:
+            pairs = json.loads((LOCALES / lang / f"{ns}.json").read_text(encoding="utf-8"), object_pairs_hook=list)
+            keys = [k for k, _ in pairs]
+            assert len(keys) == len(set(keys)), f"{lang}/{ns}: {sorted({k for k in keys if keys.count(k) > 1})}"
+
+
 def test_chinese_files_are_chinese():
     for ns in NAMESPACES:
         text = "".join(load("zh", ns).values())
