@@ -20,6 +20,7 @@ from visattn.kernel_regression import (
     nadaraya_watson,
     noisy_samples,
 )
+from visattn.lessons import kernel as lesson
 from visattn.scoring import (
     SCORINGS,
     additive_scores,
@@ -293,3 +294,105 @@ def test_scoring_shape_errors(call, code):
     with pytest.raises(InputError) as e:
         call()
     assert e.value.code == code
+
+
+# ---- the lesson module: what the page shows, checked against independent arithmetic ------------------------------
+
+def test_breakdown_table_and_formula_by_hand():
+    keys, values = key_value_table(PRESETS["waist"].table)
+    b = explain_query(62, keys, values, "gaussian", 1.0)
+    df = lesson.breakdown_table(b, ["k", "v", "s", "e", "w", "c"])
+    assert list(df.index) == ["1", "2", "3", "Σ"] and list(df.columns) == ["k", "v", "s", "e", "w", "c"]
+    assert df.loc["1", "s"] == "-18" and df.loc["2", "w"] == "0.5000" and df.loc["Σ", "c"] == "112.5000"
+    f = lesson.formula(b, "gaussian", 1.0)
+    # the heaviest key is 60 (row 2; ties go to the first): d = |62 − 60| = 2, s = −2²/2 = −2, α = e^−2 / (e^−18 + 2e^−2)
+    assert r"d_{2}=|62-60|=2" in f.lines[0] and r"s_{2}=-\frac{2^2}{2\cdot 1^2}=-2" in f.lines[0]
+    assert f"{math.exp(-2):.4g}" in f.lines[1] and r"=0.5" in f.lines[1]
+    assert f.lines[2].startswith("f(62)=0.5\\times 110+0.5\\times 115+") and f.lines[2].endswith("=112.5")
+    assert f.more == 0 and not f.underflow and f.symbolic in f.latex
+
+
+def test_formula_far_query_underflows_and_says_so():
+    b = explain_query(1000.0, [60, 64, 68], [110, 115, 126], "gaussian", 1.0)
+    f = lesson.formula(b, "gaussian", 1.0)
+    assert f.underflow and r"\max_j s_j" in f.lines[1]           # e^s is 0 for every key: the shifted form is shown
+    assert lesson.num(float("-inf")) == r"-\infty" and lesson.num(2.5e-262) == r"2.5\times 10^{-262}"
+
+
+def test_controls_and_query_ranges():
+    c = lesson.controls("waist", PRESETS["waist"].table)
+    assert c.ranges == ((50.0, 80.0),) and c.steps[0] == 0.5     # the preset's own range and step
+    wide = [[0, 1], [200, 2]]                                      # keys 0 … 200: the range widens by 10 % each side
+    c = lesson.controls("waist", wide)
+    assert c.ranges == ((-20.0, 220.0),) and c.steps[0] == 1.0     # a power of ten near span / 100 = 2.4
+    assert lesson.nice_step(240) == 1.0 and lesson.nice_step(0.5) == 0.001
+
+
+def test_fit_reports_a_flat_error_curve():
+    f = lesson.fit_sigma(PRESETS["waist"].table, "gaussian")        # three pairs: the LOO error is lowest at the smallest σ
+    assert f.flat_upto is not None and f.flat_upto >= f.grid[0]
+    assert lesson.fit_sigma(PRESETS["noisy"].table, "gaussian").flat_upto is None
+
+
+def test_table_row_limit():
+    table = [[i, i] for i in range(lesson.MAX_TABLE_ROWS + 1)]
+    with pytest.raises(InputError) as e:
+        lesson.check_table(table)
+    assert e.value.code == "table_too_long" and e.value.params == {"rows": 65, "limit": 64}
+    assert lesson.check_table(table[:64]).shape == (64, 2)
+
+
+def test_tiny_sigma_is_named_an_overflow_not_a_compact_kernel():
+    les = lesson.kernel_lesson(PRESETS["waist"].table, (62.0, 0.0), "gaussian", 1e-200, ((50.0, 80.0),))
+    assert not les.breakdown.supported and les.unreachable == "overflow"
+    assert [w[0] for w in les.warnings()] == ["overflow"]
+    les = lesson.kernel_lesson(PRESETS["waist"].table, (200.0, 0.0), "boxcar", 1.0, ((50.0, 80.0),))
+    assert les.unreachable == "compact"
+    les = lesson.kernel_lesson([[60, 1], [60, 2], [64, 3]], (62.0, 0.0), "gaussian", 1.0, ((50.0, 80.0),))
+    assert les.warnings() == (("duplicates", {"k": "60", "rows": "1, 2"}),)     # rows counted from 1
+
+
+def test_float_facts_match_numpy():
+    f = lesson.float_facts()
+    with np.errstate(under="ignore"):
+        assert f.exp_minus_300 == np.exp(-300.0) > 0                   # e^−300 ≈ 5.1e-131: small, not 0
+        assert np.exp(f.zero_below) > 0 and np.exp(np.nextafter(f.zero_below, -np.inf)) == 0
+    assert -746 < f.zero_below < -745 and f.smallest == 5e-324 and f.eps == 2.0**-52 and f.lost_next_to_one
+    text = lesson.float_facts_text()
+    assert text["e300"] == f"{np.exp(-300.0):.2g}" == "5.1e-131" and text["edge"] == "-745.13"
+
+
+def test_article_002_printed_vs_computed():
+    rows = {(r.what, r.note): r for r in lesson.article_002()}
+    gs = rows[("GS(62, 68) = e^(−(62 − 68)²/2)", "")]
+    assert gs.printed == "1.52 × 10⁻⁸" and float(gs.computed) == pytest.approx(math.exp(-18), rel=1e-3) and gs.agrees
+    assert rows[("f(62)", "")].agrees and float(rows[("f(62)", "")].computed) == pytest.approx(112.5, abs=1e-4)
+    score, weight = rows[("q₁ · k₁", "score")], rows[("α(q₁, k₁)", "weight")]
+    assert float(score.computed) == 64 * 68 + 85 * 91 == 12087 and score.agrees
+    # the article calls 12087 the weight α(q₁, k₁); softmax of the row (12087, 11235, 11576) gives k₁ weight 1.000
+    z = np.exp(np.array([12087, 11235, 11576]) - 12087.0)
+    assert float(weight.computed) == pytest.approx(z[0] / z.sum()) and weight.printed.endswith("12087") and not weight.agrees
+    assert not rows[("α(qᵢ, kᵢ)", "dot_model")].agrees and "√d" in rows[("α(qᵢ, kᵢ)", "dot_model")].printed
+    assert not rows[("α(qᵢ, kᵢ)", "additive_model")].agrees
+    df = lesson.article_002_table(["what", "printed", "computed", "ok"], {"score": "S", "weight": "W", "dot_model": "D", "additive_model": "A"})
+    assert df.shape == (11, 3) and list(df["ok"]).count("✗") == 3 and "α(q₁, k₁) — W" in df.index
+
+
+def test_article_002_quotations_are_in_the_article():
+    """The printed column quotes article 002 (checked against its text when shared/ is beside the checkout)."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "002_d7fbc85a841e1126.txt"
+    if not path.exists():
+        pytest.skip("article 002 is not beside this checkout")
+    text = path.read_text(encoding="utf-8").replace(" ", "")
+    for quoted in (r"GS(62,68)=1.52\times10^{-8}", "GS(62,60)=0.135", r"\alpha(62,60)=0.5", "=4352+7735=12087",
+                   r"\alpha(q_i,k_i)=\frac{q_i\cdotk_i}{\sqrt{d}}", r"\text{softmax}(W_q{q}_i+W_k{k}_i+b)"):
+        assert quoted in text, quoted
+
+
+def test_self_lesson_and_top_pairs():
+    r = lesson.self_lesson(X, "dot", (None, None, None), False)
+    raw = np.array(X, float) @ np.array(X, float).T
+    assert r.names == ("x1", "x2", "x3") and np.allclose(r.result.scores, raw)
+    assert lesson.top_pairs(r.result.weights, r.names, r.names) == tuple(f"x{i + 1} → x{int(j) + 1}" for i, j in enumerate(raw.argmax(1)))
+    assert lesson.names(r.result) == (["k1", "k2", "k3"], ["q1", "q2", "q3"])

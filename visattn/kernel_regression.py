@@ -42,14 +42,21 @@ def _as_points(x, name):
     elif a.ndim == 1:
         a = a[:, None]
     elif a.ndim != 2:
-        raise ValueError(f"{name} must be a number, a vector or a matrix, got shape {a.shape}.")
+        raise InputError("points_ndim", f"{name} must be a number, a vector or a matrix, got shape {a.shape}.", name=name,
+                         shape=" × ".join(map(str, a.shape)))
     return a
+
+
+def _check_kernel(kernel) -> None:
+    if kernel not in _LOG_KERNELS:
+        raise InputError("kernel", f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.", kernel=str(kernel)[:40])
 
 
 def _weights(queries, keys, kernel, bandwidth):
     diff = queries[:, None, :] - keys[None, :, :]          # (Nq, 1, Dk) - (1, Nk, Dk) -> (Nq, Nk, Dk)
-    u = np.sqrt((diff**2).sum(-1)) / bandwidth               # (Nq, Nk)
-    scores = _LOG_KERNELS[kernel](u)
+    with np.errstate(over="ignore"):                          # a tiny σ: u overflows to inf, its score to −inf
+        u = np.sqrt((diff**2).sum(-1)) / bandwidth           # (Nq, Nk)
+        scores = _LOG_KERNELS[kernel](u)
     row_max = scores.max(axis=1, keepdims=True)
     supported = np.isfinite(row_max[:, 0])
     e = np.exp(scores - np.where(supported[:, None], row_max, 0.0))  # stable: the best key gets exp(0)
@@ -66,16 +73,17 @@ def nadaraya_watson(queries, keys, values, kernel: str = "gaussian", bandwidth: 
     A query that a compact kernel (boxcar, Epanechnikov) cannot reach from any key gets weights 0,
     estimate NaN and ``supported=False`` rather than a division by zero.
     """
-    if kernel not in _LOG_KERNELS:
-        raise ValueError(f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.")
+    _check_kernel(kernel)
     bandwidth = positive_float(bandwidth, "bandwidth")
     q = _as_points(queries, "queries")
     k = _as_points(keys, "keys")
     v = as_array(values, "values")
     if q.shape[1] != k.shape[1]:
-        raise ValueError(f"queries have {q.shape[1]} features and keys have {k.shape[1]}; they must match.")
+        raise InputError("query_width", f"queries have {q.shape[1]} features and keys have {k.shape[1]}; they must match.",
+                         query=q.shape[1], keys=k.shape[1])
     if v.ndim not in (1, 2) or v.shape[0] != k.shape[0]:
-        raise ValueError(f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.")
+        raise InputError("values_rows", f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.",
+                         values=v.shape[0], keys=k.shape[0])
     scores, weights, supported = _weights(q, k, kernel, bandwidth)
     est = weights @ v                                         # (Nq, Nk) x (Nk[, Dv]) -> (Nq[, Dv])
     est = np.where(supported if v.ndim == 1 else supported[:, None], est, np.nan)
@@ -91,16 +99,17 @@ def loo_error(keys, values, bandwidths, kernel: str = "gaussian") -> np.ndarray:
     k = _as_points(keys, "keys")
     v = as_array(values, "values", 1)
     if k.shape[0] != v.shape[0]:
-        raise ValueError(f"keys have {k.shape[0]} rows and values {v.shape[0]}; they must pair up.")
+        raise InputError("values_rows", f"keys have {k.shape[0]} rows and values {v.shape[0]}; they must pair up.",
+                         values=v.shape[0], keys=k.shape[0])
     if k.shape[0] < 2:
-        raise ValueError("leave-one-out needs at least two key→value pairs.")
-    if kernel not in _LOG_KERNELS:
-        raise ValueError(f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.")
+        raise InputError("table_rows", "leave-one-out needs at least two key→value pairs.", rows=k.shape[0])
+    _check_kernel(kernel)
     out = []
     for s in np.atleast_1d(np.asarray(bandwidths, dtype=np.float64)):
         s = positive_float(s, "bandwidth")
         diff = k[:, None, :] - k[None, :, :]
-        scores = _LOG_KERNELS[kernel](np.sqrt((diff**2).sum(-1)) / s)
+        with np.errstate(over="ignore"):
+            scores = _LOG_KERNELS[kernel](np.sqrt((diff**2).sum(-1)) / s)
         np.fill_diagonal(scores, -np.inf)                     # leave point i out of its own estimate
         row_max = scores.max(axis=1, keepdims=True)
         if not np.isfinite(row_max).all():
@@ -124,7 +133,8 @@ def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[fl
     grid = np.asarray(grid, dtype=np.float64)
     errors = loo_error(keys, values, grid, kernel)
     if not np.isfinite(errors).any():
-        raise ValueError("no bandwidth in the search range reaches a neighbour for every point; use a smoother kernel or more data.")
+        raise InputError("no_bandwidth", "no bandwidth in the search range reaches a neighbour for every point; use a smoother "
+                         "kernel or more data.")
     i = int(np.nanargmin(errors))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     f = lambda s: float(loo_error(keys, values, [s], kernel)[0])  # noqa: E731
@@ -233,8 +243,7 @@ class QueryBreakdown:
 def explain_query(query, keys, values, kernel: str = "gaussian", bandwidth: float = 1.0) -> QueryBreakdown:
     """The per-key numbers behind ``nadaraya_watson`` for one query. query (Dk,) or a number; keys (Nk[, Dk]); values (Nk,)."""
     bandwidth = check_bandwidth(bandwidth)
-    if kernel not in _LOG_KERNELS:
-        raise InputError("kernel", f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.", kernel=kernel)
+    _check_kernel(kernel)
     k = _as_points(keys, "keys")
     q = np.atleast_1d(as_array(query, "query")).reshape(1, -1)  # (1, Dk)
     if q.shape[1] != k.shape[1]:

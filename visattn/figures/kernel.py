@@ -1,0 +1,139 @@
+"""The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the query × key
+heatmap, keys in the plane, and the leave-one-out error against σ.
+
+Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
+:class:`visattn.lessons.kernel.KernelLesson` (``lesson``) or its :class:`Fit`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..lessons.kernel import key_text
+from .core import _figure, _title, compact
+from .lines import bars, curves
+from .matrices import heatmap
+
+ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
+
+
+@dataclass(frozen=True)
+class Words:
+    """Words the figures show. ``labels`` names the table's columns (key features…, value). Templates are filled
+    here: ``bars_title`` with {q} (the query), ``keys_axis`` and ``keys_sorted`` and ``query_axis`` with {name} (the
+    key features), ``fitted_sigma`` and ``current_sigma`` with {sigma}."""
+    labels: tuple[str, ...]
+    query: str = "query"
+    key: str = "key"
+    weight: str = "weight"
+    estimate: str = "Estimate"
+    bars_title: str = "Attention weights of the query {q} over the keys"
+    keys_axis: str = "key ({name})"
+    curve_title: str = "The fitted curve"
+    fitted_curve: str = "estimate f(q)"
+    data_points: str = "key→value pairs"
+    heatmap_title: str = "Attention weights for a grid of queries"
+    keys_sorted: str = "key, sorted ({name})"
+    query_axis: str = "query ({name})"
+    plane_title: str = "Keys in the plane"
+    keys_sized: str = "keys (size = weight)"
+    loo_title: str = "Leave-one-out squared error against σ"
+    loo_error: str = "leave-one-out mean squared error"
+    sigma: str = "σ"
+    fitted_sigma: str = "fitted σ = {sigma}"
+    current_sigma: str = "current σ = {sigma}"
+
+
+def weight_bars(lesson, w: Words, font_size: int = 14) -> go.Figure:
+    """One bar per key: the query's attention weights (the heaviest key highlighted)."""
+    b = lesson.breakdown
+    return bars([key_text(k) for k in b.keys], b.weights, title=w.bars_title.format(q=key_text(b.query)),
+                x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])), y_title=w.weight,
+                highlight=int(np.argmax(b.weights)) if b.supported else None, ymax=1.1, font_size=font_size)
+
+
+def fit_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+    """The fitted curve over the query range, the data points and the current query (1-D keys)."""
+    b = lesson.breakdown
+    q = float(b.query[0])
+    fig = curves(lesson.curve_x, {w.fitted_curve: lesson.curve_y}, markers={w.data_points: (b.keys[:, 0], b.values)},
+                 title=w.curve_title, x_title=w.labels[0], y_title=w.labels[-1], font_size=font_size)
+    spec = fig.to_plotly_json()
+    data, layout = spec["data"], spec["layout"]
+    data[1]["marker"] = {"size": 9, "color": "#333333"}
+    hover = f"{w.query}: %{{x:.4g}}<br>{w.estimate}: %{{y:.4g}}<extra></extra>"
+    for tr in data:
+        tr["hovertemplate"] = f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
+    if b.supported:
+        data.append(dict(type="scatter", x=[q], y=[b.estimate], mode="markers", name=w.estimate, hovertemplate=hover,
+                         marker=dict(size=16, symbol="star", color=ORANGE)))
+    layout["shapes"] = [dict(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color=ORANGE))]
+    return _figure(data, layout)
+
+
+def grid_heatmap(lesson, w: Words, font_size: int = 14) -> go.Figure:
+    """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys."""
+    sorted_keys = [key_text(lesson.breakdown.keys[i]) for i in lesson.order]
+    fig = heatmap(np.round(lesson.grid_weights, 3), sorted_keys, [f"{g:.4g}" for g in lesson.grid], title=w.heatmap_title,
+                  x_title=w.keys_sorted.format(name=w.labels[0]), y_title=w.query_axis.format(name=w.labels[0]), value_name=w.weight,
+                  digits=2, font_size=font_size)
+    spec = fig.to_plotly_json()
+    spec["layout"]["margin"]["t"] = 150          # the long title above the keys' tick labels
+    return _figure(spec["data"], spec["layout"])
+
+
+def plane_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+    """2-D keys as points sized by their weight for the query, over the estimate surface."""
+    b = lesson.breakdown
+    q = b.query
+    lab = w.labels
+    surface = dict(type="heatmap", x=compact(lesson.curve_x), y=compact(lesson.plane_y), z=compact(lesson.curve_y),
+                   colorscale="Viridis", opacity=0.55, colorbar=dict(title=_title(lab[-1]), thickness=14),
+                   hovertemplate=f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}<extra></extra>")
+    text = [f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}" for k, v, x in zip(b.keys, b.values, b.weights)]
+    keys = dict(type="scatter", x=compact(b.keys[:, 0]), y=compact(b.keys[:, 1]), mode="markers+text", name=w.keys_sized,
+                text=[f"{x:.2f}" for x in b.weights], textposition="top center", hovertext=text,
+                hovertemplate="%{hovertext}<extra></extra>",
+                marker=dict(size=(8 + 60 * np.sqrt(b.weights)).tolist(), color=BLUE, line=dict(color="white", width=1)))
+    star = dict(type="scatter", x=[float(q[0])], y=[float(q[1])], mode="markers", name=w.query,
+                marker=dict(size=18, symbol="star", color=ORANGE, line=dict(color="black", width=1)),
+                hovertemplate=f"{w.query} (%{{x:g}}, %{{y:g}})<extra></extra>")
+    layout = dict(title=_title(w.plane_title), xaxis=dict(title=_title(lab[0])), yaxis=dict(title=_title(lab[1])), height=520,
+                  font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.15))
+    return _figure([surface, keys, star], layout)
+
+
+def lesson_figures(lesson, w: Words, font_size: int = 14) -> list[tuple[go.Figure, str]]:
+    """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D keys) or the plane."""
+    if lesson.breakdown.keys.shape[1] == 1:
+        more = [(fit_figure(lesson, w, font_size), "kernel_fitted_curve"), (grid_heatmap(lesson, w, font_size), "kernel_weights_heatmap")]
+    else:
+        more = [(plane_figure(lesson, w, font_size), "kernel_plane")]
+    return [(weight_bars(lesson, w, font_size), "kernel_weights_bars"), *more]
+
+
+def score_maps(r, names, titles, w: Words, score_name: str = "score", font_size: int = 14) -> list[tuple[go.Figure, str]]:
+    """Heatmaps of a scored attention ``r`` (queries × keys) with their PNG suffixes: the scores when ``titles`` has two
+    entries (scores title, weights title), then the weights. ``names`` = (key names, query names)."""
+    common = dict(x_title=w.key, y_title=w.query, font_size=font_size)
+    out = [(heatmap(r.scores, *names, title=titles[0], value_name=score_name, weights=False, digits=2, **common), "scores")] if len(titles) > 1 else []
+    return out + [(heatmap(np.round(r.weights, 3), *names, title=titles[-1], value_name=w.weight, digits=3, **common), "weights")]
+
+
+def loo_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+    """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a point)."""
+    fit = lesson.fit
+    errors = np.where(np.isfinite(fit.errors), fit.errors, np.nan)
+    now = {w.current_sigma.format(sigma=f"{lesson.sigma:.4g}"): ([lesson.sigma], [lesson.loo_current])}
+    fig = curves(fit.grid, {w.loo_error: errors}, title=w.loo_title, x_title=w.sigma, y_title=w.loo_error, font_size=font_size,
+                 markers=now if np.isfinite(lesson.loo_current) else None)
+    spec = fig.to_plotly_json()
+    layout = spec["layout"]
+    layout["xaxis"]["type"] = "log"
+    layout["shapes"] = [dict(type="line", x0=fit.sigma, x1=fit.sigma, y0=0, y1=1, yref="paper", line=dict(dash="dash", color=GREEN))]
+    layout["annotations"] = [dict(x=float(np.log10(fit.sigma)), y=1, yref="paper", text=w.fitted_sigma.format(sigma=f"{fit.sigma:.4g}"),
+                                  showarrow=False, yanchor="bottom", font=dict(color=GREEN))]
+    return _figure(spec["data"], layout)
