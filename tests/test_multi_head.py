@@ -285,3 +285,28 @@ def test_designed_input_layout_adds_up():
     assert lay.features + lay.positions + lay.slots + lay.zero + lay.unused == lay.d_model == designed.D_MODEL
     assert lay.d_model % lay.n_heads == 0 and lay.d_head == lay.d_model // lay.n_heads
     assert (lay.d_model - lay.unused) % lay.n_heads != 0       # why the padding: 30 columns do not split into 4 heads
+
+
+# ── the lesson's figures pass Plotly's full validation (the builders skip it for speed) ──────────────
+def test_lesson_figures_pass_plotly_validation():
+    import plotly.graph_objects as go
+
+    from visattn.figures import multi_head as mh_fig
+    from visattn.lessons import multi_head as lesson
+    r = lesson.run(SENTENCE, "random", 12, 3, 0)
+    grid = mh_fig.layer_grid(r.weights[0], r.tokens, ["a", "b", "c"], 2, value_name="w", query_name="q", key_name="k")
+    assert len(go.Figure(grid.to_dict()).data) == 3                       # the fourth cell is blank padding
+    it = r.tokens.index("it")
+    for narrow in (False, True):
+        bars = go.Figure(mh_fig.focus_bars(r.tokens, r.weights[0, 0, it], 1, title="t", narrow=narrow).to_dict())
+        assert bars.layout.height == 320 and (bars.data[0].text is None) == narrow
+    p = lesson.pipeline(r, 0, 2)
+    for step in p.steps:
+        for row in step.rows:
+            for panel in row:
+                fig = go.Figure(mh_fig.step_matrix(panel, title=panel.name, axis_names={k: k for k in AXES}, value_name="v",
+                                                   font_size=20).to_dict())
+                assert fig.data[0].z is not None
+
+
+AXES = ("token", "query", "key", "dimension", "position")
