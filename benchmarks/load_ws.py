@@ -200,11 +200,14 @@ async def drive(url: str, levels: list[int], pids: list[int], warm_urls: list[st
             print(f"deadline reached; {n} sessions and above not run", flush=True)
             break
         with RssWatch(pids) as watch:
-            t0 = time.monotonic()
+            t0, p0 = time.monotonic(), time.process_time()
             results = await one_level(ws, n, query, timeout, tuple(pids))
-            wall = time.monotonic() - t0
+            wall, client_cpu = time.monotonic() - t0, time.process_time() - p0
         await asyncio.sleep(0.5)
         rows.append(report(n, results, wall, (watch.peak, RssWatch.now(pids))))
+        # this script is one process too: if its CPU nears the servers', it is the bottleneck, not them
+        print(f"    load generator CPU {client_cpu:.2f} s for the level (servers: "
+              f"{sum(results[0].cpu) if results and results[0].cpu else float('nan'):.2f} s)", flush=True)
     return rows
 
 
