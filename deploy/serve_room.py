@@ -148,10 +148,7 @@ def room(replicas: int = 2, port: int | None = None, room_host: str = "", log_di
         stop([p for p in (r.proxy, *r.replicas) if p is not None])
         for f in files:
             f.close()
-        if log_dir is None:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            shutil.rmtree(work / "tmp", ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)   # the logs too, unless they were written to log_dir
 
 
 def main() -> int:
@@ -165,8 +162,8 @@ def main() -> int:
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):   # SIGINT too: a background job starts with it ignored
+        signal.signal(sig, on_signal)
     log_dir = Path(tempfile.mkdtemp(prefix="visattn-room-logs-"))
     try:
         with room(args.replicas, args.port, args.room_host.strip(), log_dir=log_dir) as r:
