@@ -51,7 +51,7 @@ def read_table(p, preset):  # the key→value editor; an edit past the row limit
 
 def fixed(where, key, name, default, rows, word=None):  # a matrix of the lesson's shape: a link with another shape is reset, with a notice
     if word:
-        where.markdown(f"**{name}** ({t(word)})")
+        where.markdown(f"**{name}** {t(word)}")
     if np.shape(ss[url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)]) != np.shape(default):
         ss[key] = np.asarray(default, dtype=float).tolist()
         url_state.notices().append(key)

@@ -45,6 +45,11 @@ CASES = [
     Case("kernel: empty cell (NaN)", "kernel", {}, edit=("kr_data__ed0", 1, "weight (jin)", None)),
     Case("kernel: 1e308 cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", 1e308)),
     Case("kernel: inf cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", float("inf"))),
+    Case("kernel: X link 3×3", "kernel", {"kr_X": "1,2,3;4,5,6;7,8,9"}),
+    Case("kernel: X link 1×4", "kernel", {"kr_X": "1,2,3,4"}),
+    Case("kernel: V link 3×1", "kernel", {"kr_V": "1;2;3"}),
+    Case("kernel: 65-row table link", "kernel", {"kr_data": ";".join(f"{i},{i}" for i in range(65))}),
+    Case("kernel: sigma 1e-200 (Gaussian overflows)", "kernel", {"kr_sigma": "1e-200"}, says=("1e-200",)),
     # single head --------------------------------------------------------------------------------------------
     Case("single: empty sentence", "single_head", {"sh_view": "sentence", "sh_text": ""}, charts=0),
     Case("single: 600 tokens", "single_head", {"sh_view": "sentence", "sh_text": LONG_600}, says=("600",), charts=0),

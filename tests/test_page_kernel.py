@@ -298,3 +298,14 @@ def test_article_002_table():
     row = table.loc["α(q₁, k₁) — the weight"]
     assert row["printed in article 002"] == "Softmax(q₁k₁ᵀ) = 12087" and float(row["computed here"]) == pytest.approx(1.0)
     assert table.loc["q₁ · k₁ — the score", "computed here"] == "12087"
+
+
+def test_table_links_round_trip_up_to_the_limit():
+    rows = ";".join(f"{50 + i * 0.5:g},{100 + i}" for i in range(64))      # 64 rows: taken, and written back as given
+    at = run_page("kernel", {"kr_data": rows})
+    assert_clean(at)
+    assert not errors(at) and not warnings(at) and len(breakdown(at)) == 65
+    assert at.query_params["kr_data"] == rows
+    at = run_page("kernel", {"kr_data": rows + ";90,200"})                # 65: refused on reading the link, with a notice
+    (w,) = warnings(at)
+    assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
