@@ -153,6 +153,11 @@ _NOT_PROSE = re.compile(r"\$[^$]*\$|`[^`]*`|https?://\S+|%\{[^}]*\}|<[^>]+>|:[a-
                         r"|“[^”]*”|‘[^’]*’|\"[^\"]*\"|（[A-Za-z][A-Za-z ,.'-]*）")
 
 
+def unescape(markdown: str) -> str:
+    """Markdown as read on screen: backslash escapes and the zero-width spaces that break autolinks removed."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u200b", "")
+
+
 def english_words(at: AppTest, allowed: set[str] = frozenset()) -> dict[str, str]:
     """{English word: where it was seen} over what the user sees, less names, symbols and the user's own words."""
     texts = visible_text(at)
@@ -163,7 +168,7 @@ def english_words(at: AppTest, allowed: set[str] = frozenset()) -> dict[str, str
     for s in texts:
         if s.lstrip().startswith("<style"):
             continue
-        clean = re.sub(_NOT_PROSE, " ", s)
+        clean = re.sub(_NOT_PROSE, " ", unescape(s))
         for w in re.findall(r"[A-Za-z0-9_'’]+", clean):
             if not re.fullmatch(r"[A-Za-z]{2,}(?:['’][A-Za-z]+)?", w) or w.lower() in ok or re.fullmatch(r"[A-Z]{2,4}", w):
                 continue                            # not a word, a name, or a symbol such as QK or MHA

@@ -9,7 +9,7 @@ number of figures is drawn. Odd-but-valid inputs (emoji, mixed scripts) must sim
 from dataclasses import dataclass, field
 
 import pytest
-from apptest_util import assert_clean, figures, run_page
+from apptest_util import assert_clean, figures, run_page, unescape
 
 LONG_600 = " ".join(["word"] * 600)
 LONG_300 = " ".join(["cat"] * 300)
@@ -56,15 +56,15 @@ CASES = [
     Case("single: emoji sentence", "single_head", {"sh_view": "sentence", "sh_text": EMOJI}, expect="ok"),
     Case("single: mixed CJK/Latin", "single_head", {"sh_view": "sentence", "sh_text": MIXED}, expect="ok"),
     Case("single: d_k = 0", "single_head", {"sh_view": "edit", "sh_dk": "0"}, charts=0),
-    Case("single: temperature 0", "single_head", {"sh_temp": "0"}, says=(r"sh\_temp",)),     # names are markdown-escaped
-    Case("single: temperature inf", "single_head", {"sh_temp": "inf"}, says=(r"sh\_temp",)),
-    Case("single: negative d_model", "single_head", {"sh_view": "edit", "sh_d": "-4"}, says=(r"sh\_d",)),
-    Case("single: unknown view", "single_head", {"sh_view": "<script>"}, says=(r"sh\_view",)),
+    Case("single: temperature 0", "single_head", {"sh_temp": "0"}, says=("sh_temp",)),
+    Case("single: temperature inf", "single_head", {"sh_temp": "inf"}, says=("sh_temp",)),
+    Case("single: negative d_model", "single_head", {"sh_view": "edit", "sh_d": "-4"}, says=("sh_d",)),
+    Case("single: unknown view", "single_head", {"sh_view": "<script>"}, says=("sh_view",)),
     Case("single: text in W_Q", "single_head", {"sh_view": "edit"}, edit=("sh_wq__ed0", 2, "1", "abc"), says=("3",)),
-    Case("single: ragged X link", "single_head", {"sh_x": "1,2;3"}, says=(r"sh\_x",)),
+    Case("single: ragged X link", "single_head", {"sh_x": "1,2;3"}, says=("sh_x",)),
     Case("single: sizes without matrices", "single_head", {"sh_view": "edit", "sh_T": "12", "sh_d": "12", "sh_dk": "12"}, expect="ok",
          charts=7),
-    Case("single: heavy sqrt link", "single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "256"}, says=(r"sh\_nkeys",), charts=4),
+    Case("single: heavy sqrt link", "single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "256"}, says=("sh_nkeys",), charts=4),
     Case("single: 600 tokens in Chinese", "single_head", {"sh_view": "sentence", "sh_text": LONG_600}, says=("600", "64"), charts=0,
          lang="zh"),
     # multi-head ---------------------------------------------------------------------------------------------
@@ -93,11 +93,11 @@ CASES = [
     Case("pretrained: empty text", "pretrained", {"pt_text": ""}, charts=0),
     Case("pretrained: 600 tokens truncated", "pretrained", {"pt_text": LONG_600}, says=("512",)),
     Case("pretrained: emoji only", "pretrained", {"pt_text": "🙂🙂🙂"}, says=("[UNK]",)),
-    Case("pretrained: head 99", "pretrained", {"pt_head": "99"}, says=("pt\\_head",)),       # names are markdown-escaped
+    Case("pretrained: head 99", "pretrained", {"pt_head": "99"}, says=("pt_head",)),
     Case("pretrained: nothing readable", "pretrained", {"pt_text": "\u200b"}, charts=0),
     Case("pretrained: only [CLS] typed, hidden", "pretrained", {"pt_text": "[CLS]", "pt_hide": "1"}, says=("[CLS]",)),
-    Case("pretrained: text over the character limit", "pretrained", {"pt_text": "word " * 1001}, says=("pt\\_text",)),
-    Case("pretrained: token 600 of 16", "pretrained", {"pt_src": "600"}, says=("pt\\_src",)),
+    Case("pretrained: text over the character limit", "pretrained", {"pt_text": "word " * 1001}, says=("pt_text",)),
+    Case("pretrained: token 600 of 16", "pretrained", {"pt_src": "600"}, says=("pt_src",)),
     # every page: garbage in the shared parameters ------------------------------------------------------------
     *[Case(f"{p}: lang and present garbage", p, {"lang": "xx", "present": "maybe", "junk": "1"},
            says=("lang", "present", "junk"), charts=0 if p == "home" else 1)
@@ -106,7 +106,8 @@ CASES = [
 
 
 def messages(at) -> list[str]:
-    return [str(e.value) for kind in ("error", "warning", "info") for e in at.get(kind)]
+    """Alerts as read on screen: markdown escapes (``mh\\_h``) undone."""
+    return [unescape(str(e.value)) for kind in ("error", "warning", "info") for e in at.get(kind)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -15,8 +15,9 @@ Where each idea lives:
     ``token_views`` (special tokens, word pieces, pooling), ``reading`` (heads combined, rollout and flow,
     value-norm weighting, two texts compared, query/key geometry), ``decode`` (generation token by token with a
     KV cache, and its cost), ``errors`` (InputError);
-    ``models/`` — ``designed`` (a hand-built transformer with readable heads), ``minilm`` (all-MiniLM-L6-v2 in
-    NumPy, loaded on demand), ``induction`` (a hand-built two-layer induction circuit);
+    ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a hand-built transformer with readable heads),
+    ``random`` (the block with seeded untrained weights), ``induction`` (a hand-built two-layer induction
+    circuit), ``minilm`` (all-MiniLM-L6-v2 in NumPy, loaded on demand);
     ``lessons/`` — one module per page: its article data and what each section shows;
     ``figures/`` — every Plotly builder.
 """

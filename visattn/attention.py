@@ -135,9 +135,13 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.transpose(1, 0, 2).reshape(T, H * Dh)                 # (T, H, Dh) -> (T, D)
 
 
-def head_counts(d_model: int, most: int = 64) -> list[int]:
-    """The head counts (≤ ``most``) that divide ``d_model``: the choices a page offers."""
-    return [h for h in range(1, min(d_model, most) + 1) if d_model % h == 0]
+def head_counts(d_model: int, near: int | None = None, most: int = 8) -> list[int]:
+    """Head counts that divide ``d_model``: the ``most`` nearest to ``near`` (or the smallest), in increasing order."""
+    divisors = [h for h in range(1, int(d_model ** 0.5) + 1) if d_model % h == 0]
+    divisors = sorted(set(divisors + [d_model // h for h in divisors]))
+    if near is not None:
+        divisors = sorted(sorted(divisors, key=lambda h: (abs(h - near), h))[:most])
+    return divisors[:most]
 
 
 def check_heads(d_model: int, n_heads: int) -> int:
@@ -145,7 +149,7 @@ def check_heads(d_model: int, n_heads: int) -> int:
     n_heads = positive_int(n_heads, "n_heads")
     d_model = positive_int(d_model, "d_model")
     if d_model % n_heads:
-        divisors = ", ".join(str(h) for h in head_counts(d_model))
+        divisors = ", ".join(str(h) for h in head_counts(d_model, near=n_heads))
         raise InputError("heads_divide", f"d_model={d_model} is not divisible by n_heads={n_heads}; each head gets d_model / n_heads "
                          f"columns, so choose n_heads from {divisors} or change d_model.", d_model=d_model, n_heads=n_heads,
                          divisors=divisors)
