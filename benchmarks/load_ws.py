@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "deploy"))
 from load import PAGES, rss_mb, server_pid, streamlit_server  # noqa: E402
 
 MAX_SESSIONS = 200
+LARGEST = {"bytes": 0, "page": ""}   # the largest message a server sent (server.maxMessageSize is sized by it)
 
 
 @dataclass
@@ -68,8 +69,11 @@ async def _run_once(ws, page: str, query: str, timeout: float) -> str:
     n_exc = 0
     async with asyncio.timeout(timeout):
         while True:
+            data = await ws.recv()
+            if len(data) > LARGEST["bytes"]:
+                LARGEST.update(bytes=len(data), page=page or "home")
             fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv())
+            fwd.ParseFromString(data)
             kind = fwd.WhichOneof("type")
             if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element" \
                     and fwd.delta.new_element.WhichOneof("type") == "exception":
@@ -253,6 +257,7 @@ def main() -> int:
         if pids:
             print(f"server RSS before: {RssWatch.now(pids):.0f} MB", flush=True)
         rows = asyncio.run(drive(url, levels, pids, warm, args.query, args.timeout, deadline))
+    print(f"largest message: {LARGEST['bytes'] / 1e6:.2f} MB ({LARGEST['page']})", flush=True)
     ok = [r["sessions"] for r in rows if r["first_p50"] <= 2.0 and not r["errors"]]
     print(f"largest level with first-run p50 ≤ 2 s and no errors: {max(ok) if ok else 'none'}", flush=True)
     return 1 if any(r["errors"] for r in rows) else 0
