@@ -82,9 +82,9 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
         fill(keys=missing)   # a link with sizes but without (all) its matrices
     for col, label, article in zip(st.columns([1, 1, 2]), (t("single_head.fill"), t("single_head.reset")), (False, True)):
         col.button(label, on_click=fill, args=(article,), width="stretch")
-    mats, cols = {}, st.columns(2)
+    mats, cols = {}, st.columns(2 if max(sizes[1:]) <= 6 else 1)   # wide matrices one to a row, not cut off
     for i, (key, default) in enumerate(L.ARTICLE.items()):
-        with cols[i % 2]:   # a cell that is not a number: its message, and the matrix as it last was (so the last good view)
+        with cols[i % len(cols)]:   # a cell that is not a number: its message, and the matrix as it last was (so the last good view)
             st.markdown(f"**{L.NAMES[key]}** ({L.FORMULA[key]})")
             mats[key] = compute(key, matrix_editor, key, default, name=L.NAMES[key], height="auto")
     if all(m is not None for m in mats.values()) and (tr := compute("sh_edit", L.edit_trace, mats, *map(int, sizes), scale=scale, causal=causal,

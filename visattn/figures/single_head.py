@@ -37,12 +37,10 @@ def cell_labels(m, masked=None, *, decimals: int = 2, short: bool = False) -> li
 
 
 def _restyle(fig: go.Figure, m: np.ndarray, masked, *, decimals: int | None, short: bool = False, size: int = 13,
-             top: int | None = None, **trace) -> go.Figure:
+             **trace) -> go.Figure:
     """``fig`` (a heatmap of ``m``) rebuilt from its dicts with the lesson's cell text (none when ``decimals`` is
-    None), a top margin of ``top`` px, and any further properties of its first trace."""
+    None) and any further properties of its first trace."""
     spec = fig.to_dict()
-    if top is not None:
-        spec["layout"]["margin"]["t"] = top
     if decimals is not None:
         trace.update(text=cell_labels(m, masked, decimals=decimals, short=short), texttemplate="%{text}",
                      textfont=dict(size=size))
@@ -57,13 +55,13 @@ def panel(m, rows, cols, *, title: str, value_name: str, weights: bool = False, 
     m = np.asarray(m, dtype=np.float64)
     side = max(m.shape)
     long_cols = m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3     # token names over narrow columns
-    fig = heatmap(m, cols, rows, title=title, weights=weights, masked=masked, height=height, x_title=x_title,
+    fig = heatmap(m, cols, rows, title=title, weights=weights, masked=masked, height=height + (30 if x_title else 0), x_title=x_title,
                   y_title=y_title, font_size=font_size, value_name=value_name, show_text=side <= MAX_TEXT_CELLS,
                   tick_angle=-40 if long_cols else None)
     size = (font_size + 1) if side <= 6 else (font_size - 1) if side <= 12 else max(9, font_size - 3)
     hover = f"{y_title or row_name}: %{{y}}<br>{x_title or col_name}: %{{x}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
     return _restyle(fig, m, masked, decimals=(4 if side <= 4 else 2) if side <= MAX_TEXT_CELLS else None,
-                    short=side <= 4, size=size, top=80, showscale=False, hovertemplate=hover)
+                    short=side <= 4, size=size, showscale=False, hovertemplate=hover)
 
 
 def sentence_map(m, tokens, *, title: str, value_name: str, weights: bool, decimals: int, masked=None,
