@@ -8,7 +8,9 @@ attentions[3, 1] and attentions[5, 11], are the two heads that link it → anima
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -89,6 +91,7 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert grid["layout"]["coloraxis"]["cmin"] == 0 and grid["layout"]["coloraxis"]["cmax"] == 1
     names = [a["text"] for a in grid["layout"]["annotations"]]
     assert names[0] == "L1·H1" and names[13] == "L2·H2" and names[-1] == "L6·H12"
+    assert {a["xanchor"] for a in grid["layout"]["annotations"]} == {"center"}      # titles over their own cells
     T = len(TOKENS)
     np.testing.assert_allclose(array(grid["data"][3 * 12 + 1]["z"]).reshape(T, T), r.attentions[3, 1], atol=1e-6)
     # the finder: it → animal by default, L4·H2 first with more than half the weight, L6·H12 second
@@ -552,3 +555,46 @@ def test_a_bar_click_opens_its_head_and_ignores_other_points():
         state[cache_pretrained.BARS] = {"selection": {"points": []}}
         cache_pretrained.open_clicked()
     assert (state["pt_layer"], state["pt_head"]) == (5, 11)
+
+
+# ---------------------------------------------------------------- memory stays bounded (issue 15)
+
+MB = 1 << 20
+RUN_MB = 80            # one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
+SESSION_MB = 350       # one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
+
+
+def rss_mb() -> float:
+    """This process's resident memory (AppTest runs the page in-process), after a full collection."""
+    gc.collect()
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) * 1024 / MB
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc (Linux)")
+def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
+    """Budget: RSS grows by at most RUNS × RUN_MB (the shared run cache) + SESSION_MB over the whole sequence, and
+    not at all (≤ 100 MB of noise) over its second half. Before the fix each text and each head opened with
+    pt_hide=1&pt_merge=1 kept its run alive through the finder chart's callback: +145 MB a step, 3.2 GB after 20."""
+    cache_pretrained.run_text.clear()
+    rng = np.random.default_rng(0)
+    vocab = "the animal street cross because tired wide road car driver water tree rain child light day walk".split()
+    at = run_page("pretrained", {"pt_hide": "1", "pt_merge": "1"})
+    start = rss_mb()
+    seen = []
+    for k in range(20):
+        at.text_area(key="pt_text").input(f"Text {k}. " + " ".join(rng.choice(vocab, 600))).run()
+        assert_clean(at)
+        seen.append(rss_mb())
+    assert "510 tokens:" in texts(at)                     # 512 less [CLS] and [SEP], hidden
+    for k in range(12):                                    # what a bar click does: open another head
+        at.selectbox(key="pt_layer").set_value(k % 6)
+        at.selectbox(key="pt_head").set_value((5 * k + 1) % 12).run()
+        assert_clean(at)
+        seen.append(rss_mb())
+    assert title(head_fig(at)).startswith("L6·H")
+    growth = max(seen) - start
+    assert growth <= cache_pretrained.RUNS * RUN_MB + SESSION_MB, [round(s - start) for s in seen]
+    assert seen[-1] - seen[9] <= 100, [round(s - start) for s in seen]
+    bars_ids = [c.proto.id for c in at.get("plotly_chart") if "pt_bars" in c.proto.id]
+    assert len(bars_ids) == 1 and bars_ids[0].endswith("-" + cache_pretrained.BARS)   # one stable key, whatever opened
