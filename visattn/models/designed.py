@@ -5,12 +5,12 @@ linking it → animal (who "it" is) and another linking it → tired (what state
 cannot show this and a trained model hides *why*; here every number of W_q, W_k, W_v, W_o has a reason that
 fits in one sentence, and each head's preference follows from the words' features — no head ever names a word.
 
-Axis letters: T tokens, F word features, P position columns, D model width (d_model), H heads,
+Axis letters: T tokens, Nf word features, P position columns, D model width (d_model), H heads,
 Dh head width (D / H), L layers.
 
 The residual stream (D = 32 named columns, :data:`DIM_NAMES`)::
 
-    0 … 14   word features (F = 15, :data:`FEATURE_NAMES`): 0/1 values from the lexicon
+    0 … 14   word features (Nf = 15, :data:`FEATURE_NAMES`): 0/1 values from the lexicon
     15 … 22  position (P = 8): 2 · sinusoidal_encoding(T, 8, base=10), concatenated rather than added, so
              a head can read positions apart from words (a trained model learns to keep them apart too);
              amplitude 2 so that positions dominate every row's norm and LayerNorm rescales rows alike
@@ -97,7 +97,7 @@ FEATURES: dict[str, str] = {
     "punctuation": "a mark, not a word (. , ! ?)",
 }
 FEATURE_NAMES: tuple[str, ...] = tuple(FEATURES)
-N_FEATURES = len(FEATURE_NAMES)  # F = 15
+N_FEATURES = len(FEATURE_NAMES)  # Nf = 15
 
 
 def _words(text: str, *features: str) -> dict[str, frozenset[str]]:
@@ -143,7 +143,7 @@ def word_features(word: str) -> frozenset[str]:
 
 
 def featurize(tokens: list[str], overrides: Mapping[int | str, Mapping[str, float]] | None = None) -> np.ndarray:
-    """(T, F) feature matrix of ``tokens``; ``overrides`` changes features without changing spelling.
+    """(T, Nf) feature matrix of ``tokens``; ``overrides`` changes features without changing spelling.
 
     ``overrides`` maps a token index or a word (case-insensitive; every occurrence) to
     {feature name: new value}, e.g. ``{"street": {"animate": 1, "spatial": 0}}``; features not named keep
@@ -154,7 +154,7 @@ def featurize(tokens: list[str], overrides: Mapping[int | str, Mapping[str, floa
     if len(tokens) > MAX_TOKENS:
         raise InputError("too_many_tokens", f"The text has {len(tokens)} tokens; the designed model has positions for "
                          f"{MAX_TOKENS}. Shorten it.", n=len(tokens), limit=MAX_TOKENS)
-    F = np.array([[float(name in word_features(str(tok))) for name in FEATURE_NAMES] for tok in tokens])  # (T, F)
+    feats = np.array([[float(name in word_features(str(tok))) for name in FEATURE_NAMES] for tok in tokens])  # (T, Nf)
     lowered = [str(tok).lower() for tok in tokens]
     for key, changes in (overrides or {}).items():
         if isinstance(key, str):
@@ -181,8 +181,8 @@ def featurize(tokens: list[str], overrides: Mapping[int | str, Mapping[str, floa
             if not np.isfinite(value):
                 raise InputError("override_value", f"overrides[{key!r}][{name!r}] must be a finite number, got "
                                  f"{changes[name]!r}.", key=str(key), feature=str(name), value=str(changes[name]))
-            F[rows, FEATURE_NAMES.index(name)] = value
-    return F
+            feats[rows, FEATURE_NAMES.index(name)] = value
+    return feats
 
 
 # ── The residual stream's columns ────────────────────────────────────────────────────────────────
@@ -205,7 +205,7 @@ _POS0 = N_FEATURES                         # first position column
 @dataclass(frozen=True)
 class InputLayout:
     """How the D columns of the input X are used, counted from :data:`DIM_NAMES`."""
-    features: int   # F word features (0/1 from the lexicon)
+    features: int   # Nf word features (0/1 from the lexicon)
     positions: int  # P sinusoidal position columns
     slots: int      # columns heads write into (0 in the input)
     zero: int       # the "zero" column (never written)
@@ -245,7 +245,7 @@ class DesignedConfig:
     n_heads: int
     d_head: int
     head_names: tuple[str, ...]     # (H,)
-    feature_names: tuple[str, ...]  # (F,)
+    feature_names: tuple[str, ...]  # (Nf,)
     dim_names: tuple[str, ...]      # (D,) what each residual-stream column holds
     layers: tuple[LayerParams, ...]  # (L,)
 
@@ -325,9 +325,9 @@ class DesignedResult:
     """Everything a page shows: tokens, their features, the input X, each layer's trace, all weights."""
     tokens: list[str]
     head_names: tuple[str, ...]     # (H,)
-    feature_names: tuple[str, ...]  # (F,)
+    feature_names: tuple[str, ...]  # (Nf,)
     dim_names: tuple[str, ...]      # (D,)
-    features: np.ndarray            # (T, F) 0/1 from the lexicon, after overrides
+    features: np.ndarray            # (T, Nf) 0/1 from the lexicon, after overrides
     positions: np.ndarray           # (T, P) sinusoidal
     X: np.ndarray                   # (T, D) [features | positions | slots, zero, unused: all 0]
     layers: tuple[LayerTrace, ...]  # (L,)
@@ -345,7 +345,7 @@ class DesignedResult:
 
 
 def embed(features: np.ndarray) -> np.ndarray:
-    """(T, F) features → (T, D) input: features, then sinusoidal positions, then zeros for the slots."""
+    """(T, Nf) features → (T, D) input: features, then sinusoidal positions, then zeros for the slots."""
     T = features.shape[0]
     X = np.zeros((T, D_MODEL))
     X[:, :N_FEATURES] = features
@@ -356,7 +356,7 @@ def embed(features: np.ndarray) -> np.ndarray:
 def run_tokens(tokens: list[str], overrides: Mapping[int | str, Mapping[str, float]] | None = None,
                config: DesignedConfig = DESIGNED_CONFIG) -> DesignedResult:
     """Run the designed model on ``tokens`` (see :func:`featurize` for ``overrides``)."""
-    features = featurize(tokens, overrides)                       # (T, F)
+    features = featurize(tokens, overrides)                       # (T, Nf)
     X = embed(features)                                           # (T, D)
     traces = run_layers(X, config.layers, config.n_heads)        # the post-LN block of visattn.models.block
     weights = stack_weights(traces)                               # (L, H, T, T)
