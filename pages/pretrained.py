@@ -70,7 +70,7 @@ def head_finder(model, view, k_src: str, k_tgt: str) -> int:
         return src
     pair = dict(src=view.tokens[src], tgt=view.tokens[tgt])
     if f.strong:
-        heads = t("pretrained.list_sep").join(f"**{lesson.head_name(hw.layer, hw.head)}** ({hw.weight:.3f})" for hw in f.strong)
+        heads = t("pretrained.list_sep").join(t("pretrained.head_weight", head=lesson.head_name(hw.layer, hw.head), w=f"{hw.weight:.3f}") for hw in f.strong)
         st.markdown(t("pretrained.finder_strong", n=len(f.strong), heads=heads, **pair))
     else:
         st.markdown(t("pretrained.finder_none", head=lesson.head_name(f.best.layer, f.best.head), w=f"{f.best.weight:.3f}", **pair))

@@ -322,7 +322,7 @@ def test_chinese():
     assert_clean(at)
     assert at.title[0].value == "真实训练过的 Transformer"
     text = texts(at)
-    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L4·H2** (0.677)、**L6·H12** (0.673)" in text
+    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L4·H2**（0.677）、**L6·H12**（0.673）" in text
     assert "层、头和词元都从 1 开始编号：**L3·H1** 表示第 3 层的第 1 个头。" in text and "所有的头" in text
     assert "第四层" not in text and "（即" not in text                    # one convention, said once
     assert title(head_fig(at)).startswith("L4·H2：")
