@@ -13,6 +13,7 @@ from visattn import figures
 
 from .frame import presenter
 from .i18n import t
+from .widgets import token_label
 
 
 def _slug(name: str) -> str:
@@ -38,11 +39,11 @@ def cached_figure(builder: str, *args, **kwargs) -> go.Figure:
 
 def matrix_frame(m, row_labels=None, col_labels=None) -> pd.DataFrame:
     m = np.asarray(m, dtype=float)
-    rows = [str(x) for x in row_labels] if row_labels is not None else [str(i) for i in range(m.shape[0])]
-    cols = [str(x) for x in col_labels] if col_labels is not None else [str(j) for j in range(m.shape[1])]
-    # Repeated tokens would make duplicate labels; number them so the CSV stays unambiguous.
-    rows = [f"{i}:{r}" if rows.count(r) > 1 else r for i, r in enumerate(rows)]
-    cols = [f"{j}:{c}" if cols.count(c) > 1 else c for j, c in enumerate(cols)]
+    rows = [str(x) for x in row_labels] if row_labels is not None else [str(i + 1) for i in range(m.shape[0])]
+    cols = [str(x) for x in col_labels] if col_labels is not None else [str(j + 1) for j in range(m.shape[1])]
+    # Repeated tokens would make duplicate labels; number them (from 1, as the pages do) so the CSV stays unambiguous.
+    rows = [token_label(i, r) if rows.count(r) > 1 else r for i, r in enumerate(rows)]
+    cols = [token_label(j, c) if cols.count(c) > 1 else c for j, c in enumerate(cols)]
     return pd.DataFrame(m, index=rows, columns=cols)
 
 

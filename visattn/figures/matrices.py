@@ -68,14 +68,14 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
 def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=None, cell_titles=None, title: str = "",
               value_name: str = "weight", query_name: str = "query", key_name: str = "key", font_size: int = 12,
               cell_px: int = 230, zmin: float = 0.0, zmax: float = 1.0, colorscale: str = WEIGHT_SCALE,
-              title_xanchor: str = "auto") -> go.Figure:
+              title_xanchor: str = "center") -> go.Figure:
     """A grid of heatmaps from one (rows, cols, Tq, Tk) array on one shared colour scale (weights: 0…1).
 
     As d2l's ``show_heatmaps``: one call draws a single matrix (1, 1, Tq, Tk) or a layer × head grid.
     Each cell is titled ``cell_titles[r·C + c]``, else "row title · column title". A cell that is all NaN
     (padding a last row) is left blank. Tick labels, when the tokens are few enough to read, are drawn on
-    the left column and the bottom row only: every cell has the same tokens. ``title_xanchor="center"`` centres
-    each cell title on its cell (Plotly's "auto" anchors paper text left in the left third, right in the right third).
+    the left column and the bottom row only: every cell has the same tokens. Cell titles are centred on their cells
+    (``title_xanchor="auto"``, Plotly's default, anchors paper text left in the left third, right in the right third).
     The layout is written directly rather than through ``make_subplots``, which takes ~0.3 s for 72 cells.
     """
     w = np.asarray(w, dtype=np.float64)
