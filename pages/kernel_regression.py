@@ -135,7 +135,7 @@ with page("kernel"):
             explain(t("kernel.raw_explain", **L.float_facts_text()))
             row = lambda m, std: f"{t(METHOD_LABEL[m])} · {t('kernel.standardized') if std else t('kernel.raw')}"
             if (cmp := compute("kr_cmp", L.comparison, Q, K, V, W, row, lambda i: t("kernel.top_weight_of", q=f"q{i}"), t("kernel.score_gap"))) is not None:
-                st.dataframe(cmp[0], width="stretch")
+                st.table(cmp[0])
                 st.caption(t("kernel.raw_caption", biggest=f"{cmp[1]:.5g}"))
         with st.expander(t("kernel.a2_title"), expanded=False):   # article 002's slips, printed vs computed
             st.table(L.article_002_table([t(k) for k in A2_COLS], {n: t(k) for n, k in A2_NOTE.items()}))

@@ -396,3 +396,26 @@ def test_self_lesson_and_top_pairs():
     assert r.names == ("x1", "x2", "x3") and np.allclose(r.result.scores, raw)
     assert lesson.top_pairs(r.result.weights, r.names, r.names) == tuple(f"x{i + 1} → x{int(j) + 1}" for i, j in enumerate(raw.argmax(1)))
     assert lesson.names(r.result) == (["k1", "k2", "k3"], ["q1", "q2", "q3"])
+
+
+# ---- the lesson's figures: Plotly's full validation once, and the words they are given ----------------------------
+
+@pytest.mark.parametrize("preset,kernel,query", [("waist", "gaussian", (62.0, 0.0)), ("game_both", "laplace", (207.0, 289.0)),
+                                                 ("waist", "boxcar", (200.0, 0.0))])
+def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
+    import plotly.graph_objects as go
+
+    from visattn.figures import kernel as kfig
+    p = PRESETS[preset]
+    les = lesson.kernel_lesson(p.table, query, kernel, p.sigma, lesson.controls(preset, p.table).ranges)
+    words = kfig.Words(("A", "B", "C")[: len(p.table[0])], query="Q!", weight="W!", bars_title="T {q}", keys_axis="K ({name})")
+    figs = kfig.lesson_figures(les, words, 13) + ([(kfig.loo_figure(les, words, 13), "kernel_loo_error")] if les.fit else [])
+    r = lesson.scored(Q, K, V, "dot", None, None, None, False)
+    figs += [(f, kind) for f, kind in kfig.score_maps(r, lesson.names(r), ("S", "W"), words, "score!", 13)]
+    for fig, name in figs:
+        go.Figure(fig.to_dict())                                          # raises on any bad property
+        assert name
+    spec = figs[0][0].to_dict()
+    assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(les.breakdown.query)}"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "K (" + ", ".join(words.labels[:-1]) + ")"
+    assert "W!" in spec["data"][0]["hovertemplate"]

@@ -134,6 +134,7 @@ def loo_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
     layout = spec["layout"]
     layout["xaxis"]["type"] = "log"
     layout["shapes"] = [dict(type="line", x0=fit.sigma, x1=fit.sigma, y0=0, y1=1, yref="paper", line=dict(dash="dash", color=GREEN))]
-    layout["annotations"] = [dict(x=float(np.log10(fit.sigma)), y=1, yref="paper", text=w.fitted_sigma.format(sigma=f"{fit.sigma:.4g}"),
-                                  showarrow=False, yanchor="bottom", font=dict(color=GREEN))]
+    # inside the plot, beside the dashed line (above it the label would cover the figure's title on a projector)
+    layout["annotations"] = [dict(x=float(np.log10(fit.sigma)), y=0.98, yref="paper", text=w.fitted_sigma.format(sigma=f"{fit.sigma:.4g}"),
+                                  showarrow=False, xanchor="left", yanchor="top", xshift=4, font=dict(color=GREEN))]
     return _figure(spec["data"], layout)
