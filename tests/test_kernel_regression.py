@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 import visattn
 from visattn.kernel_regression import (
     KERNELS,
-    PRESETS,
     InputError,
     check_bandwidth,
     duplicate_keys,
@@ -18,9 +17,9 @@ from visattn.kernel_regression import (
     fit_bandwidth,
     key_value_table,
     nadaraya_watson,
-    noisy_samples,
 )
 from visattn.lessons import kernel as lesson
+from visattn.lessons.kernel import PRESETS, noisy_samples
 from visattn.scoring import (
     SCORINGS,
     additive_scores,

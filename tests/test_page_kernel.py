@@ -109,7 +109,8 @@ def test_query_out_of_reach_says_so():
 # ---- presets, fit σ, 2-D keys, the multi-dimensional tabs -----------------------------------------------------------
 
 def test_fit_sigma_sets_the_leave_one_out_minimum():
-    from visattn.kernel_regression import fit_bandwidth, noisy_samples
+    from visattn.kernel_regression import fit_bandwidth
+    from visattn.lessons.kernel import noisy_samples
     at = run_page("kernel")
     at.selectbox(key="kr_preset").set_value("noisy").run()
     assert at.session_state["kr_sigma"] == 0.5 and len(breakdown(at)) == 51

@@ -155,38 +155,7 @@ def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[fl
     return float(best[1]), grid, errors
 
 
-# ---- the lesson's data and a per-key breakdown (what the kernel page shows) ---------------------------------
-
-@dataclass(frozen=True)
-class Preset:
-    table: tuple            # rows (key features…, value)
-    query: tuple            # default query, one number per key feature
-    sigma: float            # default bandwidth σ
-    ranges: tuple           # ((lo, hi) per key feature): the query slider's range
-    step: float             # query slider step
-
-
-def noisy_samples(n: int = 50, seed: int = 0) -> np.ndarray:
-    """(n, 2) pairs (x, y) with y = 2 sin x + x^0.8 + N(0, 0.5²), x uniform on [0, 10], rounded to 0.01."""
-    rng = np.random.default_rng(seed)
-    x = np.sort(rng.uniform(0.0, 10.0, n))
-    y = 2 * np.sin(x) + x**0.8 + rng.normal(0.0, 0.5, n)
-    return np.round(np.stack([x, y], axis=1), 2)
-
-
-PRESETS = {
-    # Article 002: waist → weight, in the article's order (68, 60, 64); σ = 1 is its score −(q − k)²/2.
-    "waist": Preset(((68, 126), (60, 110), (64, 115)), (62.0,), 1.0, ((50.0, 80.0),), 0.5),
-    # Article 000's game, with invented operators (the article gives no table): strength → ability …
-    "game_strength": Preset(((150, 62), (180, 70), (200, 78), (215, 81), (240, 88), (270, 95)),
-                            (207.0,), 10.0, ((100.0, 320.0),), 1.0),
-    # … then strength and intelligence → a re-rated ability; the newcomer 汤汤 has (207, 289).
-    "game_both": Preset(((150, 320, 85), (180, 260, 80), (200, 300, 90), (215, 240, 82), (240, 280, 93), (270, 200, 88)),
-                        (207.0, 289.0), 20.0, ((100.0, 320.0), (150.0, 370.0)), 1.0),
-    # A noisy 1-D function, for the fitted curve and for choosing σ by leave-one-out.
-    "noisy": Preset(tuple(map(tuple, noisy_samples().tolist())), (5.0,), 0.5, ((0.0, 10.0),), 0.05),
-}
-
+# ---- one query, key by key (what the kernel page's table shows) -------------------------------------------------
 
 def key_value_table(table, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Split a (N, Dk + 1) table into keys (N, Dk) and values (N,): the last column holds the values.

@@ -1,6 +1,8 @@
 """The kernel-regression lesson as data (articles 002 and 000): what each tab of the page shows.
 
-Tab ① — one query over key→value pairs (1 or 2 key features): :func:`kernel_lesson`, :func:`fit_sigma`,
+Data: :data:`PRESETS` (article 002's waists, article 000's game, a noisy curve), article 002's Q, K, V, X and its
+printed numbers (:data:`PRINTED_002`, quotations). Tab ① — one query over key→value pairs (1 or 2 key features):
+:func:`kernel_lesson`, :func:`fit_sigma`,
 :func:`controls`, :func:`formula`, :func:`breakdown_table`. Tab ② — vectors and scoring functions:
 :func:`scored`, :func:`q1_sum`, :func:`comparison`, :func:`float_facts`, :func:`article_002`. Tab ③ —
 self-attention: :func:`self_lesson`. No Streamlit here; words shown in tables are parameters.
@@ -19,7 +21,6 @@ import pandas as pd
 from ..errors import InputError
 from ..kernel_regression import KERNELS as KERNELS  # re-exported: the page's choices, beside PRESETS and SCORINGS
 from ..kernel_regression import (
-    PRESETS,
     QueryBreakdown,
     check_bandwidth,
     duplicate_keys,
@@ -30,6 +31,39 @@ from ..kernel_regression import (
     nadaraya_watson,
 )
 from ..scoring import SCORINGS, ScoredAttention, score_attention, seeded_additive_weights
+
+# ---- tab ①'s data sets: article 002's waists, article 000's game, a noisy curve ---------------------------------------
+
+@dataclass(frozen=True)
+class Preset:
+    table: tuple            # rows (key features…, value)
+    query: tuple            # default query, one number per key feature
+    sigma: float            # default bandwidth σ
+    ranges: tuple           # ((lo, hi) per key feature): the query slider's range
+    step: float             # query slider step
+
+
+def noisy_samples(n: int = 50, seed: int = 0) -> np.ndarray:
+    """(n, 2) pairs (x, y) with y = 2 sin x + x^0.8 + N(0, 0.5²), x uniform on [0, 10], rounded to 0.01."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0.0, 10.0, n))
+    y = 2 * np.sin(x) + x**0.8 + rng.normal(0.0, 0.5, n)
+    return np.round(np.stack([x, y], axis=1), 2)
+
+
+PRESETS = {
+    # Article 002: waist → weight, in the article's order (68, 60, 64); σ = 1 is its score −(q − k)²/2.
+    "waist": Preset(((68, 126), (60, 110), (64, 115)), (62.0,), 1.0, ((50.0, 80.0),), 0.5),
+    # Article 000's game, with invented operators (the article gives no table): strength → ability …
+    "game_strength": Preset(((150, 62), (180, 70), (200, 78), (215, 81), (240, 88), (270, 95)),
+                            (207.0,), 10.0, ((100.0, 320.0),), 1.0),
+    # … then strength and intelligence → a re-rated ability; the newcomer 汤汤 has (207, 289).
+    "game_both": Preset(((150, 320, 85), (180, 260, 80), (200, 300, 90), (215, 240, 82), (240, 280, 93), (270, 200, 88)),
+                        (207.0, 289.0), 20.0, ((100.0, 320.0), (150.0, 370.0)), 1.0),
+    # A noisy 1-D function, for the fitted curve and for choosing σ by leave-one-out.
+    "noisy": Preset(tuple(map(tuple, noisy_samples().tolist())), (5.0,), 0.5, ((0.0, 10.0),), 0.05),
+}
+
 
 # ---- article 002's data --------------------------------------------------------------------------------------------
 
