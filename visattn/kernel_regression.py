@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .checks import as_array, positive_float
 from .errors import InputError
@@ -35,7 +36,7 @@ class KernelRegressionResult:
     supported: np.ndarray  # (Nq,) bool: False where a compact kernel reaches no key
 
 
-def _as_points(x, name):
+def _as_points(x: ArrayLike, name: str) -> np.ndarray:
     a = as_array(x, name)
     if a.ndim == 0:
         a = a.reshape(1, 1)
@@ -47,7 +48,7 @@ def _as_points(x, name):
     return a
 
 
-def _check_kernel(kernel) -> None:
+def _check_kernel(kernel: str) -> None:
     if kernel not in _LOG_KERNELS:
         raise InputError("kernel", f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.", kernel=str(kernel)[:40])
 
@@ -65,7 +66,7 @@ def _weights(queries, keys, kernel, bandwidth):
     return scores, weights, supported
 
 
-def nadaraya_watson(queries, keys, values, kernel: str = "gaussian", bandwidth: float = 1.0) -> KernelRegressionResult:
+def nadaraya_watson(queries: ArrayLike, keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", bandwidth: float = 1.0) -> KernelRegressionResult:
     """Estimate the value at each query as the kernel-weighted average of ``values``.
 
     queries (Nq,) or (Nq, Dk); keys (Nk,) or (Nk, Dk); values (Nk,) or (Nk, Dv).
@@ -90,7 +91,7 @@ def nadaraya_watson(queries, keys, values, kernel: str = "gaussian", bandwidth: 
     return KernelRegressionResult(scores=scores, weights=weights, estimates=est, supported=supported)
 
 
-def loo_error(keys, values, bandwidths, kernel: str = "gaussian") -> np.ndarray:
+def loo_error(keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel: str = "gaussian") -> np.ndarray:
     """Mean squared leave-one-out error for each bandwidth: predict v_i from all pairs but i.
 
     keys (Nk,) or (Nk, Dk), values (Nk,). Returns (len(bandwidths),); +inf where some point has no
@@ -121,7 +122,7 @@ def loo_error(keys, values, bandwidths, kernel: str = "gaussian") -> np.ndarray:
     return np.array(out)
 
 
-def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[float, np.ndarray, np.ndarray]:
+def fit_bandwidth(keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", grid: ArrayLike | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """σ that minimises the leave-one-out error: a log-spaced grid search, then golden-section refinement.
 
     Returns (sigma, grid, errors on the grid) so a page can plot the error curve.
@@ -157,7 +158,7 @@ def fit_bandwidth(keys, values, kernel: str = "gaussian", grid=None) -> tuple[fl
 
 # ---- one query, key by key (what the kernel page's table shows) -------------------------------------------------
 
-def key_value_table(table, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def key_value_table(table: ArrayLike, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Split a (N, Dk + 1) table into keys (N, Dk) and values (N,): the last column holds the values.
 
     Needs at least two rows (with one key every query gets weight 1: nothing to compare) and
@@ -174,7 +175,7 @@ def key_value_table(table, max_key_features: int = 2) -> tuple[np.ndarray, np.nd
     return a[:, :-1], a[:, -1]
 
 
-def duplicate_keys(keys) -> list[tuple[tuple[float, ...], list[int]]]:
+def duplicate_keys(keys: ArrayLike) -> list[tuple[tuple[float, ...], list[int]]]:
     """Keys that occur more than once, each with the (0-based) rows where it occurs, in order of first row."""
     k = _as_points(keys, "keys")
     rows: dict[tuple[float, ...], list[int]] = {}
@@ -183,7 +184,7 @@ def duplicate_keys(keys) -> list[tuple[tuple[float, ...], list[int]]]:
     return [(key, idx) for key, idx in rows.items() if len(idx) > 1]
 
 
-def check_bandwidth(bandwidth) -> float:
+def check_bandwidth(bandwidth: object) -> float:
     """σ as a float > 0, or an InputError that says why σ must be positive."""
     try:
         s = float(bandwidth)
@@ -209,7 +210,7 @@ class QueryBreakdown:
     supported: bool            # False when a compact kernel reaches no key
 
 
-def explain_query(query, keys, values, kernel: str = "gaussian", bandwidth: float = 1.0) -> QueryBreakdown:
+def explain_query(query: ArrayLike, keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", bandwidth: float = 1.0) -> QueryBreakdown:
     """The per-key numbers behind ``nadaraya_watson`` for one query. query (Dk,) or a number; keys (Nk[, Dk]); values (Nk,)."""
     bandwidth = check_bandwidth(bandwidth)
     _check_kernel(kernel)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .activations import softmax
 from .checks import as_array
@@ -46,7 +47,7 @@ class ScoredAttention:
     output: np.ndarray   # (Tq, Dv) weights @ V
 
 
-def _qk(Q, K):
+def _qk(Q: ArrayLike, K: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     Q, K = as_array(Q, "Q", 2), as_array(K, "K", 2)
     if Q.shape[1] != K.shape[1]:
         raise InputError("qk_width", f"Q has {Q.shape[1]} columns and K has {K.shape[1]}; a query and a key are compared "
@@ -54,14 +55,14 @@ def _qk(Q, K):
     return Q, K
 
 
-def dot_scores(Q, K) -> DotScores:
+def dot_scores(Q: ArrayLike, K: ArrayLike) -> DotScores:
     """s = Q Kᵀ for Q (Tq, Dk), K (Tk, Dk)."""
     Q, K = _qk(Q, K)
     raw = Q @ K.T                                         # (Tq, Dk) x (Dk, Tk) -> (Tq, Tk)
     return DotScores(raw=raw, scores=raw, scale=1.0)
 
 
-def scaled_dot_scores(Q, K) -> DotScores:
+def scaled_dot_scores(Q: ArrayLike, K: ArrayLike) -> DotScores:
     """s = Q Kᵀ / √Dk for Q (Tq, Dk), K (Tk, Dk)."""
     Q, K = _qk(Q, K)
     raw = Q @ K.T                                         # (Tq, Tk)
@@ -69,7 +70,7 @@ def scaled_dot_scores(Q, K) -> DotScores:
     return DotScores(raw=raw, scores=raw / scale, scale=scale)
 
 
-def additive_scores(Q, K, W_q, W_k, w_v) -> AdditiveScores:
+def additive_scores(Q: ArrayLike, K: ArrayLike, W_q: ArrayLike, W_k: ArrayLike, w_v: ArrayLike) -> AdditiveScores:
     """s_ij = w_vᵀ tanh(W_q q_i + W_k k_j). Q (Tq, Dq), K (Tk, Dk), W_q (H, Dq), W_k (H, Dk), w_v (H,) or (H, 1).
 
     Queries and keys may have different widths here: each is projected to the hidden width H first.
@@ -101,7 +102,7 @@ def seeded_additive_weights(d_q: int, d_k: int, hidden: int = 2, seed: int = 0) 
     return np.round(W_q, 2), np.round(W_k, 2), np.round(w_v, 2)
 
 
-def standardize(Q, K) -> tuple[np.ndarray, np.ndarray]:
+def standardize(Q: ArrayLike, K: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Centre and scale every feature by the keys' mean and standard deviation (a constant feature is only centred).
 
     Raw features around 60–90 give dot products near 10⁴ whose differences are hundreds: softmax of that is
@@ -117,7 +118,8 @@ def standardize(Q, K) -> tuple[np.ndarray, np.ndarray]:
     return (Q - mean) / std, (K - mean) / std
 
 
-def score_attention(Q, K, V, method: str = "scaled_dot", *, W_q=None, W_k=None, w_v=None,
+def score_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, method: str = "scaled_dot", *, W_q: ArrayLike | None = None,
+                    W_k: ArrayLike | None = None, w_v: ArrayLike | None = None,
                     standardized: bool = False) -> ScoredAttention:
     """softmax(scores(Q, K)) V with the chosen scoring ``method`` (one of SCORINGS).
 
