@@ -418,3 +418,11 @@ def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(les.breakdown.query)}"
     assert spec["layout"]["xaxis"]["title"]["text"] == "K (" + ", ".join(words.labels[:-1]) + ")"
     assert "W!" in spec["data"][0]["hovertemplate"]
+
+
+def test_keys_at_the_magnitude_limit_keep_the_curve_within_it():
+    table = [[1e12, 1.0], [-1e12, 2.0]]
+    c = lesson.controls("waist", table)
+    assert c.ranges == ((-1e12, 1e12),)                          # widened by 10 %, then held at ±1e12
+    les = lesson.kernel_lesson(table, (0.0, 0.0), "gaussian", 1e12, c.ranges)
+    assert les.breakdown.estimate == pytest.approx(1.5) and np.abs(les.curve_x).max() <= 1e12

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..checks import MAX_MAGNITUDE
 from ..errors import InputError
 from ..kernel_regression import KERNELS as KERNELS  # re-exported: the page's choices, beside PRESETS and SCORINGS
 from ..kernel_regression import (
@@ -131,7 +132,7 @@ def check_table(table, rows: int = 0) -> np.ndarray:
 
 
 def query_ranges(preset: str, table) -> tuple[tuple[float, float], ...]:
-    """(lo, hi) per key feature: the preset's range, widened to take in every key of the table."""
+    """(lo, hi) per key feature: the preset's range, widened to take in every key of the table (within ±MAX_MAGNITUDE)."""
     keys = np.asarray(table, dtype=float)[:, :-1]
     p = PRESETS[preset]
     out = []
@@ -139,7 +140,8 @@ def query_ranges(preset: str, table) -> tuple[tuple[float, float], ...]:
         kmin, kmax = float(keys[:, j].min()), float(keys[:, j].max())
         pad = 0.1 * (kmax - kmin) or 1.0
         lo, hi = p.ranges[j] if keys.shape[1] == len(p.ranges) else (kmin - pad, kmax + pad)
-        out.append((float(np.floor(min(lo, kmin - pad))), float(np.ceil(max(hi, kmax + pad)))))
+        lo, hi = float(np.floor(min(lo, kmin - pad))), float(np.ceil(max(hi, kmax + pad)))
+        out.append((max(lo, -MAX_MAGNITUDE), min(hi, MAX_MAGNITUDE)))   # the curve's queries stay within what a query may be
     return tuple(out)
 
 
