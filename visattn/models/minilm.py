@@ -81,6 +81,7 @@ class MiniLMResult:
     truncated: bool          # True when the text had more than max_tokens tokens and was cut
     n_tokens_in: int         # tokens (with [CLS] and [SEP]) before truncation
     read_all: bool = True    # False: the text was so long that only its start was tokenised (n_tokens_in counts that)
+    layer_inputs: np.ndarray | None = None  # (L, T, D) float32 each layer's input x (layer 0: the embeddings)
 
     @property
     def n_tokens(self) -> int:
@@ -165,6 +166,14 @@ def _gelu_(x: np.ndarray, z: np.ndarray, t: np.ndarray, q: np.ndarray) -> np.nda
     q += _HALF                                           # Φ(x) = ½ (1 + erf(x / √2))
     x *= q
     return x
+
+
+def _softmax_(att: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, in place."""
+    att -= att.max(axis=-1, keepdims=True)
+    np.exp(att, out=att)
+    att *= 1.0 / att.sum(axis=-1, keepdims=True)
+    return att
 
 
 class MiniLM:
@@ -298,9 +307,11 @@ class MiniLM:
         """
         tokens, ids, offsets, n_in, read_all = self._pieces(text, max_tokens)
         token_ids = np.asarray(ids, dtype=np.int64)
-        attentions, hidden = self.forward(token_ids)
+        layer_inputs = np.empty((self.config.n_layers, len(ids), self.config.d_model), dtype=np.float32)
+        attentions, hidden = self.forward(token_ids, layer_inputs)
         return MiniLMResult(text=text, tokens=tokens, token_ids=token_ids, offsets=offsets, attentions=attentions,
-                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in, read_all=read_all)
+                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in, read_all=read_all,
+                            layer_inputs=layer_inputs)
 
     def embedding_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Principal axes of the word-embedding table: (mean (D,), axes (D, D) as columns, variances (D,)).
@@ -334,8 +345,12 @@ class MiniLM:
         X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[:, :d]   # (T, D) x (D, d) -> (T, d)
         return X / np.sqrt(variances[:d].mean())
 
-    def forward(self, token_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No tokenizer involved."""
+    def forward(self, token_ids: np.ndarray, layer_inputs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No tokenizer involved.
+
+        ``layer_inputs``: an optional (L, T, D) float32 array that receives each layer's input x (layer 0's is
+        the embeddings after their LayerNorm), as :meth:`run` collects into ``MiniLMResult.layer_inputs``.
+        """
         c = self.config
         ids = np.asarray(token_ids)
         if ids.ndim != 1 or not 1 <= ids.size <= c.max_positions:
@@ -353,16 +368,15 @@ class MiniLM:
         x += self.position_embeddings[:T]
         x = _layer_norm_(x, *self.emb_ln, eps)
 
-        for layer, att in zip(self.layers, attentions):
+        for i, (layer, att) in enumerate(zip(self.layers, attentions)):
+            if layer_inputs is not None:
+                layer_inputs[i] = x
             # queries, keys and values of all heads in one matmul; W_q already carries 1/√Dh
             qkv = x @ layer.W_qkv                                         # (T, D) x (D, 3D) -> (T, 3D)
             qkv += layer.b_qkv
             q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)      # 3 × (H, T, Dh), views
             np.matmul(q, k.transpose(0, 2, 1), out=att)                   # (H, T, Dh) x (H, Dh, T) -> (H, T, T)
-            # softmax over keys, in place
-            att -= att.max(axis=-1, keepdims=True)
-            np.exp(att, out=att)
-            att *= 1.0 / att.sum(axis=-1, keepdims=True)
+            _softmax_(att)                                                # softmax over keys, in place
             heads = att @ v                                               # (H, T, T) x (H, T, Dh) -> (H, T, Dh)
             concat = heads.transpose(1, 0, 2).reshape(T, D)               # (H, T, Dh) -> (T, H, Dh) -> (T, D)
             y = concat @ layer.W_o                                        # (T, D) x (D, D) -> (T, D)
