@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -71,6 +72,7 @@ OBSERVER = """
                                                              characterData: true});
   if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
   window.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
+  window.addEventListener('pointerdown', () => { window.__keyAt = performance.now(); }, true);
 })();
 """
 STATE = """() => ({now: performance.now(), first: window.__firstChart, last: window.__lastPlot,
@@ -162,32 +164,59 @@ def open_page(context, url: str) -> tuple[object, dict]:
 
 
 def find_control(page):
-    """(locator, keys forward, keys back) of the first slider in the main area, else the first number input."""
+    """(kind, change(round)) for the first control of the main area in the order slider, number input, radio,
+    segmented control, toggle; each change alternates between two values. (None, None) when there is none."""
     main = page.locator('[data-testid="stMain"]')
+
+    def keys(locator, forward, back):
+        def change(i):
+            locator.focus()
+            page.wait_for_timeout(200)
+            mark = page.evaluate(STATE)["now"]
+            for key in (forward if i % 2 == 0 else back):
+                page.keyboard.press(key)
+            return mark
+        return change
+
+    def clicks(pick):
+        def change(i):
+            target = pick(i)
+            target.hover()
+            page.wait_for_timeout(200)
+            mark = page.evaluate(STATE)["now"]
+            target.click()
+            return mark
+        return change
+
     slider = main.locator('[data-testid="stSlider"] [role="slider"]')
     if slider.count():
-        return slider.first, ["ArrowRight"], ["ArrowLeft"]
+        return "slider", keys(slider.first, ["ArrowRight"], ["ArrowLeft"])
     number = main.locator('[data-testid="stNumberInput"] input')
     if number.count():
-        return number.first, ["ArrowUp", "Enter"], ["ArrowDown", "Enter"]
-    return None, [], []
+        return "number input", keys(number.first, ["ArrowUp", "Enter"], ["ArrowDown", "Enter"])
+    for kind, group, option in (("radio", '[data-testid="stRadio"]', "label"),
+                                ("segmented control", '[data-testid="stButtonGroup"]', "button")):
+        groups = main.locator(group)
+        if groups.count() and groups.first.locator(option).count() >= 2:
+            options = groups.first.locator(option)
+            return kind, clicks(lambda i, options=options: options.nth(1 if i % 2 == 0 else 0))
+    toggle = main.locator('[data-testid="stCheckbox"] label')
+    if toggle.count():
+        return "toggle", clicks(lambda i: toggle.first)
+    return None, None
 
 
-def interact(page, rounds: int) -> list[float]:
-    control, fwd, back = find_control(page)
-    if control is None:
-        return []
+def interact(page, rounds: int) -> tuple[str | None, list[float]]:
+    kind, change = find_control(page)
+    if change is None:
+        return None, []
     times = []
     for i in range(rounds):
-        control.focus()
-        page.wait_for_timeout(200)
-        before = page.evaluate(STATE)
-        for key in (fwd if i % 2 == 0 else back):
-            page.keyboard.press(key)
-        s = wait_settled(page, before["now"], need_change=True)
-        key = s["key"] if s["key"] and s["key"] > before["now"] else before["now"]
+        mark = change(i)
+        s = wait_settled(page, mark, need_change=True)
+        key = s["key"] if s["key"] and s["key"] > mark else mark
         times.append(max(s["last"], key) - key)
-    return times
+    return kind, times
 
 
 def ms(value: float | None) -> str:
@@ -206,6 +235,7 @@ def main() -> None:
     parser.add_argument("--pages", nargs="+", default=[p.id for p in PAGES])
     parser.add_argument("--width", type=int, default=1280)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the server it started
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright install`)")
     from playwright.sync_api import sync_playwright
@@ -222,9 +252,9 @@ def main() -> None:
                     ctx.close()
                     ctx = browser.new_context(viewport={"width": args.width, "height": 900})
                     page, warm = open_page(ctx, server.url(p))
-                    times = interact(page, args.rounds)
+                    kind, times = interact(page, args.rounds)
                     ctx.close()
-                rows.append((p.id, fresh, warm, times))
+                rows.append((p.id, fresh, warm, kind, times))
                 print(f"  {p.id}: fresh {ms(fresh['first'])} ms, warm {ms(warm['first'])} ms, "
                       f"control → settled {fmt(times)} ms", file=sys.stderr, flush=True)
         finally:
@@ -232,11 +262,12 @@ def main() -> None:
 
     print(f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  load={os.getloadavg()[0]:.1f}")
     print("| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms "
-          "| page drawn, warm ms | control → charts settled ms, median (min … max) |")
-    print("|---|---|---|---|---|---|")
-    for name, fresh, warm, times in rows:
+          "| page drawn, warm ms | control | control → charts settled ms, median (min … max) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, fresh, warm, kind, times in rows:
         print(f"| {name} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-              f"| {ms(max(warm['main'], warm['last']))} | {fmt(times)} |")
+              f"| {ms(max(warm['main'], warm['last']))} | {kind or '—'} "
+              f"| {fmt(times)} |")
 
 
 if __name__ == "__main__":
