@@ -1,18 +1,23 @@
 """multi_head_attention against a naive per-head loop and torch.nn.MultiheadAttention, as ratios.
 
-    python benchmarks/bench_mha.py            # NumPy parts only (the app's .venv)
-    /path/to/venv-with-torch/bin/python benchmarks/bench_mha.py   # adds torch (torch==2.13.0 CPU)
+    .venv/bin/python benchmarks/bench_mha.py          # NumPy parts only (the app's .venv)
+    .venv-bench/bin/python benchmarks/bench_mha.py    # adds torch (torch==2.13.0 CPU; `make bench` builds it)
 
-T=512, d_model=512, 8 heads, float32 inputs, same thread count for NumPy's BLAS and torch (set
-OMP_NUM_THREADS before starting, default: all cores). Each figure is the median of repeated runs after a
-warm-up, measured in this one process so that the ratios share the machine's current load.
+T=512, d_model=512, 8 heads, float32 inputs. Each implementation runs in its own process with the same
+thread count (``--threads``, default 2: OMP/OpenBLAS/MKL variables set before numpy or torch load, and
+torch.set_num_threads), reporting the median of repeated runs after a warm-up; the processes alternate for
+``--rounds`` rounds. The table gives each one's median over rounds with the spread (min … max) and the
+ratio of medians, visattn ÷ this, with the spread of the per-round ratios.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,34 +56,76 @@ def naive(X, Wq, Wk, Wv, Wo):
     return np.concatenate(outs, axis=1) @ Wo
 
 
-def main() -> None:
+ENGINES = {"visattn": "visattn.multi_head_attention", "naive": "naive per-head, per-row loop",
+           "torch": "torch.nn.MultiheadAttention (weights returned)"}
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def worker(engine: str, threads: int) -> float:
     rng = np.random.default_rng(0)
     X = rng.standard_normal((T, D)).astype(np.float32)
     Ws = [(rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32) for _ in range(4)]
-    results = {"visattn.multi_head_attention": median_time(lambda: visattn.multi_head_attention(X, *Ws, H)),
-               "naive per-head loop": median_time(lambda: naive(X, *Ws), repeat=5)}
     ref = visattn.multi_head_attention(X, *Ws, H).output
-    assert np.allclose(naive(X, *Ws), ref, atol=1e-3)
+    if engine == "visattn":
+        return median_time(lambda: visattn.multi_head_attention(X, *Ws, H))
+    if engine == "naive":
+        assert np.allclose(naive(X, *Ws), ref, atol=1e-3)
+        return median_time(lambda: naive(X, *Ws), repeat=5)
+    import torch
+
+    torch.set_num_threads(threads)
+    mha = torch.nn.MultiheadAttention(D, H, bias=False, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate(Ws[:3], axis=1).T.copy()))
+        mha.out_proj.weight.copy_(torch.from_numpy(Ws[3].T.copy()))
+        xt = torch.from_numpy(X)[None]
+        out = mha(xt, xt, xt, need_weights=True, average_attn_weights=False)[0][0].numpy()
+        assert np.allclose(out, ref, atol=1e-3), np.abs(out - ref).max()
+        return median_time(lambda: mha(xt, xt, xt, need_weights=True, average_attn_weights=False))
+
+
+def measure(engine: str, threads: int) -> float | None:
+    env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
+    proc = subprocess.run([sys.executable, __file__, "--worker", engine, "--threads", str(threads)], env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        print(f"[{engine}] failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--worker", choices=list(ENGINES), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.threads)))
+        return
     try:
-        import torch
+        import torch  # noqa: F401  only to know whether the comparison can run
+        engines = ["visattn", "torch", "naive"]
     except ImportError:
-        torch = None
-    if torch is not None:
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1)))
-        mha = torch.nn.MultiheadAttention(D, H, bias=False, batch_first=True)
-        with torch.no_grad():
-            mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate(Ws[:3], axis=1).T.copy()))
-            mha.out_proj.weight.copy_(torch.from_numpy(Ws[3].T.copy()))
-            xt = torch.from_numpy(X)[None]
-            out = mha(xt, xt, xt, need_weights=True, average_attn_weights=False)[0][0].numpy()
-            assert np.allclose(out, ref, atol=1e-3), np.abs(out - ref).max()
-            results["torch.nn.MultiheadAttention (weights returned)"] = median_time(
-                lambda: mha(xt, xt, xt, need_weights=True, average_attn_weights=False))
-    base = results["visattn.multi_head_attention"]
-    print(f"T={T}, d_model={D}, heads={H}, threads={os.environ.get('OMP_NUM_THREADS', 'default')}")
-    print(f"{'implementation':50s} {'median ms':>10s} {'visattn / this':>15s}")
-    for name, t in results.items():
-        print(f"{name:50s} {t * 1e3:10.2f} {base / t:15.2f}")
+        engines = ["visattn", "naive"]
+        print("torch not importable: NumPy rows only", file=sys.stderr)
+    times = {e: [] for e in engines}
+    for _ in range(args.rounds):
+        for e in engines:
+            times[e].append(measure(e, args.threads))
+    base = times["visattn"]
+    print(f"T={T}, d_model={D}, heads={H}, threads={args.threads}, rounds={args.rounds}, load={os.getloadavg()[0]:.1f}")
+    print("| implementation | median ms (min … max) | visattn time ÷ this (rounds' spread) |")
+    print("|---|---|---|")
+    for e in engines:
+        ok = [t * 1e3 for t in times[e] if t]
+        pairs = [b / t for b, t in zip(base, times[e]) if b and t]
+        if not ok or not pairs:
+            print(f"| {ENGINES[e]} | - | - |")
+            continue
+        ratio = statistics.median([b for b in base if b]) * 1e3 / statistics.median(ok)
+        print(f"| {ENGINES[e]} | {statistics.median(ok):.1f} ({min(ok):.1f} … {max(ok):.1f}) "
+              f"| {ratio:.2f} ({min(pairs):.2f} … {max(pairs):.2f}) |")
 
 
 if __name__ == "__main__":
