@@ -53,12 +53,13 @@ def main() -> None:
     empty = AppTest.from_string("import streamlit as st\nst.write('empty')")
     empty.run()
     base = median_rerun(empty)
-    print(f"empty page rerun: {base * 1e3:.1f} ms")
-    print(f"{'page':14s} {'rerun ms':>9s} {'× empty':>8s}")
+    print("| page | rerun ms | × an empty script |")
+    print("|---|---|---|")
+    print(f"| empty `st.write` script | {base * 1e3:.1f} | 1 |")
     for name in PAGES:
         at = run_page(name, timeout=300)
         t = median_rerun(at)
-        print(f"{name:14s} {t * 1e3:9.1f} {t / base:8.1f}")
+        print(f"| {name} | {t * 1e3:.1f} | {t / base:.1f} |", flush=True)
     mb = grid_json_mb()
     if mb is not None:
         print(f"pretrained 12-head grid, 128 tokens: {mb:.2f} MB of figure JSON (target ≤ 1.5)")
