@@ -40,6 +40,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 QUIET_MS = 600        # no chart change for this long (and no status widget) = settled
+NO_EFFECT_S = 15      # a control change after which nothing changed for this long had no visible effect
 LOAD_QUIET_MS = 1500  # a first visit: no change in the main area for this long = the page is drawn
 PAGE_TIMEOUT_S = 120  # longest wait for a page or a rerun to settle
 STATUS = '[data-testid="stStatusWidget"]'
@@ -126,16 +127,19 @@ class Server:
         self.stop()
 
 
-def wait_settled(page, since: float, need_change: bool) -> dict:
-    """Poll until no status widget and no chart change for QUIET_MS (after at least one change if need_change)."""
-    deadline = time.monotonic() + PAGE_TIMEOUT_S
+def wait_settled(page, since: float) -> dict | None:
+    """After a control change at ``since``: poll until the rerun has shown (a chart or the main area changed, or
+    the status widget appeared), the status widget is gone, no skeleton is left and no chart has changed for
+    QUIET_MS. None when nothing at all changed within NO_EFFECT_S (the control did not rerun anything visible)."""
+    start = time.monotonic()
     seen_status = False
-    while time.monotonic() < deadline:
+    while time.monotonic() - start < PAGE_TIMEOUT_S:
         s = page.evaluate(STATE)
         seen_status |= s["status"]
-        changed = s["last"] > since
-        if not s["status"] and not s["skeleton"] and (changed or (not need_change and s["first"] is not None) or
-                                (need_change and seen_status)) and s["now"] - max(s["last"], since) >= QUIET_MS:
+        changed = s["last"] > since or s["main"] > since or seen_status
+        if not changed and time.monotonic() - start > NO_EFFECT_S:
+            return None
+        if changed and not s["status"] and not s["skeleton"] and s["now"] - max(s["last"], since) >= QUIET_MS:
             return s
         time.sleep(0.025)
     raise TimeoutError("the page did not settle")
@@ -213,10 +217,30 @@ def interact(page, rounds: int) -> tuple[str | None, list[float]]:
     times = []
     for i in range(rounds):
         mark = change(i)
-        s = wait_settled(page, mark, need_change=True)
+        s = wait_settled(page, mark)
+        if s is None:
+            continue
         key = s["key"] if s["key"] and s["key"] > mark else mark
-        times.append(max(s["last"], key) - key)
+        end = s["last"] if s["last"] > key else s["main"]  # no chart changed: the main area's last change
+        times.append(max(end, key) - key)
     return kind, times
+
+
+def measure_page(browser, p, args) -> tuple:
+    """(id, fresh state, warm state, control kind, control times) of one page on its own fresh server."""
+    with Server() as server:
+        ctx = browser.new_context(viewport={"width": args.width, "height": 900})
+        _, fresh = open_page(ctx, server.url(p))
+        ctx.close()
+        ctx = browser.new_context(viewport={"width": args.width, "height": 900})
+        try:
+            page, warm = open_page(ctx, server.url(p))
+            kind, times = interact(page, args.rounds)
+        finally:
+            ctx.close()
+    print(f"  {p.id}: fresh {ms(fresh['first'])} ms, warm {ms(warm['first'])} ms, {kind}: "
+          f"control → settled {fmt(times)} ms", file=sys.stderr, flush=True)
+    return p.id, fresh, warm, kind, times
 
 
 def ms(value: float | None) -> str:
@@ -246,17 +270,12 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             for p in pages:
-                with Server() as server:
-                    ctx = browser.new_context(viewport={"width": args.width, "height": 900})
-                    _, fresh = open_page(ctx, server.url(p))
-                    ctx.close()
-                    ctx = browser.new_context(viewport={"width": args.width, "height": 900})
-                    page, warm = open_page(ctx, server.url(p))
-                    kind, times = interact(page, args.rounds)
-                    ctx.close()
-                rows.append((p.id, fresh, warm, kind, times))
-                print(f"  {p.id}: fresh {ms(fresh['first'])} ms, warm {ms(warm['first'])} ms, "
-                      f"control → settled {fmt(times)} ms", file=sys.stderr, flush=True)
+                try:
+                    rows.append(measure_page(browser, p, args))
+                except Exception as exc:  # one page's failure is reported, the others are still measured
+                    print(f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
+                    rows.append((p.id, None, None, f"failed: {type(exc).__name__}", []))
+
         finally:
             browser.close()
 
@@ -265,9 +284,14 @@ def main() -> None:
           "| page drawn, warm ms | control | control → charts settled ms, median (min … max) |")
     print("|---|---|---|---|---|---|---|")
     for name, fresh, warm, kind, times in rows:
+        if fresh is None:
+            print(f"| {name} | — | — | — | — | {kind} | — |")
+            continue
         print(f"| {name} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
               f"| {ms(max(warm['main'], warm['last']))} | {kind or '—'} "
               f"| {fmt(times)} |")
+    if any(fresh is None for _, fresh, *_ in rows):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
