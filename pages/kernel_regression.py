@@ -42,21 +42,18 @@ def new_additive_weights():
     for key, m in zip(MATRIX_KEYS[3:], L.additive_weights(ss["kr_seed"])):
         set_matrix(key, m)
 
-def read_table(p, preset):  # the key→value editor; an edit past the row limit is refused before Streamlit applies it (5000 rows: 47 s)
-    taken, edits = ss[url_state.bind("kr_data", [list(r) for r in p.table], matrix=True)], ss.get(f"kr_data__ed{ss.get('kr_data__v', 0)}") or {}
-    if (n := len(ss.get("kr_data__base", taken)) + len(edits.get("added_rows", [])) - len(edits.get("deleted_rows", []))) > L.MAX_TABLE_ROWS:
-        set_matrix("kr_data", taken)   # a fresh editor from the last table taken (the widget key is ui.widgets.matrix_editor's)
-    m = matrix_editor("kr_data", p.table, name=t("kernel.data_name"), col_labels=column_labels(preset, np.shape(taken)[1]), dynamic_rows=True)
-    return L.check_table(m, rows=n)
+def read_table(p, preset):  # the key→value editor, at most MAX_TABLE_ROWS rows
+    taken = ss[url_state.bind("kr_data", [list(r) for r in p.table], matrix=True)]
+    m = matrix_editor("kr_data", p.table, name=t("kernel.data_name"), col_labels=column_labels(preset, np.shape(taken)[1]),
+                      dynamic_rows=True, max_rows=L.MAX_TABLE_ROWS)
+    return L.check_table(m)
 
-def fixed(where, key, name, default, rows, word=None):  # a matrix of the lesson's shape: a link with another shape is reset, with a notice
+def fixed(where, key, name, default, rows, word=None):  # a matrix of the lesson's shape (a link with another shape is reset)
     if word:
         where.markdown(f"**{name}** {t(word)}")
-    if np.shape(ss[url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)]) != np.shape(default):
-        ss[key] = np.asarray(default, dtype=float).tolist()
-        url_state.notices().append(key)
     with where:
-        return compute(f"{key}_t", matrix_editor, key, default, name=name, row_labels=rows, col_labels=[name] if name == "w_v" else FEATS, height="content")
+        return compute(f"{key}_t", matrix_editor, key, default, name=name, row_labels=rows, col_labels=[name] if name == "w_v" else FEATS,
+                       height="content", fixed_shape=True)
 
 def scoring_controls(score_key, std_key, help=None):
     return (st.radio(t("kernel.scoring"), L.SCORINGS, format_func=lambda m: t(METHOD_LABEL[m]), horizontal=True, help=help,

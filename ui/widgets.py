@@ -55,24 +55,39 @@ def set_matrix(key: str, m) -> None:
 
 
 def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=None, dynamic_rows: bool = False,
-                  height="auto") -> np.ndarray:
+                  height="auto", fixed_shape: bool = False, max_rows: int | None = None) -> np.ndarray:
     """An editable matrix kept in the URL under ``key``; returns it as floats or raises InputError.
 
     The editor shows the value the session started from (URL or default); edits are applied on top of it.
+    ``fixed_shape``: a link whose matrix has another shape than ``default`` is reset to it, with a notice.
+    ``max_rows`` (with ``dynamic_rows``): an edit past that many rows is refused before Streamlit applies it
+    (pasting 5000 rows would take it ~47 s); the editor starts again from the last table taken.
     """
     url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)
-    base = st.session_state.setdefault(f"{key}__base", st.session_state[key])
-    base = np.asarray(base, dtype=float)
+    ss = st.session_state
+    if fixed_shape and np.shape(ss[key]) != np.shape(default):
+        set_matrix(key, default)
+        url_state.notices().append(key)
+    asked = 0
+    if max_rows is not None:
+        edits = ss.get(f"{key}__ed{ss.get(f'{key}__v', 0)}") or {}
+        asked = len(ss.get(f"{key}__base", ss[key])) + len(edits.get("added_rows", [])) - len(edits.get("deleted_rows", []))
+        if asked > max_rows:
+            set_matrix(key, ss[key])
+    base = np.asarray(ss.setdefault(f"{key}__base", ss[key]), dtype=float)
     rows = list(row_labels) if row_labels is not None and len(row_labels) == base.shape[0] else None
     cols = [str(c) for c in col_labels] if col_labels is not None and len(col_labels) == base.shape[1] else None
     frame = pd.DataFrame(base, columns=cols)
     if rows is not None and not dynamic_rows:
-        frame.index = [str(r) if rows.count(r) == 1 else f"{i}:{r}" for i, r in enumerate(rows)]
-    edited = st.data_editor(frame, key=f"{key}__ed{st.session_state.get(f'{key}__v', 0)}",
+        frame.index = [str(r) if rows.count(r) == 1 else token_label(i, r) for i, r in enumerate(rows)]
+    edited = st.data_editor(frame, key=f"{key}__ed{ss.get(f'{key}__v', 0)}",
                             num_rows="dynamic" if dynamic_rows else "fixed", height=height,
                             hide_index=dynamic_rows)
+    if max_rows is not None and max(asked, len(edited)) > max_rows:
+        n = max(asked, len(edited))
+        raise InputError("table_too_long", f"{name} has {n} rows; this page takes at most {max_rows}.", rows=n, limit=max_rows)
     m = parse_frame(edited, name)
-    st.session_state[key] = m.tolist()
+    ss[key] = m.tolist()
     return m
 
 
