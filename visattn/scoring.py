@@ -3,11 +3,11 @@
 A score says how well query i matches key j; softmax over the keys turns a row of scores into weights,
 and the output is the weighted sum of the values. Only the scoring function differs:
 
-- additive:    s_ij = w_vᵀ tanh(W_q q_i + W_k k_j)      (Bahdanau; W_q (H, Dq), W_k (H, Dk), w_v (H,))
+- additive:    s_ij = w_vᵀ tanh(W_q q_i + W_k k_j)      (Bahdanau; W_q (A, Dq), W_k (A, Dk), w_v (A,))
 - dot:         s_ij = q_i · k_j
 - scaled_dot:  s_ij = q_i · k_j / √Dk
 
-Shapes: Tq queries, Tk keys, Dq query width, Dk key width, Dv value width, H additive hidden width.
+Shapes: Tq queries, Tk keys, Dq query width, Dk key width, Dv value width, A additive hidden width.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ SCORINGS = ("additive", "dot", "scaled_dot")
 
 @dataclass(frozen=True)
 class AdditiveScores:
-    hidden: np.ndarray   # (Tq, Tk, H) tanh(W_q q_i + W_k k_j)
+    hidden: np.ndarray   # (Tq, Tk, A) tanh(W_q q_i + W_k k_j)
     scores: np.ndarray   # (Tq, Tk) hidden @ w_v
 
 
@@ -71,30 +71,30 @@ def scaled_dot_scores(Q: ArrayLike, K: ArrayLike) -> DotScores:
 
 
 def additive_scores(Q: ArrayLike, K: ArrayLike, W_q: ArrayLike, W_k: ArrayLike, w_v: ArrayLike) -> AdditiveScores:
-    """s_ij = w_vᵀ tanh(W_q q_i + W_k k_j). Q (Tq, Dq), K (Tk, Dk), W_q (H, Dq), W_k (H, Dk), w_v (H,) or (H, 1).
+    """s_ij = w_vᵀ tanh(W_q q_i + W_k k_j). Q (Tq, Dq), K (Tk, Dk), W_q (A, Dq), W_k (A, Dk), w_v (A,) or (A, 1).
 
-    Queries and keys may have different widths here: each is projected to the hidden width H first.
+    Queries and keys may have different widths here: each is projected to the hidden width A first.
     """
     Q, K = as_array(Q, "Q", 2), as_array(K, "K", 2)
     W_q, W_k = as_array(W_q, "W_q", 2), as_array(W_k, "W_k", 2)
     w_v = as_array(w_v, "w_v").reshape(-1) if np.ndim(w_v) <= 2 else as_array(w_v, "w_v", 1)
     if W_q.shape[1] != Q.shape[1]:
         raise InputError("wq_shape", f"W_q has {W_q.shape[1]} columns but queries have {Q.shape[1]} features; "
-                         f"W_q must be (H, {Q.shape[1]}).", cols=W_q.shape[1], d=Q.shape[1])
+                         f"W_q must be (A, {Q.shape[1]}).", cols=W_q.shape[1], d=Q.shape[1])
     if W_k.shape[1] != K.shape[1]:
         raise InputError("wk_shape", f"W_k has {W_k.shape[1]} columns but keys have {K.shape[1]} features; "
-                         f"W_k must be (H, {K.shape[1]}).", cols=W_k.shape[1], d=K.shape[1])
+                         f"W_k must be (A, {K.shape[1]}).", cols=W_k.shape[1], d=K.shape[1])
     if not (W_q.shape[0] == W_k.shape[0] == w_v.shape[0]):
         raise InputError("hidden", f"W_q has {W_q.shape[0]} rows, W_k {W_k.shape[0]} and w_v {w_v.shape[0]}; all three "
-                         f"must share the hidden width H.", hq=W_q.shape[0], hk=W_k.shape[0], hv=w_v.shape[0])
-    hq = Q @ W_q.T                                        # (Tq, Dq) x (Dq, H) -> (Tq, H)
-    hk = K @ W_k.T                                        # (Tk, Dk) x (Dk, H) -> (Tk, H)
-    hidden = np.tanh(hq[:, None, :] + hk[None, :, :])     # (Tq, 1, H) + (1, Tk, H) -> (Tq, Tk, H)
-    return AdditiveScores(hidden=hidden, scores=hidden @ w_v)  # (Tq, Tk, H) x (H,) -> (Tq, Tk)
+                         f"must share the hidden width A.", hq=W_q.shape[0], hk=W_k.shape[0], hv=w_v.shape[0])
+    hq = Q @ W_q.T                                        # (Tq, Dq) x (Dq, A) -> (Tq, A)
+    hk = K @ W_k.T                                        # (Tk, Dk) x (Dk, A) -> (Tk, A)
+    hidden = np.tanh(hq[:, None, :] + hk[None, :, :])     # (Tq, 1, A) + (1, Tk, A) -> (Tq, Tk, A)
+    return AdditiveScores(hidden=hidden, scores=hidden @ w_v)  # (Tq, Tk, A) x (A,) -> (Tq, Tk)
 
 
 def seeded_additive_weights(d_q: int, d_k: int, hidden: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Small random (W_q (H, Dq), W_k (H, Dk), w_v (H,)), rounded to 2 decimals so they read well and fit in a URL."""
+    """Small random (W_q (A, Dq), W_k (A, Dk), w_v (A,)), rounded to 2 decimals so they read well and fit in a URL."""
     rng = np.random.default_rng(seed)
     W_q = rng.normal(0, 1 / np.sqrt(d_q), (hidden, d_q))
     W_k = rng.normal(0, 1 / np.sqrt(d_k), (hidden, d_k))

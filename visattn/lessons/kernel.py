@@ -72,7 +72,7 @@ Q0 = ((64.0, 85.0), (61.0, 80.0))                       # two queries × two fea
 K0 = ((68.0, 91.0), (60.0, 87.0), (64.0, 88.0))         # three keys
 V0 = ((126.0, 180.0), (110.0, 172.0), (115.0, 170.0))   # three values
 X0 = ((67.0, 91.0), (60.0, 87.0), (64.0, 84.0))         # self-attention: Q = K = V = X
-HIDDEN = 2                                              # the additive score's hidden width H
+HIDDEN = 2                                              # the additive score's hidden width A
 WQ0, WK0, WV0 = seeded_additive_weights(2, 2, hidden=HIDDEN, seed=0)
 
 # tab ②'s matrices as the page edits them: (name, default, row names); the additive weights' rows are hidden units
@@ -91,7 +91,7 @@ def preset_start(name: str) -> tuple[float, float, float]:
 
 
 def additive_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(W_q (H, 2), W_k (H, 2), w_v (H, 1)) drawn with ``seed``, shaped as the page's editors show them."""
+    """(W_q (A, 2), W_k (A, 2), w_v (A, 1)) drawn with ``seed``, shaped as the page's editors show them."""
     W_q, W_k, w_v = seeded_additive_weights(2, 2, hidden=HIDDEN, seed=seed)
     return W_q, W_k, w_v.reshape(HIDDEN, 1)
 
