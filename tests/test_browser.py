@@ -122,3 +122,4 @@ def test_links_cannot_inject_markdown(link):
         assert page.locator('img[src*="127.0.0.1:9"], a[href*="127.0.0.1:9"]').count() == 0
         assert planted == []
         assert page.locator('[data-testid="stException"]').count() == 0
+
