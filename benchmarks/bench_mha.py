@@ -19,25 +19,16 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from timing import engine_args, importable, median_time  # noqa: E402
+
 import visattn  # noqa: E402
 
 T, D, H = 512, 512, 8
-
-
-def median_time(fn, repeat: int = 15) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def naive(X, Wq, Wk, Wv, Wo):
@@ -70,7 +61,7 @@ def worker(engine: str, threads: int) -> float:
         return median_time(lambda: visattn.multi_head_attention(X, *Ws, H))
     if engine == "naive":
         assert np.allclose(naive(X, *Ws), ref, atol=1e-3)
-        return median_time(lambda: naive(X, *Ws), repeat=5)
+        return median_time(lambda: naive(X, *Ws), repeats=5)
     import torch
 
     torch.set_num_threads(threads)
@@ -96,18 +87,13 @@ def measure(engine: str, threads: int) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--worker", choices=list(ENGINES), help=argparse.SUPPRESS)
+    engine_args(parser, list(ENGINES))
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.threads)))
         return
-    try:
-        import torch  # noqa: F401  only to know whether the comparison can run
-        engines = ["visattn", "torch", "naive"]
-    except ImportError:
-        engines = ["visattn", "naive"]
+    engines = ["visattn", "torch", "naive"] if importable("torch") else ["visattn", "naive"]
+    if "torch" not in engines:
         print("torch not importable: NumPy rows only", file=sys.stderr)
     times = {e: [] for e in engines}
     for _ in range(args.rounds):

@@ -26,8 +26,9 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from timing import engine_args, importable, median_time
 
 REPO = Path(__file__).resolve().parent.parent
 TEXT = (
@@ -62,17 +63,6 @@ def text_of_length(tokenizer, n_tokens: int) -> str:
         if len(tokenizer.encode(text).ids) == n_tokens:
             return text
     raise RuntimeError(f"no prefix of the benchmark text has {n_tokens} tokens")
-
-
-def time_calls(fn, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
@@ -110,7 +100,7 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
                 return model(**enc, output_attentions=True)
 
         assert call().attentions[0].shape[-1] == n_tokens
-    return {"engine": engine, "tokens": n_tokens, "seconds": time_calls(call, repeats)}
+    return {"engine": engine, "tokens": n_tokens, "seconds": median_time(call, repeats, warmup=3)}
 
 
 def measure(engine: str, n_tokens: int, threads: int, repeats: int) -> float | None:
@@ -142,21 +132,15 @@ def ratio(a: list[float | None], b: list[float | None]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
-    parser.add_argument("--rounds", type=int, default=5, help="subprocesses per engine and length, alternating")
-    parser.add_argument("--worker", choices=["numpy", "numpy-before", "torch"], help=argparse.SUPPRESS)
+    engine_args(parser, ["numpy", "numpy-before", "torch"])
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10)))
         return
 
-    try:
-        import torch  # noqa: F401  only to know whether the comparison can run
-        import transformers  # noqa: F401
-        engines = ["numpy", "torch", "numpy-before"]
-    except ImportError:
-        engines = ["numpy", "numpy-before"]
+    engines = ["numpy", "torch", "numpy-before"] if importable("torch", "transformers") else ["numpy", "numpy-before"]
+    if "torch" not in engines:
         print("torch/transformers not importable: timing NumPy only", file=sys.stderr)
 
     print(f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}")
