@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .checks import as_array
 from .errors import InputError
 
 
-def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
+def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.ndarray:
     """Numerically stable softmax along ``axis``.
 
     ``mask`` is boolean, broadcastable to ``x``, with **True = may attend** (as in torch's
@@ -49,7 +50,7 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
     return e
 
 
-def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
+def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | None = None, eps: float = 1e-5) -> np.ndarray:
     """Normalise each row of ``x`` [T, D] to mean 0 and variance 1, then scale by gamma and shift by beta."""
     x = as_array(x, "x")
     mu = x.mean(axis=-1, keepdims=True)

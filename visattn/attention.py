@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .activations import softmax
 from .checks import as_array, positive_float, positive_int
@@ -73,7 +74,8 @@ def _fast_weights(Q, K, mask):
     return softmax(s, axis=-1, mask=mask)
 
 
-def attention(Q, K, V, *, scale: bool = True, mask=None, temperature: float = 1.0) -> AttentionResult:
+def attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, *, scale: bool = True, mask: ArrayLike | None = None,
+              temperature: float = 1.0) -> AttentionResult:
     """softmax(Q Kᵀ / √Dk / temperature) V for Q (Tq, Dk), K (Tk, Dk), V (Tk, Dv).
 
     ``mask`` (Tq, Tk) is boolean with True = may attend.
@@ -103,7 +105,7 @@ def _projection(W, name, d_model):
     return W
 
 
-def self_attention(X, W_q, W_k, W_v, *, scale: bool = True, causal: bool = False,
+def self_attention(X: ArrayLike, W_q: ArrayLike, W_k: ArrayLike, W_v: ArrayLike, *, scale: bool = True, causal: bool = False,
                    temperature: float = 1.0) -> SelfAttentionTrace:
     """The whole trace of one head: X (T, D) → Q, K, V → scores → weights → output.
 
@@ -156,7 +158,8 @@ def check_heads(d_model: int, n_heads: int) -> int:
     return d_model // n_heads
 
 
-def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads: int, *, causal: bool = False) -> MultiHeadResult:
+def multi_head_attention(X: ArrayLike, W_q: ArrayLike, W_k: ArrayLike, W_v: ArrayLike, W_o: ArrayLike, n_heads: int, *,
+                         causal: bool = False) -> MultiHeadResult:
     """Multi-head self-attention. X (T, D); W_q, W_k, W_v, W_o (D, D).
 
     Head h uses columns h·Dh … (h+1)·Dh of W_q, W_k, W_v (96 matrices of 12288×128 are one

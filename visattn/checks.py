@@ -8,14 +8,16 @@ Inner helpers trust their callers.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import InputError
 
 MAX_MAGNITUDE = 1e12  # products of four such matrices over thousands of columns stay far below float64's 1e308
 
 
-def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
-    """``x`` as a finite float64 array of ``ndim`` dimensions, or an InputError that says why not."""
+def as_array(x: ArrayLike, name: str, ndim: int | None = None) -> np.ndarray:
+    """``x`` as a finite float array (float32 stays float32, anything else becomes float64) of ``ndim`` dimensions,
+    or an InputError that says why not."""
     try:
         a = np.asarray(x)
         # float32 stays float32 (the app sends float32 and the model runs in it); everything else becomes float64
@@ -38,7 +40,7 @@ def as_array(x, name: str, ndim: int | None = None) -> np.ndarray:
     return a
 
 
-def positive_int(n, name: str, *, maximum: int | None = None) -> int:
+def positive_int(n: object, name: str, *, maximum: int | None = None) -> int:
     """``n`` as an int ≥ 1 (and ≤ maximum), or an InputError."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         if isinstance(n, float) and n.is_integer():
@@ -53,7 +55,7 @@ def positive_int(n, name: str, *, maximum: int | None = None) -> int:
     return n
 
 
-def positive_float(x, name: str) -> float:
+def positive_float(x: object, name: str) -> float:
     """``x`` as a finite float > 0, or an InputError."""
     try:
         v = float(x)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .activations import softmax
 from .attention import _projection
@@ -60,7 +61,7 @@ class DecodeStep:
         return self.t + 1
 
 
-def decode_steps(X, W_q, W_k, W_v, *, scale: bool = True) -> tuple[DecodeStep, ...]:
+def decode_steps(X: ArrayLike, W_q: ArrayLike, W_k: ArrayLike, W_v: ArrayLike, *, scale: bool = True) -> tuple[DecodeStep, ...]:
     """One :class:`DecodeStep` per row of X (T, D): generation with a KV cache, token by token.
 
     W_q and W_k are (D, Dk), W_v is (D, Dv). Stacking each step's ``weights`` (zero-padded to T) and ``output``

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .attention import self_attention
 from .checks import as_array, positive_float, positive_int
@@ -27,7 +28,7 @@ MAX_ALIBI_HEADS = 256
 MAX_CURVES = 8          # columns plotted at once by parse_dims' caller
 
 
-def check_table(n_positions, d_model) -> tuple[int, int]:
+def check_table(n_positions: object, d_model: object) -> tuple[int, int]:
     """(n_positions, d_model) as ints within the limits, or an InputError that says how to fix them.
 
     Runs before anything is allocated, so an out-of-range request fails at once instead of filling memory.
@@ -51,7 +52,7 @@ def _whole(v, name: str) -> int:
     raise InputError("not_whole", f"{name} must be a whole number, got {v!r}.", name=name, value=str(v)[:20])
 
 
-def check_width(d_model) -> int:
+def check_width(d_model: object) -> int:
     """``d_model`` as an even int in 2 … MAX_D_MODEL (sines and cosines come in pairs), or an InputError."""
     d = _whole(d_model, "d_model")
     if d < 2:
@@ -104,7 +105,7 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     return 2 * np.pi / frequencies(d_model, base)
 
 
-def sinusoidal_at(positions, d_model: int, base: float = 10000.0, dims=None) -> np.ndarray:
+def sinusoidal_at(positions: ArrayLike, d_model: int, base: float = 10000.0, dims: ArrayLike | None = None) -> np.ndarray:
     """(P, D) encoding rows for any (also fractional or large) positions; row p of the table for integer p.
 
     ``dims`` (a list of column indices) computes only those columns: (P, len(dims)), never the whole row.
@@ -142,7 +143,7 @@ def pair_columns(d_model: int, max_columns: int) -> np.ndarray:
     return np.stack([2 * pairs, 2 * pairs + 1], axis=1).reshape(-1)
 
 
-def offset_dot(offsets, d_model: int, base: float = 10000.0) -> np.ndarray:
+def offset_dot(offsets: ArrayLike, d_model: int, base: float = 10000.0) -> np.ndarray:
     """PE(p)·PE(p + k) = Σ_i cos(k·ω_i) for each offset k: the same for every p."""
     offsets = as_array(offsets, "offsets", 1)
     return np.cos(offsets[:, None] * frequencies(d_model, base)[None, :]).sum(axis=1)
@@ -164,7 +165,7 @@ def rotation_matrix(k: float, pair: int, d_model: int, base: float = 10000.0) ->
     return np.array([[c, s], [-s, c]])
 
 
-def rotary(x, positions, base: float = 10000.0) -> np.ndarray:
+def rotary(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarray:
     """RoPE: rotate each consecutive pair (2i, 2i+1) of row t of ``x`` (T, D) by the angle positions[t]·base^(−2i/D).
 
     (x₀, x₁) → (x₀ cos θ − x₁ sin θ, x₀ sin θ + x₁ cos θ). Applied to queries and keys, the score
@@ -228,7 +229,8 @@ class DistanceScores:
     alibi: np.ndarray        # (K,) q·k / √D − slope·Δ
 
 
-def distance_scores(q, k, query_position: float, distances, *, slope: float, base: float = 10000.0) -> DistanceScores:
+def distance_scores(q: ArrayLike, k: ArrayLike, query_position: float, distances: ArrayLike, *, slope: float,
+                    base: float = 10000.0) -> DistanceScores:
     """The score of one fixed (q, k) pair as the key moves Δ positions away from a query at ``query_position``.
 
     Added sinusoids put position into the vectors, so the score also depends on where the query is;

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .activations import softmax
 from .checks import positive_int
@@ -32,7 +33,7 @@ def samples_for(d_k: int) -> int:
     return int(min(N_SAMPLES, max(1000, BUDGET // (2 * d_k))))
 
 
-def rows_for(n_keys: int, grid) -> int:
+def rows_for(n_keys: int, grid: ArrayLike) -> int:
     """The default number of softmax rows per d_k: N_ROWS, fewer where (n_keys + 1)·Σ d_k draws a row over the
     grid exceed the budget (120 rows for 16 keys over d_k = 1 … 1024, 31 for 64)."""
     per_row = (n_keys + 1) * int(np.sum(grid))
@@ -95,7 +96,7 @@ def _entropy(w: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=-1)
 
 
-def softmax_peakedness(d_ks, n_keys: int = 16, n_rows: int | None = None, seed: int = 0) -> Peakedness:
+def softmax_peakedness(d_ks: ArrayLike, n_keys: int = 16, n_rows: int | None = None, seed: int = 0) -> Peakedness:
     """For each d_k: ``n_rows`` (default :func:`rows_for`) rows of one query against ``n_keys`` keys (N(0, 1)
     entries); softmax of the raw and of the scaled scores; the mean largest weight and the mean entropy of a row."""
     grid = [_check_dk(d) for d in np.atleast_1d(d_ks).tolist()]
@@ -121,7 +122,7 @@ def softmax_peakedness(d_ks, n_keys: int = 16, n_rows: int | None = None, seed: 
                       entropy_raw=np.array(out["er"]), entropy_scaled=np.array(out["es"]), n_rows=n_rows)
 
 
-def density_histogram(x, bins: int = 60, lo: float | None = None, hi: float | None = None
+def density_histogram(x: ArrayLike, bins: int = 60, lo: float | None = None, hi: float | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
     """(centres, density) of a histogram of ``x`` over [lo, hi]: density integrates to the share inside."""
     x = np.asarray(x, dtype=np.float64)
@@ -135,7 +136,7 @@ def density_histogram(x, bins: int = 60, lo: float | None = None, hi: float | No
     return (edges[:-1] + edges[1:]) / 2, counts / (x.size * width)
 
 
-def normal_pdf(x, var: float) -> np.ndarray:
+def normal_pdf(x: ArrayLike, var: float) -> np.ndarray:
     """The N(0, var) density at ``x`` (the curve the histograms approach)."""
     x = np.asarray(x, dtype=np.float64)
     return np.exp(-x * x / (2 * var)) / np.sqrt(2 * np.pi * var)

@@ -8,10 +8,12 @@ or the whole model (L, H, T, T). Every view keeps the rows of the result summing
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .checks import positive_int
 from .errors import InputError
@@ -57,7 +59,7 @@ def _renormalise(attn: np.ndarray) -> np.ndarray:
         return np.where(sums > 0, attn / sums, uniform).astype(attn.dtype, copy=False)
 
 
-def drop_special(tokens, attn, special=SPECIAL_TOKENS) -> TokenView:
+def drop_special(tokens: Sequence[str], attn: ArrayLike, special: Collection[str] = SPECIAL_TOKENS) -> TokenView:
     """Remove the special tokens (default [CLS] and [SEP]) from both axes and renormalise every row to sum 1.
 
     BERT heads park much of their weight on [CLS] and [SEP]; without them the rest of the pattern shows.
@@ -71,7 +73,7 @@ def drop_special(tokens, attn, special=SPECIAL_TOKENS) -> TokenView:
     return TokenView(tokens=[tokens[i] for i in keep], attn=_renormalise(sub), groups=[(i,) for i in keep])
 
 
-def merge_word_pieces(tokens, attn) -> TokenView:
+def merge_word_pieces(tokens: Sequence[str], attn: ArrayLike) -> TokenView:
     """Join WordPiece pieces into words: a piece starting with '##' belongs to the token before it.
 
     Key axis: a word receives the sum of the weights on its pieces. Query axis: a word's row is the mean of
@@ -95,7 +97,7 @@ def merge_word_pieces(tokens, attn) -> TokenView:
     return TokenView(tokens=words, attn=merged, groups=[tuple(g) for g in groups])
 
 
-def rank_heads(attentions, source_index: int, target_index: int, top: int | None = None) -> list[HeadWeight]:
+def rank_heads(attentions: ArrayLike, source_index: int, target_index: int, top: int | None = None) -> list[HeadWeight]:
     """Every (layer, head) ranked by the weight that token ``source_index`` (query) puts on ``target_index`` (key).
 
     ``attentions`` is (L, H, T, T). Returns HeadWeight(layer, head, weight) tuples, largest weight first
@@ -116,7 +118,7 @@ def rank_heads(attentions, source_index: int, target_index: int, top: int | None
     return ranked if top is None else ranked[:top]
 
 
-def token_index(tokens, token: str, occurrence: int = 0) -> int:
+def token_index(tokens: Sequence[str], token: str, occurrence: int = 0) -> int:
     """Position of the ``occurrence``-th (from 0) ``token`` in ``tokens``, or a ValueError listing the tokens."""
     if isinstance(occurrence, bool) or not isinstance(occurrence, (int, np.integer)) or occurrence < 0:
         raise InputError("not_whole", f"occurrence={occurrence!r} must be a whole number ≥ 0 (0 = the first "
@@ -129,7 +131,7 @@ def token_index(tokens, token: str, occurrence: int = 0) -> int:
     return hits[occurrence]
 
 
-def pool(tokens, attn, max_tokens: int) -> TokenView:
+def pool(tokens: Sequence[str], attn: ArrayLike, max_tokens: int) -> TokenView:
     """At most ``max_tokens`` blocks of consecutive tokens, for matrices too large to draw cell by cell.
 
     Blocks of ceil(T / max_tokens) tokens, combined as word pieces are (key axis: sum, query axis: mean),

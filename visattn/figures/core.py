@@ -10,8 +10,11 @@ arrays are sent as float32 to keep the page light.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 from plotly.colors import get_colorscale
 
 WEIGHT_SCALE = "Blues"
@@ -58,13 +61,13 @@ def _scale(name_or_list):
     return get_colorscale(name_or_list) if isinstance(name_or_list, str) else name_or_list
 
 
-def compact(a) -> np.ndarray:
+def compact(a: ArrayLike) -> np.ndarray:
     """``a`` as float32 (half the bytes to the browser) unless an entry is beyond float32's range."""
     a = np.asarray(a, dtype=np.float64)
     return a.astype(np.float32) if not (np.abs(a[np.isfinite(a)]) > F32_MAX).any() else a
 
 
-def unique_labels(labels, n: int) -> list[str]:
+def unique_labels(labels: Iterable[object] | None, n: int) -> list[str]:
     """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width spaces."""
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
     seen: dict[str, int] = {}

@@ -5,8 +5,11 @@ Every word is a parameter (the page passes translated ones); the English default
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from .core import DIVERGING_SCALE, _figure, _scale, _ticks, _title, compact
 
@@ -31,8 +34,8 @@ def _cache_traces(K, V, W, t, xl_k, xl_v, yl, bound):
     ]
 
 
-def cache_animation(K, V, W, tokens, step: int, *, key_title: str = "key cache K", value_title: str = "value cache V",
-                    weight_title: str = "weights of the new query", token_name: str = "token", dim_name: str = "dim",
+def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[str], step: int, *, key_title: str = "key cache K",
+                    value_title: str = "value cache V", weight_title: str = "weights of the new query", token_name: str = "token", dim_name: str = "dim",
                     value_name: str = "value", weight_name: str = "weight", step_prefix: str = "step ",
                     play: str = "play", pause: str = "pause", font_size: int = 14) -> go.Figure:
     """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not cached yet are
@@ -76,7 +79,7 @@ def cache_animation(K, V, W, tokens, step: int, *, key_title: str = "key cache K
     return go.Figure({"data": traces(step), "layout": layout, "frames": frames}, _validate=False)
 
 
-def loss_curves(positions, losses: dict, *, second_start: float | None = None, second_label: str = "tokens seen before",
+def loss_curves(positions: ArrayLike, losses: dict, *, second_start: float | None = None, second_label: str = "tokens seen before",
                 title: str = "", x_title: str = "position", y_title: str = "loss (nats)", chance: float | None = None,
                 chance_label: str = "uniform guess", font_size: int = 14) -> go.Figure:
     """Per-position loss curves {name: (T − 1,)}; ``second_start`` shades where a repeated sequence's second copy
@@ -101,7 +104,7 @@ def loss_curves(positions, losses: dict, *, second_start: float | None = None, s
     return _figure(data, layout)
 
 
-def cost_curves(work_cached, work_uncached, *, cached_name: str = "with KV cache", uncached_name: str = "without cache",
+def cost_curves(work_cached: ArrayLike, work_uncached: ArrayLike, *, cached_name: str = "with KV cache", uncached_name: str = "without cache",
                 title: str = "", x_title: str = "step (tokens so far)", y_title: str = "multiply-adds per step",
                 font_size: int = 14) -> go.Figure:
     """Work of each generation step with and without the cache, on a log scale."""

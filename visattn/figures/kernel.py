@@ -2,17 +2,20 @@
 heatmap, keys in the plane, and the leave-one-out error against σ.
 
 Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
-:class:`visattn.lessons.kernel.KernelLesson` (``lesson``) or its :class:`Fit`.
+:class:`visattn.lessons.kernel.KernelLesson` (``lesson``); :func:`score_maps` takes a
+:class:`visattn.scoring.ScoredAttention`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lessons.kernel import key_text
+from ..lessons.kernel import KernelLesson, key_text
+from ..scoring import ScoredAttention
 from .core import _figure, _title, compact
 from .lines import bars, curves
 from .matrices import heatmap
@@ -47,7 +50,7 @@ class Words:
     current_sigma: str = "current σ = {sigma}"
 
 
-def weight_bars(lesson, w: Words, font_size: int = 14) -> go.Figure:
+def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """One bar per key: the query's attention weights (the heaviest key highlighted)."""
     b = lesson.breakdown
     return bars([key_text(k) for k in b.keys], b.weights, title=w.bars_title.format(q=key_text(b.query)),
@@ -55,7 +58,7 @@ def weight_bars(lesson, w: Words, font_size: int = 14) -> go.Figure:
                 highlight=int(np.argmax(b.weights)) if b.supported else None, ymax=1.1, font_size=font_size)
 
 
-def fit_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """The fitted curve over the query range, the data points and the current query (1-D keys)."""
     b = lesson.breakdown
     q = float(b.query[0])
@@ -74,7 +77,7 @@ def fit_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
     return _figure(data, layout)
 
 
-def grid_heatmap(lesson, w: Words, font_size: int = 14) -> go.Figure:
+def grid_heatmap(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys."""
     sorted_keys = [key_text(lesson.breakdown.keys[i]) for i in lesson.order]
     fig = heatmap(np.round(lesson.grid_weights, 3), sorted_keys, [f"{g:.4g}" for g in lesson.grid], title=w.heatmap_title,
@@ -85,7 +88,7 @@ def grid_heatmap(lesson, w: Words, font_size: int = 14) -> go.Figure:
     return _figure(spec["data"], spec["layout"])
 
 
-def plane_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """2-D keys as points sized by their weight for the query, over the estimate surface."""
     b = lesson.breakdown
     q = b.query
@@ -106,7 +109,7 @@ def plane_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
     return _figure([surface, keys, star], layout)
 
 
-def lesson_figures(lesson, w: Words, font_size: int = 14) -> list[tuple[go.Figure, str]]:
+def lesson_figures(lesson: KernelLesson, w: Words, font_size: int = 14) -> list[tuple[go.Figure, str]]:
     """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D keys) or the plane."""
     if lesson.breakdown.keys.shape[1] == 1:
         more = [(fit_figure(lesson, w, font_size), "kernel_fitted_curve"), (grid_heatmap(lesson, w, font_size), "kernel_weights_heatmap")]
@@ -115,7 +118,8 @@ def lesson_figures(lesson, w: Words, font_size: int = 14) -> list[tuple[go.Figur
     return [(weight_bars(lesson, w, font_size), "kernel_weights_bars"), *more]
 
 
-def score_maps(r, names, titles, w: Words, score_name: str = "score", font_size: int = 14) -> list[tuple[go.Figure, str]]:
+def score_maps(r: ScoredAttention, names: tuple[Sequence[str], Sequence[str]], titles: Sequence[str], w: Words,
+               score_name: str = "score", font_size: int = 14) -> list[tuple[go.Figure, str]]:
     """Heatmaps of a scored attention ``r`` (queries × keys) with their PNG suffixes: the scores when ``titles`` has two
     entries (scores title, weights title), then the weights. ``names`` = (key names, query names)."""
     common = dict(x_title=w.key, y_title=w.query, font_size=font_size)
@@ -123,7 +127,7 @@ def score_maps(r, names, titles, w: Words, score_name: str = "score", font_size:
     return out + [(heatmap(np.round(r.weights, 3), *names, title=titles[-1], value_name=w.weight, digits=3, **common), "weights")]
 
 
-def loo_figure(lesson, w: Words, font_size: int = 14) -> go.Figure:
+def loo_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a point)."""
     fit = lesson.fit
     errors = np.where(np.isfinite(fit.errors), fit.errors, np.nan)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
 
 
-def line_view(w, tokens, *, head_names=None, visible=None, title: str = "", font_size: int = 14,
+def line_view(w: ArrayLike, tokens: Sequence[str], *, head_names: Iterable[str] | None = None, visible: Iterable[int] | None = None,
+              title: str = "", font_size: int = 14,
               min_weight: float = 0.02, value_name: str = "weight") -> go.Figure:
     """Tokens in two columns, one line per (query, key) pair per head, opacity = weight.
 
@@ -52,8 +56,9 @@ def line_view(w, tokens, *, head_names=None, visible=None, title: str = "", font
     return _figure(data, layout)
 
 
-def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "weight", highlight=None,
-         ymax=None, font_size: int = 14, digits: int = 3, fixed: bool = False, label_min: float | None = None) -> go.Figure:
+def bars(labels: Sequence[object], values: ArrayLike, *, title: str = "", x_title: str = "", y_title: str = "weight",
+         highlight: int | None = None, ymax: float | None = None, font_size: int = 14, digits: int = 3, fixed: bool = False,
+         label_min: float | None = None) -> go.Figure:
     """One bar per label (repeated labels stay apart); ``highlight`` indexes a bar.
 
     Bars are labelled with their values (up to 40 bars): ``fixed`` gives ``digits`` decimals (weights read
@@ -73,7 +78,7 @@ def bars(labels, values, *, title: str = "", x_title: str = "", y_title: str = "
     return _figure(data, layout)
 
 
-def curves(x, ys: dict, *, title: str = "", x_title: str = "", y_title: str = "", mode: str = "lines",
+def curves(x: ArrayLike, ys: dict, *, title: str = "", x_title: str = "", y_title: str = "", mode: str = "lines",
            font_size: int = 14, markers: dict | None = None) -> go.Figure:
     """Several named curves over one x; ``markers`` adds named point sets {name: (xs, ys)}."""
     x = compact(x)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from .core import DIVERGING_SCALE, MAX_TEXT_CELLS, MAX_TICKS, WEIGHT_SCALE, _figure, _scale, _ticks, _title, _top_margin, cell_text, compact
 
 
-def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = "", y_title: str = "",
-            value_name: str = "weight", weights: bool = True, zmin=None, zmax=None, colorscale: str | None = None,
-            digits: int = 2,
-            show_text: bool | None = None, masked=None, height: int | None = None, font_size: int = 14,
+def heatmap(m: ArrayLike, x_labels: Sequence[object] | None = None, y_labels: Sequence[object] | None = None, *, title: str = "",
+            x_title: str = "", y_title: str = "", value_name: str = "weight", weights: bool = True, zmin: float | None = None,
+            zmax: float | None = None, colorscale: str | None = None, digits: int = 2,
+            show_text: bool | None = None, masked: ArrayLike | None = None, height: int | None = None, font_size: int = 14,
             max_ticks: int = MAX_TICKS, tick_angle: float | None = None) -> go.Figure:
     """One matrix as a heatmap; rows are queries (top to bottom), columns keys.
 
@@ -65,7 +68,9 @@ def heatmap(m, x_labels=None, y_labels=None, *, title: str = "", x_title: str = 
     return _figure(data, layout)
 
 
-def head_grid(w, x_labels=None, y_labels=None, *, row_titles=None, col_titles=None, cell_titles=None, title: str = "",
+def head_grid(w: ArrayLike, x_labels: Sequence[object] | None = None, y_labels: Sequence[object] | None = None, *,
+              row_titles: Sequence[str] | None = None, col_titles: Sequence[str] | None = None,
+              cell_titles: Sequence[str] | None = None, title: str = "",
               value_name: str = "weight", query_name: str = "query", key_name: str = "key", font_size: int = 12,
               cell_px: int = 230, zmin: float = 0.0, zmax: float = 1.0, colorscale: str = WEIGHT_SCALE,
               title_xanchor: str = "center") -> go.Figure:

@@ -7,16 +7,21 @@ translated ones.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from .core import MAX_TEXT_CELLS
 from .lines import bars
 from .matrices import head_grid, heatmap
 
+if TYPE_CHECKING:   # annotations only: the lessons import the figures
+    from ..lessons.multi_head import Panel
 
-def layer_grid(w, tokens: Sequence[str], titles: Sequence[str], cols: int, *, font_size: int = 13,
+
+def layer_grid(w: ArrayLike, tokens: Sequence[str], titles: Sequence[str], cols: int, *, font_size: int = 13,
                value_name: str = "weight", query_name: str = "query", key_name: str = "key") -> go.Figure:
     """All heads of one layer, ``w`` (H, T, T), ``cols`` to a row on the shared 0…1 scale; blanks pad the last row."""
     w = np.asarray(w, dtype=float)
@@ -29,7 +34,7 @@ def layer_grid(w, tokens: Sequence[str], titles: Sequence[str], cols: int, *, fo
                      value_name=value_name, query_name=query_name, key_name=key_name, cell_px=330 if cols <= 2 else 230)
 
 
-def focus_bars(tokens: Sequence[str], weights, best: int, *, title: str, narrow: bool, font_size: int = 13,
+def focus_bars(tokens: Sequence[str], weights: ArrayLike, best: int, *, title: str, narrow: bool, font_size: int = 13,
                y_title: str = "weight") -> go.Figure:
     """One head's weights from the focus token, its top key highlighted. ``narrow`` (4 to a row) leaves the
     bars unlabelled: the title carries the top weight."""
@@ -41,7 +46,7 @@ def focus_bars(tokens: Sequence[str], weights, best: int, *, title: str, narrow:
     return fig
 
 
-def step_matrix(panel, *, title: str, axis_names: dict[str, str], value_name: str, font_size: int = 13) -> go.Figure:
+def step_matrix(panel: Panel, *, title: str, axis_names: dict[str, str], value_name: str, font_size: int = 13) -> go.Figure:
     """One matrix of the pipeline (a :class:`visattn.lessons.multi_head.Panel`): weights on the 0…1 scale,
     anything else on its own. ``axis_names`` names the panel's row and column kinds ("token", "dimension", …).
 

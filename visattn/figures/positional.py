@@ -6,8 +6,11 @@ Every word shown is a parameter (the page passes translated ones); the English d
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from .core import _figure, _title, compact
 from .matrices import head_grid, heatmap
@@ -24,7 +27,7 @@ def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int 
                 margin=dict(l=10, r=10, t=60, b=10), **axes)
 
 
-def table_heatmap(shown, rows, cols, *, title: str = "", x_title: str = "dimension", y_title: str = "position",
+def table_heatmap(shown: ArrayLike, rows: Iterable[int], cols: Iterable[int], *, title: str = "", x_title: str = "dimension", y_title: str = "position",
                   font_size: int = 14) -> go.Figure:
     """The (positions × columns) table as a heatmap without cell text, every few positions and columns named."""
     return heatmap(shown, [int(c) for c in cols], [int(r) for r in rows], title=title, x_title=x_title, y_title=y_title,
@@ -32,7 +35,7 @@ def table_heatmap(shown, rows, cols, *, title: str = "", x_title: str = "dimensi
                    tick_angle=0)
 
 
-def dot_matrix(dots, *, title: str = "", x_title: str = "position q", y_title: str = "position p",
+def dot_matrix(dots: ArrayLike, *, title: str = "", x_title: str = "position q", y_title: str = "position p",
                font_size: int = 14) -> go.Figure:
     """PE(p)·PE(q) for every pair of positions; fewer, larger tick labels on a projector."""
     n = len(dots)
@@ -41,7 +44,7 @@ def dot_matrix(dots, *, title: str = "", x_title: str = "position q", y_title: s
                    max_ticks=40 if font_size < 16 else 16, tick_angle=0)
 
 
-def wavelength_plot(wavelengths, n: int, *, name: str = "wavelength", n_name: str = "n positions", title: str = "",
+def wavelength_plot(wavelengths: ArrayLike, n: int, *, name: str = "wavelength", n_name: str = "n positions", title: str = "",
                     x_title: str = "pair i", y_title: str = "wavelength (positions)", font_size: int = 14) -> go.Figure:
     """Wavelength of each sin/cos pair on a log axis (a straight line), with the table's n positions dotted."""
     pairs = np.arange(len(wavelengths))
@@ -51,7 +54,7 @@ def wavelength_plot(wavelengths, n: int, *, name: str = "wavelength", n_name: st
     return _figure(data, _layout(title, x_title, y_title, font_size, yaxis=dict(type="log")))
 
 
-def offset_curve(offsets, formula, markers: dict, *, formula_name: str = "Σ cos((q − p)ω)", title: str = "",
+def offset_curve(offsets: ArrayLike, formula: ArrayLike, markers: dict, *, formula_name: str = "Σ cos((q − p)ω)", title: str = "",
                  x_title: str = "offset q − p", y_title: str = "PE(p)·PE(q)", font_size: int = 14) -> go.Figure:
     """The formula over every offset, with the rows of the matrix as point sets {name: (offsets, values)} on it."""
     size = 6 if max((len(x) for x, _ in markers.values()), default=0) > 48 else 9
@@ -60,7 +63,7 @@ def offset_curve(offsets, formula, markers: dict, *, formula_name: str = "Σ cos
     return _figure(data, _layout(title, x_title, y_title, font_size))
 
 
-def rotation_circle(circle, points: dict, *, name: str = "pair i", title: str = "", x_title: str = "sin",
+def rotation_circle(circle: ArrayLike, points: dict, *, name: str = "pair i", title: str = "", x_title: str = "sin",
                     y_title: str = "cos", font_size: int = 14) -> go.Figure:
     """One sin/cos pair at positions 0, 1, 2, … on the unit circle (equal axes), with named points {name: (x, y)}."""
     circle = np.asarray(circle, dtype=np.float64)
@@ -71,7 +74,7 @@ def rotation_circle(circle, points: dict, *, name: str = "pair i", title: str = 
                                  yaxis=square | dict(scaleanchor="x", scaleratio=1)))
 
 
-def score_curves(distances, ys: dict, *, dashes=(), title: str = "", x_title: str = "distance",
+def score_curves(distances: ArrayLike, ys: dict, *, dashes: Sequence[str] = (), title: str = "", x_title: str = "distance",
                  y_title: str = "score", font_size: int = 14) -> go.Figure:
     """Scores against distance, one named curve per entry of ``ys``; ``dashes`` styles them in order."""
     dashes = list(dashes) + ["solid"] * (len(ys) - len(dashes))
@@ -79,7 +82,7 @@ def score_curves(distances, ys: dict, *, dashes=(), title: str = "", x_title: st
     return _figure(data, _layout(title, x_title, y_title, font_size))
 
 
-def alibi_grid(grid, cell_titles, *, title: str = "", value_name: str = "bias", query_name: str = "query",
+def alibi_grid(grid: ArrayLike, cell_titles: Sequence[str], *, title: str = "", value_name: str = "bias", query_name: str = "query",
                key_name: str = "key", font_size: int = 14, cell_px: int = 270) -> go.Figure:
     """ALiBi's (R, C, n, n) bias per head on one scale from the steepest bias up to 0 (blank cells pad the grid)."""
     grid = np.asarray(grid, dtype=np.float64)

@@ -8,6 +8,7 @@ Every word a figure shows is a parameter (English defaults for notebooks). Compu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -73,7 +74,7 @@ def colour_scale(values: ArrayLike | None = None, *, scale: str = "linear", pale
 
 
 def filtered_line_view(w: ArrayLike, tokens: Sequence[str], *, threshold: float = 0.02, top_k: int | None = None,
-                       **line_view_kwargs) -> go.Figure:
+                       **line_view_kwargs: Any) -> go.Figure:
     """:func:`line_view` of ``w`` (H, T, T) after :func:`visattn.reading.filter_edges` (edge threshold, top-k
     edges per query). Rows should sum to 1 (weights, aggregates, rollout, normalised norm-weighted maps):
     the line view draws weights in tenths up to 1."""

@@ -7,12 +7,21 @@ formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
+from ..attention import SelfAttentionTrace
+from ..scaling import Peakedness
 from .core import HEAD_COLOURS, MAX_TEXT_CELLS, _figure
 from .lines import curves
 from .matrices import heatmap
+
+if TYPE_CHECKING:   # annotations only: the lessons import the figures
+    from ..lessons.single_head import Histogram, WhySqrt
 
 ORANGE = HEAD_COLOURS[1]
 
@@ -28,7 +37,7 @@ def _fixed(v: float, decimals: int) -> str:
     return s.lstrip("-") if float(s) == 0 else s     # no "-0.00"
 
 
-def cell_labels(m, masked=None, *, decimals: int = 2, short: bool = False) -> list[list[str]]:
+def cell_labels(m: ArrayLike, masked: np.ndarray | None = None, *, decimals: int = 2, short: bool = False) -> list[list[str]]:
     """Each cell's text: fixed ``decimals`` (or, with ``short``, at most that many), ✕ where masked."""
     m = np.asarray(m, dtype=np.float64)
     fmt = _short if short else _fixed
@@ -48,7 +57,8 @@ def _restyle(fig: go.Figure, m: np.ndarray, masked, *, decimals: int | None, sho
     return _figure(spec["data"], spec["layout"])
 
 
-def panel(m, rows, cols, *, title: str, value_name: str, weights: bool = False, masked=None, height: int = 250,
+def panel(m: ArrayLike, rows: Sequence[str], cols: Sequence[str], *, title: str, value_name: str, weights: bool = False,
+          masked: np.ndarray | None = None, height: int = 250,
           x_title: str = "", y_title: str = "", row_name: str = "row", col_name: str = "column", font_size: int = 13) -> go.Figure:
     """One compact labelled matrix of the pipeline (several side by side), numbers in every cell, no colour bar.
     The hover names a cell by ``row_name`` and ``col_name`` (the axis titles, where there are any)."""
@@ -64,7 +74,8 @@ def panel(m, rows, cols, *, title: str, value_name: str, weights: bool = False, 
                     short=side <= 4, size=size, showscale=False, hovertemplate=hover)
 
 
-def sentence_map(m, tokens, *, title: str, value_name: str, weights: bool, decimals: int, masked=None,
+def sentence_map(m: ArrayLike, tokens: Sequence[str], *, title: str, value_name: str, weights: bool, decimals: int,
+                 masked: np.ndarray | None = None,
                  show_text: bool = True, x_title: str = "", y_title: str = "", font_size: int = 13) -> go.Figure:
     """A sentence's scores or weights (T × T), numbers with fixed ``decimals`` while they fit in the cells."""
     m = np.asarray(m, dtype=np.float64)
@@ -83,7 +94,7 @@ def _legend_below(layout: dict, font_size: int, height: int) -> None:
                   margin=dict(l=10, r=10, t=60, b=int(4.6 * font_size + 40)))
 
 
-def histogram(h, *, title: str, x_title: str, y_title: str, measured_name: str, font_size: int = 13) -> go.Figure:
+def histogram(h: Histogram, *, title: str, x_title: str, y_title: str, measured_name: str, font_size: int = 13) -> go.Figure:
     """A measured density (steps) over the normal density N(0, var) it approaches (dashed); ``h`` has centres,
     density, normal, var (:class:`visattn.lessons.single_head.Histogram`)."""
     normal_name = f"N(0, {h.var:g})"
@@ -95,7 +106,7 @@ def histogram(h, *, title: str, x_title: str, y_title: str, measured_name: str, 
     return _figure(spec["data"], spec["layout"])
 
 
-def peak_curves(d_k, raw, scaled, *, raw_name: str, scaled_name: str, refs: dict, title: str, x_title: str,
+def peak_curves(d_k: ArrayLike, raw: ArrayLike, scaled: ArrayLike, *, raw_name: str, scaled_name: str, refs: dict, title: str, x_title: str,
                 y_title: str, font_size: int = 13) -> go.Figure:
     """Two curves over d_k on a log axis (raw and scaled softmax), with dotted reference levels {label: y}."""
     grid = [int(g) for g in np.asarray(d_k)]
@@ -116,7 +127,8 @@ def _height(n_rows: int) -> int:
     return int(max(220, 120 + 38 * n_rows))
 
 
-def pipeline(tr, tokens, words: dict, *, inputs=None, font_size: int = 13) -> list[tuple[str, int, list]]:
+def pipeline(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, inputs: Sequence[ArrayLike] | None = None,
+             font_size: int = 13) -> list[tuple[str, int, list]]:
     """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name, figure)])] for the
     steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores" (QKᵀ, ÷√d_k, softmax) and "out" (Z,
     half width).
@@ -152,7 +164,7 @@ def pipeline(tr, tokens, words: dict, *, inputs=None, font_size: int = 13) -> li
     return out
 
 
-def sentence(tr, tokens, words: dict, *, side: bool, show_text: bool, font_size: int = 13) -> list[tuple[str, go.Figure]]:
+def sentence(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, side: bool, show_text: bool, font_size: int = 13) -> list[tuple[str, go.Figure]]:
     """A sentence's attention weights (and, with ``side``, its scores before them) as [(name, figure)].
     ``words``: sent_scores, sent_weights (titles), score, weight (hover and colour-bar names), key, query (axis titles)."""
     kw = dict(x_title=words["key"], y_title=words["query"], font_size=font_size, show_text=show_text,
@@ -163,7 +175,7 @@ def sentence(tr, tokens, words: dict, *, side: bool, show_text: bool, font_size:
                                                        value_name=words["weight"], decimals=2, **kw))]
 
 
-def why_sqrt(w, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
+def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
     """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as [(name, figure)].
     ``words``: density (y title), measured (legend name)."""
     kw = dict(y_title=words["density"], measured_name=words["measured"], font_size=font_size)
@@ -172,7 +184,7 @@ def why_sqrt(w, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]
             ("sqrt_hist_scaled", histogram(w.scaled, title=f"q·k / √d<sub>k</sub>, {dk}", x_title="q·k/√d_k", **kw))]
 
 
-def peaks(p, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
+def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
     """The largest weight and the entropy of softmax rows over d_k (:class:`visattn.scaling.Peakedness`), raw and
     scaled, with the uniform and one-hot levels. ``words``: peak_max, peak_entropy (titles), max_weight, entropy
     (y titles), uniform, onehot (levels)."""

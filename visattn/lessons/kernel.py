@@ -12,11 +12,12 @@ Shapes: Nk keys, Dk key features (1 or 2), Tq queries, Tk keys, Dv value width.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..checks import MAX_MAGNITUDE
 from ..errors import InputError
@@ -109,7 +110,7 @@ def num(v: float, digits: int = 4) -> str:
     return s
 
 
-def key_text(row) -> str:
+def key_text(row: Sequence[float] | np.ndarray) -> str:
     """A key as the page names it: ``62`` for one feature, ``(207, 289)`` for two."""
     return "(" + ", ".join(f"{x:g}" for x in row) + ")" if len(row) > 1 else f"{row[0]:g}"
 
@@ -121,7 +122,7 @@ def nice_step(span: float) -> float:
 
 # ---- tab ①: the table, the controls, the lesson ----------------------------------------------------------------------
 
-def check_table(table, rows: int = 0) -> np.ndarray:
+def check_table(table: ArrayLike, rows: int = 0) -> np.ndarray:
     """The key→value table as floats, refused past :data:`MAX_TABLE_ROWS` rows (before any heavy work). ``rows``: the
     rows an edit asked for, when the app refused it before it reached ``table``."""
     a = np.asarray(table, dtype=float)
@@ -131,7 +132,7 @@ def check_table(table, rows: int = 0) -> np.ndarray:
     return a
 
 
-def query_ranges(preset: str, table) -> tuple[tuple[float, float], ...]:
+def query_ranges(preset: str, table: ArrayLike) -> tuple[tuple[float, float], ...]:
     """(lo, hi) per key feature: the preset's range, widened to take in every key of the table (within ±MAX_MAGNITUDE)."""
     keys = np.asarray(table, dtype=float)[:, :-1]
     p = PRESETS[preset]
@@ -154,7 +155,7 @@ class Controls:
     sigma_step: float
 
 
-def controls(preset: str, table) -> Controls:
+def controls(preset: str, table: ArrayLike) -> Controls:
     """Slider ranges that fit ``table`` (the preset's own when the table is the preset's shape and span)."""
     p = PRESETS[preset]
     ranges = query_ranges(preset, table)
@@ -173,7 +174,7 @@ class Fit:
     flat_upto: float | None  # the error is (within 1e-6) lowest already at the smallest σ, and stays so up to here
 
 
-def fit_sigma(table, kernel: str) -> Fit | None:
+def fit_sigma(table: ArrayLike, kernel: str) -> Fit | None:
     """The leave-one-out σ for ``table``, or None when no σ reaches a neighbour for every pair (compact kernels).
 
     Independent of the current σ, so the page can offer it even while σ itself is invalid.
@@ -214,7 +215,7 @@ class KernelLesson:
         return tuple(out)
 
 
-def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple) -> KernelLesson:
+def kernel_lesson(table: ArrayLike, query: tuple, kernel: str, sigma: float, ranges: tuple) -> KernelLesson:
     """Everything tab ① shows. ``ranges`` ((lo, hi) per key feature) spans the curve and the heatmap."""
     sigma = check_bandwidth(sigma)
     keys, values = key_value_table(check_table(table))
@@ -306,7 +307,8 @@ def breakdown_matrix(b: QueryBreakdown) -> np.ndarray:
 
 # ---- tab ②: vectors, scoring functions ---------------------------------------------------------------------------------
 
-def scored(Q, K, V, method: str, W_q, W_k, w_v, standardized: bool) -> ScoredAttention:
+def scored(Q: ArrayLike, K: ArrayLike, V: ArrayLike, method: str, W_q: ArrayLike | None, W_k: ArrayLike | None,
+           w_v: ArrayLike | None, standardized: bool) -> ScoredAttention:
     """softmax(scores(Q, K)) V with one scoring function (the additive weights are used only by ``additive``)."""
     return score_attention(Q, K, V, method, W_q=W_q, W_k=W_k, w_v=w_v, standardized=standardized)
 
@@ -322,7 +324,7 @@ def q1_sum(r: ScoredAttention) -> str:
             + r"=(" + ", ".join(num(x, 5) for x in r.output[0]) + ")")
 
 
-def comparison(Q, K, V, W, row_name: Callable[[str, bool], str], col_name: Callable[[int], str],
+def comparison(Q: ArrayLike, K: ArrayLike, V: ArrayLike, W: Sequence[ArrayLike | None], row_name: Callable[[str, bool], str], col_name: Callable[[int], str],
                gap_name: str) -> tuple[pd.DataFrame, float]:
     """Largest weight of each query (and its key) for every scoring × (raw, standardised), the widest score spread,
     and the largest raw dot product: how one-hot softmax gets. ``row_name(method, standardised)``, ``col_name(i)``
@@ -424,7 +426,7 @@ SELF_FORMULA = {"scaled_dot": r"f(X)=\mathrm{softmax}\!\left(\frac{XX^\top}{\sqr
                 "additive": r"f(X)_i=\sum_j \mathrm{softmax}_j\!\left(w_v^\top\tanh(W_q x_i+W_k x_j)\right)x_j"}
 
 
-def top_pairs(weights, rows, cols) -> tuple[str, ...]:
+def top_pairs(weights: ArrayLike, rows: Sequence[str], cols: Sequence[str]) -> tuple[str, ...]:
     """"q1 → k2" per row of ``weights`` (Tq, Tk): the key each query weighs most."""
     return tuple(f"{r} → {cols[int(j)]}" for r, j in zip(rows, np.asarray(weights).argmax(1)))
 
@@ -436,7 +438,7 @@ class SelfLesson:
     formula: str              # LaTeX of the chosen scoring
 
 
-def self_lesson(X, method: str, W, standardized: bool) -> SelfLesson:
+def self_lesson(X: ArrayLike, method: str, W: Sequence[ArrayLike | None], standardized: bool) -> SelfLesson:
     """Self-attention over the rows of X (Q = K = V = X) with one scoring function."""
     r = scored(X, X, X, method, *W, standardized)
     names = tuple(f"x{i + 1}" for i in range(len(r.weights)))

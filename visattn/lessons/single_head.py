@@ -10,6 +10,7 @@ Token positions are 0-based in code and shown 1-based (x₁, q₁, “1: Thinkin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,9 @@ from ..checks import positive_int
 from ..errors import InputError
 from ..figures.core import MAX_TEXT_CELLS
 from ..text import MAX_TOKENS, seeded_embedding, tokenize
+
+if TYPE_CHECKING:   # annotations only: the model module stays unimported until MiniLM is used
+    from ..models.minilm import MiniLM
 
 # Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed from them.
 TOKENS = ("Thinking", "Machines")
@@ -230,7 +234,7 @@ def numbers_fit(n_tokens: int, side_by_side: bool) -> bool:
     return n_tokens <= (8 if side_by_side else MAX_TEXT_CELLS)
 
 
-def embed(text: str, source: str, d_model: int, seed: int = 0, model=None) -> tuple[list[str], np.ndarray]:
+def embed(text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | None = None) -> tuple[list[str], np.ndarray]:
     """text → (tokens, X (T, D)): a seeded random table, or MiniLM's word embeddings (``model``) projected on
     the table's d_model principal axes and scaled to mean square 1 (:meth:`MiniLM.reduced_embeddings`)."""
     if source == "seeded":
@@ -254,7 +258,7 @@ def embed(text: str, source: str, d_model: int, seed: int = 0, model=None) -> tu
 
 
 def sentence(text: str, source: str, d_model: int, d_k: int, seed: int = 0, *, scale: bool = True, causal: bool = False,
-             temperature: float = 1.0, model=None) -> SentenceResult:
+             temperature: float = 1.0, model: MiniLM | None = None) -> SentenceResult:
     """One untrained head over a sentence: embeddings from ``source``, seeded W ~ N(0, 1/D) (D, Dk) each."""
     d_model = positive_int(d_model, "d_model", maximum=MAX_SENTENCE_D)
     d_k = positive_int(d_k, "d_k", maximum=MAX_SENTENCE_D)
