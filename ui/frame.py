@@ -18,10 +18,10 @@ from .registry import BY_ID, PAGES
 from .text import escape
 
 NAV = {"home": "home.nav", "kernel": "kernel.nav", "single_head": "single_head.nav", "multi_head": "multi_head.nav",
-       "positional": "positional.nav", "pretrained": "pretrained.nav",
+       "positional": "positional.nav", "pretrained": "pretrained.nav", "reading": "reading.nav",
        "decoder": "decoder.nav"}
 CARD = {"kernel": "kernel.card", "single_head": "single_head.card", "multi_head": "multi_head.card",
-        "positional": "positional.card", "pretrained": "pretrained.card",
+        "positional": "positional.card", "pretrained": "pretrained.card", "reading": "reading.card",
         "decoder": "decoder.card"}
 
 

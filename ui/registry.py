@@ -28,6 +28,7 @@ PAGES = (
     Page("multi_head", "pages/multi_head.py", "🧠"),
     Page("positional", "pages/positional_encoding.py", "〰️"),
     Page("pretrained", "pages/pretrained.py", "🤖"),
+    Page("reading", "pages/reading.py", "🔬"),
     Page("decoder", "pages/decoder.py", "⏭️"),
 )
 BY_ID = {p.id: p for p in PAGES}
