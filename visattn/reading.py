@@ -29,12 +29,18 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .checks import as_array, positive_int
 from .errors import InputError
+
+if TYPE_CHECKING:   # annotations only: importing reading must not load the models
+    from .models.designed import DesignedConfig, DesignedResult
+    from .models.minilm import MiniLM, MiniLMResult
+    from .models.random import RandomResult
 
 HOWS = ("mean", "max")          # head aggregations (and rollout/flow head fusions)
 FLOW_MAX_TOKENS = 24            # flow solves T² max-flow problems on ≈ L·T² edges: ~1.4 s at 16 tokens on an idle
@@ -305,7 +311,7 @@ def block_value_norms(layers: Sequence, params: Sequence, n_heads: int) -> np.nd
     return np.stack([value_norms(tr.X_in, p.W_v, None, p.W_o, n_heads) for tr, p in zip(layers, params)])
 
 
-def designed_value_norms(result, config=None) -> np.ndarray:
+def designed_value_norms(result: DesignedResult, config: DesignedConfig | None = None) -> np.ndarray:
     """(L, H, T) value norms of a :func:`visattn.models.designed.run` result (its ``config``'s weights)."""
     from .models import designed
 
@@ -314,7 +320,7 @@ def designed_value_norms(result, config=None) -> np.ndarray:
 
 
 # ── MiniLM ───────────────────────────────────────────────────────────────────────────────────────
-def minilm_layer_inputs(model, text_or_result) -> tuple[np.ndarray, np.ndarray]:
+def minilm_layer_inputs(model: MiniLM, text_or_result: str | MiniLMResult) -> tuple[np.ndarray, np.ndarray]:
     """(token_ids (T,), X (L, T, D) float32): each encoder layer's input for a text or a MiniLMResult.
 
     Uses ``result.layer_inputs`` when the result carries it. Otherwise it recomputes them with the model's
@@ -346,7 +352,7 @@ def _minilm_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
     return p.W_qkv[:, :D], p.b_qkv[:D], p.W_qkv[:, D:2 * D], p.b_qkv[D:2 * D], p.W_qkv[:, 2 * D:], p.b_qkv[2 * D:]
 
 
-def minilm_value_norms(model, text_or_result) -> np.ndarray:
+def minilm_value_norms(model: MiniLM, text_or_result: str | MiniLMResult) -> np.ndarray:
     """(L, H, T) = ‖(x_j W_V^h + b_V^h) W_O^h‖ for every layer of all-MiniLM-L6-v2 (float64).
 
     ``model`` is a :class:`visattn.models.minilm.MiniLM`; ``text_or_result`` a text or its ``run`` result.
@@ -367,7 +373,7 @@ def _head_index(value, name: str, count: int) -> int:
     return int(value)
 
 
-def minilm_queries_keys(model, text_or_result, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+def minilm_queries_keys(model: MiniLM, text_or_result: str | MiniLMResult, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
     """One MiniLM head's queries and keys, each (T, Dh) float64, queries scaled by 1/√Dh (q·k = the score)."""
     layer = _head_index(layer, "layer", len(model.layers))
     head = _head_index(head, "head", model.config.n_heads)
@@ -378,7 +384,7 @@ def minilm_queries_keys(model, text_or_result, layer: int, head: int) -> tuple[n
     return x @ W_q[:, cols] + b_q[cols], x @ W_k[:, cols] + b_k[cols]
 
 
-def block_queries_keys(result, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+def block_queries_keys(result: DesignedResult | RandomResult, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
     """One head's queries and keys of a designed or random model run, (T, Dh) each, queries scaled by 1/√Dh."""
     layer = _head_index(layer, "layer", len(result.layers))
     mha = result.layers[layer].mha
