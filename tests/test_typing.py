@@ -7,7 +7,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "visattn"
 
 # Being rewritten by other work right now; the lead annotates them and then removes this exclusion.
-NOT_YET = {"lessons/reading.py"}
+NOT_YET: set[str] = set()
 
 
 def _missing(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

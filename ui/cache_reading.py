@@ -7,6 +7,7 @@ only, so changing the layer or head never recomputes flow.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import streamlit as st
@@ -23,20 +24,25 @@ def run(_model: MiniLM, text: str) -> lesson.Run:
 
 
 @st.cache_resource(show_spinner=False)
-def _readings_store() -> OrderedDict:
-    return OrderedDict()   # (text, view) -> Readings, the last READINGS of every session together
+def _readings_store() -> tuple[OrderedDict, threading.Lock]:
+    return OrderedDict(), threading.Lock()   # (text, view) -> Readings, the last READINGS of every session together
 
 
 def readings(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
     """Not ``st.cache_*``: flow's progress bar is an element drawn while computing, which a Streamlit cache would
     record and fail to replay. So a shared, bounded store (the newest READINGS kept)."""
-    store = _readings_store()
-    if (text, name) not in store:
-        store[(text, name)] = lesson.readings(run(model, text), name, progress)
-    store.move_to_end((text, name))
-    while len(store) > READINGS:
-        store.popitem(last=False)
-    return store[(text, name)]
+    store, lock = _readings_store()
+    key = (text, name)
+    with lock:
+        found = store.get(key)
+    if found is None:      # computed outside the lock (flow takes seconds); two sessions may both compute it once
+        found = lesson.readings(run(model, text), name, progress)
+    with lock:             # sessions run in threads: keep, mark newest and bound the store in one step
+        store[key] = found
+        store.move_to_end(key)
+        while len(store) > READINGS:
+            store.popitem(last=False)
+    return found
 
 
 def pair(model: MiniLM, a: str, b: str, name: str, layer: int, head: int) -> lesson.Pair:
