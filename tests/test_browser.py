@@ -47,7 +47,7 @@ def test_link_reproduces_the_view():
         page.get_by_text("Layer 1", exact=True).click()            # a non-default setting, made by the user
         page.wait_for_function("() => location.search.includes('mh_layer=1')", timeout=60_000)
         wait_rendered(page, True)
-        link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text().strip()
+        link = page.locator('[data-testid="stSidebar"] #visattn-link').inner_text().strip()
         assert "mh_layer=1" in link and link.startswith(url)
         made = page.evaluate(FIGURE_DATA)
         other = page.context.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()

@@ -7,10 +7,13 @@ page script without ``app.py`` on a deep link; this frame is what makes that har
 
 from __future__ import annotations
 
+import html
+from collections.abc import Callable
 from contextlib import contextmanager
-from urllib.parse import urlencode
+from functools import wraps
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from . import url_state
 from .i18n import LANGUAGES, browser_lang, lang, t
@@ -38,23 +41,6 @@ def presenter() -> bool:
 def font_size() -> int:
     """Base font size for figures: larger on a projector."""
     return 20 if presenter() else 13
-
-
-def view_link(page_id: str, params: dict[str, str]) -> str:
-    """The address that reopens this page with these settings (absolute when the browser told us its URL)."""
-    name = BY_ID[page_id].url_path
-    try:
-        base = (st.context.url or "").rstrip("/")
-    except Exception:  # no browser behind this run
-        base = ""
-    # st.context.url keeps the page's own path with file-based pages; the app's root is what we want
-    for p in PAGES:
-        stem = p.url_path
-        if stem and base.endswith("/" + stem):
-            base = base[: -len(stem) - 1]
-            break
-    query = urlencode(params)
-    return f"{base}/{name}" + (f"?{query}" if query else "")
 
 
 def _sidebar(current: str):
@@ -97,14 +83,57 @@ def page(page_id: str):
         yield
     finally:
         bad = url_state.finish()
-        with link_slot:
-            st.divider()
-            st.markdown(t("common.link_title"), help=t("common.link_help"))
-            # the language always travels with a shared link, even when it is this browser's default
-            st.code(view_link(page_id, {"lang": lang()} | url_state.current_params()), language=None, wrap_lines=True)
+        _link(link_slot)
         if bad:
             names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
             notice_slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
+
+
+# The link box reads the address bar, so it stays right after a section's partial rerun (which cannot redraw
+# the sidebar): a static script (no user data in it) shows location.href, with the language added when the URL
+# leaves it out, and copies it; where the clipboard is not allowed (plain http on a room's network) a click
+# selects the whole link instead.
+_LINK_HTML = """<div class="visattn-link"><code id="visattn-link" style="display:block;user-select:all;word-break:break-all;
+font-size:0.8rem;padding:0.5rem;border-radius:0.5rem;background:rgba(128,128,128,0.12)"></code>
+<button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;padding:0.2rem 0.6rem;border-radius:0.4rem;border:1px solid rgba(128,128,128,0.4);background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
+<script>(() => {{
+  const code = document.getElementById("visattn-link"), lang = "{lang}";
+  const link = () => {{ const u = new URL(window.location.href); if (!u.searchParams.get("lang")) u.searchParams.set("lang", lang);
+                        u.hash = ""; return u.toString(); }};
+  const draw = () => {{ const l = link(); if (code.textContent !== l) code.textContent = l; }};
+  draw(); clearInterval(window.visattnLinkTimer); window.visattnLinkTimer = setInterval(draw, 300);
+  document.getElementById("visattn-copy").onclick = () => {{
+    const select = () => window.getSelection().selectAllChildren(code);
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(link()).catch(select); else select();
+  }};
+}})();</script>"""
+
+
+def _link(slot) -> None:
+    """The sidebar's "link to this view" box: the address of the view as it is now, and a copy button."""
+    with slot:
+        st.divider()
+        st.markdown(t("common.link_title"), help=t("common.link_help"))
+        st.html(_LINK_HTML.format(copy=html.escape(t("common.link_copy")), lang=lang()), unsafe_allow_javascript=True)
+
+
+def _partial_rerun() -> bool:
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
+
+
+def section(fn: Callable) -> Callable:
+    """A lesson section that reruns alone (``st.fragment``) when one of its own controls changes; afterwards the
+    URL and the link box are brought up to date, as at the end of a whole run. Rule: a control inside a section
+    may only change what that section draws (a control that others depend on lives outside every section)."""
+    @wraps(fn)
+    def body(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if _partial_rerun():
+                url_state.finish()
+    return st.fragment(body)
 
 
 def explain(text: str) -> None:
