@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from visattn.figures import decoder as figures
 from visattn.lessons import decoder as lesson
 
 
@@ -17,11 +19,19 @@ def cache(tokens: tuple[str, ...], step: int) -> lesson.CacheSection:
     return lesson.cache_section(list(tokens), step)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def cache_figure(tokens: tuple[str, ...], step: int, font_size: int, **words: str) -> go.Figure:
+    """The KV-cache animation (one frame per step), built once per input and shared: show it, never modify it."""
+    c = lesson.cache_section(list(tokens), step)
+    return figures.cache_animation(c.K, c.V, c.weights, list(tokens), c.step, font_size=font_size, **words)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def cost(shape: str) -> lesson.CostSection:
     return lesson.cost_section(shape)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def circuit(tokens: tuple[str, ...], ablate: bool) -> lesson.CircuitSection:
-    return lesson.circuit_section(list(tokens), ablate)
+def circuits(tokens: tuple[str, ...]) -> tuple[lesson.CircuitSection, lesson.CircuitSection]:
+    """(intact, ablated) from one pair of runs, so the ablation switch never computes."""
+    return lesson.circuit_pair(list(tokens))

@@ -17,21 +17,29 @@ FUTURE_GREY = "#d9d9d9"    # the plot's background: what a NaN cell (a key not c
 NEW_ROW = "#ff7f0e"
 
 
-def _cache_traces(K, V, W, t, xl_k, xl_v, yl, bound):
+def _cache_step(K, V, W, t, *, full: bool, **base):
+    """What step t changes in the three traces (K, V, the new query's weights); with ``full`` the whole traces."""
     T = K.shape[0]
     hide = np.arange(T) > t                               # rows not in the cache yet
-    Kt = np.where(hide[:, None], np.nan, K)
-    Vt = np.where(hide[:, None], np.nan, V)
     w = np.where(hide, 0.0, W[t])
-    colours = [NEW_ROW if j == t else ("#1f77b4" if j < t else FUTURE_GREY) for j in range(T)]
-    return [
-        dict(type="heatmap", z=compact(Kt), x=xl_k, y=yl, zmin=-bound, zmax=bound, colorscale=_scale(DIVERGING_SCALE),
-             showscale=False, xaxis="x", yaxis="y", hoverongaps=False),
-        dict(type="heatmap", z=compact(Vt), x=xl_v, y=yl, zmin=-bound, zmax=bound, colorscale=_scale(DIVERGING_SCALE),
-             showscale=False, xaxis="x2", yaxis="y2", hoverongaps=False),
-        dict(type="bar", orientation="h", x=compact(w), y=yl, marker=dict(color=colours), xaxis="x3", yaxis="y3",
-             text=[f"{v:.2f}" if j <= t else "" for j, v in enumerate(w)], textposition="outside"),
-    ]
+    bar = dict(type="bar", x=compact(w), marker=dict(color=[NEW_ROW if j == t else ("#1f77b4" if j < t else FUTURE_GREY)
+                                                              for j in range(T)]),
+               text=[f"{v:.2f}" if j <= t else "" for j, v in enumerate(w)])
+    k = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, K)))
+    v = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, V)))
+    if full:
+        k |= base["k"]
+        v |= base["v"]
+        bar |= base["bar"]
+    return [k, v, bar]
+
+
+def _with_frames(data: list[dict], layout: dict, frames: list[dict]) -> go.Figure:
+    """A figure with animation frames, skipping Plotly's validation. ``_validate=False`` does not reach frames
+    (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly; tests validate the result."""
+    fig = go.Figure({"data": data, "layout": layout}, _validate=False)
+    fig._frame_objs = tuple(go.Frame(f, _validate=False) for f in frames)
+    return fig
 
 
 def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[str], step: int, *, key_title: str = "key cache K",
@@ -41,7 +49,7 @@ def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[s
     """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not cached yet are
     grey), and the new query's weights over the cached keys (the new row in orange). ``W`` (T, T) holds step t's
     weights in row t. Plotly's own play button and slider run the frames in the browser; ``step`` (0-based)
-    is the frame shown first."""
+    is the frame shown first. A frame holds only what changes (the cells, the bars and their labels)."""
     K, V, W = (np.asarray(a, dtype=np.float64) for a in (K, V, W))
     T = K.shape[0]
     step = min(max(int(step), 0), T - 1)
@@ -50,15 +58,12 @@ def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[s
     xt_v, xl_v = _ticks([f"v{j + 1}" for j in range(V.shape[1])], V.shape[1])
     bound = float(max(np.abs(K).max(), np.abs(V).max())) or 1.0
     hover_m = f"{token_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
-    hover_w = f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>"
-
-    def traces(t):
-        tr = _cache_traces(K, V, W, t, xl_k, xl_v, yl, bound)
-        tr[0]["hovertemplate"] = tr[1]["hovertemplate"] = hover_m
-        tr[2]["hovertemplate"] = hover_w
-        return tr
-
-    frames = [dict(name=str(t + 1), data=traces(t)) for t in range(T)]
+    heat = dict(y=yl, zmin=-bound, zmax=bound, colorscale=_scale(DIVERGING_SCALE), showscale=False, hoverongaps=False,
+                hovertemplate=hover_m)
+    base = dict(k=heat | dict(x=xl_k, xaxis="x", yaxis="y"), v=heat | dict(x=xl_v, xaxis="x2", yaxis="y2"),
+                bar=dict(orientation="h", y=yl, xaxis="x3", yaxis="y3", textposition="outside",
+                         hovertemplate=f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>"))
+    frames = [dict(name=str(t + 1), data=_cache_step(K, V, W, t, full=False), traces=[0, 1, 2]) for t in range(T)]
     anim = dict(mode="immediate", frame=dict(duration=600, redraw=True), transition=dict(duration=0))
     slider = dict(active=step, currentvalue=dict(prefix=step_prefix), pad=dict(t=30), x=0.1, len=0.9,
                   steps=[dict(method="animate", label=str(t + 1), args=[[str(t + 1)], anim]) for t in range(T)])
@@ -76,7 +81,7 @@ def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[s
         yaxis3=dict(anchor="x3", showticklabels=False, **rows),
         plot_bgcolor=FUTURE_GREY, showlegend=False, font=dict(size=font_size), sliders=[slider], updatemenus=[buttons],
         height=int(min(1100, max(340, 190 + 22 * T))), margin=dict(l=10, r=10, t=90, b=10))
-    return go.Figure({"data": traces(step), "layout": layout, "frames": frames}, _validate=False)
+    return _with_frames(_cache_step(K, V, W, step, full=True, **base), layout, frames)
 
 
 def loss_curves(positions: ArrayLike, losses: dict, *, second_start: float | None = None, second_label: str = "tokens seen before",

@@ -158,9 +158,11 @@ class CircuitSection:
     last_guess: str           # the guess after the last token: what the model would generate next
 
 
-def circuit_section(tokens: list[str], ablate: bool) -> CircuitSection:
-    intact = induction.run(tokens)
-    knocked = induction.run(tokens, ablate="previous")
+def circuit_section(tokens: list[str], ablate: bool, runs: tuple[induction.InductionResult, induction.InductionResult] | None = None
+                    ) -> CircuitSection:
+    """The circuit on ``tokens``, showing the ablated run when ``ablate``; ``runs`` = (intact, knocked out) when
+    already computed (each run of the 809-wide model is the costly part)."""
+    intact, knocked = runs if runs is not None else (induction.run(tokens), induction.run(tokens, ablate="previous"))
     r = knocked if ablate else intact
     first, second = induction.copy_accuracy(r)
     targets = induction.induction_targets(r)
@@ -181,3 +183,9 @@ def circuit_section(tokens: list[str], ablate: bool) -> CircuitSection:
                           prev_weight=float(min(prev[i, i - 1] for i in range(1, T))), line_weights=lines, rows=rows,
                           chance=1.0 / induction.N_VOCAB,
                           chance_loss=float(np.log(induction.N_VOCAB)), last_guess=r.predictions[-1])
+
+
+def circuit_pair(tokens: list[str]) -> tuple[CircuitSection, CircuitSection]:
+    """(intact view, ablated view) from one pair of runs: the ablation switch then only picks one."""
+    runs = (induction.run(tokens), induction.run(tokens, ablate="previous"))
+    return circuit_section(tokens, False, runs), circuit_section(tokens, True, runs)
