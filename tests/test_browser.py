@@ -47,6 +47,8 @@ def test_link_reproduces_the_view():
         page.get_by_text("Layer 1", exact=True).click()            # a non-default setting, made by the user
         page.wait_for_function("() => location.search.includes('mh_layer=1')", timeout=60_000)
         wait_rendered(page, True)
+        # the link box reads the address bar in the browser (it stays right after a section's partial rerun)
+        page.wait_for_function("() => (document.getElementById('visattn-link') || {}).textContent?.includes('mh_layer=1')")
         link = page.locator('[data-testid="stSidebar"] #visattn-link').inner_text().strip()
         assert "mh_layer=1" in link and link.startswith(url)
         made = page.evaluate(FIGURE_DATA)
