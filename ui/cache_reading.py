@@ -1,4 +1,4 @@
-"""Cached runs for the reading page: one line each over :mod:`visattn.lessons.reading`.
+"""Cached readings (issue 12) for the reading and pretrained pages: one line each over the lessons.
 
 ``st.cache_resource`` (not ``cache_data``): the results hold (L, H, T, T) arrays shared read-only by every session,
 as ui/cache_pretrained.py does. ``_model`` is not hashed (there is one). Readings are keyed by text and view
@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import streamlit as st
 
+from visattn.lessons import pretrained as pt_lesson
 from visattn.lessons import reading as lesson
 from visattn.models.minilm import MiniLM
 
-READINGS = 16   # readings kept (a flow of 24 tokens takes seconds)
+from .cache_pretrained import run_text
+
+READINGS = 16             # readings kept (a flow of 24 tokens takes a moment) …
+READINGS_BYTES = 2 ** 28  # … and at most 256 MB of them (a per-head view of 512 tokens is 75 MB)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -25,24 +30,33 @@ def run(_model: MiniLM, text: str) -> lesson.Run:
 
 @st.cache_resource(show_spinner=False)
 def _readings_store() -> tuple[OrderedDict, threading.Lock]:
-    return OrderedDict(), threading.Lock()   # (text, view) -> Readings, the last READINGS of every session together
+    return OrderedDict(), threading.Lock()   # key -> Readings, the newest of every session together
 
 
-def readings(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
+def _stored(key: tuple, make: Callable[[], lesson.Readings]) -> lesson.Readings:
     """Not ``st.cache_*``: flow's progress bar is an element drawn while computing, which a Streamlit cache would
-    record and fail to replay. So a shared, bounded store (the newest READINGS kept)."""
+    record and fail to replay. So a shared store bounded in entries and bytes (the newest kept)."""
     store, lock = _readings_store()
-    key = (text, name)
     with lock:
         found = store.get(key)
-    if found is None:      # computed outside the lock (flow takes seconds); two sessions may both compute it once
-        found = lesson.readings(run(model, text), name, progress)
+    if found is None:      # computed outside the lock (flow takes a moment); two sessions may both compute it once
+        found = make()
+        found.w.flags.writeable = False    # shared by every session
     with lock:             # sessions run in threads: keep, mark newest and bound the store in one step
         store[key] = found
         store.move_to_end(key)
-        while len(store) > READINGS:
+        while len(store) > 1 and (len(store) > READINGS or sum(r.w.nbytes for r in store.values()) > READINGS_BYTES):
             store.popitem(last=False)
     return found
+
+
+def readings(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
+    return _stored(("reading", text, name), lambda: lesson.readings(run(model, text), name, progress))
+
+
+def pretrained(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
+    """The pretrained page's view of its run (up to 512 tokens; the weights view is the run's own array)."""
+    return _stored(("pretrained", text, name), lambda: pt_lesson.readings(model, run_text(model, text), name, progress))
 
 
 def pair(model: MiniLM, a: str, b: str, name: str, layer: int, head: int) -> lesson.Pair:

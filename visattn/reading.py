@@ -194,6 +194,17 @@ def attention_flow(weights: ArrayLike, *, residual: float = 0.5, head_fusion: st
 
 # ── one selector for every view ────────────────────────────────────────────────────────────────
 VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+PER_HEAD = ("weights", "norm_weighted")   # views with one map per head (mean, max, rollout: one per layer; flow: one)
+
+
+@dataclass(frozen=True)
+class Readings:
+    """One view of one text's attention, as the pages keep it: ``text`` names the input it belongs to (a page
+    checks it, and ``view``, before drawing a result kept from an earlier run), ``w`` is :func:`view_weights`'s
+    4-D array."""
+    text: str
+    view: str
+    w: np.ndarray             # (L, H, T, T) per head; (L, 1, T, T) mean, max, rollout; (1, 1, T, T) flow
 
 
 def view_weights(weights: ArrayLike, view: str = "weights", *, norms: ArrayLike | None = None, residual: float = 0.5,

@@ -6,22 +6,31 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..lessons.pretrained import Finder, Grid, Lines, OneHead
-from .lines import bars, line_view
+from .lines import bars
 from .matrices import head_grid, heatmap
+from .reading import filtered_line_view
 
 
 def grid_figure(g: Grid, *, font_size: int = 13, presenter: bool = False, value_name: str = "weight",
-                query_name: str = "query", key_name: str = "key") -> go.Figure:
-    """All 72 heads (6 × 12 small squares) or one layer's 12 (3 × 4 larger ones), on the shared 0…1 scale.
+                query_name: str = "query", key_name: str = "key", colour: dict | None = None) -> go.Figure:
+    """All 72 heads (6 × 12 small squares), or one layer's 12 (3 × 4), a view's 6 layers (2 × 3) or flow's one map
+    (larger ones), on the shared 0…1 scale or ``colour`` (:func:`visattn.figures.reading.colour_scale`'s output).
 
     Cell titles are centred on their cells: Plotly's default anchor for paper-positioned text is "auto" (left in
     the figure's left third, right in its right third), which drew "L1·H4" into "L1·H5" on a 1024–1280 px projector.
     """
-    words = dict(value_name=value_name, query_name=query_name, key_name=key_name, title_xanchor="center")
-    if g.layer is None:
+    words = dict(value_name=value_name, query_name=query_name, key_name=key_name, title_xanchor="center",
+                 **_colour(colour, "colorscale"))
+    if g.w.shape[1] > 4:
         return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, font_size=max(9, font_size - 3),
                          cell_px=110 if presenter else 85, **words)
-    return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, font_size=font_size, cell_px=260, **words)
+    return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, font_size=font_size,
+                     cell_px=260 if g.w.shape[1] > 1 else 520, **words)
+
+
+def _colour(colour: dict | None, scale_name: str) -> dict:
+    """``colour_scale``'s keyword arguments for head_grid (``colorscale``, ``zmin``, ``zmax``) or heatmap."""
+    return {} if colour is None else {scale_name: colour["colorscale"], **{k: colour[k] for k in ("zmin", "zmax") if k in colour}}
 
 
 def finder_figure(f: Finder, *, title: str = "", x_title: str = "head", y_title: str = "weight",
@@ -35,12 +44,15 @@ def finder_figure(f: Finder, *, title: str = "", x_title: str = "head", y_title:
 
 
 def head_figure(h: OneHead, *, title: str = "", query_name: str = "query", key_name: str = "key",
-                value_name: str = "weight", font_size: int = 14) -> go.Figure:
-    """One head large: queries down, keys across, numbers in the cells when they fit."""
+                value_name: str = "weight", font_size: int = 14, colour: dict | None = None) -> go.Figure:
+    """One head (or a view's map) large: queries down, keys across, numbers in the cells when they fit."""
     return heatmap(h.shown, h.labels, h.labels, title=title, x_title=key_name, y_title=query_name,
-                   value_name=value_name, font_size=font_size)
+                   value_name=value_name, font_size=font_size, **_colour(colour, "colorscale"))
 
 
-def lines_figure(ln: Lines, name: str, *, title: str = "", value_name: str = "weight", font_size: int = 14) -> go.Figure:
-    """The window of one head as the Tensor2Tensor picture (``name`` is the head's legend entry)."""
-    return line_view(ln.w, ln.tokens, head_names=[name], title=title, value_name=value_name, font_size=font_size)
+def lines_figure(ln: Lines, name: str, *, title: str = "", value_name: str = "weight", font_size: int = 14,
+                 threshold: float = 0.02, top_k: int | None = None) -> go.Figure:
+    """The window of one head as the Tensor2Tensor picture (``name`` is the head's legend entry), edges below
+    ``threshold`` and outside each query's ``top_k`` left out."""
+    return filtered_line_view(ln.w, ln.tokens, threshold=threshold, top_k=top_k, head_names=[name], title=title,
+                              value_name=value_name, font_size=font_size)

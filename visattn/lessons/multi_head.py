@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import reading
 from ..models import designed
 from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
@@ -46,6 +47,7 @@ GRID_COLS = 4              # heads per row of the grid (2 when there are at most
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 Result = DesignedResult | RandomResult
+Readings = reading.Readings   # text, view, w: one view of the attention (issue 12's selector)
 
 
 # ── the run ─────────────────────────────────────────────────────────────────────────────────────
@@ -85,6 +87,27 @@ def input_counts() -> designed.InputLayout:
     return designed.input_layout()
 
 
+# ── the reading: one selector of views (issue 12) ──────────────────────────────────────────────
+def value_norms(r: Result) -> np.ndarray:
+    """(L, H, T) ‖f_h(x_j)‖ = ‖x_j W_V^h W_O^h‖ (Kobayashi et al. 2020) of the designed or random run (no biases)."""
+    if is_designed(r):
+        return reading.designed_value_norms(r)
+    return reading.block_value_norms(r.layers, r.params, len(r.head_names))
+
+
+def readings(r: Result, name: str, key: str = "") -> Readings:
+    """The selector's view (:func:`visattn.reading.view_weights`) of a run, labelled ``key`` (the page's inputs):
+    (L, H, T, T) per head, (L, 1, T, T) mean / max / rollout over the layers, (1, 1, T, T) flow (refused above
+    :data:`visattn.reading.FLOW_MAX_TOKENS`; two layers make it quick)."""
+    norms = value_norms(r) if name == "norm_weighted" else None
+    return reading.Readings(key, name, reading.view_weights(r.weights, name, norms=norms))
+
+
+def view_layer(w: np.ndarray, layer: int) -> np.ndarray:
+    """Layer ``layer``'s maps (H', T, T) of a view (L', H', T, T): flow has one layer for all."""
+    return w[min(layer, len(w) - 1)]
+
+
 # ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class LayerView:
@@ -95,8 +118,9 @@ class LayerView:
     uniform: float              # 1/T: the same for uniform rows
 
 
-def layer_view(r: Result, layer: int) -> LayerView:
-    w = r.weights[layer]
+def layer_view(r: Result, layer: int, view: np.ndarray | None = None) -> LayerView:
+    """Every head of one layer (``view``: a :func:`readings` array instead of the weights: its maps of that layer)."""
+    w = view_layer(r.weights if view is None else view, layer)
     H, T, _ = w.shape
     return LayerView(layer=layer, weights=w, grid_cols=2 if H <= 4 else GRID_COLS,
                      row_max_mean=float(w.max(axis=-1).mean()), uniform=1.0 / T)
@@ -113,8 +137,8 @@ class Focus:
     lines: np.ndarray           # (H, T, T) what the line view draws: the focus row only, or every row
 
 
-def focus(r: Result, layer: int, token: int, only_focus: bool) -> Focus:
-    w = r.weights[layer]
+def focus(r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None) -> Focus:
+    w = view_layer(r.weights if view is None else view, layer)
     H = w.shape[0]
     best = tuple(int(np.argmax(w[h, token])) for h in range(H))
     lines = w

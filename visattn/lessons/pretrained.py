@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import reading
 from ..errors import InputError
 from ..figures.core import MAX_TEXT_CELLS
 from ..models.minilm import MiniLM, MiniLMResult
@@ -47,6 +48,25 @@ UNK_SHOWN = 30              # unknown characters listed in the notice
 def head_name(layer: int, head: int) -> str:
     """A head as the page names it, counted from 1: ``head_name(3, 1)`` is "L4·H2"."""
     return f"L{layer + 1}·H{head + 1}"
+
+
+def cell_name(layer: int, head: int, shape: tuple[int, ...]) -> str:
+    """A cell of a view of shape (L', H', …) as the page names it: a head "L4·H2" when the view has heads, a layer
+    "L4" when it has one map per layer (mean, max, rollout), "L1–L6" for flow's single map."""
+    if shape[1] > 1:
+        return head_name(layer, head)
+    return f"L{layer + 1}" if shape[0] > 1 else f"L1–L{N_LAYERS}"
+
+
+def readings(model: MiniLM, result: MiniLMResult, name: str, progress=None) -> reading.Readings:
+    """The selector's view of a whole run (:func:`visattn.reading.view_weights`, float32 like the weights; the
+    weights themselves are not copied). Flow is refused above its cap (InputError "flow_tokens"); value norms
+    reuse the run's layer inputs."""
+    w = result.attentions
+    if name != "weights":
+        norms = reading.minilm_value_norms(model, result) if name == "norm_weighted" else None
+        w = reading.view_weights(w, name, norms=norms, progress=progress).astype(np.float32)
+    return reading.Readings(result.text, name, w)
 
 
 def indexed(tokens: list[str]) -> list[str]:
@@ -86,9 +106,10 @@ class View:
     kept_specials: bool      # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
 
 
-def token_view(result: MiniLMResult, hide: bool, merge: bool) -> View:
-    """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces merged."""
-    tokens, attn, kept = result.tokens, result.attentions, False
+def token_view(result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None) -> View:
+    """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces merged. ``attn``: a
+    view of the run (:func:`readings`, any (L', H', T, T)) instead of its weights."""
+    tokens, attn, kept = result.tokens, result.attentions if attn is None else attn, False
     if hide:
         if all(tok in SPECIAL_TOKENS for tok in tokens):   # the text was nothing but [CLS]/[SEP] typed in
             kept = True
@@ -149,9 +170,20 @@ class Grid:
     block: int                # tokens per pooled block (1: not pooled)
 
 
+def one_layer(T: int, attn: np.ndarray) -> bool:
+    """Whether the grid draws one layer only (a view with heads, above GRID_ALL_MAX tokens): the page asks which."""
+    return T > GRID_ALL_MAX and attn.shape[1] > 1
+
+
 def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
-    """All 72 heads for short texts; one layer's 12 heads (pooled to GRID_POOL a side if long) otherwise."""
-    T = len(tokens)
+    """All 72 heads for short texts; one layer's 12 heads (pooled to GRID_POOL a side if long) otherwise. A view
+    with one map per layer (L, 1, T, T) gives 2 × 3 maps, flow's (1, 1, T, T) one (pooled likewise)."""
+    T, (L, H) = len(tokens), attn.shape[:2]
+    if H == 1:
+        v = pool(indexed(tokens) if T > GRID_ALL_MAX else tokens, attn[:, 0], GRID_POOL)   # (L, B, B)
+        B = len(v.tokens)
+        return Grid(w=v.attn.reshape(2 if L == 6 else 1, -1, B, B), labels=v.tokens, layer=None, n_tokens=T,
+                    block=len(v.groups[0]), titles=[cell_name(l, 0, attn.shape) for l in range(L)])
     if T <= GRID_ALL_MAX:
         return Grid(w=attn, labels=list(tokens), layer=None, n_tokens=T, block=1,
                     titles=[head_name(l, h) for l in range(N_LAYERS) for h in range(N_HEADS)])
@@ -179,9 +211,10 @@ def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> 
     """All heads ranked by the weight token ``src`` (query) puts on ``tgt`` (key); the strongest drawn as bars."""
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
+    opened = tuple(min(k, n - 1) for k, n in zip(open_head, attn.shape[:2]))   # a layer map: the open head's layer
     return Finder(top=top, strong=tuple(hw for hw in ranked if hw.weight > STRONG),
-                  names=tuple(head_name(hw.layer, hw.head) for hw in top),
-                  opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == tuple(open_head)), None))
+                  names=tuple(cell_name(hw.layer, hw.head, attn.shape) for hw in top),
+                  opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == opened), None))
 
 
 @dataclass(frozen=True)
@@ -230,9 +263,11 @@ class OneHead:
 
 
 def one_head(tokens: list[str], attn: np.ndarray, layer: int, head: int) -> OneHead:
+    """Head (``layer``, ``head``) of a view; a view with one map per layer gives that layer's, flow its one map."""
+    layer, head = min(layer, attn.shape[0] - 1), min(head, attn.shape[1] - 1)
     w = attn[layer, head]                                    # (T, T)
     v = pool(indexed(tokens) if len(tokens) > GRID_ALL_MAX else tokens, w, HEAD_POOL)
-    return OneHead(name=head_name(layer, head), w=w, shown=v.attn, labels=v.tokens, block=len(v.groups[0]),
+    return OneHead(name=cell_name(layer, head, attn.shape), w=w, shown=v.attn, labels=v.tokens, block=len(v.groups[0]),
                    hover_only=len(tokens) > MAX_TEXT_CELLS)
 
 

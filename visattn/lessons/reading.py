@@ -22,7 +22,7 @@ __all__ = ["N_HEADS", "N_LAYERS", "PRESETS", "SENTENCE", "WIDE", "MAX_TOKENS", "
            "Readings", "readings", "View", "view", "Share", "share", "Pair", "pair", "Geometry", "geometry"]
 MAX_TOKENS = 64                 # word pieces read (the rest is cut, with a notice)
 VIEWS = reading.VIEWS           # weights | norm_weighted | mean | max | rollout | flow
-PER_HEAD = ("weights", "norm_weighted")   # views with one map per head (the others: one per layer, or one)
+PER_HEAD = reading.PER_HEAD             # views with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
 
 
@@ -43,11 +43,7 @@ def run(model: MiniLM, text: str) -> Run:
                truncated=r.truncated, n_tokens_in=r.n_tokens_in)
 
 
-@dataclass(frozen=True)
-class Readings:
-    text: str                 # the text they belong to
-    view: str
-    w: np.ndarray             # (L, H, T, T) per head; (L, 1, T, T) mean, max, rollout; (1, 1, T, T) flow
+Readings = reading.Readings   # text, view, w
 
 
 def readings(r: Run, name: str, progress: Callable[[int, int], object] | None = None) -> Readings:
