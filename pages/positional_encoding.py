@@ -1,7 +1,6 @@
 """Positional encoding (article 003): the sinusoidal table, relative position, why attention needs order, and
 RoPE and ALiBi beside the sinusoid. Compute and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional.
-One section is drawn at a time; every section's controls are bound on every run so that a link keeps all of them.
-"""
+One section is drawn at a time (a ui.frame.section); every section's controls are bound on every full run: a link keeps them all."""
 
 import pandas as pd
 import streamlit as st
@@ -9,7 +8,7 @@ import streamlit as st
 from ui import url_state
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter
+from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import t
 from ui.text import escape
 from visattn import figures
@@ -23,7 +22,6 @@ QK = {"same": "positional.qk_same", "random": "positional.qk_random"}
 VARIANTS = (("without", "positional.without_heading", "positional.without_intro", "positional.without_diff"),   # (name, heading,
             ("with", "positional.with_heading", "positional.with_intro", "positional.with_diff"))   # intro, measured difference)
 
-
 def bound(key: str) -> str:
     default, kind = L.CONTROLS[key]
     url_state.bind(key, default, **kind)
@@ -32,16 +30,11 @@ def bound(key: str) -> str:
         url_state.notices().append(key)
     return key
 
-
-def part(title: str, intro: str, level=st.subheader) -> None:
-    level(title)
-    explain(intro)
-
-
+part = lambda title, intro, level=st.subheader: (level(title), explain(intro))   # a heading and its (presenter-hidden) prose
 def plot(png: str, builder, /, *args, key: str | None = None, **words) -> None:   # a figure at the page's font size
     show(builder(*args, font_size=font_size(), **words), png, key=key)
 
-
+@section
 def section_table() -> None:
     part(t("positional.sec_table"), t("positional.table_intro"), st.header)
     st.latex(L.TABLE_LATEX)
@@ -69,7 +62,7 @@ def section_table() -> None:
     if tab.slow is not None:
         st.caption(t("positional.wave_slow", i=tab.slow, dim=2 * tab.slow, n=tab.n))
 
-
+@section
 def section_relative() -> None:
     part(t("positional.sec_relative"), t("positional.rel_intro"), st.header)
     c1, c2 = st.columns(2)
@@ -79,6 +72,10 @@ def section_relative() -> None:
     plot("pe_dot_offset", fig.offset_curve, rel.offsets, rel.formula, {t("positional.row_p", p=p): xy for p, xy in rel.markers.items()},
          formula_name=t("positional.formula_curve"), title=t("positional.offset_title"), x_title=t("positional.offset_axis"))
     st.success(t("positional.offset_spread", spread=rel.spread))
+    rotation(d, n)
+
+@section
+def rotation(d: int, n: int) -> None:   # one pair turned k positions on: its own controls rerun only this
     part(t("positional.rot_heading"), t("positional.rot_intro"))
     st.session_state["pe_ri"] = min(st.session_state["pe_ri"], d // 2 - 1)   # the pair must exist at this d_model
     c1, c2, c3 = st.columns(3)
@@ -86,10 +83,11 @@ def section_relative() -> None:
     k, p = c2.number_input(t("positional.offset_k"), 0, 1000, key=bound("pe_rk")), c3.number_input(t("positional.position_p"), 0, 1000, key=bound("pe_rp"))
     st.latex((rot := L.rotation(d, i, k, p, n, narrow=presenter())).latex)
     st.caption(t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rot.err))
-    plot("pe_rotation_circle", fig.rotation_circle, rot.circle, rot.points, name=t("positional.circle_name", i=i), title=t("positional.circle_title", i=i),
-         x_title=t("positional.circle_x", a=2 * i), y_title=t("positional.circle_y", b=2 * i + 1))
+    plot("pe_rotation_circle", fig.rotation_live, rot, L.rotation_steps(d, i, k, p), name=t("positional.circle_name", i=i),
+         title=lambda k, theta: t("positional.circle_title", i=i, k=k, theta=L.fmt(theta)), x_title=t("positional.circle_x", a=2 * i),
+         y_title=t("positional.circle_y", b=2 * i + 1))
 
-
+@section
 def section_order() -> None:
     part(t("positional.sec_order"), t("positional.order_intro"), st.header)
     c1, c2 = st.columns([2, 1])
@@ -114,7 +112,7 @@ def section_order() -> None:
     st.dataframe(pd.DataFrame(res.rows, columns=cols), hide_index=True,
                  column_config={cols[3]: st.column_config.NumberColumn(format="%.2e"), cols[4]: st.column_config.NumberColumn(format="%.3f")})
 
-
+@section
 def section_beyond() -> None:
     part(t("positional.sec_beyond"), t("positional.beyond_intro"), st.header)
     st.latex(L.beyond_latex(narrow=presenter()))
@@ -123,13 +121,16 @@ def section_beyond() -> None:
     far = c3.slider(t("positional.max_distance"), 8, 1000, key=bound("pe_bmax"))
     qk = c4.radio(t("positional.qk"), L.QK, key=bound("pe_bqk"), format_func=lambda s: t(QK[s]))
     bey = L.beyond(d, p, far, qk)
-    ys = {t("positional.s_sin", p=0): bey.at0.sinusoidal, t("positional.s_sin", p=p): bey.atp.sinusoidal,
-          t("positional.s_rope", p=0): bey.at0.rope, t("positional.s_rope", p=p): bey.atp.rope}
-    plot("score_vs_distance", fig.score_curves, bey.distances, ys, dashes=("solid", "dot", "solid", "dash"), title=t("positional.score_title"),
+    plot("score_vs_distance", fig.score_live, bey, L.beyond_steps(bey), names=lambda at: (t("positional.s_sin", p=at), t("positional.s_rope", p=at)),
+         title=t("positional.score_title"), subtitle=lambda at, rope, sin: t("positional.score_gaps", p=at, rope=rope, sin=sin),
          x_title=t("positional.distance_axis"), y_title=t("positional.score_axis"))
     st.success(t("positional.rope_gap", p=p, err=bey.rope_gap))
     st.info(t("positional.sin_gap", p=p, gap=bey.sin_gap))
     explain(t("positional.score_notes"))
+    alibi(bey)
+
+@section
+def alibi(bey) -> None:   # ALiBi's heads over the same (q, k): its own controls rerun only this
     part(t("positional.alibi_heading"), t("positional.alibi_intro"))
     c1, c2 = st.columns(2)
     H, n = c1.slider(t("positional.alibi_heads"), 1, 16, key=bound("pe_bh")), c2.slider(t("positional.alibi_positions"), 3, 24, key=bound("pe_bn"))
@@ -140,11 +141,10 @@ def section_beyond() -> None:
          title=t("positional.alibi_title", n=n), value_name=t("positional.bias"), query_name=t("common.query"), key_name=t("common.key"))
     download_csv(ali.bias.reshape(H * n, n), "alibi_bias", [t("positional.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)], range(n))
 
-
 with page("positional"):
     st.title(t("positional.title"))
     explain(t("positional.intro"))
     for key in L.CONTROLS:          # every section's controls live in the URL, whichever section is drawn
         bound(key)
-    section = st.segmented_control(t("positional.section"), L.SECTIONS, key=bound("pe_sec"), required=True, format_func=lambda s: t(SECTION[s]))
-    {"table": section_table, "relative": section_relative, "order": section_order, "beyond": section_beyond}[section or "table"]()
+    shown = st.segmented_control(t("positional.section"), L.SECTIONS, key=bound("pe_sec"), required=True, format_func=lambda s: t(SECTION[s]))
+    {"table": section_table, "relative": section_relative, "order": section_order, "beyond": section_beyond}[shown or "table"]()

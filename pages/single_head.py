@@ -1,7 +1,5 @@
 """Single head (articles 001, 004): worked example, editable matrices, your sentence, why √d_k; compute in visattn.{lessons,figures}.single_head."""
 
-from __future__ import annotations
-
 import numpy as np
 import streamlit as st
 
@@ -9,11 +7,10 @@ from ui import cache_pretrained, url_state
 from ui import cache_single_head as cache
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter
+from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import t
 from ui.text import escape
 from ui.widgets import bind_token, matrix_editor, set_matrix, token_select
-from visattn.figures import bars
 from visattn.figures import single_head as fig
 from visattn.lessons import single_head as L
 
@@ -26,10 +23,8 @@ WORDS = {"value": "single_head.value", "score": "common.score", "weight": "commo
 SIZES = (("sh_T", 2, "single_head.T"), ("sh_d", 4, "single_head.d_model"), ("sh_dk", 4, "single_head.d_k"))
 SQRT = {"density": "single_head.density", "measured": "single_head.measured", "peak_max": "single_head.peak_max", "peak_entropy": "single_head.peak_entropy",
         "max_weight": "single_head.max_weight", "entropy": "single_head.entropy", "uniform": "single_head.ref_uniform", "onehot": "single_head.ref_onehot"}
-pick = lambda tokens: token_select(t("single_head.query_token"), bind_token("sh_q", tokens, 0, hi=L.MAX_TOKENS - 1), tokens, help=t("single_head.query_help"))
 caption_if = lambda shown, key: st.caption(t(key)) if shown else None
 box = lambda col, label, key, default, lo, hi, **kw: col.number_input(t(label), lo, hi, step=1, key=url_state.bind(key, default, lo=lo, hi=hi), **kw)
-
 def grid(figs, n: int, prefix: str = "", spec=None) -> None:   # n figures to a row (2 on a projector), wrapping: every figure is drawn
     n = min(n, 2) if presenter() else n
     for start in range(0, len(figs), n):
@@ -50,10 +45,16 @@ def pipeline(tr, tokens, prefix: str, scale: bool, temperature: float, inputs=No
         with col:
             download_csv(m, f"{prefix}_{name}", tokens, cols, key=f"csv_{prefix}_{name}")
             st.caption(t(caption))
-    st.subheader(t("single_head.follow_title"))   # one query's row written out with its numbers
-    for line in L.follow_latex(tr, pick(tokens), scale=scale, temperature=temperature):
+    st.subheader(t("single_head.follow_title"))
+    query_row(tr, tokens, scale, temperature, f"{prefix}_row")
+@section
+def query_row(tr, tokens, scale: bool, temperature: float, name: str) -> None:   # one query: its row written out (not for a sentence), its weights at every τ
+    i = token_select(t("single_head.query_token"), bind_token("sh_q", tokens, 0, hi=L.MAX_TOKENS - 1), tokens, help=t("single_head.query_help"))
+    for line in L.follow_latex(tr, i, scale=scale, temperature=temperature) if (follow := name != "sentence_row") else ():
         st.latex(line)
-    caption_if(tr.mask is not None, "single_head.minus_inf")
+    caption_if(follow and tr.mask is not None, "single_head.minus_inf")
+    show(fig.temperature_row(tokens, L.temperature_row(tr, i, temperature), title=lambda v: t("single_head.row_title", token=tokens[i], tau=L.num(v)),
+                             y_title=t("common.weight"), font_size=font_size()), name)
 
 def view_worked(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.worked_intro"))
@@ -71,7 +72,6 @@ def fill(article: bool = False, keys=tuple(L.ARTICLE)) -> None:   # the editors 
     mats = L.refill(article, *(int(st.session_state[k]) for k in ("sh_T", "sh_d", "sh_dk", "sh_seed")))
     for key in [k for k in keys if k in mats]:
         set_matrix(key, mats[key])
-
 def view_edit(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.edit_intro"))
     c = st.columns(4)
@@ -110,9 +110,7 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     caption_if(not text_on, "single_head.hover_numbers")
     caption_if(tr.mask is not None, "single_head.mask_caption")
     download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")
-    i = pick(tokens)
-    show(bars(tokens, tr.weights[i], title=t("single_head.row_title", token=tokens[i]), y_title=t("common.weight"), highlight=int(np.argmax(tr.weights[i])),
-              ymax=1.1, font_size=font_size()), "sentence_row")
+    query_row(tr, tokens, scale, temperature, "sentence_row")
 
 def view_sqrt() -> None:
     explain(t("single_head.sqrt_intro"))
@@ -125,25 +123,28 @@ def view_sqrt() -> None:
         heads = [t("single_head.mean_measured"), t("single_head.mean_theory"), t("single_head.var_measured"), t("single_head.var_theory")]
         st.table(L.variance_table(w, heads))
         st.caption(t("single_head.sample_caption", n=len(w.sample.raw), seed=w.sample.seed, ratio=L.num(w.ratio, 3)))
-        grid(fig.why_sqrt(w, words, font_size()), 2)
+        grid(fig.why_sqrt(w, words, font_size(), steps=cache.sqrt_steps(int(seed))), 2)
     st.subheader(t("single_head.peak_title"))
     if (p := compute("sh_peak", cache.peakedness, int(n_keys), int(seed))) is not None:
         explain(t("single_head.peak_intro", rows=p.n_rows))
         grid(fig.peaks(p, words, font_size()), 2)
     st.info(t("single_head.article_004"))
 
+@section
+def lesson() -> None:   # the view and its options: each control here changes only what this section draws
+    view = st.segmented_control(t("single_head.view"), list(VIEWS), format_func=lambda v: t(VIEWS[v]), required=True,
+                                key=url_state.bind("sh_view", "worked", options=list(VIEWS)))
+    if view == "sqrt":
+        return view_sqrt()
+    c1, c2, c3 = st.columns([1, 1.3, 2]) if not presenter() else (*st.columns(2), st.container())   # the options of the first three views
+    scale = c1.toggle(t("single_head.opt_scale"), key=url_state.bind("sh_scale", True), help=t("single_head.opt_scale_help"))
+    causal = c2.toggle(t("single_head.opt_causal"), key=url_state.bind("sh_causal", False), help=t("single_head.opt_causal_help"))
+    temperature = c3.slider(t("single_head.opt_temp"), 0.05, 5.0, step=0.05, key=url_state.bind("sh_temp", 1.0, lo=0.05, hi=5.0),   # = L.TEMPERATURE
+                            help=t("single_head.opt_temp_help"))
+    {"worked": view_worked, "edit": view_edit, "sentence": view_sentence}[view or "worked"](scale, causal, temperature)
+
 with page("single_head"):
     st.title(t("single_head.title"))
     explain(t("single_head.intro"))
     st.latex(r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V")
-    view = st.segmented_control(t("single_head.view"), list(VIEWS), format_func=lambda v: t(VIEWS[v]), required=True,
-                                key=url_state.bind("sh_view", "worked", options=list(VIEWS)))
-    if view == "sqrt":
-        view_sqrt()
-    else:   # the options of the first three views
-        c1, c2, c3 = st.columns([1, 1.3, 2]) if not presenter() else (*st.columns(2), st.container())
-        scale = c1.toggle(t("single_head.opt_scale"), key=url_state.bind("sh_scale", True), help=t("single_head.opt_scale_help"))
-        causal = c2.toggle(t("single_head.opt_causal"), key=url_state.bind("sh_causal", False), help=t("single_head.opt_causal_help"))
-        temperature = c3.slider(t("single_head.opt_temp"), 0.05, 5.0, step=0.05, key=url_state.bind("sh_temp", 1.0, lo=0.05, hi=5.0),
-                                help=t("single_head.opt_temp_help"))
-        {"worked": view_worked, "edit": view_edit, "sentence": view_sentence}[view or "worked"](scale, causal, temperature)
+    lesson()

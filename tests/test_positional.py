@@ -327,7 +327,7 @@ def test_lesson_relative_and_rotation():
     assert f"{omega:.4g}" in rot.latex and f"{math.cos(4 * omega):.4g}" in rot.latex and "PE(7)" in rot.latex
     assert rot.now[1] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
     assert float(rot.err) < 1e-12
-    assert len(rot.circle) == 40 and list(rot.points) == ["PE(3)", "PE(7)"]
+    assert len(rot.circle) == 3 + L.LIVE_K + 1 and list(rot.points) == ["PE(3)", "PE(7)"]   # every in-figure step's point on it
 
 
 def test_lesson_order_rows():
@@ -403,3 +403,66 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(d
     s_other = P.rotary(q, [m]) @ P.rotary(other, [m + offset])
     assert s_other == pytest.approx(float(np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()),
                                     abs=1e-8 * d)                 # another key at the same positions: its own score
+
+
+# --- the in-figure sliders: every step against the formulas, computed here ------------------------------------
+import json  # noqa: E402
+
+from apptest_util import array  # noqa: E402
+
+from visattn.figures import positional as F  # noqa: E402
+
+
+def one_slider(fig) -> dict:
+    (s,) = json.loads(fig.to_json())["layout"]["sliders"]
+    return s
+
+
+def pe(pos: float, j: int, d: int) -> float:
+    """Column j of the sinusoidal table at position pos, from the article's formula."""
+    angle = pos / 10000 ** (2 * (j // 2) / d)
+    return math.sin(angle) if j % 2 == 0 else math.cos(angle)
+
+
+@pytest.mark.parametrize("d, i, k, p", [(16, 1, 4, 3), (32, 2, 0, 5), (8, 0, 200, 17)])
+def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
+    rot, steps = L.rotation(d, i, k, p, 12), L.rotation_steps(d, i, k, p)
+    fig = F.rotation_live(rot, steps, name="pair", title=lambda kk, theta: f"k={kk} theta={theta:.6f}")
+    s = one_slider(fig)
+    ks = [int(st_["value"]) for st_ in s["steps"]]
+    assert ks == sorted(set(range(L.LIVE_K + 1)) | {k}) and ks[s["active"]] == k
+    omega = 10000 ** (-2 * i / d)
+    for kk, step in zip(ks, s["steps"]):
+        data, layout, traces = step["args"]
+        assert traces == [2]
+        x, y = array(data["x"][0])[0], array(data["y"][0])[0]
+        assert (x, y) == (pytest.approx(pe(p + kk, 2 * i, d), abs=1e-5), pytest.approx(pe(p + kk, 2 * i + 1, d), abs=1e-5))
+        # the same point as PE(p) turned by θ = k·ω (the lesson's claim), and its name and angle in the figure
+        sp, cp, th = pe(p, 2 * i, d), pe(p, 2 * i + 1, d), kk * omega
+        assert x == pytest.approx(sp * math.cos(th) + cp * math.sin(th), abs=1e-5)
+        assert y == pytest.approx(cp * math.cos(th) - sp * math.sin(th), abs=1e-5)
+        assert data["name"][0] == f"PE({p + kk})" and layout["title.text"] == f"k={kk} theta={th:.6f}"
+    drawn = json.loads(fig.to_json())["data"]
+    assert len(drawn) == 3 and array(drawn[2]["x"])[0] == pytest.approx(pe(p + k, 2 * i, d), abs=1e-6)
+
+
+@pytest.mark.parametrize("p, far, qk", [(200, 160, "same"), (0, 1000, "random"), (333, 40, "random")])
+def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
+    d = 16
+    bey = L.beyond(d, p, far, qk)
+    steps = L.beyond_steps(bey)
+    fig = F.score_live(bey, steps, names=lambda at: (f"sin {at}", f"rope {at}"), title="T",
+                       subtitle=lambda at, rope, sin: f"at {at}: {rope} / {sin}")
+    s = one_slider(fig)
+    ps = [int(st_["value"]) for st_ in s["steps"]]
+    assert ps[0] == 0 and ps[-1] == 1000 and ps[s["active"]] == p and len(ps) * (far + 1) <= L.LIVE_NUMBERS + 2 * (far + 1)
+    q, k = bey.q, bey.k
+    for at, step in zip(ps[::4], s["steps"][::4]):
+        data, layout, traces = step["args"]
+        assert traces == [1, 3] and data["name"] == [f"sin {at}", f"rope {at}"]
+        sin_curve, rope_curve = array(data["y"][0]), array(data["y"][1])
+        for delta in (0, 1, far // 2, far):
+            want = sum((q[j] + pe(at, j, d)) * (k[j] + pe(at + delta, j, d)) for j in range(d)) / math.sqrt(d)
+            assert sin_curve[delta] == pytest.approx(want, rel=1e-3, abs=1e-3)
+        np.testing.assert_allclose(rope_curve, bey.at0.rope, rtol=1e-3, atol=1e-3)   # RoPE: the same curve wherever the query is
+        assert layout["title.text"].startswith("T<br><sup>at " + str(at) + ": ")

@@ -220,3 +220,80 @@ def test_lesson_figures_are_valid_plotly():
         go.Figure(f.to_dict())                                    # raises on any invalid property
     masked = [f for f in figs if len(f.data) == 2 and f.data[1].type == "heatmap"]
     assert masked and all(sum(c == "✕" for row in f.data[0].text for c in row) == 1 for f in masked[:3])   # one ✕, one veil
+
+
+# --- the in-figure sliders: every step against values computed here -------------------------------------------
+import json  # noqa: E402
+
+from apptest_util import array  # noqa: E402
+
+from visattn.figures import single_head as lesson_figures  # noqa: E402
+from visattn.lessons import single_head as lesson_data  # noqa: E402
+
+
+def slider(fig) -> dict:
+    """The figure's one in-figure slider, as the browser receives it."""
+    (s,) = json.loads(fig.to_json())["layout"]["sliders"]
+    return s
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("temperature", [1.0, 0.35, 0.123, 5.0])
+def test_temperature_row_steps_are_the_softmax_at_each_temperature(temperature, causal):
+    tr = lesson_data.worked(True, causal, temperature)
+    i = 1 if causal else 0
+    row = lesson_data.temperature_row(tr, i, temperature)
+    fig = lesson_figures.temperature_row(list(lesson_data.TOKENS), row, title=lambda tau: f"tau {tau:g}", y_title="w")
+    s = slider(fig)
+    taus = [float(st_["value"]) for st_ in s["steps"]]
+    assert taus == sorted(taus) and taus[0] == pytest.approx(0.05) and taus[-1] == pytest.approx(5.0)
+    assert len(taus) == len(set(taus)) >= 100                            # the control's 0.05 grid, its value once
+    assert taus[s["active"]] == pytest.approx(temperature, abs=1e-9)     # the slider starts at the control's value
+    scores = REF["scores"][i]                                            # by hand: [2, 8] for query 1
+    for tau, step in zip(taus, s["steps"]):
+        allowed = [j for j in range(2) if not causal or j <= i]
+        want = [0.0, 0.0]
+        for j, w in zip(allowed, softmax_row([scores[j] / tau for j in allowed])):
+            want[j] = w
+        data, layout, traces = step["args"]
+        assert traces == [0] and step["method"] == "update"
+        np.testing.assert_allclose(array(data["y"][0]), want, rtol=1e-5, atol=1e-7)
+        assert list(data["text"][0]) == [f"{w:.3f}" for w in want]
+        assert layout["title.text"] == f"tau {tau:g}"
+    # the figure as drawn is the active step: the page's own weights at the control's τ
+    np.testing.assert_allclose(array(json.loads(fig.to_json())["data"][0]["y"]), tr.weights[i], rtol=1e-6)
+
+
+def test_sqrt_steps_histograms_follow_each_d_k():
+    w, steps = lesson_data.why_sqrt(16, seed=3), lesson_data.sqrt_steps(3)
+    raw, scaled = lesson_figures.why_sqrt(w, {"density": "d", "measured": "m"}, steps=steps)
+    for (name, fig), title in ((raw, "q·k, d<sub>k</sub> = "), (scaled, "q·k / √d<sub>k</sub>, d<sub>k</sub> = ")):
+        s = slider(fig)
+        d_ks = [int(st_["value"]) for st_ in s["steps"]]
+        assert d_ks == list(lesson_data.DK_CHOICES) and d_ks[s["active"]] == 16
+        for d_k, step in zip(d_ks, s["steps"]):
+            data, layout, _ = step["args"]
+            var = d_k if name == "sqrt_hist_raw" else 1.0
+            x = array(data["x"][1])
+            normal = [math.exp(-v * v / (2 * var)) / math.sqrt(2 * math.pi * var) for v in x]   # N(0, var) by hand
+            np.testing.assert_allclose(array(data["y"][1]), normal, rtol=1e-4, atol=1e-9)   # x sent with 6 digits
+            assert x.max() == pytest.approx(4.5 * math.sqrt(var) * 60 / 61, rel=1e-4)           # 61 bins over ±4.5 s.d.
+            density, centres = array(data["y"][0]), array(data["x"][0])
+            assert density.sum() * (centres[1] - centres[0]) == pytest.approx(1.0, abs=0.01)   # a density
+            measured = float(layout["title.text"].split("σ̂² = ")[1])
+            assert layout["title.text"].startswith(f"{title}{d_k}:") and measured == pytest.approx(var, rel=0.12)
+        active = s["steps"][s["active"]]["args"][0]
+        mine = w.raw if name == "sqrt_hist_raw" else w.scaled              # the active step shows the page's own sample
+        np.testing.assert_allclose(array(active["y"][0]), mine.density, rtol=1e-5)
+
+
+def test_prefix_dot_products_have_variance_d_k_and_are_seeded():
+    grid = [1, 4, 64, 256]
+    a = scaling.prefix_dot_products(grid, 4000, seed=5)
+    assert a.shape == (4000, 4)
+    np.testing.assert_array_equal(a, scaling.prefix_dot_products(grid, 4000, seed=5))
+    for g, d in enumerate(grid):
+        assert a[:, g].mean() == pytest.approx(0.0, abs=4 * math.sqrt(d / 4000))
+        assert a[:, g].var(ddof=1) == pytest.approx(d, rel=0.1)
+    # nested: the extra coordinates from 64 to 256 add a part independent of the first 64 (covariance = 64)
+    assert np.cov(a[:, 2], a[:, 3])[0, 1] == pytest.approx(64, rel=0.15)

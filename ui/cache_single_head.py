@@ -1,4 +1,5 @@
-"""Cached wrappers for the single-head page's √d_k sampling (bounded: a few million normal draws a call)."""
+"""Cached wrappers for the single-head page's √d_k sampling (bounded: a few million normal draws a call; the
+in-figure slider's steps over every d_k are one such call a seed)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,8 @@ def why_sqrt(d_k: int, seed: int) -> lesson.WhySqrt:
 @st.cache_data(max_entries=16, show_spinner=False)
 def peakedness(n_keys: int, seed: int) -> scaling.Peakedness:
     return lesson.peakedness(n_keys, seed)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sqrt_steps(seed: int) -> lesson.SqrtSteps:
+    return lesson.sqrt_steps(seed)

@@ -140,3 +140,19 @@ def normal_pdf(x: ArrayLike, var: float) -> np.ndarray:
     """The N(0, var) density at ``x`` (the curve the histograms approach)."""
     x = np.asarray(x, dtype=np.float64)
     return np.exp(-x * x / (2 * var)) / np.sqrt(2 * np.pi * var)
+
+
+def prefix_dot_products(d_ks: ArrayLike, n_samples: int, seed: int = 0) -> np.ndarray:
+    """(N, G) q·k for every d_k of ``d_ks`` at once: N pairs q, k ∈ ℝ^{max d_k} with N(0, 1) entries, and for
+    each d_k the dot product over their first d_k coordinates (a valid sample at each d_k; the columns share
+    their pairs, so a figure stepping through d_k changes smoothly). Costs N·2·max(d_k) draws."""
+    grid = np.array([_check_dk(d) for d in np.atleast_1d(d_ks).tolist()], dtype=int)
+    n_samples = positive_int(n_samples, "n_samples", maximum=1_000_000)
+    rng = np.random.default_rng(seed)
+    top, parts = int(grid.max()), []
+    for start in range(0, n_samples, _CHUNK // 4):
+        m = min(_CHUNK // 4, n_samples - start)
+        q = rng.standard_normal((m, top))                  # (m, max Dk)
+        k = rng.standard_normal((m, top))                  # (m, max Dk)
+        parts.append(np.cumsum(q * k, axis=1)[:, grid - 1])  # (m, max Dk) -> (m, G)
+    return np.concatenate(parts)                           # (N, G)

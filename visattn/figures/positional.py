@@ -6,14 +6,19 @@ Every word shown is a parameter (the page passes translated ones); the English d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import _figure, _title, compact
+from . import live
+from .core import _figure, _title, compact, unique_labels
 from .matrices import head_grid, heatmap
+
+if TYPE_CHECKING:   # annotations only: the lessons import the figures
+    from ..lessons.positional import Beyond, BeyondSteps, Rotation, RotationSteps
 
 
 def _line(x, y, name: str, mode: str = "lines", **style) -> dict:
@@ -91,3 +96,35 @@ def alibi_grid(grid: ArrayLike, cell_titles: Sequence[str], *, title: str = "", 
     return head_grid(grid, list(range(n)), list(range(n)), cell_titles=cell_titles, title=title, value_name=value_name,
                      query_name=query_name, key_name=key_name, zmin=low, zmax=0.0, colorscale="Blues_r",
                      font_size=font_size, cell_px=cell_px)
+
+
+def rotation_live(rot: Rotation, steps: RotationSteps, *, name: str, title: Callable[[int, float], str], label: str = "k = ",
+                  x_title: str = "sin", y_title: str = "cos", font_size: int = 14) -> go.Figure:
+    """:func:`rotation_circle` of ``rot`` with an in-figure slider over the offset k (``label`` before it): each
+    position moves the point PE(p + k) and its name, and titles the figure ``title(k, θ = k·ω)``."""
+    a, b = f"PE({rot.p})", f"PE({rot.p + rot.k})"
+    points = {a: rot.now[0], b + ("\u200b" if a == b else ""): rot.now[1]}   # k = 0: both points drawn, apart in the legend
+    g = steps.active
+    fig = rotation_circle(rot.circle, points, name=name, title=title(steps.ks[g], float(steps.theta[g])), x_title=x_title,
+                          y_title=y_title, font_size=font_size)
+    return live.add_slider(fig, label=label, values=steps.ks, active=g, fmt=lambda v: f"{v:g}", steps=[
+        live.Step(traces={2: {"x": [x], "y": [y], "name": f"PE({rot.p + k})"}}, layout={"title.text": title(k, float(th))})
+        for k, (x, y), th in zip(steps.ks, steps.points, steps.theta)])
+
+
+def score_live(b: Beyond, steps: BeyondSteps, *, names: Callable[[int], tuple[str, str]], title: str,
+               subtitle: Callable[[int, str, str], str], label: str = "p = ", x_title: str = "distance", y_title: str = "score",
+               font_size: int = 14) -> go.Figure:
+    """:func:`score_curves` of the added sinusoids and RoPE for a query at 0 and at p, with an in-figure slider
+    over p (``label`` before it): each position redraws the two query-at-p curves, their ``names(p)`` (added
+    sinusoids, RoPE) and the second title line ``subtitle(p, RoPE gap, sinusoid gap)``."""
+    g, (sin0, rope0) = steps.active, names(0)
+    sin_p, rope_p = names(b.p)
+    heading = lambda j: f"{title}<br><sup>{subtitle(steps.ps[j], steps.rope_gap[j], steps.sin_gap[j])}</sup>"   # noqa: E731
+    ys = dict(zip(unique_labels([sin0, sin_p, rope0, rope_p], 4), (b.at0.sinusoidal, b.atp.sinusoidal, b.at0.rope, b.atp.rope)))
+    fig = score_curves(b.distances, ys, dashes=("solid", "dot", "solid", "dash"), title=heading(g), x_title=x_title, y_title=y_title,
+                       font_size=font_size)
+    fig.update_layout(margin=dict(t=80))
+    return live.add_slider(fig, label=label, values=steps.ps, active=g, fmt=lambda v: f"{v:g}", digits=4, steps=[
+        live.Step(traces={1: {"y": steps.sinusoidal[j], "name": names(p)[0]}, 3: {"y": steps.rope[j], "name": names(p)[1]}},
+                  layout={"title.text": heading(j)}) for j, p in enumerate(steps.ps)])

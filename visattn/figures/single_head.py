@@ -7,7 +7,7 @@ formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,12 +16,13 @@ from numpy.typing import ArrayLike
 
 from ..attention import SelfAttentionTrace
 from ..scaling import Peakedness
+from . import live
 from .core import HEAD_COLOURS, MAX_TEXT_CELLS, _figure
-from .lines import curves
+from .lines import bars, curves
 from .matrices import heatmap
 
 if TYPE_CHECKING:   # annotations only: the lessons import the figures
-    from ..lessons.single_head import Histogram, WhySqrt
+    from ..lessons.single_head import Histogram, SqrtSteps, TemperatureRow, WhySqrt
 
 ORANGE = HEAD_COLOURS[1]
 
@@ -175,13 +176,43 @@ def sentence(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, side
                                                        value_name=words["weight"], decimals=2, **kw))]
 
 
-def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
-    """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as [(name, figure)].
-    ``words``: density (y title), measured (legend name)."""
+def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13, steps: SqrtSteps | None = None,
+             label: str = "d_k = ") -> list[tuple[str, go.Figure]]:
+    """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as [(name, figure)],
+    each titled with its measured variance σ̂². ``words``: density (y title), measured (legend name).
+
+    With ``steps`` (:class:`visattn.lessons.single_head.SqrtSteps`) each figure gets an in-figure slider over
+    d_k (``label`` before the value): every position's histogram, normal curve and title precomputed, the
+    slider at ``w``'s d_k, whose position shows ``w`` itself (the sample the page's table reads)."""
     kw = dict(y_title=words["density"], measured_name=words["measured"], font_size=font_size)
-    dk = f"d<sub>k</sub> = {w.sample.d_k}"
-    return [("sqrt_hist_raw", histogram(w.raw, title=f"q·k, {dk}", x_title="q·k", **kw)),
-            ("sqrt_hist_scaled", histogram(w.scaled, title=f"q·k / √d<sub>k</sub>, {dk}", x_title="q·k/√d_k", **kw))]
+    raw_title = lambda d, v: f"q·k, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"                      # noqa: E731
+    scaled_title = lambda d, v: f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"  # noqa: E731
+    s, out = w.sample, []
+    for name, h, var, title, x_title, kind in (("sqrt_hist_raw", w.raw, s.raw_var, raw_title, "q·k", "raw"),
+                                               ("sqrt_hist_scaled", w.scaled, s.scaled_var, scaled_title, "q·k/√d_k", "scaled")):
+        f = histogram(h, title=title(s.d_k, var), x_title=x_title, **kw)
+        if steps is not None:
+            values, active = live.with_value(steps.d_k, s.d_k)
+            hists = [h if d == s.d_k else getattr(steps, kind)[steps.d_k.index(d)] for d in values]
+            vars_ = [var if d == s.d_k else getattr(steps, f"{kind}_var")[steps.d_k.index(d)] for d in values]
+            f = live.add_slider(f, label=label, values=values, active=active, fmt=lambda v: f"{v:g}", steps=[
+                live.Step(traces={0: {"x": g.centres, "y": g.density}, 1: {"x": g.centres, "y": g.normal, "name": f"N(0, {g.var:g})"}},
+                          layout={"title.text": title(int(d), v)}) for d, g, v in zip(values, hists, vars_)])
+        out.append((name, f))
+    return out
+
+
+def temperature_row(tokens: Sequence[str], row: TemperatureRow, *, title: Callable[[float], str], y_title: str, label: str = "τ = ",
+                    font_size: int = 13) -> go.Figure:
+    """One query's weights as labelled bars (three decimals) with an in-figure slider over the temperature
+    (``label`` before the value): every position's bars, labels and ``title(τ)`` precomputed
+    (:class:`visattn.lessons.single_head.TemperatureRow`), the slider at the control's τ."""
+    w, a, labelled = row.weights, row.active, len(tokens) <= 40          # bars() labels up to 40 bars
+    fig = bars(tokens, w[a], title=title(row.grid[a]), y_title=y_title, highlight=int(np.argmax(w[a])), ymax=1.1,
+               font_size=font_size, digits=3, fixed=True)
+    steps = [live.Step(traces={0: {"y": w[g]} | ({"text": [f"{x:.3f}" for x in w[g]]} if labelled else {})},
+                       layout={"title.text": title(v)}) for g, v in enumerate(row.grid)]
+    return live.add_slider(fig, label=label, values=row.grid, steps=steps, active=a, fmt=lambda v: f"{v:g}")
 
 
 def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import positional as P
+from ..figures import live
 
 BASE = 10000.0
 SECTIONS = ("table", "relative", "order", "beyond")
@@ -27,6 +28,8 @@ EVEN_WIDE = list(range(2, 257, 2))
 MAX_DIMS_CHARS = 80       # the "dimensions to plot" box
 MAX_SENTENCE_CHARS = 200  # each custom sentence (64 tokens at most are used)
 SAME = 1e-9               # a measured difference below this is zero up to rounding
+LIVE_K = 64               # the rotation figure's in-figure slider: offsets k = 0 … LIVE_K (and the control's k)
+LIVE_NUMBERS = 12_000     # the score figure's in-figure slider: at most this many numbers a curve over all its steps
 PAIR_CHOICES = (*PAIRS, "custom")
 MAX_CHARS = {"pe_dims": MAX_DIMS_CHARS, "pe_a": MAX_SENTENCE_CHARS, "pe_b": MAX_SENTENCE_CHARS}   # the text boxes
 # Every control of the page: URL key → (default, bounds or options). The table's limits are generous, so a value
@@ -189,9 +192,25 @@ def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Ro
              rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
              rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
              rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}" + (r" \\ " if narrow else r",\qquad ") + rf"PE({p + k}) = {col(now[1])}"))
-    circle = P.sinusoidal_at(np.arange(max(n, p + k + 1)), d, BASE, dims=[2 * i, 2 * i + 1])
+    circle = P.sinusoidal_at(np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=[2 * i, 2 * i + 1])   # every step's PE(p + k) on it
     return Rotation(i=i, k=k, p=p, now=now, circle=circle, points={f"PE({p})": now[0], f"PE({p + k})": now[1]}, err=fmt(float(np.abs(moved - now[1]).max()), 2),
                     latex=r"\begin{gathered} " + latex + r" \end{gathered}")
+
+
+@dataclass(frozen=True)
+class RotationSteps:
+    """PE(p + k) of pair i at every offset of the in-figure slider (the rotation figure)."""
+    ks: tuple[int, ...]     # (G,) 0 … LIVE_K and the control's k
+    active: int             # index of the control's k
+    points: np.ndarray      # (G, 2) pair i of PE(p + k)
+    theta: np.ndarray       # (G,) the angle k·ω_i turned from PE(p)
+
+
+def rotation_steps(d: int, i: int, k: int, p: int) -> RotationSteps:
+    grid, active = live.with_value(range(LIVE_K + 1), k)
+    ks = tuple(int(v) for v in grid)
+    points = P.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=[2 * i, 2 * i + 1])   # (G, 2)
+    return RotationSteps(ks=ks, active=active, points=points, theta=np.asarray(ks) * P.frequencies(d, BASE)[i])
 
 
 # ---------------------------------------------------------------- why attention needs order
@@ -276,3 +295,27 @@ def alibi(H: int, n: int, b: Beyond) -> Alibi:
     slopes = P.alibi_slopes(H)
     lines = np.array([P.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes])
     return Alibi(slopes=tuple(slope_text(float(m)) for m in slopes), lines=lines, bias=P.alibi_bias(H, n))
+
+
+@dataclass(frozen=True)
+class BeyondSteps:
+    """The query-at-p curves at every query position of the in-figure slider (the score figure)."""
+    ps: tuple[int, ...]             # (G,) positions over the control's range, the control's p among them
+    active: int                     # index of the control's p
+    sinusoidal: np.ndarray          # (G, K) added sinusoids, query at ps[g]
+    rope: np.ndarray                # (G, K) RoPE, query at ps[g]
+    rope_gap: tuple[str, ...]       # (G,) largest |RoPE at ps[g] − at 0|, as Beyond.rope_gap
+    sin_gap: tuple[str, ...]        # (G,) the same for added sinusoids
+
+
+def beyond_steps(b: Beyond) -> BeyondSteps:
+    """Every step's curves: as many query positions over 0 … the control's highest as keep a curve's steps
+    within LIVE_NUMBERS numbers (74 at the default 161 distances, 11 at 1001), and the control's p."""
+    hi = CONTROLS["pe_bp"][1]["hi"]
+    grid = live.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
+    values, active = live.with_value(grid, b.p)
+    ps = tuple(int(v) for v in values)
+    runs = [b.atp if p == b.p else P.distance_scores(b.q, b.k, p, b.distances, slope=0.0, base=BASE) for p in ps]
+    return BeyondSteps(ps=ps, active=active, sinusoidal=np.array([r.sinusoidal for r in runs]), rope=np.array([r.rope for r in runs]),
+                       rope_gap=tuple(fmt(float(np.abs(r.rope - b.at0.rope).max()), 2) for r in runs),
+                       sin_gap=tuple(fmt(float(np.abs(r.sinusoidal - b.at0.sinusoidal).max()), 3) for r in runs))

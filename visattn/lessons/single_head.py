@@ -21,6 +21,7 @@ from ..activations import softmax
 from ..attention import SelfAttentionTrace, self_attention
 from ..checks import positive_int
 from ..errors import InputError
+from ..figures import live
 from ..figures.core import MAX_TEXT_CELLS
 from ..text import MAX_TOKENS, seeded_embedding, tokenize
 
@@ -52,6 +53,8 @@ DK_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 
 PEAK_GRID = tuple(2 ** i for i in range(11))   # d_k = 1, 2, 4, …, 1024
 MAX_KEYS = 64            # keys per softmax row in the peakedness panel (cost grows with keys × Σ grid)
 EMBEDDINGS = ("seeded", "pretrained")
+TEMPERATURE = (0.05, 5.0, 0.05)   # the temperature control: lowest, highest, step (the in-figure slider's grid too)
+LIVE_PAIRS = 2048        # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
 
 
 # --- numbers as the lesson writes them ----------------------------------------------------------------------
@@ -310,3 +313,41 @@ def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
     s = w.sample
     return pd.DataFrame([[num(s.raw_mean, 3), "0", num(s.raw_var, 3), str(s.d_k)],
                          [num(s.scaled_mean, 3), "0", num(s.scaled_var, 3), "1"]], index=["q·k", f"q·k / √{s.d_k}"], columns=columns)
+
+
+# --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ----------------------
+@dataclass(frozen=True)
+class TemperatureRow:
+    """One query's weights at every temperature of the in-figure slider's grid."""
+    query: int
+    grid: tuple[float, ...]   # (G,) temperatures: the control's range and step, the control's value among them
+    active: int               # index of the control's value in grid
+    weights: np.ndarray       # (G, T) softmax(s_i / τ) (0 where masked)
+
+
+def temperature_row(tr: SelfAttentionTrace, i: int, temperature: float) -> TemperatureRow:
+    """Row i of the head's weights over the temperature grid (the scores do not depend on τ: one softmax each)."""
+    grid, active = live.with_value([round(v, 9) for v in live.even_grid(*TEMPERATURE)], round(float(temperature), 9))
+    allowed = None if tr.mask is None else tr.mask[i][None, :]                    # (1, T)
+    w = softmax(tr.scores[i][None, :] / np.asarray(grid)[:, None], axis=-1, mask=allowed)   # (G, T)
+    return TemperatureRow(query=i, grid=grid, active=active, weights=w)
+
+
+@dataclass(frozen=True)
+class SqrtSteps:
+    """The √d_k histograms at every d_k of DK_CHOICES, from one shared sample of LIVE_PAIRS pairs."""
+    d_k: tuple[int, ...]
+    raw: tuple[Histogram, ...]
+    scaled: tuple[Histogram, ...]
+    raw_var: tuple[float, ...]      # measured variance of q·k at each d_k
+    scaled_var: tuple[float, ...]   # and of q·k / √d_k
+
+
+def sqrt_steps(seed: int = 0) -> SqrtSteps:
+    """Every d_k's histograms at once (:func:`visattn.scaling.prefix_dot_products`: the cost of one d_k)."""
+    dots = scaling.prefix_dot_products(DK_CHOICES, LIVE_PAIRS, seed=seed + 1)      # (N, G)
+    scaled = dots / np.sqrt(np.asarray(DK_CHOICES, dtype=float))                  # (N, G)
+    return SqrtSteps(d_k=DK_CHOICES, raw=tuple(_histogram(dots[:, g], float(d)) for g, d in enumerate(DK_CHOICES)),
+                     scaled=tuple(_histogram(scaled[:, g], 1.0) for g in range(len(DK_CHOICES))),
+                     raw_var=tuple(float(v) for v in dots.var(axis=0, ddof=1)),
+                     scaled_var=tuple(float(v) for v in scaled.var(axis=0, ddof=1)))
