@@ -9,11 +9,11 @@ Each (engine, length) is timed in its own subprocess with the same thread count 
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as well).
 Timed: tokenizing the text and one forward pass returning every layer's attention weights, i.e.
 ``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)`` (eager
-attention, inference mode). Each subprocess reports the median of several runs after warm-up runs; the two
+attention, inference mode). Each subprocess reports the median of several runs after warm-up runs; the
 engines alternate for ``--rounds`` subprocesses each and the table shows the median over rounds, so that a
-burst of load on a shared machine does not fall on one engine only. A third engine, "numpy before", is
-``MiniLM.tokenize`` + ``MiniLM.forward`` without collecting the layer inputs: what ``run`` did before it
-returned ``layer_inputs`` (issue 14), to show what that costs.
+burst of load on a shared machine does not fall on one engine only. ``--before REV`` adds a third engine,
+"NumPy before": ``visattn/models/minilm.py`` as it was at git revision REV (read with ``git show``, loaded
+next to the current package), so that a change is timed before and after in the same session.
 Printed per length: each engine's median over rounds with its spread (min … max), and the ratio of the
 medians with the spread of the per-round ratios.
 """
@@ -65,7 +65,24 @@ def text_of_length(tokenizer, n_tokens: int) -> str:
     raise RuntimeError(f"no prefix of the benchmark text has {n_tokens} tokens")
 
 
-def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
+def minilm_at(rev: str):
+    """The module visattn/models/minilm.py as it was at git revision ``rev``, imported as a sibling of the
+    current one (its relative imports of visattn.checks and visattn.errors resolve to the current package)."""
+    import importlib.util
+    import tempfile
+
+    source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:visattn/models/minilm.py"],
+                            capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "minilm_before.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("visattn.models.minilm_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def worker(engine: str, n_tokens: int, threads: int, repeats: int, before: str | None = None) -> dict:
     folder = model_folder()
     from tokenizers import Tokenizer
 
@@ -76,15 +93,16 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
     if engine in ("numpy", "numpy-before"):
         import numpy as np
 
-        from visattn.models.minilm import MiniLM
+        if engine == "numpy-before":
+            MiniLM = minilm_at(before).MiniLM
+        else:
+            from visattn.models.minilm import MiniLM
 
         model = MiniLM.load(folder)
         result = model.run(text)
         assert result.attentions.shape[-1] == n_tokens and result.attentions.dtype == np.float32
 
         def call():
-            if engine == "numpy-before":
-                return model.forward(np.asarray(model.tokenize(text)[1], dtype=np.int64))
             return model.run(text)
     else:
         import torch
@@ -103,10 +121,10 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int) -> dict:
     return {"engine": engine, "tokens": n_tokens, "seconds": median_time(call, repeats, warmup=3)}
 
 
-def measure(engine: str, n_tokens: int, threads: int, repeats: int) -> float | None:
+def measure(engine: str, n_tokens: int, threads: int, repeats: int, before: str | None) -> float | None:
     env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
     cmd = [sys.executable, __file__, "--worker", engine, "--tokens", str(n_tokens), "--threads", str(threads),
-           "--repeats", str(repeats)]
+           "--repeats", str(repeats)] + (["--before", before] if before else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode:
         print(f"[{engine} @ {n_tokens}] failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -133,29 +151,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
+    parser.add_argument("--before", metavar="REV", help="also time visattn/models/minilm.py at this git revision")
     engine_args(parser, ["numpy", "numpy-before", "torch"])
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10)))
+        print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10, args.before)))
         return
 
-    engines = ["numpy", "torch", "numpy-before"] if importable("torch", "transformers") else ["numpy", "numpy-before"]
+    engines = ["numpy", "torch"] if importable("torch", "transformers") else ["numpy"]
     if "torch" not in engines:
         print("torch/transformers not importable: timing NumPy only", file=sys.stderr)
+    if args.before:
+        engines.append("numpy-before")
 
-    print(f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}")
-    print("| tokens | NumPy ms | torch ms | NumPy ÷ torch | NumPy before ms | before ÷ torch |")
-    print("|---|---|---|---|---|---|")
+    print(f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}"
+          + (f"  before={args.before}" if args.before else ""))
+    extra = " NumPy before ms | before ÷ torch | before ÷ NumPy |" if args.before else ""
+    print("| tokens | NumPy ms | torch ms | NumPy ÷ torch |" + extra)
+    print("|---|---|---|---|" + ("---|---|---|" if args.before else ""))
     for n in args.tokens:
         repeats = args.repeats or REPEATS.get(n, 10)
         times = {e: [] for e in engines}
         for _ in range(args.rounds):
             for e in engines:
-                times[e].append(measure(e, n, args.threads, repeats))
+                times[e].append(measure(e, n, args.threads, repeats, args.before))
         t = times.get("torch", [])
-        print(f"| {n} | {spread(times['numpy'])} | {spread(t)} | {ratio(times['numpy'], t)} "
-              f"| {spread(times['numpy-before'])} | {ratio(times['numpy-before'], t)} |", flush=True)
-
+        row = f"| {n} | {spread(times['numpy'])} | {spread(t)} | {ratio(times['numpy'], t)} |"
+        if args.before:
+            b = times["numpy-before"]
+            row += f" {spread(b)} | {ratio(b, t)} | {ratio(b, times['numpy'])} |"
+        print(row, flush=True)
+    print(f"load after: {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
     main()

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,6 +178,79 @@ def _softmax_(att: np.ndarray) -> np.ndarray:
     np.exp(att, out=att)
     att *= 1.0 / att.sum(axis=-1, keepdims=True)
     return att
+
+
+# ── Two cores without touching BLAS ───────────────────────────────────────────────────────────────
+# NumPy runs each elementwise pass (the softmax's exp, GELU) on one thread, and OpenBLAS runs a product on
+# all its threads only when it is big: a product of m × n × k ≤ 64³ (OpenBLAS's GEMM_MULTITHREAD_THRESHOLD
+# of 4 × 65536) runs on the calling thread. So attention is computed by blocks of query rows, all heads at
+# once, with rows × T × Dh ≤ 64³ (16 rows at T = 512): the (rows × Dh) x (Dh × T) scores and the
+# (rows × T) x (T × Dh) weights · values then run single-threaded in BLAS, and a block's (H, rows, T) weights
+# (384 KB) stay in the core's cache from the scores through the softmax to weights · values. The calling
+# thread and one helper thread take blocks in turn from a shared counter (GELU likewise, by rows); the big
+# projections (QKV, W_O, W_1, W_2) keep OpenBLAS's own threads, which are idle while the blocks run.
+# Nothing process-wide changes (no BLAS thread count is set), and a block is computed by the same
+# operations whichever thread takes it, so results are bit-for-bit the same from run to run.
+SINGLE_THREAD_PRODUCT = 64 ** 3  # m × n × k of the biggest product OpenBLAS keeps on the calling thread
+GELU_ROWS = 32       # rows of the (T, Dff) activations per GELU block
+SPLIT_FROM = 64      # fewer rows than this: everything on the calling thread (a helper would cost more)
+_helper_lock = threading.Lock()
+_helper_pool: list[ThreadPoolExecutor | None] = []
+
+
+def _threads_allowed() -> int:
+    """How many threads this process may compute on: the BLAS/OpenMP limit when one is set in the environment
+    (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS, as the benchmarks and `make bench` set), else the
+    CPUs this process may run on."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(var, "").split(",")[0].strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _helper() -> ThreadPoolExecutor | None:
+    """The one helper thread shared by every MiniLM in the process (None when only one thread is allowed).
+
+    Shared, so that many sessions of a server running MiniLM at once add one thread, not one each; a session
+    whose blocks the helper has no time for computes them itself (see :func:`_share`)."""
+    with _helper_lock:
+        if not _helper_pool:
+            _helper_pool.append(ThreadPoolExecutor(1, thread_name_prefix="visattn-minilm")
+                                if _threads_allowed() > 1 else None)
+        return _helper_pool[0]
+
+
+def _share(work: Callable[[int, int], None], n: int, step: int) -> None:
+    """``work(a, b)`` for every block [a, b) of ``step`` rows of range(n), on this thread and the helper.
+
+    Both take the next block from one counter until none is left, so when the helper is busy (another
+    session's forward pass) this thread simply does every block. Returns when all blocks are done.
+    """
+    starts = iter(range(0, n, step))
+    lock = threading.Lock()
+
+    def loop() -> None:
+        while True:
+            with lock:
+                a = next(starts, None)
+            if a is None:
+                return
+            work(a, min(a + step, n))
+
+    pool = _helper() if n >= SPLIT_FROM and n > step else None
+    if pool is None:
+        loop()
+        return
+    future = pool.submit(loop)
+    try:
+        loop()
+    finally:
+        if not future.cancel():  # the helper started: wait for its last block (it may be writing into our arrays)
+            future.result()
 
 
 class MiniLM:
@@ -362,11 +439,17 @@ class MiniLM:
         attentions = np.empty((c.n_layers, H, T, T), dtype=np.float32)  # softmax writes into it in place
         h = np.empty((T, c.d_ff), dtype=np.float32)                      # feed-forward activations
         scratch = [np.empty_like(h) for _ in range(3)]                   # GELU temporaries
+        concat = np.empty((T, D), dtype=np.float32)                      # heads' outputs side by side
 
         # embeddings: word + token type 0 + position, in Hugging Face's order of additions
         x = self.word_embeddings[ids] + self.type_embedding               # (T, D)
         x += self.position_embeddings[:T]
         x = _layer_norm_(x, *self.emb_ln, eps)
+
+        rows = max(1, SINGLE_THREAD_PRODUCT // (T * Dh))                  # query rows per attention block
+
+        def gelu_rows(a: int, b: int) -> None:
+            _gelu_(h[a:b], *(s[a:b] for s in scratch))
 
         for i, (layer, att) in enumerate(zip(self.layers, attentions)):
             if layer_inputs is not None:
@@ -375,10 +458,17 @@ class MiniLM:
             qkv = x @ layer.W_qkv                                         # (T, D) x (D, 3D) -> (T, 3D)
             qkv += layer.b_qkv
             q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)      # 3 × (H, T, Dh), views
-            np.matmul(q, k.transpose(0, 2, 1), out=att)                   # (H, T, Dh) x (H, Dh, T) -> (H, T, T)
-            _softmax_(att)                                                # softmax over keys, in place
-            heads = att @ v                                               # (H, T, T) x (H, T, Dh) -> (H, T, Dh)
-            concat = heads.transpose(1, 0, 2).reshape(T, D)               # (H, T, Dh) -> (T, H, Dh) -> (T, D)
+            # contiguous copies (0.4 ms at T = 512): the many small products below read them faster
+            q, k_t, v = (np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v))  # k_t: (H, Dh, T)
+
+            def attend(a: int, b: int, q=q, k_t=k_t, v=v, att=att) -> None:  # query rows a … b − 1
+                block = att[:, a:b]                                        # (H, n, T) view into attentions
+                np.matmul(q[:, a:b], k_t, out=block)                       # (H, n, Dh) x (H, Dh, T) -> (H, n, T)
+                _softmax_(block)                                           # softmax over keys, in place
+                out = concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view of (n, D)
+                np.matmul(block, v, out=out)                               # (H, n, T) x (H, T, Dh) -> (H, n, Dh)
+
+            _share(attend, T, rows)
             y = concat @ layer.W_o                                        # (T, D) x (D, D) -> (T, D)
             y += layer.b_o
             y += x
@@ -386,7 +476,7 @@ class MiniLM:
             # feed-forward block
             np.matmul(x, layer.W_1, out=h)                                # (T, D) x (D, Dff) -> (T, Dff)
             h += layer.b_1
-            _gelu_(h, *scratch)
+            _share(gelu_rows, T, GELU_ROWS)
             y = h @ layer.W_2                                             # (T, Dff) x (Dff, D) -> (T, D)
             y += layer.b_2
             y += x
