@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from visattn.figures.live import Step, add_slider, even_grid, live, log_grid, plain, with_value
+from visattn.figures.live import Step, add_slider, even_grid, live, log_grid, plain, rounded, with_value
 
 
 def test_with_value_inserts_the_value_exactly():
@@ -32,8 +32,10 @@ def test_log_grid_is_geometric_and_on_step():
 
 def test_plain_rounds_and_gaps():
     assert plain(np.array([1 / 3, np.nan, np.inf]), 3) == [0.333, None, None]
+    assert plain(np.array([1 / 3, 2.0]), 3).tolist() == [0.333, 2.0]
     assert plain(np.float32(0.1), 6) == 0.1
     assert plain(["a", 2.0]) == ["a", 2.0]
+    assert plain(["a", "b"]).tolist() == ["a", "b"]
 
 
 def _figure(q: float) -> go.Figure:
@@ -81,7 +83,7 @@ def test_steps_carry_each_values_own_numbers():
 def test_hidden_tick_labels_and_room_below():
     fig = _figure(62.0)
     fig.update_layout(height=300, margin=dict(b=20))
-    add_slider(fig, label="σ = ", values=[1.0], steps=[_step(1.0)], active=0, margin=80)
+    fig = add_slider(fig, label="σ = ", values=[1.0], steps=[_step(1.0)], active=0, margin=80)
     assert fig.layout.height == 380 and fig.layout.margin.b == 100
     assert fig.layout.sliders[0].font.color == "rgba(0,0,0,0)"
     assert fig.layout.sliders[0].currentvalue.font.color != "rgba(0,0,0,0)"
@@ -94,3 +96,11 @@ def test_steps_must_agree():
         add_slider(_figure(62.0), label="", values=[1.0], steps=[_step(1.0)], active=1)
     with pytest.raises(ValueError):
         add_slider(_figure(62.0), label="", values=[1.0, 2.0], steps=[_step(1.0)], active=0)
+
+
+def test_rounded_prints_short():
+    rng = np.random.default_rng(0)
+    a = np.concatenate([rng.normal(0, 1, 500) * 10.0 ** rng.integers(-12, 12, 500), [0.0, 112.5, -3e-7, 1e20]])
+    r = rounded(a, 6)
+    for x, y in zip(a, r):
+        assert repr(float(y)) == repr(float(f"{x:.6g}"))     # the same number as formatting with 6 digits, printed as short

@@ -17,8 +17,8 @@ def fit_sigma(table, kernel: str) -> lesson.Fit | None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple) -> lesson.KernelLesson:
-    return lesson.kernel_lesson(table, query, kernel, sigma, ranges)
+def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple, live: lesson.Controls | None = None) -> lesson.KernelLesson:
+    return lesson.kernel_lesson(table, query, kernel, sigma, ranges, live)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,6 +1,10 @@
 """The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the query × key
 heatmap, keys in the plane, and the leave-one-out error against σ.
 
+Live: when the lesson carries its sweeps (``kernel_lesson(…, live=controls)``), the weight bars get an in-figure
+query slider and the fitted curve (or the plane) an in-figure σ slider (:mod:`visattn.figures.live`): dragging
+redraws the weights, the curve and the printed estimate in the browser.
+
 Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
 :class:`visattn.lessons.kernel.KernelLesson` (``lesson``); :func:`score_maps` takes a
 :class:`visattn.scoring.ScoredAttention`.
@@ -14,10 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lessons.kernel import KernelLesson, key_text
+from ..lessons.kernel import KernelLesson, Sweep, key_text
 from ..scoring import ScoredAttention
-from .core import _figure, _title, compact
+from .core import _figure, _fmt, _title, compact
 from .lines import bars, curves
+from .live import Step, add_slider
 from .matrices import heatmap
 
 ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
@@ -48,14 +53,63 @@ class Words:
     sigma: str = "σ"
     fitted_sigma: str = "fitted σ = {sigma}"
     current_sigma: str = "current σ = {sigma}"
+    estimate_line: str = "estimate {fq} = {value}"
+    no_estimate: str = "no estimate at {q}: no key within reach"
+    live_query: str = "query {name} = "
+    live_sigma: str = "σ = "
+
+
+def estimate_text(query: np.ndarray, estimate: float, w: Words) -> str:
+    """The printed estimate at ``query``: "estimate f(62) = 112.5", or that there is none."""
+    q = key_text(query)
+    if not np.isfinite(estimate):
+        return w.no_estimate.format(q=q)
+    return w.estimate_line.format(fq=f"f{q}" if len(query) > 1 else f"f({q})", value=f"{estimate:.6g}")
+
+
+def _header(layout: dict, text: str) -> None:
+    """The estimate printed on a line of its own between the title and the plot (an annotation a step rewrites)."""
+    layout["margin"] = dict(layout.get("margin") or {}) | dict(t=96)
+    layout["title"] = dict(layout.get("title") or {}) | dict(y=1.0, yref="container", yanchor="top", pad=dict(t=12))
+    layout["annotations"] = [dict(text=text, x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="bottom", yshift=10,
+                                  showarrow=False, font=dict(color=ORANGE))] + list(layout.get("annotations") or [])
+
+
+def _colours(weights: np.ndarray, supported: bool) -> list[str]:
+    top = int(np.argmax(weights)) if supported else -1
+    return [ORANGE if i == top else BLUE for i in range(len(weights))]
+
+
+def _bar_text(weights: np.ndarray) -> list[str]:
+    return [_fmt(float(v), 3) for v in weights]
 
 
 def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
-    """One bar per key: the query's attention weights (the heaviest key highlighted)."""
+    """One bar per key: the query's attention weights (the heaviest key highlighted). With the lesson's query sweep:
+    the estimate printed above the plot, and an in-figure slider over the first query feature."""
     b = lesson.breakdown
-    return bars([key_text(k) for k in b.keys], b.weights, title=w.bars_title.format(q=key_text(b.query)),
-                x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])), y_title=w.weight,
-                highlight=int(np.argmax(b.weights)) if b.supported else None, ymax=1.1, font_size=font_size)
+    fig = bars([key_text(k) for k in b.keys], b.weights, title=w.bars_title.format(q=key_text(b.query)),
+               x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])), y_title=w.weight,
+               highlight=int(np.argmax(b.weights)) if b.supported else None, ymax=1.1, font_size=font_size)
+    if (sw := lesson.by_query) is None:
+        return fig
+    spec = fig.to_plotly_json()
+    _header(spec["layout"], estimate_text(b.query, b.estimate, w))
+    fig = _figure(spec["data"], spec["layout"])
+    labelled = spec["data"][0].get("text") is not None       # bars() prints the values up to 40 bars
+
+    def step(i: int) -> Step:
+        wt, est = sw.weights[i], float(sw.estimates[i])
+        bar = {"y": wt, "marker.color": _colours(wt, bool(np.isfinite(est)))} | ({"text": _bar_text(wt)} if labelled else {})
+        return Step({0: bar}, {"title.text": w.bars_title.format(q=key_text(sw.queries[i])),
+                               "annotations[0].text": estimate_text(sw.queries[i], est, w)})
+    return add_slider(fig, label=w.live_query.format(name=w.labels[0]), values=sw.values, steps=[step(i) for i in range(len(sw.values))],
+                      active=sw.active, fmt=lambda v: f"{v:g}")
+
+
+def _sigma_slider(fig: go.Figure, sw: Sweep, w: Words, step) -> go.Figure:
+    return add_slider(fig, label=w.live_sigma, values=sw.values, steps=[step(i) for i in range(len(sw.values))], active=sw.active,
+                      fmt=lambda v: f"{v:.4g}", digits=5)
 
 
 def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
@@ -70,11 +124,16 @@ def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure
     hover = f"{w.query}: %{{x:.4g}}<br>{w.estimate}: %{{y:.4g}}<extra></extra>"
     for tr in data:
         tr["hovertemplate"] = f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
-    if b.supported:
-        data.append(dict(type="scatter", x=[q], y=[b.estimate], mode="markers", name=w.estimate, hovertemplate=hover,
-                         marker=dict(size=16, symbol="star", color=ORANGE)))
+    if b.supported or lesson.by_sigma is not None:        # live: the star moves with σ (and may have no estimate)
+        data.append(dict(type="scatter", x=[q], y=[b.estimate if b.supported else None], mode="markers", name=w.estimate,
+                         hovertemplate=hover, marker=dict(size=16, symbol="star", color=ORANGE)))
     layout["shapes"] = [dict(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color=ORANGE))]
-    return _figure(data, layout)
+    if (sw := lesson.by_sigma) is None:
+        return _figure(data, layout)
+    _header(layout, estimate_text(b.query, b.estimate, w))
+    step = lambda i: Step({0: {"y": sw.curves[i]}, 2: {"y": [sw.estimates[i]]}},
+                          {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)})
+    return _sigma_slider(_figure(data, layout), sw, w, step)
 
 
 def grid_heatmap(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
@@ -96,17 +155,25 @@ def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figu
     surface = dict(type="heatmap", x=compact(lesson.curve_x), y=compact(lesson.plane_y), z=compact(lesson.curve_y),
                    colorscale="Viridis", opacity=0.55, colorbar=dict(title=_title(lab[-1]), thickness=14),
                    hovertemplate=f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}<extra></extra>")
-    text = [f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}" for k, v, x in zip(b.keys, b.values, b.weights)]
+    hover = lambda wt: [f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}" for k, v, x in zip(b.keys, b.values, wt)]
+    size = lambda wt: (8 + 60 * np.sqrt(wt)).tolist()
     keys = dict(type="scatter", x=compact(b.keys[:, 0]), y=compact(b.keys[:, 1]), mode="markers+text", name=w.keys_sized,
-                text=[f"{x:.2f}" for x in b.weights], textposition="top center", hovertext=text,
+                text=[f"{x:.2f}" for x in b.weights], textposition="top center", hovertext=hover(b.weights),
                 hovertemplate="%{hovertext}<extra></extra>",
-                marker=dict(size=(8 + 60 * np.sqrt(b.weights)).tolist(), color=BLUE, line=dict(color="white", width=1)))
+                marker=dict(size=size(b.weights), color=BLUE, line=dict(color="white", width=1)))
     star = dict(type="scatter", x=[float(q[0])], y=[float(q[1])], mode="markers", name=w.query,
                 marker=dict(size=18, symbol="star", color=ORANGE, line=dict(color="black", width=1)),
                 hovertemplate=f"{w.query} (%{{x:g}}, %{{y:g}})<extra></extra>")
     layout = dict(title=_title(w.plane_title), xaxis=dict(title=_title(lab[0])), yaxis=dict(title=_title(lab[1])), height=520,
                   font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.15))
-    return _figure([surface, keys, star], layout)
+    if (sw := lesson.by_sigma) is None:
+        return _figure([surface, keys, star], layout)
+    _header(layout, estimate_text(q, b.estimate, w))
+    layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")   # the slider goes below
+    step = lambda i: Step({0: {"z": sw.curves[i]}, 1: {"marker.size": size(sw.weights[i]), "text": [f"{x:.2f}" for x in sw.weights[i]],
+                                                       "hovertext": hover(sw.weights[i])}},
+                          {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)})
+    return _sigma_slider(_figure([surface, keys, star], layout), sw, w, step)
 
 
 def lesson_figures(lesson: KernelLesson, w: Words, font_size: int = 14) -> list[tuple[go.Figure, str]]:

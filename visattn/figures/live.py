@@ -61,79 +61,101 @@ def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, 
     return tuple(sorted({float(round(round(v / step) * step, 12)) for v in raw if round(v / step) > 0}))
 
 
-def _sig(v: float, digits: int) -> float | None:
-    return None if not np.isfinite(v) else float(f"{v:.{digits}g}")
+def rounded(a: np.ndarray, digits: int = DIGITS) -> np.ndarray:
+    """``a`` (floats) rounded to ``digits`` significant digits, each entry the double nearest a short decimal (so it
+    prints short in JSON): scaled by an exact power of ten, rounded, scaled back."""
+    a = np.asarray(a, dtype=np.float64)
+    finite = np.isfinite(a) & (a != 0)
+    k = np.zeros(a.shape, dtype=np.int64)
+    k[finite] = digits - 1 - np.floor(np.log10(np.abs(a[finite]))).astype(np.int64)
+    k = np.clip(k, -300, 300)
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = np.where(k >= 0, np.round(a * 10.0 ** np.maximum(k, 0)) / 10.0 ** np.maximum(k, 0), a)
+        return np.where(k < 0, np.round(a / 10.0 ** np.maximum(-k, 0)) * 10.0 ** np.maximum(-k, 0), up)
 
 
 def plain(value: Any, digits: int = DIGITS) -> Any:
-    """``value`` as JSON-ready Python: arrays become (nested) lists, floats keep ``digits`` significant digits, NaN
-    and ±inf become ``None`` (a gap in a line); strings and other values pass through."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind in "fc" or value.dtype.kind in "iub":
-            return plain(value.tolist(), digits)
-        return value.tolist()
-    if isinstance(value, (list, tuple)):
+    """``value`` ready for the figure's JSON: numbers become float64 arrays rounded to ``digits`` significant digits
+    (cheap to copy, printed short by Plotly's encoder), or lists with ``None`` (a gap in a line) for NaN and ±inf;
+    lists of strings become string arrays; a single float is rounded; other values pass through."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return np.asarray(value, dtype=str)
+    if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value):
         return [plain(v, digits) for v in value]
+    if isinstance(value, (list, tuple, np.ndarray)):
+        a = np.asarray(value)
+        if a.dtype.kind not in "fiu":
+            return a
+        r = rounded(a, digits)
+        if np.isfinite(r).all():
+            return r
+        out = r.astype(object)
+        out[~np.isfinite(r)] = None
+        return out.tolist()
     if isinstance(value, (float, np.floating)):
-        return _sig(float(value), digits)
+        r = float(rounded(np.asarray(value), digits))
+        return r if np.isfinite(r) else None
     if isinstance(value, np.integer):
         return int(value)
     return value
 
 
-def _current(fig: go.Figure, index: int, path: str) -> Any:
-    """The figure's own value of a trace attribute (a trace that one step leaves alone keeps it)."""
-    node: Any = fig.data[index].to_plotly_json()
+def _current(trace: dict, path: str) -> Any:
+    """A trace's own value of an attribute (a trace that one step leaves alone keeps it)."""
+    node: Any = trace
     for part in path.split("."):
         node = node.get(part) if isinstance(node, dict) else None
     return plain(node) if node is not None else None
 
 
-def _check(steps: Sequence[Step]) -> tuple[list[int], list[str], list[str]]:
-    """(trace indices, attribute paths, layout paths) every step must share."""
+def _check(steps: Sequence[Step]) -> tuple[list[int], list[str]]:
+    """(trace indices, attribute paths) every step must share, with the same layout paths."""
     first = steps[0]
     shape = ({i: set(a) for i, a in first.traces.items()}, set(first.layout))
     for s in steps[1:]:
         if ({i: set(a) for i, a in s.traces.items()}, set(s.layout)) != shape:
             raise ValueError("every step must update the same traces, attributes and layout paths")
-    attrs = sorted(set().union(*shape[0].values())) if shape[0] else []
-    return sorted(first.traces), attrs, sorted(shape[1])
+    return sorted(first.traces), sorted(set().union(*shape[0].values())) if shape[0] else []
 
 
-def step_args(fig: go.Figure, step: Step, traces: list[int], attrs: list[str], digits: int = DIGITS) -> list:
-    """The ``"update"`` arguments of one step: [data update, layout update, trace indices]. A trace that does not
-    list an attribute another trace changes keeps the figure's value of it."""
-    data = {a: [plain(step.traces[i][a], digits) if a in step.traces[i] else _current(fig, i, a) for i in traces] for a in attrs}
+def step_args(step: Step, traces: list[int], attrs: list[str], kept: dict[tuple[int, str], Any], digits: int = DIGITS) -> list:
+    """The ``"update"`` arguments of one step: [data update, layout update, trace indices]. ``kept[(i, a)]`` is the
+    value of attribute ``a`` for trace ``i`` when the step does not list it (another trace changes ``a``)."""
+    data = {a: [plain(step.traces[i][a], digits) if a in step.traces[i] else kept[(i, a)] for i in traces] for a in attrs}
     return [data, {k: plain(v, digits) for k, v in step.layout.items()}, traces]
 
 
 def add_slider(fig: go.Figure, *, label: str, values: Sequence[float], steps: Sequence[Step], active: int,
                fmt: Callable[[float], str] = lambda v: f"{v:.4g}", digits: int = DIGITS, margin: int = MARGIN,
                tick_labels: bool = False) -> go.Figure:
-    """Add an in-figure slider to ``fig`` (in place; returned too): position ``k`` shows ``steps[k]`` at
+    """``fig`` with an in-figure slider (a new figure; ``fig`` is left alone): position ``k`` shows ``steps[k]`` at
     ``values[k]``, and the slider starts at ``active``. ``label`` prefixes the value shown above the slider
     (translated by the caller, e.g. "σ = "). The figure as built should already show ``steps[active]``.
 
     ``tick_labels``: print every grid value under the slider (fine for a dozen, a blur for a hundred). Adds
-    ``margin`` pixels below the plot for the slider.
+    ``margin`` pixels below the plot for the slider. The result skips Plotly's validation (slow on long steps).
     """
     if len(values) != len(steps) or not steps:
         raise ValueError("one step per grid value, at least one")
     if not 0 <= active < len(steps):
         raise ValueError(f"active index {active} outside 0…{len(steps) - 1}")
-    traces, attrs, _ = _check(steps)
+    traces, attrs = _check(steps)
+    spec = fig.to_plotly_json()
+    data, layout = spec["data"], dict(spec["layout"])
+    kept = {(i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]}
     slider = dict(
         active=active, currentvalue=dict(prefix=label, visible=True, xanchor="left"), pad=dict(t=40, b=10), len=1.0, x=0.0,
         y=0.0, xanchor="left", yanchor="top", ticklen=3 if tick_labels else 0, minorticklen=0,
-        steps=[dict(method="update", label=fmt(v), value=fmt(v), args=step_args(fig, s, traces, attrs, digits))
+        steps=[dict(method="update", label=fmt(v), value=fmt(v), args=step_args(s, traces, attrs, kept, digits))
                for v, s in zip(values, steps)])
     if not tick_labels:
         slider["font"] = dict(color="rgba(0,0,0,0)")     # hides the tick labels; the current value keeps its own font
         slider["currentvalue"]["font"] = dict(color="#444")
-    m = dict(fig.layout.margin.to_plotly_json()) if fig.layout.margin else {}
-    fig.update_layout(sliders=[*(fig.layout.sliders or ()), slider], margin=m | dict(b=(m.get("b") or 10) + margin),
-                      height=(fig.layout.height or 400) + margin)
-    return fig
+    margins = dict(layout.get("margin") or {})
+    layout["margin"] = margins | dict(b=(margins.get("b") or 10) + margin)
+    layout["height"] = (layout.get("height") or 400) + margin
+    layout["sliders"] = [*(layout.get("sliders") or ()), slider]
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 def live(fig: go.Figure, *, label: str, grid: Sequence[float], value: float, step: Callable[[float], Step],

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from ..checks import MAX_MAGNITUDE
 from ..errors import InputError
+from ..figures.live import even_grid, log_grid, with_value
 from ..kernel_regression import KERNELS as KERNELS  # re-exported: the page's choices, beside PRESETS and SCORINGS
 from ..kernel_regression import (
     QueryBreakdown,
@@ -83,6 +84,9 @@ MAX_TABLE_ROWS = 64      # rows of the key→value table: a lecture example, and
 N_HEATMAP_QUERIES = 21   # rows of the query × key heatmap (few enough to print the numbers on 3 keys)
 N_CURVE = 301            # points of the fitted curve
 N_PLANE = 61             # grid side of the 2-D estimate surface
+N_LIVE_QUERY = 101       # positions of the in-figure query slider (at most)
+N_LIVE_SIGMA = 41        # positions of the in-figure σ slider over the fitted curve (at most)
+N_LIVE_SIGMA_PLANE = 21  # … over the 2-D estimate surface (N_PLANE² numbers a position)
 
 
 def preset_start(name: str) -> tuple[float, float, float]:
@@ -191,6 +195,17 @@ def fit_sigma(table: ArrayLike, kernel: str) -> Fit | None:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """One control of tab ① swept over a grid with the others held: what an in-figure slider shows at each position."""
+    values: np.ndarray       # (G,) the grid, the control's current value in it exactly
+    active: int              # index of the current value
+    queries: np.ndarray      # (G, Dk) the query at each position
+    weights: np.ndarray      # (G, Nk) the query's weights over the keys, in the table's order
+    estimates: np.ndarray    # (G,) the estimate at the query, NaN where no key is in reach
+    curves: np.ndarray       # σ sweep: (G, N_CURVE) the fitted curve, or (G, N_PLANE, N_PLANE) the surface; else empty
+
+
+@dataclass(frozen=True)
 class KernelLesson:
     kernel: str
     sigma: float
@@ -205,6 +220,8 @@ class KernelLesson:
     fit: Fit | None               # σ by leave-one-out, or None when no σ reaches every point
     loo_current: float            # leave-one-out error at the current σ
     unreachable: str              # "" (an estimate exists), "compact" (no key within σ) or "overflow" (u² overflows)
+    by_query: Sweep | None = None  # the first query feature swept over its slider's range (with ``live`` controls)
+    by_sigma: Sweep | None = None  # σ swept over its slider's range, log-spaced (with ``live`` controls)
 
     def warnings(self, sep: str = ", ") -> tuple[tuple[str, dict], ...]:
         """(id, params) of what the page warns about: "duplicates" (per repeated key, rows counted from 1 and joined
@@ -215,8 +232,29 @@ class KernelLesson:
         return tuple(out)
 
 
-def kernel_lesson(table: ArrayLike, query: tuple, kernel: str, sigma: float, ranges: tuple) -> KernelLesson:
-    """Everything tab ① shows. ``ranges`` ((lo, hi) per key feature) spans the curve and the heatmap."""
+def query_sweep(keys: np.ndarray, values: np.ndarray, query: np.ndarray, kernel: str, sigma: float, grid: Sequence[float]) -> Sweep:
+    """The first query feature over ``grid`` (``query[0]`` put in exactly), the other feature and σ held."""
+    qs, active = with_value(grid, float(query[0]))
+    queries = np.tile(np.asarray(query, dtype=float), (len(qs), 1))
+    queries[:, 0] = qs
+    r = nadaraya_watson(queries, keys, values, kernel, sigma)
+    return Sweep(np.asarray(qs), active, queries, r.weights, r.estimates, np.empty(0))
+
+
+def sigma_sweep(keys: np.ndarray, values: np.ndarray, query: np.ndarray, kernel: str, sigma: float, grid: Sequence[float],
+                points: np.ndarray, shape: tuple[int, ...]) -> Sweep:
+    """σ over ``grid`` (``sigma`` put in exactly), the query held: its weights and estimate, and the estimate at
+    ``points`` (the curve's or the surface's queries) reshaped to ``shape`` at each σ."""
+    sigmas, active = with_value(grid, sigma)
+    at_q = [nadaraya_watson(query[None, :], keys, values, kernel, s) for s in sigmas]
+    curves = np.stack([nadaraya_watson(points, keys, values, kernel, s).estimates.reshape(shape) for s in sigmas])
+    return Sweep(np.asarray(sigmas), active, np.tile(query, (len(sigmas), 1)), np.concatenate([r.weights for r in at_q]),
+                 np.concatenate([r.estimates for r in at_q]), curves)
+
+
+def kernel_lesson(table: ArrayLike, query: tuple, kernel: str, sigma: float, ranges: tuple, live: Controls | None = None) -> KernelLesson:
+    """Everything tab ① shows. ``ranges`` ((lo, hi) per key feature) spans the curve and the heatmap. With ``live``
+    (the sliders' :class:`Controls`), also the query and σ swept over their sliders for the in-figure sliders."""
     sigma = check_bandwidth(sigma)
     keys, values = key_value_table(check_table(table))
     b = explain_query(np.asarray(query[:keys.shape[1]], dtype=float), keys, values, kernel, sigma)
@@ -232,13 +270,25 @@ def kernel_lesson(table: ArrayLike, query: tuple, kernel: str, sigma: float, ran
         grid_w = nadaraya_watson(grid, keys[order], values[order], kernel, sigma).weights  # (Nq, Nk)
         xs = np.linspace(min(lo, b.query[0]), max(hi, b.query[0]), N_CURVE)   # reach a query typed outside the slider
         ys = nadaraya_watson(xs, keys, values, kernel, sigma).estimates
-        return KernelLesson(kernel, sigma, b, dups, order, grid, grid_w, xs, ys, empty, fit, loo_now, unreachable)
+        sweeps = _sweeps(keys, values, b.query, kernel, sigma, live, xs[:, None], (N_CURVE,), N_LIVE_SIGMA)
+        return KernelLesson(kernel, sigma, b, dups, order, grid, grid_w, xs, ys, empty, fit, loo_now, unreachable, *sweeps)
     (lo1, hi1), (lo2, hi2) = ranges
     xs, ys = np.linspace(lo1, hi1, N_PLANE), np.linspace(lo2, hi2, N_PLANE)
     gx, gy = np.meshgrid(xs, ys)                                   # (N_PLANE, N_PLANE) each; rows follow y
-    est = nadaraya_watson(np.stack([gx.ravel(), gy.ravel()], 1), keys, values, kernel, sigma).estimates
+    points = np.stack([gx.ravel(), gy.ravel()], 1)
+    est = nadaraya_watson(points, keys, values, kernel, sigma).estimates
+    sweeps = _sweeps(keys, values, b.query, kernel, sigma, live, points, gx.shape, N_LIVE_SIGMA_PLANE)
     return KernelLesson(kernel, sigma, b, dups, np.arange(len(keys)), empty, empty, xs, est.reshape(gx.shape), ys,
-                        fit, loo_now, unreachable)
+                        fit, loo_now, unreachable, *sweeps)
+
+
+def _sweeps(keys, values, query, kernel, sigma, live, points, shape, n_sigma) -> tuple[Sweep | None, Sweep | None]:
+    if live is None:
+        return None, None
+    (lo, hi), step = live.ranges[0], live.steps[0]
+    by_query = query_sweep(keys, values, query, kernel, sigma, even_grid(lo, hi, step, N_LIVE_QUERY))
+    by_sigma = sigma_sweep(keys, values, query, kernel, sigma, log_grid(*live.sigma_range, live.sigma_step, n_sigma), points, shape)
+    return by_query, by_sigma
 
 
 @dataclass(frozen=True)
