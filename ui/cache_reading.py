@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from visattn.figures import pretrained as pt_figures
 from visattn.lessons import pretrained as pt_lesson
 from visattn.lessons import reading as lesson
 from visattn.models.minilm import MiniLM
@@ -54,7 +55,7 @@ def readings(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readi
     return _stored(("reading", text, name), lambda: lesson.readings(run(model, text), name, progress))
 
 
-def pretrained(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
+def pretrained_readings(model: MiniLM, text: str, name: str, progress=None) -> lesson.Readings:
     """The pretrained page's view of its run (up to 512 tokens; the weights view is the run's own array)."""
     return _stored(("pretrained", text, name), lambda: pt_lesson.readings(model, run_text(model, text), name, progress))
 
@@ -66,3 +67,11 @@ def pair(model: MiniLM, a: str, b: str, name: str, layer: int, head: int) -> les
 @st.cache_resource(max_entries=8, show_spinner=False)
 def geometry(_model: MiniLM, text: str, layer: int, head: int) -> lesson.Geometry:
     return lesson.geometry(_model, run(_model, text), layer, head)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def grid_figure(g: pt_lesson.Grid, font_size: int, presenter: bool, colour: dict, value_name: str, query_name: str, key_name: str):
+    """The pretrained page's grid of a view on a colour scale (~0.3 s of Plotly for 72 cells), built once per input and
+    shared: show it, never modify it."""
+    return pt_figures.grid_figure(g, font_size=font_size, presenter=presenter, colour=colour, value_name=value_name,
+                                  query_name=query_name, key_name=key_name)

@@ -211,7 +211,7 @@ def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> 
     """All heads ranked by the weight token ``src`` (query) puts on ``tgt`` (key); the strongest drawn as bars."""
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
-    opened = tuple(min(k, n - 1) for k, n in zip(open_head, attn.shape[:2]))   # a layer map: the open head's layer
+    opened = tuple(k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2]))   # a layer's map: the open head's layer
     return Finder(top=top, strong=tuple(hw for hw in ranked if hw.weight > STRONG),
                   names=tuple(cell_name(hw.layer, hw.head, attn.shape) for hw in top),
                   opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == opened), None))
