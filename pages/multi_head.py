@@ -1,11 +1,12 @@
-"""Multi-head attention (articles 004, 003, 000): the lesson of :mod:`visattn.lessons.multi_head`, drawn."""
+"""Multi-head attention (articles 004, 003, 000): the lesson of :mod:`visattn.lessons.multi_head`, drawn through issue 12's one selector."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from ui import reading_views as rv
 from ui import url_state
-from ui.cache_multi_head import run
+from ui.cache_multi_head import readings, run
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter
@@ -13,6 +14,7 @@ from ui.i18n import t
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn import figures, shapes
 from visattn.figures import multi_head as mh_fig
+from visattn.figures.reading import colour_scale, filtered_line_view
 from visattn.lessons import multi_head as lesson
 from visattn.text import MAX_TOKENS
 
@@ -36,10 +38,7 @@ NAME = {"concat": "multi_head.name_concat", "residual": "multi_head.name_residua
 COLUMNS = ("multi_head.col_matrix", "multi_head.col_shape", "multi_head.col_entries", "multi_head.col_learned", "multi_head.col_what")
 # (column, index) for n items, per_row columns to a row
 cells = lambda n, per_row: [(col, k) for start in range(0, n, per_row) for col, k in zip(st.columns(per_row), range(start, min(n, start + per_row)))]
-
-
-def head_label(name: str) -> str:
-    return t(HEAD[name][0]) if name in HEAD else t("multi_head.head_n", n=name)
+head_label = lambda name: t(HEAD[name][0]) if name in HEAD else t("multi_head.head_n", n=name)
 
 
 with page("multi_head"):
@@ -53,8 +52,8 @@ with page("multi_head"):
     k_pipe, k_vis = url_state.bind("mh_pipe", False), [url_state.bind(f"mh_v{h}", True) for h in range(lesson.MAX_RANDOM_HEADS)]
     k_sT, k_sD, k_sH = (url_state.bind(k, shapes.GPT3[v], lo=1, hi=hi) for k, v, hi in (
         ("mh_sT", "T", shapes.MAX_TOKENS), ("mh_sD", "d_model", shapes.MAX_D_MODEL), ("mh_sH", "n_heads", shapes.MAX_D_MODEL)))
+    rv.bind("mh")
     fs, weight_name, axes = font_size(), t("common.weight"), {kind: t(key) for kind, key in AXIS.items()}
-
     source = st.radio(t("multi_head.source"), list(lesson.SOURCES), key=k_src, horizontal=True, help=t("multi_head.source_help"),
                       format_func=lambda s: t("multi_head.source_designed") if s == "designed" else t("multi_head.source_random"))
     preset_buttons(k_text, {name: (t(PRESET[name]), text) for name, text in lesson.PRESETS.items()}, caption=t("multi_head.presets"),
@@ -63,61 +62,63 @@ with page("multi_head"):
                          help=t("multi_head.text_help", tokens=MAX_TOKENS, chars=url_state.MAX_TEXT))
     d_model, n_heads, seed = (int(st.session_state[k]) for k in (k_d, k_h, k_seed))
     if source == "random":
-        d_model, n_heads, seed = (col.number_input(t(label), min_value=lo, max_value=hi, step=1, key=k, help=t(hint) if hint else None)
-                                  for col, (label, lo, hi, k, hint) in zip(st.columns(3), (
-                                      ("multi_head.d_model", 2, lesson.MAX_RANDOM_D, k_d, ""),
-                                      ("multi_head.n_heads", 1, lesson.MAX_RANDOM_HEADS, k_h, "multi_head.n_heads_help"),
-                                      ("multi_head.seed", 0, lesson.MAX_SEED, k_seed, ""))))
+        d_model, n_heads, seed = (col.number_input(t(label), min_value=lo, max_value=hi, step=1, key=k, help=t(hint) if hint else None) for col, (
+            label, lo, hi, k, hint) in zip(st.columns(3), (("multi_head.d_model", 2, lesson.MAX_RANDOM_D, k_d, ""), ("multi_head.n_heads", 1,
+                                           lesson.MAX_RANDOM_HEADS, k_h, "multi_head.n_heads_help"), ("multi_head.seed", 0, lesson.MAX_SEED, k_seed, ""))))
     layer = st.radio(t("multi_head.layer"), list(range(1, lesson.N_LAYERS + 1)), key=k_layer, horizontal=True,
                      format_func=lambda n: t("multi_head.layer_n", n=n), help=t("multi_head.layer_help")) - 1
-
-    r = compute("multi_head_run", run, text, source, int(d_model), int(n_heads), int(seed))
+    name, scale = rv.selector("mh"), rv.colour_controls("mh")
+    good = compute("multi_head_run", lambda *a: run(*a) and a, text, source, int(d_model), int(n_heads), int(seed))   # the inputs of the last good run
+    r = run(*good) if good else None
     k_tok = bind_token("mh_tok", r.tokens if r else None, lesson.focus_default(r.tokens) if r else 0, hi=MAX_TOKENS - 1)
-    if r is not None:
-        tokens, names, H, view, L = r.tokens, [head_label(n) for n in r.head_names], len(r.head_names), lesson.layer_view(r, layer), f"L{layer + 1}"
+    if r is not None and (rd := rv.chosen("mh_view", good[0], name, readings, *good, name, progress=False)) is not None:
+        tokens, heads, Hr, view = r.tokens, [head_label(n) for n in r.head_names], len(r.head_names), lesson.layer_view(r, layer, rd.w)
+        names = heads if name in rv.PER_HEAD else [rv.label(name)]   # the view's maps of this layer: the heads, or one merged map
+        H, colour, value_name, L = len(names), colour_scale(rd.w, **scale), rv.value_name(name), f"L{layer + 1}" + (name != "weights") * f"_{name}"
         if unknown := lesson.unknown_words(r):
             st.info(t("multi_head.unknown_words", words=t("common.list_sep").join(unknown)), icon="ℹ️")
-        st.session_state[k_head] = int(st.session_state[k_head]) if int(st.session_state[k_head]) < H else 0
+        st.session_state[k_head] = int(st.session_state[k_head]) if int(st.session_state[k_head]) < Hr else 0
         st.header(t("multi_head.grid_header", layer=layer + 1))
         explain(t("multi_head.grid_intro"))
-        show(mh_fig.layer_grid(view.weights, tokens, names, view.grid_cols, font_size=fs, value_name=weight_name,
+        show(mh_fig.layer_grid(view.weights, tokens, names, view.grid_cols, font_size=fs, value_name=value_name, colour=colour,
                                query_name=axes["query"], key_name=axes["key"]), f"multi_head_grid_{L}")
         st.caption(t("multi_head.diffuse", mean=f"{view.row_max_mean:.2f}", uniform=f"{view.uniform:.2f}", T=len(tokens)))
-        explain("\n".join(t("multi_head.why_item", head=names[h], why=t(HEAD[n][1])) for h, n in enumerate(r.head_names))
+        explain("\n".join(t("multi_head.why_item", head=heads[h], why=t(HEAD[n][1])) for h, n in enumerate(r.head_names))
                 if lesson.is_designed(r) else t("multi_head.why_random"))
         st.header(t("multi_head.focus_header"))
         i = token_select(t("multi_head.focus_token"), k_tok, tokens, help=t("multi_head.focus_help"))
-        f = lesson.focus(r, layer, i, bool(st.session_state[k_lfoc]))
+        f = lesson.focus(r, layer, i, bool(st.session_state[k_lfoc]), rd.w)
         st.markdown(t("multi_head.focus_summary", token=tokens[i], layer=layer + 1) + " " + t("common.list_sep").join(
             t("multi_head.focus_item", head=names[h], target=tokens[b], w=f"{f.top[h]:.2f}") for h, b in enumerate(f.best)))
         for col, h in cells(H, f.per_row) if f.bars else ():
             with col:
                 title = t("multi_head.focus_bar_title", head=names[h], token=tokens[i], target=tokens[f.best[h]], w=f"{f.top[h]:.2f}")
                 show(mh_fig.focus_bars(tokens, view.weights[h, i], f.best[h], title=title, narrow=f.per_row > 2, font_size=fs,
-                                       y_title=weight_name), f"multi_head_focus_{L}_{r.head_names[h]}")
+                                       y_title=value_name), f"multi_head_focus_{L}_{(r.head_names if H == Hr else names)[h]}")
         if not f.bars:
             show(figures.heatmap(view.weights[:, i, :], tokens, names, font_size=fs, x_title=axes["key"], y_title=t("common.head"),
-                                 title=t("multi_head.focus_heat_title", token=tokens[i]), value_name=weight_name), f"multi_head_focus_{L}")
+                                 title=t("multi_head.focus_heat_title", token=tokens[i]), value_name=value_name, **colour), f"multi_head_focus_{L}")
         st.header(t("multi_head.lines_header"))
         explain(t("multi_head.lines_intro"))
         visible = [h for col, h in cells(H, min(H, 8)) if col.checkbox(names[h], key=k_vis[h])]
         st.toggle(t("multi_head.lines_only_focus", token=tokens[i]), key=k_lfoc)
+        threshold, top_k = rv.line_filters("mh")
         if visible:
-            show(figures.line_view(f.lines, tokens, head_names=names, visible=visible, font_size=fs, value_name=weight_name,
-                                   title=t("multi_head.lines_title", layer=layer + 1)), f"multi_head_lines_{L}")
+            show(filtered_line_view(f.lines, tokens, threshold=threshold, top_k=top_k, head_names=names, visible=visible, font_size=fs,
+                                    value_name=value_name, title=t("multi_head.lines_title", layer=layer + 1)), f"multi_head_lines_{L}")
         else:
             st.info(t("multi_head.lines_none"), icon="ℹ️")
         st.header(t("multi_head.one_header"))
-        h = st.selectbox(t("multi_head.one_head"), list(range(H)), key=k_head, format_func=lambda j: names[j])
-        show(figures.heatmap(view.weights[h], tokens, tokens, font_size=fs, x_title=axes["key"], y_title=axes["query"], value_name=weight_name,
-                             title=t("multi_head.one_title", head=names[h], layer=layer + 1)), f"multi_head_{L}_{r.head_names[h]}")
+        c = min(h := st.selectbox(t("multi_head.one_head"), list(range(Hr)), key=k_head, format_func=lambda j: heads[j]), H - 1)   # c: the view's map
+        show(figures.heatmap(view.weights[c], tokens, tokens, font_size=fs, x_title=axes["key"], y_title=axes["query"], value_name=value_name,
+                             title=t("multi_head.one_title", head=names[c], layer=layer + 1), **colour), f"multi_head_{L}_{r.head_names[h]}")
         explain(t(HEAD[r.head_names[h]][1]) if lesson.is_designed(r) else t("multi_head.why_random"))
-        download_csv(view.weights[h], f"multi_head_{L}_head_{r.head_names[h]}", tokens, tokens, key="mh_csv_head")
+        download_csv(view.weights[c], f"multi_head_{L}_head_{r.head_names[h]}", tokens, tokens, key="mh_csv_head")
         st.header(t("multi_head.pipe_header"))
         explain(t("multi_head.pipe_intro"))
         if st.toggle(t("multi_head.pipe_show"), key=k_pipe):
             p = lesson.pipeline(r, layer, h)
-            words = dict(layer=layer + 1, prev=layer, head=names[h], D=p.D, H=p.H, dh=p.Dh, lo=p.lo, hi=p.hi, **vars(lesson.input_counts()))
+            words = dict(layer=layer + 1, prev=layer, head=heads[h], D=p.D, H=p.H, dh=p.Dh, lo=p.lo, hi=p.hi, **vars(lesson.input_counts()))
             for step in p.steps:
                 st.subheader(t(STEP[step.title], **words))
                 explain(t(STEP[step.text], **words))

@@ -22,8 +22,9 @@ if TYPE_CHECKING:   # annotations only: the lessons import the figures
 
 
 def layer_grid(w: ArrayLike, tokens: Sequence[str], titles: Sequence[str], cols: int, *, font_size: int = 13,
-               value_name: str = "weight", query_name: str = "query", key_name: str = "key") -> go.Figure:
-    """All heads of one layer, ``w`` (H, T, T), ``cols`` to a row on the shared 0…1 scale; blanks pad the last row."""
+               value_name: str = "weight", query_name: str = "query", key_name: str = "key", colour: dict | None = None) -> go.Figure:
+    """All heads of one layer, ``w`` (H, T, T), ``cols`` to a row on the shared 0…1 scale (or ``colour``:
+    :func:`visattn.figures.reading.colour_scale`'s output); blanks pad the last row."""
     w = np.asarray(w, dtype=float)
     H, T, _ = w.shape
     rows = -(-H // cols)
@@ -31,7 +32,8 @@ def layer_grid(w: ArrayLike, tokens: Sequence[str], titles: Sequence[str], cols:
     block[:H] = w
     return head_grid(block.reshape(rows, cols, T, T), tokens, tokens,
                      cell_titles=[titles[k] if k < H else "" for k in range(rows * cols)], font_size=font_size,
-                     value_name=value_name, query_name=query_name, key_name=key_name, cell_px=330 if cols <= 2 else 230)
+                     value_name=value_name, query_name=query_name, key_name=key_name, cell_px=330 if cols <= 2 else 230,
+                     **({} if colour is None else {"colorscale": colour["colorscale"], **{k: colour[k] for k in ("zmin", "zmax") if k in colour}}))
 
 
 def focus_bars(tokens: Sequence[str], weights: ArrayLike, best: int, *, title: str, narrow: bool, font_size: int = 13,
