@@ -426,3 +426,114 @@ def test_keys_at_the_magnitude_limit_keep_the_curve_within_it():
     assert c.ranges == ((-1e12, 1e12),)                          # widened by 10 %, then held at ±1e12
     les = lesson.kernel_lesson(table, (0.0, 0.0), "gaussian", 1e12, c.ranges)
     assert les.breakdown.estimate == pytest.approx(1.5) and np.abs(les.curve_x).max() <= 1e12
+
+
+# ---- live figures: the in-figure sliders' precomputed steps (issue 14) ----------------------------------------------
+
+def _softmax_gaussian(q, keys, sigma):
+    """By hand: weights of the Gaussian kernel, softmax of −‖q − k‖²/(2σ²) (max subtracted first)."""
+    s = [-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * sigma**2) for k in keys]
+    e = [math.exp(x - max(s)) for x in s]
+    return [x / sum(e) for x in e]
+
+
+def _live(preset, kernel="gaussian", query=None, sigma=None):
+    p = PRESETS[preset]
+    start = lesson.preset_start(preset)
+    q = query or start[:2]
+    c = lesson.controls(preset, p.table)
+    return p, c, lesson.kernel_lesson(p.table, q, kernel, sigma or start[2], c.ranges, c)
+
+
+def test_query_sweep_is_the_kernel_at_each_grid_query():
+    p, c, les = _live("waist", query=(62.3, 0.0))                     # 62.3 is off the 0.5 grid: put in exactly
+    sw = les.by_query
+    assert sw.values[sw.active] == 62.3 and list(sw.values) == sorted(sw.values)
+    grid = [50.0 + 0.5 * k for k in range(61)]
+    assert sorted(set(grid) | {62.3}) == list(sw.values)              # every slider value from 50 to 80, step 0.5
+    keys, values = [k for k, _ in p.table], [v for _, v in p.table]
+    for q, w, est in zip(sw.values, sw.weights, sw.estimates):
+        want = _softmax_gaussian([q], [[k] for k in keys], 1.0)
+        assert np.allclose(w, want, atol=1e-12)
+        assert est == pytest.approx(sum(a * b for a, b in zip(want, values)))
+    assert np.allclose(sw.weights[sw.active], les.breakdown.weights)
+
+
+def test_sigma_sweep_moves_the_curve_and_the_estimate():
+    p, c, les = _live("waist")
+    sw = les.by_sigma
+    lo, hi = c.sigma_range
+    assert sw.values[sw.active] == 1.0 and sw.values.min() >= lo and sw.values.max() <= max(hi, 1.0)
+    assert np.allclose(sw.values / c.sigma_step, np.round(sw.values / c.sigma_step)) and (np.diff(sw.values) > 0).all()
+    ratio = (hi / lo) ** (1 / (lesson.N_LIVE_SIGMA - 1))                 # log-spaced: no gap wider than one geometric step
+    assert (sw.values[1:] / sw.values[:-1]).max() <= ratio * (1 + c.sigma_step / lo) and len(sw.values) >= 20
+    keys, values = [k for k, _ in p.table], [v for _, v in p.table]
+    for s, curve, est in zip(sw.values, sw.curves, sw.estimates):
+        for x, y in list(zip(les.curve_x, curve))[::50]:
+            assert y == pytest.approx(sum(a * b for a, b in zip(_softmax_gaussian([x], [[k] for k in keys], s), values)))
+        assert est == pytest.approx(sum(a * b for a, b in zip(_softmax_gaussian([62.0], [[k] for k in keys], s), values)))
+    assert np.allclose(sw.curves[sw.active], les.curve_y)
+
+
+def test_plane_sigma_sweep_in_two_dimensions():
+    p, c, les = _live("game_both")
+    sw = les.by_sigma
+    assert sw.curves.shape == (len(sw.values), lesson.N_PLANE, lesson.N_PLANE) and len(sw.values) <= lesson.N_LIVE_SIGMA_PLANE + 1
+    keys, values = [k[:2] for k in p.table], [k[2] for k in p.table]
+    i = len(sw.values) // 3
+    x, y = les.curve_x[7], les.plane_y[11]                              # one cell: row follows the second feature
+    want = sum(a * b for a, b in zip(_softmax_gaussian([x, y], keys, sw.values[i]), values))
+    assert sw.curves[i][11, 7] == pytest.approx(want)
+    assert np.allclose(sw.weights[i], _softmax_gaussian([207.0, 289.0], keys, sw.values[i]))
+
+
+def _steps(fig):
+    return fig.to_plotly_json()["layout"]["sliders"][0]
+
+
+@pytest.mark.parametrize("preset,kernel", [("waist", "gaussian"), ("game_both", "laplace"), ("noisy", "boxcar"), ("game_strength", "epanechnikov")])
+def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
+    import plotly.graph_objects as go
+
+    from visattn.figures import kernel as kfig
+    p, c, les = _live(preset, kernel)
+    words = kfig.Words(("A", "B", "C")[: len(p.table[0])], estimate_line="E {fq} = {value}", no_estimate="none at {q}",
+                       live_query="Q {name} = ", live_sigma="S = ", bars_title="T {q}")
+    figs = dict((name, fig) for fig, name in kfig.lesson_figures(les, words, 13))
+    for fig in figs.values():
+        go.Figure(fig.to_dict())                                          # raises on any bad property
+    bars = _steps(figs["kernel_weights_bars"])
+    assert bars["currentvalue"]["prefix"] == "Q A = " and bars["active"] == les.by_query.active
+    for q, w, est, step in zip(les.by_query.values, les.by_query.weights, les.by_query.estimates, bars["steps"]):
+        data, layout, traces = step["args"]
+        assert step["method"] == "update" and list(traces) == [0]
+        assert np.allclose(np.asarray(data["y"][0], dtype=float), w, rtol=1e-5, atol=1e-300)
+        qt = lesson.key_text([q, *les.breakdown.query[1:]])
+        assert layout["title.text"] == f"T {qt}"
+        fq = f"f{qt}" if len(qt) > 1 and qt[0] == "(" else f"f({qt})"
+        assert layout["annotations[0].text"] == (f"E {fq} = {est:.6g}" if np.isfinite(est) else f"none at {qt}")
+        colours = list(data["marker.color"][0])
+        assert colours.count(kfig.ORANGE) == (1 if np.isfinite(est) else 0)
+        if np.isfinite(est):
+            assert colours.index(kfig.ORANGE) == int(np.argmax(w))
+    spec = figs["kernel_weights_bars"].to_plotly_json()
+    assert spec["layout"]["annotations"][0]["text"] == bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
+    curve = _steps(figs["kernel_plane" if "kernel_plane" in figs else "kernel_fitted_curve"])
+    assert curve["currentvalue"]["prefix"] == "S = " and curve["active"] == les.by_sigma.active
+    assert [float(s["label"]) for s in curve["steps"]] == pytest.approx(list(les.by_sigma.values), rel=1e-3)
+    for k, step in enumerate(curve["steps"]):
+        data, layout, traces = step["args"]
+        shown = data["z"][0] if "z" in data else data["y"][0]
+        gap = lambda row: [np.nan if v is None else v for v in row]      # noqa: E731
+        got = np.array([gap(row) for row in shown] if "z" in data else gap(shown), dtype=float)
+        assert np.allclose(got, les.by_sigma.curves[k], rtol=1e-4, equal_nan=True)
+        est = les.by_sigma.estimates[k]
+        assert (str(f"{est:.6g}") in layout["annotations[0].text"]) if np.isfinite(est) else layout["annotations[0].text"].startswith("none at")
+
+
+def test_live_figure_sizes_stay_modest():
+    from visattn.figures import kernel as kfig
+    for preset in PRESETS:
+        p, c, les = _live(preset)
+        for fig, name in kfig.lesson_figures(les, kfig.Words(("A", "B", "C")[: len(p.table[0])]), 13):
+            assert len(fig.to_json()) < 1_000_000, name

@@ -2,6 +2,7 @@
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -310,3 +311,37 @@ def test_table_links_round_trip_up_to_the_limit():
     at = run_page("kernel", {"kr_data": rows + ";90,200"})                # 65: refused on reading the link, with a notice
     (w,) = warnings(at)
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
+
+
+# ---- issue 14: live figures start at the controls' values; each tab is a section ------------------------------------
+
+def sliders(at) -> dict:
+    """{first trace type: the figure's in-figure slider} for the figures that have one."""
+    return {f["data"][0]["type"]: f["layout"]["sliders"][0] for f in figures(at) if f["layout"].get("sliders")}
+
+
+@pytest.mark.parametrize("params,q,sigma,est", [({}, "62", "1", "112.5"),
+                                                ({"kr_q": "63.2", "kr_sigma": "2.5"}, "63.2", "2.5", None),
+                                                ({"kr_preset": "game_both", "lang": "zh"}, "207", "20", None)])
+def test_in_figure_sliders_start_at_the_controls(params, q, sigma, est):
+    at = run_page("kernel", params)
+    assert_clean(at)
+    s = sliders(at)
+    bars, curve = s["bar"], s["heatmap" if params.get("kr_preset") == "game_both" else "scatter"]
+    assert bars["steps"][bars["active"]]["label"] == q                    # inserted exactly when off the grid (63.2)
+    assert curve["steps"][curve["active"]]["label"] == sigma
+    note = bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
+    assert f"{float(metric(at)):.6g}" in note and (est is None or est in note)
+    if params.get("lang") == "zh":
+        assert note.startswith("估计值") and bars["currentvalue"]["prefix"].startswith("查询") and curve["currentvalue"]["prefix"].startswith("带宽")
+    else:
+        assert note.startswith("estimate") and curve["currentvalue"]["prefix"] == "bandwidth σ = "
+
+
+def test_each_tab_is_a_section():
+    page = (Path(__file__).resolve().parent.parent / "pages" / "kernel_regression.py").read_text(encoding="utf-8")
+    assert page.count("@section") == 3 and sum(1 for _ in page.splitlines()) <= 150
+    at = run_page("kernel")
+    at.slider(key="kr_q_s").set_value(64.0).run()                       # AppTest runs the whole page; the answer is the same
+    assert_clean(at)
+    assert float(metric(at)) == pytest.approx(115, abs=0.5) and at.query_params["kr_q"] == "64"

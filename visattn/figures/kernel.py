@@ -69,7 +69,9 @@ def estimate_text(query: np.ndarray, estimate: float, w: Words) -> str:
 
 def _header(layout: dict, text: str) -> None:
     """The estimate printed on a line of its own between the title and the plot (an annotation a step rewrites)."""
-    layout["margin"] = dict(layout.get("margin") or {}) | dict(t=96)
+    margin = dict(layout.get("margin") or {})
+    layout["height"] = (layout.get("height") or 400) + 96 - (margin.get("t") or 60)   # the plot keeps its height
+    layout["margin"] = margin | dict(t=96)
     layout["title"] = dict(layout.get("title") or {}) | dict(y=1.0, yref="container", yanchor="top", pad=dict(t=12))
     layout["annotations"] = [dict(text=text, x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="bottom", yshift=10,
                                   showarrow=False, font=dict(color=ORANGE))] + list(layout.get("annotations") or [])
