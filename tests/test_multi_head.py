@@ -310,3 +310,39 @@ def test_lesson_figures_pass_plotly_validation():
 
 
 AXES = ("token", "query", "key", "dimension", "position")
+
+
+# ── issue 12: value norms and the reading views of the designed and random models ───────────────
+def _loop_norms(r, params, H):
+    """‖x_j W_V^h W_O^h‖ by loops over layers, heads and tokens, from each layer's traced input."""
+    out = np.zeros((len(params), H, len(r.tokens)))
+    for layer, p in enumerate(params):
+        dh = p.W_v.shape[1] // H
+        for h in range(H):
+            for j in range(len(r.tokens)):
+                v = sum(r.layers[layer].X_in[j, d] * p.W_v[d, h * dh:(h + 1) * dh] for d in range(p.W_v.shape[0]))
+                out[layer, h, j] = np.sqrt(sum(x * x for x in v @ p.W_o[h * dh:(h + 1) * dh]))
+    return out
+
+
+def test_value_norms_of_both_models_match_a_loop():
+    from visattn.lessons import multi_head as mh
+    r = designed.run("The animal didn't cross the street because it was too tired.")
+    np.testing.assert_allclose(mh.value_norms(r), _loop_norms(r, designed.DESIGNED_CONFIG.layers, 4), rtol=1e-9)
+    q = run_random("a cat sat on the mat".split(), 12, 3, 5)
+    np.testing.assert_allclose(mh.value_norms(q), _loop_norms(q, q.params, 3), rtol=1e-9)
+
+
+def test_readings_of_the_designed_model_cover_every_layer():
+    from visattn.lessons import multi_head as mh
+    r = designed.run("The animal didn't cross the street because it was too tired.")
+    A, T = r.weights.astype(np.float64), len(r.tokens)
+    roll = mh.readings(r, "rollout", "k")
+    assert roll.text == "k" and roll.view == "rollout" and roll.w.shape == (designed.N_LAYERS, 1, T, T)
+    first = 0.5 * np.eye(T) + 0.5 * A[0].mean(axis=0)
+    second = 0.5 * np.eye(T) + 0.5 * A[1].mean(axis=0)
+    np.testing.assert_allclose(roll.w[:, 0], [first, second @ first], atol=1e-12)   # rows of each already sum to 1
+    flow = mh.readings(r, "flow").w
+    assert flow.shape == (1, 1, T, T)
+    np.testing.assert_array_equal(mh.view_layer(flow, 1), flow[0])             # flow: one map for every layer
+    np.testing.assert_allclose(mh.layer_view(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12)

@@ -350,3 +350,105 @@ def test_presenter_mode_keeps_every_table_row_and_two_metrics_a_row():
     assert_clean(at)
     assert len(at.table[0].value) == 19 and not at.dataframe              # a static table: no scrolled-away rows
     assert len(at.metric) == 4
+
+
+# ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
+SENTENCE = "The animal didn't cross the street because it was too tired."
+VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+
+
+def one_map(at) -> np.ndarray:
+    """The one-head section's heatmap (its title reads "… · layer n"), as drawn."""
+    (fig,) = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1
+              and ("layer" in title(f) or "层" in title(f))]
+    d = fig["data"][0]
+    return array(d["z"]).reshape(len(d["y"]), len(d["x"]))
+
+
+def loop_norms(r, params) -> np.ndarray:
+    """‖x_j W_V^h W_O^h‖ token by token, head by head (no biases in these models)."""
+    L, H = len(r.layers), r.weights.shape[1]
+    out = np.zeros((L, H, len(r.tokens)))
+    for layer, (trace, p) in enumerate(zip(r.layers, params)):
+        dh = p.W_v.shape[1] // H
+        for h in range(H):
+            cols = slice(h * dh, (h + 1) * dh)
+            for j in range(len(r.tokens)):
+                out[layer, h, j] = np.sqrt(np.sum((trace.X_in[j] @ p.W_v[:, cols] @ p.W_o[cols, :]) ** 2))
+    return out
+
+
+def expected_map(r, view, layer, head, params) -> np.ndarray:
+    """What the one-head heatmap must show, by plain NumPy over the run's weights (rows of A sum to 1)."""
+    A = r.weights.astype(np.float64)
+    L, H, T, _ = A.shape
+    if view == "weights":
+        return A[layer, head]
+    if view == "norm_weighted":
+        W = A[layer, head] * loop_norms(r, params)[layer, head][None, :]
+        return W / W.sum(axis=1, keepdims=True)
+    if view == "mean":
+        return A[layer].mean(axis=0)
+    if view == "max":
+        M = A[layer].max(axis=0)
+        return M / M.sum(axis=1, keepdims=True)
+    R = np.eye(T)
+    for l in range(layer + 1):   # rollout: residual half identity, head mean, rows renormalised, multiplied up
+        At = 0.5 * np.eye(T) + 0.5 * A[l].mean(axis=0)
+        R = (At / At.sum(axis=1, keepdims=True)) @ R
+    return R
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_on_the_designed_model(view, lang):
+    at = run_page("multi_head", {"lang": lang, "mh_view": view, "mh_layer": "2", "mh_head": "1"})
+    assert_clean(at)
+    assert not errors(at)
+    if lang == "zh":
+        assert english_words(at) == {}, english_words(at)
+    r = designed.run(SENTENCE)
+    got = one_map(at)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=5e-3)   # every view's rows sum to 1 (drawn in float32)
+    if view != "flow":
+        np.testing.assert_allclose(got, expected_map(r, view, 1, 1, designed.DESIGNED_CONFIG.layers), atol=1e-3)
+    grids = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap" and "coloraxis" in f["layout"]]
+    assert [len(f["data"]) for f in grids] == [4 if view in ("weights", "norm_weighted") else 1]   # the heads, or one merged map
+
+
+@pytest.mark.parametrize("view", ["norm_weighted", "rollout", "max"])
+def test_views_of_the_random_model(view):
+    from visattn.models.random import run_random
+    at = run_page("multi_head", {"mh_src": "random", "mh_d": "12", "mh_h": "3", "mh_seed": "7", "mh_view": view,
+                                 "mh_layer": "2", "mh_head": "2"})
+    assert_clean(at)
+    assert not errors(at)
+    r = run_random(TOKENS, 12, 3, 7)
+    np.testing.assert_allclose(one_map(at), expected_map(r, view, 1, 2, r.params), atol=1e-3)
+
+
+def test_flow_beyond_its_cap_shows_a_message_in_both_languages():
+    from visattn.reading import FLOW_MAX_TOKENS
+    long = " ".join(["the animal"] * 15)       # 30 tokens
+    for lang in ("en", "zh"):
+        at = run_page("multi_head", {"lang": lang, "mh_view": "flow", "mh_text": long})
+        assert_clean(at)
+        (msg,) = errors(at)
+        assert str(FLOW_MAX_TOKENS) in msg and "30" in msg
+        if lang == "zh":
+            assert CJK.search(msg) and english_words(at) == {}, english_words(at)
+        assert at.number_input(key="mh_sT").value >= 1      # the shape explorer is still drawn below
+
+
+def test_colour_scale_and_line_filters_reach_the_figures():
+    at = run_page("multi_head", {"mh_palette": "Viridis", "mh_range": "max", "mh_scale": "log", "mh_thr": "0.3", "mh_topk": "1",
+                                 "mh_lfoc": "0"})
+    assert_clean(at)
+    grid = grid_fig(at)
+    r = designed.run(SENTENCE)
+    assert grid["layout"]["coloraxis"]["cmax"] == pytest.approx(float(r.weights.max()), abs=1e-6)
+    (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
+    drawn = [d for d in lines["data"] if d.get("mode") == "lines"]
+    w = r.weights[1]                          # layer 2, every head visible, every query: top-1 edges above 0.3
+    want = sum(int(w[h, i].max() >= 0.3) for h in range(w.shape[0]) for i in range(w.shape[1]))
+    assert sum(len([x for x in d["x"] if x is not None]) // 2 for d in drawn) == want
