@@ -598,3 +598,83 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     assert seen[-1] - seen[9] <= 100, [round(s - start) for s in seen]
     bars_ids = [c.proto.id for c in at.get("plotly_chart") if "pt_bars" in c.proto.id]
     assert len(bars_ids) == 1 and bars_ids[0].endswith("-" + cache_pretrained.BARS)   # one stable key, whatever opened
+
+
+# ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
+VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+
+
+def view_by_hand(view: str) -> np.ndarray:
+    """The view of SENTENCE as (L', H', T, T), by plain NumPy over MiniLM's weights (flow: None)."""
+    model = load_model()
+    A = model.run(SENTENCE).attentions.astype(np.float64)
+    norm = lambda m: m / m.sum(axis=-1, keepdims=True)
+    if view == "weights":
+        return A
+    if view == "norm_weighted":   # value norms: checked against Hugging Face in tests/test_reading.py
+        from visattn.reading import minilm_value_norms
+        return norm(A * minilm_value_norms(model, SENTENCE)[:, :, None, :])
+    if view == "mean":
+        return A.mean(axis=1, keepdims=True)
+    if view == "max":
+        return norm(A.max(axis=1, keepdims=True))
+    if view == "rollout":
+        T, R, out = A.shape[-1], np.eye(A.shape[-1]), []
+        for layer in range(A.shape[0]):
+            R = norm(0.5 * np.eye(T) + 0.5 * A[layer].mean(axis=0)) @ R
+            out.append(R)
+        return np.stack(out)[:, None]
+    return None
+
+
+def large_map(at) -> np.ndarray:
+    """The one-head section's heatmap (the only single-trace heatmap with a title)."""
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)]
+    d = fig["data"][0]
+    return array(d["z"]).reshape(len(d["y"]), len(d["x"]))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_reading_view_feeds_grid_finder_and_large_map(view, lang):
+    at = run_page("pretrained", {"lang": lang, "pt_view": view})
+    assert_clean(at)
+    assert not errors(at)
+    if lang == "zh":
+        assert english_words(at) == {}, english_words(at)
+    labels, w = bars(at)
+    big = large_map(at)
+    np.testing.assert_allclose(big.sum(axis=1), 1.0, atol=5e-3)
+    want = view_by_hand(view)
+    cells = {"weights": 72, "norm_weighted": 72, "flow": 1}.get(view, 6)
+    if cells > 1:                           # flow's one map is checked below
+        assert len(grid_fig(at)["data"]) == cells
+    if want is None:                        # flow: one map, one bar, its entry the bar
+        assert labels == ["L1–L6"] and w[0] == pytest.approx(big[IT, ANIMAL], abs=1e-3)
+        return
+    ranked = np.sort(want[:, :, IT, ANIMAL].ravel())[::-1][:len(w)]   # the finder ranks by the chosen view
+    np.testing.assert_allclose(w, ranked, atol=1e-4)
+    L, H = want.shape[:2]
+    np.testing.assert_allclose(big, want[min(3, L - 1), min(1, H - 1)], atol=1e-3)   # pt_layer 3, pt_head 1 by default
+    if H == 1:                              # one map per layer: the bars name layers
+        assert labels[0] == f"L{np.argmax(want[:, 0, IT, ANIMAL]) + 1}"
+
+
+def test_flow_beyond_its_cap_shows_a_message_not_a_hang():
+    from visattn.reading import FLOW_MAX_TOKENS
+    for lang in ("en", "zh"):
+        at = run_page("pretrained", {"lang": lang, "pt_view": "flow", "pt_text": PARAGRAPH})
+        assert_clean(at)
+        (msg,) = errors(at)
+        assert str(FLOW_MAX_TOKENS) in msg
+        if lang == "zh":
+            assert re.search(r"[\u4e00-\u9fff]", msg) and english_words(at) == {}, english_words(at)
+
+
+def test_colour_scale_reaches_grid_and_large_map():
+    at = run_page("pretrained", {"pt_palette": "Greys", "pt_range": "max", "pt_view": "mean"})
+    assert_clean(at)
+    top = float(view_by_hand("mean").max())
+    assert grid_fig(at)["layout"]["coloraxis"]["cmax"] == pytest.approx(top, abs=1e-5)
+    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)]
+    assert fig["data"][0]["zmax"] == pytest.approx(top, abs=1e-5)
