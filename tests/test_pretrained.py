@@ -347,3 +347,23 @@ def test_rank_heads_is_sorted_and_complete(n_layers, n_heads, T, data):
     assert weights == sorted(weights, reverse=True)
     assert sorted((h.layer, h.head) for h in ranked) == [(i, j) for i in range(n_layers) for j in range(n_heads)]
     assert all(a[h.layer, h.head, s, t] == h.weight for h in ranked)
+
+
+# ── issue 12: views of the run ───────────────────────────────────────────────────────────────────
+def test_views_name_their_cells_and_fill_the_grid():
+    from visattn.lessons import pretrained as pl
+    rng = np.random.default_rng(0)
+    T, tokens = 5, ["[CLS]", "a", "b", "c", "[SEP]"]
+    layers = rng.dirichlet(np.ones(T), size=(6, 1, T))            # (6, 1, T, T): one map per layer
+    assert pl.cell_name(3, 0, layers.shape) == "L4" and pl.cell_name(0, 0, (1, 1)) == "L1–L6"
+    assert pl.cell_name(3, 1, (6, 12)) == "L4·H2"
+    g = pl.grid(tokens, layers, 0)
+    assert g.w.shape == (2, 3, T, T) and g.titles == [f"L{i}" for i in range(1, 7)] and g.layer is None
+    np.testing.assert_array_equal(g.w[1, 2], layers[5, 0])
+    h = pl.one_head(tokens, layers, 4, 7)                          # a layer's map: the head is ignored
+    assert h.name == "L5" and np.array_equal(h.w, layers[4, 0])
+    f = pl.finder(layers, 1, 2, (2, 9))                            # bars are layers; the open head's layer is marked
+    assert f.names[0] == f"L{int(np.argmax(layers[:, 0, 1, 2])) + 1}" and f.top[f.opened].layer == 2
+    flow = layers[:1]
+    assert pl.grid(tokens, flow, 3).titles == ["L1–L6"] and pl.one_head(tokens, flow, 5, 5).name == "L1–L6"
+    assert not pl.one_layer(100, layers) and pl.one_layer(100, np.zeros((6, 12, 1, 1)))
