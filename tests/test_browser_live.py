@@ -12,7 +12,8 @@ pytestmark = pytest.mark.browser
 FIND = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).findIndex(
     el => el.data && el.data[0] && el.data[0].type === 'bar' && (el.layout.sliders || []).length > 0)"""
 STATE = """(i) => { const el = document.querySelectorAll('.js-plotly-plot')[i];
-    return JSON.stringify({y: Array.from(el.data[0].y), title: el.layout.title.text,
+    return JSON.stringify({y: Array.from(el._fullData[0].y), title: el.layout.title.text,
+                           bars: Array.from(el.querySelectorAll('.bars .point path')).map(p => p.getAttribute('d')),
                            note: el.layout.annotations[0].text, active: el.layout.sliders[0].active,
                            shown: Array.from(el.querySelectorAll('.annotation-text')).map(a => a.textContent)}); }"""
 
@@ -45,7 +46,7 @@ def test_dragging_the_in_figure_slider_redraws_without_the_server():
         # the figure redrew in the browser: wait for it, then compare
         page.wait_for_function(f"(i) => JSON.parse(({STATE})(i)).active !== {before['active']}", arg=i, timeout=10_000)
         after = json.loads(page.evaluate(STATE, i))
-        assert after["y"] != before["y"]
+        assert after["y"] != before["y"] and after["bars"] != before["bars"]  # the data and the drawn bars
         assert after["title"] != before["title"] and after["note"] != before["note"]
         assert after["shown"] != before["shown"]                            # the estimate printed in the DOM changed
         assert max(after["y"]) == after["y"][0]                             # key 68 (the first row) is now the heaviest

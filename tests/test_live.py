@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from visattn.figures.live import Step, add_slider, even_grid, live, log_grid, plain, rounded, with_value
+from visattn.figures.live import Step, add_slider, even_grid, live, log_grid, packed, plain, rounded, with_value
 
 
 def test_with_value_inserts_the_value_exactly():
@@ -104,3 +104,14 @@ def test_rounded_prints_short():
     r = rounded(a, 6)
     for x, y in zip(a, r):
         assert repr(float(y)) == repr(float(f"{x:.6g}"))     # the same number as formatting with 6 digits, printed as short
+
+
+def test_packed_is_plotlys_typed_array():
+    import base64
+
+    a = np.array([[1.5, np.nan, -2.0], [0.1, 3.0, 4.0]])
+    spec = packed(a)
+    assert spec["dtype"] == "f4" and spec["shape"] == "2, 3"
+    back = np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<f4").reshape(2, 3)
+    np.testing.assert_array_equal(back, a.astype(np.float32))
+    assert "shape" not in packed([1.0, 2.0]) and plain(spec) is spec      # passed through as it is

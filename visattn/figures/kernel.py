@@ -22,7 +22,7 @@ from ..lessons.kernel import KernelLesson, Sweep, key_text
 from ..scoring import ScoredAttention
 from .core import _figure, _fmt, _title, compact
 from .lines import bars, curves
-from .live import Step, add_slider
+from .live import Step, add_slider, packed
 from .matrices import heatmap
 
 ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
@@ -102,7 +102,7 @@ def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figur
 
     def step(i: int) -> Step:
         wt, est = sw.weights[i], float(sw.estimates[i])
-        bar = {"y": wt, "marker.color": _colours(wt, bool(np.isfinite(est)))} | ({"text": _bar_text(wt)} if labelled else {})
+        bar = {"y": packed(wt), "marker.color": _colours(wt, bool(np.isfinite(est)))} | ({"text": _bar_text(wt)} if labelled else {})
         return Step({0: bar}, {"title.text": w.bars_title.format(q=key_text(sw.queries[i])),
                                "annotations[0].text": estimate_text(sw.queries[i], est, w)})
     return add_slider(fig, label=w.live_query.format(name=w.labels[0]), values=sw.values, steps=[step(i) for i in range(len(sw.values))],
@@ -133,7 +133,7 @@ def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure
     if (sw := lesson.by_sigma) is None:
         return _figure(data, layout)
     _header(layout, estimate_text(b.query, b.estimate, w))
-    step = lambda i: Step({0: {"y": sw.curves[i]}, 2: {"y": [sw.estimates[i]]}},
+    step = lambda i: Step({0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
                           {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)})
     return _sigma_slider(_figure(data, layout), sw, w, step)
 
@@ -172,7 +172,7 @@ def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figu
         return _figure([surface, keys, star], layout)
     _header(layout, estimate_text(q, b.estimate, w))
     layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")   # the slider goes below
-    step = lambda i: Step({0: {"z": sw.curves[i]}, 1: {"marker.size": size(sw.weights[i]), "text": [f"{x:.2f}" for x in sw.weights[i]],
+    step = lambda i: Step({0: {"z": packed(sw.curves[i])}, 1: {"marker.size": size(sw.weights[i]), "text": [f"{x:.2f}" for x in sw.weights[i]],
                                                        "hovertext": hover(sw.weights[i])}},
                           {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)})
     return _sigma_slider(_figure([surface, keys, star], layout), sw, w, step)
