@@ -5,8 +5,8 @@
 The example is "The animal didn't cross the street because it was too tired." (16 word pieces with [CLS] and
 [SEP]); other lengths cut a paragraph to that many tokens. The attention weights come from one MiniLM forward
 pass, done once and not timed. Each round times every operation once in turn (rollout: median of 50 calls;
-value norms: median of 3; flow: one call per round at 16 tokens, one call in the first round only above 16 —
-it grows as T⁴), so a burst of load on the shared machine falls on all of them. The table gives the median over
+value norms: median of 3; flow: one call per round — T² maximum-flow problems by SciPy's csgraph, one
+graph of L·T² edges), so a burst of load on the shared machine falls on all of them. The table gives the median over
 rounds, the ratio to one MiniLM forward pass of the same text timed in the same rounds, and the
 spread (fastest … slowest round). BLAS runs on one thread unless OMP_NUM_THREADS etc. say otherwise.
 """
@@ -71,10 +71,8 @@ def main() -> None:
         assert result.n_tokens == n, (n, result.n_tokens)
         ops = operations(model, result, n)
         times: dict[str, list[float]] = {name: [] for name in ops}
-        for r in range(args.rounds):
+        for _ in range(args.rounds):
             for name, (fn, repeats) in ops.items():
-                if name == "attention_flow" and n > 16 and r > 0:
-                    continue
                 times[name].append(timed(fn, repeats))
         base = statistics.median(times["MiniLM.forward (baseline)"])
         for name, ts in times.items():

@@ -429,12 +429,12 @@ def test_views_of_the_random_model(view):
 
 def test_flow_beyond_its_cap_shows_a_message_in_both_languages():
     from visattn.reading import FLOW_MAX_TOKENS
-    long = " ".join(["the animal"] * 15)       # 30 tokens
+    long = " ".join(["the animal"] * 25)       # 50 tokens
     for lang in ("en", "zh"):
         at = run_page("multi_head", {"lang": lang, "mh_view": "flow", "mh_text": long})
         assert_clean(at)
         (msg,) = errors(at)
-        assert str(FLOW_MAX_TOKENS) in msg and "30" in msg
+        assert str(FLOW_MAX_TOKENS) in msg and "50" in msg
         if lang == "zh":
             assert CJK.search(msg) and english_words(at) == {}, english_words(at)
         assert at.number_input(key="mh_sT").value >= 1      # the shape explorer is still drawn below
