@@ -1,6 +1,7 @@
 """What a person waits for in a real browser: first chart of each page, and a control change until the charts settle.
 
-    .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …] [--port 8599]
+    .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …] [--width 1280]
+        [--section decoder=dec_step …] [--no-drag]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
 `playwright install`. Loopback only; every wait is bounded.
@@ -11,11 +12,21 @@ For each page:
   read from ``performance.now()`` in the page. "settled" is when the last chart stopped changing.
 - **first chart, warm server**: the same page opened again in a new browser context (a new session) on the
   same server, whose caches are now warm.
-- **control → settled**: in that second session, the page's first slider in the main area is focused and moved
-  by one step with the keyboard (→, then ← next round, so the value alternates), which sends the value as a
-  release does. The time runs from the key press to the last change of any Plotly chart's DOM, once the
-  status widget ("Running…") is gone and no chart has changed for ``QUIET_MS``. Pages without a slider use
-  their first number input (↑/↓ then Enter) or report "—".
+- **first control → settled**: in that second session, the page's first control in the main area (a slider,
+  else a number input, radio, segmented control, toggle) is changed: a slider is focused and moved by one step
+  with the keyboard (→, then ← next round, so the value alternates), which sends the value as a release does; a
+  number input gets ↑/↓ then Enter; the others are clicked. This control usually feeds every section, so the
+  whole page reruns. The time runs from the key press (or click) to the last change of any Plotly chart's DOM,
+  once no element is stale (``data-stale``: Streamlit fades what a run has not redrawn yet), the status widget
+  ("Running…") is gone and no chart has changed for ``QUIET_MS``.
+- **section control → settled**: the same for one control inside a lesson section (``ui.frame.section``, an
+  ``st.fragment``), found by its widget key (``SECTION_CONTROL``, or ``--section page=key``): only that section
+  reruns, and a partial rerun shows no status widget, so "settled" is the stale elements gone and the Plotly DOM
+  quiet for ``QUIET_MS``.
+- **in-figure drag**: where a chart has a Plotly slider of its own (``layout.sliders``), its handle is dragged
+  across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the pointer event to the
+  chart's last DOM change, and the websocket frames the page sent during the whole drag (0 = no server round
+  trip).
 Rounds of a page run back to back; the table gives the median and the spread (min … max) over rounds.
 """
 
@@ -39,11 +50,24 @@ from ui.registry import PAGES  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-QUIET_MS = 600        # no chart change for this long (and no status widget) = settled
+QUIET_MS = 600        # no chart change for this long (and nothing stale, no status widget) = settled
 NO_EFFECT_S = 15      # a control change after which nothing changed for this long had no visible effect
 LOAD_QUIET_MS = 1500  # a first visit: no change in the main area for this long = the page is drawn
 PAGE_TIMEOUT_S = 120  # longest wait for a page or a rerun to settle
 STATUS = '[data-testid="stStatusWidget"]'
+STALE = '[data-testid="stMain"] [data-stale="true"]'
+DRAG_MOVES = 8        # mouse moves of one in-figure slider drag
+DRAG_WAIT_MS = 350    # after each move: the browser's redraw is over well before this
+# One control inside a lesson section per page (its widget key): changing it reruns that section alone.
+SECTION_CONTROL = {
+    "kernel": "kr_sigma",
+    "single_head": "sh_temp",
+    "multi_head": "mh_head",
+    "positional": "pe_k",
+    "pretrained": "pt_layer",
+    "reading": "rd_view",
+    "decoder": "dec_step",
+}
 
 # Installed before any page script: records when the first chart appears and when any chart last changed.
 OBSERVER = """
@@ -74,10 +98,14 @@ OBSERVER = """
   if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
   window.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
   window.addEventListener('pointerdown', () => { window.__keyAt = performance.now(); }, true);
+  window.__moveArm = false; window.__moveAt = 0;     // a drag's move: the first pointer event after arming
+  window.addEventListener('pointermove', () => { if (window.__moveArm) { window.__moveAt = performance.now();
+                                                                          window.__moveArm = false; } }, true);
 })();
 """
 STATE = """() => ({now: performance.now(), first: window.__firstChart, last: window.__lastPlot,
   key: window.__keyAt, changes: window.__plotChanges, main: window.__lastMain,
+  move: window.__moveAt || 0, stale: document.querySelectorAll('""" + STALE + """').length,
   status: !!document.querySelector('""" + STATUS + """'),
   skeleton: !!document.querySelector('[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]')})"""
 
@@ -128,63 +156,73 @@ class Server:
 
 
 def wait_settled(page, since: float) -> dict | None:
-    """After a control change at ``since``: poll until the rerun has shown (a chart or the main area changed, or
-    the status widget appeared), the status widget is gone, no skeleton is left and no chart has changed for
-    QUIET_MS. None when nothing at all changed within NO_EFFECT_S (the control did not rerun anything visible)."""
+    """After a control change at ``since``: poll until the rerun has shown (a chart or the main area changed, an
+    element went stale or the status widget appeared), nothing is stale, the status widget is gone, no skeleton
+    is left and no chart has changed for QUIET_MS. A section's partial rerun shows no status widget: its stale
+    elements and the Plotly DOM tell when it is over. None when nothing at all changed within NO_EFFECT_S (the
+    control did not rerun anything visible)."""
     start = time.monotonic()
-    seen_status = False
+    seen = False
     while time.monotonic() - start < PAGE_TIMEOUT_S:
         s = page.evaluate(STATE)
-        seen_status |= s["status"]
-        changed = s["last"] > since or s["main"] > since or seen_status
+        seen |= s["status"] or s["stale"] > 0
+        changed = s["last"] > since or s["main"] > since or seen
         if not changed and time.monotonic() - start > NO_EFFECT_S:
             return None
-        if changed and not s["status"] and not s["skeleton"] and s["now"] - max(s["last"], since) >= QUIET_MS:
+        if (changed and not s["status"] and not s["stale"] and not s["skeleton"]
+                and s["now"] - max(s["last"], since) >= QUIET_MS):
             return s
         time.sleep(0.025)
     raise TimeoutError("the page did not settle")
 
 
-def open_page(context, url: str) -> tuple[object, dict]:
+def open_page(context, url: str, sent: list | None = None) -> tuple[object, dict]:
     """Open url; return when the script has run (no status widget), no element is a loading skeleton, the
     network is idle and the main area has not changed for LOAD_QUIET_MS. The state's "first" is the first chart
     drawn (None on a page without charts), "last" the last chart change, "main" the last change of the main
-    area (all ms from the navigation's start)."""
+    area (all ms from the navigation's start). ``sent`` collects the times of the websocket frames the page sends."""
     page = context.new_page()
     page.add_init_script(OBSERVER)
+    if sent is not None:
+        page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(time.monotonic())))
     page.goto(url, wait_until="commit", timeout=PAGE_TIMEOUT_S * 1000)
     page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]',
                            timeout=PAGE_TIMEOUT_S * 1000)
     deadline = time.monotonic() + PAGE_TIMEOUT_S
     while time.monotonic() < deadline:
         s = page.evaluate(STATE)
-        if not s["status"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
+        if not s["status"] and not s["stale"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
             page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_S * 1000)  # lazy chunks fetched
             s = page.evaluate(STATE)
-            if not s["status"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
+            if not s["status"] and not s["stale"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
                 return page, s
         time.sleep(0.05)
     raise TimeoutError(f"{url} did not settle in {PAGE_TIMEOUT_S} s")
 
 
-def find_control(page):
-    """(kind, change(round)) for the first control of the main area in the order slider, number input, radio,
-    segmented control, toggle; each change alternates between two values. (None, None) when there is none."""
-    main = page.locator('[data-testid="stMain"]')
+def find_control(page, key: str | None = None):
+    """(kind, change(round)) for the first control of the main area (or of the widget with this key) in the order
+    slider, number input, radio, segmented control, toggle; each change alternates between two values.
+    (None, None) when there is none."""
+    main = page.locator(f'[data-testid="stMain"] .st-key-{key}' if key else '[data-testid="stMain"]')
+    if key and not main.count():
+        return None, None
 
     def keys(locator, forward, back):
         def change(i):
+            locator.scroll_into_view_if_needed()
             locator.focus()
             page.wait_for_timeout(200)
             mark = page.evaluate(STATE)["now"]
-            for key in (forward if i % 2 == 0 else back):
-                page.keyboard.press(key)
+            for k in (forward if i % 2 == 0 else back):
+                page.keyboard.press(k)
             return mark
         return change
 
     def clicks(pick):
         def change(i):
             target = pick(i)
+            target.scroll_into_view_if_needed()
             target.hover()
             page.wait_for_timeout(200)
             mark = page.evaluate(STATE)["now"]
@@ -192,13 +230,14 @@ def find_control(page):
             return mark
         return change
 
-    slider = main.locator('[data-testid="stSlider"] [role="slider"]')
+    # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no role="slider" element)
+    slider = main.locator('[data-testid="stSlider"] input[type="range"], [data-testid="stSlider"] [role="slider"]')
     if slider.count():
         return "slider", keys(slider.first, ["ArrowRight"], ["ArrowLeft"])
     number = main.locator('[data-testid="stNumberInput"] input')
     if number.count():
         return "number input", keys(number.first, ["ArrowUp", "Enter"], ["ArrowDown", "Enter"])
-    for kind, group, option in (("radio", '[data-testid="stRadio"]', "label"),
+    for kind, group, option in (("radio", '[data-testid="stRadio"]', 'label:has(input[type="radio"])'),
                                 ("segmented control", '[data-testid="stButtonGroup"]', "button")):
         groups = main.locator(group)
         if groups.count() and groups.first.locator(option).count() >= 2:
@@ -210,8 +249,8 @@ def find_control(page):
     return None, None
 
 
-def interact(page, rounds: int) -> tuple[str | None, list[float]]:
-    kind, change = find_control(page)
+def interact(page, rounds: int, key: str | None = None) -> tuple[str | None, list[float]]:
+    kind, change = find_control(page, key)
     if change is None:
         return None, []
     times = []
@@ -220,27 +259,66 @@ def interact(page, rounds: int) -> tuple[str | None, list[float]]:
         s = wait_settled(page, mark)
         if s is None:
             continue
-        key = s["key"] if s["key"] and s["key"] > mark else mark
-        end = s["last"] if s["last"] > key else s["main"]  # no chart changed: the main area's last change
-        times.append(max(end, key) - key)
+        start = s["key"] if s["key"] and s["key"] > mark else mark
+        end = s["last"] if s["last"] > start else s["main"]  # no chart changed: the main area's last change
+        times.append(max(end, start) - start)
     return kind, times
 
 
-def measure_page(browser, p, args) -> tuple:
-    """(id, fresh state, warm state, control kind, control times) of one page on its own fresh server."""
+def drag(page, sent: list) -> tuple[list[float], int | None]:
+    """Drag the first in-figure Plotly slider's handle across its rail: per move, pointer event → the chart's last
+    DOM change (ms); and the websocket frames the page sent during the drag. ([], None) without such a slider."""
+    grip = page.locator('[data-testid="stMain"] .js-plotly-plot .slider-container .slider-grip-rect')
+    rail = page.locator('[data-testid="stMain"] .js-plotly-plot .slider-container .slider-rail-rect')
+    if not grip.count() or not rail.count():
+        return [], None
+    grip.first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    g, r = grip.first.bounding_box(), rail.first.bounding_box()
+    if not g or not r:
+        return [], None
+    y = g["y"] + g["height"] / 2
+    x0 = g["x"] + g["width"] / 2
+    right = r["x"] + r["width"] - 2
+    span = (right - x0) if right - x0 > r["width"] / 3 else (r["x"] + 2 - x0)  # drag towards the far end
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    before, times = len(sent), []
+    for k in range(1, DRAG_MOVES + 1):
+        page.evaluate("() => { window.__moveArm = true; }")
+        page.mouse.move(x0 + span * k / DRAG_MOVES, y, steps=2)
+        page.wait_for_timeout(DRAG_WAIT_MS)
+        s = page.evaluate(STATE)
+        if s["move"] and s["last"] > s["move"]:   # the chart changed after this move's first pointer event
+            times.append(s["last"] - s["move"])
+    page.mouse.up()
+    page.wait_for_timeout(DRAG_WAIT_MS)
+    return times, len(sent) - before
+
+
+def measure_page(browser, p, args) -> dict:
+    """One page on its own fresh server: first visit fresh and warm, the first control, a section's control and an
+    in-figure drag in the warm session."""
+    row = dict(id=p.id)
     with Server() as server:
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
-        _, fresh = open_page(ctx, server.url(p))
+        _, row["fresh"] = open_page(ctx, server.url(p))
         ctx.close()
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
         try:
-            page, warm = open_page(ctx, server.url(p))
-            kind, times = interact(page, args.rounds)
+            sent: list = []
+            page, row["warm"] = open_page(ctx, server.url(p), sent)
+            row["kind"], row["times"] = interact(page, args.rounds)
+            key = args.section.get(p.id)
+            row["section_key"] = key
+            row["section_kind"], row["section_times"] = interact(page, args.rounds, key) if key else (None, [])
+            row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
         finally:
             ctx.close()
-    print(f"  {p.id}: fresh {ms(fresh['first'])} ms, warm {ms(warm['first'])} ms, {kind}: "
-          f"control → settled {fmt(times)} ms", file=sys.stderr, flush=True)
-    return p.id, fresh, warm, kind, times
+    print(f"  {p.id}: fresh {ms(row['fresh']['first'])} ms, warm {ms(row['warm']['first'])} ms, {row['kind']}: "
+          f"{fmt(row['times'])} ms; section {key} ({row['section_kind']}): {fmt(row['section_times'])} ms; "
+          f"drag {fmt(row['drag'])} ms, {row['drag_sent']} frames sent", file=sys.stderr, flush=True)
+    return row
 
 
 def ms(value: float | None) -> str:
@@ -253,12 +331,25 @@ def fmt(values: list[float]) -> str:
     return f"{statistics.median(values):.0f} ({min(values):.0f} … {max(values):.0f})"
 
 
+def section_map(items: list[str]) -> dict[str, str]:
+    """SECTION_CONTROL overridden by ``page=key`` items (``page=`` alone: no section control on that page)."""
+    out = dict(SECTION_CONTROL)
+    for item in items:
+        page, _, key = item.partition("=")
+        out[page] = key or None
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--pages", nargs="+", default=[p.id for p in PAGES])
     parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--section", nargs="*", default=[], metavar="PAGE=KEY",
+                        help="the widget key of a control inside a lesson section, per page (default: SECTION_CONTROL)")
+    parser.add_argument("--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag")
     args = parser.parse_args()
+    args.section = section_map(args.section)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the server it started
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright install`)")
@@ -266,6 +357,7 @@ def main() -> None:
 
     pages = [p for p in PAGES if p.id in args.pages]
     rows = []
+    load_before = os.getloadavg()[0]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
@@ -274,23 +366,27 @@ def main() -> None:
                     rows.append(measure_page(browser, p, args))
                 except Exception as exc:  # one page's failure is reported, the others are still measured
                     print(f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
-                    rows.append((p.id, None, None, f"failed: {type(exc).__name__}", []))
-
+                    rows.append(dict(id=p.id, failed=f"failed: {type(exc).__name__}"))
         finally:
             browser.close()
 
-    print(f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  load={os.getloadavg()[0]:.1f}")
-    print("| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms "
-          "| page drawn, warm ms | control | control → charts settled ms, median (min … max) |")
-    print("|---|---|---|---|---|---|---|")
-    for name, fresh, warm, kind, times in rows:
-        if fresh is None:
-            print(f"| {name} | — | — | — | — | {kind} | — |")
+    print(f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
+    print("| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms | page drawn, warm ms "
+          "| first control | → charts settled ms, median (min … max) | section control (key) | → settled ms "
+          "| in-figure drag: move → redraw ms | frames sent in the drag |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "failed" in r:
+            print(f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |")
             continue
-        print(f"| {name} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-              f"| {ms(max(warm['main'], warm['last']))} | {kind or '—'} "
-              f"| {fmt(times)} |")
-    if any(fresh is None for _, fresh, *_ in rows):
+        fresh, warm = r["fresh"], r["warm"]
+        section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
+        print(f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
+              f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'])} "
+              f"| {section} | {fmt(r['section_times'])} | {fmt(r['drag'])} "
+              f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |")
+    if any("failed" in r for r in rows):
         sys.exit(1)
 
 

@@ -10,6 +10,10 @@ language, so the page wraps calls in ``st.spinner(t(...))``.
 
 The callbacks here are module functions on purpose: a function defined in a page script keeps that run's
 globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's callback.
+
+:func:`warm_up` fills these caches ahead of the page's first visit (``app.py`` runs it in a background thread once
+per server): a cached function called from a thread outside any script run shares the same cache, and a page that
+asks while the thread is still loading waits for that one load instead of starting another.
 """
 
 from __future__ import annotations
@@ -61,6 +65,15 @@ def grid_figure(g: lesson.Grid, font_size: int, presenter: bool, value_name: str
     """The head grid (~0.3 s of Plotly for 72 cells), built once per input and shared: show it, never modify it."""
     return figures.grid_figure(g, font_size=font_size, presenter=presenter, value_name=value_name,
                                query_name=query_name, key_name=key_name)
+
+
+def warm_up() -> None:
+    """What the pretrained page's first visit computes before its first chart: the model, the default sentence's
+    run, the Winograd twins. Safe to call from any thread, any number of times (each is cached once)."""
+    model, _ = model_or_error()
+    if model is not None:
+        run_text(model, lesson.SENTENCE)
+        winograd(model)
 
 
 def head_of_point(point: dict) -> tuple[int, int] | None:

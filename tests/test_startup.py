@@ -1,0 +1,75 @@
+"""Startup: the home page warms the pretrained page's caches once per server, in a background thread, and a page
+that asks while the thread is still loading waits for that one load (issue 14, item 3)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import streamlit as st
+from apptest_util import assert_clean, run_page
+
+from ui import cache_pretrained
+from visattn.lessons import pretrained as lesson
+from visattn.models.minilm import MiniLM
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts of MiniLM.load and of the Winograd lesson, with every cache of the pretrained page empty."""
+    calls = {"load": 0, "winograd": 0}
+    load, winograd = MiniLM.load.__func__, lesson.winograd
+
+    def counting_load(cls, *args, **kwargs):
+        calls["load"] += 1
+        return load(cls, *args, **kwargs)
+
+    def counting_winograd(model):
+        calls["winograd"] += 1
+        return winograd(model)
+
+    monkeypatch.setattr(MiniLM, "load", classmethod(counting_load))
+    monkeypatch.setattr(lesson, "winograd", counting_winograd)
+    for fn in (cache_pretrained.load_model, cache_pretrained.run_text, cache_pretrained.winograd):
+        fn.clear()
+    yield calls
+    for fn in (cache_pretrained.load_model, cache_pretrained.run_text, cache_pretrained.winograd):
+        fn.clear()
+
+
+def warm_up_threads() -> list[threading.Thread]:
+    return [th for th in threading.enumerate() if th.name == "visattn-warm-up"]
+
+
+def test_warm_up_fills_the_caches_the_page_reads(counted):
+    thread = threading.Thread(target=cache_pretrained.warm_up)
+    thread.start()
+    model, reason = cache_pretrained.model_or_error()      # asked while the thread loads: waits for the same load
+    thread.join()
+    assert reason is None and isinstance(model, MiniLM)
+    assert counted == {"load": 1, "winograd": 1}
+    again, _ = cache_pretrained.model_or_error()
+    run = cache_pretrained.run_text(again, lesson.SENTENCE)
+    assert again is model and cache_pretrained.winograd(again) is cache_pretrained.winograd(model)
+    assert run is cache_pretrained.run_text(model, lesson.SENTENCE) and run.text == lesson.SENTENCE
+    assert counted == {"load": 1, "winograd": 1}            # nothing was computed twice
+
+
+def test_home_page_starts_the_warm_up_once(counted):
+    st.cache_resource.clear()                               # app.py's starter too: a fresh "server"
+    for _ in range(2):
+        at = run_page("home")
+        assert_clean(at)
+        for th in warm_up_threads():
+            th.join()
+    assert counted == {"load": 1, "winograd": 1}
+    model, _ = cache_pretrained.model_or_error()            # the pretrained page then finds the model ready
+    cache_pretrained.winograd(model)
+    assert counted == {"load": 1, "winograd": 1}
+
+
+def test_pretrained_page_after_the_warm_up_computes_nothing_again(counted):
+    cache_pretrained.warm_up()
+    at = run_page("pretrained")
+    assert_clean(at)
+    assert counted == {"load": 1, "winograd": 1}
