@@ -16,6 +16,7 @@ Axis letters: L layers, H heads, T tokens, B pooled blocks, W window of the line
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +59,8 @@ def cell_name(layer: int, head: int, shape: tuple[int, ...]) -> str:
     return f"L{layer + 1}" if shape[0] > 1 else f"L1–L{N_LAYERS}"
 
 
-def readings(model: MiniLM, result: MiniLMResult, name: str, progress=None) -> reading.Readings:
+def readings(model: MiniLM, result: MiniLMResult, name: str,
+             progress: Callable[[int, int], object] | None = None) -> reading.Readings:
     """The selector's view of a whole run (:func:`visattn.reading.view_weights`, float32 like the weights; the
     weights themselves are not copied). Flow is refused above its cap (InputError "flow_tokens"); value norms
     reuse the run's layer inputs."""
