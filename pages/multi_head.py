@@ -9,7 +9,7 @@ from ui import url_state
 from ui.cache_multi_head import readings, run
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter
+from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import t
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn import figures, shapes
@@ -36,9 +36,30 @@ METRICS = (("multi_head.shapes_dh", "dh"), ("multi_head.shapes_params", "total")
            ("multi_head.shapes_weights", "weights"))
 NAME = {"concat": "multi_head.name_concat", "residual": "multi_head.name_residual", "head_h": "multi_head.name_head_h"}   # the others are symbols
 COLUMNS = ("multi_head.col_matrix", "multi_head.col_shape", "multi_head.col_entries", "multi_head.col_learned", "multi_head.col_what")
-# (column, index) for n items, per_row columns to a row
 cells = lambda n, per_row: [(col, k) for start in range(0, n, per_row) for col, k in zip(st.columns(per_row), range(start, min(n, start + per_row)))]
 head_label = lambda name: t(HEAD[name][0]) if name in HEAD else t("multi_head.head_n", n=name)
+SHAPE_KEYS, SHAPE_MAX = ("mh_sT", "mh_sD", "mh_sH"), (shapes.MAX_TOKENS, shapes.MAX_D_MODEL, shapes.MAX_D_MODEL)   # the shape explorer's
+
+
+@section
+def shape_explorer(here: tuple | None) -> None:   # here: the shapes of the run above (None: no run)
+    st.header(t("multi_head.shapes_header"))
+    explain(t("multi_head.shapes_intro"))
+    for col, (label, key, values) in zip(st.columns(3), [("multi_head.shapes_gpt3", "mh_shapes_gpt3", shapes.GPT3.values())] + [
+            ("multi_head.shapes_here", "mh_shapes_here", here)] * (here is not None)):
+        col.button(t(label), on_click=st.session_state.update, kwargs=dict(zip(SHAPE_KEYS, values)), key=key, width="stretch")
+    sT, sD, sH = (col.number_input(t(label), min_value=1, max_value=hi, step=1, key=k) for col, label, hi, k in zip(
+        st.columns(3), ("multi_head.shapes_T", "multi_head.d_model", "multi_head.n_heads"), SHAPE_MAX, SHAPE_KEYS))
+    s = compute("multi_head_shapes", lesson.explore, int(sT), int(sD), int(sH))
+    if s is not None:
+        n, m = s.numbers, st.columns(2 if presenter() else 4)   # two metrics a row on a projector: labels stay whole
+        for k, (label, value) in enumerate(METRICS):
+            m[k % len(m)].metric(t(label), n[value], help=t("multi_head.shapes_dh_help", **n) if k == 0 else None)
+        st.markdown(t("multi_head.shapes_formula", **n))
+        st.table(s.table([t(k) for k in COLUMNS], {n: t(k) for n, k in WHAT.items()}, {n: t(k) for n, k in NAME.items()}))   # every row, wrapped
+        st.caption(t("multi_head.shapes_extra", **n))
+        if s.gpt3:
+            st.caption(t("multi_head.shapes_gpt3_note", **n))
 
 
 with page("multi_head"):
@@ -50,14 +71,13 @@ with page("multi_head"):
     k_seed, k_head = url_state.bind("mh_seed", 0, lo=0, hi=lesson.MAX_SEED), url_state.bind("mh_head", 0, lo=0, hi=lesson.MAX_RANDOM_HEADS - 1)
     k_layer, k_lfoc = url_state.bind("mh_layer", lesson.N_LAYERS, options=list(range(1, lesson.N_LAYERS + 1))), url_state.bind("mh_lfoc", True)
     k_pipe, k_vis = url_state.bind("mh_pipe", False), [url_state.bind(f"mh_v{h}", True) for h in range(lesson.MAX_RANDOM_HEADS)]
-    k_sT, k_sD, k_sH = (url_state.bind(k, shapes.GPT3[v], lo=1, hi=hi) for k, v, hi in (
-        ("mh_sT", "T", shapes.MAX_TOKENS), ("mh_sD", "d_model", shapes.MAX_D_MODEL), ("mh_sH", "n_heads", shapes.MAX_D_MODEL)))
+    for k, v, hi in zip(SHAPE_KEYS, ("T", "d_model", "n_heads"), SHAPE_MAX):
+        url_state.bind(k, shapes.GPT3[v], lo=1, hi=hi)
     rv.bind("mh")
     fs, weight_name, axes = font_size(), t("common.weight"), {kind: t(key) for kind, key in AXIS.items()}
     source = st.radio(t("multi_head.source"), list(lesson.SOURCES), key=k_src, horizontal=True, help=t("multi_head.source_help"),
                       format_func=lambda s: t("multi_head.source_designed") if s == "designed" else t("multi_head.source_random"))
-    preset_buttons(k_text, {name: (t(PRESET[name]), text) for name, text in lesson.PRESETS.items()}, caption=t("multi_head.presets"),
-                   help_template="“{text}”")
+    preset_buttons(k_text, {name: (t(PRESET[name]), text) for name, text in lesson.PRESETS.items()}, caption=t("multi_head.presets"), help_template="“{text}”")
     text = st.text_input(t("multi_head.text"), key=k_text, max_chars=url_state.MAX_TEXT,
                          help=t("multi_head.text_help", tokens=MAX_TOKENS, chars=url_state.MAX_TEXT))
     d_model, n_heads, seed = (int(st.session_state[k]) for k in (k_d, k_h, k_seed))
@@ -127,24 +147,4 @@ with page("multi_head"):
                         show(mh_fig.step_matrix(m, title=t(STEP[m.title], name=m.name, n=m.sub, T=m.m.shape[0], c=m.m.shape[1]), axis_names=axes,
                                                 value_name=weight_name if m.weights else t("common.value"), font_size=fs), m.png)
             st.caption(t("multi_head.step_out") if p.last else t("multi_head.step_next", next=layer + 2))
-
-    st.header(t("multi_head.shapes_header"))
-    explain(t("multi_head.shapes_intro"))
-    c = st.columns(3)
-    c[0].button(t("multi_head.shapes_gpt3"), on_click=st.session_state.update, kwargs=dict(zip((k_sT, k_sD, k_sH), shapes.GPT3.values())),
-                key="mh_shapes_gpt3", width="stretch")
-    if r is not None:
-        c[1].button(t("multi_head.shapes_here"), on_click=st.session_state.update, kwargs=dict(zip((k_sT, k_sD, k_sH), lesson.here(r))),
-                    key="mh_shapes_here", width="stretch")
-    sT, sD, sH = (col.number_input(t(label), min_value=1, max_value=hi, step=1, key=k) for col, (label, hi, k) in zip(st.columns(3), (
-        ("multi_head.shapes_T", shapes.MAX_TOKENS, k_sT), ("multi_head.d_model", shapes.MAX_D_MODEL, k_sD), ("multi_head.n_heads", shapes.MAX_D_MODEL, k_sH))))
-    s = compute("multi_head_shapes", lesson.explore, int(sT), int(sD), int(sH))
-    if s is not None:
-        n, m = s.numbers, st.columns(2 if presenter() else 4)   # two metrics a row on a projector: labels stay whole
-        for k, (label, value) in enumerate(METRICS):
-            m[k % len(m)].metric(t(label), n[value], help=t("multi_head.shapes_dh_help", **n) if k == 0 else None)
-        st.markdown(t("multi_head.shapes_formula", **n))
-        st.table(s.table([t(k) for k in COLUMNS], {n: t(k) for n, k in WHAT.items()}, {n: t(k) for n, k in NAME.items()}))   # every row, wrapped
-        st.caption(t("multi_head.shapes_extra", **n))
-        if s.gpt3:
-            st.caption(t("multi_head.shapes_gpt3_note", **n))
+    shape_explorer(lesson.here(r) if r is not None else None)   # its own section: its controls redraw it alone
