@@ -427,6 +427,8 @@ class MiniLM:
 
         ``layer_inputs``: an optional (L, T, D) float32 array that receives each layer's input x (layer 0's is
         the embeddings after their LayerNorm), as :meth:`run` collects into ``MiniLMResult.layer_inputs``.
+        From SPLIT_FROM tokens on, attention and GELU run by blocks of rows on this thread and one helper thread
+        shared by the process (see ``_share``); the results do not depend on which thread computed a block.
         """
         c = self.config
         ids = np.asarray(token_ids)
