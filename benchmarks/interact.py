@@ -60,13 +60,13 @@ DRAG_MOVES = 8        # mouse moves of one in-figure slider drag
 DRAG_WAIT_MS = 350    # after each move: the browser's redraw is over well before this
 # One control inside a lesson section per page (its widget key): changing it reruns that section alone.
 SECTION_CONTROL = {
-    "kernel": "kr_sigma",
-    "single_head": "sh_temp",
-    "multi_head": "mh_head",
-    "positional": "pe_k",
-    "pretrained": "pt_layer",
-    "reading": "rd_view",
-    "decoder": "dec_step",
+    "kernel": "kr_sigma",        # ① one query: σ
+    "single_head": "sh_temp",    # the view's options: temperature
+    "multi_head": "mh_head",     # (if a section holds it)
+    "positional": "pe_rk",       # RoPE: offset k
+    "pretrained": "pt_glayer",   # every head: the grid's layer
+    "reading": "rd_thr",         # the line filters: threshold
+    "decoder": "dec_step",       # the KV cache: step t
 }
 
 # Installed before any page script: records when the first chart appears and when any chart last changed.
@@ -311,8 +311,15 @@ def measure_page(browser, p, args) -> dict:
             row["kind"], row["times"] = interact(page, args.rounds)
             key = args.section.get(p.id)
             row["section_key"] = key
-            row["section_kind"], row["section_times"] = interact(page, args.rounds, key) if key else (None, [])
-            row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
+            try:   # a control in a closed tab or expander cannot be reached: reported, the rest still measured
+                row["section_kind"], row["section_times"] = interact(page, args.rounds, key) if key else (None, [])
+            except Exception as exc:  # noqa: BLE001
+                row["section_kind"], row["section_times"] = f"failed: {type(exc).__name__}", []
+            try:
+                row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
+            except Exception as exc:  # noqa: BLE001
+                print(f"  {p.id}: drag failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
+                row["drag"], row["drag_sent"] = [], None
         finally:
             ctx.close()
     print(f"  {p.id}: fresh {ms(row['fresh']['first'])} ms, warm {ms(row['warm']['first'])} ms, {row['kind']}: "

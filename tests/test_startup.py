@@ -3,7 +3,11 @@ that asks while the thread is still loading waits for that one load (issue 14, i
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -12,6 +16,8 @@ from apptest_util import assert_clean, run_page
 from ui import cache_pretrained
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MiniLM
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -73,3 +79,25 @@ def test_pretrained_page_after_the_warm_up_computes_nothing_again(counted):
     at = run_page("pretrained")
     assert_clean(at)
     assert counted == {"load": 1, "winograd": 1}
+
+
+def test_package_imports_lazily_and_exports_the_same_objects():
+    code = "import json, sys, visattn; print(json.dumps(sorted(m for m in sys.modules if m.startswith('visattn.'))))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == ["visattn.activations", "visattn.attention", "visattn.checks", "visattn.errors"]
+    import visattn
+    from visattn import attention as attention_fn
+    from visattn import decode, kernel_regression, positional, reading, text
+    from visattn.models import designed
+    assert callable(attention_fn) and attention_fn is sys.modules["visattn.attention"].attention
+    for name in visattn.__all__:
+        value = getattr(visattn, name)
+        if name in ("designed", "positional", "scaling", "scoring", "shapes"):   # the modules themselves
+            assert value is (designed if name == "designed" else sys.modules[f"visattn.{name}"])
+            continue
+        modules = [m for m in (sys.modules["visattn.attention"], sys.modules["visattn.activations"], decode,
+                               kernel_regression, positional, reading, text) if hasattr(m, name)]
+        assert modules and value is getattr(modules[0], name), name
+    assert set(visattn.__all__) <= set(dir(visattn))
+    with pytest.raises(AttributeError):
+        visattn.no_such_name  # noqa: B018

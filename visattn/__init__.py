@@ -22,9 +22,13 @@ Where each idea lives:
     ``figures/`` — every Plotly builder.
 """
 
-from . import positional, scaling, scoring, shapes
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .activations import layer_norm, softmax
-from .attention import (
+from .attention import (  # eager: the function ``attention`` must win over the submodule of the same name
     AttentionResult,
     MultiHeadResult,
     SelfAttentionTrace,
@@ -36,12 +40,51 @@ from .attention import (
     self_attention,
     split_heads,
 )
-from .decode import DecodeStep, decode_steps
-from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson
-from .models import designed
-from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths
-from .reading import aggregate_heads, attention_flow, attention_rollout, norm_weighted, value_norms
-from .text import seeded_embedding, tokenize
+
+# The rest is imported on first use (PEP 562), so a page pays only for the modules it reads: name → its module.
+_LAZY = {
+    "DecodeStep": "decode", "decode_steps": "decode",
+    "KERNELS": "kernel_regression", "KernelRegressionResult": "kernel_regression", "fit_bandwidth": "kernel_regression",
+    "loo_error": "kernel_regression", "nadaraya_watson": "kernel_regression",
+    "designed": "models",
+    "alibi_bias": "positional", "alibi_slopes": "positional", "rotary": "positional", "rotation_matrix": "positional",
+    "sinusoidal_encoding": "positional", "wavelengths": "positional",
+    "aggregate_heads": "reading", "attention_flow": "reading", "attention_rollout": "reading", "norm_weighted": "reading",
+    "value_norms": "reading",
+    "seeded_embedding": "text", "tokenize": "text",
+}
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):   # probes such as __wrapped__ or __path__: not a submodule
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "designed":
+        value = importlib.import_module(f"{__name__}.models.designed")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    else:   # any submodule, as ``visattn.decode`` was an attribute when this package imported everything
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:   # for type checkers and editors: the names as if imported eagerly
+    from . import positional, scaling, scoring, shapes  # noqa: F401
+    from .decode import DecodeStep, decode_steps  # noqa: F401
+    from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson  # noqa: F401
+    from .models import designed  # noqa: F401
+    from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths  # noqa: F401
+    from .reading import aggregate_heads, attention_flow, attention_rollout, norm_weighted, value_norms  # noqa: F401
+    from .text import seeded_embedding, tokenize  # noqa: F401
 
 __all__ = [
     "AttentionResult", "DecodeStep", "KERNELS", "KernelRegressionResult", "MultiHeadResult", "SelfAttentionTrace",
