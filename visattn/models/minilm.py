@@ -188,7 +188,7 @@ def _softmax_(att: np.ndarray) -> np.ndarray:
 # (rows × T) x (T × Dh) weights · values then run single-threaded in BLAS, and a block's (H, rows, T) weights
 # (384 KB) stay in the core's cache from the scores through the softmax to weights · values. The calling
 # thread and one helper thread take blocks in turn from a shared counter (GELU likewise, by rows); the big
-# projections (QKV, W_O, W_1, W_2) keep OpenBLAS's own threads, which are idle while the blocks run.
+# projections (QKV, W_O, W_1, W_2) keep OpenBLAS's own threads (whose worker waits while the blocks run).
 # Nothing process-wide changes (no BLAS thread count is set), and a block is computed by the same
 # operations whichever thread takes it, so results are bit-for-bit the same from run to run.
 SINGLE_THREAD_PRODUCT = 64 ** 3  # m × n × k of the biggest product OpenBLAS keeps on the calling thread
