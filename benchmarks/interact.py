@@ -60,7 +60,7 @@ DRAG_MOVES = 8        # mouse moves of one in-figure slider drag
 DRAG_WAIT_MS = 350    # after each move: the browser's redraw is over well before this
 # One control inside a lesson section per page (its widget key): changing it reruns that section alone.
 SECTION_CONTROL = {
-    "kernel": "kr_sigma",        # ① one query: σ
+    "kernel": "kr_sigma_s",      # ① one query: σ (the slider of slider_and_number)
     "single_head": "sh_temp",    # the view's options: temperature
     "multi_head": "mh_head",     # (if a section holds it)
     "positional": "pe_rk",       # RoPE: offset k

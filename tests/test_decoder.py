@@ -3,10 +3,12 @@ of the designed induction circuit (issue 13) measured on 8 seeds with n = 20."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+from apptest_util import array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -293,3 +295,36 @@ def test_figures_validate():
     z = np.asarray(anim.data[0].z, dtype=float)
     assert np.isfinite(z[:3]).all() and np.isnan(z[3:]).all()          # rows not cached yet are blank (grey)
     np.testing.assert_allclose(np.asarray(anim.data[2].x, dtype=float)[:3], c.steps[2].weights, atol=1e-6)
+
+
+def test_cache_frames_hold_only_what_changes_and_match_each_step():
+    from visattn.figures import decoder as dfig
+
+    tokens = induction.repeated_sequence(5, 1)
+    c = lesson.cache_section(tokens, 1)
+    fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, 0).to_json())   # as the browser receives it
+    T = len(tokens)
+    assert [f["name"] for f in fig["frames"]] == [str(t + 1) for t in range(T)]
+    for t, frame in enumerate(fig["frames"]):
+        k, v, bar = frame["data"]
+        assert frame["traces"] == [0, 1, 2] and set(k) == set(v) == {"type", "z"}   # no colour scale, hover or axes again
+        K, V = (array(a) for a in (k["z"], v["z"]))
+        np.testing.assert_allclose(K[: t + 1], c.K[: t + 1], rtol=1e-6)              # rows 1 … t+1 are cached
+        assert np.isnan(K[t + 1:]).all() and np.isnan(V[t + 1:]).all()
+        np.testing.assert_allclose(array(bar["x"])[: t + 1], c.steps[t].weights, rtol=1e-6)
+        assert bar["marker"]["color"][t] == dfig.NEW_ROW and bar["text"][t + 1:] == [""] * (T - t - 1)
+    base = fig["data"]
+    assert base[0]["colorscale"] and base[0]["hovertemplate"] and base[2]["orientation"] == "h"
+
+
+def test_cost_curves_draw_few_points_of_the_exact_work():
+    from visattn.figures import decoder as dfig
+
+    k = lesson.cost_section("gpt3_8k")
+    fig = dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached)
+    for trace, work in zip(fig.data, (k.cost.work_cached, k.cost.work_uncached)):
+        x = np.asarray(trace.x)
+        assert x[0] == 1 and x[-1] == 8192 and len(x) <= dfig.COST_POINTS and (np.diff(x) > 0).all()
+        d, L = 12288, 96                              # GPT-3: work of step t (t + 1 keys) by the formula
+        by_hand = [L * (3 * d * d + 2 * d * s) if work is k.cost.work_cached else L * (3 * d * d * s + 2 * d * s * s) for s in x]
+        np.testing.assert_allclose(np.asarray(trace.y, dtype=float), by_hand, rtol=1e-6)
