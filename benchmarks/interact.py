@@ -322,9 +322,7 @@ def measure_page(browser, p, args) -> dict:
                 row["drag"], row["drag_sent"] = [], None
         finally:
             ctx.close()
-    print(f"  {p.id}: fresh {ms(row['fresh']['first'])} ms, warm {ms(row['warm']['first'])} ms, {row['kind']}: "
-          f"{fmt(row['times'])} ms; section {key} ({row['section_kind']}): {fmt(row['section_times'])} ms; "
-          f"drag {fmt(row['drag'])} ms, {row['drag_sent']} frames sent", file=sys.stderr, flush=True)
+    print(f"  {table_row(row)}  (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # a cut-short run keeps its rows
     return row
 
 
@@ -336,6 +334,18 @@ def fmt(values: list[float]) -> str:
     if not values:
         return "—"
     return f"{statistics.median(values):.0f} ({min(values):.0f} … {max(values):.0f})"
+
+
+def table_row(r: dict) -> str:
+    """One page's row of the table (markdown)."""
+    if "failed" in r:
+        return f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |"
+    fresh, warm = r["fresh"], r["warm"]
+    section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
+    return (f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
+            f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'])} "
+            f"| {section} | {fmt(r['section_times'])} | {fmt(r['drag'])} "
+            f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |")
 
 
 def section_map(items: list[str]) -> dict[str, str]:
@@ -384,15 +394,7 @@ def main() -> None:
           "| in-figure drag: move → redraw ms | frames sent in the drag |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        if "failed" in r:
-            print(f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |")
-            continue
-        fresh, warm = r["fresh"], r["warm"]
-        section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
-        print(f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-              f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'])} "
-              f"| {section} | {fmt(r['section_times'])} | {fmt(r['drag'])} "
-              f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |")
+        print(table_row(r))
     if any("failed" in r for r in rows):
         sys.exit(1)
 
