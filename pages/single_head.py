@@ -36,7 +36,7 @@ def pipeline(tr, tokens, prefix: str, scale: bool, temperature: float, inputs=No
     words = {k: t(key) for k, key in WORDS.items()} | {"z": t("single_head.fig_z", T=tr.X.shape[0], dv=tr.V.shape[1]),
         "scores": t("single_head.fig_scaled", r=L.num(np.sqrt(tr.Q.shape[1]))) if scale else t("single_head.fig_unscaled"),
         "weights": t("single_head.fig_weights") if temperature == 1 else t("single_head.fig_weights_tau", tau=L.num(temperature))}
-    for step, n, figs in fig.pipeline(tr, tokens, words, inputs=inputs, font_size=font_size()):
+    for step, n, figs in cache.pipeline(tr, tuple(tokens), words, inputs, font_size()):
         st.markdown(t(STEP[step]))
         grid(figs, n, prefix + "_", [1.15, 1, 1, 1])
         caption_if(step == "scores" and tr.mask is not None, "single_head.mask_caption")

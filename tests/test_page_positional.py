@@ -297,3 +297,28 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     assert len(figures(big)) == len(figures(normal)) == 3
     rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
     assert r" \\ PE(8)" in rel.get("latex")[0].value
+
+
+# --- the in-figure sliders start at the control's value and carry the formula's values -------------------------
+def test_rotation_and_score_figures_are_live_from_the_controls():
+    at = run_page("positional", {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "9", "pe_ri": "1", "pe_rp": "3"})
+    assert_clean(at)
+    (circle,) = [f for f in figures(at) if f["layout"].get("sliders")]
+    s = circle["layout"]["sliders"][0]
+    assert int(s["steps"][s["active"]]["value"]) == 9
+    omega = 10000 ** (-2 / 16)
+    for step in s["steps"]:
+        k = int(step["value"])
+        assert array(step["args"][0]["x"][0])[0] == pytest.approx(np.sin((3 + k) * omega), abs=1e-5)
+        assert array(step["args"][0]["y"][0])[0] == pytest.approx(np.cos((3 + k) * omega), abs=1e-5)
+        assert step["args"][0]["name"] == [f"PE({3 + k})"]
+    assert circle["data"][2]["name"] == "PE(12)" and "k = 9" in circle["layout"]["title"]["text"]
+    at = run_page("positional", {"pe_sec": "beyond", "pe_bp": "300", "pe_bmax": "40"})
+    assert_clean(at)
+    (score,) = [f for f in figures(at) if f["layout"].get("sliders")]
+    s = score["layout"]["sliders"][0]
+    assert int(s["steps"][s["active"]]["value"]) == 300 and at.slider(key="pe_bp").value == 300
+    assert [d["name"] for d in score["data"]][1::2] == ["added sinusoids, query at 300", "RoPE, query at 300"]
+    for step in s["steps"]:
+        rope_at_p = array(step["args"][0]["y"][1])
+        np.testing.assert_allclose(rope_at_p, array(score["data"][2]["y"]), atol=1e-3)   # RoPE at p = RoPE at 0, for every p

@@ -1,11 +1,12 @@
-"""Cached wrappers for the single-head page's √d_k sampling (bounded: a few million normal draws a call; the
-in-figure slider's steps over every d_k are one such call a seed)."""
+"""Cached wrappers for the single-head page: the √d_k sampling (bounded: a few million normal draws a call; the
+in-figure slider's steps over every d_k are one such call a seed) and the pipeline's figures."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from visattn import scaling
+from visattn.figures import single_head as figures
 from visattn.lessons import single_head as lesson
 
 
@@ -22,3 +23,10 @@ def peakedness(n_keys: int, seed: int) -> scaling.Peakedness:
 @st.cache_data(max_entries=16, show_spinner=False)
 def sqrt_steps(seed: int) -> lesson.SqrtSteps:
     return lesson.sqrt_steps(seed)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def pipeline(tr, tokens: tuple, words: dict, inputs, font_size: int) -> list:
+    """The pipeline's compact matrices (~10 figures, ~85 ms of building), once per trace and words and shared
+    between sessions: show them, never modify them."""
+    return figures.pipeline(tr, list(tokens), words, inputs=inputs, font_size=font_size)

@@ -253,6 +253,25 @@ def distance_scores(q: ArrayLike, k: ArrayLike, query_position: float, distances
     return DistanceScores(distances=distances, sinusoidal=sinusoidal, rope=rope, alibi=alibi)
 
 
+def distance_scores_many(q: ArrayLike, k: ArrayLike, query_positions: ArrayLike, distances: ArrayLike,
+                         base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """(added sinusoids, RoPE), each (G, K): :func:`distance_scores` for every query position at once (one
+    vectorised pass instead of a call per position)."""
+    q, k = as_array(q, "q", 1), as_array(k, "k", 1)
+    if q.shape != k.shape:
+        raise InputError("qk_width", f"q has {q.size} entries and k has {k.size}; give them the same width.", q=q.size, k=k.size)
+    D = q.size
+    ps, distances = as_array(query_positions, "query_positions", 1), as_array(distances, "distances", 1)
+    G, K = len(ps), len(distances)
+    kpos = (ps[:, None] + distances[None, :]).ravel()                       # (G·K,)
+    pe_q = sinusoidal_at(ps, D, base)                                        # (G, D)
+    pe_k = sinusoidal_at(kpos, D, base).reshape(G, K, D)                     # (G, K, D)
+    sinusoidal = np.einsum("gkd,gd->gk", pe_k + k, q + pe_q) / np.sqrt(D)   # (G, K, D) · (G, D) -> (G, K)
+    rq = rotary(np.broadcast_to(q, (G, D)), ps, base)                        # (G, D)
+    rk = rotary(np.broadcast_to(k, (G * K, D)), kpos, base).reshape(G, K, D)  # (G, K, D)
+    return sinusoidal, np.einsum("gkd,gd->gk", rk, rq) / np.sqrt(D)
+
+
 def token_permutation(a: list[str], b: list[str]) -> np.ndarray:
     """perm with b[j] == a[perm[j]]: where each token of ``b`` sits in ``a``.
 

@@ -126,5 +126,5 @@ def score_live(b: Beyond, steps: BeyondSteps, *, names: Callable[[int], tuple[st
                        font_size=font_size)
     fig.update_layout(margin=dict(t=80))
     return live.add_slider(fig, label=label, values=steps.ps, active=g, fmt=lambda v: f"{v:g}", digits=4, steps=[
-        live.Step(traces={1: {"y": steps.sinusoidal[j], "name": names(p)[0]}, 3: {"y": steps.rope[j], "name": names(p)[1]}},
+        live.Step(traces={1: {"y": live.packed(steps.sinusoidal[j]), "name": names(p)[0]}, 3: {"y": live.packed(steps.rope[j]), "name": names(p)[1]}},
                   layout={"title.text": heading(j)}) for j, p in enumerate(steps.ps)])

@@ -196,7 +196,8 @@ def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13, steps: SqrtSteps | No
             hists = [h if d == s.d_k else getattr(steps, kind)[steps.d_k.index(d)] for d in values]
             vars_ = [var if d == s.d_k else getattr(steps, f"{kind}_var")[steps.d_k.index(d)] for d in values]
             f = live.add_slider(f, label=label, values=values, active=active, fmt=lambda v: f"{v:g}", steps=[
-                live.Step(traces={0: {"x": g.centres, "y": g.density}, 1: {"x": g.centres, "y": g.normal, "name": f"N(0, {g.var:g})"}},
+                live.Step(traces={0: {"x": live.packed(g.centres), "y": live.packed(g.density)},
+                                  1: {"x": live.packed(g.centres), "y": live.packed(g.normal), "name": f"N(0, {g.var:g})"}},
                           layout={"title.text": title(int(d), v)}) for d, g, v in zip(values, hists, vars_)])
         out.append((name, f))
     return out

@@ -315,7 +315,8 @@ def beyond_steps(b: Beyond) -> BeyondSteps:
     grid = live.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
     values, active = live.with_value(grid, b.p)
     ps = tuple(int(v) for v in values)
-    runs = [b.atp if p == b.p else P.distance_scores(b.q, b.k, p, b.distances, slope=0.0, base=BASE) for p in ps]
-    return BeyondSteps(ps=ps, active=active, sinusoidal=np.array([r.sinusoidal for r in runs]), rope=np.array([r.rope for r in runs]),
-                       rope_gap=tuple(fmt(float(np.abs(r.rope - b.at0.rope).max()), 2) for r in runs),
-                       sin_gap=tuple(fmt(float(np.abs(r.sinusoidal - b.at0.sinusoidal).max()), 3) for r in runs))
+    sinusoidal, rope = P.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)   # (G, K) each
+    sinusoidal[active], rope[active] = b.atp.sinusoidal, b.atp.rope                      # the control's p: the page's own curves
+    return BeyondSteps(ps=ps, active=active, sinusoidal=sinusoidal, rope=rope,
+                       rope_gap=tuple(fmt(float(np.abs(r - b.at0.rope).max()), 2) for r in rope),
+                       sin_gap=tuple(fmt(float(np.abs(r - b.at0.sinusoidal).max()), 3) for r in sinusoidal))
