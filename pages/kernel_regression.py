@@ -62,12 +62,12 @@ def maps_and_output(where, r, names, png, heading, titles):  # [scores |] weight
     download_csv(r.weights, f"{png}_weights", names[1], names[0], key=f"csv_{png}")
 
 @section
-def one_query(preset, fs):  # ---- ① one query, key→value pairs, a kernel: its controls change only this tab ----------------------
+def one_query(fs):  # ---- ① one query, key→value pairs, a kernel: its controls (the data set too) change only this tab -------
     explain(t("kernel.intro_1d"))
     left, right = (st.container(), st.container()) if presenter() else st.columns([2, 3], gap="large")
     with left:
         st.selectbox(t("kernel.preset"), list(L.PRESETS), format_func=lambda k: t(PRESET_LABEL[k]), key="kr_preset", on_change=load_preset)
-        table = compute("kr_table", read_table, L.PRESETS[preset], preset)
+        table = compute("kr_table", read_table, L.PRESETS[preset := ss["kr_preset"]], preset)   # read here: a partial rerun has old args
         st.caption(t(NOTE[preset]) + " " + t("kernel.rows_limit", rows=L.MAX_TABLE_ROWS))
     table = np.asarray(L.PRESETS[preset].table, dtype=float) if table is None else table   # a bad first table (a tampered link): the preset's
     labels, ctl, starts = column_labels(preset, table.shape[1]), L.controls(preset, table), L.preset_start(preset)
@@ -136,9 +136,9 @@ with page("kernel"):
     st.title(t("kernel.title"))
     explain(t("kernel.intro"))
     tab1, tab2, tab3 = st.tabs([t("kernel.tab_1d"), t("kernel.tab_md"), t("kernel.tab_self")])
-    preset = ss[url_state.bind("kr_preset", "waist", options=list(L.PRESETS))]   # the sections bind their own controls' keys (in every full run)
+    url_state.bind("kr_preset", "waist", options=list(L.PRESETS))   # the sections bind their own controls' keys (in every full run)
     with tab1:
-        one_query(preset, fs)
+        one_query(fs)
     with tab2:
         explain(t("kernel.intro_md"))
         with st.expander(t("kernel.additive_weights"), expanded=ss[url_state.bind("kr_score", "scaled_dot", options=L.SCORINGS)] == "additive"):

@@ -53,3 +53,25 @@ def test_dragging_the_in_figure_slider_redraws_without_the_server():
         assert sent[frames_before_drag:] == [], f"frames sent while dragging: {sent[frames_before_drag:]}"
         # the Streamlit control, the source of truth, still holds 62
         assert page.locator('[data-testid="stNumberInput"] input').first.input_value() == "62"
+
+
+def test_a_section_control_reruns_its_section_with_fresh_values():
+    """The data set is chosen inside tab ①'s section: its partial rerun must read the new choice (a fragment reruns
+    with the arguments of the last full run), so the game's two key features give two query sliders and the plane."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        page.locator(".st-key-kr_preset").click()
+        page.get_by_role("option", name="Game: strength and intelligence → ability (article 000)").click()
+        page.wait_for_function("() => location.href.includes('kr_preset=game_both')", timeout=60_000)
+        page.locator(".st-key-kr_q2_s").wait_for(state="visible", timeout=60_000)
+        page.wait_for_function("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(
+            el => el.data && el.data[0] && el.data[0].type === 'heatmap' && (el.layout.sliders || []).length > 0)""", timeout=60_000)
+        notes = page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(el => el.layout.sliders)
+            .map(el => el.layout.annotations[0].text)""")
+        assert notes and all("f(207, 289)" in n for n in notes)                 # the game's newcomer, not the waist 62
+        main = page.locator('[data-testid="stMain"]').inner_text()
+        assert "Query: strength" in main and "Query: intelligence" in main      # the game's column names, not "key 1"
+        assert "invented for the lesson" in main                                # the game's note, not the waist's
+        assert page.locator('[data-testid="stException"]').count() == 0
