@@ -62,9 +62,9 @@ DRAG_WAIT_MS = 350    # after each move: the browser's redraw is over well befor
 SECTION_CONTROL = {
     "kernel": "kr_sigma_s",      # ① one query: σ (the slider of slider_and_number)
     "single_head": "sh_temp",    # the view's options: temperature
-    "multi_head": "mh_head",     # (if a section holds it)
+    "multi_head": "mh_sH",       # the shape explorer: heads (no chart: its last change)
     "positional": "pe_rk",       # RoPE: offset k
-    "pretrained": "pt_glayer",   # every head: the grid's layer
+    "pretrained": "pt_thr",      # one head: the line view's threshold
     "reading": "rd_thr",         # the line filters: threshold
     "decoder": "dec_step",       # the KV cache: step t
 }
