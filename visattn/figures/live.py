@@ -51,7 +51,7 @@ def even_grid(lo: float, hi: float, step: float, most: int = 101) -> tuple[float
         return (float(lo),)
     n = int(np.floor((hi - lo) / step + 1e-9))           # steps from lo to hi
     picks = np.unique(np.round(np.linspace(0, n, min(n + 1, most))).astype(int))
-    return tuple(sorted({float(lo + k * step) for k in picks} | {float(hi)}))
+    return tuple(sorted({_short(lo + k * step) for k in picks} | {float(hi)}))
 
 
 def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, ...]:
@@ -60,7 +60,12 @@ def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, 
     if hi <= lo or lo <= 0 or step <= 0:
         return (float(lo),)
     raw = np.geomspace(lo, hi, most)
-    return tuple(sorted({float(round(round(v / step) * step, 12)) for v in raw if round(v / step) > 0}))
+    return tuple(sorted({_short(round(v / step) * step) for v in raw if round(v / step) > 0}))
+
+
+def _short(v: float) -> float:
+    """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider shows."""
+    return float(f"{v:.12g}")
 
 
 def rounded(a: np.ndarray, digits: int = DIGITS) -> np.ndarray:
