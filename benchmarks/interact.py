@@ -63,7 +63,7 @@ SECTION_CONTROL = {
     "kernel": "kr_sigma_s",      # ① one query: σ (the slider of slider_and_number)
     "single_head": "sh_temp",    # the view's options: temperature
     "multi_head": "mh_sH",       # the shape explorer: heads (no chart: its last change)
-    "positional": "pe_rk",       # RoPE: offset k
+    "positional": "pe_d",        # the sinusoid table (the default view): d_model
     "pretrained": "pt_thr",      # one head: the line view's threshold
     "reading": "rd_thr",         # the line filters: threshold
     "decoder": "dec_step",       # the KV cache: step t
