@@ -449,8 +449,9 @@ def test_query_sweep_is_the_kernel_at_each_grid_query():
     p, c, les = _live("waist", query=(62.3, 0.0))                     # 62.3 is off the 0.5 grid: put in exactly
     sw = les.by_query
     assert sw.values[sw.active] == 62.3 and list(sw.values) == sorted(sw.values)
-    grid = [50.0 + 0.5 * k for k in range(61)]
-    assert sorted(set(grid) | {62.3}) == list(sw.values)              # every slider value from 50 to 80, step 0.5
+    n = lesson.N_LIVE_QUERY                                           # 60 slider steps of 0.5 from 50 to 80, n of them kept
+    grid = [50.0 + 0.5 * round(60 * j / (n - 1)) for j in range(n)]
+    assert sorted(set(grid) | {62.3}) == list(sw.values)
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
     for q, w, est in zip(sw.values, sw.weights, sw.estimates):
         want = _softmax_gaussian([q], [[k] for k in keys], 1.0)

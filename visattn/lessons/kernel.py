@@ -84,9 +84,9 @@ MAX_TABLE_ROWS = 64      # rows of the key→value table: a lecture example, and
 N_HEATMAP_QUERIES = 21   # rows of the query × key heatmap (few enough to print the numbers on 3 keys)
 N_CURVE = 301            # points of the fitted curve
 N_PLANE = 61             # grid side of the 2-D estimate surface
-N_LIVE_QUERY = 101       # positions of the in-figure query slider (at most)
-N_LIVE_SIGMA = 41        # positions of the in-figure σ slider over the fitted curve (at most)
-N_LIVE_SIGMA_PLANE = 21  # … over the 2-D estimate surface (N_PLANE² numbers a position)
+N_LIVE_QUERY = 41        # positions of the in-figure query slider (at most; Plotly draws each step: more slow every redraw)
+N_LIVE_SIGMA = 25        # positions of the in-figure σ slider over the fitted curve (at most)
+N_LIVE_SIGMA_PLANE = 17  # … over the 2-D estimate surface (N_PLANE² numbers a position)
 
 
 def preset_start(name: str) -> tuple[float, float, float]:
