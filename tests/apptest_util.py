@@ -168,6 +168,7 @@ def english_words(at: AppTest, allowed: set[str] = frozenset()) -> dict[str, str
     for s in texts:
         if s.lstrip().startswith("<style"):
             continue
+        s = re.sub(r"<script\b.*?</script>", " ", s, flags=re.S)   # code, not shown (the link box's)
         clean = re.sub(_NOT_PROSE, " ", unescape(s))
         for w in re.findall(r"[A-Za-z0-9_'’]+", clean):
             if not re.fullmatch(r"[A-Za-z]{2,}(?:['’][A-Za-z]+)?", w) or w.lower() in ok or re.fullmatch(r"[A-Z]{2,4}", w):
