@@ -5,7 +5,8 @@ so the app passes translated ones; the English defaults are for notebook users.
 
 Modules: ``core`` (shared conventions: unique repeated labels, tick thinning, cell text, the weight colour
 scale, figures built without Plotly's slow validation), ``matrices`` (heatmap, head grid), ``lines``
-(line view, bars, curves). A lesson's own figures live beside them, one module per lesson.
+(line view, bars, curves), ``live`` (a Plotly slider inside a figure, with precomputed steps: the figure
+redraws in the browser while it is dragged). A lesson's own figures live beside them, one module per lesson.
 """
 
 from .core import DIVERGING_SCALE, HEAD_COLOURS, MAX_TEXT_CELLS, MAX_TICKS, WEIGHT_SCALE, cell_text, compact, unique_labels
