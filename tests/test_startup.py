@@ -1,4 +1,4 @@
-"""Startup: the home page warms the pretrained page's caches once per server, in a background thread, and a page
+"""Startup: the first page of a visit warms the pretrained page's caches once per server, in a background thread, and a page
 that asks while the thread is still loading waits for that one load (issue 14, item 3)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 from apptest_util import assert_clean, run_page
 
-from ui import cache_pretrained
+from ui import cache_pretrained, warm
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MiniLM
 
@@ -44,7 +44,7 @@ def counted(monkeypatch):
 
 
 def warm_up_threads() -> list[threading.Thread]:
-    return [th for th in threading.enumerate() if th.name == "visattn-warm-up"]
+    return [th for th in threading.enumerate() if th.name == warm.THREAD_NAME]
 
 
 def test_warm_up_fills_the_caches_the_page_reads(counted):
@@ -62,7 +62,7 @@ def test_warm_up_fills_the_caches_the_page_reads(counted):
 
 
 def test_home_page_starts_the_warm_up_once(counted):
-    st.cache_resource.clear()                               # app.py's starter too: a fresh "server"
+    st.cache_resource.clear()                               # ui.warm's starter too: a fresh "server"
     for _ in range(2):
         at = run_page("home")
         assert_clean(at)

@@ -15,7 +15,7 @@ from functools import wraps
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from . import url_state
+from . import url_state, warm
 from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
@@ -84,6 +84,7 @@ def page(page_id: str):
     finally:
         bad = url_state.finish()
         _link(link_slot)
+        warm.in_background()   # once per server, after the first page a visitor opens
         if bad:
             names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
             notice_slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
@@ -95,7 +96,8 @@ def page(page_id: str):
 # selects the whole link instead.
 _LINK_HTML = """<div class="visattn-link"><code id="visattn-link" style="display:block;user-select:all;word-break:break-all;
 font-size:0.8rem;padding:0.5rem;border-radius:0.5rem;background:rgba(128,128,128,0.12)"></code>
-<button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;padding:0.2rem 0.6rem;border-radius:0.4rem;border:1px solid rgba(128,128,128,0.4);background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
+<button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;padding:0.2rem 0.6rem;border-radius:0.4rem;
+border:1px solid rgba(128,128,128,0.4);background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
 <script>(() => {{
   const code = document.getElementById("visattn-link"), lang = "{lang}";
   const link = () => {{ const u = new URL(window.location.href); if (!u.searchParams.get("lang")) u.searchParams.set("lang", lang);
