@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from visattn.figures import pretrained as figures
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 
@@ -58,13 +57,6 @@ def run_text(_model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMR
 @st.cache_resource(show_spinner=False)
 def winograd(_model: MiniLM) -> lesson.Winograd:
     return lesson.winograd(_model)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def grid_figure(g: lesson.Grid, font_size: int, presenter: bool, value_name: str, query_name: str, key_name: str):
-    """The head grid (~0.3 s of Plotly for 72 cells), built once per input and shared: show it, never modify it."""
-    return figures.grid_figure(g, font_size=font_size, presenter=presenter, value_name=value_name,
-                               query_name=query_name, key_name=key_name)
 
 
 def warm_up() -> None:
