@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,24 @@ def test_run_is_deterministic(model, tired):
     again = model.run(TIRED)
     np.testing.assert_array_equal(again.attentions, tired.attentions)
     np.testing.assert_array_equal(again.hidden, tired.hidden)
+
+
+def test_helper_thread_changes_no_bit(model, monkeypatch):
+    """Long texts split attention and GELU by blocks over the calling thread and one helper thread; a block is the
+    same arithmetic whichever thread takes it, so the result equals the run on the calling thread alone, and
+    several sessions running at once (the helper busy with one of them) get the same result too."""
+    text = " ".join(["the animal crossed the street because it was wide"] * 12)   # > SPLIT_FROM word pieces
+    monkeypatch.setattr(pretrained, "_threads_allowed", lambda: 2)                   # as on a 2-core server
+    monkeypatch.setattr(pretrained, "_helper_pool", [])
+    shared = model.run(text)
+    assert shared.attentions.shape[-1] >= pretrained.SPLIT_FROM and pretrained._helper() is not None
+    with ThreadPoolExecutor(3) as pool:
+        concurrent = list(pool.map(lambda _: model.run(text), range(3)))
+    monkeypatch.setattr(pretrained, "_helper_pool", [None])                          # no helper: one thread
+    alone = model.run(text)
+    for r in [alone, *concurrent]:
+        np.testing.assert_array_equal(r.attentions, shared.attentions)
+        np.testing.assert_array_equal(r.hidden, shared.hidden)
 
 
 # ---------------------------------------------------------------- input handling
