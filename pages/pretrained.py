@@ -77,7 +77,8 @@ def head_finder(model, view, name: str, k_src: str, k_tgt: str) -> int:
     heads = t("pretrained.list_sep").join(t("pretrained.head_weight", head=lesson.cell_name(*hw[:2], view.attn.shape), w=f"{hw.weight:.3f}") for hw in f.strong)
     st.markdown(t("pretrained.finder_strong", n=len(f.strong), heads=heads, **pair) if f.strong else
                 t("pretrained.finder_none", head=f.names[0], w=f"{f.best.weight:.3f}", **pair))
-    fig = figures.finder_figure(f, title=t("pretrained.finder_title", n=len(f.top), **pair), font_size=font_size(),
+    title = t("pretrained.finder_title", n=len(f.top), **pair) if name in rv.PER_HEAD else t("pretrained.finder_title_maps", n=len(f.top), **pair)
+    fig = figures.finder_figure(f, title=title, font_size=font_size(),
                                 x_title=t("pretrained.finder_x") if name in rv.PER_HEAD else t("reading.layer"), y_title=rv.value_name(name))
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": "visattn_pretrained_finder", "scale": 3 if presenter() else 2}}
     st.plotly_chart(fig, width="stretch", config=config, key=BARS, on_select=open_clicked, selection_mode="points")
