@@ -27,6 +27,11 @@ For each page:
   across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the pointer event to the
   chart's last DOM change, and the websocket frames the page sent during the whole drag (0 = no server round
   trip).
+- **floor**: ``benchmarks/floor_app.py``, a Streamlit app with one slider and one three-bar chart (the slider once
+  for a whole run, once inside a fragment), on its own server for the whole run, measured the same way right
+  before each page. It is the least any Streamlit control costs in this browser on this machine; each page's
+  median is also given as a multiple of the floor measured next to it (the rounds alternate floor, page, floor,
+  page …), which is the figure to compare between runs and machines.
 Rounds of a page run back to back; the table gives the median and the spread (min … max) over rounds.
 """
 
@@ -119,11 +124,11 @@ def free_port() -> int:
 class Server:
     """A fresh Streamlit server of this repository's app on 127.0.0.1 (its own process, stopped on exit)."""
 
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, app: str = "app.py"):
         self.port = port or free_port()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", app, "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
@@ -137,8 +142,8 @@ class Server:
         self.stop()
         raise RuntimeError(f"server on port {self.port} did not become healthy in 60 s")
 
-    def url(self, page) -> str:
-        return f"http://127.0.0.1:{self.port}/{page.url_path}"
+    def url(self, page=None) -> str:
+        return f"http://127.0.0.1:{self.port}/{page.url_path if page else ''}"
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -322,29 +327,35 @@ def measure_page(browser, p, args) -> dict:
                 row["drag"], row["drag_sent"] = [], None
         finally:
             ctx.close()
-    print(f"  {table_row(row)}  (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # a cut-short run keeps its rows
     return row
+
+
+def measure_floor(page, rounds: int) -> dict:
+    """The floor app's whole-run and section sliders, ``rounds`` changes each (ms)."""
+    return {"whole": interact(page, rounds)[1], "section": interact(page, rounds, "floor_section")[1]}
 
 
 def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f}"
 
 
-def fmt(values: list[float]) -> str:
+def fmt(values: list[float], floor: list[float] | None = None) -> str:
+    """Median (min … max); with the floor measured next to it, also the median as a multiple of the floor's."""
     if not values:
         return "—"
-    return f"{statistics.median(values):.0f} ({min(values):.0f} … {max(values):.0f})"
+    ratio = f" = **{statistics.median(values) / statistics.median(floor):.1f}×** floor" if floor else ""
+    return f"{statistics.median(values):.0f} ({min(values):.0f} … {max(values):.0f}){ratio}"
 
 
 def table_row(r: dict) -> str:
     """One page's row of the table (markdown)."""
     if "failed" in r:
         return f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |"
-    fresh, warm = r["fresh"], r["warm"]
+    fresh, warm, floor = r["fresh"], r["warm"], r.get("floor", {})
     section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
     return (f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-            f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'])} "
-            f"| {section} | {fmt(r['section_times'])} | {fmt(r['drag'])} "
+            f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'], floor.get('whole'))} "
+            f"| {section} | {fmt(r['section_times'], floor.get('section'))} | {fmt(r['drag'])} "
             f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |")
 
 
@@ -373,17 +384,25 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in PAGES if p.id in args.pages]
-    rows = []
+    rows, floors = [], []
     load_before = os.getloadavg()[0]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            for p in pages:
-                try:
-                    rows.append(measure_page(browser, p, args))
-                except Exception as exc:  # one page's failure is reported, the others are still measured
-                    print(f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
-                    rows.append(dict(id=p.id, failed=f"failed: {type(exc).__name__}"))
+            with Server(app="benchmarks/floor_app.py") as floor_server:
+                floor_ctx = browser.new_context(viewport={"width": args.width, "height": 900})
+                floor_page, _ = open_page(floor_ctx, floor_server.url())
+                for p in pages:
+                    floor = measure_floor(floor_page, args.rounds)   # right before the page: floor, page, floor, page …
+                    floors.append(floor)
+                    try:
+                        rows.append(measure_page(browser, p, args) | {"floor": floor})
+                        print(f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})", file=sys.stderr,
+                              flush=True)  # a cut-short run keeps its rows
+                    except Exception as exc:  # one page's failure is reported, the others are still measured
+                        print(f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
+                        rows.append(dict(id=p.id, failed=f"failed: {type(exc).__name__}"))
+                floor_ctx.close()
         finally:
             browser.close()
 
@@ -395,6 +414,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(table_row(r))
+    every = {k: [x for f in floors for x in f[k]] for k in ("whole", "section")}
+    print(f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} measurements: "
+          f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms")
     if any("failed" in r for r in rows):
         sys.exit(1)
 
