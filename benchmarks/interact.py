@@ -384,14 +384,14 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in PAGES if p.id in args.pages]
-    rows, floors = [], []
+    rows, floors, floor_first = [], [], {"first": None}
     load_before = os.getloadavg()[0]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             with Server(app="benchmarks/floor_app.py") as floor_server:
                 floor_ctx = browser.new_context(viewport={"width": args.width, "height": 900})
-                floor_page, _ = open_page(floor_ctx, floor_server.url())
+                floor_page, floor_first = open_page(floor_ctx, floor_server.url())
                 for p in pages:
                     floor = measure_floor(floor_page, args.rounds)   # right before the page: floor, page, floor, page …
                     floors.append(floor)
@@ -416,7 +416,8 @@ def main() -> None:
         print(table_row(r))
     every = {k: [x for f in floors for x in f[k]] for k in ("whole", "section")}
     print(f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} measurements: "
-          f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms")
+          f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; its first visit "
+          f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's JavaScript)")
     if any("failed" in r for r in rows):
         sys.exit(1)
 
