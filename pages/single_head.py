@@ -35,8 +35,8 @@ def grid(figs, n: int, prefix: str = "", spec=None) -> None:   # n figures to a 
 def pipeline(tr, tokens, prefix: str, scale: bool, temperature: float, inputs=None) -> None:   # (X, W) → Q, K, V → QKᵀ → softmax → Z; one query
     words = {k: t(key) for k, key in WORDS.items()} | {"z": t("single_head.fig_z", T=tr.X.shape[0], dv=tr.V.shape[1]),
         "scores": t("single_head.fig_scaled", r=L.num(np.sqrt(tr.Q.shape[1]))) if scale else t("single_head.fig_unscaled"),
-        "weights": t("single_head.fig_weights") if temperature == 1 else t("single_head.fig_weights_tau", tau=L.num(temperature))}
-    for step, n, figs in cache.pipeline(tr, tuple(tokens), words, inputs, font_size()):
+        "weights_one": t("single_head.fig_weights"), "weights_tau": t("single_head.fig_weights_tau", tau="{tau}")}   # the live weights' titles
+    for step, n, figs in cache.pipeline(tr, tuple(tokens), words, inputs, temperature, font_size()):
         st.markdown(t(STEP[step]))
         grid(figs, n, prefix + "_", [1.15, 1, 1, 1])
         caption_if(step == "scores" and tr.mask is not None, "single_head.mask_caption")
@@ -46,15 +46,13 @@ def pipeline(tr, tokens, prefix: str, scale: bool, temperature: float, inputs=No
             download_csv(m, f"{prefix}_{name}", tokens, cols, key=f"csv_{prefix}_{name}")
             st.caption(t(caption))
     st.subheader(t("single_head.follow_title"))
-    query_row(tr, tokens, scale, temperature, f"{prefix}_row")
+    query_row(tr, tokens, scale, temperature)
 @section
-def query_row(tr, tokens, scale: bool, temperature: float, name: str) -> None:   # one query: its row written out (not for a sentence), its weights at every τ
+def query_row(tr, tokens, scale: bool, temperature: float) -> None:   # one query: its row written out
     i = token_select(t("single_head.query_token"), bind_token("sh_q", tokens, 0, hi=L.MAX_TOKENS - 1), tokens, help=t("single_head.query_help"))
-    for line in L.follow_latex(tr, i, scale=scale, temperature=temperature) if (follow := name != "sentence_row") else ():
+    for line in L.follow_latex(tr, i, scale=scale, temperature=temperature):
         st.latex(line)
-    caption_if(follow and tr.mask is not None, "single_head.minus_inf")
-    show(fig.temperature_row(tokens, L.temperature_row(tr, i, temperature), title=lambda v: t("single_head.row_title", token=tokens[i], tau=L.num(v)),
-                             y_title=t("common.weight"), font_size=font_size()), name)
+    caption_if(tr.mask is not None, "single_head.minus_inf")
 
 def view_worked(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.worked_intro"))
@@ -106,11 +104,12 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     tokens, tr = out.tokens, out.trace
     st.caption(t("single_head.tokens", n=len(tokens), tokens=escape(" · ".join(tokens))))
     text_on = L.numbers_fit(len(tokens), side)
-    grid(fig.sentence(tr, tokens, {k: t(key) for k, key in WORDS.items()}, side=side, show_text=text_on, font_size=font_size()), 2)
+    grid(fig.sentence(tr, tokens, {k: t(key) for k, key in WORDS.items()}, side=side, show_text=text_on,
+                      temperature=L.temperature_grid(tr, temperature), font_size=font_size()), 2)
     caption_if(not text_on, "single_head.hover_numbers")
     caption_if(tr.mask is not None, "single_head.mask_caption")
     download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")
-    query_row(tr, tokens, scale, temperature, "sentence_row")
+    url_state.bind("sh_q", 0, lo=0, hi=L.MAX_TOKENS - 1)   # links from when this view followed one query keep working
 
 def view_sqrt() -> None:
     explain(t("single_head.sqrt_intro"))

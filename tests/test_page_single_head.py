@@ -402,30 +402,33 @@ def live_figures(at) -> list[dict]:
     return [f for f in figures(at) if f["layout"].get("sliders")]
 
 
-@pytest.mark.parametrize("params, query", [({"sh_temp": "0.35"}, 0), ({"sh_temp": "2.5", "sh_q": "1"}, 1), ({}, 0)])
-def test_worked_temperature_row_is_live_from_the_control(params, query):
+@pytest.mark.parametrize("params", [{"sh_temp": "0.35"}, {"sh_temp": "2.5", "sh_q": "1"}, {}])
+def test_worked_weights_are_live_from_the_control(params):
     at = run_page("single_head", params)
     assert_clean(at)
-    (fig,) = live_figures(at)
+    (fig,) = live_figures(at)                                     # the softmax panel of the pipeline
     s = fig["layout"]["sliders"][0]
     tau = float(params.get("sh_temp", 1.0))
     assert at.slider(key="sh_temp").value == tau and float(s["steps"][s["active"]]["value"]) == tau
     assert len(s["steps"]) >= 100 and all(step["method"] == "update" for step in s["steps"])
-    scores = REF["scores"][query]                                 # the reference implementation's scaled scores
+    by_hand = lambda t_: [softmax_row([v / t_ for v in row]) for row in REF["scores"]]   # noqa: E731  (the reference's scaled scores)
     for step in s["steps"][::7] + [s["steps"][s["active"]]]:
         t_ = float(step["value"])
-        np.testing.assert_allclose(array(step["args"][0]["y"][0]), softmax_row([v / t_ for v in scores]), rtol=1e-5)
-        assert f"τ = {lesson.num(t_)}" in step["args"][1]["title.text"]
-    np.testing.assert_allclose(array(fig["data"][0]["y"]), softmax_row([v / tau for v in scores]), rtol=1e-5)   # drawn = active
+        np.testing.assert_allclose(array(step["args"][0]["z"][0]), by_hand(t_), rtol=1e-5)
+        assert step["args"][1]["title.text"] == ("weights = softmax" if t_ == 1 else f"softmax(scores / {lesson.num(t_)})")
+    np.testing.assert_allclose(array(fig["data"][0]["z"]), by_hand(tau), rtol=1e-5)     # drawn = active
+    assert fig["layout"]["title"]["text"] == s["steps"][s["active"]]["args"][1]["title.text"]
 
 
-def test_sentence_row_and_sqrt_histograms_are_live():
-    at = run_page("single_head", {"sh_view": "sentence", "sh_temp": "0.5"})
-    (row,) = live_figures(at)
-    s = row["layout"]["sliders"][0]
+def test_sentence_weights_and_sqrt_histograms_are_live():
+    at = run_page("single_head", {"sh_view": "sentence", "sh_temp": "0.5", "sh_q": "3"})
+    assert_clean(at)                                              # an old link's query position: no notice
+    (weights,) = live_figures(at)
+    s = weights["layout"]["sliders"][0]
     assert float(s["steps"][s["active"]]["value"]) == 0.5
-    np.testing.assert_allclose(array(s["steps"][s["active"]]["args"][0]["y"][0]), array(row["data"][0]["y"]), rtol=1e-5)   # drawn = active
-    assert all(array(step["args"][0]["y"][0]).sum() == pytest.approx(1.0, abs=1e-4) for step in s["steps"])      # a softmax row each
+    np.testing.assert_allclose(array(s["steps"][s["active"]]["args"][0]["z"][0]), array(weights["data"][0]["z"]), rtol=1e-5)   # drawn = active
+    for step in s["steps"]:
+        np.testing.assert_allclose(array(step["args"][0]["z"][0]).sum(axis=1), 1.0, atol=1e-4)     # softmax rows each
     at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "24"})
     assert_clean(at)
     hists = live_figures(at)

@@ -237,31 +237,60 @@ def slider(fig) -> dict:
     return s
 
 
+WORDS = {"value": "value", "weight": "weight", "token": "token", "dimension": "dim", "key": "key", "query": "query",
+         "scores": "scaled", "z": "Z", "weights_one": "weights", "weights_tau": "softmax(s / {tau})"}
+
+
+def weights_figure(tr, tg) -> dict:
+    """The pipeline's live weights panel, as the browser receives it."""
+    (figs,) = [f for step, _, f in lesson_figures.pipeline(tr, list(lesson_data.TOKENS), WORDS, temperature=tg) if step == "scores"]
+    return json.loads(dict(figs)["weights"].to_json())
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("temperature", [1.0, 0.35, 0.123, 5.0])
-def test_temperature_row_steps_are_the_softmax_at_each_temperature(temperature, causal):
+def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, causal):
     tr = lesson_data.worked(True, causal, temperature)
-    i = 1 if causal else 0
-    row = lesson_data.temperature_row(tr, i, temperature)
-    fig = lesson_figures.temperature_row(list(lesson_data.TOKENS), row, title=lambda tau: f"tau {tau:g}", y_title="w")
-    s = slider(fig)
+    fig = weights_figure(tr, lesson_data.temperature_grid(tr, temperature))
+    (s,) = fig["layout"]["sliders"]
     taus = [float(st_["value"]) for st_ in s["steps"]]
     assert taus == sorted(taus) and taus[0] == pytest.approx(0.05) and taus[-1] == pytest.approx(5.0)
     assert len(taus) == len(set(taus)) >= 100                            # the control's 0.05 grid, its value once
     assert taus[s["active"]] == pytest.approx(temperature, abs=1e-9)     # the slider starts at the control's value
-    scores = REF["scores"][i]                                            # by hand: [2, 8] for query 1
+
+    def by_hand(tau):                                                   # softmax of the reference's scaled scores / τ
+        want = np.zeros((2, 2))
+        for i in range(2):
+            allowed = [j for j in range(2) if not causal or j <= i]
+            for j, w in zip(allowed, softmax_row([REF["scores"][i][j] / tau for j in allowed])):
+                want[i, j] = w
+        return want
     for tau, step in zip(taus, s["steps"]):
-        allowed = [j for j in range(2) if not causal or j <= i]
-        want = [0.0, 0.0]
-        for j, w in zip(allowed, softmax_row([scores[j] / tau for j in allowed])):
-            want[j] = w
         data, layout, traces = step["args"]
         assert traces == [0] and step["method"] == "update"
-        np.testing.assert_allclose(array(data["y"][0]), want, rtol=1e-5, atol=1e-7)
-        assert list(data["text"][0]) == [f"{w:.3f}" for w in want]
-        assert layout["title.text"] == f"tau {tau:g}"
-    # the figure as drawn is the active step: the page's own weights at the control's τ
-    np.testing.assert_allclose(array(json.loads(fig.to_json())["data"][0]["y"]), tr.weights[i], rtol=1e-6)
+        want = by_hand(tau)
+        np.testing.assert_allclose(array(data["z"][0]), want, rtol=1e-5, atol=1e-7)
+        text = [["✕" if causal and j > i else f"{want[i, j]:.4f}".rstrip("0").rstrip(".") for j in range(2)] for i in range(2)]
+        assert [list(r) for r in data["text"][0]] == [[("0" if x in ("", "-0") else x) for x in r] for r in text]
+        assert layout["title.text"] == ("weights" if tau == 1 else f"softmax(s / {lesson_data.num(tau)})")
+    # the figure as drawn is the active step: the page's own weights at the control's τ, and its title
+    np.testing.assert_allclose(array(fig["data"][0]["z"]), tr.weights, rtol=1e-6)
+    assert fig["layout"]["title"]["text"] == s["steps"][s["active"]]["args"][1]["title.text"]
+
+
+@pytest.mark.parametrize("n_tokens", [2, 12, 40, 64])
+def test_temperature_grid_is_bounded_and_keeps_the_control_value(n_tokens):
+    rng = np.random.default_rng(n_tokens)
+    X = rng.normal(size=(n_tokens, 8))
+    W = [rng.normal(size=(8, 4)) for _ in range(3)]
+    tr = visattn.self_attention(X, *W, causal=True, temperature=0.73)
+    tg = lesson_data.temperature_grid(tr, 0.73)
+    G = len(tg.grid)
+    assert tg.grid[tg.active] == pytest.approx(0.73) and tg.weights.shape == (G, n_tokens, n_tokens)
+    assert 10 <= G <= 101 and (G * n_tokens ** 2 <= lesson_data.LIVE_NUMBERS or G <= 11)
+    np.testing.assert_allclose(tg.weights[tg.active], tr.weights, atol=1e-12)
+    np.testing.assert_allclose(tg.weights.sum(axis=-1), 1.0, atol=1e-12)             # each row a distribution
+    assert (np.triu(tg.weights, k=1) == 0).all()                                    # causal: nothing on the future
 
 
 def test_sqrt_steps_histograms_follow_each_d_k():

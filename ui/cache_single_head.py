@@ -26,7 +26,8 @@ def sqrt_steps(seed: int) -> lesson.SqrtSteps:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def pipeline(tr, tokens: tuple, words: dict, inputs, font_size: int) -> list:
-    """The pipeline's compact matrices (~10 figures, ~85 ms of building), once per trace and words and shared
-    between sessions: show them, never modify them."""
-    return figures.pipeline(tr, list(tokens), words, inputs=inputs, font_size=font_size)
+def pipeline(tr, tokens: tuple, words: dict, inputs, temperature: float, font_size: int) -> list:
+    """The pipeline's compact matrices (~10 figures, ~85 ms of building; the weights live over τ), once per trace
+    and words and shared between sessions: show them, never modify them."""
+    return figures.pipeline(tr, list(tokens), words, inputs=inputs, temperature=lesson.temperature_grid(tr, temperature),
+                            font_size=font_size)

@@ -18,11 +18,11 @@ from ..attention import SelfAttentionTrace
 from ..scaling import Peakedness
 from . import live
 from .core import HEAD_COLOURS, MAX_TEXT_CELLS, _figure
-from .lines import bars, curves
+from .lines import curves
 from .matrices import heatmap
 
 if TYPE_CHECKING:   # annotations only: the lessons import the figures
-    from ..lessons.single_head import Histogram, SqrtSteps, TemperatureRow, WhySqrt
+    from ..lessons.single_head import Histogram, SqrtSteps, TemperatureGrid, WhySqrt
 
 ORANGE = HEAD_COLOURS[1]
 
@@ -129,15 +129,20 @@ def _height(n_rows: int) -> int:
 
 
 def pipeline(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, inputs: Sequence[ArrayLike] | None = None,
-             font_size: int = 13) -> list[tuple[str, int, list]]:
+             temperature: TemperatureGrid | None = None, font_size: int = 13) -> list[tuple[str, int, list]]:
     """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name, figure)])] for the
     steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores" (QKᵀ, ÷√d_k, softmax) and "out" (Z,
     half width).
 
     ``words`` holds the titles that have words in them (scores, weights, z) and the words value, weight, token,
-    dimension, key, query; the other titles are formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”).
+    dimension, key, query; the other titles are formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”). With
+    ``temperature`` the weights get an in-figure slider over τ (:func:`live_weights`), titled ``words["weights_one"]``
+    at τ = 1 and ``words["weights_tau"]`` with "{tau}" replaced by the value elsewhere.
     """
     (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
+    title = lambda v: words["weights_one"] if v == 1 else words["weights_tau"].replace("{tau}", _short(v, 4))   # noqa: E731
+    if temperature is not None:
+        words = words | {"weights": title(temperature.grid[temperature.active])}
     words = {"x": f"X ({T}×{D})", "wq": f"W<sup>Q</sup> ({D}×{dk})", "wk": f"W<sup>K</sup> ({D}×{dk})",
              "wv": f"W<sup>V</sup> ({D}×{dv})", "q": f"Q = X·W<sup>Q</sup> ({T}×{dk})", "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
              "v": f"V = X·W<sup>V</sup> ({T}×{dv})", "raw": "QK<sup>T</sup>"} | words
@@ -158,22 +163,29 @@ def pipeline(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, inpu
     out.append(("qkv", 3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1,
                 [p(n, m, tokens, _height(T), **dim) for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))]))
     qk = dict(masked=None if tr.mask is None else ~tr.mask, x_title=words["key"], y_title=words["query"], cols=tokens)
+    weights = p("weights", tr.weights, tokens, _height(T), weights=True, **qk)
+    if temperature is not None:
+        weights = ("weights", live_weights(weights[1], temperature, qk["masked"], title=title, short=T <= 4,
+                                           decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None))
     out.append(("scores", 3 if T <= 4 else 2 if T <= 8 else 1,
-                [p("raw", tr.raw_scores, tokens, _height(T), **qk), p("scores", tr.scores, tokens, _height(T), **qk),
-                 p("weights", tr.weights, tokens, _height(T), weights=True, **qk)]))
+                [p("raw", tr.raw_scores, tokens, _height(T), **qk), p("scores", tr.scores, tokens, _height(T), **qk), weights]))
     out.append(("out", 2, [p("z", tr.output, tokens, _height(T), **dim)]))
     return out
 
 
-def sentence(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, side: bool, show_text: bool, font_size: int = 13) -> list[tuple[str, go.Figure]]:
-    """A sentence's attention weights (and, with ``side``, its scores before them) as [(name, figure)].
+def sentence(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, side: bool, show_text: bool,
+             temperature: TemperatureGrid | None = None, font_size: int = 13) -> list[tuple[str, go.Figure]]:
+    """A sentence's attention weights (and, with ``side``, its scores before them) as [(name, figure)], the weights
+    with an in-figure slider over τ when ``temperature`` is given (:func:`live_weights`).
     ``words``: sent_scores, sent_weights (titles), score, weight (hover and colour-bar names), key, query (axis titles)."""
     kw = dict(x_title=words["key"], y_title=words["query"], font_size=font_size, show_text=show_text,
               masked=None if tr.mask is None else ~tr.mask)
     scores = [("sentence_scores", sentence_map(tr.scores, tokens, title=words["sent_scores"], weights=False, value_name=words["score"],
                                                decimals=1, **kw))] if side else []
-    return scores + [("sentence_weights", sentence_map(tr.weights, tokens, title=words["sent_weights"], weights=True,
-                                                       value_name=words["weight"], decimals=2, **kw))]
+    weights = sentence_map(tr.weights, tokens, title=words["sent_weights"], weights=True, value_name=words["weight"], decimals=2, **kw)
+    if temperature is not None:
+        weights = live_weights(weights, temperature, kw["masked"], decimals=2 if show_text else None)
+    return scores + [("sentence_weights", weights)]
 
 
 def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13, steps: SqrtSteps | None = None,
@@ -203,17 +215,18 @@ def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13, steps: SqrtSteps | No
     return out
 
 
-def temperature_row(tokens: Sequence[str], row: TemperatureRow, *, title: Callable[[float], str], y_title: str, label: str = "τ = ",
-                    font_size: int = 13) -> go.Figure:
-    """One query's weights as labelled bars (three decimals) with an in-figure slider over the temperature
-    (``label`` before the value): every position's bars, labels and ``title(τ)`` precomputed
-    (:class:`visattn.lessons.single_head.TemperatureRow`), the slider at the control's τ."""
-    w, a, labelled = row.weights, row.active, len(tokens) <= 40          # bars() labels up to 40 bars
-    fig = bars(tokens, w[a], title=title(row.grid[a]), y_title=y_title, highlight=int(np.argmax(w[a])), ymax=1.1,
-               font_size=font_size, digits=3, fixed=True)
-    steps = [live.Step(traces={0: {"y": w[g]} | ({"text": [f"{x:.3f}" for x in w[g]]} if labelled else {})},
-                       layout={"title.text": title(v)}) for g, v in enumerate(row.grid)]
-    return live.add_slider(fig, label=label, values=row.grid, steps=steps, active=a, fmt=lambda v: f"{v:g}")
+def live_weights(fig: go.Figure, tg: TemperatureGrid, masked: np.ndarray | None, *, decimals: int | None, short: bool = False,
+                 title: Callable[[float], str] | None = None, label: str = "τ = ") -> go.Figure:
+    """``fig``, a heatmap of ``tg.weights[tg.active]`` as :func:`panel` or :func:`sentence_map` drew it, with an
+    in-figure slider over the temperature (``label`` before the value): each position's weights, their cell text
+    (``decimals`` and ``short`` as the figure wrote it; None: no text) and, with ``title``, the title ``title(τ)``
+    (:class:`visattn.lessons.single_head.TemperatureGrid`). The slider starts at the control's τ."""
+    def step(g: int) -> live.Step:
+        w = tg.weights[g]
+        text = {} if decimals is None else {"text": cell_labels(w, masked, decimals=decimals, short=short)}
+        return live.Step(traces={0: {"z": live.packed(w)} | text}, layout={} if title is None else {"title.text": title(tg.grid[g])})
+    return live.add_slider(fig, label=label, values=tg.grid, steps=[step(g) for g in range(len(tg.grid))], active=tg.active,
+                           fmt=lambda v: f"{v:g}")
 
 
 def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:

@@ -316,21 +316,25 @@ def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
 
 
 # --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ----------------------
+LIVE_NUMBERS = 40_000   # weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
+
+
 @dataclass(frozen=True)
-class TemperatureRow:
-    """One query's weights at every temperature of the in-figure slider's grid."""
-    query: int
+class TemperatureGrid:
+    """The head's weights at every temperature of the in-figure slider's grid (the scores do not depend on τ)."""
     grid: tuple[float, ...]   # (G,) temperatures: the control's range and step, the control's value among them
     active: int               # index of the control's value in grid
-    weights: np.ndarray       # (G, T) softmax(s_i / τ) (0 where masked)
+    weights: np.ndarray       # (G, T, T) softmax(scores / τ) (0 where masked)
 
 
-def temperature_row(tr: SelfAttentionTrace, i: int, temperature: float) -> TemperatureRow:
-    """Row i of the head's weights over the temperature grid (the scores do not depend on τ: one softmax each)."""
-    grid, active = live.with_value([round(v, 9) for v in live.even_grid(*TEMPERATURE)], round(float(temperature), 9))
-    allowed = None if tr.mask is None else tr.mask[i][None, :]                    # (1, T)
-    w = softmax(tr.scores[i][None, :] / np.asarray(grid)[:, None], axis=-1, mask=allowed)   # (G, T)
-    return TemperatureRow(query=i, grid=grid, active=active, weights=w)
+def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureGrid:
+    """The weights over the temperature grid: the control's 0.05 steps (all 100 of them), fewer for a long
+    sentence so that G·T² ≤ LIVE_NUMBERS (at least 11); the control's own τ is always one of them."""
+    T = tr.scores.shape[0]
+    most = int(np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100))     # one place left for the control's own τ
+    grid, active = live.with_value([round(v, 9) for v in live.even_grid(*TEMPERATURE, most=most)], round(float(temperature), 9))
+    w = softmax(tr.scores[None] / np.asarray(grid)[:, None, None], axis=-1, mask=tr.mask)   # (G, T, T)
+    return TemperatureGrid(grid=grid, active=active, weights=w)
 
 
 @dataclass(frozen=True)
