@@ -76,7 +76,7 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
     sizes = [box(c[i], label, key, default, int(key != "sh_dk"), L.MAX_EDIT, on_change=fill, help=t("single_head.d_k_help") if key == "sh_dk" else None)
              for i, (key, default, label) in enumerate(SIZES)]
     box(c[3], "single_head.seed", "sh_seed", 0, 0, 9999, on_change=fill)
-    if (missing := [k for k in L.ARTICLE if k not in st.session_state and k not in st.query_params]) and sizes != [d for _, d, _ in SIZES]:
+    if (missing := [k for k in L.ARTICLE if k not in st.query_params]) and sizes != [d for _, d, _ in SIZES]:
         fill(keys=missing)   # a link with sizes but without (all) its matrices
     for col, label, article in zip(st.columns([1, 1, 2]), (t("single_head.fill"), t("single_head.reset")), (False, True)):
         col.button(label, on_click=fill, args=(article,), width="stretch")
@@ -109,7 +109,6 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     caption_if(not text_on, "single_head.hover_numbers")
     caption_if(tr.mask is not None, "single_head.mask_caption")
     download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")
-    url_state.bind("sh_q", 0, lo=0, hi=L.MAX_TOKENS - 1)   # links from when this view followed one query keep working
 
 def view_sqrt() -> None:
     explain(t("single_head.sqrt_intro"))
@@ -145,5 +144,6 @@ def lesson() -> None:   # the view and its options: each control here changes on
 with page("single_head"):
     st.title(t("single_head.title"))
     explain(t("single_head.intro"))
+    url_state.bind_all(L.CONTROLS)   # every view's settings stay in the URL, whichever view is drawn
     st.latex(r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V")
     lesson()

@@ -437,3 +437,17 @@ def test_sentence_weights_and_sqrt_histograms_are_live():
         s = fig["layout"]["sliders"][0]
         assert [int(x["value"]) for x in s["steps"]] == list(lesson.DK_CHOICES) and int(s["steps"][s["active"]]["value"]) == 24
         assert "d<sub>k</sub> = 24:" in fig["layout"]["title"]["text"]
+
+
+def test_a_link_keeps_the_settings_of_the_views_it_does_not_show():
+    """A view switch is a section's partial rerun: the other views' settings stay in the URL, so a link made on the
+    √d_k view still carries τ, the edit sizes and the sentence, with no "reset" notice, and they return with their view."""
+    link = {"sh_view": "sqrt", "sh_temp": "2", "sh_T": "3", "sh_text": "hello world", "sh_vdk": "24", "sh_q": "1"}
+    at = run_page("single_head", link)
+    assert_clean(at)
+    assert not warnings(at)
+    assert qp(at) == link                                     # nothing dropped, nothing added
+    at.segmented_control(key="sh_view").set_value("worked").run()
+    assert not warnings(at) and at.slider(key="sh_temp").value == 2.0 and at.selectbox(key="sh_q").value == 1
+    at.segmented_control(key="sh_view").set_value("sentence").run()
+    assert not warnings(at) and at.text_input(key="sh_text").value == "hello world"

@@ -131,6 +131,12 @@ def bind(key: str, default, **kind) -> str:
     return key
 
 
+def bind_all(controls: dict) -> None:
+    """Bind every ``key: (default, kind)`` of a page's table (:func:`bind`), whether or not its widget is drawn."""
+    for key, (default, kind) in controls.items():
+        bind(key, default, **kind)
+
+
 def start_run() -> None:
     """Forget last run's registrations (each run registers what it draws)."""
     st.session_state[_REGISTRY] = {}
@@ -162,8 +168,3 @@ def _differs(a, b) -> bool:
         except (TypeError, ValueError):
             return True
     return a != b
-
-
-def current_params() -> dict[str, str]:
-    """The query parameters of the view as it is now (for a 'copy link' box)."""
-    return {k: st.query_params.get(k) for k in st.query_params}

@@ -55,6 +55,22 @@ MAX_KEYS = 64            # keys per softmax row in the peakedness panel (cost gr
 EMBEDDINGS = ("seeded", "pretrained")
 TEMPERATURE = (0.05, 5.0, 0.05)   # the temperature control: lowest, highest, step (the in-figure slider's grid too)
 LIVE_PAIRS = 2048        # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
+VIEWS = ("worked", "edit", "sentence", "sqrt")
+# Every control of every view: URL key → (default, bounds or options), bound on every full run so that a link keeps
+# the settings of the views it does not show (the widgets bind the same).
+_SEED, _MATRIX = {"lo": 0, "hi": 9999}, {"matrix": True}
+CONTROLS = {
+    "sh_view": ("worked", {"options": list(VIEWS)}), "sh_scale": (True, {}), "sh_causal": (False, {}),
+    "sh_temp": (1.0, {"lo": TEMPERATURE[0], "hi": TEMPERATURE[1]}), "sh_q": (0, {"lo": 0, "hi": MAX_TOKENS - 1}),
+    # ② edit: the sizes, the seed and the four matrices (article 001's by default)
+    "sh_T": (2, {"lo": 1, "hi": MAX_EDIT}), "sh_d": (4, {"lo": 1, "hi": MAX_EDIT}), "sh_dk": (4, {"lo": 0, "hi": MAX_EDIT}),
+    "sh_seed": (0, _SEED), **{key: ([list(map(float, row)) for row in m], _MATRIX) for key, m in ARTICLE.items()},
+    # ③ your sentence
+    "sh_text": (SENTENCE, {}), "sh_emb": ("seeded", {"options": list(EMBEDDINGS)}), "sh_sd": (16, {"lo": 2, "hi": MAX_SENTENCE_D}),
+    "sh_sdk": (8, {"lo": 1, "hi": MAX_SENTENCE_D}), "sh_sseed": (0, _SEED), "sh_side": (False, {}),
+    # ④ why √d_k
+    "sh_vdk": (64, {"options": list(DK_CHOICES)}), "sh_nkeys": (16, {"lo": 2, "hi": MAX_KEYS}), "sh_vseed": (0, _SEED),
+}
 
 
 # --- numbers as the lesson writes them ----------------------------------------------------------------------
@@ -329,7 +345,8 @@ class TemperatureGrid:
 
 def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureGrid:
     """The weights over the temperature grid: the control's 0.05 steps (all 100 of them), fewer for a long
-    sentence so that G·T² ≤ LIVE_NUMBERS (at least 11); the control's own τ is always one of them."""
+    sentence so that G·T² ≤ LIVE_NUMBERS, but never fewer than 10 (≈ 45 000 numbers at 64 tokens); the
+    control's own τ is always one of them."""
     T = tr.scores.shape[0]
     most = int(np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100))     # one place left for the control's own τ
     grid, active = live.with_value([round(v, 9) for v in live.even_grid(*TEMPERATURE, most=most)], round(float(temperature), 9))
