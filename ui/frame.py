@@ -85,9 +85,14 @@ def page(page_id: str):
         bad = url_state.finish()
         _link(link_slot)
         warm.in_background()   # once per server, after the first page a visitor opens
-        if bad:
-            names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
-            notice_slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
+        _reset_notice(bad, notice_slot)
+
+
+def _reset_notice(bad: list[str], slot) -> None:
+    """The translated "settings were reset" notice naming (at most ten of) the parameters in ``bad``."""
+    if bad:
+        names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
+        slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
 
 
 # The link box reads the address bar, so it stays right after a section's partial rerun (which cannot redraw
@@ -134,7 +139,7 @@ def section(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         finally:
             if _partial_rerun():
-                url_state.finish()
+                _reset_notice(url_state.finish(), st)   # a notice raised here shows at the section's end
     return st.fragment(body)
 
 
