@@ -11,6 +11,7 @@ from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import t
+from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn import figures, shapes
 from visattn.figures import multi_head as mh_fig
@@ -71,8 +72,7 @@ with page("multi_head"):
     k_seed, k_head = url_state.bind("mh_seed", 0, lo=0, hi=lesson.MAX_SEED), url_state.bind("mh_head", 0, lo=0, hi=lesson.MAX_RANDOM_HEADS - 1)
     k_layer, k_lfoc = url_state.bind("mh_layer", lesson.N_LAYERS, options=list(range(1, lesson.N_LAYERS + 1))), url_state.bind("mh_lfoc", True)
     k_pipe, k_vis = url_state.bind("mh_pipe", False), [url_state.bind(f"mh_v{h}", True) for h in range(lesson.MAX_RANDOM_HEADS)]
-    for k, v, hi in zip(SHAPE_KEYS, ("T", "d_model", "n_heads"), SHAPE_MAX):
-        url_state.bind(k, shapes.GPT3[v], lo=1, hi=hi)
+    url_state.bind_all({k: (shapes.GPT3[v], {"lo": 1, "hi": hi}) for k, v, hi in zip(SHAPE_KEYS, ("T", "d_model", "n_heads"), SHAPE_MAX)})
     rv.bind("mh")
     fs, weight_name, axes = font_size(), t("common.weight"), {kind: t(key) for kind, key in AXIS.items()}
     source = st.radio(t("multi_head.source"), list(lesson.SOURCES), key=k_src, horizontal=True, help=t("multi_head.source_help"),
@@ -91,12 +91,12 @@ with page("multi_head"):
     good = compute("multi_head_run", lambda *a: run(*a) and a, text, source, int(d_model), int(n_heads), int(seed))   # the inputs of the last good run
     r = run(*good) if good else None
     k_tok = bind_token("mh_tok", r.tokens if r else None, lesson.focus_default(r.tokens) if r else 0, hi=MAX_TOKENS - 1)
-    if r is not None and (rd := rv.chosen("mh_view", good[0], name, readings, *good, name, progress=False)) is not None:
+    if r is not None and (rd := rv.chosen("mh_view", repr(good), name, readings, *good, name, progress=False)) is not None:
         tokens, heads, Hr, view = r.tokens, [head_label(n) for n in r.head_names], len(r.head_names), lesson.layer_view(r, layer, rd.w)
         names = heads if name in rv.PER_HEAD else [rv.label(name)]   # the view's maps of this layer: the heads, or one merged map
         H, colour, value_name, L = len(names), colour_scale(rd.w, **scale), rv.value_name(name), f"L{layer + 1}" + (name != "weights") * f"_{name}"
         if unknown := lesson.unknown_words(r):
-            st.info(t("multi_head.unknown_words", words=t("common.list_sep").join(unknown)), icon="ℹ️")
+            st.info(t("multi_head.unknown_words", words=escape(t("common.list_sep").join(unknown))), icon="ℹ️")
         st.session_state[k_head] = int(st.session_state[k_head]) if int(st.session_state[k_head]) < Hr else 0
         st.header(t("multi_head.grid_header", layer=layer + 1))
         explain(t("multi_head.grid_intro"))
@@ -108,8 +108,8 @@ with page("multi_head"):
         st.header(t("multi_head.focus_header"))
         i = token_select(t("multi_head.focus_token"), k_tok, tokens, help=t("multi_head.focus_help"))
         f = lesson.focus(r, layer, i, bool(st.session_state[k_lfoc]), rd.w)
-        st.markdown(t("multi_head.focus_summary", token=tokens[i], layer=layer + 1) + " " + t("common.list_sep").join(
-            t("multi_head.focus_item", head=names[h], target=tokens[b], w=f"{f.top[h]:.2f}") for h, b in enumerate(f.best)))
+        st.markdown(t("multi_head.focus_summary", token=escape(tokens[i]), layer=layer + 1) + " " + t("common.list_sep").join(
+            t("multi_head.focus_item", head=names[h], target=escape(tokens[b]), w=f"{f.top[h]:.2f}") for h, b in enumerate(f.best)))
         for col, h in cells(H, f.per_row) if f.bars else ():
             with col:
                 title = t("multi_head.focus_bar_title", head=names[h], token=tokens[i], target=tokens[f.best[h]], w=f"{f.top[h]:.2f}")

@@ -9,11 +9,12 @@ import streamlit as st
 from ui import reading_views as rv
 from ui import url_state
 from ui.cache_pretrained import BARS, model_or_error, open_clicked, open_head, run_text, winograd
-from ui.cache_reading import grid_figure, pretrained_readings
+from ui.cache_reading import grid_figure, pretrained_readings, token_view
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import t
+from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import pretrained as figures
 from visattn.figures.reading import colour_scale
@@ -33,16 +34,17 @@ def notices(run, view) -> None:   # the text as the model read it
     if run.truncated:
         st.warning(t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS), icon="✂️")
     if (unk := lesson.unknown(run)) is not None and unk.every:   # statements, not `a if c else b`: Streamlit's magic would st.write that
-        st.warning(t("pretrained.all_unk", chars=unk.chars), icon="⚠️")
+        st.warning(t("pretrained.all_unk", chars=escape(unk.chars)), icon="⚠️")
     elif unk is not None:
-        st.info(t("pretrained.unk", n=unk.n, chars=unk.chars), icon="ℹ️")
+        st.info(t("pretrained.unk", n=unk.n, chars=escape(unk.chars)), icon="ℹ️")
     if view.kept_specials:
         st.info(t("pretrained.nothing_left"), icon="ℹ️")
-    st.caption(t("pretrained.tokens", n=len(view.tokens), tokens=lesson.shown_tokens(view.tokens)))
+    st.caption(t("pretrained.tokens", n=len(view.tokens), tokens=escape(lesson.shown_tokens(view.tokens))))
 
 
 @section
-def every_head(run, view, name: str, colour: dict) -> None:   # the grid's layer picker redraws this section only
+def every_head(model, shown: tuple, colour: dict) -> None:   # the grid's layer picker redraws this section only
+    (run, view), name = token_view(model, *shown), shown[-1]
     st.header(t("pretrained.grid_header"))
     if not (one := lesson.one_layer(len(view.tokens), view.attn)) and name in rv.PER_HEAD:   # one: a view with heads, too long for all 72
         explain(t("pretrained.grid_all_intro"))
@@ -58,7 +60,8 @@ def every_head(run, view, name: str, colour: dict) -> None:   # the grid's layer
 
 
 @section
-def finder_and_head(model, view, name: str, colour: dict, k_src: str, k_tgt: str) -> None:   # the finder opens a head below, which it marks
+def finder_and_head(model, shown: tuple, colour: dict, k_src: str, k_tgt: str) -> None:   # the finder opens a head below, which it marks
+    (_, view), name = token_view(model, *shown), shown[-1]
     one_head(view, name, colour, head_finder(model, view, name, k_src, k_tgt))
 
 
@@ -73,10 +76,10 @@ def head_finder(model, view, name: str, k_src: str, k_tgt: str) -> int:
     f = compute("pt_finder", lesson.finder, view.attn, src, tgt, (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"])))
     if f is None:
         return src
-    pair = dict(src=view.tokens[src], tgt=view.tokens[tgt])
+    pair, md = ({"src": f(view.tokens[src]), "tgt": f(view.tokens[tgt])} for f in (str, escape))   # for the figure's title, for markdown
     heads = t("pretrained.list_sep").join(t("pretrained.head_weight", head=lesson.cell_name(*hw[:2], view.attn.shape), w=f"{hw.weight:.3f}") for hw in f.strong)
-    st.markdown(t("pretrained.finder_strong", n=len(f.strong), heads=heads, **pair) if f.strong else
-                t("pretrained.finder_none", head=f.names[0], w=f"{f.best.weight:.3f}", **pair))
+    st.markdown(t("pretrained.finder_strong", n=len(f.strong), heads=heads, **md) if f.strong else
+                t("pretrained.finder_none", head=f.names[0], w=f"{f.best.weight:.3f}", **md))
     title = t("pretrained.finder_title", n=len(f.top), **pair) if name in rv.PER_HEAD else t("pretrained.finder_title_maps", n=len(f.top), **pair)
     fig = figures.finder_figure(f, title=title, font_size=font_size(),
                                 x_title=t("pretrained.finder_x") if name in rv.PER_HEAD else t("reading.layer"), y_title=rv.value_name(name))
@@ -114,9 +117,7 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
 
 
 def main() -> None:
-    for key, default, n in (("pt_text", lesson.SENTENCE, 0), ("pt_hide", False, 0), ("pt_merge", False, 0), ("pt_lfoc", False, 0), ("pt_glayer", 0, 6),
-                            ("pt_layer", 3, lesson.N_LAYERS), ("pt_head", 1, lesson.N_HEADS)):
-        url_state.bind(key, default, **({"options": list(range(n))} if n else {}))
+    url_state.bind_all(lesson.CONTROLS)
     rv.bind("pt")
     with st.spinner(t("pretrained.loading")):
         model, reason = model_or_error()
@@ -132,15 +133,14 @@ def main() -> None:
     name, scale = rv.selector("pt"), rv.colour_controls("pt")   # every section draws the chosen view on this scale
     with st.spinner(t("pretrained.running")):
         good = compute("pt_run", checked_text, model, text[:url_state.MAX_TEXT])
-    run = run_text(model, good) if good is not None else None
-    if run is None or (rd := rv.chosen("pt_view", run.text, name, pretrained_readings, model, good, name)) is None:
+    if good is None or rv.chosen("pt_view", good, name, pretrained_readings, model, good, name) is None:   # good: the text as run
         return bind_pair(None)
-    view = lesson.token_view(run, hide, merge, rd.w)
+    run, view = token_view(model, *(shown := (good, hide, merge, name)))   # sections get these keys, not the arrays
     notices(run, view)
     k_src, k_tgt = bind_pair(view.tokens)
     colour = colour_scale(view.attn, **scale)
-    every_head(run, view, name, colour)                          # 1. every head (or layer, or flow's one map)
-    finder_and_head(model, view, name, colour, k_src, k_tgt)     # 2. the head finder, the Winograd twin; 3. one head, large
+    every_head(model, shown, colour)                          # 1. every head (or layer, or flow's one map)
+    finder_and_head(model, shown, colour, k_src, k_tgt)       # 2. the head finder, the Winograd twin; 3. one head, large
 
 
 with page("pretrained"):

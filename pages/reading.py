@@ -14,6 +14,7 @@ from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
 from ui.i18n import t
+from ui.text import escape
 from ui.widgets import preset_buttons
 from visattn import figures
 from visattn.figures import reading as rfig
@@ -74,7 +75,7 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict) -> None
     show(rfig.comparison(p.a, p.b, p.tokens_a, p.tokens_b, titles=titles, title=t("reading.pair_title", view=rv.label(name), name=p.name),
                          value_name=rv.value_name(name), diff_name=t("reading.difference"), note_unaligned=t("reading.unaligned_short"),
                          colour=colour, font_size=font_size(), **words()), f"reading_pair_{name}")
-    al, where = p.alignment, t("common.list_sep").join(f"{i + 1}: {p.tokens_a[i]} / {p.tokens_b[i]}" for i in p.alignment.differ)
+    al, where = p.alignment, t("common.list_sep").join(f"{i + 1}: {escape(p.tokens_a[i])} / {escape(p.tokens_b[i])}" for i in p.alignment.differ)
     st.info(t("reading.aligned", n=len(al.differ), where=where) if al.aligned else
             t("reading.unaligned", a=al.n_a, b=al.n_b, prefix=al.prefix, suffix=al.suffix), icon="ℹ️")
 

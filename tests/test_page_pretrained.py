@@ -202,7 +202,17 @@ def test_merge_joins_word_pieces_into_words(model):
     labels, m = head_matrix(at)
     assert labels == ["the", "cat", "is", "unbelievably", "fluffy", "."]
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
-    assert "6 tokens: the · cat · is · unbelievably · fluffy · ." in texts(at)
+    assert "6 tokens: the · cat · is · unbelievably · fluffy · \\." in texts(at)   # markdown source: the user's tokens escaped
+
+
+def test_tokens_reach_markdown_escaped(model):
+    """The user's tokens in the caption, the head finder's sentence and the notices are markdown-escaped: a typed
+    link or emphasis shows as itself."""
+    at = run_page("pretrained", {"pt_text": "see [x](http://127.0.0.1:9/p.png) **bold** $a$ it animal"})
+    assert_clean(at)
+    shown = texts(at)
+    assert "\\[ · x · \\] · \\( · http" in shown and "\\* · \\* · bold" in shown and "\\$ · a · \\$" in shown
+    assert "](http" not in shown and "**bold**" not in shown
 
 
 def test_600_tokens_are_cut_to_512_with_a_notice():
@@ -253,7 +263,7 @@ def test_emoji_chinese_and_empty_text_give_clear_messages(text, kind, expected):
         assert not errors(at) and grid_fig(at)
     if text == "小明喜欢吃苹果":
         assert "喜 欢 吃 苹 果" in shown[0]
-        assert "6 tokens" not in texts(at) and "9 tokens: [CLS] · 小 · 明 · [UNK]" in texts(at)
+        assert "6 tokens" not in texts(at) and "9 tokens: \\[CLS\\] · 小 · 明 · \\[UNK\\]" in texts(at)   # escaped markdown source
 
 
 def test_bad_text_after_a_good_one_keeps_the_last_view():

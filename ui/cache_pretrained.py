@@ -4,15 +4,15 @@
 the package and reloading the page is enough). ``run_text`` is a ``st.cache_resource`` too, not ``st.cache_data``:
 at 512 tokens the attention array is 6·12·512·512 float32 = 75 MB, and ``st.cache_data`` would unpickle a fresh copy
 on every rerun of every session. The shared result's arrays are made read-only instead, so no session can change
-another's; few entries are kept because long texts are large (RUNS × 76 MB bounds what the cache holds).
+another's; few entries are kept because long texts are large (RUNS × 80 MB bounds what the cache holds).
 None shows a spinner of its own: a cache spinner is fixed at decoration time and cannot speak the session's
 language, so the page wraps calls in ``st.spinner(t(...))``.
 
 The callbacks here are module functions on purpose: a function defined in a page script keeps that run's
 globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's callback.
 
-:func:`warm_up` fills these caches ahead of the page's first visit (``app.py`` runs it in a background thread once
-per server): a cached function called from a thread outside any script run shares the same cache, and a page that
+:func:`warm_up` fills these caches ahead of the page's first visit (``ui.warm.in_background`` runs it in a
+background thread once per server): a cached function called from a thread outside any script run shares the same cache, and a page that
 asks while the thread is still loading waits for that one load instead of starting another.
 """
 
@@ -43,8 +43,9 @@ def model_or_error() -> tuple[MiniLM | None, str | None]:
 
 
 def _read_only(r: MiniLMResult) -> MiniLMResult:
-    for a in (r.attentions, r.hidden, r.token_ids):
-        a.flags.writeable = False                 # shared by every session
+    for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs):
+        if a is not None:
+            a.flags.writeable = False             # shared by every session
     return r
 
 

@@ -16,11 +16,11 @@ import streamlit as st
 from visattn.figures import pretrained as pt_figures
 from visattn.lessons import pretrained as pt_lesson
 from visattn.lessons import reading as lesson
-from visattn.models.minilm import MiniLM
+from visattn.models.minilm import MiniLM, MiniLMResult
 
 from .cache_pretrained import run_text
 
-READINGS = 16             # readings kept (a flow of 24 tokens takes a moment) …
+READINGS = 16             # readings kept (a flow of 40 tokens takes a moment) …
 READINGS_BYTES = 2 ** 28  # … and at most 256 MB of them (a per-head view of 512 tokens is 75 MB)
 
 
@@ -75,3 +75,14 @@ def grid_figure(g: pt_lesson.Grid, font_size: int, presenter: bool, colour: dict
     shared: show it, never modify it."""
     return pt_figures.grid_figure(g, font_size=font_size, presenter=presenter, colour=colour, value_name=value_name,
                                   query_name=query_name, key_name=key_name)
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def token_view(_model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> tuple[MiniLMResult, pt_lesson.View]:
+    """The run of ``text`` and its view ``name`` with the toggles applied (:func:`visattn.lessons.pretrained.token_view`), from the caches.
+
+    The page's sections take these few keys instead of the arrays: ``st.fragment`` keeps a section's arguments
+    until the session's next full run, and a 512-token run would stay alive (75 MB a session, whatever the run
+    cache evicts). Two entries: the hidden or merged copies are as large as the run."""
+    run = run_text(_model, text)
+    return run, pt_lesson.token_view(run, hide, merge, pretrained_readings(_model, text, name).w)

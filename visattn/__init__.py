@@ -46,7 +46,6 @@ _LAZY = {
     "DecodeStep": "decode", "decode_steps": "decode",
     "KERNELS": "kernel_regression", "KernelRegressionResult": "kernel_regression", "fit_bandwidth": "kernel_regression",
     "loo_error": "kernel_regression", "nadaraya_watson": "kernel_regression",
-    "designed": "models",
     "alibi_bias": "positional", "alibi_slopes": "positional", "rotary": "positional", "rotation_matrix": "positional",
     "sinusoidal_encoding": "positional", "wavelengths": "positional",
     "aggregate_heads": "reading", "attention_flow": "reading", "attention_rollout": "reading", "norm_weighted": "reading",

@@ -33,7 +33,7 @@ def layer_grid(w: ArrayLike, tokens: Sequence[str], titles: Sequence[str], cols:
     return head_grid(block.reshape(rows, cols, T, T), tokens, tokens,
                      cell_titles=[titles[k] if k < H else "" for k in range(rows * cols)], font_size=font_size,
                      value_name=value_name, query_name=query_name, key_name=key_name, cell_px=330 if cols <= 2 else 230,
-                     **({} if colour is None else {"colorscale": colour["colorscale"], **{k: colour[k] for k in ("zmin", "zmax") if k in colour}}))
+                     **(colour or {}))
 
 
 def focus_bars(tokens: Sequence[str], weights: ArrayLike, best: int, *, title: str, narrow: bool, font_size: int = 13,

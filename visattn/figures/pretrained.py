@@ -20,17 +20,12 @@ def grid_figure(g: Grid, *, font_size: int = 13, presenter: bool = False, value_
     the figure's left third, right in its right third), which drew "L1·H4" into "L1·H5" on a 1024–1280 px projector.
     """
     words = dict(value_name=value_name, query_name=query_name, key_name=key_name, title_xanchor="center",
-                 **_colour(colour, "colorscale"))
+                 **(colour or {}))
     if g.w.shape[1] > 4:
         return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, font_size=max(9, font_size - 3),
                          cell_px=110 if presenter else 85, **words)
     return head_grid(g.w, g.labels, g.labels, cell_titles=g.titles, font_size=font_size,
                      cell_px=260 if g.w.shape[1] > 1 else 520, **words)
-
-
-def _colour(colour: dict | None, scale_name: str) -> dict:
-    """``colour_scale``'s keyword arguments for head_grid (``colorscale``, ``zmin``, ``zmax``) or heatmap."""
-    return {} if colour is None else {scale_name: colour["colorscale"], **{k: colour[k] for k in ("zmin", "zmax") if k in colour}}
 
 
 def finder_figure(f: Finder, *, title: str = "", x_title: str = "head", y_title: str = "weight",
@@ -47,7 +42,7 @@ def head_figure(h: OneHead, *, title: str = "", query_name: str = "query", key_n
                 value_name: str = "weight", font_size: int = 14, colour: dict | None = None) -> go.Figure:
     """One head (or a view's map) large: queries down, keys across, numbers in the cells when they fit."""
     return heatmap(h.shown, h.labels, h.labels, title=title, x_title=key_name, y_title=query_name,
-                   value_name=value_name, font_size=font_size, **_colour(colour, "colorscale"))
+                   value_name=value_name, font_size=font_size, **(colour or {}))
 
 
 def lines_figure(ln: Lines, name: str, *, title: str = "", value_name: str = "weight", font_size: int = 14,

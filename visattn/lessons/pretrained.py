@@ -36,6 +36,10 @@ PARAGRAPH = ("The animal didn't cross the street because it was too tired. It ha
              "trouble.")
 PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
 N_LAYERS, N_HEADS = 6, 12   # all-MiniLM-L6-v2
+# The page's controls outside the reading selector: URL key → (default, bounds or options).
+CONTROLS = {"pt_text": (SENTENCE, {}), "pt_hide": (False, {}), "pt_merge": (False, {}), "pt_lfoc": (False, {}),
+            "pt_glayer": (0, {"options": list(range(N_LAYERS))}), "pt_layer": (3, {"options": list(range(N_LAYERS))}),
+            "pt_head": (1, {"options": list(range(N_HEADS))})}
 GRID_ALL_MAX = 40           # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128             # one layer's grid: at most this many (pooled) tokens a side
 HEAD_POOL = 256             # the large heatmap: at most this many (pooled) tokens a side
