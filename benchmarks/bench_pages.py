@@ -1,4 +1,5 @@
-"""Each page's AppTest rerun time against an empty page's, and the JSON size of the pretrained 12-head grid.
+"""Each page's AppTest rerun time against an empty page's, the JSON size of the pretrained 12-head grid, and the
+JSON sizes of the figures with an in-figure slider (issue 14: every position precomputed, sent once).
 
     .venv/bin/python benchmarks/bench_pages.py
 
@@ -49,6 +50,30 @@ def grid_json_mb() -> float | None:
     return len(fig.to_json()) / 1e6
 
 
+# Views with in-figure sliders (page, URL parameters): what the browser receives for each such figure.
+LIVE_VIEWS = [("kernel", {}), ("kernel", {"kr_preset": "game_both"}), ("single_head", {}), ("single_head", {"sh_view": "sentence"}),
+              ("single_head", {"sh_view": "sqrt"}), ("positional", {"pe_sec": "relative"}), ("positional", {"pe_sec": "beyond"}),
+              ("decoder", {})]
+
+
+def live_sizes() -> None:
+    """Per view, each figure that carries a Plotly slider or frames: its title and its JSON size."""
+    import json
+
+    print("\n| view | figure with an in-figure slider | slider positions | JSON KB |")
+    print("|---|---|---|---|")
+    for name, params in LIVE_VIEWS:
+        at = run_page(name, params, timeout=300)
+        view = name + ("?" + "&".join(f"{k}={v}" for k, v in params.items()) if params else "")
+        for chart in at.get("plotly_chart"):
+            spec = json.loads(chart.proto.spec)
+            sliders = spec["layout"].get("sliders") or []
+            if sliders or spec.get("frames"):
+                title = (spec["layout"].get("title") or {}).get("text", "")
+                positions = len(sliders[0]["steps"]) if sliders else len(spec["frames"])
+                print(f"| {view} | {title[:60]} | {positions} | {len(chart.proto.spec) / 1e3:.0f} |", flush=True)
+
+
 def main() -> None:
     empty = AppTest.from_string("import streamlit as st\nst.write('empty')")
     empty.run()
@@ -63,6 +88,7 @@ def main() -> None:
     mb = grid_json_mb()
     if mb is not None:
         print(f"pretrained 12-head grid, 128 tokens: {mb:.2f} MB of figure JSON (target ≤ 1.5)")
+    live_sizes()
 
 
 if __name__ == "__main__":
