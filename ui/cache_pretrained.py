@@ -12,8 +12,9 @@ The callbacks here are module functions on purpose: a function defined in a page
 globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's callback.
 
 :func:`warm_up` fills these caches ahead of the page's first visit (``ui.warm.in_background`` runs it in a
-background thread once per server): a cached function called from a thread outside any script run shares the same cache, and a page that
-asks while the thread is still loading waits for that one load instead of starting another.
+background thread once per server): a cached function called from a thread outside any script run shares the
+same cache, and a page that asks while the thread is still loading waits for that one load instead of starting
+another.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ def grid_figure(g: pt_lesson.Grid, font_size: int, presenter: bool, colour: dict
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def token_view(_model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> tuple[MiniLMResult, pt_lesson.View]:
-    """The run of ``text`` and its view ``name`` with the toggles applied (:func:`visattn.lessons.pretrained.token_view`), from the caches.
+    """The run of ``text`` and its view ``name`` with the toggles applied
+    (:func:`visattn.lessons.pretrained.token_view`), from the caches.
 
     The page's sections take these few keys instead of the arrays: ``st.fragment`` keeps a section's arguments
     until the session's next full run, and a 512-token run would stay alive (75 MB a session, whatever the run
