@@ -104,8 +104,8 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
     tokens, tr = out.tokens, out.trace
     st.caption(t("single_head.tokens", n=len(tokens), tokens=escape(" · ".join(tokens))))
     text_on = L.numbers_fit(len(tokens), side)
-    grid(figs := fig.sentence(tr, tokens, {k: t(key) for k, key in WORDS.items()}, side=side, show_text=text_on,
-                              temperature=L.temperature_grid(tr, temperature), font_size=font_size()), len(figs))   # alone: full width
+    grid(figs := cache.sentence(tr, tuple(tokens), {k: t(key) for k, key in WORDS.items()}, side, text_on, temperature, font_size()),
+         len(figs))   # a lone map takes the full width
     caption_if(not text_on, "single_head.hover_numbers")
     caption_if(tr.mask is not None, "single_head.mask_caption")
     download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")

@@ -86,4 +86,6 @@ def token_view(_model: MiniLM, text: str, hide: bool, merge: bool, name: str) ->
     until the session's next full run, and a 512-token run would stay alive (75 MB a session, whatever the run
     cache evicts). Two entries: the hidden or merged copies are as large as the run."""
     run = run_text(_model, text)
-    return run, pt_lesson.token_view(run, hide, merge, pretrained_readings(_model, text, name).w)
+    view = pt_lesson.token_view(run, hide, merge, pretrained_readings(_model, text, name).w)
+    view.attn.flags.writeable = False   # shared by every session
+    return run, view

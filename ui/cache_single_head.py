@@ -31,3 +31,11 @@ def pipeline(tr, tokens: tuple, words: dict, inputs, temperature: float, font_si
     and words and shared between sessions: show them, never modify them."""
     return figures.pipeline(tr, list(tokens), words, inputs=inputs, temperature=lesson.temperature_grid(tr, temperature),
                             font_size=font_size)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def sentence(tr, tokens: tuple, words: dict, side: bool, show_text: bool, temperature: float, font_size: int) -> list:
+    """A sentence's weights (and scores), the weights live over τ (~40 ms of cell text for 12 tokens), once per
+    trace and words and shared between sessions: show them, never modify them."""
+    return figures.sentence(tr, list(tokens), words, side=side, show_text=show_text,
+                            temperature=lesson.temperature_grid(tr, temperature), font_size=font_size)
