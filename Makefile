@@ -23,6 +23,7 @@ run: .venv/.stamp-run
 	$(PY) -m streamlit run app.py $(ARGS)
 
 lint: .venv/.stamp-test
+	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 
 test: lint

@@ -1,14 +1,15 @@
 """multi_head_attention against a naive per-head loop and torch.nn.MultiheadAttention, as ratios.
 
     .venv/bin/python benchmarks/bench_mha.py          # NumPy parts only (the app's .venv)
-    .venv-bench/bin/python benchmarks/bench_mha.py    # adds torch (torch==2.13.0 CPU; `make bench` builds it)
+    .venv-bench/bin/python benchmarks/bench_mha.py    # adds torch (torch==2.13.0 CPU; `make bench`
+    builds it)
 
-T=512, d_model=512, 8 heads, float32 inputs. Each implementation runs in its own process with the same
-thread count (``--threads``, default 2: OMP/OpenBLAS/MKL variables set before numpy or torch load, and
-torch.set_num_threads), reporting the median of repeated runs after a warm-up; the processes alternate for
-``--rounds`` rounds. The table gives each one's median over rounds with the spread (min … max) and the
-ratio of medians, visattn ÷ this, with the spread of the per-round ratios.
-"""
+T=512, d_model=512, 8 heads, float32 inputs. Each implementation runs in its own process with the
+same thread count (``--threads``, default 2: OMP/OpenBLAS/MKL variables set before numpy or torch
+load, and torch.set_num_threads), reporting the median of repeated runs after a warm-up; the
+processes alternate for ``--rounds`` rounds. The table gives each one's median over rounds with the
+spread (min … max) and the ratio of medians, visattn ÷ this, with the spread of the per-round
+ratios."""
 
 from __future__ import annotations
 
@@ -47,8 +48,11 @@ def naive(X, Wq, Wk, Wv, Wo):
     return np.concatenate(outs, axis=1) @ Wo
 
 
-ENGINES = {"visattn": "visattn.multi_head_attention", "naive": "naive per-head, per-row loop",
-           "torch": "torch.nn.MultiheadAttention (weights returned)"}
+ENGINES = {
+    "visattn": "visattn.multi_head_attention",
+    "naive": "naive per-head, per-row loop",
+    "torch": "torch.nn.MultiheadAttention (weights returned)",
+}
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -77,8 +81,13 @@ def worker(engine: str, threads: int) -> float:
 
 def measure(engine: str, threads: int) -> float | None:
     env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
-    proc = subprocess.run([sys.executable, __file__, "--worker", engine, "--threads", str(threads)], env=env,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", engine, "--threads", str(threads)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode:
         print(f"[{engine}] failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
         return None
@@ -100,7 +109,9 @@ def main() -> None:
         for e in engines:
             times[e].append(measure(e, args.threads))
     base = times["visattn"]
-    print(f"T={T}, d_model={D}, heads={H}, threads={args.threads}, rounds={args.rounds}, load={os.getloadavg()[0]:.1f}")
+    print(
+        f"T={T}, d_model={D}, heads={H}, threads={args.threads}, rounds={args.rounds}, load={os.getloadavg()[0]:.1f}"
+    )
     print("| implementation | median ms (min … max) | visattn time ÷ this (rounds' spread) |")
     print("|---|---|---|")
     for e in engines:
@@ -110,8 +121,10 @@ def main() -> None:
             print(f"| {ENGINES[e]} | - | - |")
             continue
         ratio = statistics.median([b for b in base if b]) * 1e3 / statistics.median(ok)
-        print(f"| {ENGINES[e]} | {statistics.median(ok):.1f} ({min(ok):.1f} … {max(ok):.1f}) "
-              f"| {ratio:.2f} ({min(pairs):.2f} … {max(pairs):.2f}) |")
+        print(
+            f"| {ENGINES[e]} | {statistics.median(ok):.1f} ({min(ok):.1f} … {max(ok):.1f}) "
+            f"| {ratio:.2f} ({min(pairs):.2f} … {max(pairs):.2f}) |"
+        )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
-"""Each page's AppTest rerun time against an empty page's, the JSON size of the pretrained 12-head grid, and the
-JSON sizes of the figures with an in-figure slider (issue 14: every position precomputed, sent once).
+"""Each page's AppTest rerun time against an empty page's, the JSON size of the pretrained 12-head
+grid, and the JSON sizes of the figures with an in-figure slider (issue 14: every position
+precomputed, sent once).
 
     .venv/bin/python benchmarks/bench_pages.py
 
 A rerun is what a user waits for after moving a slider: the script runs again with the caches warm.
-Each page is run once to warm its caches, then rerun several times; the median is divided by the median
-rerun of an empty Streamlit script measured in the same process (target ≤ 2×).
-"""
+Each page is run once to warm its caches, then rerun several times; the median is divided by the
+median rerun of an empty Streamlit script measured in the same process (target ≤ 2×)."""
 
 from __future__ import annotations
 
@@ -33,14 +33,18 @@ def median_rerun(at: AppTest, repeat: int = 7) -> float:
 
 
 def grid_json_mb() -> float | None:
-    """The 1×12 head grid of one MiniLM layer for a 128-token sentence, as the browser receives it."""
+    """The 1×12 head grid of one MiniLM layer for a 128-token sentence, as the browser receives
+    it."""
     try:
         from visattn import figures
         from visattn.models.minilm import MiniLM
     except ImportError:
         return None
     model = MiniLM.load()
-    words = ("the quick brown fox jumps over the lazy dog while the animal did not cross the street " * 20).split()
+    words = (
+        "the quick brown fox jumps over the lazy dog while the animal did not cross the street "
+        * 20
+    ).split()
     for n in range(40, len(words)):
         r = model.run(" ".join(words[:n]))
         if len(r.tokens) >= 128:
@@ -50,10 +54,18 @@ def grid_json_mb() -> float | None:
     return len(fig.to_json()) / 1e6
 
 
-# Views with in-figure sliders (page, URL parameters): what the browser receives for each such figure.
-LIVE_VIEWS = [("kernel", {}), ("kernel", {"kr_preset": "game_both"}), ("single_head", {}), ("single_head", {"sh_view": "sentence"}),
-              ("single_head", {"sh_view": "sqrt"}), ("positional", {"pe_sec": "relative"}), ("positional", {"pe_sec": "beyond"}),
-              ("decoder", {})]
+# Views with in-figure sliders (page, URL parameters): what the browser receives for each such
+# figure.
+LIVE_VIEWS = [
+    ("kernel", {}),
+    ("kernel", {"kr_preset": "game_both"}),
+    ("single_head", {}),
+    ("single_head", {"sh_view": "sentence"}),
+    ("single_head", {"sh_view": "sqrt"}),
+    ("positional", {"pe_sec": "relative"}),
+    ("positional", {"pe_sec": "beyond"}),
+    ("decoder", {}),
+]
 
 
 def live_sizes() -> None:
@@ -71,7 +83,10 @@ def live_sizes() -> None:
             if sliders or spec.get("frames"):
                 title = (spec["layout"].get("title") or {}).get("text", "")
                 positions = len(sliders[0]["steps"]) if sliders else len(spec["frames"])
-                print(f"| {view} | {title[:60]} | {positions} | {len(chart.proto.spec) / 1e3:.0f} |", flush=True)
+                print(
+                    f"| {view} | {title[:60]} | {positions} | {len(chart.proto.spec) / 1e3:.0f} |",
+                    flush=True,
+                )
 
 
 def main() -> None:

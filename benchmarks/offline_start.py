@@ -1,20 +1,24 @@
-"""Offline start-up: does the server look anything up, and wait for it, when it serves on 0.0.0.0 with no network?
+"""Offline start-up: does the server look anything up, and wait for it, when it serves on 0.0.0.0
+with no network?
 
-    sudo .venv/bin/python benchmarks/offline_start.py [--dns none|silent]    # root: it makes a network namespace
+    sudo .venv/bin/python benchmarks/offline_start.py [--dns none|silent]    # root: it makes a
+    network namespace
 
-Re-runs itself in a new network (and mount) namespace made with `unshare -n -m`: only the loopback interface,
-no route anywhere. --dns none keeps /etc/resolv.conf, whose server is then unreachable (look-ups fail at once);
---dns silent points the resolver at 127.0.0.53, where a socket of this script reads queries and never answers
-(a network whose DNS does not answer: each look-up waits for the resolver's timeout). Nothing leaves loopback.
+Re-runs itself in a new network (and mount) namespace made with `unshare -n -m`: only the loopback
+interface, no route anywhere. --dns none keeps /etc/resolv.conf, whose server is then unreachable
+(look-ups fail at once); --dns silent points the resolver at 127.0.0.53, where a socket of this
+script reads queries and never answers (a network whose DNS does not answer: each look-up waits for
+the resolver's timeout). Nothing leaves loopback.
 
-For three servers it measures the time from start to /_stcore/health, one session's first run of the home page,
-two websocket handshakes the room must refuse (Host evil.example; Origin http://evil.example), another
-session's rerun while the foreign-Origin handshake is pending (Streamlit's look-up blocks its event loop), and it
-lists every name look-up and TCP connection to a non-loopback address the server process made (Python audit
-hooks):
+For three servers it measures the time from start to /_stcore/health, one session's first run of the
+home page, two websocket handshakes the room must refuse (Host evil.example; Origin
+http://evil.example), another session's rerun while the foreign-Origin handshake is pending
+(Streamlit's look-up blocks its event loop), and it lists every name look-up and TCP connection to a
+non-loopback address the server process made (Python audit hooks):
   defaults     Streamlit's defaults (a scratch config with only headless/no usage stats) on 0.0.0.0
-  config.toml  this repository's .streamlit/config.toml on 0.0.0.0 (`make run ARGS="--server.address 0.0.0.0"`)
-  room         one replica as `make serve-room` starts it (deploy/room_server.py, 127.0.0.1)
+  config.toml  this repository's .streamlit/config.toml on 0.0.0.0 (`make run ARGS="--server.address
+  0.0.0.0"`) room         one replica as `make serve-room` starts it (deploy/room_server.py,
+  127.0.0.1)
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ sys.path.insert(0, str(ROOT / "deploy"))
 from load_ws import _run_once, one_level  # noqa: E402
 from serve_room import free_port, replica_command, stop, wait_healthy  # noqa: E402
 
-# Runs in the server process before Streamlit: logs look-ups of non-local names and TCP connects off loopback.
+# Runs in the server process before Streamlit: logs look-ups of non-local names and TCP connects off
+# loopback.
 AUDIT = r"""
 import ipaddress, os, runpy, socket, sys
 _log = open(os.environ["VISATTN_AUDIT_LOG"], "a", buffering=1)
@@ -65,7 +70,8 @@ else:
 
 
 def silent_dns() -> None:
-    """Resolver at 127.0.0.53 that reads every query and never answers (inside the namespace only)."""
+    """Resolver at 127.0.0.53 that reads every query and never answers (inside the namespace
+    only)."""
     conf = Path(tempfile.mkdtemp()) / "resolv.conf"
     conf.write_text("nameserver 127.0.0.53\n")
     subprocess.run(["mount", "--bind", str(conf), "/etc/resolv.conf"], check=True)
@@ -74,15 +80,23 @@ def silent_dns() -> None:
     threading.Thread(target=lambda: [sock.recv(4096) for _ in iter(int, 1)], daemon=True).start()
 
 
-async def handshake(port: int, host: str = "127.0.0.1", origin: str | None = None) -> tuple[str, float]:
-    """A websocket handshake to 127.0.0.1:port that says Host: host (and Origin: origin); its outcome, its time."""
+async def handshake(
+    port: int, host: str = "127.0.0.1", origin: str | None = None
+) -> tuple[str, float]:
+    """A websocket handshake to 127.0.0.1:port that says Host: host (and Origin: origin); its
+    outcome, its time."""
     import websockets
 
     t0 = time.monotonic()
     try:
         sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        async with websockets.connect(f"ws://{host}:{port}/_stcore/stream", sock=sock, subprotocols=["streamlit"],
-                                      origin=origin, open_timeout=30):
+        async with websockets.connect(
+            f"ws://{host}:{port}/_stcore/stream",
+            sock=sock,
+            subprotocols=["streamlit"],
+            origin=origin,
+            open_timeout=30,
+        ):
             outcome = "accepted"
     except websockets.InvalidStatus as exc:
         outcome = f"refused {exc.response.status_code}"
@@ -92,11 +106,13 @@ async def handshake(port: int, host: str = "127.0.0.1", origin: str | None = Non
 
 
 async def rerun_during_foreign_handshake(port: int) -> tuple[float, float, tuple[str, float]]:
-    """Another session's home-page rerun, alone and while a foreign-origin handshake is pending (does it block?)."""
+    """Another session's home-page rerun, alone and while a foreign-origin handshake is pending
+    (does it block?)."""
     import websockets
 
-    async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                                  max_size=None) as ws:
+    async with websockets.connect(
+        f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"], max_size=None
+    ) as ws:
         await _run_once(ws, "", "", 60)
         t0 = time.monotonic()
         await _run_once(ws, "", "", 60)
@@ -113,8 +129,13 @@ def measure(name: str, argv: list[str], cwd: Path, port: int) -> dict:
     log = Path(tempfile.mkstemp(suffix=".audit")[1])
     env = {**os.environ, "VISATTN_AUDIT_LOG": str(log)}
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-c", AUDIT, *argv], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", AUDIT, *argv],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_healthy(f"http://127.0.0.1:{port}", [proc], 120)
         t_health = time.monotonic() - t0
@@ -128,11 +149,18 @@ def measure(name: str, argv: list[str], cwd: Path, port: int) -> dict:
         stop([proc])
     events = log.read_text().splitlines()
     log.unlink()
-    return {"server": name, "health_s": round(t_health, 2), "first_run_s": round(t_first, 2),
-            "first_run_error": res.error, "host_evil": f"{host[0]} in {host[1]:.2f} s",
-            "origin_evil": f"{origin[0]} in {origin[1]:.2f} s", "rerun_alone_s": round(alone, 2),
-            "rerun_during_origin_evil_s": round(during, 2), "outbound": sorted(set(events)),
-            "outbound_count": len(events)}
+    return {
+        "server": name,
+        "health_s": round(t_health, 2),
+        "first_run_s": round(t_first, 2),
+        "first_run_error": res.error,
+        "host_evil": f"{host[0]} in {host[1]:.2f} s",
+        "origin_evil": f"{origin[0]} in {origin[1]:.2f} s",
+        "rerun_alone_s": round(alone, 2),
+        "rerun_during_origin_evil_s": round(during, 2),
+        "outbound": sorted(set(events)),
+        "outbound_count": len(events),
+    }
 
 
 SERVERS = ("defaults", "config.toml", "room")
@@ -147,7 +175,8 @@ def inside(dns: str, servers: list[str]) -> None:
         (scratch / name).symlink_to(ROOT / name)
     (scratch / ".streamlit").mkdir()
     (scratch / ".streamlit" / "config.toml").write_text(
-        '[browser]\ngatherUsageStats = false\n[server]\nheadless = true\nfileWatcherType = "none"\n')
+        '[browser]\ngatherUsageStats = false\n[server]\nheadless = true\nfileWatcherType = "none"\n'
+    )
     runs = []
     try:
         for name in servers:
@@ -155,8 +184,23 @@ def inside(dns: str, servers: list[str]) -> None:
             if name == "room":
                 runs.append(measure(name, replica_command(p, p)[1:], ROOT, p))
             else:
-                runs.append(measure(name, ["-m", "streamlit", "run", "app.py", "--server.address", "0.0.0.0",
-                                           "--server.port", str(p)], scratch if name == "defaults" else ROOT, p))
+                runs.append(
+                    measure(
+                        name,
+                        [
+                            "-m",
+                            "streamlit",
+                            "run",
+                            "app.py",
+                            "--server.address",
+                            "0.0.0.0",
+                            "--server.port",
+                            str(p),
+                        ],
+                        scratch if name == "defaults" else ROOT,
+                        p,
+                    )
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(json.dumps(runs))
@@ -164,9 +208,25 @@ def inside(dns: str, servers: list[str]) -> None:
 
 def run(dns: str = "none", servers: tuple[str, ...] = SERVERS) -> list[dict]:
     """Measure in a new namespace (needs root and unshare); one dict per server."""
-    out = subprocess.run(["unshare", "-n", "-m", "--propagation", "private", sys.executable, __file__,
-                          "--inside", "--dns", dns, "--servers", ",".join(servers)],
-                         capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [
+            "unshare",
+            "-n",
+            "-m",
+            "--propagation",
+            "private",
+            sys.executable,
+            __file__,
+            "--inside",
+            "--dns",
+            dns,
+            "--servers",
+            ",".join(servers),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -175,7 +235,9 @@ def run(dns: str = "none", servers: tuple[str, ...] = SERVERS) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dns", choices=["none", "silent"], default="none")
-    ap.add_argument("--servers", default=",".join(SERVERS), help=f"comma-separated, of {', '.join(SERVERS)}")
+    ap.add_argument(
+        "--servers", default=",".join(SERVERS), help=f"comma-separated, of {', '.join(SERVERS)}"
+    )
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     servers = [s for s in args.servers.split(",") if s]
@@ -186,11 +248,17 @@ def main() -> int:
         return 0
     print(f"network namespace: loopback only, no route; DNS: {args.dns}")
     for r in run(args.dns, tuple(servers)):
-        print(f"  {r['server']:12s} health {r['health_s']:6.2f} s   first run {r['first_run_s']:6.2f} s"
-              f"{' (' + r['first_run_error'] + ')' if r['first_run_error'] else ''}")
-        print(f"  {'':12s} Host evil.example: {r['host_evil']};  Origin evil.example: {r['origin_evil']}")
-        print(f"  {'':12s} another session's rerun: {r['rerun_alone_s']:.2f} s alone, "
-              f"{r['rerun_during_origin_evil_s']:.2f} s while that Origin handshake is pending")
+        print(
+            f"  {r['server']:12s} health {r['health_s']:6.2f} s   first run {r['first_run_s']:6.2f} s"
+            f"{' (' + r['first_run_error'] + ')' if r['first_run_error'] else ''}"
+        )
+        print(
+            f"  {'':12s} Host evil.example: {r['host_evil']};  Origin evil.example: {r['origin_evil']}"
+        )
+        print(
+            f"  {'':12s} another session's rerun: {r['rerun_alone_s']:.2f} s alone, "
+            f"{r['rerun_during_origin_evil_s']:.2f} s while that Origin handshake is pending"
+        )
         print(f"  {'':12s} outbound attempts: {r['outbound_count']} {r['outbound']}")
     return 0
 

@@ -1,15 +1,17 @@
-"""Run the benchmarks of benchmarks/README.md one after another and print their tables (what `make bench` does).
+"""Run the benchmarks of benchmarks/README.md one after another and print their tables (what `make
+bench` does).
 
     .venv-bench/bin/python benchmarks/run_all.py                 # every benchmark
-    .venv-bench/bin/python benchmarks/run_all.py pretrained interact   # some of them, by the names below
+    .venv-bench/bin/python benchmarks/run_all.py pretrained interact   # some of them, by the names
+    below
 
-Each script runs in its own process with this Python (the `.venv-bench` that `make bench` builds: the app's
-requirements, the model package, CPU torch 2.13.0 and transformers) and BLAS / OpenMP on 2 threads. The
-serving benchmarks (load, load_ws, offline) start servers and browsers on loopback only; offline needs root
-(it makes a network namespace) and nginx for nothing; load_ws with replicas needs Debian's nginx, so it runs
-with one server here. The machine's load average is printed before and after each script: the machines are
-shared, so read the ratios measured within one script, not absolute times across scripts.
-"""
+Each script runs in its own process with this Python (the `.venv-bench` that `make bench` builds:
+the app's requirements, the model package, CPU torch 2.13.0 and transformers) and BLAS / OpenMP on 2
+threads. The serving benchmarks (load, load_ws, offline) start servers and browsers on loopback
+only; offline needs root (it makes a network namespace) and nginx for nothing; load_ws with replicas
+needs Debian's nginx, so it runs with one server here. The machine's load average is printed before
+and after each script: the machines are shared, so read the ratios measured within one script, not
+absolute times across scripts."""
 
 from __future__ import annotations
 
@@ -52,7 +54,9 @@ def main() -> int:
     if unknown:
         print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)
         return 2
-    env = dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS, MKL_NUM_THREADS=THREADS)
+    env = dict(
+        os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS, MKL_NUM_THREADS=THREADS
+    )
     print(f"python: {sys.executable}; BLAS/OpenMP threads: {THREADS}; cores: {os.cpu_count()}")
     failed = []
     for name in names:
@@ -65,9 +69,13 @@ def main() -> int:
             continue
         load = os.getloadavg()[0]
         t0 = time.monotonic()
-        rc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=ROOT, env=env).returncode
-        print(f"(load average {load:.1f} → {os.getloadavg()[0]:.1f}; {time.monotonic() - t0:.0f} s; exit {rc})",
-              flush=True)
+        rc = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=ROOT, env=env
+        ).returncode
+        print(
+            f"(load average {load:.1f} → {os.getloadavg()[0]:.1f}; {time.monotonic() - t0:.0f} s; exit {rc})",
+            flush=True,
+        )
         if rc:
             failed.append(name)
     if failed:

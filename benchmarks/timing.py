@@ -20,10 +20,13 @@ def median_time(fn: Callable[[], object], repeats: int = 15, warmup: int = 1) ->
 
 
 def engine_args(parser, workers: list[str], rounds: int = 5) -> None:
-    """The options every engine comparison takes: threads, alternating rounds, and the hidden --worker that a
-    round's subprocess runs as (each engine times itself in a process of its own)."""
+    """The options every engine comparison takes: threads, alternating rounds, and the hidden
+    --worker that a round's subprocess runs as (each engine times itself in a process of its
+    own)."""
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=rounds, help="subprocesses per engine, alternating")
+    parser.add_argument(
+        "--rounds", type=int, default=rounds, help="subprocesses per engine, alternating"
+    )
     parser.add_argument("--worker", choices=workers, help=argparse.SUPPRESS)
 
 

@@ -1,17 +1,20 @@
-"""`streamlit run` with the two room rules that no config option gives. serve_room.py starts each replica so.
+"""`streamlit run` with the two room rules that no config option gives. serve_room.py starts each
+replica so.
 
-    python deploy/room_server.py run app.py --server.port 8601 ...   (the same arguments as `streamlit run`)
+    python deploy/room_server.py run app.py --server.port 8601 ...   (the same arguments as
+    `streamlit run`)
 
-1. No external-IP look-up, ever. With `browser.serverAddress` set Streamlit skips it at start-up, but it
-   still calls `net_util.get_external_ip()` (an HTTP request to a public IP-check host, 1 s timeout, twice,
-   not cached when it fails) for every websocket whose Origin is not this host — so each hostile
-   cross-origin handshake could stall the server and leave the machine. Here it answers "unknown".
-2. A client's "clear cache" message is ignored. `client.toolbarMode = "viewer"` hides the menu item, but the
-   server still obeys the message from any websocket client, and it clears every cache (the MiniLM weights
-   included) for every session. The presenter restarts the room instead.
+1. No external-IP look-up, ever. With `browser.serverAddress` set Streamlit skips it at start-up,
+   but it still calls `net_util.get_external_ip()` (an HTTP request to a public IP-check host, 1 s
+   timeout, twice, not cached when it fails) for every websocket whose Origin is not this host — so
+   each hostile cross-origin handshake could stall the server and leave the machine. Here it answers
+   "unknown".
+2. A client's "clear cache" message is ignored. `client.toolbarMode = "viewer"` hides the menu item,
+   but the server still obeys the message from any websocket client, and it clears every cache (the
+   MiniLM weights included) for every session. The presenter restarts the room instead.
 
-Both replace one Streamlit function each; tests/test_replicas.py checks that the functions still exist, so a
-Streamlit upgrade that renames them fails a test instead of silently dropping the rule.
+Both replace one Streamlit function each; tests/test_replicas.py checks that the functions still
+exist, so a Streamlit upgrade that renames them fails a test instead of silently dropping the rule.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ def _no_external_ip() -> None:
 
 
 def _ignore_clear_cache(self) -> None:  # noqa: ARG001 - replaces a method
-    _LOG.warning("A client asked to clear every cache; ignored in a room (restart the room to clear them).")
+    _LOG.warning(
+        "A client asked to clear every cache; ignored in a room (restart the room to clear them)."
+    )
 
 
 def harden() -> None:

@@ -51,7 +51,17 @@ def array(v) -> np.ndarray:
 def texts(at: AppTest) -> str:
     """All markdown, titles, captions and alerts of the page joined (for language checks)."""
     parts = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "error", "warning", "info", "success"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+    ):
         parts += [str(e.value) for e in at.get(kind)]
     return "\n".join(parts)
 
@@ -66,16 +76,93 @@ def warnings(at: AppTest) -> list[str]:
 
 # ---- what a user reads, for the language checks -------------------------------------------------------------------
 
-# Names and symbols that stay as they are in Chinese (case-insensitive): models, methods, file formats, math.
+# Names and symbols that stay as they are in Chinese (case-insensitive): models, methods, file
+# formats, math.
 NAMES = {
-    "minilm", "bert", "gpt", "softmax", "rope", "alibi", "layernorm", "transformer", "numpy", "plotly", "pytorch", "torch",
-    "hugging", "face", "csv", "png", "url", "cls", "sep", "unk", "pad", "mask", "nadaraya", "watson", "epanechnikov",
-    "attention", "is", "all", "you", "need", "d2l", "sin", "cos", "exp", "ln", "log", "tanh", "max", "min", "argmax",
-    "relu", "gelu", "wordpiece", "tensor", "t2t", "bertviz", "pip", "install", "the", "gt", "v2", "safetensors",
-    "visattn", "english", "llama", "id", "ids", "qkv", "ffn", "mlp", "rnn", "lstm", "cnn", "api", "xavier", "pe", "streamlit", "iqr",
+    "minilm",
+    "bert",
+    "gpt",
+    "softmax",
+    "rope",
+    "alibi",
+    "layernorm",
+    "transformer",
+    "numpy",
+    "plotly",
+    "pytorch",
+    "torch",
+    "hugging",
+    "face",
+    "csv",
+    "png",
+    "url",
+    "cls",
+    "sep",
+    "unk",
+    "pad",
+    "mask",
+    "nadaraya",
+    "watson",
+    "epanechnikov",
+    "attention",
+    "is",
+    "all",
+    "you",
+    "need",
+    "d2l",
+    "sin",
+    "cos",
+    "exp",
+    "ln",
+    "log",
+    "tanh",
+    "max",
+    "min",
+    "argmax",
+    "relu",
+    "gelu",
+    "wordpiece",
+    "tensor",
+    "t2t",
+    "bertviz",
+    "pip",
+    "install",
+    "the",
+    "gt",
+    "v2",
+    "safetensors",
+    "visattn",
+    "english",
+    "llama",
+    "id",
+    "ids",
+    "qkv",
+    "ffn",
+    "mlp",
+    "rnn",
+    "lstm",
+    "cnn",
+    "api",
+    "xavier",
+    "pe",
+    "streamlit",
+    "iqr",
 }
-_PROSE_FIELDS = {"label", "help", "body", "placeholder", "options", "caption", "title", "text", "display_value"}
-_SKIP_PROTOS = {"Code", "PageLink"}          # the link box (a URL) and page links (checked by their label only)
+_PROSE_FIELDS = {
+    "label",
+    "help",
+    "body",
+    "placeholder",
+    "options",
+    "caption",
+    "title",
+    "text",
+    "display_value",
+}
+_SKIP_PROTOS = {
+    "Code",
+    "PageLink",
+}  # the link box (a URL) and page links (checked by their label only)
 
 
 def _walk(node):
@@ -93,14 +180,21 @@ def _plotly_words(spec: dict) -> list[str]:
     def title(d):
         t = (d or {}).get("title")
         return t.get("text", "") if isinstance(t, dict) else (t or "")
+
     out.append(title(layout))
     for k, v in layout.items():
-        if isinstance(v, dict) and (k.startswith("xaxis") or k.startswith("yaxis") or k == "coloraxis"):
+        if isinstance(v, dict) and (
+            k.startswith("xaxis") or k.startswith("yaxis") or k == "coloraxis"
+        ):
             out.append(title(v))
             out.append(title(v.get("colorbar")))
     out += [a.get("text", "") for a in layout.get("annotations", []) or []]
-    out += [s.get("label", "") for sl in layout.get("sliders", []) or [] for s in sl.get("steps", [])]
-    out += [(sl.get("currentvalue") or {}).get("prefix", "") for sl in layout.get("sliders", []) or []]
+    out += [
+        s.get("label", "") for sl in layout.get("sliders", []) or [] for s in sl.get("steps", [])
+    ]
+    out += [
+        (sl.get("currentvalue") or {}).get("prefix", "") for sl in layout.get("sliders", []) or []
+    ]
     for tr in spec.get("data", []):
         if tr.get("showlegend", True) is not False:
             out.append(str(tr.get("name", "")))
@@ -110,15 +204,18 @@ def _plotly_words(spec: dict) -> list[str]:
 
 
 def visible_text(at: AppTest) -> list[str]:
-    """The strings a user sees on the page (prose, labels, help, options, alerts, table headers, figure words),
-    without LaTeX, the link box, or the contents of text boxes (the user's own words)."""
+    """The strings a user sees on the page (prose, labels, help, options, alerts, table headers,
+    figure words), without LaTeX, the link box, or the contents of text boxes (the user's own
+    words)."""
     out = []
     for node in _walk(at._tree):
         proto = getattr(node, "proto", None)
         if proto is None or not hasattr(proto, "DESCRIPTOR"):
             continue
         kind = proto.DESCRIPTOR.name
-        if kind in _SKIP_PROTOS or (kind == "Markdown" and proto.element_type in (3, 4)):   # 3 = code, 4 = LaTeX
+        if kind in _SKIP_PROTOS or (
+            kind == "Markdown" and proto.element_type in (3, 4)
+        ):  # 3 = code, 4 = LaTeX
             if kind == "PageLink":
                 out.append(proto.label)
             continue
@@ -129,17 +226,24 @@ def visible_text(at: AppTest) -> list[str]:
             df = node.value if hasattr(node, "value") else None
             if df is not None:
                 df = getattr(df, "data", df)
-                out += [str(c) for c in getattr(df, "columns", [])] + [str(i) for i in getattr(df, "index", [])]
+                out += [str(c) for c in getattr(df, "columns", [])] + [
+                    str(i) for i in getattr(df, "index", [])
+                ]
             continue
         for field, value in proto.ListFields():
             if field.name in _PROSE_FIELDS:
-                values = [value] if isinstance(value, str) or not hasattr(value, "__len__") else list(value)
+                values = (
+                    [value]
+                    if isinstance(value, str) or not hasattr(value, "__len__")
+                    else list(value)
+                )
                 out += [v if isinstance(v, str) else getattr(v, "content", "") for v in values]
     return [s for s in out if s]
 
 
 def user_words(at: AppTest) -> set[str]:
-    """Words the user typed or chose as content: values of text boxes (they may be English in a Chinese UI)."""
+    """Words the user typed or chose as content: values of text boxes (they may be English in a
+    Chinese UI)."""
     words = set()
     for kind in ("text_input", "text_area"):
         for w in at.get(kind):
@@ -147,33 +251,49 @@ def user_words(at: AppTest) -> set[str]:
     return words
 
 
-# Inline math and code, URLs, hover placeholders, HTML tags, Streamlit directives; quoted examples (“The animal …”)
-# and an English term in full-width brackets after its Chinese one, as d2l-zh writes 查询（query）.
-_NOT_PROSE = re.compile(r"\$[^$]*\$|`[^`]*`|https?://\S+|%\{[^}]*\}|<[^>]+>|:[a-z_]+\[|:material/[a-z_]+:"
-                        r"|“[^”]*”|‘[^’]*’|\"[^\"]*\"|（[A-Za-z][A-Za-z ,.'-]*）")
+# Inline math and code, URLs, hover placeholders, HTML tags, Streamlit directives; quoted examples
+# (“The animal …”) and an English term in full-width brackets after its Chinese one, as d2l-zh
+# writes 查询（query）.
+_NOT_PROSE = re.compile(
+    r"\$[^$]*\$|`[^`]*`|https?://\S+|%\{[^}]*\}|<[^>]+>|:[a-z_]+\[|:material/[a-z_]+:"
+    r"|“[^”]*”|‘[^’]*’|\"[^\"]*\"|（[A-Za-z][A-Za-z ,.'-]*）"
+)
 
 
 def unescape(markdown: str) -> str:
-    """Markdown as read on screen: backslash escapes and the zero-width spaces that break autolinks removed."""
+    """Markdown as read on screen: backslash escapes and the zero-width spaces that break autolinks
+    removed."""
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u200b", "")
 
 
 def english_words(at: AppTest, allowed: set[str] = frozenset()) -> dict[str, str]:
-    """{English word: where it was seen} over what the user sees, less names, symbols and the user's own words."""
+    """{English word: where it was seen} over what the user sees, less names, symbols and the user's
+    own words."""
     texts = visible_text(at)
-    quoted = {w.lower() for s in texts for q in re.findall(r"“([^”]*)”", s) for w in re.findall(r"[A-Za-z']+", q)}
-    mine = user_words(at) | quoted                          # example sentences and their word pieces are content
+    quoted = {
+        w.lower()
+        for s in texts
+        for q in re.findall(r"“([^”]*)”", s)
+        for w in re.findall(r"[A-Za-z']+", q)
+    }
+    mine = user_words(at) | quoted  # example sentences and their word pieces are content
     ok = NAMES | {a.lower() for a in allowed}
     found = {}
     for s in texts:
         if s.lstrip().startswith("<style"):
             continue
-        s = re.sub(r"<script\b.*?</script>", " ", s, flags=re.S)   # code, not shown (the link box's)
+        s = re.sub(r"<script\b.*?</script>", " ", s, flags=re.S)  # code, not shown (the link box's)
         clean = re.sub(_NOT_PROSE, " ", unescape(s))
         for w in re.findall(r"[A-Za-z0-9_'’]+", clean):
-            if not re.fullmatch(r"[A-Za-z]{2,}(?:['’][A-Za-z]+)?", w) or w.lower() in ok or re.fullmatch(r"[A-Z]{2,4}", w):
-                continue                            # not a word, a name, or a symbol such as QK or MHA
-            if any(w.lower() in m for m in mine):   # the user's or the example's own words, and their word pieces
+            if (
+                not re.fullmatch(r"[A-Za-z]{2,}(?:['’][A-Za-z]+)?", w)
+                or w.lower() in ok
+                or re.fullmatch(r"[A-Z]{2,4}", w)
+            ):
+                continue  # not a word, a name, or a symbol such as QK or MHA
+            if any(
+                w.lower() in m for m in mine
+            ):  # the user's or the example's own words, and their word pieces
                 continue
             found.setdefault(w, s[:80])
     return found

@@ -16,15 +16,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("VISATTN_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def require_browser() -> None:
-    """Skip when Chromium is absent on a developer's machine; in CI (VISATTN_REQUIRE_BROWSER=1) fail instead."""
+    """Skip when Chromium is absent on a developer's machine; in CI (VISATTN_REQUIRE_BROWSER=1) fail
+    instead."""
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         if os.environ.get("VISATTN_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"Chromium not found at {CHROMIUM}; CI installs Debian's chromium in .ci/run")
+            pytest.fail(
+                f"Chromium not found at {CHROMIUM}; CI installs Debian's chromium in .ci/run"
+            )
         pytest.skip("Chromium not installed (apt-get install chromium); CI requires it")
 
 
@@ -39,8 +50,21 @@ def streamlit_server(timeout: float = 60):
     """A new server process on a free localhost port; yields its base URL."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://localhost:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -76,11 +100,13 @@ def chromium(width: int = 1280, height: int = 900):
 
 
 def wait_rendered(page, want_chart: bool, timeout_ms: int = 90_000) -> None:
-    """Until the script has finished running (and a Plotly chart has drawn, when one is expected)."""
+    """Until the script has finished running (and a Plotly chart has drawn, when one is
+    expected)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     if want_chart:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=timeout_ms)
     # the running-man status widget disappears when the script run ends
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
+    )
     page.wait_for_timeout(500)

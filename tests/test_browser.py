@@ -16,7 +16,9 @@ PAGES = [(p.url_path, p.id, p.id != "home") for p in REGISTRY]
 
 
 def title_of(pid: str, lang: str) -> str:
-    nav = json.loads((ROOT / "ui" / "locales" / lang / f"{pid}.json").read_text(encoding="utf-8"))["nav"]
+    nav = json.loads((ROOT / "ui" / "locales" / lang / f"{pid}.json").read_text(encoding="utf-8"))[
+        "nav"
+    ]
     return f"{nav} · visattn"
 
 
@@ -39,16 +41,20 @@ FIGURE_DATA = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).
 
 
 def test_link_reproduces_the_view():
-    """A view changed by clicking, reopened from its link in a new browser session, draws the same figures."""
+    """A view changed by clicking, reopened from its link in a new browser session, draws the same
+    figures."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/multi_head?lang=en")
         wait_rendered(page, True)
-        page.get_by_text("Layer 1", exact=True).click()            # a non-default setting, made by the user
+        page.get_by_text("Layer 1", exact=True).click()  # a non-default setting, made by the user
         page.wait_for_function("() => location.search.includes('mh_layer=1')", timeout=60_000)
         wait_rendered(page, True)
-        # the link box reads the address bar in the browser (it stays right after a section's partial rerun)
-        page.wait_for_function("() => (document.getElementById('visattn-link') || {}).textContent?.includes('mh_layer=1')")
+        # the link box reads the address bar in the browser (it stays right after a section's
+        # partial rerun)
+        page.wait_for_function(
+            "() => (document.getElementById('visattn-link') || {}).textContent?.includes('mh_layer=1')"
+        )
         link = page.locator('[data-testid="stSidebar"] #visattn-link').inner_text().strip()
         assert "mh_layer=1" in link and link.startswith(url)
         made = page.evaluate(FIGURE_DATA)
@@ -79,19 +85,24 @@ LAYOUT = """() => {
 
 
 def overlaps(words, slack=1.0):
-    """Pairs of text boxes inside one figure that cover each other (more than ``slack`` px each way)."""
+    """Pairs of text boxes inside one figure that cover each other (more than ``slack`` px each
+    way)."""
     out = []
     for i, (a, ta) in enumerate(words):
-        for b, tb in words[i + 1:]:
-            if min(a[2], b[2]) - max(a[0], b[0]) > slack and min(a[3], b[3]) - max(a[1], b[1]) > slack:
+        for b, tb in words[i + 1 :]:
+            if (
+                min(a[2], b[2]) - max(a[0], b[0]) > slack
+                and min(a[3], b[3]) - max(a[1], b[1]) > slack
+            ):
                 out.append((ta, tb))
     return out
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_presenter_mode_on_a_projector(lang, tmp_path):
-    """1280×720 with ?present=1, every page: larger text and title than normal, the same figures, no two titles of a
-    figure drawn over each other, no table cut off at the side (a horizontal scrollbar), no exception."""
+    """1280×720 with ?present=1, every page: larger text and title than normal, the same figures, no
+    two titles of a figure drawn over each other, no table cut off at the side (a horizontal
+    scrollbar), no exception."""
     require_browser()
     with streamlit_server() as url, chromium(1280, 720) as page:
         for path, pid, _ in PAGES:
@@ -104,30 +115,38 @@ def test_presenter_mode_on_a_projector(lang, tmp_path):
                 assert page.locator('[data-testid="stException"]').count() == 0, (pid, present)
             normal, big = seen["0"], seen["1"]
             assert big["figures"] == normal["figures"], (pid, normal["figures"], big["figures"])
-            same = normal["body"].keys() & big["body"].keys()   # paragraphs shown in both modes
-            assert same and all(big["body"][k] > normal["body"][k] * 1.15 for k in same), (pid, normal["body"], big["body"])
+            same = normal["body"].keys() & big["body"].keys()  # paragraphs shown in both modes
+            assert same and all(big["body"][k] > normal["body"][k] * 1.15 for k in same), (
+                pid,
+                normal["body"],
+                big["body"],
+            )
             assert big["title"] > normal["title"] > 0, (pid, normal["title"], big["title"])
             for figure in big["words"]:
                 assert not overlaps(figure), (pid, overlaps(figure))
             assert big["cut"] == 0, (pid, "a table is cut off at the side")
 
 
-INJECTIONS = ["/?![t](http://127.0.0.1:9/p.png)=1&[Click here](http://127.0.0.1:9/x)=1",
-              "/positional_encoding?pe_dims=![t](http://127.0.0.1:9/p.png)",
-              "/single_head?sh_view=sentence&sh_text=![t](http://127.0.0.1:9/p.png) [Click](http://127.0.0.1:9/x)"]
+INJECTIONS = [
+    "/?![t](http://127.0.0.1:9/p.png)=1&[Click here](http://127.0.0.1:9/x)=1",
+    "/positional_encoding?pe_dims=![t](http://127.0.0.1:9/p.png)",
+    "/single_head?sh_view=sentence&sh_text=![t](http://127.0.0.1:9/p.png) [Click](http://127.0.0.1:9/x)",
+]
 
 
 @pytest.mark.parametrize("link", INJECTIONS)
 def test_links_cannot_inject_markdown(link):
-    """Text from a link (parameter names and values) renders as plain text: no request leaves for the planted
-    address, and no image or link to it is on the page."""
+    """Text from a link (parameter names and values) renders as plain text: no request leaves for
+    the planted address, and no image or link to it is on the page."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         planted = []
-        page.on("request", lambda r: planted.append(r.url) if urlparse(r.url).netloc == "127.0.0.1:9" else None)
+        page.on(
+            "request",
+            lambda r: planted.append(r.url) if urlparse(r.url).netloc == "127.0.0.1:9" else None,
+        )
         page.goto(url + link.replace(" ", "%20"))
         wait_rendered(page, False)
         assert page.locator('img[src*="127.0.0.1:9"], a[href*="127.0.0.1:9"]').count() == 0
         assert planted == []
         assert page.locator('[data-testid="stException"]').count() == 0
-

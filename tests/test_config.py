@@ -1,5 +1,6 @@
-"""The server's promises: localhost only, no usage statistics, our own translated navigation, offline icons,
-and the room settings (issue 15): no error details, allowed hosts, bounded messages, no cache clearing, no look-ups."""
+"""The server's promises: localhost only, no usage statistics, our own translated navigation,
+offline icons, and the room settings (issue 15): no error details, allowed hosts, bounded messages,
+no cache clearing, no look-ups."""
 
 import re
 import tokenize
@@ -27,7 +28,9 @@ def test_every_option_exists_in_this_streamlit():
     known = set(config._config_options_template)
     for section, options in _cfg().items():
         for name in options:
-            assert f"{section}.{name}" in known, f"{section}.{name} is not a Streamlit {config.__name__} option"
+            assert f"{section}.{name}" in known, (
+                f"{section}.{name} is not a Streamlit {config.__name__} option"
+            )
 
 
 def test_room_hardening():
@@ -38,28 +41,34 @@ def test_room_hardening():
     # no exception type, message or traceback (absolute paths) in the page
     assert client["showErrorDetails"] == ShowErrorDetailsConfigOptions.NONE.value
     assert client["showErrorLinks"] is False
-    # "viewer" hides Rerun and Clear cache (which clears every cache for every session); see deploy/room_server.py
+    # "viewer" hides Rerun and Clear cache (which clears every cache for every session); see
+    # deploy/room_server.py
     assert client["toolbarMode"] == "viewer"
     # a websocket whose Host is not listed is refused (DNS rebinding); no wildcard
     assert {"localhost", "127.0.0.1"} <= set(server["allowedHosts"])
     assert not any("*" in h for h in server["allowedHosts"])
     assert server["enableCORS"] is True and server["enableXsrfProtection"] is True
-    # bounded messages (Streamlit's defaults are 200 MB out, 25 MB in, 200 MB uploads); the app sends ≤ ~1.2 MB
+    # bounded messages (Streamlit's defaults are 200 MB out, 25 MB in, 200 MB uploads); the app
+    # sends ≤ ~1.2 MB
     assert 2 <= server["maxMessageSize"] <= 32
     assert server["maxWidgetStateSize"] <= 2
     assert server["maxUploadSize"] <= 1
-    # set by hand, so Streamlit prints it instead of looking up the machine's external IP at start-up
+    # set by hand, so Streamlit prints it instead of looking up the machine's external IP at
+    # start-up
     assert browser["serverAddress"]
     assert server["headless"] is True
 
 
 def test_no_material_icons():
-    # ":material/…:" icons are fetched from the internet; the app must work offline. Only strings can draw one
-    # (a comment naming the syntax, as in ui/text.py, draws nothing).
+    # ":material/…:" icons are fetched from the internet; the app must work offline. Only strings
+    # can draw one (a comment naming the syntax, as in ui/text.py, draws nothing).
     for f in [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
         with f.open(encoding="utf-8") as src:
-            strings = [tok.string for tok in tokenize.generate_tokens(src.readline)
-                       if tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1))]
+            strings = [
+                tok.string
+                for tok in tokenize.generate_tokens(src.readline)
+                if tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1))
+            ]
         assert not any(re.search(r":material/", s) for s in strings), f
 
 
@@ -69,4 +78,6 @@ def test_requirements_pinned_and_torch_free():
             line = line.split("#")[0].strip()
             if line:
                 assert "==" in line, f"{name}: {line} is not pinned"
-                assert not re.match(r"(torch|transformers)\b", line), f"{name}: {line} must not be a requirement"
+                assert not re.match(r"(torch|transformers)\b", line), (
+                    f"{name}: {line} must not be a requirement"
+                )

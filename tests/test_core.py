@@ -1,4 +1,5 @@
-"""The public compute API of DESIGN.md: exact values, errors, and properties."""
+"""The public compute API (`visattn`: softmax, attention, multi-head, positions): exact values,
+errors and properties."""
 
 import math
 import subprocess
@@ -11,18 +12,28 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import visattn
-from visattn import attention, multi_head_attention, nadaraya_watson, self_attention, sinusoidal_encoding, softmax
+from visattn import (
+    attention,
+    multi_head_attention,
+    nadaraya_watson,
+    self_attention,
+    sinusoidal_encoding,
+    softmax,
+)
 
 finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 
 
 def test_import_does_not_pull_streamlit():
     code = "import sys, visattn, visattn.figures; print('streamlit' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
 # ---- softmax -----------------------------------------------------------------------------------------------
+
 
 def test_softmax_by_hand():
     w = softmax([1.0, 2.0, 3.0])
@@ -31,7 +42,8 @@ def test_softmax_by_hand():
 
 
 def test_softmax_finite_on_scores_around_1e4():
-    # Article 002's multi-dimensional waist/weight example without scaling: Q Kᵀ entries are about 1.2e4.
+    # Article 002's multi-dimensional waist/weight example without scaling: Q Kᵀ entries are about
+    # 1.2e4.
     Q = np.array([[64, 85], [61, 80]], float)
     K = np.array([[68, 91], [60, 87], [64, 88]], float)
     scores = Q @ K.T
@@ -51,7 +63,11 @@ def test_softmax_mask_zero_and_full_row_error():
         softmax(np.zeros((1, 2)), mask=np.array([[1, 0]]))
 
 
-@given(arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 8)), elements=st.floats(-1e6, 1e6)))
+@given(
+    arrays(
+        np.float64, st.tuples(st.integers(1, 6), st.integers(1, 8)), elements=st.floats(-1e6, 1e6)
+    )
+)
 def test_softmax_rows_are_distributions(x):
     w = softmax(x)
     assert np.isfinite(w).all() and (w >= 0).all()
@@ -67,7 +83,8 @@ W_V = [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]]
 
 
 def test_thinking_machines_by_hand():
-    # q1 = x1·W^Q = row0 + row2 = [2,0,1,1]; k1 = [0,1,2,1]; q2 = 2·(row1 + row3) = [0,4,2,2]; k2 = [4,2,0,2]
+    # q1 = x1·W^Q = row0 + row2 = [2,0,1,1]; k1 = [0,1,2,1]; q2 = 2·(row1 + row3) = [0,4,2,2]; k2 =
+    # [4,2,0,2]
     tr = self_attention(THINKING_X, W_Q, W_K, W_V)
     assert tr.Q.tolist() == [[2, 0, 1, 1], [0, 4, 2, 2]]
     assert tr.K.tolist() == [[0, 1, 2, 1], [4, 2, 0, 2]]
@@ -97,7 +114,12 @@ def test_attention_shapes_and_errors():
 @given(st.integers(1, 7), st.integers(1, 5), st.integers(0, 2**32 - 1))
 def test_causal_weights_upper_triangle_zero(T, d, seed):
     rng = np.random.default_rng(seed)
-    X, Wq, Wk, Wv = rng.normal(size=(T, d)), rng.normal(size=(d, d)), rng.normal(size=(d, d)), rng.normal(size=(d, d))
+    X, Wq, Wk, Wv = (
+        rng.normal(size=(T, d)),
+        rng.normal(size=(d, d)),
+        rng.normal(size=(d, d)),
+        rng.normal(size=(d, d)),
+    )
     tr = self_attention(X, Wq, Wk, Wv, causal=True)
     assert (tr.weights[np.triu_indices(T, 1)] == 0).all()
     assert np.allclose(tr.weights.sum(1), 1)
@@ -105,7 +127,9 @@ def test_causal_weights_upper_triangle_zero(T, d, seed):
 
 # ---- multi-head ---------------------------------------------------------------------------------------------
 
-# multi_head_attention against an independent per-head loop and the concat-then-W_O formula: test_multi_head.py
+# multi_head_attention against an independent per-head loop and the concat-then-W_O formula:
+# test_multi_head.py
+
 
 def test_multi_head_indivisible_names_both_numbers():
     with pytest.raises(ValueError, match=r"d_model=10 is not divisible by n_heads=4"):
@@ -117,11 +141,12 @@ def test_split_merge_round_trip(T, H, dh, seed):
     x = np.random.default_rng(seed).normal(size=(T, H * dh))
     s = visattn.split_heads(x, H)
     assert s.shape == (H, T, dh)
-    assert np.array_equal(s[1 % H], x[:, (1 % H) * dh:(1 % H + 1) * dh])
+    assert np.array_equal(s[1 % H], x[:, (1 % H) * dh : (1 % H + 1) * dh])
     assert np.array_equal(visattn.merge_heads(s), x)
 
 
 # ---- kernel regression, positions, tokens ---------------------------------------------------------------------
+
 
 def test_waist_62_gives_112_5():
     r = nadaraya_watson(62, [68, 60, 64], [126, 110, 115])

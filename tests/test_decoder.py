@@ -1,5 +1,5 @@
-"""The decoder lesson's compute: decode_steps against causal self-attention, the cost arithmetic, and every claim
-of the designed induction circuit (issue 13) measured on 8 seeds with n = 20."""
+"""The decoder lesson's compute: decode_steps against causal self-attention, the cost arithmetic,
+and every claim of the designed induction circuit (issue 13) measured on 8 seeds with n = 20."""
 
 from __future__ import annotations
 
@@ -23,13 +23,16 @@ SEEDS = range(8)
 N = 20
 
 
-# ── decode_steps ────────────────────────────────────────────────────────────────────────────────────
+# ── decode_steps
+# ────────────────────────────────────────────────────────────────────────────────────
 def plain_steps(X, W_q, W_k, W_v):
-    """An independent loop: at step t, attend from x_t's query over the keys of x_0 … x_t (Python floats)."""
+    """An independent loop: at step t, attend from x_t's query over the keys of x_0 … x_t (Python
+    floats)."""
     X, W_q, W_k, W_v = (np.asarray(a, dtype=float).tolist() for a in (X, W_q, W_k, W_v))
 
     def row(x, W):
         return [sum(x[i] * W[i][j] for i in range(len(x))) for j in range(len(W[0]))]
+
     keys, values, out = [], [], []
     for x in X:
         q = row(x, W_q)
@@ -39,49 +42,71 @@ def plain_steps(X, W_q, W_k, W_v):
         top = max(s)
         e = [math.exp(v - top) for v in s]
         w = [v / sum(e) for v in e]
-        out.append((w, [sum(w[j] * values[j][c] for j in range(len(w))) for c in range(len(values[0]))]))
+        out.append(
+            (w, [sum(w[j] * values[j][c] for j in range(len(w))) for c in range(len(values[0]))])
+        )
     return out
 
 
 def test_steps_match_an_independent_loop_and_causal_self_attention():
     rng = np.random.default_rng(3)
-    X, W_q, W_k, W_v = rng.normal(size=(7, 5)), rng.normal(size=(5, 3)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    X, W_q, W_k, W_v = (
+        rng.normal(size=(7, 5)),
+        rng.normal(size=(5, 3)),
+        rng.normal(size=(5, 3)),
+        rng.normal(size=(5, 2)),
+    )
     steps = decode.decode_steps(X, W_q, W_k, W_v)
     ref = plain_steps(X, W_q, W_k, W_v)
     full = visattn.self_attention(X, W_q, W_k, W_v, causal=True)
     assert len(steps) == 7
     for s, (w, o) in zip(steps, ref):
-        assert s.K.shape == (s.t + 1, 3) and s.V.shape == (s.t + 1, 2) and s.weights.shape == (s.t + 1,)
+        assert (
+            s.K.shape == (s.t + 1, 3)
+            and s.V.shape == (s.t + 1, 2)
+            and s.weights.shape == (s.t + 1,)
+        )
         assert s.keys_read == s.t + 1
         np.testing.assert_allclose(s.weights, w, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(s.output, o, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(s.query, X[s.t] @ W_q, rtol=1e-13)
     np.testing.assert_allclose(decode.stack_weights(steps), full.weights, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(np.stack([s.output for s in steps]), full.output, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        np.stack([s.output for s in steps]), full.output, rtol=1e-12, atol=1e-14
+    )
 
 
 finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
 
 
-@given(st.integers(1, 9).flatmap(lambda T: st.tuples(
-    arrays(float, (T, 4), elements=finite), arrays(float, (4, 3), elements=finite), arrays(float, (4, 3), elements=finite),
-    arrays(float, (4, 2), elements=finite))))
+@given(
+    st.integers(1, 9).flatmap(
+        lambda T: st.tuples(
+            arrays(float, (T, 4), elements=finite),
+            arrays(float, (4, 3), elements=finite),
+            arrays(float, (4, 3), elements=finite),
+            arrays(float, (4, 2), elements=finite),
+        )
+    )
+)
 def test_steps_are_causal_self_attention(args):
     X, W_q, W_k, W_v = args
     steps = decode.decode_steps(X, W_q, W_k, W_v)
     W = decode.stack_weights(steps)
     T = len(X)
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
-    assert (W[future] == 0).all()                                   # exactly 0, not nearly
+    assert (W[future] == 0).all()  # exactly 0, not nearly
     for s in steps:
         assert abs(s.weights.sum() - 1) < 1e-12 and (s.weights >= 0).all()
-        if s.t:                                                     # the cache only grows: earlier rows never change
+        if s.t:  # the cache only grows: earlier rows never change
             np.testing.assert_array_equal(s.K[:-1], steps[s.t - 1].K)
             np.testing.assert_array_equal(s.V[:-1], steps[s.t - 1].V)
     full = visattn.self_attention(X, W_q, W_k, W_v, causal=True)
     assert (full.weights[future] == 0).all()
     np.testing.assert_allclose(W, full.weights, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(np.stack([s.output for s in steps]), full.output, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        np.stack([s.output for s in steps]), full.output, rtol=1e-9, atol=1e-9
+    )
 
 
 def test_decode_steps_rejects_mismatched_widths():
@@ -93,12 +118,17 @@ def test_decode_steps_rejects_mismatched_widths():
     assert e.value.code == "projection_rows"
 
 
-# ── what the cache costs ────────────────────────────────────────────────────────────────────────────
+# ── what the cache costs
+# ────────────────────────────────────────────────────────────────────────────
 def test_cost_sums_match_a_loop_over_steps():
     T, D, L = 37, 12, 3
     c = decode.decode_cost(T, D, L)
-    cached = sum(L * (3 * D * D + 2 * D * n) for n in range(1, T + 1))      # project 1 token, read n keys twice
-    uncached = sum(L * (3 * D * D * n + 2 * D * n * n) for n in range(1, T + 1))   # the whole prefix again
+    cached = sum(
+        L * (3 * D * D + 2 * D * n) for n in range(1, T + 1)
+    )  # project 1 token, read n keys twice
+    uncached = sum(
+        L * (3 * D * D * n + 2 * D * n * n) for n in range(1, T + 1)
+    )  # the whole prefix again
     assert c.total_cached == cached and c.total_uncached == uncached
     assert c.work_cached.sum() == cached and c.work_uncached.sum() == uncached
     assert list(c.keys_read) == list(range(1, T + 1))
@@ -112,11 +142,17 @@ def test_cache_memory_of_gpt2_small_and_gpt3():
     assert decode.shape_cost("gpt3_8k").cache_bytes == 4 * 9_663_676_416
     s = lesson.cost_section("gpt3_8k")
     assert s.keys_last == 8192 and s.n_heads == 96 and round(s.cache_gb, 2) == 38.65
-    assert s.saving > lesson.cost_section("gpt3_2k").saving > 1000      # the saving grows with T
+    assert s.saving > lesson.cost_section("gpt3_2k").saving > 1000  # the saving grows with T
     # the table: both models at 1k, 2k and 8k tokens (GPT-2 small's own context is 1,024)
     table = lesson.cost_section("gpt2_small_1k")
-    assert table.memory_models == ("gpt2_small", "gpt3_175b") and table.memory_tokens == (1024, 2048, 8192)
-    by_hand = [[2 * L * n * d * 2 / 1e9 for n in (1024, 2048, 8192)] for d, L in ((768, 12), (12288, 96))]
+    assert table.memory_models == ("gpt2_small", "gpt3_175b") and table.memory_tokens == (
+        1024,
+        2048,
+        8192,
+    )
+    by_hand = [
+        [2 * L * n * d * 2 / 1e9 for n in (1024, 2048, 8192)] for d, L in ((768, 12), (12288, 96))
+    ]
     np.testing.assert_allclose(table.memory_gb, by_hand, rtol=1e-15)
     with pytest.raises(InputError) as e:
         decode.shape_cost("gpt5")
@@ -128,7 +164,8 @@ def test_power_of_ten():
     assert lesson.power_of_ten(1234) == r"1.23 \times 10^{3}"
 
 
-# ── the induction circuit, on 8 seeds with n = 20 ───────────────────────────────────────────────────
+# ── the induction circuit, on 8 seeds with n = 20
+# ───────────────────────────────────────────────────
 @pytest.fixture(scope="module")
 def runs():
     out = []
@@ -141,7 +178,12 @@ def runs():
 def test_repeated_sequence():
     for seed in SEEDS:
         s = induction.repeated_sequence(N, seed)
-        assert len(s) == 2 * N and s[:N] == s[N:] and len(set(s[:N])) == N and set(s) <= set(induction.NONSENSE)
+        assert (
+            len(s) == 2 * N
+            and s[:N] == s[N:]
+            and len(set(s[:N])) == N
+            and set(s) <= set(induction.NONSENSE)
+        )
         assert s == induction.repeated_sequence(N, seed)
     assert induction.repeated_sequence(N, 0) != induction.repeated_sequence(N, 1)
 
@@ -150,7 +192,11 @@ def test_heads_are_named_and_future_weights_are_exactly_zero(runs):
     for tokens, r, knocked in runs:
         assert r.head_names == (("previous",), ("induction",))
         T = len(tokens)
-        assert r.weights.shape == (2, 1, T, T) and r.logits.shape == (T, induction.N_VOCAB) and len(r.predictions) == T
+        assert (
+            r.weights.shape == (2, 1, T, T)
+            and r.logits.shape == (T, induction.N_VOCAB)
+            and len(r.predictions) == T
+        )
         future = np.triu(np.ones((T, T), dtype=bool), k=1)
         assert (r.weights[:, :, future] == 0).all() and (knocked.weights[:, :, future] == 0).all()
         np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0, atol=1e-12)
@@ -161,27 +207,31 @@ def test_previous_head_looks_one_back(runs):
         prev = r.head("previous")
         on_previous = [prev[i, i - 1] for i in range(1, 2 * N)]
         assert min(on_previous) > 0.5
-        assert min(on_previous) > 0.98                                 # measured: 0.995
+        assert min(on_previous) > 0.98  # measured: 0.995
 
 
 def test_induction_head_looks_after_the_earlier_copy(runs):
     for _, r, _ in runs:
         ind = r.head("induction")
-        on_target = [ind[i, i - N + 1] for i in range(N, 2 * N)]      # the token after the earlier copy of token i
+        on_target = [
+            ind[i, i - N + 1] for i in range(N, 2 * N)
+        ]  # the token after the earlier copy of token i
         assert min(on_target) > 0.5
-        assert min(on_target) > 0.99                                   # measured: 0.998
-        np.testing.assert_array_equal(induction.induction_targets(r)[N:], np.arange(N, 2 * N) - N + 1)
+        assert min(on_target) > 0.99  # measured: 0.998
+        np.testing.assert_array_equal(
+            induction.induction_targets(r)[N:], np.arange(N, 2 * N) - N + 1
+        )
 
 
 def test_second_copy_right_first_copy_at_chance(runs):
     for _, r, _ in runs:
         first, second = induction.copy_accuracy(r)
         assert second >= 0.9
-        assert second == 1.0                                           # measured on every seed
-        # the first copy cannot be predicted: a random guess is right 1 time in V (0.4 %); the model is right at most
-        # 1 time in 20 (here never: with distinct tokens there is nothing to copy)
+        assert second == 1.0  # measured on every seed
+        # the first copy cannot be predicted: a random guess is right 1 time in V (0.4 %); the model
+        # is right at most 1 time in 20 (here never: with distinct tokens there is nothing to copy)
         assert first <= 1 / N
-        assert r.seen_before.sum() == N - 1                            # positions N … 2N − 2 have a next token to check
+        assert r.seen_before.sum() == N - 1  # positions N … 2N − 2 have a next token to check
         # loss: near 0 on the second copy, about ln V on the first
         assert r.loss[r.seen_before].max() < 0.05
         assert r.loss[~r.seen_before][2:].mean() > 0.9 * math.log(induction.N_VOCAB)
@@ -191,10 +241,15 @@ def test_ablating_the_previous_head_breaks_the_copy(runs):
     for _, r, knocked in runs:
         assert knocked.ablated == ("previous",)
         ind = knocked.head("induction")
-        assert max(ind[i, i - N + 1] for i in range(N, 2 * N)) < 0.5  # the induction head loses its target
-        intact_second, knocked_second = induction.copy_accuracy(r)[1], induction.copy_accuracy(knocked)[1]
+        assert (
+            max(ind[i, i - N + 1] for i in range(N, 2 * N)) < 0.5
+        )  # the induction head loses its target
+        intact_second, knocked_second = (
+            induction.copy_accuracy(r)[1],
+            induction.copy_accuracy(knocked)[1],
+        )
         assert knocked_second < intact_second
-        assert knocked_second <= 0.1                                   # measured: 0 on every seed
+        assert knocked_second <= 0.1  # measured: 0 on every seed
         assert knocked.loss[knocked.seen_before].mean() > 3.0
     # knocking out the induction head itself leaves no next-token information at all
     tokens = runs[0][0]
@@ -205,13 +260,15 @@ def test_harry_potter():
     r = induction.run_text(lesson.HARRY)
     assert r.tokens[-1] == "Harry" and r.predictions[-1] == "Potter"
     s = lesson.circuit_section(induction.tokens_of(lesson.HARRY), False)
-    assert s.last_guess == "Potter" and s.targets[-1] == 1   # the last "Harry" looks at "Potter" (position 1)
+    assert (
+        s.last_guess == "Potter" and s.targets[-1] == 1
+    )  # the last "Harry" looks at "Potter" (position 1)
     assert s.target_weight[-1] > 0.5
 
 
 def reference_copy(ids):
-    """Independent rule: after token w, predict what followed w earlier — when every earlier w was followed by the
-    same token (else the copy is ambiguous and nothing is claimed)."""
+    """Independent rule: after token w, predict what followed w earlier — when every earlier w was
+    followed by the same token (else the copy is ambiguous and nothing is claimed)."""
     out = {}
     for i in range(1, len(ids)):
         followers = {ids[j + 1] for j in range(i) if ids[j] == ids[i]}
@@ -220,7 +277,7 @@ def reference_copy(ids):
     return out
 
 
-@settings(max_examples=25)      # each run multiplies (T, 809) by four (809, 809) matrices per layer
+@settings(max_examples=25)  # each run multiplies (T, 809) by four (809, 809) matrices per layer
 @given(st.lists(st.integers(0, 5), min_size=2, max_size=30))
 def test_predictions_follow_the_copy_rule(seq):
     words = [induction.NONSENSE[k] for k in seq]
@@ -234,25 +291,31 @@ def test_sections_of_the_lesson():
     tokens = induction.repeated_sequence(10, 0)
     m = lesson.mask_section(tokens)
     assert m.n_future == 20 * 19 // 2 and m.largest_future == 0.0
-    c = lesson.cache_section(tokens, 99)                      # clamped to T
+    c = lesson.cache_section(tokens, 99)  # clamped to T
     assert c.step == 19 and c.keys_read == 20 and c.max_difference < 1e-12
     c = lesson.cache_section(tokens, 3)
     assert c.step == 2 and c.cached_rows == 3 and (c.weights[2, 3:] == 0).all()
     s = lesson.circuit_section(tokens, True)
     assert s.ablated and s.acc_second == s.knocked_second < s.intact_second == 1.0
     assert s.line_weights.shape == (1, 20, 20) and (s.line_weights[0, :10] == 0).all()
-    assert s.rows[0][:4] == (1, tokens[0], tokens[1], s.result.predictions[0]) and s.rows[-1][2] == ""
+    assert (
+        s.rows[0][:4] == (1, tokens[0], tokens[1], s.result.predictions[0]) and s.rows[-1][2] == ""
+    )
     assert s.chance_loss == pytest.approx(math.log(induction.N_VOCAB))
 
 
-# ── bad input ───────────────────────────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("text, code", [
-    ("", "text_empty"),
-    ("   ", "text_empty"),
-    ("Harry", "decoder_one_token"),
-    ("bax " * 10_000, "too_many_tokens"),
-    ("Harry met Voldemort and Voldemort fled", "decoder_unknown_words"),
-])
+# ── bad input
+# ───────────────────────────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("", "text_empty"),
+        ("   ", "text_empty"),
+        ("Harry", "decoder_one_token"),
+        ("bax " * 10_000, "too_many_tokens"),
+        ("Harry met Voldemort and Voldemort fled", "decoder_unknown_words"),
+    ],
+)
 def test_bad_sequences(text, code):
     with pytest.raises(InputError) as e:
         lesson.sequence("text", 5, 0, text)
@@ -264,18 +327,21 @@ def test_bad_sequences(text, code):
 
 
 def test_bad_arguments():
-    for call, code in [(lambda: induction.repeated_sequence(0, 0), "too_small"),
-                       (lambda: induction.repeated_sequence(33, 0), "too_large"),
-                       (lambda: induction.repeated_sequence(5, -1), "decoder_seed"),
-                       (lambda: induction.run(["bax", "dep"], ablate="mlp"), "induction_head"),
-                       (lambda: induction.run("bax dep"), "decoder_tokens"),
-                       (lambda: lesson.sequence("file", 5, 0, ""), "decoder_source")]:
+    for call, code in [
+        (lambda: induction.repeated_sequence(0, 0), "too_small"),
+        (lambda: induction.repeated_sequence(33, 0), "too_large"),
+        (lambda: induction.repeated_sequence(5, -1), "decoder_seed"),
+        (lambda: induction.run(["bax", "dep"], ablate="mlp"), "induction_head"),
+        (lambda: induction.run("bax dep"), "decoder_tokens"),
+        (lambda: lesson.sequence("file", 5, 0, ""), "decoder_source"),
+    ]:
         with pytest.raises(InputError) as e:
             call()
         assert e.value.code == code
 
 
-# ── the lesson's figures pass Plotly's validation (the builders skip it for speed) ──────────────────
+# ── the lesson's figures pass Plotly's validation (the builders skip it for speed)
+# ──────────────────
 def test_figures_validate():
     import plotly.graph_objects as go
 
@@ -285,16 +351,27 @@ def test_figures_validate():
     c = lesson.cache_section(tokens, 3)
     k = lesson.cost_section("gpt2_small_1k")
     s = lesson.circuit_section(tokens, False)
-    built = [dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step),
-             dfig.loss_curves(range(1, 8), {"a": s.intact.loss, "b": s.knocked_out.loss}, second_start=5, chance=s.chance_loss),
-             dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached)]
+    built = [
+        dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step),
+        dfig.loss_curves(
+            range(1, 8),
+            {"a": s.intact.loss, "b": s.knocked_out.loss},
+            second_start=5,
+            chance=s.chance_loss,
+        ),
+        dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached),
+    ]
     for fig in built:
         go.Figure(fig.to_dict())
     anim = built[0]
     assert len(anim.frames) == 8 and anim.layout.sliders[0].active == 2
     z = np.asarray(anim.data[0].z, dtype=float)
-    assert np.isfinite(z[:3]).all() and np.isnan(z[3:]).all()          # rows not cached yet are blank (grey)
-    np.testing.assert_allclose(np.asarray(anim.data[2].x, dtype=float)[:3], c.steps[2].weights, atol=1e-6)
+    assert (
+        np.isfinite(z[:3]).all() and np.isnan(z[3:]).all()
+    )  # rows not cached yet are blank (grey)
+    np.testing.assert_allclose(
+        np.asarray(anim.data[2].x, dtype=float)[:3], c.steps[2].weights, atol=1e-6
+    )
 
 
 def test_cache_frames_hold_only_what_changes_and_match_each_step():
@@ -302,17 +379,24 @@ def test_cache_frames_hold_only_what_changes_and_match_each_step():
 
     tokens = induction.repeated_sequence(5, 1)
     c = lesson.cache_section(tokens, 1)
-    fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, 0).to_json())   # as the browser receives it
+    fig = json.loads(
+        dfig.cache_animation(c.K, c.V, c.weights, tokens, 0).to_json()
+    )  # as the browser receives it
     T = len(tokens)
     assert [f["name"] for f in fig["frames"]] == [str(t + 1) for t in range(T)]
     for t, frame in enumerate(fig["frames"]):
         k, v, bar = frame["data"]
-        assert frame["traces"] == [0, 1, 2] and set(k) == set(v) == {"type", "z"}   # no colour scale, hover or axes again
+        assert frame["traces"] == [0, 1, 2] and set(k) == set(v) == {
+            "type",
+            "z",
+        }  # no colour scale, hover or axes again
         K, V = (array(a) for a in (k["z"], v["z"]))
-        np.testing.assert_allclose(K[: t + 1], c.K[: t + 1], rtol=1e-6)              # rows 1 … t+1 are cached
-        assert np.isnan(K[t + 1:]).all() and np.isnan(V[t + 1:]).all()
+        np.testing.assert_allclose(K[: t + 1], c.K[: t + 1], rtol=1e-6)  # rows 1 … t+1 are cached
+        assert np.isnan(K[t + 1 :]).all() and np.isnan(V[t + 1 :]).all()
         np.testing.assert_allclose(array(bar["x"])[: t + 1], c.steps[t].weights, rtol=1e-6)
-        assert bar["marker"]["color"][t] == dfig.NEW_ROW and bar["text"][t + 1:] == [""] * (T - t - 1)
+        assert bar["marker"]["color"][t] == dfig.NEW_ROW and bar["text"][t + 1 :] == [""] * (
+            T - t - 1
+        )
     base = fig["data"]
     assert base[0]["colorscale"] and base[0]["hovertemplate"] and base[2]["orientation"] == "h"
 
@@ -325,6 +409,11 @@ def test_cost_curves_draw_few_points_of_the_exact_work():
     for trace, work in zip(fig.data, (k.cost.work_cached, k.cost.work_uncached)):
         x = np.asarray(trace.x)
         assert x[0] == 1 and x[-1] == 8192 and len(x) <= dfig.COST_POINTS and (np.diff(x) > 0).all()
-        d, L = 12288, 96                              # GPT-3: work of step t (t + 1 keys) by the formula
-        by_hand = [L * (3 * d * d + 2 * d * s) if work is k.cost.work_cached else L * (3 * d * d * s + 2 * d * s * s) for s in x]
+        d, L = 12288, 96  # GPT-3: work of step t (t + 1 keys) by the formula
+        by_hand = [
+            L * (3 * d * d + 2 * d * s)
+            if work is k.cost.work_cached
+            else L * (3 * d * d * s + 2 * d * s * s)
+            for s in x
+        ]
         np.testing.assert_allclose(np.asarray(trace.y, dtype=float), by_hand, rtol=1e-6)

@@ -22,7 +22,8 @@ def weight(result, layer: int, head: str, query: str, key: str) -> float:
     return float(result.head(layer, head)[tokens.index(query), tokens.index(key)])
 
 
-# ── shapes and the public face ─────────────────────────────────────────────────────────────────────
+# ── shapes and the public face
+# ─────────────────────────────────────────────────────────────────────
 def test_result_shapes_and_names():
     r = designed.run(TIRED)
     T, D, H, L = len(r.tokens), designed.D_MODEL, designed.N_HEADS, designed.N_LAYERS
@@ -54,7 +55,8 @@ def test_config_exposes_read_only_parameters():
             np.testing.assert_allclose(W.sum(axis=0), 0.0, atol=1e-12)
 
 
-# ── (1) the article's sentence ─────────────────────────────────────────────────────────────────────
+# ── (1) the article's sentence
+# ─────────────────────────────────────────────────────────────────────
 def test_tired_sentence_coreference_and_state():
     r = designed.run(TIRED)
     assert weight(r, LAST, "coreference", "it", "animal") >= 0.5
@@ -111,8 +113,10 @@ def test_same_features_same_weights_whatever_the_words():
 
 
 def test_an_unknown_word_given_features_by_index_takes_part():
-    r = designed.run("The blorp didn't cross the street because it was too tired.",
-                     overrides={1: {"noun": 1, "animate": 1}})
+    r = designed.run(
+        "The blorp didn't cross the street because it was too tired.",
+        overrides={1: {"noun": 1, "animate": 1}},
+    )
     assert weight(r, LAST, "coreference", "it", "blorp") >= 0.5
 
 
@@ -130,30 +134,37 @@ def test_featurize_is_case_insensitive_and_reports_bad_overrides():
         designed.featurize(["it"], {5: {"animate": 1}})
 
 
-# ── (3) the stretch: two layers resolve "wide" ─────────────────────────────────────────────────────
+# ── (3) the stretch: two layers resolve "wide"
+# ─────────────────────────────────────────────────────
 def test_wide_sentence_second_layer_coreference_goes_to_street():
     r = designed.run(WIDE)
-    assert weight(r, 0, "coreference", "it", "animal") >= 0.5   # layer 1: only the animate prior
-    assert weight(r, 0, "state", "it", "wide") >= 0.5            # … while state carries "wide" into "it"
+    assert weight(r, 0, "coreference", "it", "animal") >= 0.5  # layer 1: only the animate prior
+    assert weight(r, 0, "state", "it", "wide") >= 0.5  # … while state carries "wide" into "it"
     i = r.tokens.index("it")
     assert r.layers[0].residual[i, r.dim_names.index("wants_spatial")] > 0.5
-    assert weight(r, LAST, "coreference", "it", "street") >= 0.5  # layer 2: matched against the nouns
+    assert (
+        weight(r, LAST, "coreference", "it", "street") >= 0.5
+    )  # layer 2: matched against the nouns
 
 
-@pytest.mark.parametrize("text, referent", [
-    ("The cat didn't cross the road because it was too tired.", "cat"),
-    ("The dog didn't cross the river because it was too wide.", "river"),
-    ("The child didn't cross the bridge because it was too narrow.", "bridge"),
-    ("The horse did not jump over the fence because it was too high.", "fence"),
-    ("The cat did not cross the wide road because it was tired.", "cat"),
-    ("the ANIMAL didn’t cross the STREET because IT was too sleepy", "animal"),
-])
+@pytest.mark.parametrize(
+    "text, referent",
+    [
+        ("The cat didn't cross the road because it was too tired.", "cat"),
+        ("The dog didn't cross the river because it was too wide.", "river"),
+        ("The child didn't cross the bridge because it was too narrow.", "bridge"),
+        ("The horse did not jump over the fence because it was too high.", "fence"),
+        ("The cat did not cross the wide road because it was tired.", "cat"),
+        ("the ANIMAL didn’t cross the STREET because IT was too sleepy", "animal"),
+    ],
+)
 def test_variants(text, referent):
     r = designed.run(text)
     assert weight(r, LAST, "coreference", "it", referent) >= 0.5
 
 
-# ── (4) unknown words and bad input ────────────────────────────────────────────────────────────────
+# ── (4) unknown words and bad input
+# ────────────────────────────────────────────────────────────────
 def test_unknown_words_are_neutral_and_rows_sum_to_one():
     r = designed.run("Zorblax quumfed the vrizzle because it was glorpy!")
     assert not r.features[0].any() and not r.features[1].any()
@@ -172,7 +183,8 @@ def test_bad_text_raises():
         designed.run_tokens([])
 
 
-# ── (5) properties over random sentences ───────────────────────────────────────────────────────────
+# ── (5) properties over random sentences
+# ───────────────────────────────────────────────────────────
 WORDS = sorted(designed.LEXICON) + ["it", ".", ","]
 UNKNOWN = st.text(alphabet=string.ascii_letters, min_size=1, max_size=8)
 
@@ -192,7 +204,8 @@ def test_rows_sum_to_one_and_are_finite(words):
         np.testing.assert_allclose(trace.residual[:, zero], trace.X_in[:, zero], atol=1e-12)
 
 
-# ── (6) the same numbers from a plain loop ─────────────────────────────────────────────────────────
+# ── (6) the same numbers from a plain loop
+# ─────────────────────────────────────────────────────────
 def reference_layer(X, W_q, W_k, W_v, W_o, n_heads):
     """One post-LN attention layer, head by head, with nothing shared with visattn."""
     T, D = X.shape
@@ -218,7 +231,9 @@ def reference_layer(X, W_q, W_k, W_v, W_o, n_heads):
 def test_matches_a_plain_per_head_loop(text):
     r = designed.run(text)
     for layer, (trace, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers)):
-        weights, out, res, Z = reference_layer(trace.X_in, p.W_q, p.W_k, p.W_v, p.W_o, designed.N_HEADS)
+        weights, out, res, Z = reference_layer(
+            trace.X_in, p.W_q, p.W_k, p.W_v, p.W_o, designed.N_HEADS
+        )
         np.testing.assert_allclose(r.weights[layer], weights, atol=1e-12)
         np.testing.assert_allclose(trace.mha.output, out, atol=1e-12)
         np.testing.assert_allclose(trace.residual, res, atol=1e-12)

@@ -1,8 +1,8 @@
-"""Figure builders: their output passes Plotly's full validation, and their labels and numbers are right.
+"""Figure builders: their output passes Plotly's full validation, and their labels and numbers are
+right.
 
-The builders skip validation for speed (``visattn.figures._figure``); these tests validate every builder's
-output once, over the options the pages use.
-"""
+The builders skip validation for speed (``visattn.figures._figure``); these tests validate every
+builder's output once, over the options the pages use."""
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,24 +11,43 @@ import pytest
 from visattn import figures
 
 TOKENS = ["The", "cat", "saw", "the", "cat", "."]
-W = np.random.default_rng(0).dirichlet(np.ones(6), size=(2, 3, 6))   # (2, 3, 6, 6) rows sum to 1
+W = np.random.default_rng(0).dirichlet(np.ones(6), size=(2, 3, 6))  # (2, 3, 6, 6) rows sum to 1
 
 
 def validated(fig: go.Figure) -> go.Figure:
-    """Plotly's own validation of everything the builder wrote (raises ValueError on a bad property)."""
+    """Plotly's own validation of everything the builder wrote (raises ValueError on a bad
+    property)."""
     return go.Figure(fig.to_dict())
 
 
 BUILDS = {
-    "heatmap weights": lambda: figures.heatmap(W[0, 0], TOKENS, TOKENS, title="t", x_title="key", y_title="query"),
-    "heatmap signed": lambda: figures.heatmap(W[0, 0] - 0.2, TOKENS, TOKENS, weights=False, value_name="score"),
-    "heatmap masked": lambda: figures.heatmap(W[0, 0], TOKENS, TOKENS, masked=~np.tril(np.ones((6, 6), bool))),
-    "heatmap large": lambda: figures.heatmap(np.random.default_rng(1).random((60, 50)), weights=False),
-    "head grid": lambda: figures.head_grid(W, TOKENS, TOKENS, row_titles=["L0", "L1"], col_titles=["a", "b", "c"]),
-    "head grid custom scale": lambda: figures.head_grid(-W, zmin=-1, zmax=0, colorscale="Blues_r", title="bias"),
-    "line view": lambda: figures.line_view(W[0], TOKENS, head_names=["a", "b", "c"], visible=[0, 2], title="l"),
-    "bars": lambda: figures.bars(TOKENS, W[0, 0, 1], highlight=2, ymax=1.1, fixed=True, label_min=0.05),
-    "curves": lambda: figures.curves(np.arange(5), {"a": np.arange(5) ** 2}, markers={"q": ([2], [4])}, title="c"),
+    "heatmap weights": lambda: figures.heatmap(
+        W[0, 0], TOKENS, TOKENS, title="t", x_title="key", y_title="query"
+    ),
+    "heatmap signed": lambda: figures.heatmap(
+        W[0, 0] - 0.2, TOKENS, TOKENS, weights=False, value_name="score"
+    ),
+    "heatmap masked": lambda: figures.heatmap(
+        W[0, 0], TOKENS, TOKENS, masked=~np.tril(np.ones((6, 6), bool))
+    ),
+    "heatmap large": lambda: figures.heatmap(
+        np.random.default_rng(1).random((60, 50)), weights=False
+    ),
+    "head grid": lambda: figures.head_grid(
+        W, TOKENS, TOKENS, row_titles=["L0", "L1"], col_titles=["a", "b", "c"]
+    ),
+    "head grid custom scale": lambda: figures.head_grid(
+        -W, zmin=-1, zmax=0, colorscale="Blues_r", title="bias"
+    ),
+    "line view": lambda: figures.line_view(
+        W[0], TOKENS, head_names=["a", "b", "c"], visible=[0, 2], title="l"
+    ),
+    "bars": lambda: figures.bars(
+        TOKENS, W[0, 0, 1], highlight=2, ymax=1.1, fixed=True, label_min=0.05
+    ),
+    "curves": lambda: figures.curves(
+        np.arange(5), {"a": np.arange(5) ** 2}, markers={"q": ([2], [4])}, title="c"
+    ),
 }
 
 
@@ -61,7 +80,9 @@ def test_head_grid_leaves_padding_cells_blank():
     fig = figures.head_grid(w, cell_titles=["h1", "h2", "h3", ""])
     assert [tr.name for tr in fig.data] == ["h1", "h2", "h3"]
     assert fig.layout.xaxis4.visible is False
-    assert fig.layout.xaxis2.showticklabels is True   # the cell below head 2 is blank: head 2 is the bottom row
+    assert (
+        fig.layout.xaxis2.showticklabels is True
+    )  # the cell below head 2 is blank: head 2 is the bottom row
 
 
 def test_arrays_go_to_the_browser_as_float32_unless_they_would_overflow():

@@ -13,13 +13,23 @@ from hypothesis.extra.numpy import arrays
 
 import visattn
 
-JUNK_SCALARS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(1e308), st.just(-1e308),
-                         st.text(max_size=3), st.none(), st.integers(-5, 5))
+JUNK_SCALARS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.just(1e308),
+    st.just(-1e308),
+    st.text(max_size=3),
+    st.none(),
+    st.integers(-5, 5),
+)
 JUNK = st.one_of(
     JUNK_SCALARS,
     st.lists(JUNK_SCALARS, max_size=4),
     st.lists(st.lists(JUNK_SCALARS, max_size=4), max_size=4),
-    arrays(np.float64, st.tuples(st.integers(0, 4), st.integers(0, 4)), elements=st.floats(allow_nan=True, allow_infinity=True)),
+    arrays(
+        np.float64,
+        st.tuples(st.integers(0, 4), st.integers(0, 4)),
+        elements=st.floats(allow_nan=True, allow_infinity=True),
+    ),
 )
 GOOD = st.floats(-1e3, 1e3, allow_nan=False)
 
@@ -35,8 +45,11 @@ def assert_distribution(w):
 
 
 def only_value_errors(fn, *args, **kwargs):
-    """Call fn; a ValueError is fine, any other exception fails the test. Returns the result or None."""
-    with np.errstate(over="raise", invalid="raise", divide="raise"):  # an overflow inside compute would be a silent NaN; make it loud
+    """Call fn; a ValueError is fine, any other exception fails the test. Returns the result or
+    None."""
+    with np.errstate(
+        over="raise", invalid="raise", divide="raise"
+    ):  # an overflow inside compute would be a silent NaN; make it loud
         try:
             return fn(*args, **kwargs)
         except ValueError as exc:
@@ -44,7 +57,14 @@ def only_value_errors(fn, *args, **kwargs):
             return None
 
 
-@given(st.data(), st.integers(1, 6), st.integers(1, 6), st.integers(1, 5), st.booleans(), st.floats(0.05, 20))
+@given(
+    st.data(),
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.integers(1, 5),
+    st.booleans(),
+    st.floats(0.05, 20),
+)
 def test_attention_valid(data, tq, tk, d, scale, temp):
     Q, K, V = data.draw(matrix(tq, d)), data.draw(matrix(tk, d)), data.draw(matrix(tk, 3))
     r = visattn.attention(Q, K, V, scale=scale, temperature=temp)
@@ -59,7 +79,9 @@ def test_attention_junk(Q, K, V):
         assert_distribution(r.weights)
 
 
-@given(st.data(), st.integers(1, 6), st.sampled_from([(4, 1), (4, 2), (6, 3), (8, 4)]), st.booleans())
+@given(
+    st.data(), st.integers(1, 6), st.sampled_from([(4, 1), (4, 2), (6, 3), (8, 4)]), st.booleans()
+)
 def test_multi_head_valid(data, T, dh, causal):
     D, H = dh
     X = data.draw(matrix(T, D))
@@ -68,15 +90,24 @@ def test_multi_head_valid(data, T, dh, causal):
     assert_distribution(r.weights)
 
 
-@given(JUNK, JUNK, st.one_of(st.integers(-3, 12), st.floats(allow_nan=True), st.text(max_size=2), st.none()))
+@given(
+    JUNK,
+    JUNK,
+    st.one_of(st.integers(-3, 12), st.floats(allow_nan=True), st.text(max_size=2), st.none()),
+)
 def test_multi_head_junk(X, W, H):
     r = only_value_errors(visattn.multi_head_attention, X, W, W, W, W, H)
     if r is not None:
         assert_distribution(r.weights)
 
 
-@given(JUNK, JUNK, JUNK, st.sampled_from(["gaussian", "laplace", "boxcar", "epanechnikov", "cosine", ""]),
-       st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=2), st.none()))
+@given(
+    JUNK,
+    JUNK,
+    JUNK,
+    st.sampled_from(["gaussian", "laplace", "boxcar", "epanechnikov", "cosine", ""]),
+    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=2), st.none()),
+)
 def test_kernel_regression_junk(q, k, v, kernel, bw):
     r = only_value_errors(visattn.nadaraya_watson, q, k, v, kernel=kernel, bandwidth=bw)
     if r is not None:
@@ -85,8 +116,10 @@ def test_kernel_regression_junk(q, k, v, kernel, bw):
         assert (r.weights[~ok] == 0).all()
 
 
-@given(st.one_of(st.integers(-10, 5000), st.floats(allow_nan=True), st.text(max_size=2)),
-       st.one_of(st.integers(-10, 3000), st.floats(allow_nan=True), st.none()))
+@given(
+    st.one_of(st.integers(-10, 5000), st.floats(allow_nan=True), st.text(max_size=2)),
+    st.one_of(st.integers(-10, 3000), st.floats(allow_nan=True), st.none()),
+)
 def test_sinusoid_junk(n, d):
     pe = only_value_errors(visattn.sinusoidal_encoding, n, d)
     if pe is not None:

@@ -1,6 +1,7 @@
-"""In Chinese, a user reads Chinese: every page's visible words (prose, labels, help, options, alerts, table
-headers, figure titles, hovers, legends, colour bars) are Chinese except names, symbols and the user's own
-or the lesson's quoted example words. Pages test their own bad inputs in Chinese in ``test_page_<page>.py``."""
+"""In Chinese, a user reads Chinese: every page's visible words (prose, labels, help, options,
+alerts, table headers, figure titles, hovers, legends, colour bars) are Chinese except names,
+symbols and the user's own or the lesson's quoted example words. Pages test their own bad inputs in
+Chinese in ``test_page_<page>.py``."""
 
 import pytest
 from apptest_util import PAGES, assert_clean, english_words, run_page, visible_text

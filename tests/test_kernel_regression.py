@@ -1,4 +1,5 @@
-"""Kernel regression and the scoring functions: article numbers by hand, properties, fit σ against brute force."""
+"""Kernel regression and the scoring functions: article numbers by hand, properties, fit σ against
+brute force."""
 
 import math
 
@@ -39,15 +40,19 @@ X = [[67, 91], [60, 87], [64, 84]]
 
 # ---- the waist example ------------------------------------------------------------------------------------------
 
+
 def test_waist_62_by_hand():
     keys, values = key_value_table(PRESETS["waist"].table)
     assert keys[:, 0].tolist() == [68, 60, 64] and values.tolist() == [126, 110, 115]
     b = explain_query(62, keys, values, "gaussian", 1.0)
-    # scores −(62 − k)²/2 = −18, −2, −2; e^−18 = 1.523e−8 and e^−2 = 0.1353 (the article's GS values)
+    # scores −(62 − k)²/2 = −18, −2, −2; e^−18 = 1.523e−8 and e^−2 = 0.1353 (the article's GS
+    # values)
     assert b.scores.tolist() == [-18.0, -2.0, -2.0]
     assert np.allclose(b.exp_scores, [math.exp(-18), math.exp(-2), math.exp(-2)], rtol=1e-12)
     z = math.exp(-18) + 2 * math.exp(-2)
-    assert np.allclose(b.weights, [math.exp(-18) / z, math.exp(-2) / z, math.exp(-2) / z], rtol=1e-12)
+    assert np.allclose(
+        b.weights, [math.exp(-18) / z, math.exp(-2) / z, math.exp(-2) / z], rtol=1e-12
+    )
     assert b.weights[0] < 1e-7 and abs(b.weights[1] - 0.5) < 1e-7 and abs(b.weights[2] - 0.5) < 1e-7
     assert abs(b.contributions.sum() - b.estimate) < 1e-12
     assert abs(b.estimate - 112.5) < 1e-5 and b.supported
@@ -57,7 +62,10 @@ def test_game_presets_have_the_newcomer():
     k1, _ = key_value_table(PRESETS["game_strength"].table)
     k2, _ = key_value_table(PRESETS["game_both"].table)
     assert k1.shape[1] == 1 and k2.shape[1] == 2
-    assert PRESETS["game_strength"].query == (207.0,) and PRESETS["game_both"].query == (207.0, 289.0)
+    assert PRESETS["game_strength"].query == (207.0,) and PRESETS["game_both"].query == (
+        207.0,
+        289.0,
+    )
     # 2-D: the weight falls with the Euclidean distance in the (strength, intelligence) plane
     keys, values = k2, key_value_table(PRESETS["game_both"].table)[1]
     b = explain_query([207, 289], keys, values, "gaussian", 20.0)
@@ -76,16 +84,26 @@ def test_noisy_preset_is_fifty_rounded_samples():
 
 # ---- kernels: properties ----------------------------------------------------------------------------------------
 
+
 def reference_kernel(kernel, u):
     """K(u) written out independently (unnormalised; constant factors cancel)."""
-    return {"gaussian": np.exp(-u**2 / 2), "laplace": np.exp(-u), "boxcar": (u <= 1).astype(float),
-            "epanechnikov": np.clip(1 - u**2, 0, None)}[kernel]
+    return {
+        "gaussian": np.exp(-(u**2) / 2),
+        "laplace": np.exp(-u),
+        "boxcar": (u <= 1).astype(float),
+        "epanechnikov": np.clip(1 - u**2, 0, None),
+    }[kernel]
 
 
 keys_1d = st.lists(st.floats(-100, 100, allow_nan=False), min_size=1, max_size=20)
 
 
-@given(keys=keys_1d, q=st.floats(-1e4, 1e4, allow_nan=False), sigma=st.floats(1e-3, 100), kernel=st.sampled_from(KERNELS))
+@given(
+    keys=keys_1d,
+    q=st.floats(-1e4, 1e4, allow_nan=False),
+    sigma=st.floats(1e-3, 100),
+    kernel=st.sampled_from(KERNELS),
+)
 @settings(max_examples=80)
 def test_weights_nonnegative_and_sum_to_one(keys, q, sigma, kernel):
     values = np.arange(len(keys), dtype=float)
@@ -102,7 +120,9 @@ def test_weights_nonnegative_and_sum_to_one(keys, q, sigma, kernel):
         assert np.all(np.abs(np.asarray(keys) - q) / sigma >= 1 - 1e-12)
 
 
-@given(keys=keys_1d, q=st.floats(-150, 150), sigma=st.floats(5, 100), kernel=st.sampled_from(KERNELS))
+@given(
+    keys=keys_1d, q=st.floats(-150, 150), sigma=st.floats(5, 100), kernel=st.sampled_from(KERNELS)
+)
 @settings(max_examples=60)
 def test_weights_match_the_kernel_written_out(keys, q, sigma, kernel):
     u = np.abs(np.asarray(keys) - q) / sigma
@@ -125,15 +145,18 @@ def test_query_far_from_every_key(kernel):
     else:
         assert b.supported and abs(b.weights.sum() - 1) < 1e-12
         # distances 932, 940, 936 from the keys 68, 60, 64
-        ref = np.exp(-np.array([0.0, 8.0, 4.0]))            # Laplace: e^{−u} relative to the nearest key
+        ref = np.exp(-np.array([0.0, 8.0, 4.0]))  # Laplace: e^{−u} relative to the nearest key
         if kernel == "gaussian":
-            ref = np.array([1.0, 0.0, 0.0])                # the others are e^{−7488} and e^{−3728} times it: 0
+            ref = np.array([1.0, 0.0, 0.0])  # the others are e^{−7488} and e^{−3728} times it: 0
         assert np.allclose(b.weights, ref / ref.sum(), atol=1e-12)
-        assert np.all(b.exp_scores == 0)            # e^{score} underflows, the shifted softmax does not
+        assert np.all(b.exp_scores == 0)  # e^{score} underflows, the shifted softmax does not
 
 
-@given(pts=st.lists(st.tuples(st.floats(-50, 50), st.floats(-50, 50)), min_size=2, max_size=12),
-       q=st.tuples(st.floats(-500, 500), st.floats(-500, 500)), kernel=st.sampled_from(KERNELS))
+@given(
+    pts=st.lists(st.tuples(st.floats(-50, 50), st.floats(-50, 50)), min_size=2, max_size=12),
+    q=st.tuples(st.floats(-500, 500), st.floats(-500, 500)),
+    kernel=st.sampled_from(KERNELS),
+)
 @settings(max_examples=40)
 def test_two_dimensional_keys(pts, q, kernel):
     r = nadaraya_watson([q], pts, np.ones(len(pts)), kernel, 10.0)
@@ -142,6 +165,7 @@ def test_two_dimensional_keys(pts, q, kernel):
 
 
 # ---- choosing σ by leave-one-out ----------------------------------------------------------------------------------
+
 
 def brute_loo(x, y, sigma, kernel):
     """Leave-one-out squared error, one point at a time, written without the library."""
@@ -174,8 +198,15 @@ def test_fit_bandwidth_with_compact_kernel_never_leaves_a_point_alone():
 
 # ---- bad input ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("table,code", [([[1, 2]], "table_rows"), ([[1], [2]], "table_columns"),
-                                        ([[1, 2, 3, 4], [5, 6, 7, 8]], "table_columns")])
+
+@pytest.mark.parametrize(
+    "table,code",
+    [
+        ([[1, 2]], "table_rows"),
+        ([[1], [2]], "table_columns"),
+        ([[1, 2, 3, 4], [5, 6, 7, 8]], "table_columns"),
+    ],
+)
 def test_table_shape_errors(table, code):
     with pytest.raises(InputError) as e:
         key_value_table(table)
@@ -218,9 +249,10 @@ def test_unknown_kernel_and_query_width():
 
 # ---- scoring: additive, dot, scaled dot -----------------------------------------------------------------------------
 
+
 def test_dot_scores_by_hand():
     d = dot_scores(Q, K)
-    assert d.scores[0, 0] == 64 * 68 + 85 * 91 == 12087      # the article's q1·k1
+    assert d.scores[0, 0] == 64 * 68 + 85 * 91 == 12087  # the article's q1·k1
     assert d.scores[1, 2] == 61 * 64 + 80 * 88
     s = scaled_dot_scores(Q, K)
     assert s.scale == pytest.approx(math.sqrt(2)) and np.allclose(s.scores, d.raw / math.sqrt(2))
@@ -231,7 +263,10 @@ def test_additive_against_a_loop():
     a = additive_scores(Q, K, W_q, W_k, w_v)
     for i in range(2):
         for j in range(3):
-            h = [math.tanh(sum(W_q[r, c] * Q[i][c] + W_k[r, c] * K[j][c] for c in range(2))) for r in range(3)]
+            h = [
+                math.tanh(sum(W_q[r, c] * Q[i][c] + W_k[r, c] * K[j][c] for c in range(2)))
+                for r in range(3)
+            ]
             assert a.scores[i, j] == pytest.approx(sum(w_v[r] * h[r] for r in range(3)), abs=1e-12)
     assert a.hidden.shape == (2, 3, 3)
 
@@ -246,7 +281,7 @@ def test_raw_features_make_softmax_one_hot_and_standardising_softens_it():
     for method in ("dot", "scaled_dot"):
         raw = score_attention(Q, K, V, method)
         assert np.all(np.isfinite(raw.weights)) and np.all(np.isfinite(raw.output))
-        assert raw.weights.max(axis=1).min() > 0.999            # score gaps of hundreds: one-hot
+        assert raw.weights.max(axis=1).min() > 0.999  # score gaps of hundreds: one-hot
         std = score_attention(Q, K, V, method, standardized=True)
         assert std.weights.max(axis=1).min() < 0.99
     sa = score_attention(X, X, X, "scaled_dot")
@@ -258,37 +293,48 @@ def test_standardize_by_hand():
     k = np.array(K, float)
     assert np.allclose(ks.mean(0), 0) and np.allclose(ks.std(0), 1)
     assert np.allclose(qs, (np.array(Q, float) - k.mean(0)) / k.std(0))
-    qs, ks = standardize([[1, 5]], [[2, 5], [4, 5]])              # constant feature: centred, not divided by 0
+    qs, ks = standardize([[1, 5]], [[2, 5], [4, 5]])  # constant feature: centred, not divided by 0
     assert np.allclose(ks, [[-1, 0], [1, 0]]) and np.allclose(qs, [[-2, 0]])
 
 
-mats = st.integers(1, 4).flatmap(lambda d: st.tuples(
-    st.lists(st.lists(st.floats(-100, 100), min_size=d, max_size=d), min_size=1, max_size=4),
-    st.lists(st.lists(st.floats(-100, 100), min_size=d, max_size=d), min_size=1, max_size=4)))
+mats = st.integers(1, 4).flatmap(
+    lambda d: st.tuples(
+        st.lists(st.lists(st.floats(-100, 100), min_size=d, max_size=d), min_size=1, max_size=4),
+        st.lists(st.lists(st.floats(-100, 100), min_size=d, max_size=d), min_size=1, max_size=4),
+    )
+)
 
 
 @given(qk=mats, method=st.sampled_from(SCORINGS), standardized=st.booleans())
-@example(qk=([[0.0, 1.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 1.2765392173213557e-34, 0.0]]), method="additive",
-         standardized=True)  # a key feature with a spread of 1e-34: standardising once blew the query up to 1e34
+@example(
+    qk=([[0.0, 1.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 1.2765392173213557e-34, 0.0]]),
+    method="additive",
+    standardized=True,
+)  # a key feature with a spread of 1e-34: standardising once blew the query up to 1e34
 @settings(max_examples=50)
 def test_scored_weights_are_distributions(qk, method, standardized):
     q, k = qk
     d = len(q[0])
     W_q, W_k, w_v = seeded_additive_weights(d, d, 2)
-    r = score_attention(q, k, np.ones((len(k), 1)), method, W_q=W_q, W_k=W_k, w_v=w_v, standardized=standardized)
+    r = score_attention(
+        q, k, np.ones((len(k), 1)), method, W_q=W_q, W_k=W_k, w_v=w_v, standardized=standardized
+    )
     assert r.weights.shape == (len(q), len(k))
     assert np.all(r.weights >= 0) and np.allclose(r.weights.sum(1), 1)
     assert np.allclose(r.output, 1)
 
 
-@pytest.mark.parametrize("call,code", [
-    (lambda: score_attention([[1, 2, 3]], K, V, "dot"), "qk_width"),
-    (lambda: score_attention(Q, K, V[:2], "dot"), "kv_rows"),
-    (lambda: score_attention(Q, K, V, "cosine"), "method"),
-    (lambda: additive_scores(Q, K, [[1, 2, 3]], [[1, 2]], [1]), "wq_shape"),
-    (lambda: additive_scores(Q, K, [[1, 2]], [[1, 2, 3]], [1]), "wk_shape"),
-    (lambda: additive_scores(Q, K, [[1, 2]], [[1, 2], [3, 4]], [1]), "hidden"),
-])
+@pytest.mark.parametrize(
+    "call,code",
+    [
+        (lambda: score_attention([[1, 2, 3]], K, V, "dot"), "qk_width"),
+        (lambda: score_attention(Q, K, V[:2], "dot"), "kv_rows"),
+        (lambda: score_attention(Q, K, V, "cosine"), "method"),
+        (lambda: additive_scores(Q, K, [[1, 2, 3]], [[1, 2]], [1]), "wq_shape"),
+        (lambda: additive_scores(Q, K, [[1, 2]], [[1, 2, 3]], [1]), "wk_shape"),
+        (lambda: additive_scores(Q, K, [[1, 2]], [[1, 2], [3, 4]], [1]), "hidden"),
+    ],
+)
 def test_scoring_shape_errors(call, code):
     with pytest.raises(InputError) as e:
         call()
@@ -297,38 +343,61 @@ def test_scoring_shape_errors(call, code):
 
 # ---- the lesson module: what the page shows, checked against independent arithmetic ------------------------------
 
+
 def test_breakdown_table_and_formula_by_hand():
     keys, values = key_value_table(PRESETS["waist"].table)
     b = explain_query(62, keys, values, "gaussian", 1.0)
     df = lesson.breakdown_table(b, ["k", "v", "s", "e", "w", "c"])
-    assert list(df.index) == ["1", "2", "3", "Σ"] and list(df.columns) == ["k", "v", "s", "e", "w", "c"]
-    assert df.loc["1", "s"] == "-18" and df.loc["2", "w"] == "0.5000" and df.loc["Σ", "c"] == "112.5000"
+    assert list(df.index) == ["1", "2", "3", "Σ"] and list(df.columns) == [
+        "k",
+        "v",
+        "s",
+        "e",
+        "w",
+        "c",
+    ]
+    assert (
+        df.loc["1", "s"] == "-18"
+        and df.loc["2", "w"] == "0.5000"
+        and df.loc["Σ", "c"] == "112.5000"
+    )
     f = lesson.formula(b, "gaussian", 1.0)
-    # the heaviest key is 60 (row 2; ties go to the first): d = |62 − 60| = 2, s = −2²/2 = −2, α = e^−2 / (e^−18 + 2e^−2)
+    # the heaviest key is 60 (row 2; ties go to the first): d = |62 − 60| = 2, s = −2²/2 = −2, α =
+    # e^−2 / (e^−18 + 2e^−2)
     assert r"d_{2}=|62-60|=2" in f.lines[0] and r"s_{2}=-\frac{2^2}{2\cdot 1^2}=-2" in f.lines[0]
     assert f"{math.exp(-2):.4g}" in f.lines[1] and r"=0.5" in f.lines[1]
-    assert f.lines[2].startswith("f(62)=0.5\\times 110+0.5\\times 115+") and f.lines[2].endswith("=112.5")
+    assert f.lines[2].startswith("f(62)=0.5\\times 110+0.5\\times 115+") and f.lines[2].endswith(
+        "=112.5"
+    )
     assert f.more == 0 and not f.underflow and f.symbolic in f.latex
 
 
 def test_formula_far_query_underflows_and_says_so():
     b = explain_query(1000.0, [60, 64, 68], [110, 115, 126], "gaussian", 1.0)
     f = lesson.formula(b, "gaussian", 1.0)
-    assert f.underflow and r"\max_j s_j" in f.lines[1]           # e^s is 0 for every key: the shifted form is shown
-    assert lesson.num(float("-inf")) == r"-\infty" and lesson.num(2.5e-262) == r"2.5\times 10^{-262}"
+    assert (
+        f.underflow and r"\max_j s_j" in f.lines[1]
+    )  # e^s is 0 for every key: the shifted form is shown
+    assert (
+        lesson.num(float("-inf")) == r"-\infty" and lesson.num(2.5e-262) == r"2.5\times 10^{-262}"
+    )
 
 
 def test_controls_and_query_ranges():
     c = lesson.controls("waist", PRESETS["waist"].table)
-    assert c.ranges == ((50.0, 80.0),) and c.steps[0] == 0.5     # the preset's own range and step
-    wide = [[0, 1], [200, 2]]                                      # keys 0 … 200: the range widens by 10 % each side
+    assert c.ranges == ((50.0, 80.0),) and c.steps[0] == 0.5  # the preset's own range and step
+    wide = [[0, 1], [200, 2]]  # keys 0 … 200: the range widens by 10 % each side
     c = lesson.controls("waist", wide)
-    assert c.ranges == ((-20.0, 220.0),) and c.steps[0] == 1.0     # a power of ten near span / 100 = 2.4
+    assert (
+        c.ranges == ((-20.0, 220.0),) and c.steps[0] == 1.0
+    )  # a power of ten near span / 100 = 2.4
     assert lesson.nice_step(240) == 1.0 and lesson.nice_step(0.5) == 0.001
 
 
 def test_fit_reports_a_flat_error_curve():
-    f = lesson.fit_sigma(PRESETS["waist"].table, "gaussian")        # three pairs: the LOO error is lowest at the smallest σ
+    f = lesson.fit_sigma(
+        PRESETS["waist"].table, "gaussian"
+    )  # three pairs: the LOO error is lowest at the smallest σ
     assert f.flat_upto is not None and f.flat_upto >= f.grid[0]
     assert lesson.fit_sigma(PRESETS["noisy"].table, "gaussian").flat_upto is None
 
@@ -342,21 +411,30 @@ def test_table_row_limit():
 
 
 def test_tiny_sigma_is_named_an_overflow_not_a_compact_kernel():
-    les = lesson.kernel_lesson(PRESETS["waist"].table, (62.0, 0.0), "gaussian", 1e-200, ((50.0, 80.0),))
+    les = lesson.kernel_lesson(
+        PRESETS["waist"].table, (62.0, 0.0), "gaussian", 1e-200, ((50.0, 80.0),)
+    )
     assert not les.breakdown.supported and les.unreachable == "overflow"
     assert [w[0] for w in les.warnings()] == ["overflow"]
     les = lesson.kernel_lesson(PRESETS["waist"].table, (200.0, 0.0), "boxcar", 1.0, ((50.0, 80.0),))
     assert les.unreachable == "compact"
-    les = lesson.kernel_lesson([[60, 1], [60, 2], [64, 3]], (62.0, 0.0), "gaussian", 1.0, ((50.0, 80.0),))
-    assert les.warnings() == (("duplicates", {"k": "60", "rows": "1, 2"}),)     # rows counted from 1
+    les = lesson.kernel_lesson(
+        [[60, 1], [60, 2], [64, 3]], (62.0, 0.0), "gaussian", 1.0, ((50.0, 80.0),)
+    )
+    assert les.warnings() == (("duplicates", {"k": "60", "rows": "1, 2"}),)  # rows counted from 1
 
 
 def test_float_facts_match_numpy():
     f = lesson.float_facts()
     with np.errstate(under="ignore"):
-        assert f.exp_minus_300 == np.exp(-300.0) > 0                   # e^−300 ≈ 5.1e-131: small, not 0
+        assert f.exp_minus_300 == np.exp(-300.0) > 0  # e^−300 ≈ 5.1e-131: small, not 0
         assert np.exp(f.zero_below) > 0 and np.exp(np.nextafter(f.zero_below, -np.inf)) == 0
-    assert -746 < f.zero_below < -745 and f.smallest == 5e-324 and f.eps == 2.0**-52 and f.lost_next_to_one
+    assert (
+        -746 < f.zero_below < -745
+        and f.smallest == 5e-324
+        and f.eps == 2.0**-52
+        and f.lost_next_to_one
+    )
     text = lesson.float_facts_text()
     assert text["e300"] == f"{np.exp(-300.0):.2g}" == "5.1e-131" and text["edge"] == "-745.13"
 
@@ -364,28 +442,53 @@ def test_float_facts_match_numpy():
 def test_article_002_printed_vs_computed():
     rows = {(r.what, r.note): r for r in lesson.article_002()}
     gs = rows[("GS(62, 68) = e^(−(62 − 68)²/2)", "")]
-    assert gs.printed == "1.52 × 10⁻⁸" and float(gs.computed) == pytest.approx(math.exp(-18), rel=1e-3) and gs.agrees
-    assert rows[("f(62)", "")].agrees and float(rows[("f(62)", "")].computed) == pytest.approx(112.5, abs=1e-4)
+    assert (
+        gs.printed == "1.52 × 10⁻⁸"
+        and float(gs.computed) == pytest.approx(math.exp(-18), rel=1e-3)
+        and gs.agrees
+    )
+    assert rows[("f(62)", "")].agrees and float(rows[("f(62)", "")].computed) == pytest.approx(
+        112.5, abs=1e-4
+    )
     score, weight = rows[("q₁ · k₁", "score")], rows[("α(q₁, k₁)", "weight")]
     assert float(score.computed) == 64 * 68 + 85 * 91 == 12087 and score.agrees
-    # the article calls 12087 the weight α(q₁, k₁); softmax of the row (12087, 11235, 11576) gives k₁ weight 1.000
+    # the article calls 12087 the weight α(q₁, k₁); softmax of the row (12087, 11235, 11576) gives
+    # k₁ weight 1.000
     z = np.exp(np.array([12087, 11235, 11576]) - 12087.0)
-    assert float(weight.computed) == pytest.approx(z[0] / z.sum()) and weight.printed.endswith("12087") and not weight.agrees
-    assert not rows[("α(qᵢ, kᵢ)", "dot_model")].agrees and "√d" in rows[("α(qᵢ, kᵢ)", "dot_model")].printed
+    assert (
+        float(weight.computed) == pytest.approx(z[0] / z.sum())
+        and weight.printed.endswith("12087")
+        and not weight.agrees
+    )
+    assert (
+        not rows[("α(qᵢ, kᵢ)", "dot_model")].agrees
+        and "√d" in rows[("α(qᵢ, kᵢ)", "dot_model")].printed
+    )
     assert not rows[("α(qᵢ, kᵢ)", "additive_model")].agrees
-    df = lesson.article_002_table(["what", "printed", "computed", "ok"], {"score": "S", "weight": "W", "dot_model": "D", "additive_model": "A"})
+    df = lesson.article_002_table(
+        ["what", "printed", "computed", "ok"],
+        {"score": "S", "weight": "W", "dot_model": "D", "additive_model": "A"},
+    )
     assert df.shape == (11, 3) and list(df["ok"]).count("✗") == 3 and "α(q₁, k₁) — W" in df.index
 
 
 def test_article_002_quotations_are_in_the_article():
-    """The printed column quotes article 002 (checked against its text when shared/ is beside the checkout)."""
+    """The printed column quotes article 002 (checked against its text when shared/ is beside the
+    checkout)."""
     from pathlib import Path
+
     path = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "002_d7fbc85a841e1126.txt"
     if not path.exists():
         pytest.skip("article 002 is not beside this checkout")
     text = path.read_text(encoding="utf-8").replace(" ", "")
-    for quoted in (r"GS(62,68)=1.52\times10^{-8}", "GS(62,60)=0.135", r"\alpha(62,60)=0.5", "=4352+7735=12087",
-                   r"\alpha(q_i,k_i)=\frac{q_i\cdotk_i}{\sqrt{d}}", r"\text{softmax}(W_q{q}_i+W_k{k}_i+b)"):
+    for quoted in (
+        r"GS(62,68)=1.52\times10^{-8}",
+        "GS(62,60)=0.135",
+        r"\alpha(62,60)=0.5",
+        "=4352+7735=12087",
+        r"\alpha(q_i,k_i)=\frac{q_i\cdotk_i}{\sqrt{d}}",
+        r"\text{softmax}(W_q{q}_i+W_k{k}_i+b)",
+    ):
         assert quoted in text, quoted
 
 
@@ -393,26 +496,49 @@ def test_self_lesson_and_top_pairs():
     r = lesson.self_lesson(X, "dot", (None, None, None), False)
     raw = np.array(X, float) @ np.array(X, float).T
     assert r.names == ("x1", "x2", "x3") and np.allclose(r.result.scores, raw)
-    assert lesson.top_pairs(r.result.weights, r.names, r.names) == tuple(f"x{i + 1} → x{int(j) + 1}" for i, j in enumerate(raw.argmax(1)))
+    assert lesson.top_pairs(r.result.weights, r.names, r.names) == tuple(
+        f"x{i + 1} → x{int(j) + 1}" for i, j in enumerate(raw.argmax(1))
+    )
     assert lesson.names(r.result) == (["k1", "k2", "k3"], ["q1", "q2", "q3"])
 
 
 # ---- the lesson's figures: Plotly's full validation once, and the words they are given ----------------------------
 
-@pytest.mark.parametrize("preset,kernel,query", [("waist", "gaussian", (62.0, 0.0)), ("game_both", "laplace", (207.0, 289.0)),
-                                                 ("waist", "boxcar", (200.0, 0.0))])
+
+@pytest.mark.parametrize(
+    "preset,kernel,query",
+    [
+        ("waist", "gaussian", (62.0, 0.0)),
+        ("game_both", "laplace", (207.0, 289.0)),
+        ("waist", "boxcar", (200.0, 0.0)),
+    ],
+)
 def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     import plotly.graph_objects as go
 
     from visattn.figures import kernel as kfig
+
     p = PRESETS[preset]
-    les = lesson.kernel_lesson(p.table, query, kernel, p.sigma, lesson.controls(preset, p.table).ranges)
-    words = kfig.Words(("A", "B", "C")[: len(p.table[0])], query="Q!", weight="W!", bars_title="T {q}", keys_axis="K ({name})")
-    figs = kfig.lesson_figures(les, words, 13) + ([(kfig.loo_figure(les, words, 13), "kernel_loo_error")] if les.fit else [])
+    les = lesson.kernel_lesson(
+        p.table, query, kernel, p.sigma, lesson.controls(preset, p.table).ranges
+    )
+    words = kfig.Words(
+        ("A", "B", "C")[: len(p.table[0])],
+        query="Q!",
+        weight="W!",
+        bars_title="T {q}",
+        keys_axis="K ({name})",
+    )
+    figs = kfig.lesson_figures(les, words, 13) + (
+        [(kfig.loo_figure(les, words, 13), "kernel_loo_error")] if les.fit else []
+    )
     r = lesson.scored(Q, K, V, "dot", None, None, None, False)
-    figs += [(f, kind) for f, kind in kfig.score_maps(r, lesson.names(r), ("S", "W"), words, "score!", 13)]
+    figs += [
+        (f, kind)
+        for f, kind in kfig.score_maps(r, lesson.names(r), ("S", "W"), words, "score!", 13)
+    ]
     for fig, name in figs:
-        go.Figure(fig.to_dict())                                          # raises on any bad property
+        go.Figure(fig.to_dict())  # raises on any bad property
         assert name
     spec = figs[0][0].to_dict()
     assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(les.breakdown.query)}"
@@ -423,15 +549,17 @@ def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
 def test_keys_at_the_magnitude_limit_keep_the_curve_within_it():
     table = [[1e12, 1.0], [-1e12, 2.0]]
     c = lesson.controls("waist", table)
-    assert c.ranges == ((-1e12, 1e12),)                          # widened by 10 %, then held at ±1e12
+    assert c.ranges == ((-1e12, 1e12),)  # widened by 10 %, then held at ±1e12
     les = lesson.kernel_lesson(table, (0.0, 0.0), "gaussian", 1e12, c.ranges)
     assert les.breakdown.estimate == pytest.approx(1.5) and np.abs(les.curve_x).max() <= 1e12
 
 
 # ---- live figures: the in-figure sliders' precomputed steps (issue 14) ----------------------------------------------
 
+
 def _softmax_gaussian(q, keys, sigma):
-    """By hand: weights of the Gaussian kernel, softmax of −‖q − k‖²/(2σ²) (max subtracted first)."""
+    """By hand: weights of the Gaussian kernel, softmax of −‖q − k‖²/(2σ²) (max subtracted
+    first)."""
     s = [-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * sigma**2) for k in keys]
     e = [math.exp(x - max(s)) for x in s]
     return [x / sum(e) for x in e]
@@ -446,10 +574,10 @@ def _live(preset, kernel="gaussian", query=None, sigma=None):
 
 
 def test_query_sweep_is_the_kernel_at_each_grid_query():
-    p, c, les = _live("waist", query=(62.3, 0.0))                     # 62.3 is off the 0.5 grid: put in exactly
+    p, c, les = _live("waist", query=(62.3, 0.0))  # 62.3 is off the 0.5 grid: put in exactly
     sw = les.by_query
     assert sw.values[sw.active] == 62.3 and list(sw.values) == sorted(sw.values)
-    n = lesson.N_LIVE_QUERY                                           # 60 slider steps of 0.5 from 50 to 80, n of them kept
+    n = lesson.N_LIVE_QUERY  # 60 slider steps of 0.5 from 50 to 80, n of them kept
     grid = [50.0 + 0.5 * round(60 * j / (n - 1)) for j in range(n)]
     assert sorted(set(grid) | {62.3}) == list(sw.values)
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
@@ -465,24 +593,38 @@ def test_sigma_sweep_moves_the_curve_and_the_estimate():
     sw = les.by_sigma
     lo, hi = c.sigma_range
     assert sw.values[sw.active] == 1.0 and sw.values.min() >= lo and sw.values.max() <= max(hi, 1.0)
-    assert np.allclose(sw.values / c.sigma_step, np.round(sw.values / c.sigma_step)) and (np.diff(sw.values) > 0).all()
-    ratio = (hi / lo) ** (1 / (lesson.N_LIVE_SIGMA - 1))                 # log-spaced: no gap wider than one geometric step
-    assert (sw.values[1:] / sw.values[:-1]).max() <= ratio * (1 + c.sigma_step / lo) and len(sw.values) >= 20
+    assert (
+        np.allclose(sw.values / c.sigma_step, np.round(sw.values / c.sigma_step))
+        and (np.diff(sw.values) > 0).all()
+    )
+    ratio = (hi / lo) ** (
+        1 / (lesson.N_LIVE_SIGMA - 1)
+    )  # log-spaced: no gap wider than one geometric step
+    assert (sw.values[1:] / sw.values[:-1]).max() <= ratio * (1 + c.sigma_step / lo) and len(
+        sw.values
+    ) >= 20
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
     for s, curve, est in zip(sw.values, sw.curves, sw.estimates):
         for x, y in list(zip(les.curve_x, curve))[::50]:
-            assert y == pytest.approx(sum(a * b for a, b in zip(_softmax_gaussian([x], [[k] for k in keys], s), values)))
-        assert est == pytest.approx(sum(a * b for a, b in zip(_softmax_gaussian([62.0], [[k] for k in keys], s), values)))
+            assert y == pytest.approx(
+                sum(a * b for a, b in zip(_softmax_gaussian([x], [[k] for k in keys], s), values))
+            )
+        assert est == pytest.approx(
+            sum(a * b for a, b in zip(_softmax_gaussian([62.0], [[k] for k in keys], s), values))
+        )
     assert np.allclose(sw.curves[sw.active], les.curve_y)
 
 
 def test_plane_sigma_sweep_in_two_dimensions():
     p, c, les = _live("game_both")
     sw = les.by_sigma
-    assert sw.curves.shape == (len(sw.values), lesson.N_PLANE, lesson.N_PLANE) and len(sw.values) <= lesson.N_LIVE_SIGMA_PLANE + 1
+    assert (
+        sw.curves.shape == (len(sw.values), lesson.N_PLANE, lesson.N_PLANE)
+        and len(sw.values) <= lesson.N_LIVE_SIGMA_PLANE + 1
+    )
     keys, values = [k[:2] for k in p.table], [k[2] for k in p.table]
     i = len(sw.values) // 3
-    x, y = les.curve_x[7], les.plane_y[11]                              # one cell: row follows the second feature
+    x, y = les.curve_x[7], les.plane_y[11]  # one cell: row follows the second feature
     want = sum(a * b for a, b in zip(_softmax_gaussian([x, y], keys, sw.values[i]), values))
     assert sw.curves[i][11, 7] == pytest.approx(want)
     assert np.allclose(sw.weights[i], _softmax_gaussian([207.0, 289.0], keys, sw.values[i]))
@@ -495,53 +637,85 @@ def _steps(fig):
 def _array(v):
     """A step's array: a plain list (None for a gap) or a typed-array spec (base64 float32)."""
     import base64
+
     if isinstance(v, dict):
         a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).astype(float)
         return a.reshape([int(n) for n in v["shape"].split(",")]) if "shape" in v else a
     return np.array([np.nan if x is None else x for x in v], dtype=float)
 
 
-@pytest.mark.parametrize("preset,kernel", [("waist", "gaussian"), ("game_both", "laplace"), ("noisy", "boxcar"), ("game_strength", "epanechnikov")])
+@pytest.mark.parametrize(
+    "preset,kernel",
+    [
+        ("waist", "gaussian"),
+        ("game_both", "laplace"),
+        ("noisy", "boxcar"),
+        ("game_strength", "epanechnikov"),
+    ],
+)
 def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
     import plotly.graph_objects as go
 
     from visattn.figures import kernel as kfig
+
     p, c, les = _live(preset, kernel)
-    words = kfig.Words(("A", "B", "C")[: len(p.table[0])], estimate_line="E {fq} = {value}", no_estimate="none at {q}",
-                       live_query="Q {name} = ", live_sigma="S = ", bars_title="T {q}")
+    words = kfig.Words(
+        ("A", "B", "C")[: len(p.table[0])],
+        estimate_line="E {fq} = {value}",
+        no_estimate="none at {q}",
+        live_query="Q {name} = ",
+        live_sigma="S = ",
+        bars_title="T {q}",
+    )
     figs = dict((name, fig) for fig, name in kfig.lesson_figures(les, words, 13))
     for fig in figs.values():
-        go.Figure(fig.to_dict())                                          # raises on any bad property
+        go.Figure(fig.to_dict())  # raises on any bad property
     bars = _steps(figs["kernel_weights_bars"])
     assert bars["currentvalue"]["prefix"] == "Q A = " and bars["active"] == les.by_query.active
-    for q, w, est, step in zip(les.by_query.values, les.by_query.weights, les.by_query.estimates, bars["steps"]):
+    for q, w, est, step in zip(
+        les.by_query.values, les.by_query.weights, les.by_query.estimates, bars["steps"]
+    ):
         data, layout, traces = step["args"]
         assert step["method"] == "update" and list(traces) == [0]
         assert np.allclose(_array(data["y"][0]), w, rtol=1e-5, atol=1e-30)
         qt = lesson.key_text([q, *les.breakdown.query[1:]])
         assert layout["title.text"] == f"T {qt}"
         fq = f"f{qt}" if len(qt) > 1 and qt[0] == "(" else f"f({qt})"
-        assert layout["annotations[0].text"] == (f"E {fq} = {est:.6g}" if np.isfinite(est) else f"none at {qt}")
+        assert layout["annotations[0].text"] == (
+            f"E {fq} = {est:.6g}" if np.isfinite(est) else f"none at {qt}"
+        )
         colours = list(data["marker.color"][0])
         assert colours.count(kfig.ORANGE) == (1 if np.isfinite(est) else 0)
         if np.isfinite(est):
             assert colours.index(kfig.ORANGE) == int(np.argmax(w))
     spec = figs["kernel_weights_bars"].to_plotly_json()
-    assert spec["layout"]["annotations"][0]["text"] == bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
+    assert (
+        spec["layout"]["annotations"][0]["text"]
+        == bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
+    )
     curve = _steps(figs["kernel_plane" if "kernel_plane" in figs else "kernel_fitted_curve"])
     assert curve["currentvalue"]["prefix"] == "S = " and curve["active"] == les.by_sigma.active
-    assert [float(s["label"]) for s in curve["steps"]] == pytest.approx(list(les.by_sigma.values), rel=1e-3)
+    assert [float(s["label"]) for s in curve["steps"]] == pytest.approx(
+        list(les.by_sigma.values), rel=1e-3
+    )
     for k, step in enumerate(curve["steps"]):
         data, layout, traces = step["args"]
         got = _array(data["z"][0] if "z" in data else data["y"][0])
         assert np.allclose(got, les.by_sigma.curves[k], rtol=1e-4, equal_nan=True)
         est = les.by_sigma.estimates[k]
-        assert (str(f"{est:.6g}") in layout["annotations[0].text"]) if np.isfinite(est) else layout["annotations[0].text"].startswith("none at")
+        assert (
+            (str(f"{est:.6g}") in layout["annotations[0].text"])
+            if np.isfinite(est)
+            else layout["annotations[0].text"].startswith("none at")
+        )
 
 
 def test_live_figure_sizes_stay_modest():
     from visattn.figures import kernel as kfig
+
     for preset in PRESETS:
         p, c, les = _live(preset)
-        for fig, name in kfig.lesson_figures(les, kfig.Words(("A", "B", "C")[: len(p.table[0])]), 13):
+        for fig, name in kfig.lesson_figures(
+            les, kfig.Words(("A", "B", "C")[: len(p.table[0])]), 13
+        ):
             assert len(fig.to_json()) < 1_000_000, name

@@ -1,4 +1,5 @@
-"""visattn.figures.live: the in-figure slider's structure, each step checked against values computed here."""
+"""visattn.figures.live: the in-figure slider's structure, each step checked against values computed
+here."""
 
 import json
 import math
@@ -7,7 +8,17 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from visattn.figures.live import Step, add_slider, even_grid, live, log_grid, packed, plain, rounded, with_value
+from visattn.figures.live import (
+    Step,
+    add_slider,
+    even_grid,
+    live,
+    log_grid,
+    packed,
+    plain,
+    rounded,
+    with_value,
+)
 
 
 def test_with_value_inserts_the_value_exactly():
@@ -18,14 +29,24 @@ def test_with_value_inserts_the_value_exactly():
 
 def test_even_grid_takes_slider_values():
     assert even_grid(50.0, 80.0, 0.5, most=101) == tuple(50.0 + 0.5 * k for k in range(61))
-    assert even_grid(0.0, 0.3, 0.05) == (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)   # no 0.15000000000000002
+    assert even_grid(0.0, 0.3, 0.05) == (
+        0.0,
+        0.05,
+        0.1,
+        0.15,
+        0.2,
+        0.25,
+        0.3,
+    )  # no 0.15000000000000002
     g = even_grid(0.0, 10.0, 0.05, most=11)
     assert g == tuple(float(k) for k in range(11))
-    assert even_grid(100.0, 320.0, 1.0, most=101) == tuple(100.0 + round(220 * j / 100) for j in range(101))   # 220 steps, every 2.2nd
+    assert even_grid(100.0, 320.0, 1.0, most=101) == tuple(
+        100.0 + round(220 * j / 100) for j in range(101)
+    )  # 220 steps, every 2.2nd
 
 
 def test_log_grid_is_geometric_and_on_step():
-    g = log_grid(0.1, 10.0, 0.1, most=5)       # 0.1, 0.316, 1, 3.16, 10 → rounded to 0.1
+    g = log_grid(0.1, 10.0, 0.1, most=5)  # 0.1, 0.316, 1, 3.16, 10 → rounded to 0.1
     assert g == (0.1, 0.3, 1.0, 3.2, 10.0)
 
 
@@ -42,9 +63,16 @@ def _figure(q: float) -> go.Figure:
     s = -((q - keys) ** 2) / 2
     w = np.exp(s - s.max())
     w = w / w.sum()
-    return go.Figure([go.Bar(x=["60", "64", "68"], y=w, marker=dict(color=["blue"] * 3)),
-                      go.Scatter(x=[q], y=[1.0])],
-                     layout=dict(title=dict(text=f"q = {q:g}"), annotations=[dict(text=f"f = {w @ [110, 115, 126]:.4f}", x=0, y=1)]))
+    return go.Figure(
+        [
+            go.Bar(x=["60", "64", "68"], y=w, marker=dict(color=["blue"] * 3)),
+            go.Scatter(x=[q], y=[1.0]),
+        ],
+        layout=dict(
+            title=dict(text=f"q = {q:g}"),
+            annotations=[dict(text=f"f = {w @ [110, 115, 126]:.4f}", x=0, y=1)],
+        ),
+    )
 
 
 def _step(q: float) -> Step:
@@ -52,14 +80,19 @@ def _step(q: float) -> Step:
     s = -((q - keys) ** 2) / 2
     w = np.exp(s - s.max())
     w = w / w.sum()
-    return Step({0: {"y": w}, 1: {"x": [q]}}, {"title.text": f"q = {q:g}", "annotations[0].text": f"f = {w @ [110, 115, 126]:.4f}"})
+    return Step(
+        {0: {"y": w}, 1: {"x": [q]}},
+        {"title.text": f"q = {q:g}", "annotations[0].text": f"f = {w @ [110, 115, 126]:.4f}"},
+    )
 
 
 def test_steps_carry_each_values_own_numbers():
-    fig = live(_figure(62.0), label="query = ", grid=[50.0, 60.0, 70.0, 80.0], value=62.0, step=_step)
-    spec = json.loads(fig.to_json())                             # what the browser gets
+    fig = live(
+        _figure(62.0), label="query = ", grid=[50.0, 60.0, 70.0, 80.0], value=62.0, step=_step
+    )
+    spec = json.loads(fig.to_json())  # what the browser gets
     (slider,) = spec["layout"]["sliders"]
-    assert slider["active"] == 2                                 # 50, 60, 62, 70, 80: the current value is the third
+    assert slider["active"] == 2  # 50, 60, 62, 70, 80: the current value is the third
     assert [s["label"] for s in slider["steps"]] == ["50", "60", "62", "70", "80"]
     assert slider["currentvalue"]["prefix"] == "query = "
     for q, s in zip([50.0, 60.0, 62.0, 70.0, 80.0], slider["steps"]):
@@ -71,10 +104,13 @@ def test_steps_carry_each_values_own_numbers():
         want = [x / sum(e) for x in e]
         np.testing.assert_allclose(data["y"][0], want, rtol=1e-5, atol=1e-12)
         assert data["x"][1] == [q]
-        assert data["y"][1] == [1.0]                           # trace 1's y is not in the step: the figure's own
-        assert data["x"][0] == ["60", "64", "68"]              # trace 0's x likewise
+        assert data["y"][1] == [1.0]  # trace 1's y is not in the step: the figure's own
+        assert data["x"][0] == ["60", "64", "68"]  # trace 0's x likewise
         assert layout["title.text"] == f"q = {q:g}"
-        assert layout["annotations[0].text"] == f"f = {sum(a * b for a, b in zip(want, (110, 115, 126))):.4f}"
+        assert (
+            layout["annotations[0].text"]
+            == f"f = {sum(a * b for a, b in zip(want, (110, 115, 126))):.4f}"
+        )
     # the active step shows what the figure shows
     assert slider["steps"][2]["args"][1]["title.text"] == spec["layout"]["title"]["text"]
 
@@ -90,7 +126,13 @@ def test_hidden_tick_labels_and_room_below():
 
 def test_steps_must_agree():
     with pytest.raises(ValueError):
-        add_slider(_figure(62.0), label="", values=[1.0, 2.0], steps=[_step(1.0), Step({0: {"y": [1, 2, 3]}})], active=0)
+        add_slider(
+            _figure(62.0),
+            label="",
+            values=[1.0, 2.0],
+            steps=[_step(1.0), Step({0: {"y": [1, 2, 3]}})],
+            active=0,
+        )
     with pytest.raises(ValueError):
         add_slider(_figure(62.0), label="", values=[1.0], steps=[_step(1.0)], active=1)
     with pytest.raises(ValueError):
@@ -99,10 +141,14 @@ def test_steps_must_agree():
 
 def test_rounded_prints_short():
     rng = np.random.default_rng(0)
-    a = np.concatenate([rng.normal(0, 1, 500) * 10.0 ** rng.integers(-12, 12, 500), [0.0, 112.5, -3e-7, 1e20]])
+    a = np.concatenate(
+        [rng.normal(0, 1, 500) * 10.0 ** rng.integers(-12, 12, 500), [0.0, 112.5, -3e-7, 1e20]]
+    )
     r = rounded(a, 6)
     for x, y in zip(a, r):
-        assert repr(float(y)) == repr(float(f"{x:.6g}"))     # the same number as formatting with 6 digits, printed as short
+        assert repr(float(y)) == repr(
+            float(f"{x:.6g}")
+        )  # the same number as formatting with 6 digits, printed as short
 
 
 def test_packed_is_plotlys_typed_array():
@@ -113,4 +159,4 @@ def test_packed_is_plotlys_typed_array():
     assert spec["dtype"] == "f4" and spec["shape"] == "2, 3"
     back = np.frombuffer(base64.b64decode(spec["bdata"]), dtype="<f4").reshape(2, 3)
     np.testing.assert_array_equal(back, a.astype(np.float32))
-    assert "shape" not in packed([1.0, 2.0]) and plain(spec) is spec      # passed through as it is
+    assert "shape" not in packed([1.0, 2.0]) and plain(spec) is spec  # passed through as it is

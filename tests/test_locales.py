@@ -1,9 +1,9 @@
-"""Every string the user sees exists in English and Chinese, with the same placeholders; every key is used.
+"""Every string the user sees exists in English and Chinese, with the same placeholders; every key
+is used.
 
-Keys are string literals in the code (never built at run time), so reading the source finds them all:
-a key no code names, or a named key missing from the locale files, fails here. Error messages are keyed by
-the codes of :class:`visattn.errors.InputError`, read from the raise sites.
-"""
+Keys are string literals in the code (never built at run time), so reading the source finds them
+all: a key no code names, or a named key missing from the locale files, fails here. Error messages
+are keyed by the codes of :class:`visattn.errors.InputError`, read from the raise sites."""
 
 import ast
 import json
@@ -17,9 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "ui" / "locales"
 NAMESPACES = sorted(p.stem for p in (LOCALES / "en").glob("*.json"))
 APP_SOURCES = [ROOT / "app.py", *sorted(ROOT.glob("pages/*.py")), *sorted(ROOT.glob("ui/*.py"))]
-RAISE_SOURCES = [f for f in (*sorted(ROOT.glob("visattn/**/*.py")), *sorted(ROOT.glob("ui/*.py"))) if f.name != "errors.py"]
+RAISE_SOURCES = [
+    f
+    for f in (*sorted(ROOT.glob("visattn/**/*.py")), *sorted(ROOT.glob("ui/*.py")))
+    if f.name != "errors.py"
+]
 KEY = re.compile(r"(" + "|".join(NAMESPACES) + r")\.[A-Za-z0-9_]+")
-# The one place a key is built from data: an InputError's code (and an argument name) → errors.<code>.
+# The one place a key is built from data: an InputError's code (and an argument name) →
+# errors.<code>.
 DYNAMIC_ALLOWED = {ROOT / "ui" / "errors.py"}
 
 
@@ -40,12 +45,15 @@ def trees(files):
 
 
 def error_raises():
-    """[(file, line, code, {param names})] for every ``InputError("code", …, **params)`` in visattn and ui."""
+    """[(file, line, code, {param names})] for every ``InputError("code", …, **params)`` in visattn
+    and ui."""
     out = []
     for f, tree in trees(RAISE_SOURCES):
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "InputError":
-                assert node.args and isinstance(node.args[0], ast.Constant), f"{f}:{node.lineno}: the code must be a literal"
+                assert node.args and isinstance(node.args[0], ast.Constant), (
+                    f"{f}:{node.lineno}: the code must be a literal"
+                )
                 out.append((f, node.lineno, node.args[0].value, {k.arg for k in node.keywords}))
     return out
 
@@ -64,7 +72,8 @@ def test_same_keys_and_placeholders(ns):
 
 
 def test_keys_are_literals():
-    """t(…) takes a literal key (or a name bound to literals); no f-string or concatenation builds one."""
+    """t(…) takes a literal key (or a name bound to literals); no f-string or concatenation builds
+    one."""
     bad = []
     for f, tree in trees(APP_SOURCES):
         if f in DYNAMIC_ALLOWED:
@@ -80,9 +89,16 @@ def literal_keys():
     """Every string literal in the app's code that names a locale key."""
     found = set()
     for _, tree in trees(APP_SOURCES):
-        parts = {id(c) for j in ast.walk(tree) if isinstance(j, ast.JoinedStr) for c in j.values}   # pieces of f-strings
+        parts = {
+            id(c) for j in ast.walk(tree) if isinstance(j, ast.JoinedStr) for c in j.values
+        }  # pieces of f-strings
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY.fullmatch(node.value) and id(node) not in parts:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and KEY.fullmatch(node.value)
+                and id(node) not in parts
+            ):
                 found.add(node.value)
     return found
 
@@ -91,7 +107,9 @@ def test_every_key_named_in_code_exists():
     keys = set(catalogue("en"))
     used = literal_keys()
     assert len(used) > 100, "the scan found almost no keys: it is broken"
-    assert used <= keys, f"keys named in code but missing from the locale files: {sorted(used - keys)}"
+    assert used <= keys, (
+        f"keys named in code but missing from the locale files: {sorted(used - keys)}"
+    )
 
 
 def test_every_error_code_is_translated():
@@ -102,23 +120,32 @@ def test_every_error_code_is_translated():
         for f, line, code, params in raises:
             key = f"errors.{code}"
             assert key in cat, f"{f.relative_to(ROOT)}:{line}: no {lang} text for {key}"
-            assert fields(cat[key]) <= params, f"{f.relative_to(ROOT)}:{line}: {key} needs {fields(cat[key]) - params}"
+            assert fields(cat[key]) <= params, (
+                f"{f.relative_to(ROOT)}:{line}: {key} needs {fields(cat[key]) - params}"
+            )
 
 
 def test_no_unused_keys():
     codes = {f"errors.{code}" for _, _, code, _ in error_raises()}
-    names = {k for k in catalogue("en") if k.startswith("errors.name_")}   # optional: argument names inside messages
+    names = {
+        k for k in catalogue("en") if k.startswith("errors.name_")
+    }  # optional: argument names inside messages
     unused = set(catalogue("en")) - literal_keys() - codes - names
     assert not unused, f"keys no code uses (delete them, or use them): {sorted(unused)}"
 
 
 def test_no_key_twice_in_a_file():
-    """JSON keeps the last of two equal keys silently: a file edited by two hands must not hide one."""
+    """JSON keeps the last of two equal keys silently: a file edited by two hands must not hide
+    one."""
     for lang in ("en", "zh"):
         for ns in NAMESPACES:
-            pairs = json.loads((LOCALES / lang / f"{ns}.json").read_text(encoding="utf-8"), object_pairs_hook=list)
+            pairs = json.loads(
+                (LOCALES / lang / f"{ns}.json").read_text(encoding="utf-8"), object_pairs_hook=list
+            )
             keys = [k for k, _ in pairs]
-            assert len(keys) == len(set(keys)), f"{lang}/{ns}: {sorted({k for k in keys if keys.count(k) > 1})}"
+            assert len(keys) == len(set(keys)), (
+                f"{lang}/{ns}: {sorted({k for k in keys if keys.count(k) > 1})}"
+            )
 
 
 def test_chinese_files_are_chinese():

@@ -1,9 +1,9 @@
-"""Multi-head attention against independent implementations, the shape explorer's numbers, random heads.
+"""Multi-head attention against independent implementations, the shape explorer's numbers, random
+heads.
 
-Acceptance 2: ``multi_head_attention`` equals a plain per-head loop and the concat-then-W_O formula, both
-written out here without any visattn helper. Acceptance 3: GPT-3's 4 × 12288² = 603,979,776 attention
-parameters per layer and 12288 / 96 = 128 per head.
-"""
+Acceptance 2: ``multi_head_attention`` equals a plain per-head loop and the concat-then-W_O formula,
+both written out here without any visattn helper. Acceptance 3: GPT-3's 4 × 12288² = 603,979,776
+attention parameters per layer and 12288 / 96 = 128 per head."""
 
 from __future__ import annotations
 
@@ -27,20 +27,20 @@ def _softmax_rows(s: np.ndarray) -> np.ndarray:
 
 
 def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads, causal=False):
-    """Each head on its own columns, its output projected by its own rows of W_o, the projections summed.
+    """Each head on its own columns, its output projected by its own rows of W_o, the projections
+    summed.
 
-    MHA(X) = Σ_h softmax(X W_q^h (X W_k^h)ᵀ / √Dh) X W_v^h · W_o^h, with W_*^h = columns h·Dh … (h+1)·Dh
-    and W_o^h = rows h·Dh … (h+1)·Dh — never forming the concatenation.
-    """
+    MHA(X) = Σ_h softmax(X W_q^h (X W_k^h)ᵀ / √Dh) X W_v^h · W_o^h, with W_*^h = columns h·Dh …
+    (h+1)·Dh and W_o^h = rows h·Dh … (h+1)·Dh — never forming the concatenation."""
     T, D = X.shape
     Dh = D // n_heads
     out = np.zeros((T, D))
     weights, heads = [], []
     for h in range(n_heads):
         cols = slice(h * Dh, (h + 1) * Dh)
-        q, k, v = X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols]     # (T, Dh) each
+        q, k, v = X @ W_q[:, cols], X @ W_k[:, cols], X @ W_v[:, cols]  # (T, Dh) each
         s = np.empty((T, T))
-        for i in range(T):                                                 # scores one pair at a time
+        for i in range(T):  # scores one pair at a time
             for j in range(T):
                 s[i, j] = sum(q[i, c] * k[j, c] for c in range(Dh)) / np.sqrt(Dh)
                 if causal and j > i:
@@ -49,16 +49,17 @@ def per_head_loop(X, W_q, W_k, W_v, W_o, n_heads, causal=False):
         head = a @ v
         weights.append(a)
         heads.append(head)
-        out += head @ W_o[cols, :]                                          # (T, Dh) x (Dh, D)
+        out += head @ W_o[cols, :]  # (T, Dh) x (Dh, D)
     return np.array(weights), np.array(heads), out
 
 
 def concat_then_wo(X, W_q, W_k, W_v, W_o, n_heads):
-    """The formula as written in the paper: Concat(head_1, …, head_H) W_o, head_h = Attention(Q_h, K_h, V_h)."""
+    """The formula as written in the paper: Concat(head_1, …, head_H) W_o, head_h = Attention(Q_h,
+    K_h, V_h)."""
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     parts = np.split(np.arange(X.shape[1]), n_heads)
     heads = [_softmax_rows(Q[:, c] @ K[:, c].T / np.sqrt(len(c))) @ V[:, c] for c in parts]
-    concat = np.concatenate(heads, axis=1)                                 # (T, H·Dh) = (T, D)
+    concat = np.concatenate(heads, axis=1)  # (T, H·Dh) = (T, D)
     return concat, concat @ W_o
 
 
@@ -67,7 +68,7 @@ def mha_inputs(draw):
     T = draw(st.integers(1, 7))
     H = draw(st.integers(1, 4))
     Dh = draw(st.integers(1, 5))
-    seed = draw(st.integers(0, 2 ** 32 - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
     scale = draw(st.sampled_from([0.1, 1.0, 3.0]))
     rng = np.random.default_rng(seed)
     D = H * Dh
@@ -83,7 +84,11 @@ def test_multi_head_equals_a_per_head_loop(inputs, causal):
     r = visattn.multi_head_attention(X, W_q, W_k, W_v, W_o, H, causal=causal)
     weights, heads, out = per_head_loop(X, W_q, W_k, W_v, W_o, H, causal=causal)
     T, D = X.shape
-    assert r.weights.shape == (H, T, T) and r.heads.shape == (H, T, D // H) and r.output.shape == (T, D)
+    assert (
+        r.weights.shape == (H, T, T)
+        and r.heads.shape == (H, T, D // H)
+        and r.output.shape == (T, D)
+    )
     np.testing.assert_allclose(r.weights, weights, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(r.heads, heads, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(r.output, out, rtol=1e-9, atol=1e-10)
@@ -102,7 +107,10 @@ def test_multi_head_equals_concat_then_wo(inputs):
 
 def test_one_head_is_single_head_self_attention():
     rng = np.random.default_rng(1)
-    X, W_q, W_k, W_v, W_o = rng.standard_normal((5, 6)), *(rng.standard_normal((6, 6)) for _ in range(4))
+    X, W_q, W_k, W_v, W_o = (
+        rng.standard_normal((5, 6)),
+        *(rng.standard_normal((6, 6)) for _ in range(4)),
+    )
     r = visattn.multi_head_attention(X, W_q, W_k, W_v, W_o, 1)
     s = visattn.self_attention(X, W_q, W_k, W_v)
     np.testing.assert_allclose(r.weights[0], s.weights)
@@ -110,7 +118,8 @@ def test_one_head_is_single_head_self_attention():
 
 
 def test_designed_layer_is_the_formula_written_out():
-    """The designed model's first layer, recomputed by the reference: X → MHA → residual → LayerNorm."""
+    """The designed model's first layer, recomputed by the reference: X → MHA → residual →
+    LayerNorm."""
     r = designed.run(SENTENCE)
     p, tr = designed.DESIGNED_CONFIG.layers[0], r.layers[0]
     concat, out = concat_then_wo(r.X, p.W_q, p.W_k, p.W_v, p.W_o, designed.N_HEADS)
@@ -125,26 +134,42 @@ def test_gpt3_numbers():
     s = shapes.gpt3_shapes()
     assert (s.T, s.d_model, s.n_heads) == (50, 12288, 96)
     assert s.d_head == 128 == 12288 // 96
-    assert s.params == {name: 12288 ** 2 for name in ("W_q", "W_k", "W_v", "W_o")}
-    assert s.params_per_layer == 4 * 12288 ** 2 == 603_979_776
+    assert s.params == {name: 12288**2 for name in ("W_q", "W_k", "W_v", "W_o")}
+    assert s.params_per_layer == 4 * 12288**2 == 603_979_776
     assert type(s.params_per_layer) is int
     assert s.params_per_head == 4 * 12288 * 128 and s.params_per_head * 96 == s.params_per_layer
     assert s.weight_entries == 96 * 50 * 50
     assert s.bias_params == 4 * 12288 and s.layer_norm_params == 2 * 12288
-    want = {"X": (50, 12288), "W_q": (12288, 12288), "W_k": (12288, 12288), "W_v": (12288, 12288),
-            "W_q_h": (12288, 128), "Q": (50, 12288), "K": (50, 12288), "V": (50, 12288),
-            "Q_h": (50, 128), "K_h": (50, 128), "V_h": (50, 128), "A_h": (50, 50), "A": (96, 50, 50),
-            "head_h": (50, 128), "concat": (50, 12288), "W_o": (12288, 12288), "MHA": (50, 12288),
-            "residual": (50, 12288), "Z": (50, 12288)}
+    want = {
+        "X": (50, 12288),
+        "W_q": (12288, 12288),
+        "W_k": (12288, 12288),
+        "W_v": (12288, 12288),
+        "W_q_h": (12288, 128),
+        "Q": (50, 12288),
+        "K": (50, 12288),
+        "V": (50, 12288),
+        "Q_h": (50, 128),
+        "K_h": (50, 128),
+        "V_h": (50, 128),
+        "A_h": (50, 50),
+        "A": (96, 50, 50),
+        "head_h": (50, 128),
+        "concat": (50, 12288),
+        "W_o": (12288, 12288),
+        "MHA": (50, 12288),
+        "residual": (50, 12288),
+        "Z": (50, 12288),
+    }
     assert {m.name: m.shape for m in s.matrices} == want
     assert {m.name for m in s.matrices if m.learned} == {"W_q", "W_k", "W_v", "W_o"}
     assert s.matrix("W_q_h").size == 12288 * 128
 
 
 def test_huge_sizes_are_exact_and_allocate_nothing():
-    s = shapes.multi_head_shapes(10 ** 6, 10 ** 6, 1000)   # 4·10¹² parameters: arithmetic only
-    assert s.params_per_layer == 4 * 10 ** 12 and s.d_head == 1000
-    assert s.matrix("A").size == 1000 * 10 ** 12
+    s = shapes.multi_head_shapes(10**6, 10**6, 1000)  # 4·10¹² parameters: arithmetic only
+    assert s.params_per_layer == 4 * 10**12 and s.d_head == 1000
+    assert s.matrix("A").size == 1000 * 10**12
 
 
 @pytest.mark.parametrize("d_model, n_heads", [(12288, 97), (30, 4), (10, 20)])
@@ -186,7 +211,8 @@ def test_random_heads_are_seeded_and_diffuse():
     assert a.weights.shape == (designed.N_LAYERS, 4, T, T)
     np.testing.assert_allclose(a.weights.sum(axis=-1), 1.0)
     np.testing.assert_allclose(a.X, a.embedding + a.positions)
-    # untrained: no row comes close to one-hot, and on average a row's top weight is within 3× uniform
+    # untrained: no row comes close to one-hot, and on average a row's top weight is within 3×
+    # uniform
     for seed in range(5):
         w = run_random(tokens, 64, 8, seed=seed).weights
         assert w.max() < 0.7 and w.max(axis=-1).mean() < 3 / T
@@ -206,12 +232,13 @@ def test_random_heads_refuse_indivisible_heads_and_allow_odd_width():
     tokens = visattn.tokenize(SENTENCE)
     with pytest.raises(ValueError, match="not divisible"):
         run_random(tokens, 30, 4, seed=0)
-    r = run_random(tokens, 15, 5, seed=0)           # odd d_model: positions drop their last cosine column
+    r = run_random(tokens, 15, 5, seed=0)  # odd d_model: positions drop their last cosine column
     assert r.X.shape == (len(tokens), 15) and r.layers[0].mha.Q.shape == (5, len(tokens), 3)
 
 
 def test_random_layers_are_the_formula_written_out():
-    """The random model runs the same post-LN block: each layer recomputed here from its own weights."""
+    """The random model runs the same post-LN block: each layer recomputed here from its own
+    weights."""
     tokens = visattn.tokenize(SENTENCE)
     r = run_random(tokens, 24, 3, seed=7)
     x = r.X
@@ -226,9 +253,11 @@ def test_random_layers_are_the_formula_written_out():
 
 # ── the lesson ────────────────────────────────────────────────────────────────────────────────────
 def test_lesson_counts_every_token_of_a_long_text():
-    """A text far over the limit is refused with its real token count (it used to say "the sentence is empty")."""
+    """A text far over the limit is refused with its real token count (it used to say "the sentence
+    is empty")."""
     from visattn.errors import InputError
     from visattn.lessons import multi_head as lesson
+
     with pytest.raises(InputError) as e:
         lesson.run("w " * 150_000, "designed", 32, 4, 0)
     assert e.value.code == "too_many_tokens" and e.value.params == {"n": 150_000, "limit": 64}
@@ -237,31 +266,39 @@ def test_lesson_counts_every_token_of_a_long_text():
     assert e.value.code == "text_empty"
     with pytest.raises(InputError) as e:
         lesson.run(SENTENCE, "random", 30, 4, 0)
-    assert e.value.code == "heads_divide" and e.value.params["divisors"] == "1, 2, 3, 5, 6, 10, 15, 30"
+    assert (
+        e.value.code == "heads_divide" and e.value.params["divisors"] == "1, 2, 3, 5, 6, 10, 15, 30"
+    )
 
 
 def test_lesson_focus_and_layer_view():
     from visattn.lessons import multi_head as lesson
+
     r = lesson.run(SENTENCE, "designed", 32, 4, 0)
     it = r.tokens.index("it")
     assert lesson.focus_default(r.tokens) == it
     f = lesson.focus(r, 1, it, only_focus=True)
     w = r.weights[1]
-    assert f.best == tuple(max(range(len(r.tokens)), key=lambda j, h=h: w[h, it, j]) for h in range(4))
+    assert f.best == tuple(
+        max(range(len(r.tokens)), key=lambda j, h=h: w[h, it, j]) for h in range(4)
+    )
     assert r.tokens[f.best[0]] == "animal" and r.tokens[f.best[1]] == "tired"
     assert f.lines[:, it].tolist() == w[:, it].tolist() and not np.delete(f.lines, it, axis=1).any()
     v = lesson.layer_view(r, 1)
-    assert v.row_max_mean == pytest.approx(sum(max(row) for head in w for row in head) / (4 * len(r.tokens)))
+    assert v.row_max_mean == pytest.approx(
+        sum(max(row) for head in w for row in head) / (4 * len(r.tokens))
+    )
     assert v.uniform == 1 / len(r.tokens)
 
 
 def test_lesson_pipeline_panels_are_the_run():
     from visattn.lessons import multi_head as lesson
+
     r = lesson.run(SENTENCE, "random", 16, 2, 3)
     p = lesson.pipeline(r, 1, 1)
     assert (p.D, p.H, p.Dh, p.lo, p.hi) == (16, 2, 8, 9, 16)
     panels = {m.png: m for step in p.steps for row in step.rows for m in row}
-    assert "mh_pipe_pe" not in panels                          # positions belong to layer 1 only
+    assert "mh_pipe_pe" not in panels  # positions belong to layer 1 only
     tr = r.layers[1]
     np.testing.assert_allclose(panels["mh_pipe_q"].m, (tr.X_in @ r.params[1].W_q)[:, 8:], atol=1e-9)
     np.testing.assert_allclose(panels["mh_pipe_wo"].m, r.params[1].W_o)
@@ -270,42 +307,66 @@ def test_lesson_pipeline_panels_are_the_run():
 
 def test_lesson_explorer_numbers():
     from visattn.lessons import multi_head as lesson
+
     v = lesson.explore(50, 12288, 96)
     assert v.gpt3 and v.numbers["total"] == "603,979,776" and v.numbers["dh"] == "128"
-    assert v.numbers["gpt3_total"] == f"{96 * 4 * 12288 ** 2:,}"
-    table = v.table(["m", "shape", "n", "learned", "what"], {name: name.lower() for name in
-                                                             (m.name for m in v.s.matrices)})
-    assert list(table.index) == [m.name for m in v.s.matrices] and table.loc["W_o", "learned"] == "✓"
+    assert v.numbers["gpt3_total"] == f"{96 * 4 * 12288**2:,}"
+    table = v.table(
+        ["m", "shape", "n", "learned", "what"],
+        {name: name.lower() for name in (m.name for m in v.s.matrices)},
+    )
+    assert (
+        list(table.index) == [m.name for m in v.s.matrices] and table.loc["W_o", "learned"] == "✓"
+    )
     assert table.loc["A", "shape"] == "(96, 50, 50)" and table.loc["A", "n"] == f"{96 * 50 * 50:,}"
 
 
 def test_designed_input_layout_adds_up():
     lay = designed.input_layout()
     assert (lay.features, lay.positions, lay.slots, lay.zero, lay.unused) == (15, 8, 6, 1, 2)
-    assert lay.features + lay.positions + lay.slots + lay.zero + lay.unused == lay.d_model == designed.D_MODEL
+    assert (
+        lay.features + lay.positions + lay.slots + lay.zero + lay.unused
+        == lay.d_model
+        == designed.D_MODEL
+    )
     assert lay.d_model % lay.n_heads == 0 and lay.d_head == lay.d_model // lay.n_heads
-    assert (lay.d_model - lay.unused) % lay.n_heads != 0       # why the padding: 30 columns do not split into 4 heads
+    assert (
+        lay.d_model - lay.unused
+    ) % lay.n_heads != 0  # why the padding: 30 columns do not split into 4 heads
 
 
-# ── the lesson's figures pass Plotly's full validation (the builders skip it for speed) ──────────────
+# ── the lesson's figures pass Plotly's full validation (the builders skip it for speed)
+# ──────────────
 def test_lesson_figures_pass_plotly_validation():
     import plotly.graph_objects as go
 
     from visattn.figures import multi_head as mh_fig
     from visattn.lessons import multi_head as lesson
+
     r = lesson.run(SENTENCE, "random", 12, 3, 0)
-    grid = mh_fig.layer_grid(r.weights[0], r.tokens, ["a", "b", "c"], 2, value_name="w", query_name="q", key_name="k")
-    assert len(go.Figure(grid.to_dict()).data) == 3                       # the fourth cell is blank padding
+    grid = mh_fig.layer_grid(
+        r.weights[0], r.tokens, ["a", "b", "c"], 2, value_name="w", query_name="q", key_name="k"
+    )
+    assert len(go.Figure(grid.to_dict()).data) == 3  # the fourth cell is blank padding
     it = r.tokens.index("it")
     for narrow in (False, True):
-        bars = go.Figure(mh_fig.focus_bars(r.tokens, r.weights[0, 0, it], 1, title="t", narrow=narrow).to_dict())
+        bars = go.Figure(
+            mh_fig.focus_bars(r.tokens, r.weights[0, 0, it], 1, title="t", narrow=narrow).to_dict()
+        )
         assert bars.layout.height == 320 and (bars.data[0].text is None) == narrow
     p = lesson.pipeline(r, 0, 2)
     for step in p.steps:
         for row in step.rows:
             for panel in row:
-                fig = go.Figure(mh_fig.step_matrix(panel, title=panel.name, axis_names={k: k for k in AXES}, value_name="v",
-                                                   font_size=20).to_dict())
+                fig = go.Figure(
+                    mh_fig.step_matrix(
+                        panel,
+                        title=panel.name,
+                        axis_names={k: k for k in AXES},
+                        value_name="v",
+                        font_size=20,
+                    ).to_dict()
+                )
                 assert fig.data[0].z is not None
 
 
@@ -320,29 +381,42 @@ def _loop_norms(r, params, H):
         dh = p.W_v.shape[1] // H
         for h in range(H):
             for j in range(len(r.tokens)):
-                v = sum(r.layers[layer].X_in[j, d] * p.W_v[d, h * dh:(h + 1) * dh] for d in range(p.W_v.shape[0]))
-                out[layer, h, j] = np.sqrt(sum(x * x for x in v @ p.W_o[h * dh:(h + 1) * dh]))
+                v = sum(
+                    r.layers[layer].X_in[j, d] * p.W_v[d, h * dh : (h + 1) * dh]
+                    for d in range(p.W_v.shape[0])
+                )
+                out[layer, h, j] = np.sqrt(sum(x * x for x in v @ p.W_o[h * dh : (h + 1) * dh]))
     return out
 
 
 def test_value_norms_of_both_models_match_a_loop():
     from visattn.lessons import multi_head as mh
+
     r = designed.run("The animal didn't cross the street because it was too tired.")
-    np.testing.assert_allclose(mh.value_norms(r), _loop_norms(r, designed.DESIGNED_CONFIG.layers, 4), rtol=1e-9)
+    np.testing.assert_allclose(
+        mh.value_norms(r), _loop_norms(r, designed.DESIGNED_CONFIG.layers, 4), rtol=1e-9
+    )
     q = run_random("a cat sat on the mat".split(), 12, 3, 5)
     np.testing.assert_allclose(mh.value_norms(q), _loop_norms(q, q.params, 3), rtol=1e-9)
 
 
 def test_readings_of_the_designed_model_cover_every_layer():
     from visattn.lessons import multi_head as mh
+
     r = designed.run("The animal didn't cross the street because it was too tired.")
     A, T = r.weights.astype(np.float64), len(r.tokens)
     roll = mh.readings(r, "rollout", "k")
-    assert roll.text == "k" and roll.view == "rollout" and roll.w.shape == (designed.N_LAYERS, 1, T, T)
+    assert (
+        roll.text == "k" and roll.view == "rollout" and roll.w.shape == (designed.N_LAYERS, 1, T, T)
+    )
     first = 0.5 * np.eye(T) + 0.5 * A[0].mean(axis=0)
     second = 0.5 * np.eye(T) + 0.5 * A[1].mean(axis=0)
-    np.testing.assert_allclose(roll.w[:, 0], [first, second @ first], atol=1e-12)   # rows of each already sum to 1
+    np.testing.assert_allclose(
+        roll.w[:, 0], [first, second @ first], atol=1e-12
+    )  # rows of each already sum to 1
     flow = mh.readings(r, "flow").w
     assert flow.shape == (1, 1, T, T)
-    np.testing.assert_array_equal(mh.view_layer(flow, 1), flow[0])             # flow: one map for every layer
-    np.testing.assert_allclose(mh.layer_view(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12)
+    np.testing.assert_array_equal(mh.view_layer(flow, 1), flow[0])  # flow: one map for every layer
+    np.testing.assert_allclose(
+        mh.layer_view(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12
+    )

@@ -1,5 +1,6 @@
-"""The decoder page through AppTest: defaults, the cache animation, the cost panel, the induction circuit and its
-ablation, examples, bad input in English and Chinese, a tampered URL, and the Chinese views."""
+"""The decoder page through AppTest: defaults, the cache animation, the cost panel, the induction
+circuit and its ablation, examples, bad input in English and Chinese, a tampered URL, and the
+Chinese views."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 from visattn.lessons import decoder as lesson
 from visattn.models import induction
@@ -25,7 +35,11 @@ def qp(at) -> dict:
 
 def by_kind(at):
     figs = figures(at)
-    grid = [f for f in figs if len(f["data"]) == 2 and all(d.get("coloraxis") == "coloraxis" for d in f["data"])]
+    grid = [
+        f
+        for f in figs
+        if len(f["data"]) == 2 and all(d.get("coloraxis") == "coloraxis" for d in f["data"])
+    ]
     anim = [f for f in figs if f.get("frames")]
     return figs, grid, anim
 
@@ -34,7 +48,7 @@ def test_defaults_show_every_section():
     at = run_page("decoder")
     assert_clean(at)
     assert not errors(at) and not warnings(at)
-    assert not at.query_params                                   # defaults leave the URL clean
+    assert not at.query_params  # defaults leave the URL clean
     tokens = induction.repeated_sequence(lesson.DEFAULT_N, lesson.DEFAULT_SEED)
     T = len(tokens)
     figs, (grid,), (anim,) = by_kind(at)
@@ -48,15 +62,26 @@ def test_defaults_show_every_section():
     m = metrics(at)
     assert m["Keys read by this step's query"] == "5" and m["Rows in the cache"] == f"5 / {T}"
     # cost panel: GPT-3 at 2,048 tokens by default; 2 · 96 · 2048 · 12288 · 2 bytes = 9.66 GB
-    assert m["KV cache of one sequence (fp16)"] == "9.66 GB" and m["Keys read at the last step"] == "2,048"
+    assert (
+        m["KV cache of one sequence (fp16)"] == "9.66 GB"
+        and m["Keys read at the last step"] == "2,048"
+    )
     memory = at.dataframe[0].value
-    assert list(memory.index) == ["GPT-2 small", "GPT-3 175B"] and list(memory.columns) == ["1,024 tokens", "2,048 tokens",
-                                                                                          "8,192 tokens"]
+    assert list(memory.index) == ["GPT-2 small", "GPT-3 175B"] and list(memory.columns) == [
+        "1,024 tokens",
+        "2,048 tokens",
+        "8,192 tokens",
+    ]
     assert memory.iloc[1, 2] == pytest.approx(2 * 96 * 8192 * 12288 * 2 / 1e9)
     # the circuit: both heads on the 0…1 scale, equal to the model's weights
     r = induction.run(tokens)
-    assert [a["text"] for a in grid["layout"]["annotations"]] == ["layer 1 · previous-token head", "layer 2 · induction head"]
-    np.testing.assert_allclose(array(grid["data"][1]["z"]).reshape(T, T), r.head("induction"), atol=1e-6)
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [
+        "layer 1 · previous-token head",
+        "layer 2 · induction head",
+    ]
+    np.testing.assert_allclose(
+        array(grid["data"][1]["z"]).reshape(T, T), r.head("induction"), atol=1e-6
+    )
     assert m["Right: second copy"] == "100 %" and m["Right: first copy"] == "0 %"
     assert m["Guess after the last token"] == f"“{r.predictions[-1]}”"
     assert at.get("download_button") and at.dataframe
@@ -68,7 +93,10 @@ def test_step_slider_and_shape_are_in_the_url():
     assert_clean(at)
     m = metrics(at)
     assert m["Keys read by this step's query"] == "12"
-    assert m["KV cache of one sequence (fp16)"] == "0.0377 GB" and m["Keys read at the last step"] == "1,024"
+    assert (
+        m["KV cache of one sequence (fp16)"] == "0.0377 GB"
+        and m["Keys read at the last step"] == "1,024"
+    )
     at.slider(key="dec_step").set_value(3).run()
     assert qp(at)["dec_step"] == "3" and metrics(at)["Rows in the cache"] == "3 / 20"
     # a step past the end of a shorter sequence is clamped to its last token
@@ -86,7 +114,7 @@ def test_ablation_is_shown_not_just_said():
     assert acc.value == "0 %" and acc.proto.delta == "-100 %"
     _, (grid,), _ = by_kind(at)
     ind = array(grid["data"][1]["z"]).reshape(40, 40)
-    assert max(ind[i, i - 19] for i in range(20, 40)) < 0.5      # the induction head lost its target
+    assert max(ind[i, i - 19] for i in range(20, 40)) < 0.5  # the induction head lost its target
     assert "knocked out" in texts(at)
 
 
@@ -94,7 +122,9 @@ def test_harry_potter_example_button():
     at = run_page("decoder")
     at.button(key="dec_ex_harry").click().run()
     assert_clean(at)
-    assert qp(at)["dec_src"] == "text" and "dec_text" not in qp(at)   # the default text is the Harry example
+    assert qp(at)["dec_src"] == "text" and "dec_text" not in qp(
+        at
+    )  # the default text is the Harry example
     assert metrics(at)["Guess after the last token"] == "“Potter”"
     assert "After the last token “Harry” the model predicts “Potter”." in texts(at)
 
@@ -103,7 +133,7 @@ BAD = [
     ("", "text_empty"),
     ("Harry", "decoder_one_token"),
     ("Harry met Voldemort", "decoder_unknown_words"),
-    ("bax " * 1250, "too_many_tokens"),                        # 5 000 characters, 1 250 tokens
+    ("bax " * 1250, "too_many_tokens"),  # 5 000 characters, 1 250 tokens
 ]
 
 
@@ -112,10 +142,14 @@ def test_bad_text_in_english(text, code):
     at = run_page("decoder", {"dec_src": "text", "dec_text": text})
     assert_clean(at)
     (msg,) = errors(at)
-    expected = {"text_empty": "The text is empty", "decoder_one_token": "has 1 token(s)",
-                "decoder_unknown_words": "lacks 1 of these words: Voldemort", "too_many_tokens": "1250 tokens"}[code]
+    expected = {
+        "text_empty": "The text is empty",
+        "decoder_one_token": "has 1 token(s)",
+        "decoder_unknown_words": "lacks 1 of these words: Voldemort",
+        "too_many_tokens": "1250 tokens",
+    }[code]
     assert expected in msg
-    assert not figures(at)                                     # nothing to draw on a first run with bad input
+    assert not figures(at)  # nothing to draw on a first run with bad input
 
 
 @pytest.mark.parametrize("text, code", BAD)
@@ -131,21 +165,38 @@ def test_bad_text_keeps_the_last_good_view():
     at = run_page("decoder", {"dec_src": "text"})
     at.text_input(key="dec_text").set_value("Harry Potter met Voldemort").run()
     assert_clean(at)
-    assert "Voldemort" in errors(at)[0] and figures(at)          # the Harry view stays, under the message
+    assert "Voldemort" in errors(at)[0] and figures(at)  # the Harry view stays, under the message
 
 
 def test_tampered_url():
-    at = run_page("decoder", {"dec_n": "999", "dec_src": "file", "dec_step": "abc", "dec_shape": "gpt9", "dec_ablate": "maybe",
-                              "dec_text": "x" * 20_000, "dec_seed": "-4"})
+    at = run_page(
+        "decoder",
+        {
+            "dec_n": "999",
+            "dec_src": "file",
+            "dec_step": "abc",
+            "dec_shape": "gpt9",
+            "dec_ablate": "maybe",
+            "dec_text": "x" * 20_000,
+            "dec_seed": "-4",
+        },
+    )
     assert_clean(at)
     (w,) = warnings(at)
     for name in ("dec_n", "dec_src", "dec_step", "dec_shape", "dec_ablate", "dec_text", "dec_seed"):
         assert name.replace("_", "\\_") in w
-    assert not errors(at) and metrics(at)["Right: second copy"] == "100 %"   # the defaults
+    assert not errors(at) and metrics(at)["Right: second copy"] == "100 %"  # the defaults
 
 
-@pytest.mark.parametrize("params", [{}, {"dec_src": "text"}, {"dec_ablate": "1", "dec_shape": "gpt2_small_1k"},
-                                    {"dec_src": "text", "dec_text": lesson.EXAMPLES["owl"], "present": "1"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"dec_src": "text"},
+        {"dec_ablate": "1", "dec_shape": "gpt2_small_1k"},
+        {"dec_src": "text", "dec_text": lesson.EXAMPLES["owl"], "present": "1"},
+    ],
+)
 def test_chinese_views_show_no_english(params):
     at = run_page("decoder", {"lang": "zh"} | params)
     assert_clean(at)

@@ -8,7 +8,11 @@ def test_home_defaults():
     assert_clean(at)
     assert "visattn" in at.title[0].value
     links = {e.proto.page for e in at.get("page_link")}  # URL path names; the home page's is ""
-    assert links == {""} | {path.removeprefix("pages/").removesuffix(".py") for path in PAGES.values() if path != "app.py"}
+    assert links == {""} | {
+        path.removeprefix("pages/").removesuffix(".py")
+        for path in PAGES.values()
+        if path != "app.py"
+    }
     assert not warnings(at)
 
 
@@ -27,8 +31,8 @@ def test_home_tampered_url():
 
 
 def test_parameter_names_are_escaped():
-    """Unknown parameter names are echoed in the notice with every markdown character escaped (the browser test
-    checks that nothing is fetched or linked)."""
+    """Unknown parameter names are echoed in the notice with every markdown character escaped (the
+    browser test checks that nothing is fetched or linked)."""
     at = run_page("home", {"![t](http://127.0.0.1:9/p.png)": "1", "[Click](http://x)": "1"})
     assert_clean(at)
     (w,) = warnings(at)

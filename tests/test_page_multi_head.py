@@ -1,4 +1,5 @@
-"""Multi-head page through AppTest: the designed heads in every view, random heads, bad input, URL, Chinese."""
+"""Multi-head page through AppTest: the designed heads in every view, random heads, bad input, URL,
+Chinese."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 from visattn.models import designed
 
@@ -24,7 +34,11 @@ def title(fig: dict) -> str:
 
 def bar_figs(at) -> dict[str, np.ndarray]:
     """Focus bars by title ("Coreference: it → animal (0.96)") → the weights drawn."""
-    return {title(f): array(f["data"][0]["y"]) for f in figures(at) if f["data"] and f["data"][0]["type"] == "bar"}
+    return {
+        title(f): array(f["data"][0]["y"])
+        for f in figures(at)
+        if f["data"] and f["data"][0]["type"] == "bar"
+    }
 
 
 def focus_weights(at, head: str) -> np.ndarray:
@@ -33,7 +47,11 @@ def focus_weights(at, head: str) -> np.ndarray:
 
 
 def grid_fig(at) -> dict:
-    (fig,) = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap" and len(f["data"]) > 1]
+    (fig,) = [
+        f
+        for f in figures(at)
+        if f["data"] and f["data"][0]["type"] == "heatmap" and len(f["data"]) > 1
+    ]
     return fig
 
 
@@ -52,7 +70,12 @@ def test_defaults_show_it_animal_and_it_tired(default_page):
     grid = grid_fig(at)
     assert len(grid["data"]) == 4 and {d.get("coloraxis") for d in grid["data"]} == {"coloraxis"}
     assert grid["layout"]["coloraxis"]["cmin"] == 0 and grid["layout"]["coloraxis"]["cmax"] == 1
-    assert [a["text"] for a in grid["layout"]["annotations"]] == ["Coreference", "State", "Previous token", "Broad"]
+    assert [a["text"] for a in grid["layout"]["annotations"]] == [
+        "Coreference",
+        "State",
+        "Previous token",
+        "Broad",
+    ]
     coref = array(grid["data"][0]["z"]).reshape(len(TOKENS), len(TOKENS))
     assert coref[it, animal] >= 0.5
     # token focus: "it" in every head; coreference → animal, state → tired, both clearly
@@ -68,9 +91,15 @@ def test_defaults_show_it_animal_and_it_tired(default_page):
     np.testing.assert_allclose(focus_weights(at, "State"), r.head(1, "state")[it], atol=1e-6)
     # the line view: one colour per head, lines of "it" only by default
     (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
-    assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {"Coreference", "State", "Previous token",
-                                                                               "Broad"}
-    assert all(y in (it, None) for d in lines["data"] if d.get("mode") == "lines" for y in d["y"][0::3])
+    assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {
+        "Coreference",
+        "State",
+        "Previous token",
+        "Broad",
+    }
+    assert all(
+        y in (it, None) for d in lines["data"] if d.get("mode") == "lines" for y in d["y"][0::3]
+    )
     # one head large, with its CSV
     assert at.selectbox(key="mh_head").value == 0
     assert at.get("download_button")
@@ -85,7 +114,12 @@ def test_shape_explorer_shows_gpt3(default_page):
     assert "96 blocks of (12,288, 128)" in texts(default_page)
     table = default_page.table[0].value
     shapes = dict(zip(table.index, table.iloc[:, 0]))
-    assert list(table.index)[-4:] == ["W_o", "MHA", "residual", "Z"]     # every row of the block, none hidden
+    assert list(table.index)[-4:] == [
+        "W_o",
+        "MHA",
+        "residual",
+        "Z",
+    ]  # every row of the block, none hidden
     assert shapes["W_q_h"] == "(12,288, 128)" and shapes["A"] == "(96, 50, 50)"
 
 
@@ -97,23 +131,26 @@ def test_wide_preset_moves_coreference_to_street_in_layer_2():
     tokens = WIDE.replace(".", " .").split()
     assert focus_weights(at, "Coreference")[tokens.index("street")] >= 0.5
     assert focus_weights(at, "State")[tokens.index("wide")] >= 0.5
-    at.radio(key="mh_layer").set_value(1).run()          # layer 1 has not read the adjective's demand yet
+    at.radio(key="mh_layer").set_value(1).run()  # layer 1 has not read the adjective's demand yet
     assert focus_weights(at, "Coreference")[tokens.index("animal")] >= 0.5
     assert at.query_params["mh_layer"] == ["1"] or at.query_params["mh_layer"] == "1"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("", "empty"),
-    ("   ", "empty"),
-    (" ".join(["word"] * 300), "300 tokens"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        (" ".join(["word"] * 300), "300 tokens"),
+    ],
+)
 def test_bad_text_gives_a_clear_message(text, expected):
     at = run_page("multi_head")
     at.text_input(key="mh_text").input(text).run()
     assert_clean(at)
     (err,) = errors(at)
     assert expected in err
-    assert "Showing the last view that worked" in texts(at)   # the previous good view stays, marked
+    assert "Showing the last view that worked" in texts(at)  # the previous good view stays, marked
 
 
 def test_bad_text_on_first_load_still_renders_the_page():
@@ -121,11 +158,15 @@ def test_bad_text_on_first_load_still_renders_the_page():
     assert_clean(at)
     assert any("300 tokens" in e and "64" in e for e in errors(at))
     assert not bar_figs(at)
-    assert {m.label: m.value for m in at.metric}["d_head"] == "128"   # the shape explorer still works
+    assert {m.label: m.value for m in at.metric}[
+        "d_head"
+    ] == "128"  # the shape explorer still works
 
 
 def test_unknown_words_are_listed():
-    at = run_page("multi_head", {"mh_text": "The zebra didn't cross the street because it was too cold."})
+    at = run_page(
+        "multi_head", {"mh_text": "The zebra didn't cross the street because it was too cold."}
+    )
     assert_clean(at)
     (note,) = [str(i.value) for i in at.info]
     assert "zebra" in note and "cold" in note and "street" not in note
@@ -136,16 +177,25 @@ def test_random_heads_and_indivisible_heads():
     assert_clean(at)
     assert not errors(at)
     bars = bar_figs(at)
-    assert len(bars) == 4 and all(w.max() < 0.5 for w in bars.values())   # untrained heads are diffuse
+    assert len(bars) == 4 and all(
+        w.max() < 0.5 for w in bars.values()
+    )  # untrained heads are diffuse
     assert "Random heads have no reason" in texts(at)
     at.number_input(key="mh_d").set_value(30).run()
     assert_clean(at)
     (err,) = errors(at)
-    assert "d_model = 30" in err and "n_heads = 4" in err and "not divisible" in err and "1, 2, 3, 5, 6, 10, 15, 30" in err
+    assert (
+        "d_model = 30" in err
+        and "n_heads = 4" in err
+        and "not divisible" in err
+        and "1, 2, 3, 5, 6, 10, 15, 30" in err
+    )
     at.number_input(key="mh_h").set_value(5).run()
     assert not errors(at)
     assert len(bar_figs(at)) == 5
-    at.number_input(key="mh_h").set_value(10).run()       # more than 8 heads: one heatmap of "it" per head
+    at.number_input(key="mh_h").set_value(
+        10
+    ).run()  # more than 8 heads: one heatmap of "it" per head
     assert not errors(at) and not bar_figs(at)
     assert any(title(f).startswith("Weights of “it”") for f in figures(at))
 
@@ -159,16 +209,29 @@ def test_shape_explorer_refuses_indivisible_heads():
     assert not errors(at) and {m.label: m.value for m in at.metric}["d_head"] == "128"
     at.button(key="mh_shapes_here").click().run()
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["d_head"] == "8" and metrics["Parameters per layer (attention)"] == f"{4 * 32 ** 2:,}"
+    assert (
+        metrics["d_head"] == "8" and metrics["Parameters per layer (attention)"] == f"{4 * 32**2:,}"
+    )
 
 
 def test_pipeline_shows_every_step_with_its_shape():
     at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
     assert_clean(at)
     titles = [title(f) for f in figures(at)]
-    for want in ("X: (12, 32)", "PE: (12, 8)", "Q₁: (12, 8)", "K₁: (12, 8)", "V₁: (12, 8)", "A₁: (12, 12)",
-                 "head₁ = A₁V₁: (12, 8)", "concat: (12, 32)", "W_O: (32, 32)", "MHA(X) = concat · W_O: (12, 32)",
-                 "X + MHA(X): (12, 32)", "Z = LayerNorm: (12, 32)"):
+    for want in (
+        "X: (12, 32)",
+        "PE: (12, 8)",
+        "Q₁: (12, 8)",
+        "K₁: (12, 8)",
+        "V₁: (12, 8)",
+        "A₁: (12, 12)",
+        "head₁ = A₁V₁: (12, 8)",
+        "concat: (12, 32)",
+        "W_O: (32, 32)",
+        "MHA(X) = concat · W_O: (12, 32)",
+        "X + MHA(X): (12, 32)",
+        "Z = LayerNorm: (12, 32)",
+    ):
         assert want in titles, want
 
 
@@ -184,8 +247,17 @@ def test_url_round_trip():
     assert_clean(at)
     params = {k: at.query_params[k] for k in at.query_params}
     params = {k: v[0] if isinstance(v, list) else v for k, v in params.items()}
-    assert params["mh_text"].startswith("The cat") and params["mh_layer"] == "1" and params["mh_head"] == "1"
-    assert params["mh_tok"] == "1" and params["mh_v3"] == "0" and params["mh_lfoc"] == "0" and params["mh_sT"] == "7"
+    assert (
+        params["mh_text"].startswith("The cat")
+        and params["mh_layer"] == "1"
+        and params["mh_head"] == "1"
+    )
+    assert (
+        params["mh_tok"] == "1"
+        and params["mh_v3"] == "0"
+        and params["mh_lfoc"] == "0"
+        and params["mh_sT"] == "7"
+    )
     again = run_page("multi_head", params)
     assert_clean(again)
     assert not warnings(again)
@@ -200,16 +272,25 @@ def test_focus_returns_to_the_pronoun_when_the_sentence_changes():
     at = run_page("multi_head", {"mh_tok": "2"})
     assert at.selectbox(key="mh_tok").value == 2
     at.text_input(key="mh_text").input("The dog saw the cat because it was hungry.").run()
-    assert at.selectbox(key="mh_tok").value == 6           # "it"
+    assert at.selectbox(key="mh_tok").value == 6  # "it"
     assert "mh_tok" not in at.query_params
 
 
 def test_tampered_url_falls_back_with_a_warning():
-    at = run_page("multi_head", {"mh_src": "evil", "mh_layer": "7", "mh_d": "abc", "mh_tok": "99",
-                                 "mh_sD": "-5", "mh_zzz": "1"})
+    at = run_page(
+        "multi_head",
+        {
+            "mh_src": "evil",
+            "mh_layer": "7",
+            "mh_d": "abc",
+            "mh_tok": "99",
+            "mh_sD": "-5",
+            "mh_zzz": "1",
+        },
+    )
     assert_clean(at)
     (w,) = warnings(at)
-    w = w.replace("\\_", "_")                               # names are markdown-escaped
+    w = w.replace("\\_", "_")  # names are markdown-escaped
     for name in ("mh_src", "mh_layer", "mh_d", "mh_tok", "mh_sD", "mh_zzz"):
         assert name in w
     assert not errors(at)
@@ -232,34 +313,77 @@ def test_chinese():
     assert "每层参数量（注意力）" in {m.label for m in at.metric}
 
 
-# ── bad inputs and every view, in Chinese ────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("params, kind, says", [
-    ({"mh_text": ""}, "error", "空"),
-    ({"mh_text": "   "}, "error", "空"),
-    ({"mh_text": " ".join(["word"] * 300)}, "error", "300"),
-    ({"mh_text": "w " * 2400}, "error", "2400"),                     # long but within the box: counted, not "empty"
-    ({"mh_src": "random", "mh_d": "30", "mh_h": "4"}, "error", "1, 2, 3, 5, 6, 10, 15, 30"),
-    ({"mh_sH": "97"}, "error", "12288"),
-    ({"mh_text": "w" * 5001}, "warning", "mh"),                       # longer than the box allows: refused, with a notice
-    ({"mh_layer": "7", "mh_tok": "99"}, "warning", "mh"),
-], ids=["empty", "blank", "300 tokens", "2400 tokens", "heads", "explorer heads", "5001 characters", "tampered"])
+# ── bad inputs and every view, in Chinese
+# ────────────────────────────────────────────────────────────────
+@pytest.mark.parametrize(
+    "params, kind, says",
+    [
+        ({"mh_text": ""}, "error", "空"),
+        ({"mh_text": "   "}, "error", "空"),
+        ({"mh_text": " ".join(["word"] * 300)}, "error", "300"),
+        (
+            {"mh_text": "w " * 2400},
+            "error",
+            "2400",
+        ),  # long but within the box: counted, not "empty"
+        ({"mh_src": "random", "mh_d": "30", "mh_h": "4"}, "error", "1, 2, 3, 5, 6, 10, 15, 30"),
+        ({"mh_sH": "97"}, "error", "12288"),
+        (
+            {"mh_text": "w" * 5001},
+            "warning",
+            "mh",
+        ),  # longer than the box allows: refused, with a notice
+        ({"mh_layer": "7", "mh_tok": "99"}, "warning", "mh"),
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "300 tokens",
+        "2400 tokens",
+        "heads",
+        "explorer heads",
+        "5001 characters",
+        "tampered",
+    ],
+)
 def test_bad_inputs_are_said_in_chinese(params, kind, says):
     at = run_page("multi_head", {"lang": "zh"} | params)
     assert_clean(at)
     said = errors(at) if kind == "error" else warnings(at)
     assert said and all(CJK.search(m) for m in said), said
     assert any(says in m.replace("\\_", "_") for m in said), said
-    assert english_words(at, allowed={"mh"}) == {}        # parameter names (mh_text, escaped as mh\\_text) are not prose
+    assert (
+        english_words(at, allowed={"mh"}) == {}
+    )  # parameter names (mh_text, escaped as mh\\_text) are not prose
 
 
-@pytest.mark.parametrize("params", [
-    {"mh_pipe": "1", "mh_layer": "1"},
-    {"mh_pipe": "1", "mh_layer": "2", "mh_head": "3"},
-    {"mh_src": "random", "mh_pipe": "1", "mh_layer": "1"},
-    {"mh_src": "random", "mh_d": "30", "mh_h": "10"},                # more than 8 heads: one heatmap of the focus row
-    {"mh_text": "The zebra didn't cross the street because it was too cold.", "mh_v0": "0", "mh_v1": "0", "mh_v2": "0",
-     "mh_v3": "0"},                                                    # unknown words; no head in the line view
-], ids=["pipeline L1", "pipeline L2", "random pipeline", "10 random heads", "unknown words, no lines"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"mh_pipe": "1", "mh_layer": "1"},
+        {"mh_pipe": "1", "mh_layer": "2", "mh_head": "3"},
+        {"mh_src": "random", "mh_pipe": "1", "mh_layer": "1"},
+        {
+            "mh_src": "random",
+            "mh_d": "30",
+            "mh_h": "10",
+        },  # more than 8 heads: one heatmap of the focus row
+        {
+            "mh_text": "The zebra didn't cross the street because it was too cold.",
+            "mh_v0": "0",
+            "mh_v1": "0",
+            "mh_v2": "0",
+            "mh_v3": "0",
+        },  # unknown words; no head in the line view
+    ],
+    ids=[
+        "pipeline L1",
+        "pipeline L2",
+        "random pipeline",
+        "10 random heads",
+        "unknown words, no lines",
+    ],
+)
 def test_every_view_in_chinese(params):
     at = run_page("multi_head", {"lang": "zh"} | params)
     assert_clean(at)
@@ -273,26 +397,43 @@ def test_chinese_wording():
     assert "人工设计的头" in shown and "设计好的" not in shown
     assert "前一个词元" in texts(at) and "层规范化" in texts(at)
     prose = [line for line in texts(at).splitlines() if CJK.search(line)]
-    for line in prose:     # no half-width separator between Chinese words: "；" not ";", "（0.96）" not "(0.96)"
-        assert not re.search(r"[\u4e00-\u9fff][;,]|; |\(\d+\.\d+\)", re.sub(r"\$[^$]*\$", "", line)), line
+    for line in (
+        prose
+    ):  # no half-width separator between Chinese words: "；" not ";", "（0.96）" not "(0.96)"
+        assert not re.search(
+            r"[\u4e00-\u9fff][;,]|; |\(\d+\.\d+\)", re.sub(r"\$[^$]*\$", "", line)
+        ), line
 
 
-# ── the numbers the page shows, recomputed here ──────────────────────────────────────────────────────────
+# ── the numbers the page shows, recomputed here
+# ──────────────────────────────────────────────────────────
 def test_layer1_input_columns_add_up():
     at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
     names = designed.DIM_NAMES
-    groups = {"features": sum(n in designed.FEATURES for n in names), "positions": sum(n.startswith("pos_") for n in names),
-              "slots": sum(n.startswith(("wants_", "refers_")) or n in ("after_determiner", "negated") for n in names),
-              "zero": names.count("zero"), "unused": sum(n.startswith("unused") for n in names)}
-    assert sum(groups.values()) == len(names) == 32 and groups == {"features": 15, "positions": 8, "slots": 6, "zero": 1,
-                                                                   "unused": 2}
+    groups = {
+        "features": sum(n in designed.FEATURES for n in names),
+        "positions": sum(n.startswith("pos_") for n in names),
+        "slots": sum(
+            n.startswith(("wants_", "refers_")) or n in ("after_determiner", "negated")
+            for n in names
+        ),
+        "zero": names.count("zero"),
+        "unused": sum(n.startswith("unused") for n in names),
+    }
+    assert sum(groups.values()) == len(names) == 32 and groups == {
+        "features": 15,
+        "positions": 8,
+        "slots": 6,
+        "zero": 1,
+        "unused": 2,
+    }
     assert "15 + 8 + 6 + 1 + 2 = 32" in texts(at)
     assert "4 heads get 8 columns each" in texts(at)
 
 
 def test_pipeline_matrices_are_the_formula():
-    """Q₁, A₁ and Z of layer 1 as drawn equal X·W_Q's first 8 columns, softmax(Q₁K₁ᵀ/√8) and the row-normalised
-    residual, computed here from the designed weights."""
+    """Q₁, A₁ and Z of layer 1 as drawn equal X·W_Q's first 8 columns, softmax(Q₁K₁ᵀ/√8) and the
+    row-normalised residual, computed here from the designed weights."""
     at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
     figs = {title(f).split(":")[0]: f for f in figures(at)}
     X = designed.run(" ".join(TOKENS)).X
@@ -305,7 +446,7 @@ def test_pipeline_matrices_are_the_formula():
     np.testing.assert_allclose(array(figs["A₁"]["data"][0]["z"]).reshape(A.shape), A, atol=1e-6)
     Z = array(figs["Z = LayerNorm"]["data"][0]["z"]).reshape(len(TOKENS), 32)
     np.testing.assert_allclose(Z.mean(axis=1), 0, atol=1e-5)
-    np.testing.assert_allclose(Z.var(axis=1), 1, atol=1e-3)         # γ = 1, β = 0 here, as the text says
+    np.testing.assert_allclose(Z.var(axis=1), 1, atol=1e-3)  # γ = 1, β = 0 here, as the text says
     assert "γ" in texts(at) and "β" in texts(at) and "standard normal distribution" in texts(at)
 
 
@@ -327,6 +468,7 @@ def test_text_box_states_and_enforces_its_limit():
 
 def designed_sentence() -> str:
     from visattn.lessons.multi_head import SENTENCE
+
     return SENTENCE
 
 
@@ -338,7 +480,7 @@ def test_presets_are_told_apart_by_their_first_words():
 
 def test_numbering_is_one_based():
     at = run_page("multi_head", {"mh_pipe": "1", "mh_head": "1"})
-    assert "this head takes columns 9…16 of it" in texts(at)              # the second head of 8 columns
+    assert "this head takes columns 9…16 of it" in texts(at)  # the second head of 8 columns
     assert "Tokens, heads, layers and columns are numbered from 1." in texts(at)
     assert [o for o in at.selectbox(key="mh_tok").options][:2] == ["1: The", "2: animal"]
     at = run_page("multi_head", {"mh_src": "random"})
@@ -348,7 +490,9 @@ def test_numbering_is_one_based():
 def test_presenter_mode_keeps_every_table_row_and_two_metrics_a_row():
     at = run_page("multi_head", {"present": "1"})
     assert_clean(at)
-    assert len(at.table[0].value) == 19 and not at.dataframe              # a static table: no scrolled-away rows
+    assert (
+        len(at.table[0].value) == 19 and not at.dataframe
+    )  # a static table: no scrolled-away rows
     assert len(at.metric) == 4
 
 
@@ -359,8 +503,14 @@ VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 
 def one_map(at) -> np.ndarray:
     """The one-head section's heatmap (its title reads "… · layer n"), as drawn."""
-    (fig,) = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1
-              and ("layer" in title(f) or "层" in title(f))]
+    (fig,) = [
+        f
+        for f in figures(at)
+        if f["data"]
+        and f["data"][0]["type"] == "heatmap"
+        and len(f["data"]) == 1
+        and ("layer" in title(f) or "层" in title(f))
+    ]
     d = fig["data"][0]
     return array(d["z"]).reshape(len(d["y"]), len(d["x"]))
 
@@ -374,12 +524,15 @@ def loop_norms(r, params) -> np.ndarray:
         for h in range(H):
             cols = slice(h * dh, (h + 1) * dh)
             for j in range(len(r.tokens)):
-                out[layer, h, j] = np.sqrt(np.sum((trace.X_in[j] @ p.W_v[:, cols] @ p.W_o[cols, :]) ** 2))
+                out[layer, h, j] = np.sqrt(
+                    np.sum((trace.X_in[j] @ p.W_v[:, cols] @ p.W_o[cols, :]) ** 2)
+                )
     return out
 
 
 def expected_map(r, view, layer, head, params) -> np.ndarray:
-    """What the one-head heatmap must show, by plain NumPy over the run's weights (rows of A sum to 1)."""
+    """What the one-head heatmap must show, by plain NumPy over the run's weights (rows of A sum to
+    1)."""
     A = r.weights.astype(np.float64)
     L, H, T, _ = A.shape
     if view == "weights":
@@ -393,7 +546,9 @@ def expected_map(r, view, layer, head, params) -> np.ndarray:
         M = A[layer].max(axis=0)
         return M / M.sum(axis=1, keepdims=True)
     R = np.eye(T)
-    for l in range(layer + 1):   # rollout: residual half identity, head mean, rows renormalised, multiplied up
+    for l in range(
+        layer + 1
+    ):  # rollout: residual half identity, head mean, rows renormalised, multiplied up
         At = 0.5 * np.eye(T) + 0.5 * A[l].mean(axis=0)
         R = (At / At.sum(axis=1, keepdims=True)) @ R
     return R
@@ -409,18 +564,39 @@ def test_each_view_on_the_designed_model(view, lang):
         assert english_words(at) == {}, english_words(at)
     r = designed.run(SENTENCE)
     got = one_map(at)
-    np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=5e-3)   # every view's rows sum to 1 (drawn in float32)
+    np.testing.assert_allclose(
+        got.sum(axis=1), 1.0, atol=5e-3
+    )  # every view's rows sum to 1 (drawn in float32)
     if view != "flow":
-        np.testing.assert_allclose(got, expected_map(r, view, 1, 1, designed.DESIGNED_CONFIG.layers), atol=1e-3)
-    grids = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap" and "coloraxis" in f["layout"]]
-    assert [len(f["data"]) for f in grids] == [4 if view in ("weights", "norm_weighted") else 1]   # the heads, or one merged map
+        np.testing.assert_allclose(
+            got, expected_map(r, view, 1, 1, designed.DESIGNED_CONFIG.layers), atol=1e-3
+        )
+    grids = [
+        f
+        for f in figures(at)
+        if f["data"] and f["data"][0]["type"] == "heatmap" and "coloraxis" in f["layout"]
+    ]
+    assert [len(f["data"]) for f in grids] == [
+        4 if view in ("weights", "norm_weighted") else 1
+    ]  # the heads, or one merged map
 
 
 @pytest.mark.parametrize("view", ["norm_weighted", "rollout", "max"])
 def test_views_of_the_random_model(view):
     from visattn.models.random import run_random
-    at = run_page("multi_head", {"mh_src": "random", "mh_d": "12", "mh_h": "3", "mh_seed": "7", "mh_view": view,
-                                 "mh_layer": "2", "mh_head": "2"})
+
+    at = run_page(
+        "multi_head",
+        {
+            "mh_src": "random",
+            "mh_d": "12",
+            "mh_h": "3",
+            "mh_seed": "7",
+            "mh_view": view,
+            "mh_layer": "2",
+            "mh_head": "2",
+        },
+    )
     assert_clean(at)
     assert not errors(at)
     r = run_random(TOKENS, 12, 3, 7)
@@ -429,7 +605,8 @@ def test_views_of_the_random_model(view):
 
 def test_flow_beyond_its_cap_shows_a_message_in_both_languages():
     from visattn.reading import FLOW_MAX_TOKENS
-    long = " ".join(["the animal"] * 25)       # 50 tokens
+
+    long = " ".join(["the animal"] * 25)  # 50 tokens
     for lang in ("en", "zh"):
         at = run_page("multi_head", {"lang": lang, "mh_view": "flow", "mh_text": long})
         assert_clean(at)
@@ -437,18 +614,27 @@ def test_flow_beyond_its_cap_shows_a_message_in_both_languages():
         assert str(FLOW_MAX_TOKENS) in msg and "50" in msg
         if lang == "zh":
             assert CJK.search(msg) and english_words(at) == {}, english_words(at)
-        assert at.number_input(key="mh_sT").value >= 1      # the shape explorer is still drawn below
+        assert at.number_input(key="mh_sT").value >= 1  # the shape explorer is still drawn below
 
 
 def test_colour_scale_and_line_filters_reach_the_figures():
-    at = run_page("multi_head", {"mh_palette": "Viridis", "mh_range": "max", "mh_scale": "log", "mh_thr": "0.3", "mh_topk": "1",
-                                 "mh_lfoc": "0"})
+    at = run_page(
+        "multi_head",
+        {
+            "mh_palette": "Viridis",
+            "mh_range": "max",
+            "mh_scale": "log",
+            "mh_thr": "0.3",
+            "mh_topk": "1",
+            "mh_lfoc": "0",
+        },
+    )
     assert_clean(at)
     grid = grid_fig(at)
     r = designed.run(SENTENCE)
     assert grid["layout"]["coloraxis"]["cmax"] == pytest.approx(float(r.weights.max()), abs=1e-6)
     (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
     drawn = [d for d in lines["data"] if d.get("mode") == "lines"]
-    w = r.weights[1]                          # layer 2, every head visible, every query: top-1 edges above 0.3
+    w = r.weights[1]  # layer 2, every head visible, every query: top-1 edges above 0.3
     want = sum(int(w[h, i].max() >= 0.3) for h in range(w.shape[0]) for i in range(w.shape[1]))
     assert sum(len([x for x in d["x"] if x is not None]) // 2 for d in drawn) == want

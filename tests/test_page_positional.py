@@ -1,10 +1,20 @@
-"""Positional-encoding page through AppTest: every section, bad sizes, the URL, tampered links, Chinese."""
+"""Positional-encoding page through AppTest: every section, bad sizes, the URL, tampered links,
+Chinese."""
 
 import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -20,28 +30,36 @@ def test_defaults_render_the_table():
     assert not errors(at) and not warnings(at)
     assert at.title[0].value == "Positional encoding"
     figs = figures(at)
-    assert len(figs) == 3                                   # table, curves, wavelengths
+    assert len(figs) == 3  # table, curves, wavelengths
     z = heatmap_z(figs[0])
     assert z.shape == (64, 128) and z.dtype == np.float32
-    assert z[5, 0] == pytest.approx(np.sin(5), abs=1e-6) and z[5, 1] == pytest.approx(np.cos(5), abs=1e-6)
-    assert [d["name"] for d in figs[1]["data"]][:2] == ["dimension 0 (sin, pair 0)", "dimension 1 (cos, pair 0)"]
-    assert not at.query_params.get("pe_n")                  # defaults stay out of the URL
+    assert z[5, 0] == pytest.approx(np.sin(5), abs=1e-6) and z[5, 1] == pytest.approx(
+        np.cos(5), abs=1e-6
+    )
+    assert [d["name"] for d in figs[1]["data"]][:2] == [
+        "dimension 0 (sin, pair 0)",
+        "dimension 1 (cos, pair 0)",
+    ]
+    assert not at.query_params.get("pe_n")  # defaults stay out of the URL
 
 
-@pytest.mark.parametrize("params,words", [
-    ({"pe_d": "7"}, "odd"),
-    ({"pe_n": "0"}, "at least one position"),
-    ({"pe_d": "10000"}, "2048"),
-    ({"pe_n": "100000"}, "4096"),
-    ({"pe_n": "4097", "pe_d": "2050"}, "4096"),
-])
+@pytest.mark.parametrize(
+    "params,words",
+    [
+        ({"pe_d": "7"}, "odd"),
+        ({"pe_n": "0"}, "at least one position"),
+        ({"pe_d": "10000"}, "2048"),
+        ({"pe_n": "100000"}, "4096"),
+        ({"pe_n": "4097", "pe_d": "2050"}, "4096"),
+    ],
+)
 def test_bad_table_sizes_show_a_message(params, words):
     at = run_page("positional", params)
     assert_clean(at)
     (msg,) = errors(at)
     assert words in msg
-    assert not figures(at)                                  # nothing computed, nothing drawn
-    assert not warnings(at)                                 # a typed value, not a broken link
+    assert not figures(at)  # nothing computed, nothing drawn
+    assert not warnings(at)  # a typed value, not a broken link
 
 
 def test_typing_a_bad_value_keeps_the_last_good_view():
@@ -64,30 +82,33 @@ def test_largest_table_is_downsampled():
     assert z.shape == (512, 256) and z.dtype == np.float32
     assert "text" not in figures(at)[0]["data"][0] or not figures(at)[0]["data"][0]["text"]
     curves = figures(at)[1]["data"]
-    assert len(array(curves[0]["y"])) == 4096               # the curves use every position
+    assert len(array(curves[0]["y"])) == 4096  # the curves use every position
 
 
 def test_dimension_list():
     at = run_page("positional", {"pe_dims": "0, 1, 999"})
     assert_clean(at)
     assert not errors(at)
-    assert "999" in texts(at)                                # said to be left out
+    assert "999" in texts(at)  # said to be left out
     assert len(figures(at)[1]["data"]) == 2
     for bad in ("zero, one", "", "1 2 3 4 5 6 7 8 9"):
         at.text_input(key="pe_dims").set_value(bad).run()
         assert_clean(at)
         assert len(errors(at)) == 1
-        assert len(figures(at)) == 3                         # the table, the wavelengths and the last good curves
+        assert len(figures(at)) == 3  # the table, the wavelengths and the last good curves
         assert "last view that worked" in texts(at)
 
 
 def test_relative_section():
-    at = run_page("positional", {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "4", "pe_ri": "1", "pe_rp": "3"})
+    at = run_page(
+        "positional",
+        {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "4", "pe_ri": "1", "pe_rp": "3"},
+    )
     assert_clean(at)
     assert not errors(at) and not warnings(at)
     dots = heatmap_z(figures(at)[0])
     assert dots.shape == (40, 40)
-    assert dots[0, 0] == pytest.approx(8.0)                 # d/2 on the diagonal
+    assert dots[0, 0] == pytest.approx(8.0)  # d/2 on the diagonal
     assert np.ptp(np.diagonal(dots, 4)) < 1e-5
     assert "depends on the offset only" in texts(at)
     latex = " ".join(e.value for e in at.get("latex"))
@@ -101,7 +122,7 @@ def test_order_section_without_and_with_positions():
     figs = figures(at)
     assert len(figs) == 4
     wa, wb = heatmap_z(figs[0]), heatmap_z(figs[1])
-    perm = [5, 6, 2, 3, 4, 0, 1]                             # 苹果喜欢吃小明 from 小明喜欢吃苹果
+    perm = [5, 6, 2, 3, 4, 0, 1]  # 苹果喜欢吃小明 from 小明喜欢吃苹果
     assert np.allclose(wb, wa[np.ix_(perm, perm)], atol=1e-6)
     assert not np.allclose(heatmap_z(figs[3]), heatmap_z(figs[2])[np.ix_(perm, perm)], atol=1e-3)
     (ok,) = [s.value for s in at.success]
@@ -113,7 +134,15 @@ def test_order_english_and_custom_pairs():
     at = run_page("positional", {"pe_sec": "order", "pe_pair": "en"})
     assert_clean(at)
     assert not errors(at) and "zero up to rounding" in at.success[0].value
-    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": "cats chase mice", "pe_b": "mice chase cats"})
+    at = run_page(
+        "positional",
+        {
+            "pe_sec": "order",
+            "pe_pair": "custom",
+            "pe_a": "cats chase mice",
+            "pe_b": "mice chase cats",
+        },
+    )
     assert_clean(at)
     assert not errors(at) and len(figures(at)) == 4
     at.text_input(key="pe_b").set_value("mice chase dogs").run()
@@ -127,12 +156,17 @@ def test_beyond_section():
     assert not errors(at)
     score, alibi_lines, grid = figures(at)
     names = [d["name"] for d in score["data"]]
-    assert names == ["added sinusoids, query at 0", "added sinusoids, query at 200", "RoPE, query at 0", "RoPE, query at 200"]
+    assert names == [
+        "added sinusoids, query at 0",
+        "added sinusoids, query at 200",
+        "RoPE, query at 0",
+        "RoPE, query at 200",
+    ]
     assert np.allclose(array(score["data"][2]["y"]), array(score["data"][3]["y"]), atol=1e-4)
     assert len(alibi_lines["data"]) == 6
     assert "1/4, 1/16, 1/64, 1/256, 1/2, 1/8" in texts(at)
     heat = [d for d in grid["data"] if d["type"] == "heatmap"]
-    assert len(heat) == 6                                    # one heatmap per head; the 2 empty cells draw none
+    assert len(heat) == 6  # one heatmap per head; the 2 empty cells draw none
     assert array(heat[0]["z"])[0, 4] == pytest.approx(-1.0)  # head 1, slope 1/4, distance 4
 
 
@@ -151,7 +185,7 @@ def test_url_round_trip():
     assert not warnings(again)
     assert again.segmented_control(key="pe_sec").value == "beyond"
     assert again.slider(key="pe_bh").value == 4
-    assert len(figures(again)[1]["data"]) == 4               # four ALiBi heads
+    assert len(figures(again)[1]["data"]) == 4  # four ALiBi heads
     # back to the table: the values set before the section switch are still there
     again.segmented_control(key="pe_sec").set_value("table").run()
     assert again.number_input(key="pe_n").value == 100
@@ -159,10 +193,12 @@ def test_url_round_trip():
 
 
 def test_tampered_url_falls_back_with_a_warning():
-    at = run_page("positional", {"pe_n": "abc", "pe_sec": "bogus", "pe_rd": "63", "pe_bh": "99", "zzz": "1"})
+    at = run_page(
+        "positional", {"pe_n": "abc", "pe_sec": "bogus", "pe_rd": "63", "pe_bh": "99", "zzz": "1"}
+    )
     assert_clean(at)
     (w,) = warnings(at)
-    w = w.replace("\\", "")                                 # names are markdown-escaped
+    w = w.replace("\\", "")  # names are markdown-escaped
     for name in ("pe_n", "pe_sec", "pe_rd", "pe_bh", "zzz"):
         assert name in w
     assert at.number_input(key="pe_n").value == 64
@@ -176,7 +212,11 @@ def test_chinese(section):
     assert_clean(at)
     assert at.title[0].value == "位置编码"
     assert CJK.search(at.header[0].value)
-    labels = [w.label for kind in ("number_input", "slider", "select_slider", "radio", "text_input") for w in at.get(kind)]
+    labels = [
+        w.label
+        for kind in ("number_input", "slider", "select_slider", "radio", "text_input")
+        for w in at.get(kind)
+    ]
     assert labels and all(CJK.search(x) or x == "d_model" for x in labels), labels
     prose = texts(at)
     assert len(CJK.findall(prose)) > 100
@@ -209,7 +249,11 @@ ZH_BAD = [
 ]
 
 
-@pytest.mark.parametrize("params,number", ZH_BAD, ids=[",".join(f"{k}={v[:12]}" for k, v in p.items()) for p, _ in ZH_BAD])
+@pytest.mark.parametrize(
+    "params,number",
+    ZH_BAD,
+    ids=[",".join(f"{k}={v[:12]}" for k, v in p.items()) for p, _ in ZH_BAD],
+)
 def test_bad_inputs_in_chinese(params, number):
     at = run_page("positional", {"lang": "zh"} | params)
     assert_clean(at)
@@ -218,18 +262,29 @@ def test_bad_inputs_in_chinese(params, number):
     assert english_words(at, allowed={"LLaMA"}) == {}, english_words(at)
 
 
-@pytest.mark.parametrize("params", [{"pe_sec": "relative"}, {"pe_sec": "order"}, {"pe_sec": "order", "pe_pair": "en"},
-                                    {"pe_sec": "order", "pe_pair": "custom"}, {"pe_sec": "beyond"},
-                                    {"pe_sec": "beyond", "pe_bh": "6", "pe_bqk": "random"}, {"pe_n": "4096", "pe_d": "2048"},
-                                    {"pe_dims": "0, 1, 999"}, {"present": "1", "pe_sec": "beyond"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pe_sec": "relative"},
+        {"pe_sec": "order"},
+        {"pe_sec": "order", "pe_pair": "en"},
+        {"pe_sec": "order", "pe_pair": "custom"},
+        {"pe_sec": "beyond"},
+        {"pe_sec": "beyond", "pe_bh": "6", "pe_bqk": "random"},
+        {"pe_n": "4096", "pe_d": "2048"},
+        {"pe_dims": "0, 1, 999"},
+        {"present": "1", "pe_sec": "beyond"},
+    ],
+)
 def test_every_view_in_chinese_shows_no_english(params):
     at = run_page("positional", {"lang": "zh"} | params)
     assert_clean(at)
     assert not errors(at)
-    assert english_words(at, allowed={"LLaMA"}) == {}      # LLaMA is a model's name
+    assert english_words(at, allowed={"LLaMA"}) == {}  # LLaMA is a model's name
 
 
 # ---------------------------------------------------------------- bounded, escaped text
+
 
 def test_text_boxes_state_their_limit_and_links_keep_it():
     at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom"})
@@ -246,46 +301,75 @@ def test_text_boxes_state_their_limit_and_links_keep_it():
     assert at.text_input(key="pe_dims").value == "0, 1, 20, 21, 60"
     at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": "x" * 201})
     assert "pe_a" in warnings(at)[0].replace("\\", "")
-    long_ok = " ".join(["cat"] * 50)                             # 199 characters: accepted and kept in the URL
-    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": long_ok, "pe_b": long_ok})
+    long_ok = " ".join(["cat"] * 50)  # 199 characters: accepted and kept in the URL
+    at = run_page(
+        "positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": long_ok, "pe_b": long_ok}
+    )
     assert not warnings(at) and at.query_params["pe_a"] in (long_ok, [long_ok])
 
 
 UNESCAPED_LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\s*(?<!\\)\(")
 
 
-@pytest.mark.parametrize("params", [{"pe_dims": "![t](http://127.0.0.1:9/p.png)"}, {"pe_dims": "[Click here](http://x.example)"},
-                                    {"pe_sec": "order", "pe_pair": "custom", "pe_a": "![t](http://127.0.0.1:9/p.png)",
-                                     "pe_b": "[Click](http://x.example) me"},
-                                    {"pe_sec": "order", "pe_pair": "custom", "pe_a": "[a](b) *x*", "pe_b": "*x* (b)[a]"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pe_dims": "![t](http://127.0.0.1:9/p.png)"},
+        {"pe_dims": "[Click here](http://x.example)"},
+        {
+            "pe_sec": "order",
+            "pe_pair": "custom",
+            "pe_a": "![t](http://127.0.0.1:9/p.png)",
+            "pe_b": "[Click](http://x.example) me",
+        },
+        {"pe_sec": "order", "pe_pair": "custom", "pe_a": "[a](b) *x*", "pe_b": "*x* (b)[a]"},
+    ],
+)
 def test_links_in_inputs_render_as_plain_text(params):
     at = run_page("positional", params)
     assert_clean(at)
     shown = errors(at) + [str(m.value) for m in at.markdown]
-    assert errors(at) or "\\[ · a · \\] · \\(" in texts(at)     # an error, or the tokens listed (escaped)
+    assert errors(at) or "\\[ · a · \\] · \\(" in texts(
+        at
+    )  # an error, or the tokens listed (escaped)
     for text in shown:
-        assert not UNESCAPED_LINK.search(text), text              # no markdown image or link survives
+        assert not UNESCAPED_LINK.search(text), text  # no markdown image or link survives
     if "pe_dims" in params:
-        assert "t\\]\\(http" in errors(at)[0] or "here\\]\\(http" in errors(at)[0]   # said, escaped, as typed
+        assert (
+            "t\\]\\(http" in errors(at)[0] or "here\\]\\(http" in errors(at)[0]
+        )  # said, escaped, as typed
 
 
 def test_rope_claim_names_content_and_offset():
-    """RoPE's score depends on q and k and on the positions only through the offset (issue 16), in both languages."""
+    """RoPE's score depends on q and k and on the positions only through the offset (issue 16), in
+    both languages."""
     at = run_page("positional", {"pe_sec": "beyond"})
     prose = texts(at)
-    assert "depends only on how far apart" not in prose and "depends on the distance only" not in prose
+    assert (
+        "depends only on how far apart" not in prose and "depends on the distance only" not in prose
+    )
     assert "only through the offset" in prose and "still depends on what $q$ and $k$ are" in prose
     same = array(figures(at)[0]["data"][3]["y"])
-    other = array(figures(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"}))[0]["data"][3]["y"])
-    assert np.abs(same - other).max() > 0.1                     # other content, other scores at the same positions
+    other = array(
+        figures(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"}))[0]["data"][3]["y"]
+    )
+    assert np.abs(same - other).max() > 0.1  # other content, other scores at the same positions
     zh = texts(run_page("positional", {"lang": "zh", "pe_sec": "beyond"}))
-    assert "只取决于两个词元相隔多远" not in zh and "位置只通过偏移" in zh and "仍然取决于 $q$ 和 $k$" in zh
+    assert (
+        "只取决于两个词元相隔多远" not in zh
+        and "位置只通过偏移" in zh
+        and "仍然取决于 $q$ 和 $k$" in zh
+    )
 
 
 def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
-    """On a projector (1280×720) RoPE's θᵢ and PE(p + k) get lines of their own and ALiBi's 8 heads sit 2 a row,
-    so no formula is cut and no two cell titles run into each other (issue 16; seen in the browser)."""
-    normal, big = run_page("positional", {"pe_sec": "beyond"}), run_page("positional", {"pe_sec": "beyond", "present": "1"})
+    """On a projector (1280×720) RoPE's θᵢ and PE(p + k) get lines of their own and ALiBi's 8 heads
+    sit 2 a row, so no formula is cut and no two cell titles run into each other (issue 16; seen in
+    the browser)."""
+    normal, big = (
+        run_page("positional", {"pe_sec": "beyond"}),
+        run_page("positional", {"pe_sec": "beyond", "present": "1"}),
+    )
     rope = [e.value for e in big.get("latex") if "RoPE" in e.value][0]
     assert r"\\ \theta_i = 10000^{-2i/d}" in rope
     assert r",\quad \theta_i" in [e.value for e in normal.get("latex") if "RoPE" in e.value][0]
@@ -293,6 +377,7 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     def columns(at):
         grid = figures(at)[2]["layout"]
         return len({tuple(v["domain"]) for k, v in grid.items() if k.startswith("xaxis")})
+
     assert columns(normal) == 4 and columns(big) == 2
     assert len(figures(big)) == len(figures(normal)) == 3
     rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
@@ -301,7 +386,10 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
 
 # --- the in-figure sliders start at the control's value and carry the formula's values -------------------------
 def test_rotation_and_score_figures_are_live_from_the_controls():
-    at = run_page("positional", {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "9", "pe_ri": "1", "pe_rp": "3"})
+    at = run_page(
+        "positional",
+        {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "9", "pe_ri": "1", "pe_rp": "3"},
+    )
     assert_clean(at)
     (circle,) = [f for f in figures(at) if f["layout"].get("sliders")]
     s = circle["layout"]["sliders"][0]
@@ -318,7 +406,12 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
     (score,) = [f for f in figures(at) if f["layout"].get("sliders")]
     s = score["layout"]["sliders"][0]
     assert int(s["steps"][s["active"]]["value"]) == 300 and at.slider(key="pe_bp").value == 300
-    assert [d["name"] for d in score["data"]][1::2] == ["added sinusoids, query at 300", "RoPE, query at 300"]
+    assert [d["name"] for d in score["data"]][1::2] == [
+        "added sinusoids, query at 300",
+        "RoPE, query at 300",
+    ]
     for step in s["steps"]:
         rope_at_p = array(step["args"][0]["y"][1])
-        np.testing.assert_allclose(rope_at_p, array(score["data"][2]["y"]), atol=1e-3)   # RoPE at p = RoPE at 0, for every p
+        np.testing.assert_allclose(
+            rope_at_p, array(score["data"][2]["y"]), atol=1e-3
+        )  # RoPE at p = RoPE at 0, for every p

@@ -1,9 +1,10 @@
-"""Pretrained page through AppTest: MiniLM's 72 heads, the head finder, toggles, bad input, URL, Chinese, no model.
+"""Pretrained page through AppTest: MiniLM's 72 heads, the head finder, toggles, bad input, URL,
+Chinese, no model.
 
-The model loads once per process (st.cache_resource); a forward pass of a short sentence takes milliseconds.
-Layers, heads and tokens are numbered from 1 on the page (the URL keeps 0-based indices): L4·H2 and L6·H12, i.e.
-attentions[3, 1] and attentions[5, 11], are the two heads that link it → animal.
-"""
+The model loads once per process (st.cache_resource); a forward pass of a short sentence takes
+milliseconds. Layers, heads and tokens are numbered from 1 on the page (the URL keeps 0-based
+indices): L4·H2 and L6·H12, i.e. attentions[3, 1] and attentions[5, 11], are the two heads that link
+it → animal."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 from ui import cache_pretrained, url_state
 from ui.cache_pretrained import head_of_point, load_model
@@ -27,8 +37,24 @@ from visattn.token_views import HeadWeight, pool
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
-TOKENS = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because", "it", "was", "too",
-          "tired", ".", "[SEP]"]
+TOKENS = [
+    "[CLS]",
+    "the",
+    "animal",
+    "didn",
+    "'",
+    "t",
+    "cross",
+    "the",
+    "street",
+    "because",
+    "it",
+    "was",
+    "too",
+    "tired",
+    ".",
+    "[SEP]",
+]
 IT, ANIMAL, STREET = 10, 2, 8
 MAX_FIGURE_BYTES = 1_500_000
 
@@ -65,7 +91,10 @@ def line_fig(at) -> dict:
 
 
 def params(at) -> dict[str, str]:
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in ((k, at.query_params[k]) for k in at.query_params)}
+    return {
+        k: (v[0] if isinstance(v, list) else v)
+        for k, v in ((k, at.query_params[k]) for k in at.query_params)
+    }
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +120,13 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert grid["layout"]["coloraxis"]["cmin"] == 0 and grid["layout"]["coloraxis"]["cmax"] == 1
     names = [a["text"] for a in grid["layout"]["annotations"]]
     assert names[0] == "L1·H1" and names[13] == "L2·H2" and names[-1] == "L6·H12"
-    assert {a["xanchor"] for a in grid["layout"]["annotations"]} == {"center"}      # titles over their own cells
+    assert {a["xanchor"] for a in grid["layout"]["annotations"]} == {
+        "center"
+    }  # titles over their own cells
     T = len(TOKENS)
-    np.testing.assert_allclose(array(grid["data"][3 * 12 + 1]["z"]).reshape(T, T), r.attentions[3, 1], atol=1e-6)
+    np.testing.assert_allclose(
+        array(grid["data"][3 * 12 + 1]["z"]).reshape(T, T), r.attentions[3, 1], atol=1e-6
+    )
     # the finder: it → animal by default, L4·H2 first with more than half the weight, L6·H12 second
     assert at.selectbox(key="pt_src").value == IT and at.selectbox(key="pt_tgt").value == ANIMAL
     x, y = bars(at)
@@ -101,15 +134,29 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     assert y[0] > 0.5 and y[1] > 0.5 and y[2] < 0.5 and np.all(np.diff(y) <= 0)
     np.testing.assert_allclose(y[0], r.attentions[3, 1, IT, ANIMAL], atol=1e-6)
     page_text = texts(at)
-    assert ("**2** head(s) put more than half of the attention of “it” on “animal”: **L4·H2** (0.677), **L6·H12** "
-            "(0.673)") in page_text
+    assert (
+        "**2** head(s) put more than half of the attention of “it” on “animal”: **L4·H2** (0.677), **L6·H12** "
+        "(0.673)"
+    ) in page_text
     assert page_text.count("numbered from 1") == 1 and "**L3·H1** = layer 3, head 1" in page_text
-    n_cls = int((r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum())    # heads parked on [CLS], measured live
+    n_cls = int(
+        (r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum()
+    )  # heads parked on [CLS], measured live
     assert f"**{n_cls}** of the 72 heads give [CLS] more than half" in page_text and n_cls > 20
-    i = np.arange(1, T)                                                  # previous/next-token heads, 1-based names
-    prev = [f"L{l + 1}·H{h + 1}" for l, h in zip(*np.nonzero(r.attentions[:, :, i, i - 1].mean(-1) > 0.5))]
-    nxt = [f"L{l + 1}·H{h + 1}" for l, h in zip(*np.nonzero(r.attentions[:, :, i - 1, i].mean(-1) > 0.5))]
-    assert prev and nxt and f"previous token: {', '.join(prev)}; at the next token: {', '.join(nxt)}." in page_text
+    i = np.arange(1, T)  # previous/next-token heads, 1-based names
+    prev = [
+        f"L{l + 1}·H{h + 1}"
+        for l, h in zip(*np.nonzero(r.attentions[:, :, i, i - 1].mean(-1) > 0.5))
+    ]
+    nxt = [
+        f"L{l + 1}·H{h + 1}"
+        for l, h in zip(*np.nonzero(r.attentions[:, :, i - 1, i].mean(-1) > 0.5))
+    ]
+    assert (
+        prev
+        and nxt
+        and f"previous token: {', '.join(prev)}; at the next token: {', '.join(nxt)}." in page_text
+    )
     # the open head (L4·H2 by default) large, with numbers in the cells, rows summing to 1
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
     labels, m = head_matrix(at)
@@ -125,21 +172,24 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
 
 def test_the_wide_twin_is_described_honestly(default_page, model):
     text = texts(default_page)
-    assert "L4·H2 (0.68)" in text and "L6·H12 (0.56)" in text            # it → animal, tired and wide
+    assert "L4·H2 (0.68)" in text and "L6·H12 (0.56)" in text  # it → animal, tired and wide
     assert "does not move the weight to “street”" in text
     assert "not the model's answer" in text
     at = run_page("pretrained", {"pt_text": WIDE, "pt_tgt": str(STREET)})
     assert_clean(at)
     assert at.selectbox(key="pt_tgt").value == STREET
     x, y = bars(at)
-    assert y[0] < 0.5                                                      # no head favours street
-    assert f"No head puts more than half of the attention of “it” on “street”; the strongest is **{x[0]}**" in texts(at)
+    assert y[0] < 0.5  # no head favours street
+    assert (
+        f"No head puts more than half of the attention of “it” on “street”; the strongest is **{x[0]}**"
+        in texts(at)
+    )
 
 
 def test_open_head_by_button_and_by_selectbox(model):
     at = run_page("pretrained", {"pt_layer": "0", "pt_head": "0"})
     assert title(head_fig(at)).startswith("L1·H1")
-    at.button(key="pt_open_top").click().run()                             # "Open L4·H2": the finder's first bar
+    at.button(key="pt_open_top").click().run()  # "Open L4·H2": the finder's first bar
     assert at.selectbox(key="pt_layer").value == 3 and at.selectbox(key="pt_head").value == 1
     assert title(head_fig(at)).startswith("L4·H2")
     at.selectbox(key="pt_layer").set_value(5).run()
@@ -151,7 +201,7 @@ def test_open_head_by_button_and_by_selectbox(model):
     (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "bar"]
     colours = fig["data"][0]["marker"]["color"]
     assert colours[fig["data"][0]["x"].index("L6·H12")] == "#ff7f0e"
-    assert fig["data"][0]["customdata"][1] == [5, 11]                       # what a click on the bar reports
+    assert fig["data"][0]["customdata"][1] == [5, 11]  # what a click on the bar reports
     assert params(at)["pt_layer"] == "5" and params(at)["pt_head"] == "11"
 
 
@@ -164,17 +214,23 @@ def test_a_clicked_bar_names_its_head():
 
 def test_source_and_target_rank_other_pairs_and_reset_with_the_text(model):
     at = run_page("pretrained")
-    at.selectbox(key="pt_tgt").set_value(13).run()                         # it → tired
+    at.selectbox(key="pt_tgt").set_value(13).run()  # it → tired
     r = model.run(SENTENCE)
     w = r.attentions[:, :, IT, 13]
     x, y = bars(at)
-    assert x[0] == "L{}·H{}".format(*(i + 1 for i in np.unravel_index(np.argmax(w), w.shape)))   # named from 1
+    assert x[0] == "L{}·H{}".format(
+        *(i + 1 for i in np.unravel_index(np.argmax(w), w.shape))
+    )  # named from 1
     np.testing.assert_allclose(y[0], w.max(), atol=1e-6)
     assert params(at)["pt_tgt"] == "13"
-    at.text_area(key="pt_text").input("The trophy didn't fit in the suitcase because it was too big.").run()
+    at.text_area(key="pt_text").input(
+        "The trophy didn't fit in the suitcase because it was too big."
+    ).run()
     assert_clean(at)
     tokens = model.run("The trophy didn't fit in the suitcase because it was too big.").tokens
-    assert at.selectbox(key="pt_src").value == tokens.index("it")           # back to it; no "animal": the next word
+    assert at.selectbox(key="pt_src").value == tokens.index(
+        "it"
+    )  # back to it; no "animal": the next word
     assert at.selectbox(key="pt_tgt").value == 1
     assert "pt_src" not in at.query_params and "pt_tgt" not in at.query_params
 
@@ -190,7 +246,10 @@ def test_hide_specials_drops_cls_and_sep_and_renormalises():
     for d in grid["data"][::7]:
         assert "[CLS]" not in d["x"] and "[SEP]" not in d["x"]
         np.testing.assert_allclose(array(d["z"]).reshape(14, 14).sum(axis=1), 1.0, atol=1e-5)
-    assert at.selectbox(key="pt_src").value == IT - 1 and at.selectbox(key="pt_tgt").value == ANIMAL - 1
+    assert (
+        at.selectbox(key="pt_src").value == IT - 1
+        and at.selectbox(key="pt_tgt").value == ANIMAL - 1
+    )
     assert params(at)["pt_hide"] == "1"
 
 
@@ -202,16 +261,24 @@ def test_merge_joins_word_pieces_into_words(model):
     labels, m = head_matrix(at)
     assert labels == ["the", "cat", "is", "unbelievably", "fluffy", "."]
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
-    assert "6 tokens: the · cat · is · unbelievably · fluffy · \\." in texts(at)   # markdown source: the user's tokens escaped
+    assert "6 tokens: the · cat · is · unbelievably · fluffy · \\." in texts(
+        at
+    )  # markdown source: the user's tokens escaped
 
 
 def test_tokens_reach_markdown_escaped(model):
-    """The user's tokens in the caption, the head finder's sentence and the notices are markdown-escaped: a typed
-    link or emphasis shows as itself."""
-    at = run_page("pretrained", {"pt_text": "see [x](http://127.0.0.1:9/p.png) **bold** $a$ it animal"})
+    """The user's tokens in the caption, the head finder's sentence and the notices are
+    markdown-escaped: a typed link or emphasis shows as itself."""
+    at = run_page(
+        "pretrained", {"pt_text": "see [x](http://127.0.0.1:9/p.png) **bold** $a$ it animal"}
+    )
     assert_clean(at)
     shown = texts(at)
-    assert "\\[ · x · \\] · \\( · http" in shown and "\\* · \\* · bold" in shown and "\\$ · a · \\$" in shown
+    assert (
+        "\\[ · x · \\] · \\( · http" in shown
+        and "\\* · \\* · bold" in shown
+        and "\\$ · a · \\$" in shown
+    )
     assert "](http" not in shown and "**bold**" not in shown
 
 
@@ -234,36 +301,47 @@ def test_600_tokens_are_cut_to_512_with_a_notice():
 
 
 def test_figures_stay_light_at_128_tokens(model):
-    text = ("Attention lets every word in a sentence look at every other word and decide how much each one matters. "
-            "In a transformer, each token is turned into a query, a key and a value. ") * 4
+    text = (
+        "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
+        "In a transformer, each token is turned into a query, a key and a value. "
+    ) * 4
     _, _, offsets, _ = model.tokenize(text, 128)
-    text = text[:offsets[126][1]]                                          # exactly 126 pieces + [CLS] + [SEP]
+    text = text[: offsets[126][1]]  # exactly 126 pieces + [CLS] + [SEP]
     at = run_page("pretrained", {"pt_text": text})
     assert_clean(at)
     assert "128 tokens:" in texts(at)
-    assert len(grid_fig(at)["data"]) == 12                                 # one layer, not 72 heads
+    assert len(grid_fig(at)["data"]) == 12  # one layer, not 72 heads
     sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
     assert max(sizes) <= MAX_FIGURE_BYTES, sizes
-    assert "Tokens 1–64 of 128: the line view draws a window of 64 tokens" in texts(at)   # source: word 1
+    assert "Tokens 1–64 of 128: the line view draws a window of 64 tokens" in texts(
+        at
+    )  # source: word 1
 
 
-@pytest.mark.parametrize("text, kind, expected", [
-    ("", "error", "The text is empty"),
-    ("   \n ", "error", "The text is empty"),
-    ("😀 🎉", "warning", "every character (😀 🎉) became [UNK]"),
-    ("小明喜欢吃苹果", "info", "5 token(s) are [UNK]"),
-    ("I love 🍕 pizza", "info", "1 token(s) are [UNK]"),
-])
+@pytest.mark.parametrize(
+    "text, kind, expected",
+    [
+        ("", "error", "The text is empty"),
+        ("   \n ", "error", "The text is empty"),
+        ("😀 🎉", "warning", "every character (😀 🎉) became [UNK]"),
+        ("小明喜欢吃苹果", "info", "5 token(s) are [UNK]"),
+        ("I love 🍕 pizza", "info", "1 token(s) are [UNK]"),
+    ],
+)
 def test_emoji_chinese_and_empty_text_give_clear_messages(text, kind, expected):
     at = run_page("pretrained", {"pt_text": text})
     assert_clean(at)
-    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[kind]
+    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[
+        kind
+    ]
     assert any(expected in s for s in shown), shown
     if kind != "error":
         assert not errors(at) and grid_fig(at)
     if text == "小明喜欢吃苹果":
         assert "喜 欢 吃 苹 果" in shown[0]
-        assert "6 tokens" not in texts(at) and "9 tokens: \\[CLS\\] · 小 · 明 · \\[UNK\\]" in texts(at)   # escaped markdown source
+        assert "6 tokens" not in texts(at) and "9 tokens: \\[CLS\\] · 小 · 明 · \\[UNK\\]" in texts(
+            at
+        )  # escaped markdown source
 
 
 def test_bad_text_after_a_good_one_keeps_the_last_view():
@@ -310,18 +388,41 @@ def test_url_round_trip():
     assert_clean(again)
     assert not warnings(again)
     assert again.text_area(key="pt_text").value == WIDE
-    assert again.selectbox(key="pt_tgt").value == STREET - 1 and again.selectbox(key="pt_head").value == 2
+    assert (
+        again.selectbox(key="pt_tgt").value == STREET - 1
+        and again.selectbox(key="pt_head").value == 2
+    )
     assert bars(again)[0] == bars(at)[0]
     assert [title(f) for f in figures(again)] == [title(f) for f in figures(at)]
 
 
 def test_tampered_url_falls_back_with_a_warning():
-    at = run_page("pretrained", {"pt_layer": "9", "pt_head": "-1", "pt_hide": "maybe", "pt_src": "99",
-                                 "pt_tgt": "x", "pt_glayer": "abc", "pt_zzz": "1", "pt_text": "a" * 6000})
+    at = run_page(
+        "pretrained",
+        {
+            "pt_layer": "9",
+            "pt_head": "-1",
+            "pt_hide": "maybe",
+            "pt_src": "99",
+            "pt_tgt": "x",
+            "pt_glayer": "abc",
+            "pt_zzz": "1",
+            "pt_text": "a" * 6000,
+        },
+    )
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("pt_layer", "pt_head", "pt_hide", "pt_src", "pt_tgt", "pt_glayer", "pt_zzz", "pt_text"):
-        assert name.replace("_", "\\_") in w                                # names are markdown-escaped
+    for name in (
+        "pt_layer",
+        "pt_head",
+        "pt_hide",
+        "pt_src",
+        "pt_tgt",
+        "pt_glayer",
+        "pt_zzz",
+        "pt_text",
+    ):
+        assert name.replace("_", "\\_") in w  # names are markdown-escaped
     assert not errors(at)
     assert at.text_area(key="pt_text").value == SENTENCE
     assert at.selectbox(key="pt_src").value == IT and bars(at)[0][0] == "L4·H2"
@@ -332,9 +433,15 @@ def test_chinese():
     assert_clean(at)
     assert at.title[0].value == "真实训练过的 Transformer"
     text = texts(at)
-    assert "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L4·H2**（0.677）、**L6·H12**（0.673）" in text
-    assert "层、头和词元都从 1 开始编号：**L3·H1** 表示第 3 层的第 1 个头。" in text and "所有的头" in text
-    assert "第四层" not in text and "（即" not in text                    # one convention, said once
+    assert (
+        "有 **2** 个头把“it”一半以上的注意力放在“animal”上：**L4·H2**（0.677）、**L6·H12**（0.673）"
+        in text
+    )
+    assert (
+        "层、头和词元都从 1 开始编号：**L3·H1** 表示第 3 层的第 1 个头。" in text
+        and "所有的头" in text
+    )
+    assert "第四层" not in text and "（即" not in text  # one convention, said once
     assert title(head_fig(at)).startswith("L4·H2：")
     at = run_page("pretrained", {"lang": "zh", "pt_text": "😀"})
     assert_clean(at)
@@ -346,23 +453,25 @@ def test_chinese():
 def test_missing_package_says_how_to_install():
     load_model.clear()
     try:
-        with mock.patch.object(pretrained, "model_dir", side_effect=ModelNotInstalled("no package")):
+        with mock.patch.object(
+            pretrained, "model_dir", side_effect=ModelNotInstalled("no package")
+        ):
             at = run_page("pretrained", {"pt_layer": "5"})
             assert_clean(at)
             (err,) = errors(at)
             assert "not installed" in err
             assert at.code[0].value == INSTALL_COMMAND
-            assert not figures(at) and not warnings(at)                    # the URL's settings are kept
+            assert not figures(at) and not warnings(at)  # the URL's settings are kept
             assert params(at)["pt_layer"] == "5"
             zh = run_page("pretrained", {"lang": "zh"})
             assert_clean(zh)
             assert "没有安装" in errors(zh)[0] and english_words(zh) == {}
-            home = run_page("multi_head")                                   # the rest of the app is untouched
+            home = run_page("multi_head")  # the rest of the app is untouched
             assert_clean(home)
             assert figures(home)
     finally:
         load_model.clear()
-    at = run_page("pretrained")                                             # installed again: a failure is not cached
+    at = run_page("pretrained")  # installed again: a failure is not cached
     assert_clean(at)
     assert bars(at)[0][0] == "L4·H2"
 
@@ -398,17 +507,26 @@ ZH_BAD = [  # (URL parameters, where the message is, a Chinese phrase of it)
 def test_bad_inputs_are_said_in_chinese(params, kind, phrase):
     at = run_page("pretrained", {"lang": "zh"} | params)
     assert_clean(at)
-    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[kind]
+    shown = {"error": errors(at), "warning": warnings(at), "info": [str(i.value) for i in at.info]}[
+        kind
+    ]
     assert any(phrase in s for s in shown), shown
     assert all(re.search(r"[\u4e00-\u9fff]", s) for s in shown)
     assert english_words(at) == {}
 
 
-@pytest.mark.parametrize("params", [
-    {"pt_text": PARAGRAPH, "pt_glayer": "4"},                       # one layer's 12 heads, tokens numbered
-    {"pt_text": "word " * 600, "pt_layer": "5", "pt_head": "11"},  # pooled grid, pooled head, line window
-    {"pt_hide": "1", "pt_merge": "1", "pt_lfoc": "1"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"pt_text": PARAGRAPH, "pt_glayer": "4"},  # one layer's 12 heads, tokens numbered
+        {
+            "pt_text": "word " * 600,
+            "pt_layer": "5",
+            "pt_head": "11",
+        },  # pooled grid, pooled head, line window
+        {"pt_hide": "1", "pt_merge": "1", "pt_lfoc": "1"},
+    ],
+)
 def test_views_in_chinese_show_no_english(params):
     at = run_page("pretrained", {"lang": "zh"} | params)
     assert_clean(at)
@@ -420,18 +538,25 @@ def test_views_in_chinese_show_no_english(params):
 
 
 def test_head_names_and_token_labels_count_from_one():
-    assert lesson.head_name(0, 0) == "L1·H1" and lesson.head_name(3, 1) == "L4·H2" and lesson.head_name(5, 11) == "L6·H12"
+    assert (
+        lesson.head_name(0, 0) == "L1·H1"
+        and lesson.head_name(3, 1) == "L4·H2"
+        and lesson.head_name(5, 11) == "L6·H12"
+    )
     assert lesson.indexed(["a", "b"]) == ["1: a", "2: b"]
     many = [str(i) for i in range(lesson.TOKENS_SHOWN + 1)]
-    assert lesson.shown_tokens(many).endswith(f" · {lesson.TOKENS_SHOWN - 1} · …") and lesson.shown_tokens(["a", "b"]) == "a · b"
+    assert (
+        lesson.shown_tokens(many).endswith(f" · {lesson.TOKENS_SHOWN - 1} · …")
+        and lesson.shown_tokens(["a", "b"]) == "a · b"
+    )
 
 
 def test_patterns_by_hand():
     T = 4
     a = np.full((2, 3, T, T), 1 / T)
-    a[0, 0] = np.eye(T)[[0, 0, 0, 0]]                                   # everything on [CLS]
-    a[0, 1] = np.eye(T)[[0, 0, 1, 2]]                                   # each token on the one before
-    a[1, 2] = np.eye(T)[[1, 2, 3, 3]]                                   # each token on the one after
+    a[0, 0] = np.eye(T)[[0, 0, 0, 0]]  # everything on [CLS]
+    a[0, 1] = np.eye(T)[[0, 0, 1, 2]]  # each token on the one before
+    a[1, 2] = np.eye(T)[[1, 2, 3, 3]]  # each token on the one after
     p = lesson.patterns(a)
     # [CLS] column means: head (0,0) 1; head (0,1) (1+1+0+0)/4 = 0.5, not above one half
     assert p.n_cls == 1
@@ -462,22 +587,39 @@ def test_finder_by_hand():
 def test_winograd_verdict_and_cells():
     hw = lambda l, h, w: HeadWeight(l, h, w)  # noqa: E731
     w = lesson.Winograd(hw(3, 1, 0.677), hw(5, 5, 0.22), hw(5, 11, 0.561), hw(5, 1, 0.244))
-    assert not w.switch                                                # 0.244 < min(0.561, 0.5)
-    assert w.cells() == dict(tired_a="L4·H2", tired_s="L6·H6", wide_a="L6·H12", wide_s="L6·H2", tired_aw="0.68",
-                             tired_sw="0.22", wide_aw="0.56", wide_sw="0.24")
+    assert not w.switch  # 0.244 < min(0.561, 0.5)
+    assert w.cells() == dict(
+        tired_a="L4·H2",
+        tired_s="L6·H6",
+        wide_a="L6·H12",
+        wide_s="L6·H2",
+        tired_aw="0.68",
+        tired_sw="0.22",
+        wide_aw="0.56",
+        wide_sw="0.24",
+    )
     assert lesson.Winograd(*w.__dict__.values()).switch is False
-    assert dataclasses.replace(w, wide_street=hw(0, 0, 0.55)).switch          # a head favours street
+    assert dataclasses.replace(w, wide_street=hw(0, 0, 0.55)).switch  # a head favours street
     assert dataclasses.replace(w, wide_animal=hw(0, 0, 0.1), wide_street=hw(0, 0, 0.2)).switch
 
 
 def test_winograd_measured(model):
     w = lesson.winograd(model)
-    for text, a, s in ((SENTENCE, w.tired_animal, w.tired_street), (WIDE, w.wide_animal, w.wide_street)):
+    for text, a, s in (
+        (SENTENCE, w.tired_animal, w.tired_street),
+        (WIDE, w.wide_animal, w.wide_street),
+    ):
         r = model.run(text)
-        it, animal, street = r.tokens.index("it"), r.tokens.index("animal"), r.tokens.index("street")
+        it, animal, street = (
+            r.tokens.index("it"),
+            r.tokens.index("animal"),
+            r.tokens.index("street"),
+        )
         for hw, target in ((a, animal), (s, street)):
             col = r.attentions[:, :, it, target]
-            assert (hw.layer, hw.head) == np.unravel_index(np.argmax(col), col.shape) and hw.weight == col.max()
+            assert (hw.layer, hw.head) == np.unravel_index(
+                np.argmax(col), col.shape
+            ) and hw.weight == col.max()
 
 
 def test_token_view_unknown_and_kept_specials(model):
@@ -500,7 +642,7 @@ def test_grid_one_head_and_lines_by_hand():
     a = rng.random((6, 12, T, T))
     a /= a.sum(-1, keepdims=True)
     tokens = [f"w{i}" for i in range(T)]
-    g = lesson.grid(tokens, a, 2)                                   # 50 > GRID_ALL_MAX: one layer, not pooled
+    g = lesson.grid(tokens, a, 2)  # 50 > GRID_ALL_MAX: one layer, not pooled
     assert g.w.shape == (3, 4, T, T) and g.layer == 2 and g.block == 1 and g.titles[0] == "L3·H1"
     np.testing.assert_array_equal(g.w[1, 2], a[2, 6])
     assert g.labels[0] == "1: w0"
@@ -509,23 +651,33 @@ def test_grid_one_head_and_lines_by_hand():
     h = lesson.one_head(tokens, a, 4, 7)
     assert h.name == "L5·H8" and h.hover_only and h.block == 1
     np.testing.assert_array_equal(h.w, a[4, 7])
-    ln = lesson.lines(tokens, h.w, 45, only_src=True)               # window of 50 ≤ 64: all tokens
+    ln = lesson.lines(tokens, h.w, 45, only_src=True)  # window of 50 ≤ 64: all tokens
     assert (ln.first, ln.last) == (0, 49) and np.count_nonzero(ln.w[0].sum(-1)) == 1
     np.testing.assert_array_equal(ln.w[0, 45], a[4, 7, 45])
     long = [f"w{i}" for i in range(200)]
-    ln = lesson.lines(long, np.eye(200), 150, only_src=False)       # 150 − 32 = 118 … 181
-    assert (ln.first, ln.last) == (118, 181) and ln.w.shape == (1, 64, 64) and ln.tokens[0] == "w118"
-    ln = lesson.lines(long, np.eye(200), 199, only_src=False)       # clamped to the end
+    ln = lesson.lines(long, np.eye(200), 150, only_src=False)  # 150 − 32 = 118 … 181
+    assert (
+        (ln.first, ln.last) == (118, 181) and ln.w.shape == (1, 64, 64) and ln.tokens[0] == "w118"
+    )
+    ln = lesson.lines(long, np.eye(200), 199, only_src=False)  # clamped to the end
     assert (ln.first, ln.last) == (136, 199)
 
 
 # ---------------------------------------------------------------- a long paste is never tokenised whole
 
 
-@pytest.mark.parametrize("text", ["hello " * 5000, "unbelievably fluffy " * 3000, "小明喜欢吃苹果" * 3000,
-                                  "a" * 150 + " b" * 20000, ("word, " * 2) + "x" * 40000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hello " * 5000,
+        "unbelievably fluffy " * 3000,
+        "小明喜欢吃苹果" * 3000,
+        "a" * 150 + " b" * 20000,
+        ("word, " * 2) + "x" * 40000,
+    ],
+)
 def test_long_text_is_cut_before_tokenising_with_the_same_pieces(model, text):
-    full = model.tokenizer.encode(text)                            # what tokenising the whole text gives
+    full = model.tokenizer.encode(text)  # what tokenising the whole text gives
     tokens, ids, _, n_in = model.tokenize(text)
     want = full.ids[:511] + [full.ids[-1]] if len(full.ids) > 512 else full.ids
     assert ids == want and len(tokens) == min(512, len(full.ids))
@@ -542,7 +694,7 @@ def test_a_huge_text_reads_at_most_max_read_characters(model):
             return real.encode(s)
 
     with mock.patch.object(model, "tokenizer", Spy()):
-        r = model.run("word " * 4_000_000)                          # 20 MB
+        r = model.run("word " * 4_000_000)  # 20 MB
     assert r.truncated and r.n_tokens == 512 and not r.read_all
     assert max(seen) <= pretrained.MAX_READ
 
@@ -550,17 +702,25 @@ def test_a_huge_text_reads_at_most_max_read_characters(model):
 def test_text_area_limits_characters_and_says_so():
     at = run_page("pretrained")
     (box,) = at.text_area
-    assert box.proto.max_chars == url_state.MAX_TEXT and f"{url_state.MAX_TEXT} characters" in box.help
+    assert (
+        box.proto.max_chars == url_state.MAX_TEXT and f"{url_state.MAX_TEXT} characters" in box.help
+    )
     zh = run_page("pretrained", {"lang": "zh"})
     assert f"最多 {url_state.MAX_TEXT} 个字符" in zh.text_area[0].help
 
 
 def test_a_bar_click_opens_its_head_and_ignores_other_points():
-    state = {cache_pretrained.BARS: {"selection": {"points": [{"customdata": [5, 11]}]}}, "pt_layer": 3, "pt_head": 1}
+    state = {
+        cache_pretrained.BARS: {"selection": {"points": [{"customdata": [5, 11]}]}},
+        "pt_layer": 3,
+        "pt_head": 1,
+    }
     with mock.patch.object(cache_pretrained.st, "session_state", state):
         cache_pretrained.open_clicked()
         assert (state["pt_layer"], state["pt_head"]) == (5, 11)
-        state[cache_pretrained.BARS] = {"selection": {"points": [{"customdata": [9, 0]}]}}   # not a head
+        state[cache_pretrained.BARS] = {
+            "selection": {"points": [{"customdata": [9, 0]}]}
+        }  # not a head
         cache_pretrained.open_clicked()
         state[cache_pretrained.BARS] = {"selection": {"points": []}}
         cache_pretrained.open_clicked()
@@ -570,12 +730,16 @@ def test_a_bar_click_opens_its_head_and_ignores_other_points():
 # ---------------------------------------------------------------- memory stays bounded (issue 15)
 
 MB = 1 << 20
-RUN_MB = 80            # one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
-SESSION_MB = 350       # one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
+RUN_MB = (
+    80  # one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
+)
+# one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
+SESSION_MB = 350
 
 
 def rss_mb() -> float:
-    """This process's resident memory (AppTest runs the page in-process), after a full collection."""
+    """This process's resident memory (AppTest runs the page in-process), after a full
+    collection."""
     gc.collect()
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) * 1024 / MB
@@ -583,9 +747,10 @@ def rss_mb() -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc (Linux)")
 def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
-    """Budget: RSS grows by at most RUNS × RUN_MB (the shared run cache) + SESSION_MB over the whole sequence, and
-    not at all (≤ 100 MB of noise) over its second half. Before the fix each text and each head opened with
-    pt_hide=1&pt_merge=1 kept its run alive through the finder chart's callback: +145 MB a step, 3.2 GB after 20."""
+    """Budget: RSS grows by at most RUNS × RUN_MB (the shared run cache) + SESSION_MB over the whole
+    sequence, and not at all (≤ 100 MB of noise) over its second half. Before the fix each text and
+    each head opened with pt_hide=1&pt_merge=1 kept its run alive through the finder chart's
+    callback: +145 MB a step, 3.2 GB after 20."""
     cache_pretrained.run_text.clear()
     rng = np.random.default_rng(0)
     vocab = "the animal street cross because tired wide road car driver water tree rain child light day walk".split()
@@ -596,8 +761,8 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
         at.text_area(key="pt_text").input(f"Text {k}. " + " ".join(rng.choice(vocab, 600))).run()
         assert_clean(at)
         seen.append(rss_mb())
-    assert "510 tokens:" in texts(at)                     # 512 less [CLS] and [SEP], hidden
-    for k in range(12):                                    # what a bar click does: open another head
+    assert "510 tokens:" in texts(at)  # 512 less [CLS] and [SEP], hidden
+    for k in range(12):  # what a bar click does: open another head
         at.selectbox(key="pt_layer").set_value(k % 6)
         at.selectbox(key="pt_head").set_value((5 * k + 1) % 12).run()
         assert_clean(at)
@@ -607,7 +772,9 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     assert growth <= cache_pretrained.RUNS * RUN_MB + SESSION_MB, [round(s - start) for s in seen]
     assert seen[-1] - seen[9] <= 100, [round(s - start) for s in seen]
     bars_ids = [c.proto.id for c in at.get("plotly_chart") if "pt_bars" in c.proto.id]
-    assert len(bars_ids) == 1 and bars_ids[0].endswith("-" + cache_pretrained.BARS)   # one stable key, whatever opened
+    assert len(bars_ids) == 1 and bars_ids[0].endswith(
+        "-" + cache_pretrained.BARS
+    )  # one stable key, whatever opened
 
 
 # ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
@@ -621,8 +788,11 @@ def view_by_hand(view: str) -> np.ndarray:
     norm = lambda m: m / m.sum(axis=-1, keepdims=True)
     if view == "weights":
         return A
-    if view == "norm_weighted":   # value norms: checked against Hugging Face in tests/test_reading.py
+    if (
+        view == "norm_weighted"
+    ):  # value norms: checked against Hugging Face in tests/test_reading.py
         from visattn.reading import minilm_value_norms
+
         return norm(A * minilm_value_norms(model, SENTENCE)[:, :, None, :])
     if view == "mean":
         return A.mean(axis=1, keepdims=True)
@@ -639,7 +809,11 @@ def view_by_hand(view: str) -> np.ndarray:
 
 def large_map(at) -> np.ndarray:
     """The one-head section's heatmap (the only single-trace heatmap with a title)."""
-    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)]
+    (fig,) = [
+        f
+        for f in figures(at)
+        if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)
+    ]
     d = fig["data"][0]
     return array(d["z"]).reshape(len(d["y"]), len(d["x"]))
 
@@ -657,21 +831,26 @@ def test_each_reading_view_feeds_grid_finder_and_large_map(view, lang):
     np.testing.assert_allclose(big.sum(axis=1), 1.0, atol=5e-3)
     want = view_by_hand(view)
     cells = {"weights": 72, "norm_weighted": 72, "flow": 1}.get(view, 6)
-    if cells > 1:                           # flow's one map is checked below
+    if cells > 1:  # flow's one map is checked below
         assert len(grid_fig(at)["data"]) == cells
-    if want is None:                        # flow: one map, one bar, its entry the bar
+    if want is None:  # flow: one map, one bar, its entry the bar
         assert labels == ["L1–L6"] and w[0] == pytest.approx(big[IT, ANIMAL], abs=1e-3)
         return
-    ranked = np.sort(want[:, :, IT, ANIMAL].ravel())[::-1][:len(w)]   # the finder ranks by the chosen view
+    ranked = np.sort(want[:, :, IT, ANIMAL].ravel())[::-1][
+        : len(w)
+    ]  # the finder ranks by the chosen view
     np.testing.assert_allclose(w, ranked, atol=1e-4)
     L, H = want.shape[:2]
-    np.testing.assert_allclose(big, want[min(3, L - 1), min(1, H - 1)], atol=1e-3)   # pt_layer 3, pt_head 1 by default
-    if H == 1:                              # one map per layer: the bars name layers
+    np.testing.assert_allclose(
+        big, want[min(3, L - 1), min(1, H - 1)], atol=1e-3
+    )  # pt_layer 3, pt_head 1 by default
+    if H == 1:  # one map per layer: the bars name layers
         assert labels[0] == f"L{np.argmax(want[:, 0, IT, ANIMAL]) + 1}"
 
 
 def test_flow_beyond_its_cap_shows_a_message_not_a_hang():
     from visattn.reading import FLOW_MAX_TOKENS
+
     for lang in ("en", "zh"):
         at = run_page("pretrained", {"lang": lang, "pt_view": "flow", "pt_text": PARAGRAPH})
         assert_clean(at)
@@ -686,5 +865,9 @@ def test_colour_scale_reaches_grid_and_large_map():
     assert_clean(at)
     top = float(view_by_hand("mean").max())
     assert grid_fig(at)["layout"]["coloraxis"]["cmax"] == pytest.approx(top, abs=1e-5)
-    (fig,) = [f for f in figures(at) if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)]
+    (fig,) = [
+        f
+        for f in figures(at)
+        if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)
+    ]
     assert fig["data"][0]["zmax"] == pytest.approx(top, abs=1e-5)

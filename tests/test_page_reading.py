@@ -1,9 +1,8 @@
-"""Reading page through AppTest: each reading in English and Chinese, flow beyond its cap, the tired/wide comparison,
-the [CLS]+[SEP] shares, bad inputs in Chinese, a tampered URL.
+"""Reading page through AppTest: each reading in English and Chinese, flow beyond its cap, the
+tired/wide comparison, the [CLS]+[SEP] shares, bad inputs in Chinese, a tampered URL.
 
-Expected values come from MiniLM's own attention weights and value norms with plain NumPy here, not from the page's
-lesson module.
-"""
+Expected values come from MiniLM's own attention weights and value norms with plain NumPy here, not
+from the page's lesson module."""
 
 from __future__ import annotations
 
@@ -11,7 +10,16 @@ import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 
 from visattn import reading
 from visattn.lessons import reading as lesson
@@ -20,7 +28,7 @@ from visattn.models.minilm import MiniLM
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 CJK = re.compile(r"[\u4e00-\u9fff]")
-LONG = " ".join(["word"] * 50)          # 52 tokens with [CLS] and [SEP]: above flow's cap
+LONG = " ".join(["word"] * 50)  # 52 tokens with [CLS] and [SEP]: above flow's cap
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +41,9 @@ def heatmaps(at) -> list[dict]:
 
 
 def comparison_fig(at) -> dict:
-    (fig,) = [f for f in figures(at) if any(d.get("name") in ("Sentence A", "句子甲") for d in f["data"])]
+    (fig,) = [
+        f for f in figures(at) if any(d.get("name") in ("Sentence A", "句子甲") for d in f["data"])
+    ]
     return fig
 
 
@@ -43,21 +53,36 @@ def test_each_reading(view, lang):
     at = run_page("reading", {"lang": lang, "rd_view": view})
     assert_clean(at)
     assert not errors(at)
-    assert len(figures(at)) == 5          # grid, heatmap, line view, comparison, query/key plane
+    assert len(figures(at)) == 5  # grid, heatmap, line view, comparison, query/key plane
     if lang == "zh":
         assert english_words(at) == {}, english_words(at)
 
 
-@pytest.mark.parametrize("scale,palette,vrange", [("log", "Viridis", "max"), ("power", "Greys", "unit")])
+@pytest.mark.parametrize(
+    "scale,palette,vrange", [("log", "Viridis", "max"), ("power", "Greys", "unit")]
+)
 def test_colour_scales_and_line_filters(scale, palette, vrange):
-    at = run_page("reading", {"lang": "zh", "rd_scale": scale, "rd_palette": palette, "rd_range": vrange,
-                              "rd_thr": "0.2", "rd_topk": "1", "rd_qkpos": "1", "rd_gamma": "0.3"})
+    at = run_page(
+        "reading",
+        {
+            "lang": "zh",
+            "rd_scale": scale,
+            "rd_palette": palette,
+            "rd_range": vrange,
+            "rd_thr": "0.2",
+            "rd_topk": "1",
+            "rd_qkpos": "1",
+            "rd_gamma": "0.3",
+        },
+    )
     assert_clean(at)
     assert english_words(at) == {}, english_words(at)
     lines = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
     (fig,) = lines
     drawn = [d for d in fig["data"] if d.get("mode") == "lines"]
-    assert sum(len([x for x in d["x"] if x is not None]) // 2 for d in drawn) <= 16   # top-1: one edge per token
+    assert (
+        sum(len([x for x in d["x"] if x is not None]) // 2 for d in drawn) <= 16
+    )  # top-1: one edge per token
 
 
 def test_flow_beyond_its_cap_shows_a_message():
@@ -84,18 +109,23 @@ def test_tired_wide_comparison_shows_the_difference(model):
 
 
 def test_unaligned_sentences_get_a_note():
-    at = run_page("reading", {"lang": "zh", "rd_b": "The animal didn't cross the street because it was far too tired."})
+    at = run_page(
+        "reading",
+        {"lang": "zh", "rd_b": "The animal didn't cross the street because it was far too tired."},
+    )
     assert_clean(at)
     assert "词元数不同" in texts(at)
-    assert len([d for d in comparison_fig(at)["data"] if d["type"] == "heatmap"]) == 2   # A and B, no difference
+    assert (
+        len([d for d in comparison_fig(at)["data"] if d["type"] == "heatmap"]) == 2
+    )  # A and B, no difference
     assert english_words(at) == {}, english_words(at)
 
 
 def test_special_token_shares(model):
     r = model.run(TIRED)
-    A = r.attentions.astype(np.float64)                                    # (L, H, T, T)
+    A = r.attentions.astype(np.float64)  # (L, H, T, T)
     by_weight = (A[..., 0] + A[..., -1]).mean()
-    N = reading.minilm_value_norms(model, TIRED)                          # checked against Hugging Face in test_reading
+    N = reading.minilm_value_norms(model, TIRED)  # checked against Hugging Face in test_reading
     W = A * N[:, :, None, :]
     W = W / W.sum(axis=-1, keepdims=True)
     by_norm = (W[..., 0] + W[..., -1]).mean()
@@ -103,10 +133,12 @@ def test_special_token_shares(model):
     assert_clean(at)
     text = texts(at)
     assert f"**{100 * by_weight:.0f} %**" in text and f"**{100 * by_norm:.0f} %**" in text
-    assert by_norm < by_weight                                            # the parked heads move little
+    assert by_norm < by_weight  # the parked heads move little
 
 
-@pytest.mark.parametrize("params", [{"rd_text": ""}, {"rd_text": "   "}, {"rd_b": ""}, {"rd_view": "flow", "rd_b": LONG}])
+@pytest.mark.parametrize(
+    "params", [{"rd_text": ""}, {"rd_text": "   "}, {"rd_b": ""}, {"rd_view": "flow", "rd_b": LONG}]
+)
 def test_bad_inputs_in_chinese(params):
     at = run_page("reading", {"lang": "zh", **params})
     assert_clean(at)
@@ -116,11 +148,33 @@ def test_bad_inputs_in_chinese(params):
 
 
 def test_tampered_url_falls_back_with_a_warning():
-    at = run_page("reading", {"rd_view": "bogus", "rd_layer": "9", "rd_head": "-1", "rd_scale": "x", "rd_gamma": "abc",
-                              "rd_thr": "7", "rd_topk": "4", "rd_qkpos": "maybe", "rd_text": "a" * 6000})
+    at = run_page(
+        "reading",
+        {
+            "rd_view": "bogus",
+            "rd_layer": "9",
+            "rd_head": "-1",
+            "rd_scale": "x",
+            "rd_gamma": "abc",
+            "rd_thr": "7",
+            "rd_topk": "4",
+            "rd_qkpos": "maybe",
+            "rd_text": "a" * 6000,
+        },
+    )
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("rd_view", "rd_layer", "rd_head", "rd_scale", "rd_gamma", "rd_thr", "rd_topk", "rd_qkpos", "rd_text"):
+    for name in (
+        "rd_view",
+        "rd_layer",
+        "rd_head",
+        "rd_scale",
+        "rd_gamma",
+        "rd_thr",
+        "rd_topk",
+        "rd_qkpos",
+        "rd_text",
+    ):
         assert name.replace("_", "\\_") in w
     assert not errors(at)
     assert at.text_area(key="rd_text").value == TIRED and at.radio(key="rd_view").value == "weights"

@@ -1,14 +1,24 @@
-"""The single-head page through AppTest: defaults, every bad input, URL state, tampered links, Chinese.
+"""The single-head page through AppTest: defaults, every bad input, URL state, tampered links,
+Chinese.
 
-Expected matrices come from the plain-loop implementation in test_single_head.py, never from visattn.
-"""
+Expected matrices come from the plain-loop implementation in test_single_head.py, never from
+visattn."""
 
 import math
 import re
 
 import numpy as np
 import pytest
-from apptest_util import array, assert_clean, english_words, errors, figures, run_page, texts, warnings
+from apptest_util import (
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
 from test_single_head import REF, W_K, W_Q, W_V, X, reference, softmax_row
 
 from ui import url_state
@@ -16,12 +26,27 @@ from visattn import scaling
 from visattn.lessons import single_head as lesson
 
 # Figures of the worked example, in page order, and the reference matrix each must show.
-WORKED = [("X", X), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("Q", REF["Q"]), ("K", REF["K"]), ("V", REF["V"]),
-          ("QKᵀ", REF["raw"]), ("÷√d_k", REF["scores"]), ("weights", REF["weights"]), ("Z", REF["Z"])]
+WORKED = [
+    ("X", X),
+    ("W_Q", W_Q),
+    ("W_K", W_K),
+    ("W_V", W_V),
+    ("Q", REF["Q"]),
+    ("K", REF["K"]),
+    ("V", REF["V"]),
+    ("QKᵀ", REF["raw"]),
+    ("÷√d_k", REF["scores"]),
+    ("weights", REF["weights"]),
+    ("Z", REF["Z"]),
+]
 
 
 def zs(at):
-    return [array(f["data"][0]["z"]).astype(float) for f in figures(at) if f["data"][0].get("type") == "heatmap"]
+    return [
+        array(f["data"][0]["z"]).astype(float)
+        for f in figures(at)
+        if f["data"][0].get("type") == "heatmap"
+    ]
 
 
 def qp(at) -> dict:
@@ -46,14 +71,16 @@ def test_defaults_show_the_computed_worked_example():
     assert len(got) == len(WORKED)
     for m, (name, want) in zip(got, WORKED):
         # figures are sent as float32: agree to float32 precision
-        np.testing.assert_allclose(m, np.array(want, dtype=float), rtol=1e-6, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            m, np.array(want, dtype=float), rtol=1e-6, atol=1e-6, err_msg=name
+        )
     assert not at.query_params  # defaults leave the URL clean
 
 
 def test_query_row_written_out_with_its_numbers():
     at = run_page("single_head")
     latex = "\n".join(str(x.value) for x in at.latex)
-    assert r"\left[2,\ 0,\ 1,\ 1\right]" in latex          # q₁ = [2, 0, 1, 1]
+    assert r"\left[2,\ 0,\ 1,\ 1\right]" in latex  # q₁ = [2, 0, 1, 1]
     assert r"\frac{3}{2} = 1.5" in latex and r"\frac{10}{2} = 5" in latex
     w = [f"{v:.4f}".rstrip("0") for v in REF["weights"][0]]
     assert rf"\left[{w[0]},\ {w[1]}\right]" in latex
@@ -72,14 +99,18 @@ def test_printed_vs_computed_note():
     at = run_page("single_head")
     table = at.table[0].value
     cols = list(table.columns)
-    printed, computed, agrees = table[cols[0]].tolist(), table[cols[1]].tolist(), table[cols[2]].tolist()
+    printed, computed, agrees = (
+        table[cols[0]].tolist(),
+        table[cols[1]].tolist(),
+        table[cols[2]].tolist(),
+    )
     as_text = lambda v: "[" + ", ".join(fmt(x) for x in v) + "]"
     assert printed[0] == "[2, 0, 2, 0]" and computed[0] == as_text(REF["Q"][0]) and agrees[0] == "✗"
     assert printed[2] == "[1, 1, 1, 1]" and computed[2] == as_text(REF["V"][0]) and agrees[2] == "✓"
     assert computed[6] == as_text(REF["raw"][0]) and computed[8] == as_text(REF["weights"][0])
     body = texts(at)
-    assert as_text(softmax_row([2, 8])) in body       # what the printed scores really give
-    assert "1.988" in body                              # 0.012·v₁ + 0.988·v₂
+    assert as_text(softmax_row([2, 8])) in body  # what the printed scores really give
+    assert "1.988" in body  # 0.012·v₁ + 0.988·v₂
 
 
 def test_options_scaling_off_causal_and_temperature():
@@ -87,7 +118,7 @@ def test_options_scaling_off_causal_and_temperature():
     assert_clean(at)
     got = zs(at)
     raw = np.array(REF["raw"], dtype=float)
-    np.testing.assert_allclose(got[8], raw)              # scaling off: scores = QKᵀ
+    np.testing.assert_allclose(got[8], raw)  # scaling off: scores = QKᵀ
     w = got[9]
     assert w[0, 1] == 0 and w[0, 0] == pytest.approx(1)
     np.testing.assert_allclose(w[1], softmax_row([v / 0.5 for v in REF["raw"][1]]), rtol=1e-6)
@@ -113,7 +144,9 @@ def test_bad_text_cell():
     at.session_state["sh_wq__ed0"] = edit({2: {"1": "abc"}})
     at.run()
     assert_clean(at)
-    assert any("W^Q" in plain(e) and "row 3, column 1" in plain(e) for e in errors(at)), errors(at)   # rows count from 1
+    assert any("W^Q" in plain(e) and "row 3, column 1" in plain(e) for e in errors(at)), errors(
+        at
+    )  # rows count from 1
     # nothing is computed from the broken table: the last good view stays, marked as such
     after = zs(at)
     assert len(after) == len(before) and all(np.array_equal(a, b) for a, b in zip(after, before))
@@ -125,7 +158,9 @@ def test_mismatched_shapes_explained():
     assert_clean(at)
     msg = plain(" ".join(errors(at)))
     assert "X: 2×3 → 2×4 (T × d_model)" in msg and "W^K: 2×2 → 4×4 (d_model × d_k)" in msg
-    assert "W^Q" not in msg.split("needed):")[1].split(".")[0]        # only the matrices that do not fit are named
+    assert (
+        "W^Q" not in msg.split("needed):")[1].split(".")[0]
+    )  # only the matrices that do not fit are named
 
 
 def test_dk_zero():
@@ -141,7 +176,7 @@ def test_changing_shape_refills_with_seeded_random_values():
     at.number_input(key="sh_dk").set_value(3).run()
     assert_clean(at) and not errors(at)
     got = zs(at)
-    assert got[0].shape == (5, 3) and got[-1].shape == (5, 3)   # Q (T × d_k) … Z (T × d_v)
+    assert got[0].shape == (5, 3) and got[-1].shape == (5, 3)  # Q (T × d_k) … Z (T × d_v)
     x = np.array([[float(v) for v in r.split(",")] for r in qp(at)["sh_x"].split(";")])
     assert x.shape == (5, 4)
     again = run_page("single_head", qp(at))
@@ -163,12 +198,16 @@ def test_500_tokens():
 
 
 def test_sentence_chinese_characters_and_64_tokens():
-    at = run_page("single_head", {"sh_view": "sentence", "sh_text": "小明喜欢吃苹果", "sh_causal": "1"})
+    at = run_page(
+        "single_head", {"sh_view": "sentence", "sh_text": "小明喜欢吃苹果", "sh_causal": "1"}
+    )
     assert_clean(at) and not errors(at)
     w = zs(at)[0]
     assert w.shape == (7, 7)
     assert (np.triu(w, 1) == 0).all()
-    at = run_page("single_head", {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(64))})
+    at = run_page(
+        "single_head", {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(64))}
+    )
     assert_clean(at) and not errors(at)
     assert zs(at)[0].shape == (64, 64)
 
@@ -190,21 +229,30 @@ def test_url_round_trip():
     at.text_input(key="sh_text").set_value("小明喜欢吃苹果").run()
     at.number_input(key="sh_sdk").set_value(4).run()
     params = qp(at)
-    assert params == {"sh_view": "sentence", "sh_causal": "1", "sh_temp": "0.5", "sh_text": "小明喜欢吃苹果", "sh_sdk": "4"}
+    assert params == {
+        "sh_view": "sentence",
+        "sh_causal": "1",
+        "sh_temp": "0.5",
+        "sh_text": "小明喜欢吃苹果",
+        "sh_sdk": "4",
+    }
     again = run_page("single_head", params)
     assert_clean(again) and not warnings(again)
     assert again.toggle(key="sh_causal").value is True and again.slider(key="sh_temp").value == 0.5
     np.testing.assert_array_equal(zs(again)[0], zs(at)[0])
 
 
-@pytest.mark.parametrize("params, bad", [
-    ({"sh_temp": "abc"}, "sh_temp"),
-    ({"sh_view": "bogus"}, "sh_view"),
-    ({"sh_view": "edit", "sh_x": "1,2;3"}, "sh_x"),
-    ({"sh_view": "sqrt", "sh_vdk": "5000"}, "sh_vdk"),
-    ({"sh_q": "nine"}, "sh_q"),
-    ({"unknown": "1"}, "unknown"),
-])
+@pytest.mark.parametrize(
+    "params, bad",
+    [
+        ({"sh_temp": "abc"}, "sh_temp"),
+        ({"sh_view": "bogus"}, "sh_view"),
+        ({"sh_view": "edit", "sh_x": "1,2;3"}, "sh_x"),
+        ({"sh_view": "sqrt", "sh_vdk": "5000"}, "sh_vdk"),
+        ({"sh_q": "nine"}, "sh_q"),
+        ({"unknown": "1"}, "unknown"),
+    ],
+)
 def test_tampered_params_fall_back_with_a_warning(params, bad):
     at = run_page("single_head", params)
     assert_clean(at)
@@ -231,27 +279,41 @@ def test_chinese():
 def test_variance_figures_are_within_ten_percent_at_every_choice():
     """The √d_k panel's own sample size, fixed seed: every d_k the slider offers (acceptance 3)."""
     from visattn import scaling
+
     for d_k in (1, 3, 24, 1024):
         s = scaling.sample_dot_products(d_k, seed=0)
-        assert math.isclose(s.raw_var, d_k, rel_tol=0.1) and math.isclose(s.scaled_var, 1, rel_tol=0.1)
+        assert math.isclose(s.raw_var, d_k, rel_tol=0.1) and math.isclose(
+            s.scaled_var, 1, rel_tol=0.1
+        )
 
 
 def test_sentence_with_minilm_embeddings():
     from visattn.models.minilm import MiniLM
 
-    at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_sd": "16",
-                                  "sh_text": "The cat is unbelievably fluffy."})
+    at = run_page(
+        "single_head",
+        {
+            "sh_view": "sentence",
+            "sh_emb": "pretrained",
+            "sh_sd": "16",
+            "sh_text": "The cat is unbelievably fluffy.",
+        },
+    )
     assert_clean(at) and not errors(at)
     assert "principal axes" in texts(at)
     model = MiniLM.load()
     tokens, ids, _, _ = model.tokenize("The cat is unbelievably fluffy.")
-    assert "##bel" in tokens and f"{len(tokens) - 2} tokens" in texts(at)        # MiniLM's word pieces, no [CLS]/[SEP]
+    assert "##bel" in tokens and f"{len(tokens) - 2} tokens" in texts(
+        at
+    )  # MiniLM's word pieces, no [CLS]/[SEP]
     assert zs(at)[0].shape == (len(tokens) - 2,) * 2
-    X = model.reduced_embeddings(ids[1:-1], 16)                                  # (T, 16), projected and scaled
+    X = model.reduced_embeddings(ids[1:-1], 16)  # (T, 16), projected and scaled
     assert X.shape == (len(tokens) - 2, 16)
     all_rows = model.reduced_embeddings(list(range(model.config.vocab_size)), 16)
-    assert abs(float(np.mean(all_rows ** 2)) - 1.0) < 1e-6                       # mean square 1 over the vocabulary
-    at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_text": "word " * 70})
+    assert abs(float(np.mean(all_rows**2)) - 1.0) < 1e-6  # mean square 1 over the vocabulary
+    at = run_page(
+        "single_head", {"sh_view": "sentence", "sh_emb": "pretrained", "sh_text": "word " * 70}
+    )
     assert any("70 tokens" in e for e in errors(at)), errors(at)
 
 
@@ -260,16 +322,22 @@ def cjk(s: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", s))
 
 
-@pytest.mark.parametrize("params, edit_cell", [
-    ({"sh_view": "sentence", "sh_text": "   "}, None),                                     # empty sentence
-    ({"sh_view": "sentence", "sh_text": "词" * 70}, None),                                  # 70 tokens, limit 64
-    ({"sh_view": "sentence", "sh_text": "word " * 500}, None),                              # 500 English tokens
-    ({"sh_view": "edit", "sh_dk": "0"}, None),                                              # d_k = 0
-    ({"sh_view": "edit", "sh_x": "1,2,3;4,5,6", "sh_wk": "1,2;3,4"}, None),                  # shapes that do not fit
-    ({"sh_view": "edit"}, ("sh_wq__ed0", 2, "1", "abc")),                                   # text in a cell
-    ({"sh_temp": "abc", "sh_q": "nine"}, None),                                             # tampered link
-    ({"sh_view": "sqrt", "sh_nkeys": "256"}, None),                                         # the old heavy link
-])
+@pytest.mark.parametrize(
+    "params, edit_cell",
+    [
+        ({"sh_view": "sentence", "sh_text": "   "}, None),  # empty sentence
+        ({"sh_view": "sentence", "sh_text": "词" * 70}, None),  # 70 tokens, limit 64
+        ({"sh_view": "sentence", "sh_text": "word " * 500}, None),  # 500 English tokens
+        ({"sh_view": "edit", "sh_dk": "0"}, None),  # d_k = 0
+        (
+            {"sh_view": "edit", "sh_x": "1,2,3;4,5,6", "sh_wk": "1,2;3,4"},
+            None,
+        ),  # shapes that do not fit
+        ({"sh_view": "edit"}, ("sh_wq__ed0", 2, "1", "abc")),  # text in a cell
+        ({"sh_temp": "abc", "sh_q": "nine"}, None),  # tampered link
+        ({"sh_view": "sqrt", "sh_nkeys": "256"}, None),  # the old heavy link
+    ],
+)
 def test_bad_inputs_in_chinese(params, edit_cell):
     at = run_page("single_head", {"lang": "zh"} | params)
     if edit_cell:
@@ -279,15 +347,22 @@ def test_bad_inputs_in_chinese(params, edit_cell):
     assert_clean(at)
     said = errors(at) + warnings(at)
     assert said and all(cjk(m) for m in said), said
-    # a reset notice names the URL parameters themselves (sh_q → "sh\\_q" once escaped): names, not English prose
+    # a reset notice names the URL parameters themselves (sh_q → "sh\\_q" once escaped): names, not
+    # English prose
     assert english_words(at, allowed={"sh"}) == {}, english_words(at)
 
 
-@pytest.mark.parametrize("params", [
-    {"sh_view": "edit"}, {"sh_view": "edit", "sh_causal": "1", "sh_T": "5"},
-    {"sh_view": "sentence", "sh_side": "1", "sh_causal": "1"}, {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(30))},
-    {"sh_view": "sqrt"}, {"sh_scale": "0", "sh_temp": "0.5", "sh_causal": "1"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"sh_view": "edit"},
+        {"sh_view": "edit", "sh_causal": "1", "sh_T": "5"},
+        {"sh_view": "sentence", "sh_side": "1", "sh_causal": "1"},
+        {"sh_view": "sentence", "sh_text": " ".join(f"w{i}" for i in range(30))},
+        {"sh_view": "sqrt"},
+        {"sh_scale": "0", "sh_temp": "0.5", "sh_causal": "1"},
+    ],
+)
 def test_every_view_in_chinese(params):
     at = run_page("single_head", {"lang": "zh"} | params)
     assert_clean(at) and not errors(at)
@@ -298,13 +373,23 @@ def test_every_view_in_chinese(params):
 def test_note_rows_and_numbers_by_hand():
     note = lesson.article_note()
     rows = {r.what: r for r in note.rows}
-    assert rows["q₁ = x₁·W^Q"].printed == "[2, 0, 2, 0]" and rows["q₁ = x₁·W^Q"].computed == "[2, 0, 1, 1]"
-    assert not rows["q₁ = x₁·W^Q"].agrees and rows["v₁ = x₁·W^V"].agrees and rows["v₂ = x₂·W^V"].agrees
+    assert (
+        rows["q₁ = x₁·W^Q"].printed == "[2, 0, 2, 0]"
+        and rows["q₁ = x₁·W^Q"].computed == "[2, 0, 1, 1]"
+    )
+    assert (
+        not rows["q₁ = x₁·W^Q"].agrees and rows["v₁ = x₁·W^V"].agrees and rows["v₂ = x₂·W^V"].agrees
+    )
     assert rows["scores"].computed == "[3, 10]" and rows["scaled"].computed == "[1.5, 5]"
     e = math.exp(-3.5)
-    assert rows["weights"].computed == f"[{e / (1 + e):.4f}, {1 / (1 + e):.4f}]" and not rows["weights"].agrees
-    assert note.picked_rows == (1, 3)                                 # x₁ = [1, 0, 1, 0] picks rows 1 and 3
-    assert note.values["wimp"] == f"[{1 / (1 + math.exp(6)):.4f}, {1 / (1 + math.exp(-6)):.4f}]"   # softmax([2, 8])
+    assert (
+        rows["weights"].computed == f"[{e / (1 + e):.4f}, {1 / (1 + e):.4f}]"
+        and not rows["weights"].agrees
+    )
+    assert note.picked_rows == (1, 3)  # x₁ = [1, 0, 1, 0] picks rows 1 and 3
+    assert (
+        note.values["wimp"] == f"[{1 / (1 + math.exp(6)):.4f}, {1 / (1 + math.exp(-6)):.4f}]"
+    )  # softmax([2, 8])
     assert note.values["zimp"] == "1.988" and note.values["z1"] == f"{1 + 1 / (1 + e):.4f}"
 
 
@@ -320,23 +405,37 @@ def test_follow_latex_causal_by_hand():
     tr = lesson.worked(causal=True)
     lines = lesson.follow_latex(tr, 0, scale=True, temperature=1.0)
     assert r"s_{1,j} = -\infty \quad (j > 1)" in lines
-    assert any(r"\frac{e^{1.5}}{e^{1.5}},\ 0" in line and r"\left[1,\ 0\right]" in line for line in lines)
-    assert lines[-1].endswith(r"\left[1,\ 1,\ 1,\ 1\right]\end{aligned}")     # z₁ = v₁ = x₁·W^V
+    assert any(
+        r"\frac{e^{1.5}}{e^{1.5}},\ 0" in line and r"\left[1,\ 0\right]" in line for line in lines
+    )
+    assert lines[-1].endswith(r"\left[1,\ 1,\ 1,\ 1\right]\end{aligned}")  # z₁ = v₁ = x₁·W^V
 
 
 def test_random_matrices_shapes_rounding_and_seed():
-    a, b, c = lesson.random_matrices(3, 5, 2, 7), lesson.random_matrices(3, 5, 2, 7), lesson.random_matrices(3, 5, 2, 8)
-    assert [a[k].shape for k in ("sh_x", "sh_wq", "sh_wk", "sh_wv")] == [(3, 5), (5, 2), (5, 2), (5, 2)]
-    np.testing.assert_array_equal(a["sh_x"] * 10, np.round(a["sh_x"] * 10))       # one decimal
+    a, b, c = (
+        lesson.random_matrices(3, 5, 2, 7),
+        lesson.random_matrices(3, 5, 2, 7),
+        lesson.random_matrices(3, 5, 2, 8),
+    )
+    assert [a[k].shape for k in ("sh_x", "sh_wq", "sh_wk", "sh_wv")] == [
+        (3, 5),
+        (5, 2),
+        (5, 2),
+        (5, 2),
+    ]
+    np.testing.assert_array_equal(a["sh_x"] * 10, np.round(a["sh_x"] * 10))  # one decimal
     np.testing.assert_allclose(a["sh_wq"] * 100, np.round(a["sh_wq"] * 100), atol=1e-9)
     assert all(np.array_equal(a[k], b[k]) for k in a) and not np.array_equal(a["sh_x"], c["sh_x"])
-    assert lesson.refill(False, 3, 5, 0, 7) == {} and lesson.refill(True, 3, 5, 0, 7)["sh_x"] == lesson.X
+    assert (
+        lesson.refill(False, 3, 5, 0, 7) == {}
+        and lesson.refill(True, 3, 5, 0, 7)["sh_x"] == lesson.X
+    )
 
 
 def test_sampling_budget_by_hand():
-    assert scaling.samples_for(64) == 20_000 and scaling.samples_for(1024) == 2 ** 22 // 2048 == 2048
-    assert scaling.rows_for(16, lesson.PEAK_GRID) == 2 ** 22 // (17 * 2047) == 120
-    assert scaling.rows_for(lesson.MAX_KEYS, lesson.PEAK_GRID) == 2 ** 22 // (65 * 2047) == 31
+    assert scaling.samples_for(64) == 20_000 and scaling.samples_for(1024) == 2**22 // 2048 == 2048
+    assert scaling.rows_for(16, lesson.PEAK_GRID) == 2**22 // (17 * 2047) == 120
+    assert scaling.rows_for(lesson.MAX_KEYS, lesson.PEAK_GRID) == 2**22 // (65 * 2047) == 31
     w = lesson.why_sqrt(32, seed=1)
     table = lesson.variance_table(w, ["m", "m0", "v", "v0"])
     assert table.loc["q·k", "v"] == f"{np.var(w.sample.raw, ddof=1):.3f}".rstrip("0").rstrip(".")
@@ -344,20 +443,33 @@ def test_sampling_budget_by_hand():
 
 
 # --- issue 16 and 15 --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("params", [{}, {"sh_view": "edit", "sh_T": "3"}, {"sh_view": "sqrt"}, {"sh_view": "sentence", "sh_side": "1"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"sh_view": "edit", "sh_T": "3"},
+        {"sh_view": "sqrt"},
+        {"sh_view": "sentence", "sh_side": "1"},
+    ],
+)
 def test_presenter_mode_keeps_every_figure(params):
-    normal, present = run_page("single_head", params), run_page("single_head", params | {"present": "1"})
+    normal, present = (
+        run_page("single_head", params),
+        run_page("single_head", params | {"present": "1"}),
+    )
     assert_clean(present)
     assert len(figures(present)) == len(figures(normal)) > 0
-    titles = lambda at: [f["layout"]["title"]["text"] for f in figures(at)]   # noqa: E731
-    assert titles(present) == titles(normal)                                  # V = X·W^V included
+    titles = lambda at: [f["layout"]["title"]["text"] for f in figures(at)]  # noqa: E731
+    assert titles(present) == titles(normal)  # V = X·W^V included
 
 
 def test_sqrt_legends_sit_below_the_axis_titles():
     for f in figures(run_page("single_head", {"sh_view": "sqrt"})):
         legend, margin = f["layout"]["legend"], f["layout"]["margin"]
         assert legend["yref"] == "container" and legend["y"] == 0 and legend["yanchor"] == "bottom"
-        assert margin["b"] >= 4 * f["layout"]["font"]["size"]                 # room for ticks, axis title, then legend
+        assert (
+            margin["b"] >= 4 * f["layout"]["font"]["size"]
+        )  # room for ticks, axis title, then legend
 
 
 def test_sizes_without_matrices_fill_seeded_matrices():
@@ -374,12 +486,24 @@ def test_sizes_without_matrices_fill_seeded_matrices():
 
 def test_heavy_sqrt_link_is_capped_and_fast():
     at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "256"})
-    assert any("sh_nkeys" in plain(w) for w in warnings(at)), warnings(at)     # beyond the bound: reset, with a notice
+    assert any("sh_nkeys" in plain(w) for w in warnings(at)), warnings(
+        at
+    )  # beyond the bound: reset, with a notice
     assert at.number_input(key="sh_nkeys").max == lesson.MAX_KEYS == 64
-    w, p = lesson.why_sqrt(1024, seed=11), lesson.peakedness(lesson.MAX_KEYS, seed=11)   # bounded by the draw budget (no clock in tests)
+    w, p = (
+        lesson.why_sqrt(1024, seed=11),
+        lesson.peakedness(lesson.MAX_KEYS, seed=11),
+    )  # bounded by the draw budget (no clock in tests)
     assert 2 * 1024 * len(w.sample.raw) <= scaling.BUDGET
     assert p.n_rows * (p.n_keys + 1) * sum(lesson.PEAK_GRID) <= scaling.BUDGET
-    assert len(figures(run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "64"}))) == 4
+    assert (
+        len(
+            figures(
+                run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "1024", "sh_nkeys": "64"})
+            )
+        )
+        == 4
+    )
 
 
 def test_text_box_is_bounded_like_the_url():
@@ -387,7 +511,9 @@ def test_text_box_is_bounded_like_the_url():
     box = at.text_input(key="sh_text")
     assert box.max_chars == url_state.MAX_TEXT and str(url_state.MAX_TEXT) in box.help
     at = run_page("single_head", {"sh_view": "sentence", "sh_text": "word " * 500})
-    assert any("500" in e and "64" in e for e in errors(at)) and not any("100000" in e for e in errors(at))
+    assert any("500" in e and "64" in e for e in errors(at)) and not any(
+        "100000" in e for e in errors(at)
+    )
 
 
 def test_tokens_are_numbered_from_one():
@@ -406,48 +532,70 @@ def live_figures(at) -> list[dict]:
 def test_worked_weights_are_live_from_the_control(params):
     at = run_page("single_head", params)
     assert_clean(at)
-    (fig,) = live_figures(at)                                     # the softmax panel of the pipeline
+    (fig,) = live_figures(at)  # the softmax panel of the pipeline
     s = fig["layout"]["sliders"][0]
     tau = float(params.get("sh_temp", 1.0))
     assert at.slider(key="sh_temp").value == tau and float(s["steps"][s["active"]]["value"]) == tau
     assert len(s["steps"]) >= 100 and all(step["method"] == "update" for step in s["steps"])
-    by_hand = lambda t_: [softmax_row([v / t_ for v in row]) for row in REF["scores"]]   # noqa: E731  (the reference's scaled scores)
+    by_hand = lambda t_: [softmax_row([v / t_ for v in row]) for row in REF["scores"]]  # noqa: E731  (the reference's scaled scores)
     for step in s["steps"][::7] + [s["steps"][s["active"]]]:
         t_ = float(step["value"])
         np.testing.assert_allclose(array(step["args"][0]["z"][0]), by_hand(t_), rtol=1e-5)
-        assert step["args"][1]["title.text"] == ("weights = softmax" if t_ == 1 else f"softmax(scores / {lesson.num(t_)})")
-    np.testing.assert_allclose(array(fig["data"][0]["z"]), by_hand(tau), rtol=1e-5)     # drawn = active
+        assert step["args"][1]["title.text"] == (
+            "weights = softmax" if t_ == 1 else f"softmax(scores / {lesson.num(t_)})"
+        )
+    np.testing.assert_allclose(
+        array(fig["data"][0]["z"]), by_hand(tau), rtol=1e-5
+    )  # drawn = active
     assert fig["layout"]["title"]["text"] == s["steps"][s["active"]]["args"][1]["title.text"]
 
 
 def test_sentence_weights_and_sqrt_histograms_are_live():
     at = run_page("single_head", {"sh_view": "sentence", "sh_temp": "0.5", "sh_q": "3"})
-    assert_clean(at)                                              # an old link's query position: no notice
+    assert_clean(at)  # an old link's query position: no notice
     (weights,) = live_figures(at)
     s = weights["layout"]["sliders"][0]
     assert float(s["steps"][s["active"]]["value"]) == 0.5
-    np.testing.assert_allclose(array(s["steps"][s["active"]]["args"][0]["z"][0]), array(weights["data"][0]["z"]), rtol=1e-5)   # drawn = active
+    np.testing.assert_allclose(
+        array(s["steps"][s["active"]]["args"][0]["z"][0]), array(weights["data"][0]["z"]), rtol=1e-5
+    )  # drawn = active
     for step in s["steps"]:
-        np.testing.assert_allclose(array(step["args"][0]["z"][0]).sum(axis=1), 1.0, atol=1e-4)     # softmax rows each
+        np.testing.assert_allclose(
+            array(step["args"][0]["z"][0]).sum(axis=1), 1.0, atol=1e-4
+        )  # softmax rows each
     at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "24"})
     assert_clean(at)
     hists = live_figures(at)
-    assert len(hists) == 2                                        # q·k and q·k/√d_k; the peakedness curves stay as they are
+    assert len(hists) == 2  # q·k and q·k/√d_k; the peakedness curves stay as they are
     for fig in hists:
         s = fig["layout"]["sliders"][0]
-        assert [int(x["value"]) for x in s["steps"]] == list(lesson.DK_CHOICES) and int(s["steps"][s["active"]]["value"]) == 24
+        assert [int(x["value"]) for x in s["steps"]] == list(lesson.DK_CHOICES) and int(
+            s["steps"][s["active"]]["value"]
+        ) == 24
         assert "d<sub>k</sub> = 24:" in fig["layout"]["title"]["text"]
 
 
 def test_a_link_keeps_the_settings_of_the_views_it_does_not_show():
-    """A view switch is a section's partial rerun: the other views' settings stay in the URL, so a link made on the
-    √d_k view still carries τ, the edit sizes and the sentence, with no "reset" notice, and they return with their view."""
-    link = {"sh_view": "sqrt", "sh_temp": "2", "sh_T": "3", "sh_text": "hello world", "sh_vdk": "24", "sh_q": "1"}
+    """A view switch is a section's partial rerun: the other views' settings stay in the URL, so a
+    link made on the √d_k view still carries τ, the edit sizes and the sentence, with no "reset"
+    notice, and they return with their view."""
+    link = {
+        "sh_view": "sqrt",
+        "sh_temp": "2",
+        "sh_T": "3",
+        "sh_text": "hello world",
+        "sh_vdk": "24",
+        "sh_q": "1",
+    }
     at = run_page("single_head", link)
     assert_clean(at)
     assert not warnings(at)
-    assert qp(at) == link                                     # nothing dropped, nothing added
+    assert qp(at) == link  # nothing dropped, nothing added
     at.segmented_control(key="sh_view").set_value("worked").run()
-    assert not warnings(at) and at.slider(key="sh_temp").value == 2.0 and at.selectbox(key="sh_q").value == 1
+    assert (
+        not warnings(at)
+        and at.slider(key="sh_temp").value == 2.0
+        and at.selectbox(key="sh_q").value == 1
+    )
     at.segmented_control(key="sh_view").set_value("sentence").run()
     assert not warnings(at) and at.text_input(key="sh_text").value == "hello world"

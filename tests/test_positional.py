@@ -1,8 +1,7 @@
 """Positional encodings: the sinusoidal formula, relative position, order blindness, RoPE and ALiBi.
 
-Expected values are computed independently of the code under test: math.sin / math.cos in plain loops,
-slopes written out by hand from the ALiBi paper's rule.
-"""
+Expected values are computed independently of the code under test: math.sin / math.cos in plain
+loops, slopes written out by hand from the ALiBi paper's rule."""
 
 import math
 import time
@@ -22,6 +21,7 @@ offsets = st.integers(-500, 500)
 
 # ---------------------------------------------------------------- the table
 
+
 @pytest.mark.parametrize("d", [2, 4, 6, 10, 64, 512])
 def test_table_matches_the_formula(d):
     pe = sinusoidal_encoding(130, d)
@@ -34,7 +34,7 @@ def test_table_matches_the_formula(d):
 
 
 def test_first_row_and_base():
-    assert np.array_equal(sinusoidal_encoding(1, 8)[0], [0, 1] * 4)   # sin 0, cos 0
+    assert np.array_equal(sinusoidal_encoding(1, 8)[0], [0, 1] * 4)  # sin 0, cos 0
     pe = sinusoidal_encoding(5, 4, base=100.0)
     assert pe[3, 2] == pytest.approx(math.sin(3 / 100 ** (2 / 4)))
 
@@ -66,15 +66,23 @@ def test_pair_columns_keep_sines_with_their_cosines():
     assert np.array_equal(P.pair_columns(64, 128), np.arange(64))
 
 
-@pytest.mark.parametrize("n,d,words", [
-    (10, 7, "odd"), (0, 64, "at least one position"), (10, 0, "at least 2"),
-    (100_000, 64, "limit is 4096"), (10, 10_000, "limit is 2048"), (4097, 2, "4096"), (3, 2049, "2048"),
-])
+@pytest.mark.parametrize(
+    "n,d,words",
+    [
+        (10, 7, "odd"),
+        (0, 64, "at least one position"),
+        (10, 0, "at least 2"),
+        (100_000, 64, "limit is 4096"),
+        (10, 10_000, "limit is 2048"),
+        (4097, 2, "4096"),
+        (3, 2049, "2048"),
+    ],
+)
 def test_bad_table_sizes_fail_fast_with_a_clear_message(n, d, words):
     start = time.perf_counter()
     with pytest.raises(ValueError, match=words):
         sinusoidal_encoding(n, d)
-    assert time.perf_counter() - start < 0.05          # checked before anything is allocated
+    assert time.perf_counter() - start < 0.05  # checked before anything is allocated
 
 
 def test_largest_table_is_allowed():
@@ -82,6 +90,7 @@ def test_largest_table_is_allowed():
 
 
 # ---------------------------------------------------------------- relative position
+
 
 @given(d=even_d, p1=positions, p2=positions, k=offsets)
 def test_dot_product_depends_on_the_offset_only(d, p1, p2, k):
@@ -107,8 +116,8 @@ def test_rotation_moves_each_pair_k_positions(d, p, k, data):
     before = np.array([math.sin(angle(p)), math.cos(angle(p))])
     after = np.array([math.sin(angle(p + k)), math.cos(angle(p + k))])
     assert np.allclose(M @ before, after, atol=1e-9)
-    assert np.allclose(M @ M.T, np.eye(2), atol=1e-12)          # a rotation
-    assert np.allclose(M, P.rotation_matrix(k, i, d))            # the same M whatever p is
+    assert np.allclose(M @ M.T, np.eye(2), atol=1e-12)  # a rotation
+    assert np.allclose(M, P.rotation_matrix(k, i, d))  # the same M whatever p is
 
 
 def test_rotation_for_every_pair_of_a_table():
@@ -117,12 +126,15 @@ def test_rotation_for_every_pair_of_a_table():
     for i in range(d // 2):
         M = P.rotation_matrix(k, i, d)
         for p in range(35):
-            assert np.allclose(M @ pe[p, 2 * i:2 * i + 2], pe[p + k, 2 * i:2 * i + 2], atol=1e-12)
+            assert np.allclose(
+                M @ pe[p, 2 * i : 2 * i + 2], pe[p + k, 2 * i : 2 * i + 2], atol=1e-12
+            )
     with pytest.raises(ValueError, match="pair=6"):
         P.rotation_matrix(1, 6, d)
 
 
 # ---------------------------------------------------------------- why attention needs positions
+
 
 def weights(d, seed=1):
     rng = np.random.default_rng(seed)
@@ -155,7 +167,15 @@ def test_token_permutation_handles_repeats():
     perm = P.token_permutation(a, b)
     assert [a[j] for j in perm] == b
     assert sorted(perm.tolist()) == list(range(5))
-    assert P.token_permutation(list("小明喜欢吃苹果"), list("苹果喜欢吃小明")).tolist() == [5, 6, 2, 3, 4, 0, 1]
+    assert P.token_permutation(list("小明喜欢吃苹果"), list("苹果喜欢吃小明")).tolist() == [
+        5,
+        6,
+        2,
+        3,
+        4,
+        0,
+        1,
+    ]
     assert P.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
     with pytest.raises(ValueError, match="not reorderings"):
         P.token_permutation(list("abc"), list("abd"))
@@ -163,7 +183,9 @@ def test_token_permutation_handles_repeats():
         P.token_permutation(list("aab"), list("abb"))
 
 
-@pytest.mark.parametrize("a,b", [("小明喜欢吃苹果", "苹果喜欢吃小明"), ("the dog bit the man", "the man bit the dog")])
+@pytest.mark.parametrize(
+    "a,b", [("小明喜欢吃苹果", "苹果喜欢吃小明"), ("the dog bit the man", "the man bit the dog")]
+)
 def test_word_order_example(a, b):
     plain = P.word_order(a, b, 16, positions=False)
     assert plain.max_difference < 1e-12
@@ -171,7 +193,8 @@ def test_word_order_example(a, b):
     with_pe = P.word_order(a, b, 16, positions=True)
     assert with_pe.max_difference > 0.05
     assert plain.tokens_a == (list(a) if " " not in a else a.split())
-    # the tokens whose position did not change still differ once positions are in: their context moved
+    # the tokens whose position did not change still differ once positions are in: their context
+    # moved
     assert np.abs(with_pe.difference).max() > 1e3 * np.abs(plain.difference).max()
 
 
@@ -182,12 +205,16 @@ def test_word_order_rejects_non_permutations():
 
 # ---------------------------------------------------------------- RoPE
 
+
 def rope_by_hand(x, pos, base=10000.0):
     d = len(x)
     out = []
     for i in range(d // 2):
         th = pos * base ** (-2 * i / d)
-        out += [x[2 * i] * math.cos(th) - x[2 * i + 1] * math.sin(th), x[2 * i] * math.sin(th) + x[2 * i + 1] * math.cos(th)]
+        out += [
+            x[2 * i] * math.cos(th) - x[2 * i + 1] * math.sin(th),
+            x[2 * i] * math.sin(th) + x[2 * i + 1] * math.cos(th),
+        ]
     return np.array(out)
 
 
@@ -210,7 +237,7 @@ def test_rope_matches_the_loop_and_keeps_lengths():
     for t in range(5):
         assert np.allclose(out[t], rope_by_hand(x[t], pos[t]), atol=1e-12)
     assert np.allclose(np.linalg.norm(out, axis=1), np.linalg.norm(x, axis=1))
-    assert np.allclose(out[0], x[0])                                  # position 0 is the identity
+    assert np.allclose(out[0], x[0])  # position 0 is the identity
 
 
 def test_rope_bad_inputs():
@@ -224,9 +251,12 @@ def test_distance_scores():
     rng = np.random.default_rng(2)
     q, k = rng.standard_normal(16), rng.standard_normal(16)
     dist = np.arange(50)
-    a, b = P.distance_scores(q, k, 0, dist, slope=0.25), P.distance_scores(q, k, 300, dist, slope=0.25)
-    assert np.allclose(a.rope, b.rope, atol=1e-10)                    # RoPE: offset only
-    assert np.abs(a.sinusoidal - b.sinusoidal).max() > 0.1            # added sinusoids: not so
+    a, b = (
+        P.distance_scores(q, k, 0, dist, slope=0.25),
+        P.distance_scores(q, k, 300, dist, slope=0.25),
+    )
+    assert np.allclose(a.rope, b.rope, atol=1e-10)  # RoPE: offset only
+    assert np.abs(a.sinusoidal - b.sinusoidal).max() > 0.1  # added sinusoids: not so
     assert np.allclose(a.alibi, q @ k / 4 - 0.25 * dist)
     pe = sinusoidal_encoding(400, 16)
     assert b.sinusoidal[7] == pytest.approx((q + pe[300]) @ (k + pe[307]) / 4)
@@ -234,8 +264,18 @@ def test_distance_scores():
 
 # ---------------------------------------------------------------- ALiBi
 
+
 def test_alibi_slopes_for_eight_heads():
-    assert P.alibi_slopes(8).tolist() == [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]
+    assert P.alibi_slopes(8).tolist() == [
+        1 / 2,
+        1 / 4,
+        1 / 8,
+        1 / 16,
+        1 / 32,
+        1 / 64,
+        1 / 128,
+        1 / 256,
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 16, 32])
@@ -244,11 +284,14 @@ def test_alibi_slopes_for_powers_of_two(n):
 
 
 def test_alibi_slopes_between_powers_of_two():
-    # the paper's rule: slopes for 4 heads (2^-2, 2^-4, 2^-6, 2^-8), then every other slope for 8 heads (2^-1, 2^-3)
-    assert np.allclose(P.alibi_slopes(6), [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3])
+    # the paper's rule: slopes for 4 heads (2^-2, 2^-4, 2^-6, 2^-8), then every other slope for 8
+    # heads (2^-1, 2^-3)
+    assert np.allclose(P.alibi_slopes(6), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
     # 12 heads: the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 from the 16-head ones
-    assert np.allclose(P.alibi_slopes(12), [2 ** -(h + 1) for h in range(8)] + [2 ** -0.5, 2 ** -1.5, 2 ** -2.5, 2 ** -3.5])
-    assert np.allclose(P.alibi_slopes(3), [2 ** -4, 2 ** -8, 2 ** -2])
+    assert np.allclose(
+        P.alibi_slopes(12), [2 ** -(h + 1) for h in range(8)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5]
+    )
+    assert np.allclose(P.alibi_slopes(3), [2**-4, 2**-8, 2**-2])
     for n in range(1, 40):
         s = P.alibi_slopes(n)
         assert len(s) == n and len(set(s.tolist())) == n and np.all((s > 0) & (s < 1))
@@ -273,9 +316,19 @@ from visattn.errors import InputError  # noqa: E402
 from visattn.lessons import positional as L  # noqa: E402
 
 
-@pytest.mark.parametrize("n,d,code", [(0, 64, "pe_positions_few"), (-3, 64, "pe_positions_few"), (4097, 64, "pe_positions_many"),
-                                      (10, 0, "pe_width_small"), (10, 1, "pe_width_small"), (10, 2050, "pe_width_big"),
-                                      (10, 7, "pe_width_odd"), (2.5, 8, "not_whole")])
+@pytest.mark.parametrize(
+    "n,d,code",
+    [
+        (0, 64, "pe_positions_few"),
+        (-3, 64, "pe_positions_few"),
+        (4097, 64, "pe_positions_many"),
+        (10, 0, "pe_width_small"),
+        (10, 1, "pe_width_small"),
+        (10, 2050, "pe_width_big"),
+        (10, 7, "pe_width_odd"),
+        (2.5, 8, "not_whole"),
+    ],
+)
 def test_table_errors_are_coded(n, d, code):
     with pytest.raises(InputError) as e:
         P.check_table(n, d)
@@ -283,23 +336,35 @@ def test_table_errors_are_coded(n, d, code):
 
 
 def test_parse_dims():
-    assert P.parse_dims("0, 1，20 999", 64) == ([0, 1, 20], [999])       # commas, a full-width comma, spaces
-    assert P.parse_dims("5, 5, 3", 8) == ([5, 3], [])                    # repeats once, in the order typed
-    assert P.parse_dims("100, -1", 8) == ([0, 1], [100, -1])              # nothing left: the first pair
-    for text, code in (("zero", "pe_dims"), ("", "pe_dims"), ("1.5", "pe_dims"), ("1 2 3 4 5 6 7 8 9", "pe_dims_many")):
+    assert P.parse_dims("0, 1，20 999", 64) == (
+        [0, 1, 20],
+        [999],
+    )  # commas, a full-width comma, spaces
+    assert P.parse_dims("5, 5, 3", 8) == ([5, 3], [])  # repeats once, in the order typed
+    assert P.parse_dims("100, -1", 8) == ([0, 1], [100, -1])  # nothing left: the first pair
+    for text, code in (
+        ("zero", "pe_dims"),
+        ("", "pe_dims"),
+        ("1.5", "pe_dims"),
+        ("1 2 3 4 5 6 7 8 9", "pe_dims_many"),
+    ):
         with pytest.raises(InputError) as e:
             P.parse_dims(text, 64)
         assert e.value.code == code
     with pytest.raises(InputError) as e:
         P.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
-    assert e.value.params["text"] == "![t](http://127.0.0.1:9/p.png)"   # the text goes out as a parameter (escaped by the app)
+    assert (
+        e.value.params["text"] == "![t](http://127.0.0.1:9/p.png)"
+    )  # the text goes out as a parameter (escaped by the app)
 
 
 def test_lesson_table_downsamples_by_whole_pairs():
     tab = L.table(4096, 2048)
-    assert tab.downsampled and tab.rstep == 8 and tab.cstep == 8           # 4096/512 positions, 1024/128 pairs
+    assert (
+        tab.downsampled and tab.rstep == 8 and tab.cstep == 8
+    )  # 4096/512 positions, 1024/128 pairs
     assert tab.shown.shape == (512, 256)
-    r, c = 3, 5                                                            # row 3·8, shown pair 2 = pair 16: its cosine
+    r, c = 3, 5  # row 3·8, shown pair 2 = pair 16: its cosine
     assert tab.rows[r] == 24 and tab.cols[c] == 2 * 16 + 1
     assert tab.shown[r, c] == pytest.approx(math.cos(24 / 10000 ** (32 / 2048)), abs=1e-12)
     small = L.table(64, 128)
@@ -311,7 +376,9 @@ def test_lesson_table_downsamples_by_whole_pairs():
 
 def test_lesson_curves_and_fmt():
     cur = L.curves(50, 16, "3, 4, 99")
-    assert cur.dims == [3, 4] and cur.dropped == [99] and cur.kind(0) == "cos" and cur.kind(1) == "sin"
+    assert (
+        cur.dims == [3, 4] and cur.dropped == [99] and cur.kind(0) == "cos" and cur.kind(1) == "sin"
+    )
     assert cur.values[7, 0] == pytest.approx(math.cos(7 / 10000 ** (2 / 16)))
     assert [L.fmt(v) for v in (0, 1234.5678, 2.5e-7, 3e7)] == ["0", "1235", "2.50e-07", "3.00e+07"]
     assert L.fmt(1.1102e-16, 2) == "1.1e-16"
@@ -319,21 +386,30 @@ def test_lesson_curves_and_fmt():
 
 def test_lesson_relative_and_rotation():
     rel = L.relative(8, 12)
-    assert rel.dots[0, 0] == pytest.approx(4.0)                         # d/2 ones on the diagonal
+    assert rel.dots[0, 0] == pytest.approx(4.0)  # d/2 ones on the diagonal
     assert sorted(rel.markers) == [0, 4, 8]
     assert float(rel.spread) < 1e-12
     rot = L.rotation(16, 1, 4, 3, 40)
     omega = 10000 ** (-2 / 16)
-    assert f"{omega:.4g}" in rot.latex and f"{math.cos(4 * omega):.4g}" in rot.latex and "PE(7)" in rot.latex
+    assert (
+        f"{omega:.4g}" in rot.latex
+        and f"{math.cos(4 * omega):.4g}" in rot.latex
+        and "PE(7)" in rot.latex
+    )
     assert rot.now[1] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
     assert float(rot.err) < 1e-12
-    assert len(rot.circle) == 3 + L.LIVE_K + 1 and list(rot.points) == ["PE(3)", "PE(7)"]   # every in-figure step's point on it
+    assert len(rot.circle) == 3 + L.LIVE_K + 1 and list(rot.points) == [
+        "PE(3)",
+        "PE(7)",
+    ]  # every in-figure step's point on it
 
 
 def test_lesson_order_rows():
     res = L.order("小明喜欢吃苹果", "苹果喜欢吃小明", 16)
     assert res.glued and res.joined(["小", "明"]) == "小明"
-    assert [r.source for r in res.rows] == [5, 6, 2, 3, 4, 0, 1] and [r.target for r in res.rows] == list(range(7))
+    assert [r.source for r in res.rows] == [5, 6, 2, 3, 4, 0, 1] and [
+        r.target for r in res.rows
+    ] == list(range(7))
     assert max(r.without for r in res.rows) < 1e-12 and min(r.with_pe for r in res.rows) > 1e-3
     assert not L.order("the dog bit the man", "the man bit the dog", 16).glued
     with pytest.raises(InputError) as e:
@@ -349,16 +425,19 @@ def test_lesson_beyond_and_alibi():
     assert ali.lines[0][10] == pytest.approx(bey.q @ bey.k / math.sqrt(32) - 10 / 4)
     g = ali.grid(4)
     assert g.shape == (2, 4, 5, 5) and np.isnan(g[1, 2:]).all() and g[1, 1, 0, 3] == -3 / 8
-    assert L.slope_text(2 ** -0.5) == "2^(−0.5)"
+    assert L.slope_text(2**-0.5) == "2^(−0.5)"
 
 
 def test_beyond_latex_breaks_for_a_projector():
     wide, narrow = L.beyond_latex(), L.beyond_latex(narrow=True)
     assert wide.count(r"\\") < narrow.count(r"\\")
-    assert r"\theta_i = 10000^{-2i/d}" in narrow.split(r"\end{pmatrix} \\")[-1]   # θᵢ on a line of its own
+    assert (
+        r"\theta_i = 10000^{-2i/d}" in narrow.split(r"\end{pmatrix} \\")[-1]
+    )  # θᵢ on a line of its own
 
 
 # ---------------------------------------------------------------- the lesson's figures
+
 
 def test_figures_pass_plotly_validation_and_carry_the_words():
     import plotly.graph_objects as go
@@ -368,15 +447,39 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
     tab, rel, rot = L.table(64, 128), L.relative(8, 12), L.rotation(8, 1, 2, 3, 12)
     bey = L.beyond(16, 10, 20, "same")
     ali = L.alibi(3, 4, bey)
-    built = [F.table_heatmap(tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"),
-             F.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
-             F.wavelength_plot(tab.wavelengths, 64, name="N", n_name="M", title="T", x_title="X", y_title="Y"),
-             F.offset_curve(rel.offsets, rel.formula, {"R": rel.markers[0]}, formula_name="N", title="T", x_title="X"),
-             F.rotation_circle(rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"),
-             F.score_curves(bey.distances, {"a": bey.at0.rope, "b": bey.atp.rope}, dashes=("dot",), title="T", x_title="X"),
-             F.alibi_grid(ali.grid(2), ["h1", "h2", "h3", ""], title="T", value_name="V", query_name="Q", key_name="K")]
+    built = [
+        F.table_heatmap(tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"),
+        F.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
+        F.wavelength_plot(
+            tab.wavelengths, 64, name="N", n_name="M", title="T", x_title="X", y_title="Y"
+        ),
+        F.offset_curve(
+            rel.offsets,
+            rel.formula,
+            {"R": rel.markers[0]},
+            formula_name="N",
+            title="T",
+            x_title="X",
+        ),
+        F.rotation_circle(rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"),
+        F.score_curves(
+            bey.distances,
+            {"a": bey.at0.rope, "b": bey.atp.rope},
+            dashes=("dot",),
+            title="T",
+            x_title="X",
+        ),
+        F.alibi_grid(
+            ali.grid(2),
+            ["h1", "h2", "h3", ""],
+            title="T",
+            value_name="V",
+            query_name="Q",
+            key_name="K",
+        ),
+    ]
     for fig in built:
-        go.Figure(fig.to_dict())                                   # Plotly's full validation
+        go.Figure(fig.to_dict())  # Plotly's full validation
         assert fig.layout.title.text == "T"
     heat = built[0].data[0]
     assert heat.hovertemplate.startswith("Y: %{y}<br>X: %{x}")
@@ -388,21 +491,39 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
     assert "Q: %{y}" in built[6].data[0].hovertemplate and built[6].layout.coloraxis.cmax == 0.0
 
 
-@given(d=even_d, m=positions, shift=st.integers(-300, 300), offset=st.integers(-200, 200), seed=st.integers(0, 1000))
-def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(d, m, shift, offset, seed):
-    """The page's claim: R(m)q·R(n)k changes with q and k, and with the positions only through n − m."""
+@given(
+    d=even_d,
+    m=positions,
+    shift=st.integers(-300, 300),
+    offset=st.integers(-200, 200),
+    seed=st.integers(0, 1000),
+)
+def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
+    d, m, shift, offset, seed
+):
+    """The page's claim: R(m)q·R(n)k changes with q and k, and with the positions only through n −
+    m."""
     rng = np.random.default_rng(seed)
     q, k, other = rng.standard_normal((3, d))
     s = P.rotary(q, [m]) @ P.rotary(k, [m + offset])
-    assert s == pytest.approx(P.rotary(q, [m + shift]) @ P.rotary(k, [m + shift + offset]), abs=1e-8 * d)   # same offset
+    assert s == pytest.approx(
+        P.rotary(q, [m + shift]) @ P.rotary(k, [m + shift + offset]), abs=1e-8 * d
+    )  # same offset
     assert s == pytest.approx(q @ P.rotary(k, [offset]), abs=1e-8 * d)
-    # by hand: Σ over pairs of |q_i||k_i| cos(angle_k − angle_q + offset·θ_i), a function of content and offset
+    # by hand: Σ over pairs of |q_i||k_i| cos(angle_k − angle_q + offset·θ_i), a function of content
+    # and offset
     th = 10000.0 ** (-np.arange(0, d, 2) / d)
     zq, zk = q[0::2] + 1j * q[1::2], k[0::2] + 1j * k[1::2]
-    assert s == pytest.approx(float(np.real(np.conj(zq) * zk * np.exp(1j * offset * th)).sum()), abs=1e-8 * d)
+    assert s == pytest.approx(
+        float(np.real(np.conj(zq) * zk * np.exp(1j * offset * th)).sum()), abs=1e-8 * d
+    )
     s_other = P.rotary(q, [m]) @ P.rotary(other, [m + offset])
-    assert s_other == pytest.approx(float(np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()),
-                                    abs=1e-8 * d)                 # another key at the same positions: its own score
+    assert s_other == pytest.approx(
+        float(
+            np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()
+        ),
+        abs=1e-8 * d,
+    )  # another key at the same positions: its own score
 
 
 # --- the in-figure sliders: every step against the formulas, computed here ------------------------------------
@@ -427,7 +548,9 @@ def pe(pos: float, j: int, d: int) -> float:
 @pytest.mark.parametrize("d, i, k, p", [(16, 1, 4, 3), (32, 2, 0, 5), (8, 0, 200, 17)])
 def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
     rot, steps = L.rotation(d, i, k, p, 12), L.rotation_steps(d, i, k, p)
-    fig = F.rotation_live(rot, steps, name="pair", title=lambda kk, theta: f"k={kk} theta={theta:.6f}")
+    fig = F.rotation_live(
+        rot, steps, name="pair", title=lambda kk, theta: f"k={kk} theta={theta:.6f}"
+    )
     s = one_slider(fig)
     ks = [int(st_["value"]) for st_ in s["steps"]]
     assert ks == sorted(set(range(L.LIVE_K + 1)) | {k}) and ks[s["active"]] == k
@@ -436,33 +559,57 @@ def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
         data, layout, traces = step["args"]
         assert traces == [2]
         x, y = array(data["x"][0])[0], array(data["y"][0])[0]
-        assert (x, y) == (pytest.approx(pe(p + kk, 2 * i, d), abs=1e-5), pytest.approx(pe(p + kk, 2 * i + 1, d), abs=1e-5))
-        # the same point as PE(p) turned by θ = k·ω (the lesson's claim), and its name and angle in the figure
+        assert (x, y) == (
+            pytest.approx(pe(p + kk, 2 * i, d), abs=1e-5),
+            pytest.approx(pe(p + kk, 2 * i + 1, d), abs=1e-5),
+        )
+        # the same point as PE(p) turned by θ = k·ω (the lesson's claim), and its name and angle in
+        # the figure
         sp, cp, th = pe(p, 2 * i, d), pe(p, 2 * i + 1, d), kk * omega
         assert x == pytest.approx(sp * math.cos(th) + cp * math.sin(th), abs=1e-5)
         assert y == pytest.approx(cp * math.cos(th) - sp * math.sin(th), abs=1e-5)
-        assert data["name"][0] == f"PE({p + kk})" and layout["title.text"] == f"k={kk} theta={th:.6f}"
+        assert (
+            data["name"][0] == f"PE({p + kk})" and layout["title.text"] == f"k={kk} theta={th:.6f}"
+        )
     drawn = json.loads(fig.to_json())["data"]
-    assert len(drawn) == 3 and array(drawn[2]["x"])[0] == pytest.approx(pe(p + k, 2 * i, d), abs=1e-6)
+    assert len(drawn) == 3 and array(drawn[2]["x"])[0] == pytest.approx(
+        pe(p + k, 2 * i, d), abs=1e-6
+    )
 
 
-@pytest.mark.parametrize("p, far, qk", [(200, 160, "same"), (0, 1000, "random"), (333, 40, "random")])
+@pytest.mark.parametrize(
+    "p, far, qk", [(200, 160, "same"), (0, 1000, "random"), (333, 40, "random")]
+)
 def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
     d = 16
     bey = L.beyond(d, p, far, qk)
     steps = L.beyond_steps(bey)
-    fig = F.score_live(bey, steps, names=lambda at: (f"sin {at}", f"rope {at}"), title="T",
-                       subtitle=lambda at, rope, sin: f"at {at}: {rope} / {sin}")
+    fig = F.score_live(
+        bey,
+        steps,
+        names=lambda at: (f"sin {at}", f"rope {at}"),
+        title="T",
+        subtitle=lambda at, rope, sin: f"at {at}: {rope} / {sin}",
+    )
     s = one_slider(fig)
     ps = [int(st_["value"]) for st_ in s["steps"]]
-    assert ps[0] == 0 and ps[-1] == 1000 and ps[s["active"]] == p and len(ps) * (far + 1) <= L.LIVE_NUMBERS + 2 * (far + 1)
+    assert (
+        ps[0] == 0
+        and ps[-1] == 1000
+        and ps[s["active"]] == p
+        and len(ps) * (far + 1) <= L.LIVE_NUMBERS + 2 * (far + 1)
+    )
     q, k = bey.q, bey.k
     for at, step in zip(ps[::4], s["steps"][::4]):
         data, layout, traces = step["args"]
         assert traces == [1, 3] and data["name"] == [f"sin {at}", f"rope {at}"]
         sin_curve, rope_curve = array(data["y"][0]), array(data["y"][1])
         for delta in (0, 1, far // 2, far):
-            want = sum((q[j] + pe(at, j, d)) * (k[j] + pe(at + delta, j, d)) for j in range(d)) / math.sqrt(d)
+            want = sum(
+                (q[j] + pe(at, j, d)) * (k[j] + pe(at + delta, j, d)) for j in range(d)
+            ) / math.sqrt(d)
             assert sin_curve[delta] == pytest.approx(want, rel=1e-3, abs=1e-3)
-        np.testing.assert_allclose(rope_curve, bey.at0.rope, rtol=1e-3, atol=1e-3)   # RoPE: the same curve wherever the query is
+        np.testing.assert_allclose(
+            rope_curve, bey.at0.rope, rtol=1e-3, atol=1e-3
+        )  # RoPE: the same curve wherever the query is
         assert layout["title.text"].startswith("T<br><sup>at " + str(at) + ": ")

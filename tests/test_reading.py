@@ -3,8 +3,8 @@
 Rollout against a plain-loop version; flow against a hand-solved graph, a brute-force minimum cut
 (max-flow = min-cut) and networkx on the full layered graph built with other node names; value norms
 against Hugging Face's BertModel (tests/fixtures/reading_reference.npz, written by
-tests/make_reading_fixtures.py with torch, which this venv never has); aggregation by its properties.
-"""
+tests/make_reading_fixtures.py with torch, which this venv never has); aggregation by its
+properties."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def random_weights(shape, seed=0) -> np.ndarray:
 
 
 def validated(fig: go.Figure) -> go.Figure:
-    return go.Figure(fig.to_dict())   # Plotly's own validation of every property the builder wrote
+    return go.Figure(fig.to_dict())  # Plotly's own validation of every property the builder wrote
 
 
 # ── independent references ───────────────────────────────────────────────────────────────────────
@@ -66,7 +66,14 @@ def loop_rollout(A, residual, fusion):
     R = [At[0]]
     for layer in range(1, L):
         prev, cur = R[-1], At[layer]
-        R.append(np.array([[sum(cur[i, k] * prev[k, j] for k in range(T)) for j in range(T)] for i in range(T)]))
+        R.append(
+            np.array(
+                [
+                    [sum(cur[i, k] * prev[k, j] for k in range(T)) for j in range(T)]
+                    for i in range(T)
+                ]
+            )
+        )
     return np.stack(R)
 
 
@@ -78,8 +85,13 @@ def brute_min_cut(At, s, t):
     best = np.inf
     for bits in itertools.product((0, 1), repeat=len(others)):
         source_side = {(L, s)} | {n for n, b in zip(others, bits) if b}
-        cut = sum(At[layer, i, j] for layer in range(L) for i in range(T) for j in range(T)
-                  if (layer + 1, i) in source_side and (layer, j) not in source_side)
+        cut = sum(
+            At[layer, i, j]
+            for layer in range(L)
+            for i in range(T)
+            for j in range(T)
+            if (layer + 1, i) in source_side and (layer, j) not in source_side
+        )
         best = min(best, cut)
     return best
 
@@ -110,7 +122,7 @@ def test_aggregated_rows_sum_to_one_and_stay_within_the_heads(w, how):
 @given(st.integers(1, 6), st.integers(1, 7), st.integers(0, 2**32 - 1))
 def test_one_hot_heads_mean_counts_the_heads_and_max_splits_evenly(H, T, seed):
     rng = np.random.default_rng(seed)
-    target = rng.integers(0, T, size=(H, T))                      # head h sends query i to key target[h, i]
+    target = rng.integers(0, T, size=(H, T))  # head h sends query i to key target[h, i]
     w = np.zeros((H, T, T))
     for h in range(H):
         w[h, np.arange(T), target[h]] = 1.0
@@ -129,38 +141,43 @@ def test_aggregation_over_layers_keeps_the_leading_axes():
 
 
 # ── rollout ──────────────────────────────────────────────────────────────────────────────────────
-@pytest.mark.parametrize("residual, fusion", [(0.5, "mean"), (0.3, "max"), (0.0, "mean"), (1.0, "max")])
+@pytest.mark.parametrize(
+    "residual, fusion", [(0.5, "mean"), (0.3, "max"), (0.0, "mean"), (1.0, "max")]
+)
 def test_rollout_matches_a_plain_loop(residual, fusion):
     A = random_weights((4, 3, 5, 5), seed=1)
     got = reading.attention_rollout(A, residual=residual, head_fusion=fusion)
     np.testing.assert_allclose(got, loop_rollout(A, residual, fusion), atol=1e-12)
     np.testing.assert_allclose(got.sum(axis=-1), 1.0, atol=1e-12)
     if residual == 1.0:
-        np.testing.assert_allclose(got, np.broadcast_to(np.eye(5), got.shape))   # nothing mixes
+        np.testing.assert_allclose(got, np.broadcast_to(np.eye(5), got.shape))  # nothing mixes
 
 
 def test_rollout_of_float32_model_weights_is_float64_and_first_entry_is_the_first_layer():
     A = random_weights((2, 2, 4, 4), seed=2).astype(np.float32)
     got = reading.attention_rollout(A)
     assert got.dtype == np.float64
-    np.testing.assert_allclose(got[0], 0.5 * np.eye(4) + 0.5 * A[0].astype(np.float64).mean(axis=0), atol=1e-7)
+    np.testing.assert_allclose(
+        got[0], 0.5 * np.eye(4) + 0.5 * A[0].astype(np.float64).mean(axis=0), atol=1e-7
+    )
 
 
 # ── flow ─────────────────────────────────────────────────────────────────────────────────────────
 def flow_atol(L: int, T: int) -> float:
-    """SciPy's max flow takes capacities × 2³⁰ rounded: an entry moves by at most δ = L·T²·2⁻³¹ before the rows
-    are normalised; a row sums to at least 1 (the whole unit leaving a top token reaches the inputs), so the
-    normalised entry moves by at most (T + 1)·δ."""
-    return (T + 1) * L * T * T / 2 ** 31
+    """SciPy's max flow takes capacities × 2³⁰ rounded: an entry moves by at most δ = L·T²·2⁻³¹
+    before the rows are normalised; a row sums to at least 1 (the whole unit leaving a top token
+    reaches the inputs), so the normalised entry moves by at most (T + 1)·δ."""
+    return (T + 1) * L * T * T / 2**31
 
 
 def test_flow_on_a_hand_solved_graph():
-    # residual 0, one head: Ã = A. Two layers, two tokens: the paths (2,i)→(1,k)→(0,j) share no edge, so the
-    # flow is Σ_k min(A_1[i,k], A_0[k,j]).
+    # residual 0, one head: Ã = A. Two layers, two tokens: the paths (2,i)→(1,k)→(0,j) share no
+    # edge, so the flow is Σ_k min(A_1[i,k], A_0[k,j]).
     A0 = np.array([[0.6, 0.4], [0.1, 0.9]])
     A1 = np.array([[0.7, 0.3], [0.2, 0.8]])
     flow = reading.attention_flow(np.stack([A0, A1])[:, None], residual=0.0)
-    # row 0: min(.7,.6)+min(.3,.1) = 0.7 and min(.7,.4)+min(.3,.9) = 0.7; row 1: 0.2+0.1 = 0.3 and 0.2+0.8 = 1.0
+    # row 0: min(.7,.6)+min(.3,.1) = 0.7 and min(.7,.4)+min(.3,.9) = 0.7; row 1: 0.2+0.1 = 0.3 and
+    # 0.2+0.8 = 1.0
     np.testing.assert_allclose(flow, [[0.5, 0.5], [0.3 / 1.3, 1.0 / 1.3]], atol=flow_atol(2, 2))
 
 
@@ -181,24 +198,36 @@ def test_flow_matches_networkx_on_the_full_layered_graph_with_other_node_names()
         for i in range(T):
             for j in range(T):
                 G.add_edge(f"L{layer + 1}t{i}", f"L{layer}t{j}", capacity=At[layer, i, j])
-    want = normalise(np.array([[nx.maximum_flow_value(G, f"L{L}t{i}", f"L0t{j}") for j in range(T)] for i in range(T)]))
-    np.testing.assert_allclose(reading.attention_flow(A, residual=0.4, head_fusion="max"), want, atol=flow_atol(L, T))
+    want = normalise(
+        np.array(
+            [[nx.maximum_flow_value(G, f"L{L}t{i}", f"L0t{j}") for j in range(T)] for i in range(T)]
+        )
+    )
+    np.testing.assert_allclose(
+        reading.attention_flow(A, residual=0.4, head_fusion="max"), want, atol=flow_atol(L, T)
+    )
 
 
 def test_flow_of_one_layer_is_its_augmented_attention():
     A = random_weights((1, 2, 4, 4), seed=4)
-    np.testing.assert_allclose(reading.attention_flow(A), loop_augmented(A, 0.5, "mean")[0], atol=1e-12)
+    np.testing.assert_allclose(
+        reading.attention_flow(A), loop_augmented(A, 0.5, "mean")[0], atol=1e-12
+    )
 
 
 def test_flow_reports_progress_and_refuses_long_texts():
     calls = []
-    reading.attention_flow(random_weights((2, 1, 4, 4)), progress=lambda done, total: calls.append((done, total)))
+    reading.attention_flow(
+        random_weights((2, 1, 4, 4)), progress=lambda done, total: calls.append((done, total))
+    )
     assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
     with pytest.raises(InputError) as err:
         reading.attention_flow(random_weights((2, 1, 5, 5)), max_tokens=4)
     assert err.value.code == "flow_tokens" and err.value.params == {"n": 5, "limit": 4}
     with pytest.raises(InputError) as err:
-        reading.attention_flow(random_weights((1, 1, reading.FLOW_MAX_TOKENS + 1, reading.FLOW_MAX_TOKENS + 1)))
+        reading.attention_flow(
+            random_weights((1, 1, reading.FLOW_MAX_TOKENS + 1, reading.FLOW_MAX_TOKENS + 1))
+        )
     assert err.value.code == "flow_tokens"
 
 
@@ -220,8 +249,11 @@ def test_view_weights_gives_every_selector_option_as_a_4d_grid():
     flow = reading.view_weights(A, "flow")
     assert flow.shape == (1, 1, 4, 4)
     np.testing.assert_allclose(flow[0, 0], reading.attention_flow(A))
-    for view, kwargs, code in (("norm_weighted", {}, "reading_norms"), ("flow", {"max_tokens": 3}, "flow_tokens"),
-                               ("grid", {}, "reading_choice")):
+    for view, kwargs, code in (
+        ("norm_weighted", {}, "reading_norms"),
+        ("flow", {"max_tokens": 3}, "flow_tokens"),
+        ("grid", {}, "reading_choice"),
+    ):
         with pytest.raises(InputError) as err:
             reading.view_weights(A, view, **kwargs)
         assert err.value.code == code
@@ -231,15 +263,23 @@ def test_view_weights_gives_every_selector_option_as_a_4d_grid():
 def test_value_norms_match_a_per_token_loop():
     rng = np.random.default_rng(5)
     T, D, H = 4, 6, 3
-    X, W_V, b_V, W_O = rng.normal(size=(T, D)), rng.normal(size=(D, D)), rng.normal(size=D), rng.normal(size=(D, 5))
+    X, W_V, b_V, W_O = (
+        rng.normal(size=(T, D)),
+        rng.normal(size=(D, D)),
+        rng.normal(size=D),
+        rng.normal(size=(D, 5)),
+    )
     got = reading.value_norms(X, W_V, b_V, W_O, H)
     Dh = D // H
     for h in range(H):
         for j in range(T):
-            f = sum((X[j] @ W_V[:, h * Dh + c] + b_V[h * Dh + c]) * W_O[h * Dh + c] for c in range(Dh))
-            assert got[h, j] == pytest.approx(np.sqrt((f ** 2).sum()))
-    np.testing.assert_allclose(reading.value_norms(X, W_V, None, W_O, H),
-                               reading.value_norms(X, W_V, np.zeros(D), W_O, H))
+            f = sum(
+                (X[j] @ W_V[:, h * Dh + c] + b_V[h * Dh + c]) * W_O[h * Dh + c] for c in range(Dh)
+            )
+            assert got[h, j] == pytest.approx(np.sqrt((f**2).sum()))
+    np.testing.assert_allclose(
+        reading.value_norms(X, W_V, None, W_O, H), reading.value_norms(X, W_V, np.zeros(D), W_O, H)
+    )
 
 
 def test_norm_weighted_scales_each_key_column_and_normalises_rows():
@@ -249,14 +289,18 @@ def test_norm_weighted_scales_each_key_column_and_normalises_rows():
     for layer, h, i, j in itertools.product(range(2), range(3), range(4), range(4)):
         assert raw[layer, h, i, j] == pytest.approx(w[layer, h, i, j] * norms[layer, h, j])
     np.testing.assert_allclose(reading.norm_weighted(w, norms, normalise=True), normalise(raw))
-    zero = reading.norm_weighted(w[0, 0], np.zeros(4), normalise=True)   # a row of zeros stays zero, no NaN
+    zero = reading.norm_weighted(
+        w[0, 0], np.zeros(4), normalise=True
+    )  # a row of zeros stays zero, no NaN
     assert (zero == 0).all()
 
 
 def test_key_share_averages_each_rows_share_on_the_named_keys():
     w = np.array([[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.2, 0.2, 0.6]])
     assert reading.key_share(w, [0, 2]) == pytest.approx((0.75 + 0.5 + 0.8) / 3)
-    assert reading.key_share(2 * w, [0, -1]) == pytest.approx((0.75 + 0.5 + 0.8) / 3)   # rows renormalised
+    assert reading.key_share(2 * w, [0, -1]) == pytest.approx(
+        (0.75 + 0.5 + 0.8) / 3
+    )  # rows renormalised
 
 
 def test_designed_value_norms_match_the_values_the_heads_computed():
@@ -265,11 +309,15 @@ def test_designed_value_norms_match_the_values_the_heads_computed():
     Dh = designed.D_HEAD
     for layer, (tr, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers)):
         for h in range(designed.N_HEADS):
-            want = np.linalg.norm(tr.mha.V[h] @ p.W_o[h * Dh:(h + 1) * Dh], axis=-1)   # (T, Dh) x (Dh, D)
+            want = np.linalg.norm(
+                tr.mha.V[h] @ p.W_o[h * Dh : (h + 1) * Dh], axis=-1
+            )  # (T, Dh) x (Dh, D)
             np.testing.assert_allclose(got[layer, h], want, atol=1e-12)
     q, k = reading.block_queries_keys(r, 1, 0)
     e = np.exp(q @ k.T - (q @ k.T).max(-1, keepdims=True))
-    np.testing.assert_allclose(e / e.sum(-1, keepdims=True), r.weights[1, 0], atol=1e-12)   # softmax(q·k) is the head
+    np.testing.assert_allclose(
+        e / e.sum(-1, keepdims=True), r.weights[1, 0], atol=1e-12
+    )  # softmax(q·k) is the head
 
 
 @pytest.fixture(scope="module")
@@ -300,27 +348,35 @@ def test_minilm_queries_and_keys_match_hugging_face(model, reference):
     result = model.run(TIRED)
     for head in (0, 7):
         q, k = reading.minilm_queries_keys(model, result, layer, head)
-        for got, want in ((q, reference["tired_queries"][head]), (k, reference["tired_keys"][head])):
+        for got, want in (
+            (q, reference["tired_queries"][head]),
+            (k, reference["tired_keys"][head]),
+        ):
             assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
         scores = q @ k.T
         w = np.exp(scores - scores.max(-1, keepdims=True))
-        np.testing.assert_allclose(w / w.sum(-1, keepdims=True), result.attentions[layer, head], atol=1e-5)
+        np.testing.assert_allclose(
+            w / w.sum(-1, keepdims=True), result.attentions[layer, head], atol=1e-5
+        )
 
 
 def test_parked_heads_move_less_than_their_weights_say(model):
-    """The page's claim on the tired sentence: [CLS] + [SEP] hold less of the norm-weighted attention."""
+    """The page's claim on the tired sentence: [CLS] + [SEP] hold less of the norm-weighted
+    attention."""
     result = model.run(TIRED)
     norms = reading.minilm_value_norms(model, result)
     special = [0, result.n_tokens - 1]
     by_weight = reading.key_share(result.attentions, special).mean()
-    by_norm = reading.key_share(reading.norm_weighted(result.attentions, norms, normalise=True), special).mean()
+    by_norm = reading.key_share(
+        reading.norm_weighted(result.attentions, norms, normalise=True), special
+    ).mean()
     assert by_norm < by_weight
 
 
 # ── geometry, alignment, edges ───────────────────────────────────────────────────────────────────
 def test_qk_projection_keeps_distances_of_planar_data_and_fixes_signs():
     rng = np.random.default_rng(8)
-    basis = np.linalg.qr(rng.normal(size=(6, 2)))[0]                  # a plane inside 6-D
+    basis = np.linalg.qr(rng.normal(size=(6, 2)))[0]  # a plane inside 6-D
     Q, K = rng.normal(size=(5, 2)) @ basis.T + 1.0, rng.normal(size=(4, 2)) @ basis.T + 1.0
     p = reading.qk_projection(Q, K)
     both, flat = np.vstack([Q, K]), np.vstack([p.queries, p.keys])
@@ -346,38 +402,71 @@ def test_align_tokens():
 
 def test_filter_edges_threshold_and_top_k():
     w = np.array([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]])
-    np.testing.assert_array_equal(reading.filter_edges(w, threshold=0.1), [[0.5, 0.3, 0.15, 0], [0.25] * 4])
-    np.testing.assert_array_equal(reading.filter_edges(w, threshold=0.0, top_k=2), [[0.5, 0.3, 0, 0], [0.25, 0.25, 0, 0]])
+    np.testing.assert_array_equal(
+        reading.filter_edges(w, threshold=0.1), [[0.5, 0.3, 0.15, 0], [0.25] * 4]
+    )
+    np.testing.assert_array_equal(
+        reading.filter_edges(w, threshold=0.0, top_k=2), [[0.5, 0.3, 0, 0], [0.25, 0.25, 0, 0]]
+    )
     assert (reading.filter_edges(w, top_k=10) == reading.filter_edges(w)).all()
 
 
-@pytest.mark.parametrize("call, code", [
-    (lambda: reading.aggregate_heads(random_weights((2, 3, 3)), "median"), "reading_choice"),
-    (lambda: reading.aggregate_heads(-random_weights((2, 3, 3)), "mean"), "reading_negative"),
-    (lambda: reading.aggregate_heads(np.ones((3, 3)), "mean"), "reading_shape"),
-    (lambda: reading.attention_rollout(random_weights((2, 2, 3, 3)), residual=1.5), "reading_share"),
-    (lambda: reading.attention_rollout(random_weights((2, 2, 3, 3)), residual="x"), "not_number"),
-    (lambda: reading.attention_rollout(2 * random_weights((2, 2, 3, 3))), "reading_rows"),
-    (lambda: reading.attention_rollout(np.ones((2, 2, 3, 4)) / 4), "reading_square"),
-    (lambda: reading.attention_rollout(random_weights((2, 3, 3))), "wrong_ndim"),
-    (lambda: reading.attention_flow(random_weights((2, 1, 3, 3)), head_fusion="min"), "reading_choice"),
-    (lambda: reading.value_norms(np.ones((3, 4)), np.ones((5, 4)), None, np.ones((4, 4)), 2), "value_shapes"),
-    (lambda: reading.value_norms(np.ones((3, 4)), np.ones((4, 4)), np.ones(3), np.ones((4, 4)), 2), "value_shapes"),
-    (lambda: reading.value_norms(np.ones((3, 4)), np.ones((4, 4)), None, np.ones((4, 4)), 0), "too_small"),
-    (lambda: reading.norm_weighted(random_weights((2, 3, 3)), np.ones((2, 4))), "norms_shape"),
-    (lambda: reading.norm_weighted(random_weights((2, 3, 3)), -np.ones((2, 3))), "reading_negative"),
-    (lambda: reading.key_share(random_weights((3, 3)), [3]), "reading_index"),
-    (lambda: reading.qk_projection(np.ones((3, 2)), np.ones((3, 4))), "qk_width"),
-    (lambda: reading.align_tokens("abc", ["a"]), "reading_tokens"),
-    (lambda: reading.filter_edges(random_weights((3, 3)), threshold=-1), "reading_threshold"),
-    (lambda: reading.filter_edges(random_weights((3, 3)), top_k=0), "too_small"),
-    (lambda: reading.block_queries_keys(designed.run(TIRED), 2, 0), "reading_index"),
-    (lambda: reading.block_value_norms([], designed.DESIGNED_CONFIG.layers, 4), "value_layers"),
-    (lambda: rfig.colour_scale(scale="cubic"), "reading_choice"),
-    (lambda: rfig.colour_scale(scale="power", gamma=0), "not_positive"),
-    (lambda: rfig.colour_scale(value_range="max"), "reading_values"),
-    (lambda: rfig.comparison(np.eye(3), np.eye(3), ["a", "b"], ["a", "b", "c"]), "reading_labels"),
-])
+@pytest.mark.parametrize(
+    "call, code",
+    [
+        (lambda: reading.aggregate_heads(random_weights((2, 3, 3)), "median"), "reading_choice"),
+        (lambda: reading.aggregate_heads(-random_weights((2, 3, 3)), "mean"), "reading_negative"),
+        (lambda: reading.aggregate_heads(np.ones((3, 3)), "mean"), "reading_shape"),
+        (
+            lambda: reading.attention_rollout(random_weights((2, 2, 3, 3)), residual=1.5),
+            "reading_share",
+        ),
+        (
+            lambda: reading.attention_rollout(random_weights((2, 2, 3, 3)), residual="x"),
+            "not_number",
+        ),
+        (lambda: reading.attention_rollout(2 * random_weights((2, 2, 3, 3))), "reading_rows"),
+        (lambda: reading.attention_rollout(np.ones((2, 2, 3, 4)) / 4), "reading_square"),
+        (lambda: reading.attention_rollout(random_weights((2, 3, 3))), "wrong_ndim"),
+        (
+            lambda: reading.attention_flow(random_weights((2, 1, 3, 3)), head_fusion="min"),
+            "reading_choice",
+        ),
+        (
+            lambda: reading.value_norms(np.ones((3, 4)), np.ones((5, 4)), None, np.ones((4, 4)), 2),
+            "value_shapes",
+        ),
+        (
+            lambda: reading.value_norms(
+                np.ones((3, 4)), np.ones((4, 4)), np.ones(3), np.ones((4, 4)), 2
+            ),
+            "value_shapes",
+        ),
+        (
+            lambda: reading.value_norms(np.ones((3, 4)), np.ones((4, 4)), None, np.ones((4, 4)), 0),
+            "too_small",
+        ),
+        (lambda: reading.norm_weighted(random_weights((2, 3, 3)), np.ones((2, 4))), "norms_shape"),
+        (
+            lambda: reading.norm_weighted(random_weights((2, 3, 3)), -np.ones((2, 3))),
+            "reading_negative",
+        ),
+        (lambda: reading.key_share(random_weights((3, 3)), [3]), "reading_index"),
+        (lambda: reading.qk_projection(np.ones((3, 2)), np.ones((3, 4))), "qk_width"),
+        (lambda: reading.align_tokens("abc", ["a"]), "reading_tokens"),
+        (lambda: reading.filter_edges(random_weights((3, 3)), threshold=-1), "reading_threshold"),
+        (lambda: reading.filter_edges(random_weights((3, 3)), top_k=0), "too_small"),
+        (lambda: reading.block_queries_keys(designed.run(TIRED), 2, 0), "reading_index"),
+        (lambda: reading.block_value_norms([], designed.DESIGNED_CONFIG.layers, 4), "value_layers"),
+        (lambda: rfig.colour_scale(scale="cubic"), "reading_choice"),
+        (lambda: rfig.colour_scale(scale="power", gamma=0), "not_positive"),
+        (lambda: rfig.colour_scale(value_range="max"), "reading_values"),
+        (
+            lambda: rfig.comparison(np.eye(3), np.eye(3), ["a", "b"], ["a", "b", "c"]),
+            "reading_labels",
+        ),
+    ],
+)
 def test_bad_input_raises_a_coded_error(call, code):
     with pytest.raises(InputError) as err:
         call()
@@ -401,14 +490,23 @@ def colour_at(stops, pos):
 
 def test_colour_scales_warp_the_palette_not_the_data():
     from plotly.colors import sample_colorscale
+
     lin = rfig.colour_scale(palette="Viridis")
-    assert set(lin) == {"colorscale"} and lin["colorscale"][0][0] == 0 and lin["colorscale"][-1][0] == 1
-    assert heatmap(W[0, 0], **lin).data[0].text[0][0] == f"{W[0, 0, 0, 0]:.2f}"   # still drawn as weights, 0…1
+    assert (
+        set(lin) == {"colorscale"}
+        and lin["colorscale"][0][0] == 0
+        and lin["colorscale"][-1][0] == 1
+    )
+    assert (
+        heatmap(W[0, 0], **lin).data[0].text[0][0] == f"{W[0, 0, 0, 0]:.2f}"
+    )  # still drawn as weights, 0…1
     power = rfig.colour_scale(scale="power", gamma=0.5, palette="Blues")
     # a value at 1/4 of the range takes the palette's colour at (1/4)^0.5 = 1/2
     assert colour_at(power["colorscale"], 0.25) == sample_colorscale("Blues", [0.5])[0]
     log = rfig.colour_scale(scale="log", decades=2, palette="Greys")
-    assert colour_at(log["colorscale"], 0.1) == sample_colorscale("Greys", [0.5])[0]   # 1 + log10(0.1) / 2
+    assert (
+        colour_at(log["colorscale"], 0.1) == sample_colorscale("Greys", [0.5])[0]
+    )  # 1 + log10(0.1) / 2
     assert colour_at(log["colorscale"], 0.01) == sample_colorscale("Greys", [0.0])[0]
     top = rfig.colour_scale(np.array([[0.1, 0.4], [2.5, 0.0]]), value_range="max")
     assert (top["zmin"], top["zmax"]) == (0.0, 2.5)
@@ -421,17 +519,40 @@ W = random_weights((2, 3, 6, 6), seed=9)
 TOKENS = ["[CLS]", "it", "was", "too", "tired", "[SEP]"]
 
 BUILDS = {
-    "heatmap log Viridis": lambda: heatmap(W[0, 0], TOKENS, TOKENS, **rfig.colour_scale(scale="log", palette="Viridis")),
+    "heatmap log Viridis": lambda: heatmap(
+        W[0, 0], TOKENS, TOKENS, **rfig.colour_scale(scale="log", palette="Viridis")
+    ),
     "head grid power Greys max": lambda: head_grid(
-        W, TOKENS, TOKENS, **rfig.colour_scale(W, scale="power", gamma=0.4, palette="Greys", value_range="max")),
-    "line view filtered": lambda: rfig.filtered_line_view(W[0], TOKENS, threshold=0.1, top_k=2, head_names=["a", "b", "c"]),
-    "comparison aligned": lambda: rfig.comparison(W[0, 0], W[1, 0], TOKENS, TOKENS[:4] + ["wide", "[SEP]"],
-                                                  title="t", colour=rfig.colour_scale(palette="Viridis")),
-    "comparison unaligned": lambda: rfig.comparison(W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."]),
-    "qk geometry": lambda: rfig.qk_geometry(reading.qk_projection(*np.random.default_rng(1).normal(size=(2, 6, 4))),
-                                            TOKENS, W[0, 0], title="g"),
+        W,
+        TOKENS,
+        TOKENS,
+        **rfig.colour_scale(W, scale="power", gamma=0.4, palette="Greys", value_range="max"),
+    ),
+    "line view filtered": lambda: rfig.filtered_line_view(
+        W[0], TOKENS, threshold=0.1, top_k=2, head_names=["a", "b", "c"]
+    ),
+    "comparison aligned": lambda: rfig.comparison(
+        W[0, 0],
+        W[1, 0],
+        TOKENS,
+        TOKENS[:4] + ["wide", "[SEP]"],
+        title="t",
+        colour=rfig.colour_scale(palette="Viridis"),
+    ),
+    "comparison unaligned": lambda: rfig.comparison(
+        W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."]
+    ),
+    "qk geometry": lambda: rfig.qk_geometry(
+        reading.qk_projection(*np.random.default_rng(1).normal(size=(2, 6, 4))),
+        TOKENS,
+        W[0, 0],
+        title="g",
+    ),
     "qk geometry by position": lambda: rfig.qk_geometry(
-        reading.qk_projection(*np.random.default_rng(2).normal(size=(2, 6, 4))), TOKENS, colour_by_position=True),
+        reading.qk_projection(*np.random.default_rng(2).normal(size=(2, 6, 4))),
+        TOKENS,
+        colour_by_position=True,
+    ),
 }
 
 
@@ -442,13 +563,17 @@ def test_figures_pass_plotly_validation(name):
 
 def test_comparison_draws_the_difference_only_when_tokens_align():
     b_tokens = TOKENS[:4] + ["wide", "[SEP]"]
-    fig = rfig.comparison(W[0, 0], W[1, 0], TOKENS, b_tokens, titles=("A", "B", "diff"), note_unaligned="NOTE")
+    fig = rfig.comparison(
+        W[0, 0], W[1, 0], TOKENS, b_tokens, titles=("A", "B", "diff"), note_unaligned="NOTE"
+    )
     assert [tr.name for tr in fig.data] == ["A", "B", "diff"]
     np.testing.assert_allclose(np.asarray(fig.data[2].z, dtype=float), W[1, 0] - W[0, 0], atol=1e-6)
     assert "tired / wide" in [x.rstrip("\u200b") for x in fig.data[2].x]
     assert fig.layout.coloraxis2.cmin == -fig.layout.coloraxis2.cmax
     assert "NOTE" not in [a.text for a in fig.layout.annotations]
-    other = rfig.comparison(W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."], note_unaligned="NOTE")
+    other = rfig.comparison(
+        W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."], note_unaligned="NOTE"
+    )
     assert len(other.data) == 2 and "NOTE" in [a.text for a in other.layout.annotations]
 
 
@@ -456,11 +581,24 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
     proj = reading.qk_projection(*np.random.default_rng(3).normal(size=(2, 6, 4)))
     w = np.full((6, 6), 0.02)
     w[1, [4, 0, 2]] = [0.5, 0.3, 0.1]
-    fig = rfig.qk_geometry(proj, TOKENS, w, top_k=2, query_name="Q!", key_name="K!", position_name="P!",
-                           top_keys_name="TOP!", x_title="X!", y_title="Y!")
+    fig = rfig.qk_geometry(
+        proj,
+        TOKENS,
+        w,
+        top_k=2,
+        query_name="Q!",
+        key_name="K!",
+        position_name="P!",
+        top_keys_name="TOP!",
+        x_title="X!",
+        y_title="Y!",
+    )
     hover = fig.data[0].customdata[1]
     assert hover.startswith("Q!: it") and "TOP!" in hover
-    assert hover.index("tired (P! 5): 0.500") < hover.index("[CLS] (P! 1): 0.300") and "was" not in hover
+    assert (
+        hover.index("tired (P! 5): 0.500") < hover.index("[CLS] (P! 1): 0.300")
+        and "was" not in hover
+    )
     assert [tr.name for tr in fig.data] == ["Q!", "K!"] and fig.data[1].marker.symbol == "diamond"
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("X!", "Y!")
     np.testing.assert_allclose(np.asarray(fig.data[1].x, dtype=float), proj.keys[:, 0], atol=1e-6)
@@ -469,4 +607,4 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
 def test_filtered_line_view_draws_only_kept_edges():
     fig = rfig.filtered_line_view(W[0, :1], TOKENS, top_k=1, threshold=0.0)
     lines = [tr for tr in fig.data if tr.mode == "lines"]
-    assert sum(len(tr.x) for tr in lines) // 3 == 6     # one edge per query
+    assert sum(len(tr.x) for tr in lines) // 3 == 6  # one edge per query

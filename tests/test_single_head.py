@@ -1,8 +1,8 @@
-"""The single-head lesson's numbers: article 001's worked example, attention properties, and why √d_k.
+"""The single-head lesson's numbers: article 001's worked example, attention properties, and why
+√d_k.
 
-The worked example is recomputed here with plain Python loops (no visattn, no NumPy) and every matrix the
-page shows is compared with visattn.self_attention.
-"""
+The worked example is recomputed here with plain Python loops (no visattn, no NumPy) and every
+matrix the page shows is compared with visattn.self_attention."""
 
 import math
 
@@ -24,7 +24,10 @@ W_V = [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]]
 
 # --- an independent implementation: lists and loops only ------------------------------------------------------
 def matmul(A, B):
-    return [[sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))] for i in range(len(A))]
+    return [
+        [sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))]
+        for i in range(len(A))
+    ]
 
 
 def transpose(A):
@@ -61,14 +64,23 @@ def test_reference_by_hand():
     e = math.exp(-3.5)
     assert REF["weights"][0] == pytest.approx([e / (1 + e), 1 / (1 + e)], abs=1e-15)
     assert REF["weights"][0][0] == pytest.approx(0.0293, abs=5e-5)
-    assert REF["Z"][0] == pytest.approx([1 + 1 / (1 + e)] * 4, abs=1e-12)   # ≈ 1.9707
+    assert REF["Z"][0] == pytest.approx([1 + 1 / (1 + e)] * 4, abs=1e-12)  # ≈ 1.9707
 
 
 def test_worked_example_every_matrix():
     tr = visattn.self_attention(X, W_Q, W_K, W_V)
-    for name, got in (("Q", tr.Q), ("K", tr.K), ("V", tr.V), ("raw", tr.raw_scores), ("scores", tr.scores),
-                      ("weights", tr.weights), ("Z", tr.output)):
-        np.testing.assert_allclose(got, np.array(REF[name], dtype=float), rtol=0, atol=1e-12, err_msg=name)
+    for name, got in (
+        ("Q", tr.Q),
+        ("K", tr.K),
+        ("V", tr.V),
+        ("raw", tr.raw_scores),
+        ("scores", tr.scores),
+        ("weights", tr.weights),
+        ("Z", tr.output),
+    ):
+        np.testing.assert_allclose(
+            got, np.array(REF[name], dtype=float), rtol=0, atol=1e-12, err_msg=name
+        )
     np.testing.assert_allclose(tr.X, X)
 
 
@@ -81,7 +93,8 @@ def test_worked_example_unscaled():
 
 
 def test_printed_numbers_do_not_follow():
-    """Article 001 prints q₁ = [2,0,2,0] and softmax([2,8]) ≈ [0.012, 0.988]; neither is what the maths gives."""
+    """Article 001 prints q₁ = [2,0,2,0] and softmax([2,8]) ≈ [0.012, 0.988]; neither is what the
+    maths gives."""
     assert REF["Q"][0] != [2, 0, 2, 0]
     assert softmax_row([2, 8])[0] == pytest.approx(0.00247, abs=1e-5)
     assert 0.012 * 1 + 0.988 * 2 == pytest.approx(1.988)
@@ -108,7 +121,7 @@ def test_causal_zero_above_diagonal_rows_sum_to_one(h, temperature):
     T = Xs.shape[0]
     for i in range(T):
         for j in range(i + 1, T):
-            assert tr.weights[i, j] == 0.0          # exactly, not approximately
+            assert tr.weights[i, j] == 0.0  # exactly, not approximately
     np.testing.assert_allclose(tr.weights.sum(axis=1), 1.0, atol=1e-12)
     assert np.array_equal(tr.mask, np.tril(np.ones((T, T), dtype=bool)))
 
@@ -125,7 +138,7 @@ def test_low_temperature_is_one_hot_on_largest_score(h, scale):
         w = visattn.self_attention(Xs, Wq, Wk, Wv, scale=scale, temperature=tau).weights
         at_max = w[np.arange(len(w)), s.argmax(axis=1)]
         if prev is not None:
-            assert (at_max >= prev - 1e-12).all()   # sharpens monotonically as τ falls
+            assert (at_max >= prev - 1e-12).all()  # sharpens monotonically as τ falls
         prev = at_max
     one_hot = np.eye(s.shape[1])[s.argmax(axis=1)]
     np.testing.assert_allclose(w, one_hot, atol=1e-6)
@@ -146,15 +159,19 @@ def test_scores_stay_scaled_when_temperature_equals_sqrt_dk():
     """τ = √d_k cancels the scale in the logits but the trace's scores are still QKᵀ/√d_k."""
     tr = visattn.self_attention(X, W_Q, W_K, W_V, temperature=2.0)
     np.testing.assert_allclose(tr.scores, REF["scores"])
-    np.testing.assert_allclose(tr.weights, [softmax_row([v / 2 for v in row]) for row in REF["scores"]], atol=1e-12)
+    np.testing.assert_allclose(
+        tr.weights, [softmax_row([v / 2 for v in row]) for row in REF["scores"]], atol=1e-12
+    )
 
 
 # --- why √d_k (acceptance 3) --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("d_k", [1, 2, 8, 64, 256, 1024])
 def test_measured_variance_near_theory(d_k):
-    s = scaling.sample_dot_products(d_k, seed=0)            # the sample size the page uses
+    s = scaling.sample_dot_products(d_k, seed=0)  # the sample size the page uses
     n = len(s.raw)
-    assert n == min(20_000, 2 ** 22 // (2 * d_k))            # 20 000 pairs, fewer where 2·d_k draws a pair pass 2²² draws
+    assert n == min(
+        20_000, 2**22 // (2 * d_k)
+    )  # 20 000 pairs, fewer where 2·d_k draws a pair pass 2²² draws
     assert abs(s.raw_var / d_k - 1) < 0.10
     assert abs(s.scaled_var - 1) < 0.10
     # mean 0 (not 1, as article 004 prints): within 5 standard errors
@@ -172,9 +189,9 @@ def test_peakedness_grows_without_scaling_only():
     p = scaling.softmax_peakedness([1, 16, 256, 1024], n_keys=16, seed=0)
     assert (np.diff(p.max_weight_raw) > 0).all() and p.max_weight_raw[-1] > 0.9
     assert (np.diff(p.entropy_raw) < 0).all()
-    assert np.ptp(p.max_weight_scaled) < 0.1                     # about the same for every d_k
+    assert np.ptp(p.max_weight_scaled) < 0.1  # about the same for every d_k
     assert np.ptp(p.entropy_scaled) < 0.2 and p.entropy_scaled.max() <= math.log(16) + 1e-9
-    assert p.max_weight_raw[0] == p.max_weight_scaled[0]      # d_k = 1: scaling is the identity
+    assert p.max_weight_raw[0] == p.max_weight_scaled[0]  # d_k = 1: scaling is the identity
 
 
 def test_density_histogram_integrates_to_share_inside():
@@ -185,41 +202,77 @@ def test_density_histogram_integrates_to_share_inside():
     assert scaling.normal_pdf(0.0, 4.0) == pytest.approx(1 / math.sqrt(2 * math.pi * 4))
 
 
-@pytest.mark.parametrize("call", [
-    lambda: scaling.sample_dot_products(0),
-    lambda: scaling.sample_dot_products(1025),
-    lambda: scaling.sample_dot_products(2.5),
-    lambda: scaling.sample_dot_products(4, n_samples=10),
-    lambda: scaling.softmax_peakedness([0, 4]),
-    lambda: scaling.softmax_peakedness([4], n_keys=1),
-    lambda: scaling.softmax_peakedness([]),
-    lambda: scaling.density_histogram([1.0, 1.0], lo=1, hi=1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: scaling.sample_dot_products(0),
+        lambda: scaling.sample_dot_products(1025),
+        lambda: scaling.sample_dot_products(2.5),
+        lambda: scaling.sample_dot_products(4, n_samples=10),
+        lambda: scaling.softmax_peakedness([0, 4]),
+        lambda: scaling.softmax_peakedness([4], n_keys=1),
+        lambda: scaling.softmax_peakedness([]),
+        lambda: scaling.density_histogram([1.0, 1.0], lo=1, hi=1),
+    ],
+)
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):
         call()
 
 
 def test_lesson_figures_are_valid_plotly():
-    """The lesson's builders skip Plotly's validation for speed; every property they write must still be valid."""
+    """The lesson's builders skip Plotly's validation for speed; every property they write must
+    still be valid."""
     import plotly.graph_objects as go
 
     from visattn.figures import single_head as fig
     from visattn.lessons import single_head as lesson
 
-    words = {k: k for k in ("value", "weight", "token", "dimension", "key", "query", "z", "scores", "weights", "sent_scores",
-                            "sent_weights", "score", "density", "measured", "peak_max", "peak_entropy", "max_weight", "entropy",
-                            "uniform", "onehot")}
+    words = {
+        k: k
+        for k in (
+            "value",
+            "weight",
+            "token",
+            "dimension",
+            "key",
+            "query",
+            "z",
+            "scores",
+            "weights",
+            "sent_scores",
+            "sent_weights",
+            "score",
+            "density",
+            "measured",
+            "peak_max",
+            "peak_entropy",
+            "max_weight",
+            "entropy",
+            "uniform",
+            "onehot",
+        )
+    }
     tr = lesson.worked(causal=True)
-    figs = [f for _, _, row in fig.pipeline(tr, list(lesson.TOKENS), words, inputs=(lesson.W_Q, lesson.W_K, lesson.W_V)) for _, f in row]
+    figs = [
+        f
+        for _, _, row in fig.pipeline(
+            tr, list(lesson.TOKENS), words, inputs=(lesson.W_Q, lesson.W_K, lesson.W_V)
+        )
+        for _, f in row
+    ]
     s = lesson.sentence("the cat sat on the mat because it was tired", "seeded", 8, 4, causal=True)
     figs += [f for _, f in fig.sentence(s.trace, s.tokens, words, side=True, show_text=True)]
-    figs += [f for _, f in fig.why_sqrt(lesson.why_sqrt(4), words)] + [f for _, f in fig.peaks(lesson.peakedness(4), words)]
+    figs += [f for _, f in fig.why_sqrt(lesson.why_sqrt(4), words)] + [
+        f for _, f in fig.peaks(lesson.peakedness(4), words)
+    ]
     assert len(figs) == 11 + 2 + 4
     for f in figs:
-        go.Figure(f.to_dict())                                    # raises on any invalid property
+        go.Figure(f.to_dict())  # raises on any invalid property
     masked = [f for f in figs if len(f.data) == 2 and f.data[1].type == "heatmap"]
-    assert masked and all(sum(c == "✕" for row in f.data[0].text for c in row) == 1 for f in masked[:3])   # one ✕, one veil
+    assert masked and all(
+        sum(c == "✕" for row in f.data[0].text for c in row) == 1 for f in masked[:3]
+    )  # one ✕, one veil
 
 
 # --- the in-figure sliders: every step against values computed here -------------------------------------------
@@ -237,13 +290,29 @@ def slider(fig) -> dict:
     return s
 
 
-WORDS = {"value": "value", "weight": "weight", "token": "token", "dimension": "dim", "key": "key", "query": "query",
-         "scores": "scaled", "z": "Z", "weights_one": "weights", "weights_tau": "softmax(s / {tau})"}
+WORDS = {
+    "value": "value",
+    "weight": "weight",
+    "token": "token",
+    "dimension": "dim",
+    "key": "key",
+    "query": "query",
+    "scores": "scaled",
+    "z": "Z",
+    "weights_one": "weights",
+    "weights_tau": "softmax(s / {tau})",
+}
 
 
 def weights_figure(tr, tg) -> dict:
     """The pipeline's live weights panel, as the browser receives it."""
-    (figs,) = [f for step, _, f in lesson_figures.pipeline(tr, list(lesson_data.TOKENS), WORDS, temperature=tg) if step == "scores"]
+    (figs,) = [
+        f
+        for step, _, f in lesson_figures.pipeline(
+            tr, list(lesson_data.TOKENS), WORDS, temperature=tg
+        )
+        if step == "scores"
+    ]
     return json.loads(dict(figs)["weights"].to_json())
 
 
@@ -254,26 +323,42 @@ def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, cau
     fig = weights_figure(tr, lesson_data.temperature_grid(tr, temperature))
     (s,) = fig["layout"]["sliders"]
     taus = [float(st_["value"]) for st_ in s["steps"]]
-    assert taus == sorted(taus) and taus[0] == pytest.approx(0.05) and taus[-1] == pytest.approx(5.0)
-    assert len(taus) == len(set(taus)) >= 100                            # the control's 0.05 grid, its value once
-    assert taus[s["active"]] == pytest.approx(temperature, abs=1e-9)     # the slider starts at the control's value
+    assert (
+        taus == sorted(taus) and taus[0] == pytest.approx(0.05) and taus[-1] == pytest.approx(5.0)
+    )
+    assert len(taus) == len(set(taus)) >= 100  # the control's 0.05 grid, its value once
+    assert taus[s["active"]] == pytest.approx(
+        temperature, abs=1e-9
+    )  # the slider starts at the control's value
 
-    def by_hand(tau):                                                   # softmax of the reference's scaled scores / τ
+    def by_hand(tau):  # softmax of the reference's scaled scores / τ
         want = np.zeros((2, 2))
         for i in range(2):
             allowed = [j for j in range(2) if not causal or j <= i]
             for j, w in zip(allowed, softmax_row([REF["scores"][i][j] / tau for j in allowed])):
                 want[i, j] = w
         return want
+
     for tau, step in zip(taus, s["steps"]):
         data, layout, traces = step["args"]
         assert traces == [0] and step["method"] == "update"
         want = by_hand(tau)
         np.testing.assert_allclose(array(data["z"][0]), want, rtol=1e-5, atol=1e-7)
-        text = [["✕" if causal and j > i else f"{want[i, j]:.4f}".rstrip("0").rstrip(".") for j in range(2)] for i in range(2)]
-        assert [list(r) for r in data["text"][0]] == [[("0" if x in ("", "-0") else x) for x in r] for r in text]
-        assert layout["title.text"] == ("weights" if tau == 1 else f"softmax(s / {lesson_data.num(tau)})")
-    # the figure as drawn is the active step: the page's own weights at the control's τ, and its title
+        text = [
+            [
+                "✕" if causal and j > i else f"{want[i, j]:.4f}".rstrip("0").rstrip(".")
+                for j in range(2)
+            ]
+            for i in range(2)
+        ]
+        assert [list(r) for r in data["text"][0]] == [
+            [("0" if x in ("", "-0") else x) for x in r] for r in text
+        ]
+        assert layout["title.text"] == (
+            "weights" if tau == 1 else f"softmax(s / {lesson_data.num(tau)})"
+        )
+    # the figure as drawn is the active step: the page's own weights at the control's τ, and its
+    # title
     np.testing.assert_allclose(array(fig["data"][0]["z"]), tr.weights, rtol=1e-6)
     assert fig["layout"]["title"]["text"] == s["steps"][s["active"]]["args"][1]["title.text"]
 
@@ -287,16 +372,19 @@ def test_temperature_grid_is_bounded_and_keeps_the_control_value(n_tokens):
     tg = lesson_data.temperature_grid(tr, 0.73)
     G = len(tg.grid)
     assert tg.grid[tg.active] == pytest.approx(0.73) and tg.weights.shape == (G, n_tokens, n_tokens)
-    assert 10 <= G <= 101 and (G * n_tokens ** 2 <= lesson_data.LIVE_NUMBERS or G <= 11)
+    assert 10 <= G <= 101 and (G * n_tokens**2 <= lesson_data.LIVE_NUMBERS or G <= 11)
     np.testing.assert_allclose(tg.weights[tg.active], tr.weights, atol=1e-12)
-    np.testing.assert_allclose(tg.weights.sum(axis=-1), 1.0, atol=1e-12)             # each row a distribution
-    assert (np.triu(tg.weights, k=1) == 0).all()                                    # causal: nothing on the future
+    np.testing.assert_allclose(tg.weights.sum(axis=-1), 1.0, atol=1e-12)  # each row a distribution
+    assert (np.triu(tg.weights, k=1) == 0).all()  # causal: nothing on the future
 
 
 def test_sqrt_steps_histograms_follow_each_d_k():
     w, steps = lesson_data.why_sqrt(16, seed=3), lesson_data.sqrt_steps(3)
     raw, scaled = lesson_figures.why_sqrt(w, {"density": "d", "measured": "m"}, steps=steps)
-    for (name, fig), title in ((raw, "q·k, d<sub>k</sub> = "), (scaled, "q·k / √d<sub>k</sub>, d<sub>k</sub> = ")):
+    for (name, fig), title in (
+        (raw, "q·k, d<sub>k</sub> = "),
+        (scaled, "q·k / √d<sub>k</sub>, d<sub>k</sub> = "),
+    ):
         s = slider(fig)
         d_ks = [int(st_["value"]) for st_ in s["steps"]]
         assert d_ks == list(lesson_data.DK_CHOICES) and d_ks[s["active"]] == 16
@@ -304,15 +392,27 @@ def test_sqrt_steps_histograms_follow_each_d_k():
             data, layout, _ = step["args"]
             var = d_k if name == "sqrt_hist_raw" else 1.0
             x = array(data["x"][1])
-            normal = [math.exp(-v * v / (2 * var)) / math.sqrt(2 * math.pi * var) for v in x]   # N(0, var) by hand
-            np.testing.assert_allclose(array(data["y"][1]), normal, rtol=1e-4, atol=1e-9)   # x sent with 6 digits
-            assert x.max() == pytest.approx(4.5 * math.sqrt(var) * 60 / 61, rel=1e-4)           # 61 bins over ±4.5 s.d.
+            normal = [
+                math.exp(-v * v / (2 * var)) / math.sqrt(2 * math.pi * var) for v in x
+            ]  # N(0, var) by hand
+            np.testing.assert_allclose(
+                array(data["y"][1]), normal, rtol=1e-4, atol=1e-9
+            )  # x sent with 6 digits
+            assert x.max() == pytest.approx(
+                4.5 * math.sqrt(var) * 60 / 61, rel=1e-4
+            )  # 61 bins over ±4.5 s.d.
             density, centres = array(data["y"][0]), array(data["x"][0])
-            assert density.sum() * (centres[1] - centres[0]) == pytest.approx(1.0, abs=0.01)   # a density
+            assert density.sum() * (centres[1] - centres[0]) == pytest.approx(
+                1.0, abs=0.01
+            )  # a density
             measured = float(layout["title.text"].split("σ̂² = ")[1])
-            assert layout["title.text"].startswith(f"{title}{d_k}:") and measured == pytest.approx(var, rel=0.12)
+            assert layout["title.text"].startswith(f"{title}{d_k}:") and measured == pytest.approx(
+                var, rel=0.12
+            )
         active = s["steps"][s["active"]]["args"][0]
-        mine = w.raw if name == "sqrt_hist_raw" else w.scaled              # the active step shows the page's own sample
+        mine = (
+            w.raw if name == "sqrt_hist_raw" else w.scaled
+        )  # the active step shows the page's own sample
         np.testing.assert_allclose(array(active["y"][0]), mine.density, rtol=1e-5)
 
 
@@ -324,5 +424,6 @@ def test_prefix_dot_products_have_variance_d_k_and_are_seeded():
     for g, d in enumerate(grid):
         assert a[:, g].mean() == pytest.approx(0.0, abs=4 * math.sqrt(d / 4000))
         assert a[:, g].var(ddof=1) == pytest.approx(d, rel=0.1)
-    # nested: the extra coordinates from 64 to 256 add a part independent of the first 64 (covariance = 64)
+    # nested: the extra coordinates from 64 to 256 add a part independent of the first 64
+    # (covariance = 64)
     assert np.cov(a[:, 2], a[:, 3])[0, 1] == pytest.approx(64, rel=0.15)

@@ -1,5 +1,6 @@
-"""Startup: the first page of a visit warms the pretrained page's caches once per server, in a background thread, and a page
-that asks while the thread is still loading waits for that one load (issue 14, item 3)."""
+"""Startup: the first page of a visit warms the pretrained page's caches once per server, in a
+background thread, and a page that asks while the thread is still loading waits for that one load
+(issue 14, item 3)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Counts of MiniLM.load and of the Winograd lesson, with every cache of the pretrained page empty."""
+    """Counts of MiniLM.load and of the Winograd lesson, with every cache of the pretrained page
+    empty."""
     calls = {"load": 0, "winograd": 0}
     load, winograd = MiniLM.load.__func__, lesson.winograd
 
@@ -50,7 +52,9 @@ def warm_up_threads() -> list[threading.Thread]:
 def test_warm_up_fills_the_caches_the_page_reads(counted):
     thread = threading.Thread(target=cache_pretrained.warm_up)
     thread.start()
-    model, reason = cache_pretrained.model_or_error()      # asked while the thread loads: waits for the same load
+    model, reason = (
+        cache_pretrained.model_or_error()
+    )  # asked while the thread loads: waits for the same load
     thread.join()
     assert reason is None and isinstance(model, MiniLM)
     assert counted == {"load": 1, "winograd": 1}
@@ -58,18 +62,18 @@ def test_warm_up_fills_the_caches_the_page_reads(counted):
     run = cache_pretrained.run_text(again, lesson.SENTENCE)
     assert again is model and cache_pretrained.winograd(again) is cache_pretrained.winograd(model)
     assert run is cache_pretrained.run_text(model, lesson.SENTENCE) and run.text == lesson.SENTENCE
-    assert counted == {"load": 1, "winograd": 1}            # nothing was computed twice
+    assert counted == {"load": 1, "winograd": 1}  # nothing was computed twice
 
 
 def test_home_page_starts_the_warm_up_once(counted):
-    st.cache_resource.clear()                               # ui.warm's starter too: a fresh "server"
+    st.cache_resource.clear()  # ui.warm's starter too: a fresh "server"
     for _ in range(2):
         at = run_page("home")
         assert_clean(at)
         for th in warm_up_threads():
             th.join()
     assert counted == {"load": 1, "winograd": 1}
-    model, _ = cache_pretrained.model_or_error()            # the pretrained page then finds the model ready
+    model, _ = cache_pretrained.model_or_error()  # the pretrained page then finds the model ready
     cache_pretrained.winograd(model)
     assert counted == {"load": 1, "winograd": 1}
 
@@ -83,20 +87,45 @@ def test_pretrained_page_after_the_warm_up_computes_nothing_again(counted):
 
 def test_package_imports_lazily_and_exports_the_same_objects():
     code = "import json, sys, visattn; print(json.dumps(sorted(m for m in sys.modules if m.startswith('visattn.'))))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert json.loads(out) == ["visattn.activations", "visattn.attention", "visattn.checks", "visattn.errors"]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(out) == [
+        "visattn.activations",
+        "visattn.attention",
+        "visattn.checks",
+        "visattn.errors",
+    ]
     import visattn
     from visattn import attention as attention_fn
     from visattn import decode, kernel_regression, positional, reading, text
     from visattn.models import designed
+
     assert callable(attention_fn) and attention_fn is sys.modules["visattn.attention"].attention
     for name in visattn.__all__:
         value = getattr(visattn, name)
-        if name in ("designed", "positional", "scaling", "scoring", "shapes"):   # the modules themselves
+        if name in (
+            "designed",
+            "positional",
+            "scaling",
+            "scoring",
+            "shapes",
+        ):  # the modules themselves
             assert value is (designed if name == "designed" else sys.modules[f"visattn.{name}"])
             continue
-        modules = [m for m in (sys.modules["visattn.attention"], sys.modules["visattn.activations"], decode,
-                               kernel_regression, positional, reading, text) if hasattr(m, name)]
+        modules = [
+            m
+            for m in (
+                sys.modules["visattn.attention"],
+                sys.modules["visattn.activations"],
+                decode,
+                kernel_regression,
+                positional,
+                reading,
+                text,
+            )
+            if hasattr(m, name)
+        ]
         assert modules and value is getattr(modules[0], name), name
     assert set(visattn.__all__) <= set(dir(visattn))
     with pytest.raises(AttributeError):

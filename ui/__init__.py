@@ -1,1 +1,2 @@
-"""The only Streamlit-aware helpers: language, URL state, page frame, cached compute, shared widgets."""
+"""The only Streamlit-aware helpers: language, URL state, page frame, cached compute, shared
+widgets."""

@@ -21,9 +21,12 @@ def cache(tokens: tuple[str, ...], step: int) -> lesson.CacheSection:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def cache_figure(tokens: tuple[str, ...], step: int, font_size: int, **words: str) -> go.Figure:
-    """The KV-cache animation (one frame per step), built once per input and shared: show it, never modify it."""
+    """The KV-cache animation (one frame per step), built once per input and shared: show it, never
+    modify it."""
     c = lesson.cache_section(list(tokens), step)
-    return figures.cache_animation(c.K, c.V, c.weights, list(tokens), c.step, font_size=font_size, **words)
+    return figures.cache_animation(
+        c.K, c.V, c.weights, list(tokens), c.step, font_size=font_size, **words
+    )
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

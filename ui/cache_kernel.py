@@ -1,7 +1,7 @@
 """Cached wrappers over :mod:`visattn.lessons.kernel`: one line each, no compute here.
 
-A whole lesson is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the page shows the
-last good lesson as a whole — never a table from one input beside a curve from another.
+A whole lesson is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the page
+shows the last good lesson as a whole — never a table from one input beside a curve from another.
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ def fit_sigma(table, kernel: str) -> lesson.Fit | None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def kernel_lesson(table, query: tuple, kernel: str, sigma: float, ranges: tuple, live: lesson.Controls | None = None) -> lesson.KernelLesson:
+def kernel_lesson(
+    table,
+    query: tuple,
+    kernel: str,
+    sigma: float,
+    ranges: tuple,
+    live: lesson.Controls | None = None,
+) -> lesson.KernelLesson:
     return lesson.kernel_lesson(table, query, kernel, sigma, ranges, live)
 
 

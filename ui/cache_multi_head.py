@@ -13,6 +13,13 @@ def run(text: str, source: str, d_model: int, n_heads: int, seed: int) -> lesson
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def readings(text: str, source: str, d_model: int, n_heads: int, seed: int, name: str) -> lesson.Readings:
-    """The selector's view of the run (flow over two layers is quick: no progress bar, so it can be cached)."""
-    return lesson.readings(run(text, source, d_model, n_heads, seed), name, repr((text, source, d_model, n_heads, seed)))
+def readings(
+    text: str, source: str, d_model: int, n_heads: int, seed: int, name: str
+) -> lesson.Readings:
+    """The selector's view of the run (flow over two layers is quick: no progress bar, so it can be
+    cached)."""
+    return lesson.readings(
+        run(text, source, d_model, n_heads, seed),
+        name,
+        repr((text, source, d_model, n_heads, seed)),
+    )

@@ -1,9 +1,9 @@
-"""The one error path: a compute failure becomes a translated message, and the page keeps its last good view.
+"""The one error path: a compute failure becomes a translated message, and the page keeps its last
+good view.
 
-``visattn`` raises :class:`visattn.errors.InputError` with a ``code`` and ``params``; here it is said in the
-page's language as ``errors.<code>``. Anything else (a bug) is logged and shown as a short translated
-apology, never as a traceback.
-"""
+``visattn`` raises :class:`visattn.errors.InputError` with a ``code`` and ``params``; here it is
+said in the page's language as ``errors.<code>``. Anything else (a bug) is logged and shown as a
+short translated apology, never as a traceback."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ _log = logging.getLogger(__name__)
 
 
 def _param(name: str, value: Any) -> Any:
-    """An error parameter as shown: argument names translated where a translation exists, text escaped."""
+    """An error parameter as shown: argument names translated where a translation exists, text
+    escaped."""
     if name == "name" and isinstance(value, str) and has(f"errors.name_{value}"):
         return t(f"errors.name_{value}")
     return escape(str(value)) if isinstance(value, str) else value
@@ -42,7 +43,8 @@ def show_error(exc: Exception) -> None:
 
 
 def last_good(slot: str) -> Any:
-    """The last good result stored under ``slot`` by :func:`compute` (or None), captioned as such."""
+    """The last good result stored under ``slot`` by :func:`compute` (or None), captioned as
+    such."""
     last = st.session_state.get("_last_good", {}).get(slot)
     if last is not None:
         st.caption(t("errors.showing_last_good"))
@@ -50,7 +52,8 @@ def last_good(slot: str) -> Any:
 
 
 def compute(slot: str, fn: Callable[..., Any], *args, **kwargs) -> Any:
-    """``fn(*args, **kwargs)``; on failure show why and return the last good result of ``slot`` (or None).
+    """``fn(*args, **kwargs)``; on failure show why and return the last good result of ``slot`` (or
+    None).
 
     With a previous good result the page keeps drawing it under the error, marked as such.
     """

@@ -1,4 +1,5 @@
-"""The frame every page runs in: page config, language, sidebar navigation, presenter mode, URL notices.
+"""The frame every page runs in: page config, language, sidebar navigation, presenter mode, URL
+notices.
 
 Each page script starts with ``with page("multi_head"):`` so that a deep link such as
 ``/multi_head?lang=zh`` renders the same as navigating there from the home page (Streamlit runs a
@@ -20,12 +21,25 @@ from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
 
-NAV = {"home": "home.nav", "kernel": "kernel.nav", "single_head": "single_head.nav", "multi_head": "multi_head.nav",
-       "positional": "positional.nav", "pretrained": "pretrained.nav", "reading": "reading.nav",
-       "decoder": "decoder.nav"}
-CARD = {"kernel": "kernel.card", "single_head": "single_head.card", "multi_head": "multi_head.card",
-        "positional": "positional.card", "pretrained": "pretrained.card", "reading": "reading.card",
-        "decoder": "decoder.card"}
+NAV = {
+    "home": "home.nav",
+    "kernel": "kernel.nav",
+    "single_head": "single_head.nav",
+    "multi_head": "multi_head.nav",
+    "positional": "positional.nav",
+    "pretrained": "pretrained.nav",
+    "reading": "reading.nav",
+    "decoder": "decoder.nav",
+}
+CARD = {
+    "kernel": "kernel.card",
+    "single_head": "single_head.card",
+    "multi_head": "multi_head.card",
+    "positional": "positional.card",
+    "pretrained": "pretrained.card",
+    "reading": "reading.card",
+    "decoder": "decoder.card",
+}
 
 
 def nav_label(page_id: str) -> str:
@@ -46,14 +60,28 @@ def font_size() -> int:
 def _sidebar(current: str):
     """Language, presenter mode, navigation; returns the slot where the link to this view goes."""
     with st.sidebar:
-        st.segmented_control(t("common.language"), list(LANGUAGES), format_func=LANGUAGES.get,
-                             key=url_state.bind("lang", browser_lang(), options=list(LANGUAGES)),
-                             required=True)
-        st.toggle(t("common.presenter"), key=url_state.bind("present", False), help=t("common.presenter_help"))
+        st.segmented_control(
+            t("common.language"),
+            list(LANGUAGES),
+            format_func=LANGUAGES.get,
+            key=url_state.bind("lang", browser_lang(), options=list(LANGUAGES)),
+            required=True,
+        )
+        st.toggle(
+            t("common.presenter"),
+            key=url_state.bind("present", False),
+            help=t("common.presenter_help"),
+        )
         st.divider()
         keep = {"lang": lang()} | ({"present": "1"} if presenter() else {})
         for p in PAGES:
-            st.page_link(p.path, label=nav_label(p.id), icon=p.icon, query_params=keep, disabled=p.id == current)
+            st.page_link(
+                p.path,
+                label=nav_label(p.id),
+                icon=p.icon,
+                query_params=keep,
+                disabled=p.id == current,
+            )
         link_slot = st.container()
         st.divider()
         st.caption(t("common.sidebar_footer"))
@@ -61,8 +89,9 @@ def _sidebar(current: str):
 
 
 def _presenter_css() -> None:
-    """Scale the whole page by its root font size: every Streamlit size is in rem, so headings, metrics, widgets
-    and captions grow together (headings stay larger than body text) and nothing is set twice."""
+    """Scale the whole page by its root font size: every Streamlit size is in rem, so headings,
+    metrics, widgets and captions grow together (headings stay larger than body text) and nothing is
+    set twice."""
     st.markdown("<style>html { font-size: 20px; }</style>", unsafe_allow_html=True)
 
 
@@ -72,9 +101,13 @@ def page(page_id: str):
     url_state.start_run()
     # The language must be known before any text: bind it (URL, else browser) before drawing.
     url_state.bind("lang", browser_lang(), options=list(LANGUAGES))
-    url_state.bind("present", False)          # and presenter mode, which sets the sidebar's first state
-    st.set_page_config(page_title=f"{nav_label(page_id)} · visattn", page_icon=BY_ID[page_id].icon,
-                       layout="wide", initial_sidebar_state="collapsed" if presenter() else "expanded")
+    url_state.bind("present", False)  # and presenter mode, which sets the sidebar's first state
+    st.set_page_config(
+        page_title=f"{nav_label(page_id)} · visattn",
+        page_icon=BY_ID[page_id].icon,
+        layout="wide",
+        initial_sidebar_state="collapsed" if presenter() else "expanded",
+    )
     link_slot = _sidebar(page_id)
     if presenter():
         _presenter_css()
@@ -84,21 +117,24 @@ def page(page_id: str):
     finally:
         bad = url_state.finish()
         _link(link_slot)
-        warm.in_background()   # once per server, after the first page a visitor opens
+        warm.in_background()  # once per server, after the first page a visitor opens
         _reset_notice(bad, notice_slot)
 
 
 def _reset_notice(bad: list[str], slot) -> None:
-    """The translated "settings were reset" notice naming (at most ten of) the parameters in ``bad``."""
+    """The translated "settings were reset" notice naming (at most ten of) the parameters in
+    ``bad``."""
     if bad:
         names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
-        slot.warning(t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️")
+        slot.warning(
+            t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️"
+        )
 
 
-# The link box reads the address bar, so it stays right after a section's partial rerun (which cannot redraw
-# the sidebar): a static script (no user data in it) shows location.href, with the language added when the URL
-# leaves it out, and copies it; where the clipboard is not allowed (plain http on a room's network) a click
-# selects the whole link instead.
+# The link box reads the address bar, so it stays right after a section's partial rerun (which
+# cannot redraw the sidebar): a static script (no user data in it) shows location.href, with the
+# language added when the URL leaves it out, and copies it; where the clipboard is not allowed
+# (plain http on a room's network) a click selects the whole link instead.
 _LINK_HTML = """<div class="visattn-link"><code id="visattn-link" style="display:block;user-select:all;word-break:break-all;
 font-size:0.8rem;padding:0.5rem;border-radius:0.5rem;background:rgba(128,128,128,0.12)"></code>
 <button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;padding:0.2rem 0.6rem;border-radius:0.4rem;
@@ -117,11 +153,15 @@ border:1px solid rgba(128,128,128,0.4);background:transparent;color:inherit;curs
 
 
 def _link(slot) -> None:
-    """The sidebar's "link to this view" box: the address of the view as it is now, and a copy button."""
+    """The sidebar's "link to this view" box: the address of the view as it is now, and a copy
+    button."""
     with slot:
         st.divider()
         st.markdown(t("common.link_title"), help=t("common.link_help"))
-        st.html(_LINK_HTML.format(copy=html.escape(t("common.link_copy")), lang=lang()), unsafe_allow_javascript=True)
+        st.html(
+            _LINK_HTML.format(copy=html.escape(t("common.link_copy")), lang=lang()),
+            unsafe_allow_javascript=True,
+        )
 
 
 def _partial_rerun() -> bool:
@@ -130,16 +170,21 @@ def _partial_rerun() -> bool:
 
 
 def section(fn: Callable) -> Callable:
-    """A lesson section that reruns alone (``st.fragment``) when one of its own controls changes; afterwards the
-    URL and the link box are brought up to date, as at the end of a whole run. Rule: a control inside a section
-    may only change what that section draws (a control that others depend on lives outside every section)."""
+    """A lesson section that reruns alone (``st.fragment``) when one of its own controls changes;
+    afterwards the URL and the link box are brought up to date, as at the end of a whole run. Rule:
+    a control inside a section may only change what that section draws (a control that others depend
+    on lives outside every section)."""
+
     @wraps(fn)
     def body(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         finally:
             if _partial_rerun():
-                _reset_notice(url_state.finish(), st)   # a notice raised here shows at the section's end
+                _reset_notice(
+                    url_state.finish(), st
+                )  # a notice raised here shows at the section's end
+
     return st.fragment(body)
 
 

@@ -1,4 +1,5 @@
-"""The app's pages, in the order of the lesson: one list for the navigation, the home cards and the tests.
+"""The app's pages, in the order of the lesson: one list for the navigation, the home cards and the
+tests.
 
 No Streamlit here, so tests and tools can import it. ``id`` is also the page's locale namespace
 (``ui/locales/<lang>/<id>.json`` holds its ``nav`` and ``card`` texts).
@@ -12,7 +13,7 @@ from typing import NamedTuple
 
 class Page(NamedTuple):
     id: str
-    path: str       # the script, relative to the app root
+    path: str  # the script, relative to the app root
     icon: str
 
     @property

@@ -1,9 +1,9 @@
 """Every control's value lives in the URL, so a link reproduces the view.
 
 A page calls :func:`bind` for each control key before creating the widget (with ``key=`` and no
-``value=``): the first run of a session takes the value from ``st.query_params`` if it parses and is in
-range, else the default, and remembers a notice. :func:`finish` (called by the page frame at the end)
-writes every non-default value back to the URL, drops unknown parameters and shows the notices.
+``value=``): the first run of a session takes the value from ``st.query_params`` if it parses and is
+in range, else the default, and remembers a notice. :func:`finish` (called by the page frame at the
+end) writes every non-default value back to the URL, drops unknown parameters and shows the notices.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import streamlit as st
 
 _REGISTRY = "_url_registry"
 _NOTICES = "_url_notices"
-MAX_TEXT = 5000        # characters of a text control (its widget's max_chars is the same): longer is refused
-MAX_MATRIX = 64        # rows and columns of a matrix control
-MAX_RAW = 200_000      # characters of any one URL value read at all (a 64×64 matrix of exact floats is ~90 000)
+MAX_TEXT = (
+    5000  # characters of a text control (its widget's max_chars is the same): longer is refused
+)
+MAX_MATRIX = 64  # rows and columns of a matrix control
+# characters of any one URL value read at all (a 64×64 matrix of exact floats is ~90 000)
+MAX_RAW = 200_000
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ def _number(kind, lo, hi):
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise ValueError(s)
         return v
+
     return parse
 
 
@@ -55,6 +59,7 @@ def _choice(options):
             if str(o) == s:
                 return o
         raise ValueError(s)
+
     return parse
 
 
@@ -63,6 +68,7 @@ def _text(limit: int):
         if len(s) > limit:
             raise ValueError("too long")
         return s
+
     return parse
 
 
@@ -79,17 +85,30 @@ def encode_matrix(m) -> str:
 
 def decode_matrix(s: str) -> list[list[float]]:
     rows = [[float(x) for x in r.split(",")] for r in s.split(";")]
-    if not rows or len({len(r) for r in rows}) != 1 or len(rows) > MAX_MATRIX or len(rows[0]) > MAX_MATRIX:
+    if (
+        not rows
+        or len({len(r) for r in rows}) != 1
+        or len(rows) > MAX_MATRIX
+        or len(rows[0]) > MAX_MATRIX
+    ):
         raise ValueError("ragged or too large")
     if not all(math.isfinite(v) for r in rows for v in r):
         raise ValueError("not finite")
     return rows
 
 
-def param_for(default, *, options: Sequence | None = None, lo=None, hi=None, matrix: bool = False,
-              max_chars: int = MAX_TEXT) -> Param:
-    """The parser and printer that fit ``default``'s type (and the options, bounds or text length: give the text
-    widget the same ``max_chars``, so what the app accepts is what a link reproduces)."""
+def param_for(
+    default,
+    *,
+    options: Sequence | None = None,
+    lo=None,
+    hi=None,
+    matrix: bool = False,
+    max_chars: int = MAX_TEXT,
+) -> Param:
+    """The parser and printer that fit ``default``'s type (and the options, bounds or text length:
+    give the text widget the same ``max_chars``, so what the app accepts is what a link
+    reproduces)."""
     if matrix:
         return Param(default, decode_matrix, encode_matrix)
     if options is not None:
@@ -114,7 +133,8 @@ def notices() -> list[str]:
 
 
 def bind(key: str, default, **kind) -> str:
-    """Register ``key`` as a URL parameter and give it its first value. Returns ``key`` for ``key=``."""
+    """Register ``key`` as a URL parameter and give it its first value. Returns ``key`` for
+    ``key=``."""
     p = param_for(default, **kind)
     registry()[key] = p
     if key not in st.session_state:
@@ -132,7 +152,8 @@ def bind(key: str, default, **kind) -> str:
 
 
 def bind_all(controls: dict) -> None:
-    """Bind every ``key: (default, kind)`` of a page's table (:func:`bind`), whether or not its widget is drawn."""
+    """Bind every ``key: (default, kind)`` of a page's table (:func:`bind`), whether or not its
+    widget is drawn."""
     for key, (default, kind) in controls.items():
         bind(key, default, **kind)
 
@@ -143,7 +164,8 @@ def start_run() -> None:
 
 
 def finish() -> list[str]:
-    """Write non-default values to the URL, drop unknown parameters; return the names that were reset."""
+    """Write non-default values to the URL, drop unknown parameters; return the names that were
+    reset."""
     reg = registry()
     wanted = {}
     for key, p in reg.items():

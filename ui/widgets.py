@@ -1,4 +1,5 @@
-"""Widgets used on several pages: the matrix editor, slider + exact box, example buttons, token pickers.
+"""Widgets used on several pages: the matrix editor, slider + exact box, example buttons, token
+pickers.
 
 Each keeps its value in the URL through :mod:`ui.url_state`."""
 
@@ -18,9 +19,12 @@ from .i18n import t
 
 
 def parse_frame(df: pd.DataFrame, name: str) -> np.ndarray:
-    """The edited table as a float matrix, or an InputError naming every cell that is not a finite number."""
+    """The edited table as a float matrix, or an InputError naming every cell that is not a finite
+    number."""
     if df.shape[0] == 0 or df.shape[1] == 0:
-        raise InputError("table_empty", f"The table {name} is empty; add at least one row.", name=name)
+        raise InputError(
+            "table_empty", f"The table {name} is empty; add at least one row.", name=name
+        )
     bad = []
     out = np.empty(df.shape)
     for i in range(df.shape[0]):
@@ -32,13 +36,25 @@ def parse_frame(df: pd.DataFrame, name: str) -> np.ndarray:
                 x = None
             if x is None or not math.isfinite(x) or abs(x) > MAX_MAGNITUDE:
                 shown = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
-                bad.append(t("common.bad_cell", row=_row_name(df.index[i]), col=df.columns[j], value=shown[:20]))
+                bad.append(
+                    t(
+                        "common.bad_cell",
+                        row=_row_name(df.index[i]),
+                        col=df.columns[j],
+                        value=shown[:20],
+                    )
+                )
             else:
                 out[i, j] = x
     if bad:
         more = t("common.and_more", n=len(bad) - 5) if len(bad) > 5 else ""
-        raise InputError("table_cells", f"Every cell of {name} must be a finite number: {'; '.join(bad[:5])}{more}.", name=name,
-                         cells=t("common.list_sep").join(bad[:5]) + more, limit=f"{MAX_MAGNITUDE:.0e}")
+        raise InputError(
+            "table_cells",
+            f"Every cell of {name} must be a finite number: {'; '.join(bad[:5])}{more}.",
+            name=name,
+            cells=t("common.list_sep").join(bad[:5]) + more,
+            limit=f"{MAX_MAGNITUDE:.0e}",
+        )
     return out
 
 
@@ -54,15 +70,25 @@ def set_matrix(key: str, m) -> None:
     st.session_state[f"{key}__v"] = st.session_state.get(f"{key}__v", 0) + 1
 
 
-def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=None, dynamic_rows: bool = False,
-                  height="auto", fixed_shape: bool = False, max_rows: int | None = None) -> np.ndarray:
+def matrix_editor(
+    key: str,
+    default,
+    *,
+    name: str,
+    row_labels=None,
+    col_labels=None,
+    dynamic_rows: bool = False,
+    height="auto",
+    fixed_shape: bool = False,
+    max_rows: int | None = None,
+) -> np.ndarray:
     """An editable matrix kept in the URL under ``key``; returns it as floats or raises InputError.
 
-    The editor shows the value the session started from (URL or default); edits are applied on top of it.
-    ``fixed_shape``: a link whose matrix has another shape than ``default`` is reset to it, with a notice.
-    ``max_rows`` (with ``dynamic_rows``): an edit past that many rows is refused before Streamlit applies it
-    (pasting 5000 rows would take it ~47 s); the editor starts again from the last table taken.
-    """
+    The editor shows the value the session started from (URL or default); edits are applied on top
+    of it. ``fixed_shape``: a link whose matrix has another shape than ``default`` is reset to it,
+    with a notice. ``max_rows`` (with ``dynamic_rows``): an edit past that many rows is refused
+    before Streamlit applies it (pasting 5000 rows would take it ~47 s); the editor starts again
+    from the last table taken."""
     url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)
     ss = st.session_state
     if fixed_shape and np.shape(ss[key]) != np.shape(default):
@@ -71,21 +97,40 @@ def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=N
     asked = 0
     if max_rows is not None:
         edits = ss.get(f"{key}__ed{ss.get(f'{key}__v', 0)}") or {}
-        asked = len(ss.get(f"{key}__base", ss[key])) + len(edits.get("added_rows", [])) - len(edits.get("deleted_rows", []))
+        asked = (
+            len(ss.get(f"{key}__base", ss[key]))
+            + len(edits.get("added_rows", []))
+            - len(edits.get("deleted_rows", []))
+        )
         if asked > max_rows:
             set_matrix(key, ss[key])
     base = np.asarray(ss.setdefault(f"{key}__base", ss[key]), dtype=float)
     rows = list(row_labels) if row_labels is not None and len(row_labels) == base.shape[0] else None
-    cols = [str(c) for c in col_labels] if col_labels is not None and len(col_labels) == base.shape[1] else None
+    cols = (
+        [str(c) for c in col_labels]
+        if col_labels is not None and len(col_labels) == base.shape[1]
+        else None
+    )
     frame = pd.DataFrame(base, columns=cols)
     if rows is not None and not dynamic_rows:
-        frame.index = [str(r) if rows.count(r) == 1 else token_label(i, r) for i, r in enumerate(rows)]
-    edited = st.data_editor(frame, key=f"{key}__ed{ss.get(f'{key}__v', 0)}",
-                            num_rows="dynamic" if dynamic_rows else "fixed", height=height,
-                            hide_index=dynamic_rows)
+        frame.index = [
+            str(r) if rows.count(r) == 1 else token_label(i, r) for i, r in enumerate(rows)
+        ]
+    edited = st.data_editor(
+        frame,
+        key=f"{key}__ed{ss.get(f'{key}__v', 0)}",
+        num_rows="dynamic" if dynamic_rows else "fixed",
+        height=height,
+        hide_index=dynamic_rows,
+    )
     if max_rows is not None and max(asked, len(edited)) > max_rows:
         n = max(asked, len(edited))
-        raise InputError("table_too_long", f"{name} has {n} rows; this page takes at most {max_rows}.", rows=n, limit=max_rows)
+        raise InputError(
+            "table_too_long",
+            f"{name} has {n} rows; this page takes at most {max_rows}.",
+            rows=n,
+            limit=max_rows,
+        )
     m = parse_frame(edited, name)
     ss[key] = m.tolist()
     return m
@@ -93,43 +138,77 @@ def matrix_editor(key: str, default, *, name: str, row_labels=None, col_labels=N
 
 # ---- one value shown as a slider and an exact box ------------------------------------------------------------
 
+
 def _copy(src: str, dst: str) -> None:
     st.session_state[dst] = st.session_state[src]
 
 
-def slider_and_number(key: str, label: str, lo: float, hi: float, step: float, help: str | None = None) -> float:
-    """One value (``key``, already bound to the URL) shown twice: a slider over [lo, hi] for dragging, and a
-    box beside it for any exact number (the box may leave the slider's range; the slider then sits at its end)."""
+def slider_and_number(
+    key: str, label: str, lo: float, hi: float, step: float, help: str | None = None
+) -> float:
+    """One value (``key``, already bound to the URL) shown twice: a slider over [lo, hi] for
+    dragging, and a box beside it for any exact number (the box may leave the slider's range; the
+    slider then sits at its end)."""
     v = float(st.session_state[key])
     st.session_state[key + "_s"] = float(min(max(v, lo), hi))
     st.session_state[key + "_n"] = v
     c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
-    c1.slider(label, float(lo), float(hi), step=float(step), key=key + "_s", on_change=_copy, args=(key + "_s", key), help=help)
-    c2.number_input(label, step=float(step), format="%g", key=key + "_n", on_change=_copy, args=(key + "_n", key),
-                    label_visibility="collapsed")
+    c1.slider(
+        label,
+        float(lo),
+        float(hi),
+        step=float(step),
+        key=key + "_s",
+        on_change=_copy,
+        args=(key + "_s", key),
+        help=help,
+    )
+    c2.number_input(
+        label,
+        step=float(step),
+        format="%g",
+        key=key + "_n",
+        on_change=_copy,
+        args=(key + "_n", key),
+        label_visibility="collapsed",
+    )
     return float(st.session_state[key])
 
 
 # ---- example buttons that fill a text box ----------------------------------------------------------------------
 
+
 def _set(key: str, value) -> None:
     st.session_state[key] = value
 
 
-def preset_buttons(target_key: str, presets: dict[str, tuple[str, str]], *, caption: str | None = None,
-                   help_template: str = "{text}") -> None:
-    """A row of buttons, one per preset {name: (label, text)}; a click puts the text in ``target_key``.
+def preset_buttons(
+    target_key: str,
+    presets: dict[str, tuple[str, str]],
+    *,
+    caption: str | None = None,
+    help_template: str = "{text}",
+) -> None:
+    """A row of buttons, one per preset {name: (label, text)}; a click puts the text in
+    ``target_key``.
 
-    Each button's tooltip shows (the start of) its text, through ``help_template`` (e.g. "“{text}”" to quote an
-    example sentence)."""
+    Each button's tooltip shows (the start of) its text, through ``help_template`` (e.g. "“{text}”"
+    to quote an example sentence)."""
     if caption:
         st.caption(caption)
     for col, (name, (label, text)) in zip(st.columns(len(presets)), presets.items()):
-        col.button(label, on_click=_set, args=(target_key, text), key=f"{target_key}__preset_{name}",
-                   help=help_template.format(text=text[:120] + ("…" if len(text) > 120 else "")), width="stretch")
+        col.button(
+            label,
+            on_click=_set,
+            args=(target_key, text),
+            key=f"{target_key}__preset_{name}",
+            help=help_template.format(text=text[:120] + ("…" if len(text) > 120 else "")),
+            width="stretch",
+        )
 
 
 # ---- a token position that follows its sentence -----------------------------------------------------------------
+
 
 def token_label(i: int, token: str) -> str:
     """How a token position is named in every picker: 1-based, as the pages count tokens."""
@@ -137,9 +216,9 @@ def token_label(i: int, token: str) -> str:
 
 
 def bind_token(key: str, tokens: list[str] | None, default: int, *, hi: int) -> str:
-    """Bind a token position to the URL (0 … hi). It goes back to ``default`` when the tokens change and, with a
-    notice, when the URL's position is past the end. With ``tokens`` None (nothing to pick from) the URL's value
-    is kept for the next text."""
+    """Bind a token position to the URL (0 … hi). It goes back to ``default`` when the tokens change
+    and, with a notice, when the URL's position is past the end. With ``tokens`` None (nothing to
+    pick from) the URL's value is kept for the next text."""
     key = url_state.bind(key, default, lo=0, hi=hi)
     memo = f"_{key}__tokens"
     if tokens is None:
@@ -157,4 +236,10 @@ def bind_token(key: str, tokens: list[str] | None, default: int, *, hi: int) -> 
 
 def token_select(label: str, key: str, tokens: list[str], help: str | None = None) -> int:
     """A select box over the positions of ``tokens`` (bound first with :func:`bind_token`)."""
-    return st.selectbox(label, list(range(len(tokens))), format_func=lambda i: token_label(i, tokens[i]), key=key, help=help)
+    return st.selectbox(
+        label,
+        list(range(len(tokens))),
+        format_func=lambda i: token_label(i, tokens[i]),
+        key=key,
+        help=help,
+    )

@@ -4,22 +4,23 @@ This package never imports streamlit; it works the same in a notebook. Bad input
 :class:`visattn.errors.InputError` (a ``ValueError``) whose message says how to fix it.
 
 Axis letters in shapes, one meaning each across the package:
-    T tokens (Tq queries, Tk keys) · N key→value pairs of kernel regression · D model width (d_model)
-    · H heads · Dh head width (D / H) · Dk query/key width · Dv value width · L layers · A additive-attention
-    hidden width · Nf word features of the designed model · Dff feed-forward width · Nv vocabulary size.
+    T tokens (Tq queries, Tk keys) · N key→value pairs of kernel regression · D model width
+    (d_model) · H heads · Dh head width (D / H) · Dk query/key width · Dv value width · L layers · A
+    additive-attention hidden width · Nf word features of the designed model · Dff feed-forward
+    width · Nv vocabulary size.
 
 Where each idea lives:
-    ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and ``scoring``
-    (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
-    √d_k), ``shapes`` (matrix shapes and parameter counts), ``text`` (tokens and seeded embeddings),
-    ``token_views`` (special tokens, word pieces, pooling), ``reading`` (heads combined, rollout and flow,
-    value-norm weighting, two texts compared, query/key geometry), ``decode`` (generation token by token with a
-    KV cache, and its cost), ``errors`` (InputError);
-    ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a hand-built transformer with readable heads),
-    ``random`` (the block with seeded untrained weights), ``induction`` (a hand-built two-layer induction
-    circuit), ``minilm`` (all-MiniLM-L6-v2 in NumPy, loaded on demand);
-    ``lessons/`` — one module per page: its article data and what each section shows;
-    ``figures/`` — every Plotly builder.
+    ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
+    ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
+    ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
+    (tokens and seeded embeddings), ``token_views`` (special tokens, word pieces, pooling),
+    ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
+    query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
+    ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
+    hand-built transformer with readable heads), ``random`` (the block with seeded untrained
+    weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2
+    in NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each
+    section shows; ``figures/`` — every Plotly builder.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .activations import layer_norm, softmax
-from .attention import (  # eager: the function ``attention`` must win over the submodule of the same name
+
+# eager: the function ``attention`` must win over the submodule of the same name
+from .attention import (
     AttentionResult,
     MultiHeadResult,
     SelfAttentionTrace,
@@ -41,27 +44,41 @@ from .attention import (  # eager: the function ``attention`` must win over the 
     split_heads,
 )
 
-# The rest is imported on first use (PEP 562), so a page pays only for the modules it reads: name → its module.
+# The rest is imported on first use (PEP 562), so a page pays only for the modules it reads: name →
+# its module.
 _LAZY = {
-    "DecodeStep": "decode", "decode_steps": "decode",
-    "KERNELS": "kernel_regression", "KernelRegressionResult": "kernel_regression", "fit_bandwidth": "kernel_regression",
-    "loo_error": "kernel_regression", "nadaraya_watson": "kernel_regression",
-    "alibi_bias": "positional", "alibi_slopes": "positional", "rotary": "positional", "rotation_matrix": "positional",
-    "sinusoidal_encoding": "positional", "wavelengths": "positional",
-    "aggregate_heads": "reading", "attention_flow": "reading", "attention_rollout": "reading", "norm_weighted": "reading",
+    "DecodeStep": "decode",
+    "decode_steps": "decode",
+    "KERNELS": "kernel_regression",
+    "KernelRegressionResult": "kernel_regression",
+    "fit_bandwidth": "kernel_regression",
+    "loo_error": "kernel_regression",
+    "nadaraya_watson": "kernel_regression",
+    "alibi_bias": "positional",
+    "alibi_slopes": "positional",
+    "rotary": "positional",
+    "rotation_matrix": "positional",
+    "sinusoidal_encoding": "positional",
+    "wavelengths": "positional",
+    "aggregate_heads": "reading",
+    "attention_flow": "reading",
+    "attention_rollout": "reading",
+    "norm_weighted": "reading",
     "value_norms": "reading",
-    "seeded_embedding": "text", "tokenize": "text",
+    "seeded_embedding": "text",
+    "tokenize": "text",
 }
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):   # probes such as __wrapped__ or __path__: not a submodule
+    if name.startswith("__"):  # probes such as __wrapped__ or __path__: not a submodule
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name == "designed":
         value = importlib.import_module(f"{__name__}.models.designed")
     elif name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    else:   # any submodule, as ``visattn.decode`` was an attribute when this package imported everything
+    # any submodule, as ``visattn.decode`` was an attribute when this package imported everything
+    else:
         try:
             value = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:
@@ -76,20 +93,70 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if TYPE_CHECKING:   # for type checkers and editors: the names as if imported eagerly
+if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eagerly
     from . import positional, scaling, scoring, shapes  # noqa: F401
     from .decode import DecodeStep, decode_steps  # noqa: F401
-    from .kernel_regression import KERNELS, KernelRegressionResult, fit_bandwidth, loo_error, nadaraya_watson  # noqa: F401
+    from .kernel_regression import (
+        KERNELS,
+        KernelRegressionResult,
+        fit_bandwidth,
+        loo_error,
+        nadaraya_watson,
+    )  # noqa: F401
     from .models import designed  # noqa: F401
-    from .positional import alibi_bias, alibi_slopes, rotary, rotation_matrix, sinusoidal_encoding, wavelengths  # noqa: F401
-    from .reading import aggregate_heads, attention_flow, attention_rollout, norm_weighted, value_norms  # noqa: F401
+    from .positional import (
+        alibi_bias,
+        alibi_slopes,
+        rotary,
+        rotation_matrix,
+        sinusoidal_encoding,
+        wavelengths,
+    )  # noqa: F401
+    from .reading import (
+        aggregate_heads,
+        attention_flow,
+        attention_rollout,
+        norm_weighted,
+        value_norms,
+    )  # noqa: F401
     from .text import seeded_embedding, tokenize  # noqa: F401
 
 __all__ = [
-    "AttentionResult", "DecodeStep", "KERNELS", "KernelRegressionResult", "MultiHeadResult", "SelfAttentionTrace",
-    "alibi_bias", "alibi_slopes", "attention", "causal_mask", "check_heads", "decode_steps", "designed", "fit_bandwidth",
-    "layer_norm", "loo_error", "merge_heads", "multi_head_attention", "nadaraya_watson", "positional",
-    "rotary", "rotation_matrix", "scaling", "scoring", "seeded_embedding", "self_attention", "shapes",
-    "sinusoidal_encoding", "softmax", "split_heads", "tokenize", "wavelengths",
-    "aggregate_heads", "attention_flow", "attention_rollout", "norm_weighted", "value_norms",
+    "AttentionResult",
+    "DecodeStep",
+    "KERNELS",
+    "KernelRegressionResult",
+    "MultiHeadResult",
+    "SelfAttentionTrace",
+    "alibi_bias",
+    "alibi_slopes",
+    "attention",
+    "causal_mask",
+    "check_heads",
+    "decode_steps",
+    "designed",
+    "fit_bandwidth",
+    "layer_norm",
+    "loo_error",
+    "merge_heads",
+    "multi_head_attention",
+    "nadaraya_watson",
+    "positional",
+    "rotary",
+    "rotation_matrix",
+    "scaling",
+    "scoring",
+    "seeded_embedding",
+    "self_attention",
+    "shapes",
+    "sinusoidal_encoding",
+    "softmax",
+    "split_heads",
+    "tokenize",
+    "wavelengths",
+    "aggregate_heads",
+    "attention_flow",
+    "attention_rollout",
+    "norm_weighted",
+    "value_norms",
 ]

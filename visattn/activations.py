@@ -25,19 +25,29 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
     if mask is not None:
         mask = np.asarray(mask)
         if mask.dtype != bool:
-            raise InputError("mask_dtype", f"mask must be boolean (True = may attend), got dtype {mask.dtype}.")
+            raise InputError(
+                "mask_dtype", f"mask must be boolean (True = may attend), got dtype {mask.dtype}."
+            )
         try:
             mask = np.broadcast_to(mask, x.shape)
         except ValueError:
-            raise InputError("mask_broadcast", f"mask of shape {mask.shape} does not broadcast to scores of shape {x.shape}.") from None
+            raise InputError(
+                "mask_broadcast",
+                f"mask of shape {mask.shape} does not broadcast to scores of shape {x.shape}.",
+            ) from None
         if not mask.any(axis=axis).all():
-            raise InputError("mask_empty_row", "mask leaves a row with no allowed position; every query must be allowed to attend to "
-                             "at least one key.")
+            raise InputError(
+                "mask_empty_row",
+                "mask leaves a row with no allowed position; every query must be allowed to attend to "
+                "at least one key.",
+            )
         x = np.where(mask, x, -np.inf)
     row_max = x.max(axis=axis, keepdims=True)
     if not np.isfinite(row_max).all():
         if np.isnan(row_max).any():
-            raise InputError("softmax_nan", "softmax got NaN scores; check the inputs that produced them.")
+            raise InputError(
+                "softmax_nan", "softmax got NaN scores; check the inputs that produced them."
+            )
         if np.isposinf(x).any():
             raise InputError("softmax_inf", "softmax got an infinite score; scale the inputs down.")
         # a masked (-inf) entry is the row maximum only when the whole row is -inf
@@ -50,8 +60,11 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
     return e
 
 
-def layer_norm(x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | None = None, eps: float = 1e-5) -> np.ndarray:
-    """Normalise each row of ``x`` [T, D] to mean 0 and variance 1, then scale by gamma and shift by beta."""
+def layer_norm(
+    x: ArrayLike, gamma: ArrayLike | None = None, beta: ArrayLike | None = None, eps: float = 1e-5
+) -> np.ndarray:
+    """Normalise each row of ``x`` [T, D] to mean 0 and variance 1, then scale by gamma and shift by
+    beta."""
     x = as_array(x, "x")
     mu = x.mean(axis=-1, keepdims=True)
     var = x.var(axis=-1, keepdims=True)

@@ -30,8 +30,8 @@ KERNELS = tuple(_LOG_KERNELS)
 
 @dataclass(frozen=True)
 class KernelRegressionResult:
-    scores: np.ndarray     # (Nq, Nk) log-kernel scores; −inf where a compact kernel gives 0
-    weights: np.ndarray    # (Nq, Nk) softmax of scores; a row of zeros where no key is in range
+    scores: np.ndarray  # (Nq, Nk) log-kernel scores; −inf where a compact kernel gives 0
+    weights: np.ndarray  # (Nq, Nk) softmax of scores; a row of zeros where no key is in range
     estimates: np.ndarray  # (Nq,) or (Nq, Dv): Σ weight · value; NaN where no key is in range
     supported: np.ndarray  # (Nq,) bool: False where a compact kernel reaches no key
 
@@ -43,30 +43,46 @@ def _as_points(x: ArrayLike, name: str) -> np.ndarray:
     elif a.ndim == 1:
         a = a[:, None]
     elif a.ndim != 2:
-        raise InputError("points_ndim", f"{name} must be a number, a vector or a matrix, got shape {a.shape}.", name=name,
-                         shape=" × ".join(map(str, a.shape)))
+        raise InputError(
+            "points_ndim",
+            f"{name} must be a number, a vector or a matrix, got shape {a.shape}.",
+            name=name,
+            shape=" × ".join(map(str, a.shape)),
+        )
     return a
 
 
 def _check_kernel(kernel: str) -> None:
     if kernel not in _LOG_KERNELS:
-        raise InputError("kernel", f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.", kernel=str(kernel)[:40])
+        raise InputError(
+            "kernel",
+            f"kernel={kernel!r} is unknown; choose one of {', '.join(KERNELS)}.",
+            kernel=str(kernel)[:40],
+        )
 
 
 def _weights(queries, keys, kernel, bandwidth):
-    diff = queries[:, None, :] - keys[None, :, :]          # (Nq, 1, Dk) - (1, Nk, Dk) -> (Nq, Nk, Dk)
-    with np.errstate(over="ignore"):                          # a tiny σ: u overflows to inf, its score to −inf
-        u = np.sqrt((diff**2).sum(-1)) / bandwidth           # (Nq, Nk)
+    diff = queries[:, None, :] - keys[None, :, :]  # (Nq, 1, Dk) - (1, Nk, Dk) -> (Nq, Nk, Dk)
+    with np.errstate(over="ignore"):  # a tiny σ: u overflows to inf, its score to −inf
+        u = np.sqrt((diff**2).sum(-1)) / bandwidth  # (Nq, Nk)
         scores = _LOG_KERNELS[kernel](u)
     row_max = scores.max(axis=1, keepdims=True)
     supported = np.isfinite(row_max[:, 0])
-    e = np.exp(scores - np.where(supported[:, None], row_max, 0.0))  # stable: the best key gets exp(0)
+    e = np.exp(
+        scores - np.where(supported[:, None], row_max, 0.0)
+    )  # stable: the best key gets exp(0)
     total = e.sum(axis=1, keepdims=True)
     weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
     return scores, weights, supported
 
 
-def nadaraya_watson(queries: ArrayLike, keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", bandwidth: float = 1.0) -> KernelRegressionResult:
+def nadaraya_watson(
+    queries: ArrayLike,
+    keys: ArrayLike,
+    values: ArrayLike,
+    kernel: str = "gaussian",
+    bandwidth: float = 1.0,
+) -> KernelRegressionResult:
     """Estimate the value at each query as the kernel-weighted average of ``values``.
 
     queries (Nq,) or (Nq, Dk); keys (Nk,) or (Nk, Dk); values (Nk,) or (Nk, Dv).
@@ -80,18 +96,30 @@ def nadaraya_watson(queries: ArrayLike, keys: ArrayLike, values: ArrayLike, kern
     k = _as_points(keys, "keys")
     v = as_array(values, "values")
     if q.shape[1] != k.shape[1]:
-        raise InputError("query_width", f"queries have {q.shape[1]} features and keys have {k.shape[1]}; they must match.",
-                         query=q.shape[1], keys=k.shape[1])
+        raise InputError(
+            "query_width",
+            f"queries have {q.shape[1]} features and keys have {k.shape[1]}; they must match.",
+            query=q.shape[1],
+            keys=k.shape[1],
+        )
     if v.ndim not in (1, 2) or v.shape[0] != k.shape[0]:
-        raise InputError("values_rows", f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.",
-                         values=v.shape[0], keys=k.shape[0])
+        raise InputError(
+            "values_rows",
+            f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.",
+            values=v.shape[0],
+            keys=k.shape[0],
+        )
     scores, weights, supported = _weights(q, k, kernel, bandwidth)
-    est = weights @ v                                         # (Nq, Nk) x (Nk[, Dv]) -> (Nq[, Dv])
+    est = weights @ v  # (Nq, Nk) x (Nk[, Dv]) -> (Nq[, Dv])
     est = np.where(supported if v.ndim == 1 else supported[:, None], est, np.nan)
-    return KernelRegressionResult(scores=scores, weights=weights, estimates=est, supported=supported)
+    return KernelRegressionResult(
+        scores=scores, weights=weights, estimates=est, supported=supported
+    )
 
 
-def loo_error(keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel: str = "gaussian") -> np.ndarray:
+def loo_error(
+    keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel: str = "gaussian"
+) -> np.ndarray:
     """Mean squared leave-one-out error for each bandwidth: predict v_i from all pairs but i.
 
     keys (Nk,) or (Nk, Dk), values (Nk,). Returns (len(bandwidths),); +inf where some point has no
@@ -100,10 +128,16 @@ def loo_error(keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel:
     k = _as_points(keys, "keys")
     v = as_array(values, "values", 1)
     if k.shape[0] != v.shape[0]:
-        raise InputError("values_rows", f"keys have {k.shape[0]} rows and values {v.shape[0]}; they must pair up.",
-                         values=v.shape[0], keys=k.shape[0])
+        raise InputError(
+            "values_rows",
+            f"keys have {k.shape[0]} rows and values {v.shape[0]}; they must pair up.",
+            values=v.shape[0],
+            keys=k.shape[0],
+        )
     if k.shape[0] < 2:
-        raise InputError("table_rows", "leave-one-out needs at least two key→value pairs.", rows=k.shape[0])
+        raise InputError(
+            "table_rows", "leave-one-out needs at least two key→value pairs.", rows=k.shape[0]
+        )
     _check_kernel(kernel)
     out = []
     for s in np.atleast_1d(np.asarray(bandwidths, dtype=np.float64)):
@@ -111,7 +145,7 @@ def loo_error(keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel:
         diff = k[:, None, :] - k[None, :, :]
         with np.errstate(over="ignore"):
             scores = _LOG_KERNELS[kernel](np.sqrt((diff**2).sum(-1)) / s)
-        np.fill_diagonal(scores, -np.inf)                     # leave point i out of its own estimate
+        np.fill_diagonal(scores, -np.inf)  # leave point i out of its own estimate
         row_max = scores.max(axis=1, keepdims=True)
         if not np.isfinite(row_max).all():
             out.append(np.inf)
@@ -122,8 +156,11 @@ def loo_error(keys: ArrayLike, values: ArrayLike, bandwidths: ArrayLike, kernel:
     return np.array(out)
 
 
-def fit_bandwidth(keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", grid: ArrayLike | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """σ that minimises the leave-one-out error: a log-spaced grid search, then golden-section refinement.
+def fit_bandwidth(
+    keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", grid: ArrayLike | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """σ that minimises the leave-one-out error: a log-spaced grid search, then golden-section
+    refinement.
 
     Returns (sigma, grid, errors on the grid) so a page can plot the error curve.
     """
@@ -134,8 +171,11 @@ def fit_bandwidth(keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", 
     grid = np.asarray(grid, dtype=np.float64)
     errors = loo_error(keys, values, grid, kernel)
     if not np.isfinite(errors).any():
-        raise InputError("no_bandwidth", "no bandwidth in the search range reaches a neighbour for every point; use a smoother "
-                         "kernel or more data.")
+        raise InputError(
+            "no_bandwidth",
+            "no bandwidth in the search range reaches a neighbour for every point; use a smoother "
+            "kernel or more data.",
+        )
     i = int(np.nanargmin(errors))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     f = lambda s: float(loo_error(keys, values, [s], kernel)[0])  # noqa: E731
@@ -158,8 +198,10 @@ def fit_bandwidth(keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", 
 
 # ---- one query, key by key (what the kernel page's table shows) -------------------------------------------------
 
+
 def key_value_table(table: ArrayLike, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Split a (N, Dk + 1) table into keys (N, Dk) and values (N,): the last column holds the values.
+    """Split a (N, Dk + 1) table into keys (N, Dk) and values (N,): the last column holds the
+    values.
 
     Needs at least two rows (with one key every query gets weight 1: nothing to compare) and
     1 … ``max_key_features`` key columns.
@@ -167,16 +209,26 @@ def key_value_table(table: ArrayLike, max_key_features: int = 2) -> tuple[np.nda
     a = as_array(table, "table", 2)
     n, c = a.shape
     if c < 2 or c > max_key_features + 1:
-        raise InputError("table_columns", f"the table has {c} columns; it needs 1 to {max_key_features} key columns and "
-                         f"then one value column.", columns=c, most=max_key_features + 1)
+        raise InputError(
+            "table_columns",
+            f"the table has {c} columns; it needs 1 to {max_key_features} key columns and "
+            f"then one value column.",
+            columns=c,
+            most=max_key_features + 1,
+        )
     if n < 2:
-        raise InputError("table_rows", f"the table has {n} row; kernel regression compares a query with at least two "
-                         f"keys, so add another key→value row.", rows=n)
+        raise InputError(
+            "table_rows",
+            f"the table has {n} row; kernel regression compares a query with at least two "
+            f"keys, so add another key→value row.",
+            rows=n,
+        )
     return a[:, :-1], a[:, -1]
 
 
 def duplicate_keys(keys: ArrayLike) -> list[tuple[tuple[float, ...], list[int]]]:
-    """Keys that occur more than once, each with the (0-based) rows where it occurs, in order of first row."""
+    """Keys that occur more than once, each with the (0-based) rows where it occurs, in order of
+    first row."""
     k = _as_points(keys, "keys")
     rows: dict[tuple[float, ...], list[int]] = {}
     for i, row in enumerate(k):
@@ -189,40 +241,67 @@ def check_bandwidth(bandwidth: object) -> float:
     try:
         s = float(bandwidth)
     except (TypeError, ValueError):
-        raise InputError("sigma", f"σ must be a number greater than 0, got {bandwidth!r}.", sigma=bandwidth) from None
+        raise InputError(
+            "sigma", f"σ must be a number greater than 0, got {bandwidth!r}.", sigma=bandwidth
+        ) from None
     if not np.isfinite(s) or s <= 0:
-        raise InputError("sigma", f"σ = {s:g}: the bandwidth divides the distance, so it must be greater than 0.", sigma=f"{s:g}")
+        raise InputError(
+            "sigma",
+            f"σ = {s:g}: the bandwidth divides the distance, so it must be greater than 0.",
+            sigma=f"{s:g}",
+        )
     return s
 
 
 @dataclass(frozen=True)
 class QueryBreakdown:
     """One query against every key: the columns of the page's table. Σ contributions = estimate."""
-    query: np.ndarray          # (Dk,)
-    keys: np.ndarray           # (Nk, Dk)
-    values: np.ndarray         # (Nk,)
-    distances: np.ndarray      # (Nk,) ‖q − k_i‖
-    scores: np.ndarray         # (Nk,) log-kernel score s_i; −inf outside a compact kernel's reach
-    exp_scores: np.ndarray     # (Nk,) e^{s_i} (may underflow to 0 for far keys; the weights do not)
-    weights: np.ndarray        # (Nk,) softmax(s); zeros when no key is in reach
+
+    query: np.ndarray  # (Dk,)
+    keys: np.ndarray  # (Nk, Dk)
+    values: np.ndarray  # (Nk,)
+    distances: np.ndarray  # (Nk,) ‖q − k_i‖
+    scores: np.ndarray  # (Nk,) log-kernel score s_i; −inf outside a compact kernel's reach
+    exp_scores: np.ndarray  # (Nk,) e^{s_i} (may underflow to 0 for far keys; the weights do not)
+    weights: np.ndarray  # (Nk,) softmax(s); zeros when no key is in reach
     contributions: np.ndarray  # (Nk,) weight_i · v_i
-    estimate: float            # Σ contributions, NaN when no key is in reach
-    supported: bool            # False when a compact kernel reaches no key
+    estimate: float  # Σ contributions, NaN when no key is in reach
+    supported: bool  # False when a compact kernel reaches no key
 
 
-def explain_query(query: ArrayLike, keys: ArrayLike, values: ArrayLike, kernel: str = "gaussian", bandwidth: float = 1.0) -> QueryBreakdown:
-    """The per-key numbers behind ``nadaraya_watson`` for one query. query (Dk,) or a number; keys (Nk[, Dk]); values (Nk,)."""
+def explain_query(
+    query: ArrayLike,
+    keys: ArrayLike,
+    values: ArrayLike,
+    kernel: str = "gaussian",
+    bandwidth: float = 1.0,
+) -> QueryBreakdown:
+    """The per-key numbers behind ``nadaraya_watson`` for one query. query (Dk,) or a number; keys
+    (Nk[, Dk]); values (Nk,)."""
     bandwidth = check_bandwidth(bandwidth)
     _check_kernel(kernel)
     k = _as_points(keys, "keys")
     q = np.atleast_1d(as_array(query, "query")).reshape(1, -1)  # (1, Dk)
     if q.shape[1] != k.shape[1]:
-        raise InputError("query_width", f"the query has {q.shape[1]} numbers and the keys {k.shape[1]}; they must match.",
-                         query=q.shape[1], keys=k.shape[1])
+        raise InputError(
+            "query_width",
+            f"the query has {q.shape[1]} numbers and the keys {k.shape[1]}; they must match.",
+            query=q.shape[1],
+            keys=k.shape[1],
+        )
     v = as_array(values, "values", 1)
     r = nadaraya_watson(q, k, v, kernel, bandwidth)
     with np.errstate(under="ignore"):
         exp_scores = np.exp(r.scores[0])
-    return QueryBreakdown(query=q[0], keys=k, values=v, distances=np.sqrt(((q - k) ** 2).sum(-1)), scores=r.scores[0],
-                          exp_scores=exp_scores, weights=r.weights[0], contributions=r.weights[0] * v,
-                          estimate=float(r.estimates[0]), supported=bool(r.supported[0]))
+    return QueryBreakdown(
+        query=q[0],
+        keys=k,
+        values=v,
+        distances=np.sqrt(((q - k) ** 2).sum(-1)),
+        scores=r.scores[0],
+        exp_scores=exp_scores,
+        weights=r.weights[0],
+        contributions=r.weights[0] * v,
+        estimate=float(r.estimates[0]),
+        supported=bool(r.supported[0]),
+    )

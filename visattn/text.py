@@ -15,24 +15,35 @@ from .checks import positive_int
 from .errors import InputError
 
 MAX_TOKENS = 64
-_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]")
+_TOKEN = re.compile(
+    r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]"
+)
 
 
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
-    """Word / CJK-character tokens of ``text``; an InputError when it is empty or longer than ``max_tokens``."""
+    """Word / CJK-character tokens of ``text``; an InputError when it is empty or longer than
+    ``max_tokens``."""
     if not isinstance(text, str) or not text.strip():
-        raise InputError("text_empty", "The text is empty; type a sentence (for example: The animal didn't cross the street).")
+        raise InputError(
+            "text_empty",
+            "The text is empty; type a sentence (for example: The animal didn't cross the street).",
+        )
     tokens = _TOKEN.findall(text)
     if not tokens:
         raise InputError("text_no_tokens", "The text has no tokens; type some words.")
     if len(tokens) > max_tokens:
-        raise InputError("too_many_tokens", f"The text has {len(tokens)} tokens; the limit here is {max_tokens}. Shorten it.",
-                         n=len(tokens), limit=max_tokens)
+        raise InputError(
+            "too_many_tokens",
+            f"The text has {len(tokens)} tokens; the limit here is {max_tokens}. Shorten it.",
+            n=len(tokens),
+            limit=max_tokens,
+        )
     return tokens
 
 
 def seeded_embedding(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarray:
-    """(T, d_model) unit-variance vectors, one per token, the same token always getting the same vector.
+    """(T, d_model) unit-variance vectors, one per token, the same token always getting the same
+    vector.
 
     Each token's vector is drawn from a generator seeded by a hash of (seed, token), so it does not
     depend on the rest of the sentence — "it" is the same vector in every sentence.
@@ -40,6 +51,8 @@ def seeded_embedding(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarr
     d_model = positive_int(d_model, "d_model", maximum=4096)
     rows = []
     for tok in tokens:
-        h = int.from_bytes(hashlib.blake2b(f"{seed}\x00{tok.lower()}".encode(), digest_size=8).digest(), "little")
+        h = int.from_bytes(
+            hashlib.blake2b(f"{seed}\x00{tok.lower()}".encode(), digest_size=8).digest(), "little"
+        )
         rows.append(np.random.default_rng(h).standard_normal(d_model))
     return np.array(rows).reshape(len(tokens), d_model)

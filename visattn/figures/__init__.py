@@ -1,17 +1,39 @@
 """Plotly figures from arrays and labels. No Streamlit here: every builder returns a ``go.Figure``.
 
-Every word a figure shows (titles, axis and colour-bar titles, hover names, legend entries) is a parameter,
-so the app passes translated ones; the English defaults are for notebook users.
+Every word a figure shows (titles, axis and colour-bar titles, hover names, legend entries) is a
+parameter, so the app passes translated ones; the English defaults are for notebook users.
 
-Modules: ``core`` (shared conventions: unique repeated labels, tick thinning, cell text, the weight colour
-scale, figures built without Plotly's slow validation), ``matrices`` (heatmap, head grid), ``lines``
-(line view, bars, curves), ``live`` (a Plotly slider inside a figure, with precomputed steps: the figure
-redraws in the browser while it is dragged). A lesson's own figures live beside them, one module per lesson.
-"""
+Modules: ``core`` (shared conventions: unique repeated labels, tick thinning, cell text, the weight
+colour scale, figures built without Plotly's slow validation), ``matrices`` (heatmap, head grid),
+``lines`` (line view, bars, curves), ``live`` (a Plotly slider inside a figure, with precomputed
+steps: the figure redraws in the browser while it is dragged). A lesson's own figures live beside
+them, one module per lesson."""
 
-from .core import DIVERGING_SCALE, HEAD_COLOURS, MAX_TEXT_CELLS, MAX_TICKS, WEIGHT_SCALE, cell_text, compact, unique_labels
+from .core import (
+    DIVERGING_SCALE,
+    HEAD_COLOURS,
+    MAX_TEXT_CELLS,
+    MAX_TICKS,
+    WEIGHT_SCALE,
+    cell_text,
+    compact,
+    unique_labels,
+)
 from .lines import bars, curves, line_view
 from .matrices import head_grid, heatmap
 
-__all__ = ["DIVERGING_SCALE", "HEAD_COLOURS", "MAX_TEXT_CELLS", "MAX_TICKS", "WEIGHT_SCALE", "bars", "cell_text", "compact",
-           "curves", "head_grid", "heatmap", "line_view", "unique_labels"]
+__all__ = [
+    "DIVERGING_SCALE",
+    "HEAD_COLOURS",
+    "MAX_TEXT_CELLS",
+    "MAX_TICKS",
+    "WEIGHT_SCALE",
+    "bars",
+    "cell_text",
+    "compact",
+    "curves",
+    "head_grid",
+    "heatmap",
+    "line_view",
+    "unique_labels",
+]

@@ -1,12 +1,10 @@
 """Conventions every figure shares.
 
 Token labels may repeat ("the" twice in one sentence), and Plotly merges equal category names, so a
-repeated label gets invisible zero-width spaces appended: it reads the same and stays its own row. The
-axes are categorical, so hover text names query and key without per-cell custom data (a 12-head grid of
-128 tokens stays about 1 MB).
-Weights share one colour scale 0…1. Cell text is drawn only where it stays readable (≤ 24×24), and
-arrays are sent as float32 to keep the page light.
-"""
+repeated label gets invisible zero-width spaces appended: it reads the same and stays its own row.
+The axes are categorical, so hover text names query and key without per-cell custom data (a 12-head
+grid of 128 tokens stays about 1 MB). Weights share one colour scale 0…1. Cell text is drawn only
+where it stays readable (≤ 24×24), and arrays are sent as float32 to keep the page light."""
 
 from __future__ import annotations
 
@@ -19,15 +17,27 @@ from plotly.colors import get_colorscale
 
 WEIGHT_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
-MAX_TEXT_CELLS = 24          # above this many rows or columns, numbers are in the hover only
-HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a")
+MAX_TEXT_CELLS = 24  # above this many rows or columns, numbers are in the hover only
+HEAD_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#ad494a",
+)
 
 
 def _fmt(v: float, digits: int) -> str:
     if v == 0:
         return "0"
-    if abs(v) >= 10 ** 5 or abs(v) < 10 ** (-digits):
+    if abs(v) >= 10**5 or abs(v) < 10 ** (-digits):
         return f"{v:.{max(digits - 1, 1)}e}"
     return f"{v:.{digits}f}".rstrip("0").rstrip(".") if digits else f"{v:.0f}"
 
@@ -46,9 +56,9 @@ F32_MAX = float(np.finfo(np.float32).max)
 def _figure(data: list[dict], layout: dict) -> go.Figure:
     """A figure from plain trace and layout dicts, skipping Plotly's property validation.
 
-    Validation costs ~10–15 ms a heatmap and ~0.3 s for a 72-cell grid, on every rerun of a page; the
-    builders here write only well-formed properties (tests validate every builder's output once).
-    """
+    Validation costs ~10–15 ms a heatmap and ~0.3 s for a 72-cell grid, on every rerun of a page;
+    the builders here write only well-formed properties (tests validate every builder's output
+    once)."""
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
@@ -57,18 +67,21 @@ def _title(text: str) -> dict:
 
 
 def _scale(name_or_list):
-    """A colour scale as the explicit list plotly.js needs (names like "RdBu_r" exist only in Python)."""
+    """A colour scale as the explicit list plotly.js needs (names like "RdBu_r" exist only in
+    Python)."""
     return get_colorscale(name_or_list) if isinstance(name_or_list, str) else name_or_list
 
 
 def compact(a: ArrayLike) -> np.ndarray:
-    """``a`` as float32 (half the bytes to the browser) unless an entry is beyond float32's range."""
+    """``a`` as float32 (half the bytes to the browser) unless an entry is beyond float32's
+    range."""
     a = np.asarray(a, dtype=np.float64)
     return a.astype(np.float32) if not (np.abs(a[np.isfinite(a)]) > F32_MAX).any() else a
 
 
 def unique_labels(labels: Iterable[object] | None, n: int) -> list[str]:
-    """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width spaces."""
+    """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width
+    spaces."""
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
     seen: dict[str, int] = {}
     out = []
@@ -85,7 +98,9 @@ MAX_TICKS = 40
 def _ticks(labels, n, most: int = MAX_TICKS):
     labels = unique_labels(labels, n)
     axis = dict(type="category", categoryorder="array", categoryarray=labels)
-    if n > most:  # a long axis names every k-th category (at most ``most``); the hover still names every cell
+    if (
+        n > most
+    ):  # a long axis names every k-th category (at most ``most``); the hover still names every cell
         axis["tickvals"] = labels[:: -(-n // most)]
     return axis, labels
 

@@ -1,4 +1,5 @@
-"""Figures of the decoder lesson: the KV cache filling step by step, loss over positions, cost with and without cache.
+"""Figures of the decoder lesson: the KV cache filling step by step, loss over positions, cost with
+and without cache.
 
 Every word is a parameter (the page passes translated ones); the English defaults are for notebooks.
 """
@@ -13,19 +14,25 @@ from numpy.typing import ArrayLike
 
 from .core import DIVERGING_SCALE, _figure, _scale, _ticks, _title, compact
 
-FUTURE_GREY = "#d9d9d9"    # the plot's background: what a NaN cell (a key not cached yet) shows
+FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
 NEW_ROW = "#ff7f0e"
-COST_POINTS = 400          # steps drawn on a cost curve
+COST_POINTS = 400  # steps drawn on a cost curve
 
 
 def _cache_step(K, V, W, t, *, full: bool, **base):
-    """What step t changes in the three traces (K, V, the new query's weights); with ``full`` the whole traces."""
+    """What step t changes in the three traces (K, V, the new query's weights); with ``full`` the
+    whole traces."""
     T = K.shape[0]
-    hide = np.arange(T) > t                               # rows not in the cache yet
+    hide = np.arange(T) > t  # rows not in the cache yet
     w = np.where(hide, 0.0, W[t])
-    bar = dict(type="bar", x=compact(w), marker=dict(color=[NEW_ROW if j == t else ("#1f77b4" if j < t else FUTURE_GREY)
-                                                              for j in range(T)]),
-               text=[f"{v:.2f}" if j <= t else "" for j, v in enumerate(w)])
+    bar = dict(
+        type="bar",
+        x=compact(w),
+        marker=dict(
+            color=[NEW_ROW if j == t else ("#1f77b4" if j < t else FUTURE_GREY) for j in range(T)]
+        ),
+        text=[f"{v:.2f}" if j <= t else "" for j, v in enumerate(w)],
+    )
     k = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, K)))
     v = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, V)))
     if full:
@@ -36,21 +43,38 @@ def _cache_step(K, V, W, t, *, full: bool, **base):
 
 
 def _with_frames(data: list[dict], layout: dict, frames: list[dict]) -> go.Figure:
-    """A figure with animation frames, skipping Plotly's validation. ``_validate=False`` does not reach frames
-    (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly; tests validate the result."""
+    """A figure with animation frames, skipping Plotly's validation. ``_validate=False`` does not
+    reach frames (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly;
+    tests validate the result."""
     fig = go.Figure({"data": data, "layout": layout}, _validate=False)
     fig._frame_objs = tuple(go.Frame(f, _validate=False) for f in frames)
     return fig
 
 
-def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[str], step: int, *, key_title: str = "key cache K",
-                    value_title: str = "value cache V", weight_title: str = "weights of the new query", token_name: str = "token", dim_name: str = "dim",
-                    value_name: str = "value", weight_name: str = "weight", step_prefix: str = "step ",
-                    play: str = "play", pause: str = "pause", font_size: int = 14) -> go.Figure:
-    """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not cached yet are
-    grey), and the new query's weights over the cached keys (the new row in orange). ``W`` (T, T) holds step t's
-    weights in row t. Plotly's own play button and slider run the frames in the browser; ``step`` (0-based)
-    is the frame shown first. A frame holds only what changes (the cells, the bars and their labels)."""
+def cache_animation(
+    K: ArrayLike,
+    V: ArrayLike,
+    W: ArrayLike,
+    tokens: Sequence[str],
+    step: int,
+    *,
+    key_title: str = "key cache K",
+    value_title: str = "value cache V",
+    weight_title: str = "weights of the new query",
+    token_name: str = "token",
+    dim_name: str = "dim",
+    value_name: str = "value",
+    weight_name: str = "weight",
+    step_prefix: str = "step ",
+    play: str = "play",
+    pause: str = "pause",
+    font_size: int = 14,
+) -> go.Figure:
+    """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not
+    cached yet are grey), and the new query's weights over the cached keys (the new row in orange).
+    ``W`` (T, T) holds step t's weights in row t. Plotly's own play button and slider run the frames
+    in the browser; ``step`` (0-based) is the frame shown first. A frame holds only what changes
+    (the cells, the bars and their labels)."""
     K, V, W = (np.asarray(a, dtype=np.float64) for a in (K, V, W))
     T = K.shape[0]
     step = min(max(int(step), 0), T - 1)
@@ -58,20 +82,65 @@ def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[s
     xt_k, xl_k = _ticks([f"k{j + 1}" for j in range(K.shape[1])], K.shape[1])
     xt_v, xl_v = _ticks([f"v{j + 1}" for j in range(V.shape[1])], V.shape[1])
     bound = float(max(np.abs(K).max(), np.abs(V).max())) or 1.0
-    hover_m = f"{token_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
-    heat = dict(y=yl, zmin=-bound, zmax=bound, colorscale=_scale(DIVERGING_SCALE), showscale=False, hoverongaps=False,
-                hovertemplate=hover_m)
-    base = dict(k=heat | dict(x=xl_k, xaxis="x", yaxis="y"), v=heat | dict(x=xl_v, xaxis="x2", yaxis="y2"),
-                bar=dict(orientation="h", y=yl, xaxis="x3", yaxis="y3", textposition="outside",
-                         hovertemplate=f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>"))
-    frames = [dict(name=str(t + 1), data=_cache_step(K, V, W, t, full=False), traces=[0, 1, 2]) for t in range(T)]
-    anim = dict(mode="immediate", frame=dict(duration=600, redraw=True), transition=dict(duration=0))
-    slider = dict(active=step, currentvalue=dict(prefix=step_prefix), pad=dict(t=30), x=0.1, len=0.9,
-                  steps=[dict(method="animate", label=str(t + 1), args=[[str(t + 1)], anim]) for t in range(T)])
-    buttons = dict(type="buttons", direction="left", x=0.0, y=0, xanchor="left", yanchor="top", pad=dict(t=30, r=10),
-                   showactive=False, buttons=[dict(label="▶ " + play, method="animate", args=[None, anim | dict(fromcurrent=True)]),
-                                              dict(label="■ " + pause, method="animate",
-                                                   args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))])])
+    hover_m = (
+        f"{token_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
+    )
+    heat = dict(
+        y=yl,
+        zmin=-bound,
+        zmax=bound,
+        colorscale=_scale(DIVERGING_SCALE),
+        showscale=False,
+        hoverongaps=False,
+        hovertemplate=hover_m,
+    )
+    base = dict(
+        k=heat | dict(x=xl_k, xaxis="x", yaxis="y"),
+        v=heat | dict(x=xl_v, xaxis="x2", yaxis="y2"),
+        bar=dict(
+            orientation="h",
+            y=yl,
+            xaxis="x3",
+            yaxis="y3",
+            textposition="outside",
+            hovertemplate=f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>",
+        ),
+    )
+    frames = [
+        dict(name=str(t + 1), data=_cache_step(K, V, W, t, full=False), traces=[0, 1, 2])
+        for t in range(T)
+    ]
+    anim = dict(
+        mode="immediate", frame=dict(duration=600, redraw=True), transition=dict(duration=0)
+    )
+    slider = dict(
+        active=step,
+        currentvalue=dict(prefix=step_prefix),
+        pad=dict(t=30),
+        x=0.1,
+        len=0.9,
+        steps=[
+            dict(method="animate", label=str(t + 1), args=[[str(t + 1)], anim]) for t in range(T)
+        ],
+    )
+    buttons = dict(
+        type="buttons",
+        direction="left",
+        x=0.0,
+        y=0,
+        xanchor="left",
+        yanchor="top",
+        pad=dict(t=30, r=10),
+        showactive=False,
+        buttons=[
+            dict(label="▶ " + play, method="animate", args=[None, anim | dict(fromcurrent=True)]),
+            dict(
+                label="■ " + pause,
+                method="animate",
+                args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))],
+            ),
+        ],
+    )
     rows = dict(autorange="reversed", **yt)
     layout = dict(
         xaxis=dict(domain=[0.0, 0.3], side="top", title=_title(key_title), **xt_k),
@@ -80,50 +149,149 @@ def cache_animation(K: ArrayLike, V: ArrayLike, W: ArrayLike, tokens: Sequence[s
         yaxis2=dict(anchor="x2", showticklabels=False, **rows),
         xaxis3=dict(domain=[0.72, 1.0], side="top", range=[0, 1.15], title=_title(weight_title)),
         yaxis3=dict(anchor="x3", showticklabels=False, **rows),
-        plot_bgcolor=FUTURE_GREY, showlegend=False, font=dict(size=font_size), sliders=[slider], updatemenus=[buttons],
-        height=int(min(1100, max(340, 190 + 22 * T))), margin=dict(l=10, r=10, t=90, b=10))
+        plot_bgcolor=FUTURE_GREY,
+        showlegend=False,
+        font=dict(size=font_size),
+        sliders=[slider],
+        updatemenus=[buttons],
+        height=int(min(1100, max(340, 190 + 22 * T))),
+        margin=dict(l=10, r=10, t=90, b=10),
+    )
     return _with_frames(_cache_step(K, V, W, step, full=True, **base), layout, frames)
 
 
-def loss_curves(positions: ArrayLike, losses: dict, *, second_start: float | None = None, second_label: str = "tokens seen before",
-                title: str = "", x_title: str = "position", y_title: str = "loss (nats)", chance: float | None = None,
-                chance_label: str = "uniform guess", font_size: int = 14) -> go.Figure:
-    """Per-position loss curves {name: (T − 1,)}; ``second_start`` shades where a repeated sequence's second copy
-    begins; ``chance`` draws the loss of a uniform guess (ln V) as a dotted line."""
+def loss_curves(
+    positions: ArrayLike,
+    losses: dict,
+    *,
+    second_start: float | None = None,
+    second_label: str = "tokens seen before",
+    title: str = "",
+    x_title: str = "position",
+    y_title: str = "loss (nats)",
+    chance: float | None = None,
+    chance_label: str = "uniform guess",
+    font_size: int = 14,
+) -> go.Figure:
+    """Per-position loss curves {name: (T − 1,)}; ``second_start`` shades where a repeated
+    sequence's second copy begins; ``chance`` draws the loss of a uniform guess (ln V) as a dotted
+    line."""
     x = compact(positions)
-    data = [dict(type="scatter", x=x, y=compact(np.asarray(y, dtype=np.float64)), mode="lines+markers", name=str(name),
-                 line=dict(dash="solid" if k == 0 else "dash", width=3 if k == 0 else 2),
-                 hovertemplate=f"{str(name)}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3f}}<extra></extra>")
-            for k, (name, y) in enumerate(losses.items())]
+    data = [
+        dict(
+            type="scatter",
+            x=x,
+            y=compact(np.asarray(y, dtype=np.float64)),
+            mode="lines+markers",
+            name=str(name),
+            line=dict(dash="solid" if k == 0 else "dash", width=3 if k == 0 else 2),
+            hovertemplate=f"{str(name)}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3f}}<extra></extra>",
+        )
+        for k, (name, y) in enumerate(losses.items())
+    ]
     shapes, notes = [], []
     if chance is not None:
-        shapes.append(dict(type="line", xref="paper", x0=0, x1=1, y0=chance, y1=chance, line=dict(dash="dot", color="#7f7f7f")))
-        notes.append(dict(text=chance_label, xref="paper", x=1, y=chance, xanchor="right", yanchor="bottom", showarrow=False))
+        shapes.append(
+            dict(
+                type="line",
+                xref="paper",
+                x0=0,
+                x1=1,
+                y0=chance,
+                y1=chance,
+                line=dict(dash="dot", color="#7f7f7f"),
+            )
+        )
+        notes.append(
+            dict(
+                text=chance_label,
+                xref="paper",
+                x=1,
+                y=chance,
+                xanchor="right",
+                yanchor="bottom",
+                showarrow=False,
+            )
+        )
     if second_start is not None:
-        shapes.append(dict(type="rect", xref="x", yref="paper", x0=second_start - 0.5, x1=float(np.max(positions)) + 0.5, y0=0,
-                           y1=1, fillcolor="#2ca02c", opacity=0.08, line=dict(width=0)))
-        notes.append(dict(text=second_label, xref="x", yref="paper", x=second_start - 0.5, y=1, xanchor="left",
-                          yanchor="bottom", showarrow=False))
-    layout = dict(xaxis=dict(title=_title(x_title)), yaxis=dict(title=_title(y_title), rangemode="tozero"), title=_title(title),
-                  shapes=shapes, annotations=notes, height=380, font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10),
-                  legend=dict(orientation="h", y=-0.2))
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="paper",
+                x0=second_start - 0.5,
+                x1=float(np.max(positions)) + 0.5,
+                y0=0,
+                y1=1,
+                fillcolor="#2ca02c",
+                opacity=0.08,
+                line=dict(width=0),
+            )
+        )
+        notes.append(
+            dict(
+                text=second_label,
+                xref="x",
+                yref="paper",
+                x=second_start - 0.5,
+                y=1,
+                xanchor="left",
+                yanchor="bottom",
+                showarrow=False,
+            )
+        )
+    layout = dict(
+        xaxis=dict(title=_title(x_title)),
+        yaxis=dict(title=_title(y_title), rangemode="tozero"),
+        title=_title(title),
+        shapes=shapes,
+        annotations=notes,
+        height=380,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.2),
+    )
     return _figure(data, layout)
 
 
-def cost_curves(work_cached: ArrayLike, work_uncached: ArrayLike, *, cached_name: str = "with KV cache", uncached_name: str = "without cache",
-                title: str = "", x_title: str = "step (tokens so far)", y_title: str = "multiply-adds per step",
-                font_size: int = 14) -> go.Figure:
-    """Work of each generation step with and without the cache, on a log scale. Both curves are smooth, so at most
-    ``COST_POINTS`` steps are drawn (evenly spaced, the first and last included): 8 192 steps would be 240 KB."""
+def cost_curves(
+    work_cached: ArrayLike,
+    work_uncached: ArrayLike,
+    *,
+    cached_name: str = "with KV cache",
+    uncached_name: str = "without cache",
+    title: str = "",
+    x_title: str = "step (tokens so far)",
+    y_title: str = "multiply-adds per step",
+    font_size: int = 14,
+) -> go.Figure:
+    """Work of each generation step with and without the cache, on a log scale. Both curves are
+    smooth, so at most ``COST_POINTS`` steps are drawn (evenly spaced, the first and last included):
+    8 192 steps would be 240 KB."""
     T = len(work_cached)
     pick = np.unique(np.linspace(0, T - 1, min(T, COST_POINTS)).round().astype(int))
     steps = pick + 1
-    data = [dict(type="scatter", x=steps, y=compact(np.asarray(y, dtype=np.float64)[pick]), mode="lines", name=name,
-                 hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3s}}<extra></extra>")
-            for name, y in ((cached_name, work_cached), (uncached_name, work_uncached))]
-    layout = dict(xaxis=dict(title=_title(x_title)), yaxis=dict(title=_title(y_title), type="log"), title=_title(title),
-                  height=360, font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.25),
-                  colorway=["#1f77b4", "#d62728"])
+    data = [
+        dict(
+            type="scatter",
+            x=steps,
+            y=compact(np.asarray(y, dtype=np.float64)[pick]),
+            mode="lines",
+            name=name,
+            hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3s}}<extra></extra>",
+        )
+        for name, y in ((cached_name, work_cached), (uncached_name, work_uncached))
+    ]
+    layout = dict(
+        xaxis=dict(title=_title(x_title)),
+        yaxis=dict(title=_title(y_title), type="log"),
+        title=_title(title),
+        height=360,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.25),
+        colorway=["#1f77b4", "#d62728"],
+    )
     return _figure(data, layout)
 
 

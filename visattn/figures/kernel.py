@@ -1,9 +1,10 @@
-"""The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the query × key
-heatmap, keys in the plane, and the leave-one-out error against σ.
+"""The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the
+query × key heatmap, keys in the plane, and the leave-one-out error against σ.
 
-Live: when the lesson carries its sweeps (``kernel_lesson(…, live=controls)``), the weight bars get an in-figure
-query slider and the fitted curve (or the plane) an in-figure σ slider (:mod:`visattn.figures.live`): dragging
-redraws the weights, the curve and the printed estimate in the browser.
+Live: when the lesson carries its sweeps (``kernel_lesson(…, live=controls)``), the weight bars get
+an in-figure query slider and the fitted curve (or the plane) an in-figure σ slider
+(:mod:`visattn.figures.live`): dragging redraws the weights, the curve and the printed estimate in
+the browser.
 
 Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
 :class:`visattn.lessons.kernel.KernelLesson` (``lesson``); :func:`score_maps` takes a
@@ -30,9 +31,11 @@ ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
 
 @dataclass(frozen=True)
 class Words:
-    """Words the figures show. ``labels`` names the table's columns (key features…, value). Templates are filled
-    here: ``bars_title`` with {q} (the query), ``keys_axis`` and ``keys_sorted`` and ``query_axis`` with {name} (the
-    key features), ``fitted_sigma`` and ``current_sigma`` with {sigma}."""
+    """Words the figures show. ``labels`` names the table's columns (key features…, value).
+    Templates are filled here: ``bars_title`` with {q} (the query), ``keys_axis`` and
+    ``keys_sorted`` and ``query_axis`` with {name} (the key features), ``fitted_sigma`` and
+    ``current_sigma`` with {sigma}."""
+
     labels: tuple[str, ...]
     query: str = "query"
     key: str = "key"
@@ -64,17 +67,36 @@ def estimate_text(query: np.ndarray, estimate: float, w: Words) -> str:
     q = key_text(query)
     if not np.isfinite(estimate):
         return w.no_estimate.format(q=q)
-    return w.estimate_line.format(fq=f"f{q}" if len(query) > 1 else f"f({q})", value=f"{estimate:.6g}")
+    return w.estimate_line.format(
+        fq=f"f{q}" if len(query) > 1 else f"f({q})", value=f"{estimate:.6g}"
+    )
 
 
 def _header(layout: dict, text: str) -> None:
-    """The estimate printed on a line of its own between the title and the plot (an annotation a step rewrites)."""
+    """The estimate printed on a line of its own between the title and the plot (an annotation a
+    step rewrites)."""
     margin = dict(layout.get("margin") or {})
-    layout["height"] = (layout.get("height") or 400) + 96 - (margin.get("t") or 60)   # the plot keeps its height
+    layout["height"] = (
+        (layout.get("height") or 400) + 96 - (margin.get("t") or 60)
+    )  # the plot keeps its height
     layout["margin"] = margin | dict(t=96)
-    layout["title"] = dict(layout.get("title") or {}) | dict(y=1.0, yref="container", yanchor="top", pad=dict(t=12))
-    layout["annotations"] = [dict(text=text, x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="bottom", yshift=10,
-                                  showarrow=False, font=dict(color=ORANGE))] + list(layout.get("annotations") or [])
+    layout["title"] = dict(layout.get("title") or {}) | dict(
+        y=1.0, yref="container", yanchor="top", pad=dict(t=12)
+    )
+    layout["annotations"] = [
+        dict(
+            text=text,
+            x=0,
+            y=1,
+            xref="paper",
+            yref="paper",
+            xanchor="left",
+            yanchor="bottom",
+            yshift=10,
+            showarrow=False,
+            font=dict(color=ORANGE),
+        )
+    ] + list(layout.get("annotations") or [])
 
 
 def _colours(weights: np.ndarray, supported: bool) -> list[str]:
@@ -87,65 +109,126 @@ def _bar_text(weights: np.ndarray) -> list[str]:
 
 
 def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
-    """One bar per key: the query's attention weights (the heaviest key highlighted). With the lesson's query sweep:
-    the estimate printed above the plot, and an in-figure slider over the first query feature."""
+    """One bar per key: the query's attention weights (the heaviest key highlighted). With the
+    lesson's query sweep: the estimate printed above the plot, and an in-figure slider over the
+    first query feature."""
     b = lesson.breakdown
-    fig = bars([key_text(k) for k in b.keys], b.weights, title=w.bars_title.format(q=key_text(b.query)),
-               x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])), y_title=w.weight,
-               highlight=int(np.argmax(b.weights)) if b.supported else None, ymax=1.1, font_size=font_size)
+    fig = bars(
+        [key_text(k) for k in b.keys],
+        b.weights,
+        title=w.bars_title.format(q=key_text(b.query)),
+        x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])),
+        y_title=w.weight,
+        highlight=int(np.argmax(b.weights)) if b.supported else None,
+        ymax=1.1,
+        font_size=font_size,
+    )
     if (sw := lesson.by_query) is None:
         return fig
     spec = fig.to_plotly_json()
     _header(spec["layout"], estimate_text(b.query, b.estimate, w))
     fig = _figure(spec["data"], spec["layout"])
-    labelled = spec["data"][0].get("text") is not None       # bars() prints the values up to 40 bars
+    labelled = spec["data"][0].get("text") is not None  # bars() prints the values up to 40 bars
 
     def step(i: int) -> Step:
         wt, est = sw.weights[i], float(sw.estimates[i])
-        bar = {"y": packed(wt), "marker.color": _colours(wt, bool(np.isfinite(est)))} | ({"text": _bar_text(wt)} if labelled else {})
-        return Step({0: bar}, {"title.text": w.bars_title.format(q=key_text(sw.queries[i])),
-                               "annotations[0].text": estimate_text(sw.queries[i], est, w)})
-    return add_slider(fig, label=w.live_query.format(name=w.labels[0]), values=sw.values, steps=[step(i) for i in range(len(sw.values))],
-                      active=sw.active, fmt=lambda v: f"{v:g}")
+        bar = {"y": packed(wt), "marker.color": _colours(wt, bool(np.isfinite(est)))} | (
+            {"text": _bar_text(wt)} if labelled else {}
+        )
+        return Step(
+            {0: bar},
+            {
+                "title.text": w.bars_title.format(q=key_text(sw.queries[i])),
+                "annotations[0].text": estimate_text(sw.queries[i], est, w),
+            },
+        )
+
+    return add_slider(
+        fig,
+        label=w.live_query.format(name=w.labels[0]),
+        values=sw.values,
+        steps=[step(i) for i in range(len(sw.values))],
+        active=sw.active,
+        fmt=lambda v: f"{v:g}",
+    )
 
 
 def _sigma_slider(fig: go.Figure, sw: Sweep, w: Words, step) -> go.Figure:
-    return add_slider(fig, label=w.live_sigma, values=sw.values, steps=[step(i) for i in range(len(sw.values))], active=sw.active,
-                      fmt=lambda v: f"{v:.4g}", digits=5)
+    return add_slider(
+        fig,
+        label=w.live_sigma,
+        values=sw.values,
+        steps=[step(i) for i in range(len(sw.values))],
+        active=sw.active,
+        fmt=lambda v: f"{v:.4g}",
+        digits=5,
+    )
 
 
 def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """The fitted curve over the query range, the data points and the current query (1-D keys)."""
     b = lesson.breakdown
     q = float(b.query[0])
-    fig = curves(lesson.curve_x, {w.fitted_curve: lesson.curve_y}, markers={w.data_points: (b.keys[:, 0], b.values)},
-                 title=w.curve_title, x_title=w.labels[0], y_title=w.labels[-1], font_size=font_size)
+    fig = curves(
+        lesson.curve_x,
+        {w.fitted_curve: lesson.curve_y},
+        markers={w.data_points: (b.keys[:, 0], b.values)},
+        title=w.curve_title,
+        x_title=w.labels[0],
+        y_title=w.labels[-1],
+        font_size=font_size,
+    )
     spec = fig.to_plotly_json()
     data, layout = spec["data"], spec["layout"]
     data[1]["marker"] = {"size": 9, "color": "#333333"}
     hover = f"{w.query}: %{{x:.4g}}<br>{w.estimate}: %{{y:.4g}}<extra></extra>"
     for tr in data:
-        tr["hovertemplate"] = f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
-    if b.supported or lesson.by_sigma is not None:        # live: the star moves with σ (and may have no estimate)
-        data.append(dict(type="scatter", x=[q], y=[b.estimate if b.supported else None], mode="markers", name=w.estimate,
-                         hovertemplate=hover, marker=dict(size=16, symbol="star", color=ORANGE)))
-    layout["shapes"] = [dict(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color=ORANGE))]
+        tr["hovertemplate"] = (
+            f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
+        )
+    if (
+        b.supported or lesson.by_sigma is not None
+    ):  # live: the star moves with σ (and may have no estimate)
+        data.append(
+            dict(
+                type="scatter",
+                x=[q],
+                y=[b.estimate if b.supported else None],
+                mode="markers",
+                name=w.estimate,
+                hovertemplate=hover,
+                marker=dict(size=16, symbol="star", color=ORANGE),
+            )
+        )
+    layout["shapes"] = [
+        dict(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color=ORANGE))
+    ]
     if (sw := lesson.by_sigma) is None:
         return _figure(data, layout)
     _header(layout, estimate_text(b.query, b.estimate, w))
-    step = lambda i: Step({0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
-                          {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)})
+    step = lambda i: Step(
+        {0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
+        {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)},
+    )
     return _sigma_slider(_figure(data, layout), sw, w, step)
 
 
 def grid_heatmap(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
     """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys."""
     sorted_keys = [key_text(lesson.breakdown.keys[i]) for i in lesson.order]
-    fig = heatmap(np.round(lesson.grid_weights, 3), sorted_keys, [f"{g:.4g}" for g in lesson.grid], title=w.heatmap_title,
-                  x_title=w.keys_sorted.format(name=w.labels[0]), y_title=w.query_axis.format(name=w.labels[0]), value_name=w.weight,
-                  digits=2, font_size=font_size)
+    fig = heatmap(
+        np.round(lesson.grid_weights, 3),
+        sorted_keys,
+        [f"{g:.4g}" for g in lesson.grid],
+        title=w.heatmap_title,
+        x_title=w.keys_sorted.format(name=w.labels[0]),
+        y_title=w.query_axis.format(name=w.labels[0]),
+        value_name=w.weight,
+        digits=2,
+        font_size=font_size,
+    )
     spec = fig.to_plotly_json()
-    spec["layout"]["margin"]["t"] = 150          # the long title above the keys' tick labels
+    spec["layout"]["margin"]["t"] = 150  # the long title above the keys' tick labels
     return _figure(spec["data"], spec["layout"])
 
 
@@ -154,60 +237,175 @@ def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figu
     b = lesson.breakdown
     q = b.query
     lab = w.labels
-    surface = dict(type="heatmap", x=compact(lesson.curve_x), y=compact(lesson.plane_y), z=compact(lesson.curve_y),
-                   colorscale="Viridis", opacity=0.55, colorbar=dict(title=_title(lab[-1]), thickness=14),
-                   hovertemplate=f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}<extra></extra>")
-    hover = lambda wt: [f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}" for k, v, x in zip(b.keys, b.values, wt)]
+    surface = dict(
+        type="heatmap",
+        x=compact(lesson.curve_x),
+        y=compact(lesson.plane_y),
+        z=compact(lesson.curve_y),
+        colorscale="Viridis",
+        opacity=0.55,
+        colorbar=dict(title=_title(lab[-1]), thickness=14),
+        hovertemplate=f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}<extra></extra>",
+    )
+    hover = lambda wt: [
+        f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}"
+        for k, v, x in zip(b.keys, b.values, wt)
+    ]
     size = lambda wt: (8 + 60 * np.sqrt(wt)).tolist()
-    keys = dict(type="scatter", x=compact(b.keys[:, 0]), y=compact(b.keys[:, 1]), mode="markers+text", name=w.keys_sized,
-                text=[f"{x:.2f}" for x in b.weights], textposition="top center", hovertext=hover(b.weights),
-                hovertemplate="%{hovertext}<extra></extra>",
-                marker=dict(size=size(b.weights), color=BLUE, line=dict(color="white", width=1)))
-    star = dict(type="scatter", x=[float(q[0])], y=[float(q[1])], mode="markers", name=w.query,
-                marker=dict(size=18, symbol="star", color=ORANGE, line=dict(color="black", width=1)),
-                hovertemplate=f"{w.query} (%{{x:g}}, %{{y:g}})<extra></extra>")
-    layout = dict(title=_title(w.plane_title), xaxis=dict(title=_title(lab[0])), yaxis=dict(title=_title(lab[1])), height=520,
-                  font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.15))
+    keys = dict(
+        type="scatter",
+        x=compact(b.keys[:, 0]),
+        y=compact(b.keys[:, 1]),
+        mode="markers+text",
+        name=w.keys_sized,
+        text=[f"{x:.2f}" for x in b.weights],
+        textposition="top center",
+        hovertext=hover(b.weights),
+        hovertemplate="%{hovertext}<extra></extra>",
+        marker=dict(size=size(b.weights), color=BLUE, line=dict(color="white", width=1)),
+    )
+    star = dict(
+        type="scatter",
+        x=[float(q[0])],
+        y=[float(q[1])],
+        mode="markers",
+        name=w.query,
+        marker=dict(size=18, symbol="star", color=ORANGE, line=dict(color="black", width=1)),
+        hovertemplate=f"{w.query} (%{{x:g}}, %{{y:g}})<extra></extra>",
+    )
+    layout = dict(
+        title=_title(w.plane_title),
+        xaxis=dict(title=_title(lab[0])),
+        yaxis=dict(title=_title(lab[1])),
+        height=520,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.15),
+    )
     if (sw := lesson.by_sigma) is None:
         return _figure([surface, keys, star], layout)
     _header(layout, estimate_text(q, b.estimate, w))
-    layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")   # the slider goes below
-    step = lambda i: Step({0: {"z": packed(sw.curves[i])}, 1: {"marker.size": size(sw.weights[i]), "text": [f"{x:.2f}" for x in sw.weights[i]],
-                                                       "hovertext": hover(sw.weights[i])}},
-                          {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)})
+    layout["legend"] = dict(
+        orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"
+    )  # the slider goes below
+    step = lambda i: Step(
+        {
+            0: {"z": packed(sw.curves[i])},
+            1: {
+                "marker.size": size(sw.weights[i]),
+                "text": [f"{x:.2f}" for x in sw.weights[i]],
+                "hovertext": hover(sw.weights[i]),
+            },
+        },
+        {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)},
+    )
     return _sigma_slider(_figure([surface, keys, star], layout), sw, w, step)
 
 
-def lesson_figures(lesson: KernelLesson, w: Words, font_size: int = 14) -> list[tuple[go.Figure, str]]:
-    """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D keys) or the plane."""
+def lesson_figures(
+    lesson: KernelLesson, w: Words, font_size: int = 14
+) -> list[tuple[go.Figure, str]]:
+    """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D
+    keys) or the plane."""
     if lesson.breakdown.keys.shape[1] == 1:
-        more = [(fit_figure(lesson, w, font_size), "kernel_fitted_curve"), (grid_heatmap(lesson, w, font_size), "kernel_weights_heatmap")]
+        more = [
+            (fit_figure(lesson, w, font_size), "kernel_fitted_curve"),
+            (grid_heatmap(lesson, w, font_size), "kernel_weights_heatmap"),
+        ]
     else:
         more = [(plane_figure(lesson, w, font_size), "kernel_plane")]
     return [(weight_bars(lesson, w, font_size), "kernel_weights_bars"), *more]
 
 
-def score_maps(r: ScoredAttention, names: tuple[Sequence[str], Sequence[str]], titles: Sequence[str], w: Words,
-               score_name: str = "score", font_size: int = 14) -> list[tuple[go.Figure, str]]:
-    """Heatmaps of a scored attention ``r`` (queries × keys) with their PNG suffixes: the scores when ``titles`` has two
-    entries (scores title, weights title), then the weights. ``names`` = (key names, query names)."""
+def score_maps(
+    r: ScoredAttention,
+    names: tuple[Sequence[str], Sequence[str]],
+    titles: Sequence[str],
+    w: Words,
+    score_name: str = "score",
+    font_size: int = 14,
+) -> list[tuple[go.Figure, str]]:
+    """Heatmaps of a scored attention ``r`` (queries × keys) with their PNG suffixes: the scores
+    when ``titles`` has two entries (scores title, weights title), then the weights. ``names`` =
+    (key names, query names)."""
     common = dict(x_title=w.key, y_title=w.query, font_size=font_size)
-    out = [(heatmap(r.scores, *names, title=titles[0], value_name=score_name, weights=False, digits=2, **common), "scores")] if len(titles) > 1 else []
-    return out + [(heatmap(np.round(r.weights, 3), *names, title=titles[-1], value_name=w.weight, digits=3, **common), "weights")]
+    out = (
+        [
+            (
+                heatmap(
+                    r.scores,
+                    *names,
+                    title=titles[0],
+                    value_name=score_name,
+                    weights=False,
+                    digits=2,
+                    **common,
+                ),
+                "scores",
+            )
+        ]
+        if len(titles) > 1
+        else []
+    )
+    return out + [
+        (
+            heatmap(
+                np.round(r.weights, 3),
+                *names,
+                title=titles[-1],
+                value_name=w.weight,
+                digits=3,
+                **common,
+            ),
+            "weights",
+        )
+    ]
 
 
 def loo_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
-    """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a point)."""
+    """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a
+    point)."""
     fit = lesson.fit
     errors = np.where(np.isfinite(fit.errors), fit.errors, np.nan)
-    now = {w.current_sigma.format(sigma=f"{lesson.sigma:.4g}"): ([lesson.sigma], [lesson.loo_current])}
-    fig = curves(fit.grid, {w.loo_error: errors}, title=w.loo_title, x_title=w.sigma, y_title=w.loo_error, font_size=font_size,
-                 markers=now if np.isfinite(lesson.loo_current) else None)
+    now = {
+        w.current_sigma.format(sigma=f"{lesson.sigma:.4g}"): ([lesson.sigma], [lesson.loo_current])
+    }
+    fig = curves(
+        fit.grid,
+        {w.loo_error: errors},
+        title=w.loo_title,
+        x_title=w.sigma,
+        y_title=w.loo_error,
+        font_size=font_size,
+        markers=now if np.isfinite(lesson.loo_current) else None,
+    )
     spec = fig.to_plotly_json()
     layout = spec["layout"]
     layout["xaxis"]["type"] = "log"
-    layout["shapes"] = [dict(type="line", x0=fit.sigma, x1=fit.sigma, y0=0, y1=1, yref="paper", line=dict(dash="dash", color=GREEN))]
-    # inside the plot, beside the dashed line (above it the label would cover the figure's title on a projector)
-    layout["annotations"] = [dict(x=float(np.log10(fit.sigma)), y=0.98, yref="paper", text=w.fitted_sigma.format(sigma=f"{fit.sigma:.4g}"),
-                                  showarrow=False, xanchor="left", yanchor="top", xshift=4, font=dict(color=GREEN))]
+    layout["shapes"] = [
+        dict(
+            type="line",
+            x0=fit.sigma,
+            x1=fit.sigma,
+            y0=0,
+            y1=1,
+            yref="paper",
+            line=dict(dash="dash", color=GREEN),
+        )
+    ]
+    # inside the plot, beside the dashed line (above it the label would cover the figure's title on
+    # a projector)
+    layout["annotations"] = [
+        dict(
+            x=float(np.log10(fit.sigma)),
+            y=0.98,
+            yref="paper",
+            text=w.fitted_sigma.format(sigma=f"{fit.sigma:.4g}"),
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            xshift=4,
+            font=dict(color=GREEN),
+        )
+    ]
     return _figure(spec["data"], layout)

@@ -11,15 +11,22 @@ from numpy.typing import ArrayLike
 from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
 
 
-def line_view(w: ArrayLike, tokens: Sequence[str], *, head_names: Iterable[str] | None = None, visible: Iterable[int] | None = None,
-              title: str = "", font_size: int = 14,
-              min_weight: float = 0.02, value_name: str = "weight") -> go.Figure:
+def line_view(
+    w: ArrayLike,
+    tokens: Sequence[str],
+    *,
+    head_names: Iterable[str] | None = None,
+    visible: Iterable[int] | None = None,
+    title: str = "",
+    font_size: int = 14,
+    min_weight: float = 0.02,
+    value_name: str = "weight",
+) -> go.Figure:
     """Tokens in two columns, one line per (query, key) pair per head, opacity = weight.
 
-    The classic Tensor2Tensor picture. ``w`` is (H, T, T); ``visible`` is a list of head indices to draw
-    (all by default); lines under ``min_weight`` are left out to keep the figure light. ``value_name`` labels
-    the hover.
-    """
+    The classic Tensor2Tensor picture. ``w`` is (H, T, T); ``visible`` is a list of head indices to
+    draw (all by default); lines under ``min_weight`` are left out to keep the figure light.
+    ``value_name`` labels the hover."""
     w = np.asarray(w, dtype=np.float64)
     H, T, _ = w.shape
     names = list(head_names) if head_names is not None else [str(h) for h in range(H)]
@@ -31,7 +38,12 @@ def line_view(w: ArrayLike, tokens: Sequence[str], *, head_names: Iterable[str] 
         level = np.ceil(w[h] * 10).astype(int)
         first = True
         for b in range(1, 11):
-            pairs = [(i, j) for i in range(T) for j in range(T) if level[i, j] == b and w[h, i, j] >= min_weight]
+            pairs = [
+                (i, j)
+                for i in range(T)
+                for j in range(T)
+                if level[i, j] == b and w[h, i, j] >= min_weight
+            ]
             if not pairs:
                 continue
             xs, ys, hover = [], [], []
@@ -40,51 +52,152 @@ def line_view(w: ArrayLike, tokens: Sequence[str], *, head_names: Iterable[str] 
                 xs += [0, 1, None]
                 ys += [i, j, None]
                 hover += [label, label, None]
-            data.append(dict(
-                type="scatter", x=xs, y=ys, mode="lines", line=dict(color=colour, width=1 + 5 * b / 10), opacity=b / 10,
-                name=names[h], legendgroup=names[h], showlegend=first, text=hover,
-                hovertemplate="%{text}<extra></extra>"))
+            data.append(
+                dict(
+                    type="scatter",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line=dict(color=colour, width=1 + 5 * b / 10),
+                    opacity=b / 10,
+                    name=names[h],
+                    legendgroup=names[h],
+                    showlegend=first,
+                    text=hover,
+                    hovertemplate="%{text}<extra></extra>",
+                )
+            )
             first = False
     y = list(range(T))
-    data.append(dict(type="scatter", x=[0] * T, y=y, mode="text", text=list(tokens), textposition="middle left",
-                     showlegend=False, hoverinfo="skip", textfont=dict(size=font_size)))
-    data.append(dict(type="scatter", x=[1] * T, y=y, mode="text", text=list(tokens), textposition="middle right",
-                     showlegend=False, hoverinfo="skip", textfont=dict(size=font_size)))
-    layout = dict(xaxis=dict(visible=False, range=[-0.6, 1.6]), yaxis=dict(visible=False, autorange="reversed"),
-                  title=_title(title), height=int(min(1400, 120 + 28 * T)), font=dict(size=font_size),
-                  margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.02))
+    data.append(
+        dict(
+            type="scatter",
+            x=[0] * T,
+            y=y,
+            mode="text",
+            text=list(tokens),
+            textposition="middle left",
+            showlegend=False,
+            hoverinfo="skip",
+            textfont=dict(size=font_size),
+        )
+    )
+    data.append(
+        dict(
+            type="scatter",
+            x=[1] * T,
+            y=y,
+            mode="text",
+            text=list(tokens),
+            textposition="middle right",
+            showlegend=False,
+            hoverinfo="skip",
+            textfont=dict(size=font_size),
+        )
+    )
+    layout = dict(
+        xaxis=dict(visible=False, range=[-0.6, 1.6]),
+        yaxis=dict(visible=False, autorange="reversed"),
+        title=_title(title),
+        height=int(min(1400, 120 + 28 * T)),
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.02),
+    )
     return _figure(data, layout)
 
 
-def bars(labels: Sequence[object], values: ArrayLike, *, title: str = "", x_title: str = "", y_title: str = "weight",
-         highlight: int | None = None, ymax: float | None = None, font_size: int = 14, digits: int = 3, fixed: bool = False,
-         label_min: float | None = None) -> go.Figure:
+def bars(
+    labels: Sequence[object],
+    values: ArrayLike,
+    *,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "weight",
+    highlight: int | None = None,
+    ymax: float | None = None,
+    font_size: int = 14,
+    digits: int = 3,
+    fixed: bool = False,
+    label_min: float | None = None,
+) -> go.Figure:
     """One bar per label (repeated labels stay apart); ``highlight`` indexes a bar.
 
-    Bars are labelled with their values (up to 40 bars): ``fixed`` gives ``digits`` decimals (weights read
-    against each other), ``label_min`` leaves bars below it unlabelled.
-    """
+    Bars are labelled with their values (up to 40 bars): ``fixed`` gives ``digits`` decimals
+    (weights read against each other), ``label_min`` leaves bars below it unlabelled."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
-    colours = ["#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)]
+    colours = [
+        "#ff7f0e" if highlight is not None and i == highlight else "#1f77b4" for i in range(n)
+    ]
     xt, xl = _ticks(labels, n)
-    data = [dict(type="bar", x=xl, y=compact(values), marker=dict(color=colours),
-                 text=[("" if label_min is not None and v < label_min else
-                        f"{v:.{digits}f}" if fixed else _fmt(float(v), digits)) for v in values] if n <= 40 else None,
-                 textposition="outside", hovertemplate=f"%{{x}}<br>{y_title}: %{{y:.4g}}<extra></extra>")]
+    data = [
+        dict(
+            type="bar",
+            x=xl,
+            y=compact(values),
+            marker=dict(color=colours),
+            text=[
+                (
+                    ""
+                    if label_min is not None and v < label_min
+                    else f"{v:.{digits}f}"
+                    if fixed
+                    else _fmt(float(v), digits)
+                )
+                for v in values
+            ]
+            if n <= 40
+            else None,
+            textposition="outside",
+            hovertemplate=f"%{{x}}<br>{y_title}: %{{y:.4g}}<extra></extra>",
+        )
+    ]
     yaxis = dict(title=_title(y_title)) | (dict(range=[0, ymax]) if ymax is not None else {})
-    layout = dict(xaxis=dict(title=_title(x_title), **xt), yaxis=yaxis, title=_title(title), height=360,
-                  font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10))
+    layout = dict(
+        xaxis=dict(title=_title(x_title), **xt),
+        yaxis=yaxis,
+        title=_title(title),
+        height=360,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return _figure(data, layout)
 
 
-def curves(x: ArrayLike, ys: dict, *, title: str = "", x_title: str = "", y_title: str = "", mode: str = "lines",
-           font_size: int = 14, markers: dict | None = None) -> go.Figure:
+def curves(
+    x: ArrayLike,
+    ys: dict,
+    *,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    mode: str = "lines",
+    font_size: int = 14,
+    markers: dict | None = None,
+) -> go.Figure:
     """Several named curves over one x; ``markers`` adds named point sets {name: (xs, ys)}."""
     x = compact(x)
-    data = [dict(type="scatter", x=x, y=compact(y), mode=mode, name=str(name)) for name, y in ys.items()]
-    data += [dict(type="scatter", x=compact(mx), y=compact(my), mode="markers", name=str(name), marker=dict(size=10))
-             for name, (mx, my) in (markers or {}).items()]
-    layout = dict(xaxis=dict(title=_title(x_title)), yaxis=dict(title=_title(y_title)), title=_title(title), height=400,
-                  font=dict(size=font_size), margin=dict(l=10, r=10, t=60, b=10))
+    data = [
+        dict(type="scatter", x=x, y=compact(y), mode=mode, name=str(name)) for name, y in ys.items()
+    ]
+    data += [
+        dict(
+            type="scatter",
+            x=compact(mx),
+            y=compact(my),
+            mode="markers",
+            name=str(name),
+            marker=dict(size=10),
+        )
+        for name, (mx, my) in (markers or {}).items()
+    ]
+    layout = dict(
+        xaxis=dict(title=_title(x_title)),
+        yaxis=dict(title=_title(y_title)),
+        title=_title(title),
+        height=400,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return _figure(data, layout)

@@ -1,17 +1,18 @@
 """Live figures: a Plotly slider inside a figure, with every position precomputed.
 
-Where a lesson turns on one number over a small range (a query, a bandwidth σ, a temperature), the page's
-Streamlit control stays the URL-backed source of truth, and :func:`add_slider` puts a second slider *inside* the
-figure: its steps use Plotly's ``"update"`` method with the traces' data and the layout's texts computed in advance
-for every grid value, so dragging redraws the figure in the browser with no round trip to the server. The slider
-starts at the control's value (:func:`with_value` puts that value into the grid exactly).
+Where a lesson turns on one number over a small range (a query, a bandwidth σ, a temperature), the
+page's Streamlit control stays the URL-backed source of truth, and :func:`add_slider` puts a second
+slider *inside* the figure: its steps use Plotly's ``"update"`` method with the traces' data and the
+layout's texts computed in advance for every grid value, so dragging redraws the figure in the
+browser with no round trip to the server. The slider starts at the control's value
+(:func:`with_value` puts that value into the grid exactly).
 
-A step says what changes at its grid value (:class:`Step`): per trace, attribute paths such as ``"y"``,
-``"text"``, ``"z"`` or ``"marker.color"``; in the layout, paths such as ``"title.text"`` or
-``"annotations[0].text"``. Every step must change the same things, so no value of one position stays behind at
-another. Numbers go to the browser as plain lists rounded to a few significant digits (NaN as ``null``, a gap), or
-as typed arrays where the caller wraps a data array in :func:`packed` (long curves and surfaces: cheaper to send).
-"""
+A step says what changes at its grid value (:class:`Step`): per trace, attribute paths such as
+``"y"``, ``"text"``, ``"z"`` or ``"marker.color"``; in the layout, paths such as ``"title.text"`` or
+``"annotations[0].text"``. Every step must change the same things, so no value of one position stays
+behind at another. Numbers go to the browser as plain lists rounded to a few significant digits (NaN
+as ``null``, a gap), or as typed arrays where the caller wraps a data array in :func:`packed` (long
+curves and surfaces: cheaper to send)."""
 
 from __future__ import annotations
 
@@ -23,40 +24,42 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-DIGITS = 6               # significant digits of the numbers sent in the steps
-MARGIN = 90              # pixels added below the plot for the slider
+DIGITS = 6  # significant digits of the numbers sent in the steps
+MARGIN = 90  # pixels added below the plot for the slider
 
 
 @dataclass(frozen=True)
 class Step:
     """What the figure shows at one slider position.
 
-    ``traces`` maps a trace index to ``{attribute path: value}`` (``{"y": [...], "marker.color": [...]}``);
-    ``layout`` maps a layout path to its value (``{"title.text": "…", "annotations[0].text": "…"}``).
-    """
+    ``traces`` maps a trace index to ``{attribute path: value}`` (``{"y": [...], "marker.color":
+    [...]}``); ``layout`` maps a layout path to its value (``{"title.text": "…",
+    "annotations[0].text": "…"}``)."""
+
     traces: Mapping[int, Mapping[str, Any]]
     layout: Mapping[str, Any] = field(default_factory=dict)
 
 
 def with_value(grid: Sequence[float], value: float) -> tuple[tuple[float, ...], int]:
-    """The grid, sorted, with ``value`` in it exactly (inserted when no grid value equals it), and its index."""
+    """The grid, sorted, with ``value`` in it exactly (inserted when no grid value equals it), and
+    its index."""
     values = sorted({float(v) for v in grid} | {float(value)})
     return tuple(values), values.index(float(value))
 
 
 def even_grid(lo: float, hi: float, step: float, most: int = 101) -> tuple[float, ...]:
-    """At most ``most`` values from ``lo`` to ``hi`` (both included), each a multiple of ``step`` from ``lo`` — values
-    a Streamlit slider with that range and step can take, spread evenly."""
+    """At most ``most`` values from ``lo`` to ``hi`` (both included), each a multiple of ``step``
+    from ``lo`` — values a Streamlit slider with that range and step can take, spread evenly."""
     if hi <= lo or step <= 0:
         return (float(lo),)
-    n = int(np.floor((hi - lo) / step + 1e-9))           # steps from lo to hi
+    n = int(np.floor((hi - lo) / step + 1e-9))  # steps from lo to hi
     picks = np.unique(np.round(np.linspace(0, n, min(n + 1, most))).astype(int))
     return tuple(sorted({_short(lo + k * step) for k in picks} | {float(hi)}))
 
 
 def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, ...]:
-    """At most ``most`` values from ``lo`` to ``hi``, spaced evenly on a log scale (for a bandwidth or a scale) and
-    rounded to multiples of ``step``; duplicates after rounding are dropped."""
+    """At most ``most`` values from ``lo`` to ``hi``, spaced evenly on a log scale (for a bandwidth
+    or a scale) and rounded to multiples of ``step``; duplicates after rounding are dropped."""
     if hi <= lo or lo <= 0 or step <= 0:
         return (float(lo),)
     raw = np.geomspace(lo, hi, most)
@@ -64,13 +67,15 @@ def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, 
 
 
 def _short(v: float) -> float:
-    """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider shows."""
+    """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider
+    shows."""
     return float(f"{v:.12g}")
 
 
 def rounded(a: np.ndarray, digits: int = DIGITS) -> np.ndarray:
-    """``a`` (floats) rounded to ``digits`` significant digits, each entry the double nearest a short decimal (so it
-    prints short in JSON): scaled by an exact power of ten, rounded, scaled back."""
+    """``a`` (floats) rounded to ``digits`` significant digits, each entry the double nearest a
+    short decimal (so it prints short in JSON): scaled by an exact power of ten, rounded, scaled
+    back."""
     a = np.asarray(a, dtype=np.float64)
     finite = np.isfinite(a) & (a != 0)
     k = np.zeros(a.shape, dtype=np.int64)
@@ -78,24 +83,31 @@ def rounded(a: np.ndarray, digits: int = DIGITS) -> np.ndarray:
     k = np.clip(k, -300, 300)
     with np.errstate(over="ignore", invalid="ignore"):
         up = np.where(k >= 0, np.round(a * 10.0 ** np.maximum(k, 0)) / 10.0 ** np.maximum(k, 0), a)
-        return np.where(k < 0, np.round(a / 10.0 ** np.maximum(-k, 0)) * 10.0 ** np.maximum(-k, 0), up)
+        return np.where(
+            k < 0, np.round(a / 10.0 ** np.maximum(-k, 0)) * 10.0 ** np.maximum(-k, 0), up
+        )
 
 
 def packed(a: Any) -> dict:
-    """A numeric array as Plotly's typed-array spec (float32, base64): no per-number work to send it, 4 bytes a number.
-    Only for data arrays (``x``, ``y``, ``z``: Plotly.js decodes them on a restyle too); NaN stays a gap."""
+    """A numeric array as Plotly's typed-array spec (float32, base64): no per-number work to send
+    it, 4 bytes a number. Only for data arrays (``x``, ``y``, ``z``: Plotly.js decodes them on a
+    restyle too); NaN stays a gap."""
     a = np.ascontiguousarray(a, dtype=np.float32)
     spec = {"dtype": "f4", "bdata": base64.b64encode(a.tobytes()).decode("ascii")}
     return spec | ({"shape": ", ".join(str(n) for n in a.shape)} if a.ndim > 1 else {})
 
 
 def plain(value: Any, digits: int = DIGITS) -> Any:
-    """``value`` ready for the figure's JSON: numbers become float64 arrays rounded to ``digits`` significant digits
-    (cheap to copy, printed short by Plotly's encoder), or lists with ``None`` (a gap in a line) for NaN and ±inf;
-    lists of strings become string arrays; a single float is rounded; other values (a :func:`packed` array) pass through."""
+    """``value`` ready for the figure's JSON: numbers become float64 arrays rounded to ``digits``
+    significant digits (cheap to copy, printed short by Plotly's encoder), or lists with ``None`` (a
+    gap in a line) for NaN and ±inf; lists of strings become string arrays; a single float is
+    rounded; other values (a :func:`packed` array) pass through."""
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return np.asarray(value, dtype=str)
-    if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value):
+    if isinstance(value, (list, tuple)) and not all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        for v in value
+    ):
         return [plain(v, digits) for v in value]
     if isinstance(value, (list, tuple, np.ndarray)):
         a = np.asarray(value)
@@ -133,23 +145,46 @@ def _check(steps: Sequence[Step]) -> tuple[list[int], list[str]]:
     return sorted(first.traces), sorted(set().union(*shape[0].values())) if shape[0] else []
 
 
-def step_args(step: Step, traces: list[int], attrs: list[str], kept: dict[tuple[int, str], Any], digits: int = DIGITS) -> list:
-    """The ``"update"`` arguments of one step: [data update, layout update, trace indices]. ``kept[(i, a)]`` is the
-    value of attribute ``a`` for trace ``i`` when the step does not list it (another trace changes ``a``)."""
-    data = {a: [plain(step.traces[i][a], digits) if a in step.traces[i] else kept[(i, a)] for i in traces] for a in attrs}
+def step_args(
+    step: Step,
+    traces: list[int],
+    attrs: list[str],
+    kept: dict[tuple[int, str], Any],
+    digits: int = DIGITS,
+) -> list:
+    """The ``"update"`` arguments of one step: [data update, layout update, trace indices].
+    ``kept[(i, a)]`` is the value of attribute ``a`` for trace ``i`` when the step does not list it
+    (another trace changes ``a``)."""
+    data = {
+        a: [
+            plain(step.traces[i][a], digits) if a in step.traces[i] else kept[(i, a)]
+            for i in traces
+        ]
+        for a in attrs
+    }
     return [data, {k: plain(v, digits) for k, v in step.layout.items()}, traces]
 
 
-def add_slider(fig: go.Figure, *, label: str, values: Sequence[float], steps: Sequence[Step], active: int,
-               fmt: Callable[[float], str] = lambda v: f"{v:.4g}", digits: int = DIGITS, margin: int = MARGIN,
-               tick_labels: bool = False) -> go.Figure:
-    """``fig`` with an in-figure slider (a new figure; ``fig`` is left alone): position ``k`` shows ``steps[k]`` at
-    ``values[k]``, and the slider starts at ``active``. ``label`` prefixes the value shown above the slider
-    (translated by the caller, e.g. "σ = "). The figure as built should already show ``steps[active]``.
+def add_slider(
+    fig: go.Figure,
+    *,
+    label: str,
+    values: Sequence[float],
+    steps: Sequence[Step],
+    active: int,
+    fmt: Callable[[float], str] = lambda v: f"{v:.4g}",
+    digits: int = DIGITS,
+    margin: int = MARGIN,
+    tick_labels: bool = False,
+) -> go.Figure:
+    """``fig`` with an in-figure slider (a new figure; ``fig`` is left alone): position ``k`` shows
+    ``steps[k]`` at ``values[k]``, and the slider starts at ``active``. ``label`` prefixes the value
+    shown above the slider (translated by the caller, e.g. "σ = "). The figure as built should
+    already show ``steps[active]``.
 
-    ``tick_labels``: print every grid value under the slider (fine for a dozen, a blur for a hundred). Adds
-    ``margin`` pixels below the plot for the slider. The result skips Plotly's validation (slow on long steps).
-    """
+    ``tick_labels``: print every grid value under the slider (fine for a dozen, a blur for a
+    hundred). Adds ``margin`` pixels below the plot for the slider. The result skips Plotly's
+    validation (slow on long steps)."""
     if len(values) != len(steps) or not steps:
         raise ValueError("one step per grid value, at least one")
     if not 0 <= active < len(steps):
@@ -157,14 +192,34 @@ def add_slider(fig: go.Figure, *, label: str, values: Sequence[float], steps: Se
     traces, attrs = _check(steps)
     spec = fig.to_plotly_json()
     data, layout = spec["data"], dict(spec["layout"])
-    kept = {(i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]}
+    kept = {
+        (i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]
+    }
     slider = dict(
-        active=active, currentvalue=dict(prefix=label, visible=True, xanchor="left"), pad=dict(t=40, b=10), len=1.0, x=0.0,
-        y=0.0, xanchor="left", yanchor="top", ticklen=3 if tick_labels else 0, minorticklen=0,
-        steps=[dict(method="update", label=fmt(v), value=fmt(v), args=step_args(s, traces, attrs, kept, digits))
-               for v, s in zip(values, steps)])
+        active=active,
+        currentvalue=dict(prefix=label, visible=True, xanchor="left"),
+        pad=dict(t=40, b=10),
+        len=1.0,
+        x=0.0,
+        y=0.0,
+        xanchor="left",
+        yanchor="top",
+        ticklen=3 if tick_labels else 0,
+        minorticklen=0,
+        steps=[
+            dict(
+                method="update",
+                label=fmt(v),
+                value=fmt(v),
+                args=step_args(s, traces, attrs, kept, digits),
+            )
+            for v, s in zip(values, steps)
+        ],
+    )
     if not tick_labels:
-        slider["font"] = dict(color="rgba(0,0,0,0)")     # hides the tick labels; the current value keeps its own font
+        slider["font"] = dict(
+            color="rgba(0,0,0,0)"
+        )  # hides the tick labels; the current value keeps its own font
         slider["currentvalue"]["font"] = dict(color="#444")
     margins = dict(layout.get("margin") or {})
     layout["margin"] = margins | dict(b=(margins.get("b") or 10) + margin)
@@ -173,9 +228,19 @@ def add_slider(fig: go.Figure, *, label: str, values: Sequence[float], steps: Se
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
-def live(fig: go.Figure, *, label: str, grid: Sequence[float], value: float, step: Callable[[float], Step],
-         **kw: Any) -> go.Figure:
-    """:func:`add_slider` from a grid and the control's current ``value`` (put into the grid exactly):
-    ``step(v)`` computes what the figure shows at ``v``. ``kw`` goes to :func:`add_slider`."""
+def live(
+    fig: go.Figure,
+    *,
+    label: str,
+    grid: Sequence[float],
+    value: float,
+    step: Callable[[float], Step],
+    **kw: Any,
+) -> go.Figure:
+    """:func:`add_slider` from a grid and the control's current ``value`` (put into the grid
+    exactly): ``step(v)`` computes what the figure shows at ``v``. ``kw`` goes to
+    :func:`add_slider`."""
     values, active = with_value(grid, value)
-    return add_slider(fig, label=label, values=values, steps=[step(v) for v in values], active=active, **kw)
+    return add_slider(
+        fig, label=label, values=values, steps=[step(v) for v in values], active=active, **kw
+    )

@@ -1,9 +1,9 @@
-"""The single-head lesson's figures: the pipeline's compact matrices, the sentence heatmaps, the √d_k curves.
+"""The single-head lesson's figures: the pipeline's compact matrices, the sentence heatmaps, the
+√d_k curves.
 
 Every word shown is a parameter (the app passes translated ones). Masked cells are veiled once, by
-:func:`~visattn.figures.matrices.heatmap`; here only the cell text is written in the lesson's own fixed
-formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example).
-"""
+:func:`~visattn.figures.matrices.heatmap`; here only the cell text is written in the lesson's own
+fixed formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example)."""
 
 from __future__ import annotations
 
@@ -21,105 +21,226 @@ from .core import HEAD_COLOURS, MAX_TEXT_CELLS, _figure
 from .lines import curves
 from .matrices import heatmap
 
-if TYPE_CHECKING:   # annotations only: the lessons import the figures
+if TYPE_CHECKING:  # annotations only: the lessons import the figures
     from ..lessons.single_head import Histogram, SqrtSteps, TemperatureGrid, WhySqrt
 
 ORANGE = HEAD_COLOURS[1]
 
 
 def _short(v: float, digits: int) -> str:
-    """3, 1.5, 0.0293: at most ``digits`` decimals, trailing zeros dropped (the worked example's numbers)."""
+    """3, 1.5, 0.0293: at most ``digits`` decimals, trailing zeros dropped (the worked example's
+    numbers)."""
     s = f"{v:.{digits}f}".rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
 
 
 def _fixed(v: float, decimals: int) -> str:
     s = f"{v:.{decimals}f}"
-    return s.lstrip("-") if float(s) == 0 else s     # no "-0.00"
+    return s.lstrip("-") if float(s) == 0 else s  # no "-0.00"
 
 
-def cell_labels(m: ArrayLike, masked: np.ndarray | None = None, *, decimals: int = 2, short: bool = False) -> list[list[str]]:
-    """Each cell's text: fixed ``decimals`` (or, with ``short``, at most that many), ✕ where masked."""
+def cell_labels(
+    m: ArrayLike, masked: np.ndarray | None = None, *, decimals: int = 2, short: bool = False
+) -> list[list[str]]:
+    """Each cell's text: fixed ``decimals`` (or, with ``short``, at most that many), ✕ where
+    masked."""
     m = np.asarray(m, dtype=np.float64)
     fmt = _short if short else _fixed
-    return [["✕" if masked is not None and masked[i, j] else fmt(float(v), decimals) for j, v in enumerate(row)]
-            for i, row in enumerate(m)]
+    return [
+        [
+            "✕" if masked is not None and masked[i, j] else fmt(float(v), decimals)
+            for j, v in enumerate(row)
+        ]
+        for i, row in enumerate(m)
+    ]
 
 
-def _restyle(fig: go.Figure, m: np.ndarray, masked, *, decimals: int | None, short: bool = False, size: int = 13,
-             **trace) -> go.Figure:
-    """``fig`` (a heatmap of ``m``) rebuilt from its dicts with the lesson's cell text (none when ``decimals`` is
-    None) and any further properties of its first trace."""
+def _restyle(
+    fig: go.Figure,
+    m: np.ndarray,
+    masked,
+    *,
+    decimals: int | None,
+    short: bool = False,
+    size: int = 13,
+    **trace,
+) -> go.Figure:
+    """``fig`` (a heatmap of ``m``) rebuilt from its dicts with the lesson's cell text (none when
+    ``decimals`` is None) and any further properties of its first trace."""
     spec = fig.to_dict()
     if decimals is not None:
-        trace.update(text=cell_labels(m, masked, decimals=decimals, short=short), texttemplate="%{text}",
-                     textfont=dict(size=size))
+        trace.update(
+            text=cell_labels(m, masked, decimals=decimals, short=short),
+            texttemplate="%{text}",
+            textfont=dict(size=size),
+        )
     spec["data"][0].update(trace)
     return _figure(spec["data"], spec["layout"])
 
 
-def panel(m: ArrayLike, rows: Sequence[str], cols: Sequence[str], *, title: str, value_name: str, weights: bool = False,
-          masked: np.ndarray | None = None, height: int = 250,
-          x_title: str = "", y_title: str = "", row_name: str = "row", col_name: str = "column", font_size: int = 13) -> go.Figure:
-    """One compact labelled matrix of the pipeline (several side by side), numbers in every cell, no colour bar.
-    The hover names a cell by ``row_name`` and ``col_name`` (the axis titles, where there are any)."""
+def panel(
+    m: ArrayLike,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    title: str,
+    value_name: str,
+    weights: bool = False,
+    masked: np.ndarray | None = None,
+    height: int = 250,
+    x_title: str = "",
+    y_title: str = "",
+    row_name: str = "row",
+    col_name: str = "column",
+    font_size: int = 13,
+) -> go.Figure:
+    """One compact labelled matrix of the pipeline (several side by side), numbers in every cell, no
+    colour bar. The hover names a cell by ``row_name`` and ``col_name`` (the axis titles, where
+    there are any)."""
     m = np.asarray(m, dtype=np.float64)
     side = max(m.shape)
-    long_cols = m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3     # token names over narrow columns
-    fig = heatmap(m, cols, rows, title=title, weights=weights, masked=masked, height=height + (30 if x_title else 0), x_title=x_title,
-                  y_title=y_title, font_size=font_size, value_name=value_name, show_text=side <= MAX_TEXT_CELLS,
-                  tick_angle=-40 if long_cols else None)
-    size = (font_size + 1) if side <= 6 else (font_size - 1) if side <= 12 else max(9, font_size - 3)
+    long_cols = (
+        m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3
+    )  # token names over narrow columns
+    fig = heatmap(
+        m,
+        cols,
+        rows,
+        title=title,
+        weights=weights,
+        masked=masked,
+        height=height + (30 if x_title else 0),
+        x_title=x_title,
+        y_title=y_title,
+        font_size=font_size,
+        value_name=value_name,
+        show_text=side <= MAX_TEXT_CELLS,
+        tick_angle=-40 if long_cols else None,
+    )
+    size = (
+        (font_size + 1) if side <= 6 else (font_size - 1) if side <= 12 else max(9, font_size - 3)
+    )
     hover = f"{y_title or row_name}: %{{y}}<br>{x_title or col_name}: %{{x}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
-    return _restyle(fig, m, masked, decimals=(4 if side <= 4 else 2) if side <= MAX_TEXT_CELLS else None,
-                    short=side <= 4, size=size, showscale=False, hovertemplate=hover)
+    return _restyle(
+        fig,
+        m,
+        masked,
+        decimals=(4 if side <= 4 else 2) if side <= MAX_TEXT_CELLS else None,
+        short=side <= 4,
+        size=size,
+        showscale=False,
+        hovertemplate=hover,
+    )
 
 
-def sentence_map(m: ArrayLike, tokens: Sequence[str], *, title: str, value_name: str, weights: bool, decimals: int,
-                 masked: np.ndarray | None = None,
-                 show_text: bool = True, x_title: str = "", y_title: str = "", font_size: int = 13) -> go.Figure:
-    """A sentence's scores or weights (T × T), numbers with fixed ``decimals`` while they fit in the cells."""
+def sentence_map(
+    m: ArrayLike,
+    tokens: Sequence[str],
+    *,
+    title: str,
+    value_name: str,
+    weights: bool,
+    decimals: int,
+    masked: np.ndarray | None = None,
+    show_text: bool = True,
+    x_title: str = "",
+    y_title: str = "",
+    font_size: int = 13,
+) -> go.Figure:
+    """A sentence's scores or weights (T × T), numbers with fixed ``decimals`` while they fit in the
+    cells."""
     m = np.asarray(m, dtype=np.float64)
-    fig = heatmap(m, tokens, tokens, title=title, weights=weights, value_name=value_name, masked=masked,
-                  show_text=show_text, x_title=x_title, y_title=y_title, font_size=font_size)
+    fig = heatmap(
+        m,
+        tokens,
+        tokens,
+        title=title,
+        weights=weights,
+        value_name=value_name,
+        masked=masked,
+        show_text=show_text,
+        x_title=x_title,
+        y_title=y_title,
+        font_size=font_size,
+    )
     if not show_text:
         return fig
     side = max(m.shape)
-    size = font_size if side <= 8 else font_size - 2 if side <= 16 else max(9, font_size - 2 - side // 6)
+    size = (
+        font_size
+        if side <= 8
+        else font_size - 2
+        if side <= 16
+        else max(9, font_size - 2 - side // 6)
+    )
     return _restyle(fig, m, masked, decimals=decimals, size=size)
 
 
 def _legend_below(layout: dict, font_size: int, height: int) -> None:
     """The legend in a band of its own under the x-axis title (not drawn over it)."""
-    layout.update(height=height, legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0),
-                  margin=dict(l=10, r=10, t=60, b=int(4.6 * font_size + 40)))
+    layout.update(
+        height=height,
+        legend=dict(orientation="h", yref="container", y=0.0, yanchor="bottom", x=0.0),
+        margin=dict(l=10, r=10, t=60, b=int(4.6 * font_size + 40)),
+    )
 
 
-def histogram(h: Histogram, *, title: str, x_title: str, y_title: str, measured_name: str, font_size: int = 13) -> go.Figure:
-    """A measured density (steps) over the normal density N(0, var) it approaches (dashed); ``h`` has centres,
-    density, normal, var (:class:`visattn.lessons.single_head.Histogram`)."""
+def histogram(
+    h: Histogram, *, title: str, x_title: str, y_title: str, measured_name: str, font_size: int = 13
+) -> go.Figure:
+    """A measured density (steps) over the normal density N(0, var) it approaches (dashed); ``h``
+    has centres, density, normal, var (:class:`visattn.lessons.single_head.Histogram`)."""
     normal_name = f"N(0, {h.var:g})"
-    spec = curves(h.centres, {measured_name: h.density, normal_name: h.normal}, title=title, x_title=x_title,
-                  y_title=y_title, font_size=font_size).to_dict()
+    spec = curves(
+        h.centres,
+        {measured_name: h.density, normal_name: h.normal},
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        font_size=font_size,
+    ).to_dict()
     spec["data"][0]["line"] = dict(shape="hvh")
     spec["data"][1]["line"] = dict(dash="dash", color=ORANGE)
     _legend_below(spec["layout"], font_size, 360 + 2 * font_size)
     return _figure(spec["data"], spec["layout"])
 
 
-def peak_curves(d_k: ArrayLike, raw: ArrayLike, scaled: ArrayLike, *, raw_name: str, scaled_name: str, refs: dict, title: str, x_title: str,
-                y_title: str, font_size: int = 13) -> go.Figure:
-    """Two curves over d_k on a log axis (raw and scaled softmax), with dotted reference levels {label: y}."""
+def peak_curves(
+    d_k: ArrayLike,
+    raw: ArrayLike,
+    scaled: ArrayLike,
+    *,
+    raw_name: str,
+    scaled_name: str,
+    refs: dict,
+    title: str,
+    x_title: str,
+    y_title: str,
+    font_size: int = 13,
+) -> go.Figure:
+    """Two curves over d_k on a log axis (raw and scaled softmax), with dotted reference levels
+    {label: y}."""
     grid = [int(g) for g in np.asarray(d_k)]
-    spec = curves(grid, {raw_name: raw, scaled_name: scaled}, title=title, x_title=x_title, y_title=y_title,
-                  mode="lines+markers", font_size=font_size).to_dict()
+    spec = curves(
+        grid,
+        {raw_name: raw, scaled_name: scaled},
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        mode="lines+markers",
+        font_size=font_size,
+    ).to_dict()
     spec["data"][1].update(line=dict(color=ORANGE), marker=dict(color=ORANGE))
     layout = spec["layout"]
     layout["xaxis"].update(type="log", tickvals=grid, ticktext=[str(g) for g in grid])
-    layout["shapes"] = [dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(dash="dot", color="grey"))
-                        for y in refs.values()]
-    layout["annotations"] = [dict(text=label, xref="paper", x=0, y=y, xanchor="left", yanchor="bottom", showarrow=False)
-                             for label, y in refs.items()]
+    layout["shapes"] = [
+        dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(dash="dot", color="grey"))
+        for y in refs.values()
+    ]
+    layout["annotations"] = [
+        dict(text=label, xref="paper", x=0, y=y, xanchor="left", yanchor="bottom", showarrow=False)
+        for label, y in refs.items()
+    ]
     _legend_below(layout, font_size, 400 + 2 * font_size)
     return _figure(spec["data"], spec["layout"])
 
@@ -128,114 +249,302 @@ def _height(n_rows: int) -> int:
     return int(max(220, 120 + 38 * n_rows))
 
 
-def pipeline(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, inputs: Sequence[ArrayLike] | None = None,
-             temperature: TemperatureGrid | None = None, font_size: int = 13) -> list[tuple[str, int, list]]:
-    """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name, figure)])] for the
-    steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores" (QKᵀ, ÷√d_k, softmax) and "out" (Z,
-    half width).
+def pipeline(
+    tr: SelfAttentionTrace,
+    tokens: Sequence[str],
+    words: dict,
+    *,
+    inputs: Sequence[ArrayLike] | None = None,
+    temperature: TemperatureGrid | None = None,
+    font_size: int = 13,
+) -> list[tuple[str, int, list]]:
+    """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name,
+    figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores"
+    (QKᵀ, ÷√d_k, softmax) and "out" (Z, half width).
 
-    ``words`` holds the titles that have words in them (scores, weights, z) and the words value, weight, token,
-    dimension, key, query; the other titles are formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”). With
-    ``temperature`` the weights get an in-figure slider over τ (:func:`live_weights`), titled ``words["weights_one"]``
-    at τ = 1 and ``words["weights_tau"]`` with "{tau}" replaced by the value elsewhere.
-    """
+    ``words`` holds the titles that have words in them (scores, weights, z) and the words value,
+    weight, token, dimension, key, query; the other titles are formulas with their shapes (“Q =
+    X·W<sup>Q</sup> (2×4)”). With ``temperature`` the weights get an in-figure slider over τ
+    (:func:`live_weights`), titled ``words["weights_one"]`` at τ = 1 and ``words["weights_tau"]``
+    with "{tau}" replaced by the value elsewhere."""
     (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
-    title = lambda v: words["weights_one"] if v == 1 else words["weights_tau"].replace("{tau}", _short(v, 4))   # noqa: E731
+    title = lambda v: (
+        words["weights_one"] if v == 1 else words["weights_tau"].replace("{tau}", _short(v, 4))
+    )  # noqa: E731
     if temperature is not None:
         words = words | {"weights": title(temperature.grid[temperature.active])}
-    words = {"x": f"X ({T}×{D})", "wq": f"W<sup>Q</sup> ({D}×{dk})", "wk": f"W<sup>K</sup> ({D}×{dk})",
-             "wv": f"W<sup>V</sup> ({D}×{dv})", "q": f"Q = X·W<sup>Q</sup> ({T}×{dk})", "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
-             "v": f"V = X·W<sup>V</sup> ({T}×{dv})", "raw": "QK<sup>T</sup>"} | words
-    cols = {"x": [str(j + 1) for j in range(D)], "q": [str(j + 1) for j in range(dk)], "v": [str(j + 1) for j in range(dv)]}
+    words = {
+        "x": f"X ({T}×{D})",
+        "wq": f"W<sup>Q</sup> ({D}×{dk})",
+        "wk": f"W<sup>K</sup> ({D}×{dk})",
+        "wv": f"W<sup>V</sup> ({D}×{dv})",
+        "q": f"Q = X·W<sup>Q</sup> ({T}×{dk})",
+        "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
+        "v": f"V = X·W<sup>V</sup> ({T}×{dv})",
+        "raw": "QK<sup>T</sup>",
+    } | words
+    cols = {
+        "x": [str(j + 1) for j in range(D)],
+        "q": [str(j + 1) for j in range(dk)],
+        "v": [str(j + 1) for j in range(dv)],
+    }
     cols |= {"wq": cols["q"], "wk": cols["q"], "wv": cols["v"], "k": cols["q"], "z": cols["v"]}
 
     def p(name, m, rows, height, **kw):
         value = words["weight"] if kw.get("weights") else words["value"]
-        names = dict(row_name=words["dimension"] if name.startswith("w") else words["token"], col_name=words["dimension"])
-        return name, panel(m, rows, kw.pop("cols", cols.get(name)), title=words[name], value_name=value, height=height,
-                           font_size=font_size, **names, **kw)
+        names = dict(
+            row_name=words["dimension"] if name.startswith("w") else words["token"],
+            col_name=words["dimension"],
+        )
+        return name, panel(
+            m,
+            rows,
+            kw.pop("cols", cols.get(name)),
+            title=words[name],
+            value_name=value,
+            height=height,
+            font_size=font_size,
+            **names,
+            **kw,
+        )
+
     out = []
     if inputs is not None:
         h = _height(D)
-        out.append(("inputs", 4 if max(D, dk) <= 6 else 2,
-                    [p("x", tr.X, tokens, h)] + [p(n, W, cols["x"], h) for n, W in zip(("wq", "wk", "wv"), inputs)]))
+        out.append(
+            (
+                "inputs",
+                4 if max(D, dk) <= 6 else 2,
+                [p("x", tr.X, tokens, h)]
+                + [p(n, W, cols["x"], h) for n, W in zip(("wq", "wk", "wv"), inputs)],
+            )
+        )
     dim = dict(x_title=words["dimension"])
-    out.append(("qkv", 3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1,
-                [p(n, m, tokens, _height(T), **dim) for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))]))
-    qk = dict(masked=None if tr.mask is None else ~tr.mask, x_title=words["key"], y_title=words["query"], cols=tokens)
+    out.append(
+        (
+            "qkv",
+            3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1,
+            [
+                p(n, m, tokens, _height(T), **dim)
+                for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))
+            ],
+        )
+    )
+    qk = dict(
+        masked=None if tr.mask is None else ~tr.mask,
+        x_title=words["key"],
+        y_title=words["query"],
+        cols=tokens,
+    )
     weights = p("weights", tr.weights, tokens, _height(T), weights=True, **qk)
     if temperature is not None:
-        weights = ("weights", live_weights(weights[1], temperature, qk["masked"], title=title, short=T <= 4,
-                                           decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None))
-    out.append(("scores", 3 if T <= 4 else 2 if T <= 8 else 1,
-                [p("raw", tr.raw_scores, tokens, _height(T), **qk), p("scores", tr.scores, tokens, _height(T), **qk), weights]))
+        weights = (
+            "weights",
+            live_weights(
+                weights[1],
+                temperature,
+                qk["masked"],
+                title=title,
+                short=T <= 4,
+                decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
+            ),
+        )
+    out.append(
+        (
+            "scores",
+            3 if T <= 4 else 2 if T <= 8 else 1,
+            [
+                p("raw", tr.raw_scores, tokens, _height(T), **qk),
+                p("scores", tr.scores, tokens, _height(T), **qk),
+                weights,
+            ],
+        )
+    )
     out.append(("out", 2, [p("z", tr.output, tokens, _height(T), **dim)]))
     return out
 
 
-def sentence(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict, *, side: bool, show_text: bool,
-             temperature: TemperatureGrid | None = None, font_size: int = 13) -> list[tuple[str, go.Figure]]:
-    """A sentence's attention weights (and, with ``side``, its scores before them) as [(name, figure)], the weights
-    with an in-figure slider over τ when ``temperature`` is given (:func:`live_weights`).
-    ``words``: sent_scores, sent_weights (titles), score, weight (hover and colour-bar names), key, query (axis titles)."""
-    kw = dict(x_title=words["key"], y_title=words["query"], font_size=font_size, show_text=show_text,
-              masked=None if tr.mask is None else ~tr.mask)
-    scores = [("sentence_scores", sentence_map(tr.scores, tokens, title=words["sent_scores"], weights=False, value_name=words["score"],
-                                               decimals=1, **kw))] if side else []
-    weights = sentence_map(tr.weights, tokens, title=words["sent_weights"], weights=True, value_name=words["weight"], decimals=2, **kw)
+def sentence(
+    tr: SelfAttentionTrace,
+    tokens: Sequence[str],
+    words: dict,
+    *,
+    side: bool,
+    show_text: bool,
+    temperature: TemperatureGrid | None = None,
+    font_size: int = 13,
+) -> list[tuple[str, go.Figure]]:
+    """A sentence's attention weights (and, with ``side``, its scores before them) as [(name,
+    figure)], the weights with an in-figure slider over τ when ``temperature`` is given
+    (:func:`live_weights`). ``words``: sent_scores, sent_weights (titles), score, weight (hover and
+    colour-bar names), key, query (axis titles)."""
+    kw = dict(
+        x_title=words["key"],
+        y_title=words["query"],
+        font_size=font_size,
+        show_text=show_text,
+        masked=None if tr.mask is None else ~tr.mask,
+    )
+    scores = (
+        [
+            (
+                "sentence_scores",
+                sentence_map(
+                    tr.scores,
+                    tokens,
+                    title=words["sent_scores"],
+                    weights=False,
+                    value_name=words["score"],
+                    decimals=1,
+                    **kw,
+                ),
+            )
+        ]
+        if side
+        else []
+    )
+    weights = sentence_map(
+        tr.weights,
+        tokens,
+        title=words["sent_weights"],
+        weights=True,
+        value_name=words["weight"],
+        decimals=2,
+        **kw,
+    )
     if temperature is not None:
-        weights = live_weights(weights, temperature, kw["masked"], decimals=2 if show_text else None)
+        weights = live_weights(
+            weights, temperature, kw["masked"], decimals=2 if show_text else None
+        )
     return scores + [("sentence_weights", weights)]
 
 
-def why_sqrt(w: WhySqrt, words: dict, font_size: int = 13, steps: SqrtSteps | None = None,
-             label: str = "d_k = ") -> list[tuple[str, go.Figure]]:
-    """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as [(name, figure)],
-    each titled with its measured variance σ̂². ``words``: density (y title), measured (legend name).
+def why_sqrt(
+    w: WhySqrt,
+    words: dict,
+    font_size: int = 13,
+    steps: SqrtSteps | None = None,
+    label: str = "d_k = ",
+) -> list[tuple[str, go.Figure]]:
+    """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as
+    [(name, figure)], each titled with its measured variance σ̂². ``words``: density (y title),
+    measured (legend name).
 
-    With ``steps`` (:class:`visattn.lessons.single_head.SqrtSteps`) each figure gets an in-figure slider over
-    d_k (``label`` before the value): every position's histogram, normal curve and title precomputed, the
-    slider at ``w``'s d_k, whose position shows ``w`` itself (the sample the page's table reads)."""
+    With ``steps`` (:class:`visattn.lessons.single_head.SqrtSteps`) each figure gets an in-figure
+    slider over d_k (``label`` before the value): every position's histogram, normal curve and title
+    precomputed, the slider at ``w``'s d_k, whose position shows ``w`` itself (the sample the page's
+    table reads)."""
     kw = dict(y_title=words["density"], measured_name=words["measured"], font_size=font_size)
-    raw_title = lambda d, v: f"q·k, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"                      # noqa: E731
+    raw_title = lambda d, v: f"q·k, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"  # noqa: E731
     scaled_title = lambda d, v: f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"  # noqa: E731
     s, out = w.sample, []
-    for name, h, var, title, x_title, kind in (("sqrt_hist_raw", w.raw, s.raw_var, raw_title, "q·k", "raw"),
-                                               ("sqrt_hist_scaled", w.scaled, s.scaled_var, scaled_title, "q·k/√d_k", "scaled")):
+    for name, h, var, title, x_title, kind in (
+        ("sqrt_hist_raw", w.raw, s.raw_var, raw_title, "q·k", "raw"),
+        ("sqrt_hist_scaled", w.scaled, s.scaled_var, scaled_title, "q·k/√d_k", "scaled"),
+    ):
         f = histogram(h, title=title(s.d_k, var), x_title=x_title, **kw)
         if steps is not None:
             values, active = live.with_value(steps.d_k, s.d_k)
             hists = [h if d == s.d_k else getattr(steps, kind)[steps.d_k.index(d)] for d in values]
-            vars_ = [var if d == s.d_k else getattr(steps, f"{kind}_var")[steps.d_k.index(d)] for d in values]
-            f = live.add_slider(f, label=label, values=values, active=active, fmt=lambda v: f"{v:g}", steps=[
-                live.Step(traces={0: {"x": live.packed(g.centres), "y": live.packed(g.density)},
-                                  1: {"x": live.packed(g.centres), "y": live.packed(g.normal), "name": f"N(0, {g.var:g})"}},
-                          layout={"title.text": title(int(d), v)}) for d, g, v in zip(values, hists, vars_)])
+            vars_ = [
+                var if d == s.d_k else getattr(steps, f"{kind}_var")[steps.d_k.index(d)]
+                for d in values
+            ]
+            f = live.add_slider(
+                f,
+                label=label,
+                values=values,
+                active=active,
+                fmt=lambda v: f"{v:g}",
+                steps=[
+                    live.Step(
+                        traces={
+                            0: {"x": live.packed(g.centres), "y": live.packed(g.density)},
+                            1: {
+                                "x": live.packed(g.centres),
+                                "y": live.packed(g.normal),
+                                "name": f"N(0, {g.var:g})",
+                            },
+                        },
+                        layout={"title.text": title(int(d), v)},
+                    )
+                    for d, g, v in zip(values, hists, vars_)
+                ],
+            )
         out.append((name, f))
     return out
 
 
-def live_weights(fig: go.Figure, tg: TemperatureGrid, masked: np.ndarray | None, *, decimals: int | None, short: bool = False,
-                 title: Callable[[float], str] | None = None, label: str = "τ = ") -> go.Figure:
-    """``fig``, a heatmap of ``tg.weights[tg.active]`` as :func:`panel` or :func:`sentence_map` drew it, with an
-    in-figure slider over the temperature (``label`` before the value): each position's weights, their cell text
-    (``decimals`` and ``short`` as the figure wrote it; None: no text) and, with ``title``, the title ``title(τ)``
-    (:class:`visattn.lessons.single_head.TemperatureGrid`). The slider starts at the control's τ."""
+def live_weights(
+    fig: go.Figure,
+    tg: TemperatureGrid,
+    masked: np.ndarray | None,
+    *,
+    decimals: int | None,
+    short: bool = False,
+    title: Callable[[float], str] | None = None,
+    label: str = "τ = ",
+) -> go.Figure:
+    """``fig``, a heatmap of ``tg.weights[tg.active]`` as :func:`panel` or :func:`sentence_map` drew
+    it, with an in-figure slider over the temperature (``label`` before the value): each position's
+    weights, their cell text (``decimals`` and ``short`` as the figure wrote it; None: no text) and,
+    with ``title``, the title ``title(τ)`` (:class:`visattn.lessons.single_head.TemperatureGrid`).
+    The slider starts at the control's τ."""
+
     def step(g: int) -> live.Step:
         w = tg.weights[g]
-        text = {} if decimals is None else {"text": cell_labels(w, masked, decimals=decimals, short=short)}
-        return live.Step(traces={0: {"z": live.packed(w)} | text}, layout={} if title is None else {"title.text": title(tg.grid[g])})
-    return live.add_slider(fig, label=label, values=tg.grid, steps=[step(g) for g in range(len(tg.grid))], active=tg.active,
-                           fmt=lambda v: f"{v:g}")
+        text = (
+            {}
+            if decimals is None
+            else {"text": cell_labels(w, masked, decimals=decimals, short=short)}
+        )
+        return live.Step(
+            traces={0: {"z": live.packed(w)} | text},
+            layout={} if title is None else {"title.text": title(tg.grid[g])},
+        )
+
+    return live.add_slider(
+        fig,
+        label=label,
+        values=tg.grid,
+        steps=[step(g) for g in range(len(tg.grid))],
+        active=tg.active,
+        fmt=lambda v: f"{v:g}",
+    )
 
 
 def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
-    """The largest weight and the entropy of softmax rows over d_k (:class:`visattn.scaling.Peakedness`), raw and
-    scaled, with the uniform and one-hot levels. ``words``: peak_max, peak_entropy (titles), max_weight, entropy
-    (y titles), uniform, onehot (levels)."""
-    kw = dict(raw_name="softmax(q·k)", scaled_name="softmax(q·k/√d_k)", x_title="d_k", font_size=font_size)
-    levels = lambda uniform, onehot: {words["uniform"]: uniform, words["onehot"]: onehot}   # noqa: E731
-    return [("sqrt_max_weight", peak_curves(p.d_k, p.max_weight_raw, p.max_weight_scaled, title=words["peak_max"],
-                                            y_title=words["max_weight"], refs=levels(1 / p.n_keys, 1.0), **kw)),
-            ("sqrt_entropy", peak_curves(p.d_k, p.entropy_raw, p.entropy_scaled, title=words["peak_entropy"],
-                                         y_title=words["entropy"], refs=levels(float(np.log(p.n_keys)), 0.0), **kw))]
+    """The largest weight and the entropy of softmax rows over d_k
+    (:class:`visattn.scaling.Peakedness`), raw and scaled, with the uniform and one-hot levels.
+    ``words``: peak_max, peak_entropy (titles), max_weight, entropy (y titles), uniform, onehot
+    (levels)."""
+    kw = dict(
+        raw_name="softmax(q·k)", scaled_name="softmax(q·k/√d_k)", x_title="d_k", font_size=font_size
+    )
+    levels = lambda uniform, onehot: {words["uniform"]: uniform, words["onehot"]: onehot}  # noqa: E731
+    return [
+        (
+            "sqrt_max_weight",
+            peak_curves(
+                p.d_k,
+                p.max_weight_raw,
+                p.max_weight_scaled,
+                title=words["peak_max"],
+                y_title=words["max_weight"],
+                refs=levels(1 / p.n_keys, 1.0),
+                **kw,
+            ),
+        ),
+        (
+            "sqrt_entropy",
+            peak_curves(
+                p.d_k,
+                p.entropy_raw,
+                p.entropy_scaled,
+                title=words["peak_entropy"],
+                y_title=words["entropy"],
+                refs=levels(float(np.log(p.n_keys)), 0.0),
+                **kw,
+            ),
+        ),
+    ]

@@ -1,15 +1,16 @@
 """The multi-head lesson (articles 004, 003, 000) as data: what the page shows, section by section.
 
-Article 004's picture: in "The animal didn't cross the street because it was too tired." one head links
-it → animal (who "it" is), another it → tired (what state "it" is in). The designed transformer
-(:mod:`visattn.models.designed`) shows it with weights whose every entry has a reason; the same views with
-seeded random weights (:mod:`visattn.models.random`) show what an untrained head looks like. Then the
-pipeline with every shape, and the shape explorer for any size up to GPT-3's 96 heads × 128 (article 000).
+Article 004's picture: in "The animal didn't cross the street because it was too tired." one head
+links it → animal (who "it" is), another it → tired (what state "it" is in). The designed
+transformer (:mod:`visattn.models.designed`) shows it with weights whose every entry has a reason;
+the same views with seeded random weights (:mod:`visattn.models.random`) show what an untrained head
+looks like. Then the pipeline with every shape, and the shape explorer for any size up to GPT-3's 96
+heads × 128 (article 000).
 
-Sections: :func:`run` (text → a model run), :func:`layer_view` (every head of one layer), :func:`focus`
-(one token in every head), :func:`pipeline` (one head's path through one layer, every matrix with its
-shape), :func:`explore` (the shape explorer). Numbering shown to a reader is 1-based (tokens, heads,
-layers, columns); indices in these dataclasses are 0-based.
+Sections: :func:`run` (text → a model run), :func:`layer_view` (every head of one layer),
+:func:`focus` (one token in every head), :func:`pipeline` (one head's path through one layer, every
+matrix with its shape), :func:`explore` (the shape explorer). Numbering shown to a reader is 1-based
+(tokens, heads, layers, columns); indices in these dataclasses are 0-based.
 
 Axis letters: T tokens, D model width (d_model), H heads, Dh head width (D / H), L layers.
 """
@@ -30,7 +31,7 @@ from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
 from ..text import MAX_TOKENS, tokenize
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
-PRESETS = {   # the Winograd pair of article 004, then variants built from the designed lexicon
+PRESETS = {  # the Winograd pair of article 004, then variants built from the designed lexicon
     "tired": SENTENCE,
     "wide": "The animal didn't cross the street because it was too wide.",
     "scared": "The dog didn't cross the river because it was too scared.",
@@ -42,18 +43,18 @@ N_LAYERS = designed.N_LAYERS
 MAX_RANDOM_D = 256
 MAX_RANDOM_HEADS = 16
 MAX_SEED = 999_999
-BARS_UP_TO = 8             # heads: one bar chart each up to this many, else one heatmap of the focus row
-GRID_COLS = 4              # heads per row of the grid (2 when there are at most 4)
+BARS_UP_TO = 8  # heads: one bar chart each up to this many, else one heatmap of the focus row
+GRID_COLS = 4  # heads per row of the grid (2 when there are at most 4)
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 Result = DesignedResult | RandomResult
-Readings = reading.Readings   # text, view, w: one view of the attention (issue 12's selector)
+Readings = reading.Readings  # text, view, w: one view of the attention (issue 12's selector)
 
 
 # ── the run ─────────────────────────────────────────────────────────────────────────────────────
 def tokens_of(text: str) -> list[str]:
-    """The tokens of ``text`` (a curly apostrophe counts as a straight one); InputError "text_empty",
-    "text_no_tokens" or "too_many_tokens" (with the real count) otherwise."""
+    """The tokens of ``text`` (a curly apostrophe counts as a straight one); InputError
+    "text_empty", "text_no_tokens" or "too_many_tokens" (with the real count) otherwise."""
     return tokenize((text or "").replace("\u2019", "'"), max_tokens=MAX_TOKENS)
 
 
@@ -89,16 +90,17 @@ def input_counts() -> designed.InputLayout:
 
 # ── the reading: one selector of views (issue 12) ──────────────────────────────────────────────
 def value_norms(r: Result) -> np.ndarray:
-    """(L, H, T) ‖f_h(x_j)‖ = ‖x_j W_V^h W_O^h‖ (Kobayashi et al. 2020) of the designed or random run (no biases)."""
+    """(L, H, T) ‖f_h(x_j)‖ = ‖x_j W_V^h W_O^h‖ (Kobayashi et al. 2020) of the designed or random
+    run (no biases)."""
     if is_designed(r):
         return reading.designed_value_norms(r)
     return reading.block_value_norms(r.layers, r.params, len(r.head_names))
 
 
 def readings(r: Result, name: str, key: str = "") -> Readings:
-    """The selector's view (:func:`visattn.reading.view_weights`) of a run, labelled ``key`` (the page's inputs):
-    (L, H, T, T) per head, (L, 1, T, T) mean / max / rollout over the layers, (1, 1, T, T) flow (refused above
-    :data:`visattn.reading.FLOW_MAX_TOKENS`; two layers make it quick)."""
+    """The selector's view (:func:`visattn.reading.view_weights`) of a run, labelled ``key`` (the
+    page's inputs): (L, H, T, T) per head, (L, 1, T, T) mean / max / rollout over the layers, (1, 1,
+    T, T) flow (refused above :data:`visattn.reading.FLOW_MAX_TOKENS`; two layers make it quick)."""
     norms = value_norms(r) if name == "norm_weighted" else None
     return reading.Readings(key, name, reading.view_weights(r.weights, name, norms=norms))
 
@@ -111,33 +113,41 @@ def view_layer(w: np.ndarray, layer: int) -> np.ndarray:
 # ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class LayerView:
-    layer: int                  # 0-based
-    weights: np.ndarray         # (H, T, T)
-    grid_cols: int              # heads per row of the grid
-    row_max_mean: float         # largest weight of a row, averaged over rows and heads
-    uniform: float              # 1/T: the same for uniform rows
+    layer: int  # 0-based
+    weights: np.ndarray  # (H, T, T)
+    grid_cols: int  # heads per row of the grid
+    row_max_mean: float  # largest weight of a row, averaged over rows and heads
+    uniform: float  # 1/T: the same for uniform rows
 
 
 def layer_view(r: Result, layer: int, view: np.ndarray | None = None) -> LayerView:
-    """Every head of one layer (``view``: a :func:`readings` array instead of the weights: its maps of that layer)."""
+    """Every head of one layer (``view``: a :func:`readings` array instead of the weights: its maps
+    of that layer)."""
     w = view_layer(r.weights if view is None else view, layer)
     H, T, _ = w.shape
-    return LayerView(layer=layer, weights=w, grid_cols=2 if H <= 4 else GRID_COLS,
-                     row_max_mean=float(w.max(axis=-1).mean()), uniform=1.0 / T)
+    return LayerView(
+        layer=layer,
+        weights=w,
+        grid_cols=2 if H <= 4 else GRID_COLS,
+        row_max_mean=float(w.max(axis=-1).mean()),
+        uniform=1.0 / T,
+    )
 
 
 # ── 2, 3. one token in every head; the line view ────────────────────────────────────────────────
 @dataclass(frozen=True)
 class Focus:
-    token: int                  # 0-based query position
-    best: tuple[int, ...]       # (H,) the key each head attends to most
-    top: tuple[float, ...]      # (H,) that weight
-    bars: bool                  # one bar chart per head (else one heatmap of the focus row)
-    per_row: int                # bar charts per row
-    lines: np.ndarray           # (H, T, T) what the line view draws: the focus row only, or every row
+    token: int  # 0-based query position
+    best: tuple[int, ...]  # (H,) the key each head attends to most
+    top: tuple[float, ...]  # (H,) that weight
+    bars: bool  # one bar chart per head (else one heatmap of the focus row)
+    per_row: int  # bar charts per row
+    lines: np.ndarray  # (H, T, T) what the line view draws: the focus row only, or every row
 
 
-def focus(r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None) -> Focus:
+def focus(
+    r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None
+) -> Focus:
     w = view_layer(r.weights if view is None else view, layer)
     H = w.shape[0]
     best = tuple(int(np.argmax(w[h, token])) for h in range(H))
@@ -145,47 +155,57 @@ def focus(r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray 
     if only_focus:
         lines = np.zeros_like(w)
         lines[:, token, :] = w[:, token, :]
-    return Focus(token=token, best=best, top=tuple(float(w[h, token, b]) for h, b in enumerate(best)),
-                 bars=H <= BARS_UP_TO, per_row=2 if H <= 4 else 4, lines=lines)
+    return Focus(
+        token=token,
+        best=best,
+        top=tuple(float(w[h, token, b]) for h, b in enumerate(best)),
+        bars=H <= BARS_UP_TO,
+        per_row=2 if H <= 4 else 4,
+        lines=lines,
+    )
 
 
 # ── 5. the pipeline ─────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class Panel:
-    """One matrix of the pipeline, titled ``name: (rows, columns)`` (or by its own title, which is translated)."""
-    name: str                   # "Q₁", "A₁", "W_O", …
-    title: str                  # which title: "fig_shape" (name: shape), "fig_head", "fig_concat", "fig_mha"
-    sub: str                    # the head's number as a subscript, "₁"
+    """One matrix of the pipeline, titled ``name: (rows, columns)`` (or by its own title, which is
+    translated)."""
+
+    name: str  # "Q₁", "A₁", "W_O", …
+    title: str  # which title: "fig_shape" (name: shape), "fig_head", "fig_concat", "fig_mha"
+    sub: str  # the head's number as a subscript, "₁"
     m: np.ndarray
-    rows: list[str]             # row labels
-    cols: list[str]             # column labels
-    row_axis: str               # what a row is: "token", "query" or "dimension"
-    col_axis: str               # what a column is: "dimension", "position" or "key"
-    png: str                    # file name of the figure
-    weights: bool = False       # on the shared 0…1 weight scale
-    text: bool | None = None    # numbers in the cells (None: when they fit)
-    row_px: int = 26            # height per row
+    rows: list[str]  # row labels
+    cols: list[str]  # column labels
+    row_axis: str  # what a row is: "token", "query" or "dimension"
+    col_axis: str  # what a column is: "dimension", "position" or "key"
+    png: str  # file name of the figure
+    weights: bool = False  # on the shared 0…1 weight scale
+    text: bool | None = None  # numbers in the cells (None: when they fit)
+    row_px: int = 26  # height per row
 
 
 @dataclass(frozen=True)
 class Step:
-    title: str                  # "x", "qkv", "attend", "concat", "norm"
-    text: str                   # which explanation: "x_designed", "x_random", "x_next", "qkv_text", "attend_text", "concat_text", "norm_text"
-    rows: tuple[tuple[Panel, ...], ...]   # panels side by side, row by row
+    title: str  # "x", "qkv", "attend", "concat", "norm"
+    # which explanation: "x_designed", "x_random", "x_next", "qkv_text", "attend_text",
+    # "concat_text", "norm_text"
+    text: str
+    rows: tuple[tuple[Panel, ...], ...]  # panels side by side, row by row
 
 
 @dataclass(frozen=True)
 class Pipeline:
-    layer: int                  # 0-based
-    head: int                   # 0-based
+    layer: int  # 0-based
+    head: int  # 0-based
     T: int
     D: int
     H: int
     Dh: int
-    lo: int                     # the head's first column of Q (1-based)
-    hi: int                     # its last column (1-based)
+    lo: int  # the head's first column of Q (1-based)
+    hi: int  # its last column (1-based)
     steps: tuple[Step, ...]
-    last: bool                  # the last layer (no "Z is the input of layer …")
+    last: bool  # the last layer (no "Z is the input of layer …")
 
 
 def dims(n: int) -> list[str]:
@@ -200,8 +220,8 @@ def denoise(m: np.ndarray) -> np.ndarray:
 
 
 def pipeline(r: Result, layer: int, head: int) -> Pipeline:
-    """Every matrix one head meets in ``layer``: X (and PE), Q/K/V of the head, its weights and output,
-    concat, W_O, MHA(X), the residual and Z."""
+    """Every matrix one head meets in ``layer``: X (and PE), Q/K/V of the head, its weights and
+    output, concat, W_O, MHA(X), the residual and Z."""
     tr, tokens, h = r.layers[layer], r.tokens, head
     T, D = tr.X_in.shape
     H, Dh = len(r.head_names), tr.mha.Q.shape[2]
@@ -209,38 +229,116 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
     dim_labels = list(r.dim_names) if is_designed(r) else dims(D)
     W_o = (designed.DESIGNED_CONFIG.layers[layer] if is_designed(r) else r.params[layer]).W_o
 
-    def p(name, m, cols, png, row_axis="token", col_axis="dimension", rows=tokens, title="fig_shape", **kw):
-        return Panel(name=name, title=title, sub=n, m=denoise(m), rows=list(rows), cols=list(cols), row_axis=row_axis,
-                     col_axis=col_axis, png=png, **kw)
+    def p(
+        name,
+        m,
+        cols,
+        png,
+        row_axis="token",
+        col_axis="dimension",
+        rows=tokens,
+        title="fig_shape",
+        **kw,
+    ):
+        return Panel(
+            name=name,
+            title=title,
+            sub=n,
+            m=denoise(m),
+            rows=list(rows),
+            cols=list(cols),
+            row_axis=row_axis,
+            col_axis=col_axis,
+            png=png,
+            **kw,
+        )
 
     x_rows: tuple[tuple[Panel, ...], ...] = ((p("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
     if layer == 0:
-        x_rows += ((p("PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"),),)
+        x_rows += (
+            (p("PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"),),
+        )
     x_text = "x_next" if layer > 0 else "x_designed" if is_designed(r) else "x_random"
     steps = (
         Step("x", x_text, x_rows),
-        Step("qkv", "qkv_text", (tuple(p(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
-                                  for name, m in (("Q", tr.mha.Q), ("K", tr.mha.K), ("V", tr.mha.V))),)),
-        Step("attend", "attend_text", ((p("A" + n, tr.mha.weights[h], tokens, "mh_pipe_a", row_axis="query", col_axis="key",
-                               weights=True),
-                             p("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="fig_head")),)),
-        Step("concat", "concat_text", ((p("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="fig_concat"),
-                                   p("W_O", W_o, dims(D), "mh_pipe_wo", row_axis="dimension", rows=dims(D),
-                                     row_px=int(max(6, min(26, 400 // D))))),
-                                  (p("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="fig_mha"),))),
-        Step("norm", "norm_text", ((p("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
-                               p("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z")),)),
+        Step(
+            "qkv",
+            "qkv_text",
+            (
+                tuple(
+                    p(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
+                    for name, m in (("Q", tr.mha.Q), ("K", tr.mha.K), ("V", tr.mha.V))
+                ),
+            ),
+        ),
+        Step(
+            "attend",
+            "attend_text",
+            (
+                (
+                    p(
+                        "A" + n,
+                        tr.mha.weights[h],
+                        tokens,
+                        "mh_pipe_a",
+                        row_axis="query",
+                        col_axis="key",
+                        weights=True,
+                    ),
+                    p("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="fig_head"),
+                ),
+            ),
+        ),
+        Step(
+            "concat",
+            "concat_text",
+            (
+                (
+                    p("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="fig_concat"),
+                    p(
+                        "W_O",
+                        W_o,
+                        dims(D),
+                        "mh_pipe_wo",
+                        row_axis="dimension",
+                        rows=dims(D),
+                        row_px=int(max(6, min(26, 400 // D))),
+                    ),
+                ),
+                (p("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="fig_mha"),),
+            ),
+        ),
+        Step(
+            "norm",
+            "norm_text",
+            (
+                (
+                    p("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
+                    p("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z"),
+                ),
+            ),
+        ),
     )
-    return Pipeline(layer=layer, head=h, T=T, D=D, H=H, Dh=Dh, lo=h * Dh + 1, hi=(h + 1) * Dh, steps=steps,
-                    last=layer + 1 == len(r.layers))
+    return Pipeline(
+        layer=layer,
+        head=h,
+        T=T,
+        D=D,
+        H=H,
+        Dh=Dh,
+        lo=h * Dh + 1,
+        hi=(h + 1) * Dh,
+        steps=steps,
+        last=layer + 1 == len(r.layers),
+    )
 
 
 # ── 6. the shape explorer ───────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class ShapeRow:
-    name: str                   # "W_q", …
-    shape: str                  # "(12,288, 128)"
-    entries: str                # "1,572,864"
+    name: str  # "W_q", …
+    shape: str  # "(12,288, 128)"
+    entries: str  # "1,572,864"
     learned: bool
 
 
@@ -248,17 +346,29 @@ class ShapeRow:
 class ShapeView:
     s: MultiHeadShapes
     rows: tuple[ShapeRow, ...]
-    numbers: dict[str, str]     # every number the prose and metrics show, formatted with thousands separators
-    gpt3: bool                  # the explorer shows article 000's GPT-3 sizes
+    numbers: dict[
+        str, str
+    ]  # every number the prose and metrics show, formatted with thousands separators
+    gpt3: bool  # the explorer shows article 000's GPT-3 sizes
 
-    def table(self, headers: Sequence[str], what: Mapping[str, str], names: Mapping[str, str] | None = None) -> pd.DataFrame:
-        """The matrices as a table indexed by name (``names[name]`` where given): shape, entries, learned (✓),
-        ``what[name]``; ``headers`` names the five columns (name first)."""
+    def table(
+        self,
+        headers: Sequence[str],
+        what: Mapping[str, str],
+        names: Mapping[str, str] | None = None,
+    ) -> pd.DataFrame:
+        """The matrices as a table indexed by name (``names[name]`` where given): shape, entries,
+        learned (✓), ``what[name]``; ``headers`` names the five columns (name first)."""
         names = names or {}
-        return pd.DataFrame({headers[1]: [x.shape for x in self.rows], headers[2]: [x.entries for x in self.rows],
-                             headers[3]: ["✓" if x.learned else "" for x in self.rows],
-                             headers[4]: [what[x.name] for x in self.rows]},
-                            index=pd.Index([names.get(x.name, x.name) for x in self.rows], name=headers[0]))
+        return pd.DataFrame(
+            {
+                headers[1]: [x.shape for x in self.rows],
+                headers[2]: [x.entries for x in self.rows],
+                headers[3]: ["✓" if x.learned else "" for x in self.rows],
+                headers[4]: [what[x.name] for x in self.rows],
+            },
+            index=pd.Index([names.get(x.name, x.name) for x in self.rows], name=headers[0]),
+        )
 
 
 def fmt_int(n: int) -> str:
@@ -269,13 +379,28 @@ def explore(T: int, d_model: int, n_heads: int) -> ShapeView:
     """Shapes and parameter counts for any size (InputError "heads_divide" and the size checks of
     :func:`visattn.shapes.multi_head_shapes`)."""
     s = multi_head_shapes(T, d_model, n_heads)
-    rows = tuple(ShapeRow(m.name, "(" + ", ".join(fmt_int(x) for x in m.shape) + ")", fmt_int(m.size), m.learned)
-                 for m in s.matrices)
-    numbers = dict(D=fmt_int(s.d_model), D2=fmt_int(s.d_model ** 2), total=fmt_int(s.params_per_layer), H=s.n_heads,
-                   dh=fmt_int(s.d_head), per_head=fmt_int(s.params_per_head), weights=fmt_int(s.weight_entries),
-                   bias=fmt_int(s.bias_params), ln=fmt_int(s.layer_norm_params), layers=GPT3_LAYERS,
-                   gpt3_total=fmt_int(GPT3_LAYERS * s.params_per_layer))
-    return ShapeView(s=s, rows=rows, numbers=numbers, gpt3=(s.T, s.d_model, s.n_heads) == tuple(GPT3.values()))
+    rows = tuple(
+        ShapeRow(
+            m.name, "(" + ", ".join(fmt_int(x) for x in m.shape) + ")", fmt_int(m.size), m.learned
+        )
+        for m in s.matrices
+    )
+    numbers = dict(
+        D=fmt_int(s.d_model),
+        D2=fmt_int(s.d_model**2),
+        total=fmt_int(s.params_per_layer),
+        H=s.n_heads,
+        dh=fmt_int(s.d_head),
+        per_head=fmt_int(s.params_per_head),
+        weights=fmt_int(s.weight_entries),
+        bias=fmt_int(s.bias_params),
+        ln=fmt_int(s.layer_norm_params),
+        layers=GPT3_LAYERS,
+        gpt3_total=fmt_int(GPT3_LAYERS * s.params_per_layer),
+    )
+    return ShapeView(
+        s=s, rows=rows, numbers=numbers, gpt3=(s.T, s.d_model, s.n_heads) == tuple(GPT3.values())
+    )
 
 
 def here(r: Result) -> tuple[int, int, int]:

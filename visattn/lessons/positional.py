@@ -1,11 +1,10 @@
-"""The positional-encoding lesson (article 003) as data: one function per section, each returning a frozen
-dataclass with everything the page shows — arrays for the figures, the numbers of its measured sentences
-(already formatted), and its LaTeX.
+"""The positional-encoding lesson (article 003) as data: one function per section, each returning a
+frozen dataclass with everything the page shows — arrays for the figures, the numbers of its
+measured sentences (already formatted), and its LaTeX.
 
-Sections: the sinusoidal table (``table``, ``curves``), relative position (``relative``, ``rotation``), why
-attention needs order (``order``: 小明喜欢吃苹果 against 苹果喜欢吃小明), and RoPE and ALiBi (``beyond``, ``alibi``).
-Axis letters: P positions, D d_model, T tokens, H heads, K distances.
-"""
+Sections: the sinusoidal table (``table``, ``curves``), relative position (``relative``,
+``rotation``), why attention needs order (``order``: 小明喜欢吃苹果 against 苹果喜欢吃小明), and RoPE and ALiBi
+(``beyond``, ``alibi``). Axis letters: P positions, D d_model, T tokens, H heads, K distances."""
 
 from __future__ import annotations
 
@@ -20,52 +19,82 @@ from ..figures import live
 
 BASE = 10000.0
 SECTIONS = ("table", "relative", "order", "beyond")
-PAIRS = {"zh": ("小明喜欢吃苹果", "苹果喜欢吃小明"), "en": ("the dog bit the man", "the man bit the dog")}
+PAIRS = {
+    "zh": ("小明喜欢吃苹果", "苹果喜欢吃小明"),
+    "en": ("the dog bit the man", "the man bit the dog"),
+}
 QK = ("same", "random")
-MAX_SHOWN_POSITIONS, MAX_SHOWN_DIMS = 512, 256   # what a browser draws quickly as a heatmap (float32, no cell text)
+MAX_SHOWN_POSITIONS, MAX_SHOWN_DIMS = (
+    512,
+    256,
+)  # what a browser draws quickly as a heatmap (float32, no cell text)
 EVEN_SMALL = list(range(2, 65, 2))
 EVEN_WIDE = list(range(2, 257, 2))
-MAX_DIMS_CHARS = 80       # the "dimensions to plot" box
+MAX_DIMS_CHARS = 80  # the "dimensions to plot" box
 MAX_SENTENCE_CHARS = 200  # each custom sentence (64 tokens at most are used)
-SAME = 1e-9               # a measured difference below this is zero up to rounding
-LIVE_K = 64               # the rotation figure's in-figure slider: offsets k = 0 … LIVE_K (and the control's k)
-LIVE_NUMBERS = 12_000     # the score figure's in-figure slider: at most this many numbers a curve over all its steps
+SAME = 1e-9  # a measured difference below this is zero up to rounding
+LIVE_K = 64  # the rotation figure's in-figure slider: offsets k = 0 … LIVE_K (and the control's k)
+# the score figure's in-figure slider: at most this many numbers a curve over all its steps
+LIVE_NUMBERS = 12_000
 PAIR_CHOICES = (*PAIRS, "custom")
-MAX_CHARS = {"pe_dims": MAX_DIMS_CHARS, "pe_a": MAX_SENTENCE_CHARS, "pe_b": MAX_SENTENCE_CHARS}   # the text boxes
-# Every control of the page: URL key → (default, bounds or options). The table's limits are generous, so a value
-# typed too large is shown with a message that says why (visattn.positional checks it).
+MAX_CHARS = {
+    "pe_dims": MAX_DIMS_CHARS,
+    "pe_a": MAX_SENTENCE_CHARS,
+    "pe_b": MAX_SENTENCE_CHARS,
+}  # the text boxes
+# Every control of the page: URL key → (default, bounds or options). The table's limits are
+# generous, so a value typed too large is shown with a message that says why (visattn.positional
+# checks it).
 CONTROLS = {
-    "pe_sec": ("table", {"options": SECTIONS}), "pe_n": (64, {"lo": 0, "hi": 100_000}), "pe_d": (128, {"lo": 0, "hi": 10_000}),
+    "pe_sec": ("table", {"options": SECTIONS}),
+    "pe_n": (64, {"lo": 0, "hi": 100_000}),
+    "pe_d": (128, {"lo": 0, "hi": 10_000}),
     "pe_dims": ("0, 1, 20, 21, 60", {}),
     # relative position
-    "pe_rd": (32, {"options": EVEN_WIDE}), "pe_rn": (40, {"lo": 2, "hi": 128}), "pe_ri": (2, {"lo": 0, "hi": 127}),
-    "pe_rk": (3, {"lo": 0, "hi": 1000}), "pe_rp": (5, {"lo": 0, "hi": 1000}),
+    "pe_rd": (32, {"options": EVEN_WIDE}),
+    "pe_rn": (40, {"lo": 2, "hi": 128}),
+    "pe_ri": (2, {"lo": 0, "hi": 127}),
+    "pe_rk": (3, {"lo": 0, "hi": 1000}),
+    "pe_rp": (5, {"lo": 0, "hi": 1000}),
     # why attention needs it
-    "pe_pair": ("zh", {"options": PAIR_CHOICES}), "pe_a": (PAIRS["zh"][0], {}), "pe_b": (PAIRS["zh"][1], {}),
+    "pe_pair": ("zh", {"options": PAIR_CHOICES}),
+    "pe_a": (PAIRS["zh"][0], {}),
+    "pe_b": (PAIRS["zh"][1], {}),
     "pe_od": (16, {"options": EVEN_SMALL}),
     # RoPE and ALiBi
-    "pe_bd": (64, {"options": EVEN_WIDE}), "pe_bp": (200, {"lo": 0, "hi": 1000}), "pe_bmax": (160, {"lo": 8, "hi": 1000}),
-    "pe_bqk": ("same", {"options": QK}), "pe_bh": (8, {"lo": 1, "hi": 16}), "pe_bn": (10, {"lo": 3, "hi": 24}),
+    "pe_bd": (64, {"options": EVEN_WIDE}),
+    "pe_bp": (200, {"lo": 0, "hi": 1000}),
+    "pe_bmax": (160, {"lo": 8, "hi": 1000}),
+    "pe_bqk": ("same", {"options": QK}),
+    "pe_bh": (8, {"lo": 1, "hi": 16}),
+    "pe_bn": (10, {"lo": 3, "hi": 24}),
 }
 
-TABLE_LATEX = (r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right),\qquad "
-               r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right)")
+TABLE_LATEX = (
+    r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right),\qquad "
+    r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right)"
+)
 ALIBI_LATEX = r"\text{ALiBi:}\quad s_{ij} = \frac{q_i\cdot k_j}{\sqrt{d}} - m_h\,|i-j|"
-_ROPE_ROTATION = (r"\begin{pmatrix} x_{2i}' \\ x_{2i+1}' \end{pmatrix} = "
-                  r"\begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}"
-                  r"\begin{pmatrix} x_{2i} \\ x_{2i+1} \end{pmatrix}")
+_ROPE_ROTATION = (
+    r"\begin{pmatrix} x_{2i}' \\ x_{2i+1}' \end{pmatrix} = "
+    r"\begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}"
+    r"\begin{pmatrix} x_{2i} \\ x_{2i+1} \end{pmatrix}"
+)
 _ROPE_THETA = r"\theta_i = 10000^{-2i/d}"
 
 
 def beyond_latex(narrow: bool = False) -> str:
-    """RoPE's rotation and ALiBi's score as one LaTeX block; ``narrow`` (a projector) puts θᵢ on a line of its own."""
-    rope = r"\text{RoPE:}\quad " + _ROPE_ROTATION + (r" \\ " if narrow else r",\quad ") + _ROPE_THETA
+    """RoPE's rotation and ALiBi's score as one LaTeX block; ``narrow`` (a projector) puts θᵢ on a
+    line of its own."""
+    rope = (
+        r"\text{RoPE:}\quad " + _ROPE_ROTATION + (r" \\ " if narrow else r",\quad ") + _ROPE_THETA
+    )
     return r"\begin{gathered} " + rope + r" \\ " + ALIBI_LATEX + r" \end{gathered}"
 
 
 def fmt(v: float, digits: int = 4) -> str:
-    """The one number format of the lesson's sentences and LaTeX: ``digits`` significant digits, scientific
-    notation below 10⁻³ and from 10⁶ on (so 1.1e-16 reads as such, not as 0.000)."""
+    """The one number format of the lesson's sentences and LaTeX: ``digits`` significant digits,
+    scientific notation below 10⁻³ and from 10⁶ on (so 1.1e-16 reads as such, not as 0.000)."""
     v = float(v)
     if v == 0 or 1e-3 <= abs(v) < 1e6:
         return f"{v:.{digits}g}"
@@ -80,15 +109,18 @@ def slope_text(m: float) -> str:
 
 # ---------------------------------------------------------------- the sinusoidal table
 
+
 @dataclass(frozen=True)
 class Table:
     n: int
     d: int
-    rows: np.ndarray          # (≤512,) positions shown (every rstep-th)
-    cols: np.ndarray          # (≤256,) columns shown (every cstep-th sin/cos pair, both members)
-    shown: np.ndarray         # (rows, cols) the table at those positions and columns, never the whole table
-    wavelengths: np.ndarray   # (D/2,) 2π·10000^(2i/D) of pair i
-    slow: int | None          # the first pair whose wavelength exceeds the n positions (None: none does)
+    rows: np.ndarray  # (≤512,) positions shown (every rstep-th)
+    cols: np.ndarray  # (≤256,) columns shown (every cstep-th sin/cos pair, both members)
+    shown: (
+        np.ndarray
+    )  # (rows, cols) the table at those positions and columns, never the whole table
+    wavelengths: np.ndarray  # (D/2,) 2π·10000^(2i/D) of pair i
+    slow: int | None  # the first pair whose wavelength exceeds the n positions (None: none does)
 
     @property
     def downsampled(self) -> bool:
@@ -112,57 +144,75 @@ class Table:
 
 
 def table(n: int, d: int) -> Table:
-    """The table of n positions × d_model columns, as much of it as a browser draws quickly; an InputError
-    (checked before anything is allocated) for sizes out of range or an odd d_model."""
+    """The table of n positions × d_model columns, as much of it as a browser draws quickly; an
+    InputError (checked before anything is allocated) for sizes out of range or an odd d_model."""
     n, d = P.check_table(n, d)
     rows = np.arange(0, n, math.ceil(n / MAX_SHOWN_POSITIONS))
     cols = P.pair_columns(d, MAX_SHOWN_DIMS)
     wl = P.wavelengths(d, BASE)
     slow = int(np.argmax(wl > n)) if (wl > n).any() else None
-    return Table(n=n, d=d, rows=rows, cols=cols, shown=P.sinusoidal_at(rows, d, BASE, dims=cols), wavelengths=wl,
-                 slow=slow)
+    return Table(
+        n=n,
+        d=d,
+        rows=rows,
+        cols=cols,
+        shown=P.sinusoidal_at(rows, d, BASE, dims=cols),
+        wavelengths=wl,
+        slow=slow,
+    )
 
 
 @dataclass(frozen=True)
 class Curves:
-    positions: np.ndarray   # (P,) every position 0 … n − 1
-    dims: list[int]         # columns plotted
-    dropped: list[int]      # columns asked for that d_model does not have
-    values: np.ndarray      # (P, len(dims))
+    positions: np.ndarray  # (P,) every position 0 … n − 1
+    dims: list[int]  # columns plotted
+    dropped: list[int]  # columns asked for that d_model does not have
+    values: np.ndarray  # (P, len(dims))
 
     def kind(self, j: int) -> str:
         return ("sin", "cos")[self.dims[j] % 2]
 
 
 def curves(n: int, d: int, dims_text: str) -> Curves:
-    """The chosen columns of the table over every position; an InputError when the list does not parse."""
+    """The chosen columns of the table over every position; an InputError when the list does not
+    parse."""
     n, d = P.check_table(n, d)
     dims, dropped = P.parse_dims(dims_text, d)
     pos = np.arange(n)
-    return Curves(positions=pos, dims=dims, dropped=dropped, values=P.sinusoidal_at(pos, d, BASE, dims=dims))
+    return Curves(
+        positions=pos, dims=dims, dropped=dropped, values=P.sinusoidal_at(pos, d, BASE, dims=dims)
+    )
 
 
 # ---------------------------------------------------------------- relative position
+
 
 @dataclass(frozen=True)
 class Relative:
     d: int
     n: int
-    dots: np.ndarray               # (n, n) PE(p)·PE(q)
-    offsets: np.ndarray            # (2n − 1,) q − p
-    formula: np.ndarray            # (2n − 1,) Σᵢ cos((q − p)·ωᵢ)
-    markers: dict[int, tuple]      # row p → (offsets q − p, that row of dots)
-    spread: str                    # largest spread of PE(p)·PE(q) over pairs of equal offset: zero up to rounding
+    dots: np.ndarray  # (n, n) PE(p)·PE(q)
+    offsets: np.ndarray  # (2n − 1,) q − p
+    formula: np.ndarray  # (2n − 1,) Σᵢ cos((q − p)·ωᵢ)
+    markers: dict[int, tuple]  # row p → (offsets q − p, that row of dots)
+    spread: str  # largest spread of PE(p)·PE(q) over pairs of equal offset: zero up to rounding
 
 
 def relative(d: int, n: int) -> Relative:
-    pe = P.sinusoidal_encoding(n, d, BASE)                                  # (n, d)
-    dots = pe @ pe.T                                                        # (n, d) x (d, n) -> (n, n)
+    pe = P.sinusoidal_encoding(n, d, BASE)  # (n, d)
+    dots = pe @ pe.T  # (n, d) x (d, n) -> (n, n)
     offsets = np.arange(-(n - 1), n)
     markers = {p: (np.arange(n) - p, dots[p]) for p in sorted({0, n // 3, (2 * n) // 3})}
     spread = max(float(np.ptp(np.diagonal(dots, k))) for k in range(-(n - 1), n))
-    return Relative(d=d, n=n, dots=dots, offsets=offsets, formula=P.offset_dot(offsets, d, BASE), markers=markers,
-                    spread=fmt(spread, 2))
+    return Relative(
+        d=d,
+        n=n,
+        dots=dots,
+        offsets=offsets,
+        formula=P.offset_dot(offsets, d, BASE),
+        markers=markers,
+        spread=fmt(spread, 2),
+    )
 
 
 @dataclass(frozen=True)
@@ -170,68 +220,96 @@ class Rotation:
     i: int
     k: int
     p: int
-    now: np.ndarray       # (2, 2) pair i of PE(p) and of PE(p + k)
-    circle: np.ndarray    # (S, 2) pair i at positions 0, 1, 2, …
-    err: str              # largest difference between M_k·PE(p) and PE(p + k)
-    points: dict          # {"PE(p)": pair i of PE(p), "PE(p + k)": pair i of PE(p + k)} as (x, y)
-    latex: str            # ω_i and θ, M_k, and M_k·PE(p) beside PE(p + k), one line each
+    now: np.ndarray  # (2, 2) pair i of PE(p) and of PE(p + k)
+    circle: np.ndarray  # (S, 2) pair i at positions 0, 1, 2, …
+    err: str  # largest difference between M_k·PE(p) and PE(p + k)
+    points: dict  # {"PE(p)": pair i of PE(p), "PE(p + k)": pair i of PE(p + k)} as (x, y)
+    latex: str  # ω_i and θ, M_k, and M_k·PE(p) beside PE(p + k), one line each
 
 
 def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
-    """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k) beside it
-    (``narrow``, for a projector: below it)."""
+    """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k)
+    beside it (``narrow``, for a projector: below it)."""
     omega = P.frequencies(d, BASE)[i]
     M = P.rotation_matrix(k, i, d, BASE)
-    now = P.sinusoidal_at([p, p + k], d, BASE, dims=[2 * i, 2 * i + 1])    # (2, 2): rows PE(p), PE(p + k)
+    now = P.sinusoidal_at(
+        [p, p + k], d, BASE, dims=[2 * i, 2 * i + 1]
+    )  # (2, 2): rows PE(p), PE(p + k)
     moved = M @ now[0]
 
     def mat(a) -> str:
-        return r"\begin{pmatrix} " + r" \\ ".join(" & ".join(fmt(v) for v in row) for row in np.atleast_2d(a)) + r" \end{pmatrix}"
-    col = (lambda v: mat(np.reshape(v, (2, 1))))
-    latex = r" \\ ".join((rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
-             rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
-             rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
-             rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}" + (r" \\ " if narrow else r",\qquad ") + rf"PE({p + k}) = {col(now[1])}"))
-    circle = P.sinusoidal_at(np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=[2 * i, 2 * i + 1])   # every step's PE(p + k) on it
-    return Rotation(i=i, k=k, p=p, now=now, circle=circle, points={f"PE({p})": now[0], f"PE({p + k})": now[1]}, err=fmt(float(np.abs(moved - now[1]).max()), 2),
-                    latex=r"\begin{gathered} " + latex + r" \end{gathered}")
+        return (
+            r"\begin{pmatrix} "
+            + r" \\ ".join(" & ".join(fmt(v) for v in row) for row in np.atleast_2d(a))
+            + r" \end{pmatrix}"
+        )
+
+    col = lambda v: mat(np.reshape(v, (2, 1)))
+    latex = r" \\ ".join(
+        (
+            rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
+            rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
+            rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
+            rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}"
+            + (r" \\ " if narrow else r",\qquad ")
+            + rf"PE({p + k}) = {col(now[1])}",
+        )
+    )
+    circle = P.sinusoidal_at(
+        np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=[2 * i, 2 * i + 1]
+    )  # every step's PE(p + k) on it
+    return Rotation(
+        i=i,
+        k=k,
+        p=p,
+        now=now,
+        circle=circle,
+        points={f"PE({p})": now[0], f"PE({p + k})": now[1]},
+        err=fmt(float(np.abs(moved - now[1]).max()), 2),
+        latex=r"\begin{gathered} " + latex + r" \end{gathered}",
+    )
 
 
 @dataclass(frozen=True)
 class RotationSteps:
     """PE(p + k) of pair i at every offset of the in-figure slider (the rotation figure)."""
-    ks: tuple[int, ...]     # (G,) 0 … LIVE_K and the control's k
-    active: int             # index of the control's k
-    points: np.ndarray      # (G, 2) pair i of PE(p + k)
-    theta: np.ndarray       # (G,) the angle k·ω_i turned from PE(p)
+
+    ks: tuple[int, ...]  # (G,) 0 … LIVE_K and the control's k
+    active: int  # index of the control's k
+    points: np.ndarray  # (G, 2) pair i of PE(p + k)
+    theta: np.ndarray  # (G,) the angle k·ω_i turned from PE(p)
 
 
 def rotation_steps(d: int, i: int, k: int, p: int) -> RotationSteps:
     grid, active = live.with_value(range(LIVE_K + 1), k)
     ks = tuple(int(v) for v in grid)
-    points = P.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=[2 * i, 2 * i + 1])   # (G, 2)
-    return RotationSteps(ks=ks, active=active, points=points, theta=np.asarray(ks) * P.frequencies(d, BASE)[i])
+    points = P.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=[2 * i, 2 * i + 1])  # (G, 2)
+    return RotationSteps(
+        ks=ks, active=active, points=points, theta=np.asarray(ks) * P.frequencies(d, BASE)[i]
+    )
 
 
 # ---------------------------------------------------------------- why attention needs order
 
+
 class OrderRow(NamedTuple):
-    token: str       # token j of B
-    source: int      # where it stands in A
-    target: int      # where it stands in B (j)
-    without: float   # ‖output difference‖ without positions
-    with_pe: float   # ‖output difference‖ with positions
+    token: str  # token j of B
+    source: int  # where it stands in A
+    target: int  # where it stands in B (j)
+    without: float  # ‖output difference‖ without positions
+    with_pe: float  # ‖output difference‖ with positions
 
 
 @dataclass(frozen=True)
 class Order:
-    plain: P.OrderResult      # without positions
-    with_pe: P.OrderResult    # with the sinusoids added
+    plain: P.OrderResult  # without positions
+    with_pe: P.OrderResult  # with the sinusoids added
     rows: tuple[OrderRow, ...]
 
     @property
     def glued(self) -> bool:
-        """One CJK character per token: titles join them without spaces and tick labels stay upright."""
+        """One CJK character per token: titles join them without spaces and tick labels stay
+        upright."""
         return all(len(x) == 1 and not x.isascii() for x in self.plain.tokens_a)
 
     def joined(self, tokens: list[str]) -> str:
@@ -239,28 +317,35 @@ class Order:
 
 
 def order(a: str, b: str, d: int) -> Order:
-    """Self-attention over sentence a and its reordering b, without and with positions (InputError when b is
-    not a reordering of a, or a sentence is empty or too long)."""
+    """Self-attention over sentence a and its reordering b, without and with positions (InputError
+    when b is not a reordering of a, or a sentence is empty or too long)."""
     plain, with_pe = P.word_order(a, b, d, positions=False), P.word_order(a, b, d, positions=True)
-    rows = tuple(OrderRow(token=tok, source=int(plain.perm[j]), target=j,
-                          without=float(np.linalg.norm(plain.difference[j])),
-                          with_pe=float(np.linalg.norm(with_pe.difference[j])))
-                 for j, tok in enumerate(plain.tokens_b))
+    rows = tuple(
+        OrderRow(
+            token=tok,
+            source=int(plain.perm[j]),
+            target=j,
+            without=float(np.linalg.norm(plain.difference[j])),
+            with_pe=float(np.linalg.norm(with_pe.difference[j])),
+        )
+        for j, tok in enumerate(plain.tokens_b)
+    )
     return Order(plain=plain, with_pe=with_pe, rows=rows)
 
 
 # ---------------------------------------------------------------- RoPE and ALiBi
 
+
 @dataclass(frozen=True)
 class Beyond:
     p: int
-    q: np.ndarray                  # (D,) seeded random query
-    k: np.ndarray                  # (D,) the key: q itself or another seeded random vector
-    distances: np.ndarray          # (K,) 0 … far
-    at0: P.DistanceScores          # the query at position 0
-    atp: P.DistanceScores          # the query at position p
-    rope_gap: str                  # largest |RoPE score at p − at 0|: zero up to rounding
-    sin_gap: str                   # the same for added sinusoids: not zero
+    q: np.ndarray  # (D,) seeded random query
+    k: np.ndarray  # (D,) the key: q itself or another seeded random vector
+    distances: np.ndarray  # (K,) 0 … far
+    at0: P.DistanceScores  # the query at position 0
+    atp: P.DistanceScores  # the query at position p
+    rope_gap: str  # largest |RoPE score at p − at 0|: zero up to rounding
+    sin_gap: str  # the same for added sinusoids: not zero
 
 
 def beyond(d: int, p: int, far: int, qk: str) -> Beyond:
@@ -270,19 +355,27 @@ def beyond(d: int, p: int, far: int, qk: str) -> Beyond:
     dist = np.arange(far + 1)
     at0 = P.distance_scores(q, k, 0, dist, slope=0.0, base=BASE)
     atp = P.distance_scores(q, k, p, dist, slope=0.0, base=BASE)
-    return Beyond(p=p, q=q, k=k, distances=dist, at0=at0, atp=atp,
-                  rope_gap=fmt(float(np.abs(atp.rope - at0.rope).max()), 2),
-                  sin_gap=fmt(float(np.abs(atp.sinusoidal - at0.sinusoidal).max()), 3))
+    return Beyond(
+        p=p,
+        q=q,
+        k=k,
+        distances=dist,
+        at0=at0,
+        atp=atp,
+        rope_gap=fmt(float(np.abs(atp.rope - at0.rope).max()), 2),
+        sin_gap=fmt(float(np.abs(atp.sinusoidal - at0.sinusoidal).max()), 3),
+    )
 
 
 @dataclass(frozen=True)
 class Alibi:
-    slopes: tuple[str, ...]        # (H,) as the paper writes them
-    lines: np.ndarray              # (H, K) q·k/√d − m_h·Δ over the distances of ``beyond``
-    bias: np.ndarray               # (H, n, n) −m_h·|i − j|
+    slopes: tuple[str, ...]  # (H,) as the paper writes them
+    lines: np.ndarray  # (H, K) q·k/√d − m_h·Δ over the distances of ``beyond``
+    bias: np.ndarray  # (H, n, n) −m_h·|i − j|
 
     def grid(self, columns: int) -> np.ndarray:
-        """(R, C, n, n) the heads in rows of ``columns``, the last row padded with blank (NaN) cells."""
+        """(R, C, n, n) the heads in rows of ``columns``, the last row padded with blank (NaN)
+        cells."""
         H, n, _ = self.bias.shape
         C = min(columns, H)
         R = math.ceil(H / C)
@@ -293,30 +386,44 @@ class Alibi:
 
 def alibi(H: int, n: int, b: Beyond) -> Alibi:
     slopes = P.alibi_slopes(H)
-    lines = np.array([P.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes])
-    return Alibi(slopes=tuple(slope_text(float(m)) for m in slopes), lines=lines, bias=P.alibi_bias(H, n))
+    lines = np.array(
+        [P.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes]
+    )
+    return Alibi(
+        slopes=tuple(slope_text(float(m)) for m in slopes), lines=lines, bias=P.alibi_bias(H, n)
+    )
 
 
 @dataclass(frozen=True)
 class BeyondSteps:
     """The query-at-p curves at every query position of the in-figure slider (the score figure)."""
-    ps: tuple[int, ...]             # (G,) positions over the control's range, the control's p among them
-    active: int                     # index of the control's p
-    sinusoidal: np.ndarray          # (G, K) added sinusoids, query at ps[g]
-    rope: np.ndarray                # (G, K) RoPE, query at ps[g]
-    rope_gap: tuple[str, ...]       # (G,) largest |RoPE at ps[g] − at 0|, as Beyond.rope_gap
-    sin_gap: tuple[str, ...]        # (G,) the same for added sinusoids
+
+    ps: tuple[int, ...]  # (G,) positions over the control's range, the control's p among them
+    active: int  # index of the control's p
+    sinusoidal: np.ndarray  # (G, K) added sinusoids, query at ps[g]
+    rope: np.ndarray  # (G, K) RoPE, query at ps[g]
+    rope_gap: tuple[str, ...]  # (G,) largest |RoPE at ps[g] − at 0|, as Beyond.rope_gap
+    sin_gap: tuple[str, ...]  # (G,) the same for added sinusoids
 
 
 def beyond_steps(b: Beyond) -> BeyondSteps:
-    """Every step's curves: as many query positions over 0 … the control's highest as keep a curve's steps
-    within LIVE_NUMBERS numbers (74 at the default 161 distances, 11 at 1001), and the control's p."""
+    """Every step's curves: as many query positions over 0 … the control's highest as keep a curve's
+    steps within LIVE_NUMBERS numbers (74 at the default 161 distances, 11 at 1001), and the
+    control's p."""
     hi = CONTROLS["pe_bp"][1]["hi"]
     grid = live.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
     values, active = live.with_value(grid, b.p)
     ps = tuple(int(v) for v in values)
-    sinusoidal, rope = P.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)   # (G, K) each
-    sinusoidal[active], rope[active] = b.atp.sinusoidal, b.atp.rope                      # the control's p: the page's own curves
-    return BeyondSteps(ps=ps, active=active, sinusoidal=sinusoidal, rope=rope,
-                       rope_gap=tuple(fmt(float(np.abs(r - b.at0.rope).max()), 2) for r in rope),
-                       sin_gap=tuple(fmt(float(np.abs(r - b.at0.sinusoidal).max()), 3) for r in sinusoidal))
+    sinusoidal, rope = P.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)  # (G, K) each
+    sinusoidal[active], rope[active] = (
+        b.atp.sinusoidal,
+        b.atp.rope,
+    )  # the control's p: the page's own curves
+    return BeyondSteps(
+        ps=ps,
+        active=active,
+        sinusoidal=sinusoidal,
+        rope=rope,
+        rope_gap=tuple(fmt(float(np.abs(r - b.at0.rope).max()), 2) for r in rope),
+        sin_gap=tuple(fmt(float(np.abs(r - b.at0.sinusoidal).max()), 3) for r in sinusoidal),
+    )

@@ -1,15 +1,19 @@
-"""The pretrained-model lesson (article 004): all-MiniLM-L6-v2's 72 heads on a text, and what they measure.
+"""The pretrained-model lesson (article 004): all-MiniLM-L6-v2's 72 heads on a text, and what they
+measure.
 
-Article 004 draws one head that links "it" to "animal". Here the same sentence goes through a trained encoder:
-every head in a grid, a head finder that ranks all heads by how much a source token attends to a target token,
-the Winograd twin ("…too tired." / "…too wide.") measured, and one head large (heatmap, line view).
+Article 004 draws one head that links "it" to "animal". Here the same sentence goes through a
+trained encoder: every head in a grid, a head finder that ranks all heads by how much a source token
+attends to a target token, the Winograd twin ("…too tired." / "…too wide.") measured, and one head
+large (heatmap, line view).
 
-Numbering: layers, heads and tokens are counted from 1 wherever a name is shown (``head_name(3, 1)`` is "L4·H2",
-the fourth layer's second head); arrays and the app's URL parameters index them from 0, as the weight files do.
+Numbering: layers, heads and tokens are counted from 1 wherever a name is shown (``head_name(3, 1)``
+is "L4·H2", the fourth layer's second head); arrays and the app's URL parameters index them from 0,
+as the weight files do.
 
-Browser budget: the 6 × 12 grid is drawn only up to GRID_ALL_MAX tokens; longer texts show one layer's 12 heads,
-pooled to at most GRID_POOL tokens a side (about 1 MB of figure JSON at 128 tokens); the large head is pooled
-above HEAD_POOL, and the line view draws a window of LINES_MAX tokens around the source token.
+Browser budget: the 6 × 12 grid is drawn only up to GRID_ALL_MAX tokens; longer texts show one
+layer's 12 heads, pooled to at most GRID_POOL tokens a side (about 1 MB of figure JSON at 128
+tokens); the large head is pooled above HEAD_POOL, and the line view draws a window of LINES_MAX
+tokens around the source token.
 
 Axis letters: L layers, H heads, T tokens, B pooled blocks, W window of the line view.
 """
@@ -25,29 +29,44 @@ from .. import reading
 from ..errors import InputError
 from ..figures.core import MAX_TEXT_CELLS
 from ..models.minilm import MiniLM, MiniLMResult
-from ..token_views import SPECIAL_TOKENS, HeadWeight, drop_special, merge_word_pieces, pool, rank_heads
+from ..token_views import (
+    SPECIAL_TOKENS,
+    HeadWeight,
+    drop_special,
+    merge_word_pieces,
+    pool,
+    rank_heads,
+)
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
-PARAGRAPH = ("The animal didn't cross the street because it was too tired. It had walked all day through the rain, "
-             "and the road was wide and busy. A driver stopped her car and waited, but the animal only looked at the "
-             "lights. Later a child brought it some water, and it drank slowly before it lay down under a tree. When "
-             "the traffic finally stopped, the animal stood up, looked both ways, and crossed the street without any "
-             "trouble.")
+PARAGRAPH = (
+    "The animal didn't cross the street because it was too tired. It had walked all day through the rain, "
+    "and the road was wide and busy. A driver stopped her car and waited, but the animal only looked at the "
+    "lights. Later a child brought it some water, and it drank slowly before it lay down under a tree. When "
+    "the traffic finally stopped, the animal stood up, looked both ways, and crossed the street without any "
+    "trouble."
+)
 PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
-N_LAYERS, N_HEADS = 6, 12   # all-MiniLM-L6-v2
+N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2
 # The page's controls outside the reading selector: URL key → (default, bounds or options).
-CONTROLS = {"pt_text": (SENTENCE, {}), "pt_hide": (False, {}), "pt_merge": (False, {}), "pt_lfoc": (False, {}),
-            "pt_glayer": (0, {"options": list(range(N_LAYERS))}), "pt_layer": (3, {"options": list(range(N_LAYERS))}),
-            "pt_head": (1, {"options": list(range(N_HEADS))})}
-GRID_ALL_MAX = 40           # up to this many tokens, all 72 heads in one figure
-GRID_POOL = 128             # one layer's grid: at most this many (pooled) tokens a side
-HEAD_POOL = 256             # the large heatmap: at most this many (pooled) tokens a side
-LINES_MAX = 64              # the line view: a window of this many tokens
-TOP_BARS = 15               # bars in the head finder
-STRONG = 0.5                # "a head links source → target" above this weight
-TOKENS_SHOWN = 80           # tokens listed in the caption
-UNK_SHOWN = 30              # unknown characters listed in the notice
+CONTROLS = {
+    "pt_text": (SENTENCE, {}),
+    "pt_hide": (False, {}),
+    "pt_merge": (False, {}),
+    "pt_lfoc": (False, {}),
+    "pt_glayer": (0, {"options": list(range(N_LAYERS))}),
+    "pt_layer": (3, {"options": list(range(N_LAYERS))}),
+    "pt_head": (1, {"options": list(range(N_HEADS))}),
+}
+GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
+GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
+HEAD_POOL = 256  # the large heatmap: at most this many (pooled) tokens a side
+LINES_MAX = 64  # the line view: a window of this many tokens
+TOP_BARS = 15  # bars in the head finder
+STRONG = 0.5  # "a head links source → target" above this weight
+TOKENS_SHOWN = 80  # tokens listed in the caption
+UNK_SHOWN = 30  # unknown characters listed in the notice
 
 
 def head_name(layer: int, head: int) -> str:
@@ -56,18 +75,23 @@ def head_name(layer: int, head: int) -> str:
 
 
 def cell_name(layer: int, head: int, shape: tuple[int, ...]) -> str:
-    """A cell of a view of shape (L', H', …) as the page names it: a head "L4·H2" when the view has heads, a layer
-    "L4" when it has one map per layer (mean, max, rollout), "L1–L6" for flow's single map."""
+    """A cell of a view of shape (L', H', …) as the page names it: a head "L4·H2" when the view has
+    heads, a layer "L4" when it has one map per layer (mean, max, rollout), "L1–L6" for flow's
+    single map."""
     if shape[1] > 1:
         return head_name(layer, head)
     return f"L{layer + 1}" if shape[0] > 1 else f"L1–L{N_LAYERS}"
 
 
-def readings(model: MiniLM, result: MiniLMResult, name: str,
-             progress: Callable[[int, int], object] | None = None) -> reading.Readings:
-    """The selector's view of a whole run (:func:`visattn.reading.view_weights`, float32 like the weights; the
-    weights themselves are not copied). Flow is refused above its cap (InputError "flow_tokens"); value norms
-    reuse the run's layer inputs."""
+def readings(
+    model: MiniLM,
+    result: MiniLMResult,
+    name: str,
+    progress: Callable[[int, int], object] | None = None,
+) -> reading.Readings:
+    """The selector's view of a whole run (:func:`visattn.reading.view_weights`, float32 like the
+    weights; the weights themselves are not copied). Flow is refused above its cap (InputError
+    "flow_tokens"); value norms reuse the run's layer inputs."""
     w = result.attentions
     if name != "weights":
         norms = reading.minilm_value_norms(model, result) if name == "norm_weighted" else None
@@ -76,7 +100,8 @@ def readings(model: MiniLM, result: MiniLMResult, name: str,
 
 
 def indexed(tokens: list[str]) -> list[str]:
-    """Labels "i: token" (i from 1) for long texts: unique without padding repeats, and a hover says where it is."""
+    """Labels "i: token" (i from 1) for long texts: unique without padding repeats, and a hover says
+    where it is."""
     return [f"{i + 1}: {tok}" for i, tok in enumerate(tokens)]
 
 
@@ -87,37 +112,49 @@ def shown_tokens(tokens: list[str], sep: str = " · ") -> str:
 
 # ---- the text as the model reads it --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Unknown:
-    n: int                   # word pieces that became [UNK]
-    chars: str               # the characters behind them, space-separated (at most UNK_SHOWN, then "…")
-    every: bool              # every word piece of the text is [UNK]
+    n: int  # word pieces that became [UNK]
+    chars: str  # the characters behind them, space-separated (at most UNK_SHOWN, then "…")
+    every: bool  # every word piece of the text is [UNK]
 
 
 def unknown(result: MiniLMResult) -> Unknown | None:
-    """Which characters became [UNK] (the model reads them all as one and the same token); None if none did."""
+    """Which characters became [UNK] (the model reads them all as one and the same token); None if
+    none did."""
     unk = [i for i, tok in enumerate(result.tokens) if tok == "[UNK]"]
     if not unk:
         return None
-    chars = list(dict.fromkeys(result.text[s:e] for s, e in (result.offsets[i] for i in unk) if e > s))
+    chars = list(
+        dict.fromkeys(result.text[s:e] for s, e in (result.offsets[i] for i in unk) if e > s)
+    )
     words = [tok for tok in result.tokens if tok not in SPECIAL_TOKENS]
-    return Unknown(n=len(unk), chars=" ".join(chars[:UNK_SHOWN]) + (" …" if len(chars) > UNK_SHOWN else ""),
-                   every=len(unk) == len(words))
+    return Unknown(
+        n=len(unk),
+        chars=" ".join(chars[:UNK_SHOWN]) + (" …" if len(chars) > UNK_SHOWN else ""),
+        every=len(unk) == len(words),
+    )
 
 
 @dataclass(frozen=True)
 class View:
-    tokens: list[str]        # T' labels
-    attn: np.ndarray         # (L, H, T', T') rows sum to 1
-    kept_specials: bool      # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
+    tokens: list[str]  # T' labels
+    attn: np.ndarray  # (L, H, T', T') rows sum to 1
+    kept_specials: bool  # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
 
 
-def token_view(result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None) -> View:
-    """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces merged. ``attn``: a
-    view of the run (:func:`readings`, any (L', H', T, T)) instead of its weights."""
+def token_view(
+    result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None
+) -> View:
+    """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces
+    merged. ``attn``: a view of the run (:func:`readings`, any (L', H', T, T)) instead of its
+    weights."""
     tokens, attn, kept = result.tokens, result.attentions if attn is None else attn, False
     if hide:
-        if all(tok in SPECIAL_TOKENS for tok in tokens):   # the text was nothing but [CLS]/[SEP] typed in
+        if all(
+            tok in SPECIAL_TOKENS for tok in tokens
+        ):  # the text was nothing but [CLS]/[SEP] typed in
             kept = True
         else:
             v = drop_special(tokens, attn)
@@ -130,7 +167,9 @@ def token_view(result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray |
 
 def default_pair(tokens: list[str]) -> tuple[int, int]:
     """Source "it" and target "animal" when present; else the first word and the word after it."""
-    words = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] or list(range(len(tokens)))
+    words = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] or list(
+        range(len(tokens))
+    )
     src = tokens.index("it") if "it" in tokens else words[0]
     if "animal" in tokens and tokens.index("animal") != src:
         return src, tokens.index("animal")
@@ -140,25 +179,32 @@ def default_pair(tokens: list[str]) -> tuple[int, int]:
 
 # ---- 1. every head ---------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Patterns:
-    n_cls: int                # heads whose mean weight on [CLS] is above STRONG
-    prev: tuple[str, ...]     # heads whose mean weight on the token before is above STRONG
-    next: tuple[str, ...]     # … on the token after
+    n_cls: int  # heads whose mean weight on [CLS] is above STRONG
+    prev: tuple[str, ...]  # heads whose mean weight on the token before is above STRONG
+    next: tuple[str, ...]  # … on the token after
 
 
 def patterns(attn: np.ndarray) -> Patterns:
-    """What the grid shows, measured on (L, H, T, T) raw weights: heads parked on [CLS], previous/next-token heads.
+    """What the grid shows, measured on (L, H, T, T) raw weights: heads parked on [CLS],
+    previous/next-token heads.
 
-    Means over the queries that have such a neighbour (rows 2…T for "previous", 1…T−1 for "next")."""
+    Means over the queries that have such a neighbour (rows 2…T for "previous", 1…T−1 for
+    "next")."""
     attn = np.asarray(attn)
     if attn.ndim != 4 or attn.shape[-1] != attn.shape[-2] or attn.shape[-1] < 2:
-        raise InputError("attn_shape", f"attn has shape {attn.shape}; it must be (layers, heads, T, T) with T ≥ 2.",
-                         shape=" × ".join(map(str, attn.shape)), n=attn.shape[-1] if attn.ndim else 0)
+        raise InputError(
+            "attn_shape",
+            f"attn has shape {attn.shape}; it must be (layers, heads, T, T) with T ≥ 2.",
+            shape=" × ".join(map(str, attn.shape)),
+            n=attn.shape[-1] if attn.ndim else 0,
+        )
     i = np.arange(1, attn.shape[-1])
-    on_cls = attn[..., :, 0].mean(axis=-1)                   # (L, H) mean weight on [CLS]
-    prev = attn[..., i, i - 1].mean(axis=-1)                 # (L, H) mean weight on the token before
-    nxt = attn[..., i - 1, i].mean(axis=-1)                  # (L, H) mean weight on the token after
+    on_cls = attn[..., :, 0].mean(axis=-1)  # (L, H) mean weight on [CLS]
+    prev = attn[..., i, i - 1].mean(axis=-1)  # (L, H) mean weight on the token before
+    nxt = attn[..., i - 1, i].mean(axis=-1)  # (L, H) mean weight on the token after
 
     def names(w: np.ndarray) -> tuple[str, ...]:
         return tuple(head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG)))
@@ -168,45 +214,70 @@ def patterns(attn: np.ndarray) -> Patterns:
 
 @dataclass(frozen=True)
 class Grid:
-    w: np.ndarray             # (6, 12, T, T) all heads, or (3, 4, B, B) one layer's heads (pooled above GRID_POOL)
-    labels: list[str]         # B tick labels
-    titles: list[str]         # one per cell: "L1·H1" …
-    layer: int | None         # the layer shown (0-based), None when every layer is
-    n_tokens: int             # T before pooling
-    block: int                # tokens per pooled block (1: not pooled)
+    w: (
+        np.ndarray
+    )  # (6, 12, T, T) all heads, or (3, 4, B, B) one layer's heads (pooled above GRID_POOL)
+    labels: list[str]  # B tick labels
+    titles: list[str]  # one per cell: "L1·H1" …
+    layer: int | None  # the layer shown (0-based), None when every layer is
+    n_tokens: int  # T before pooling
+    block: int  # tokens per pooled block (1: not pooled)
 
 
 def one_layer(T: int, attn: np.ndarray) -> bool:
-    """Whether the grid draws one layer only (a view with heads, above GRID_ALL_MAX tokens): the page asks which."""
+    """Whether the grid draws one layer only (a view with heads, above GRID_ALL_MAX tokens): the
+    page asks which."""
     return T > GRID_ALL_MAX and attn.shape[1] > 1
 
 
 def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
-    """All 72 heads for short texts; one layer's 12 heads (pooled to GRID_POOL a side if long) otherwise. A view
-    with one map per layer (L, 1, T, T) gives 2 × 3 maps, flow's (1, 1, T, T) one (pooled likewise)."""
+    """All 72 heads for short texts; one layer's 12 heads (pooled to GRID_POOL a side if long)
+    otherwise. A view with one map per layer (L, 1, T, T) gives 2 × 3 maps, flow's (1, 1, T, T) one
+    (pooled likewise)."""
     T, (L, H) = len(tokens), attn.shape[:2]
     if H == 1:
-        v = pool(indexed(tokens) if T > GRID_ALL_MAX else tokens, attn[:, 0], GRID_POOL)   # (L, B, B)
+        v = pool(
+            indexed(tokens) if T > GRID_ALL_MAX else tokens, attn[:, 0], GRID_POOL
+        )  # (L, B, B)
         B = len(v.tokens)
-        return Grid(w=v.attn.reshape(2 if L == 6 else 1, -1, B, B), labels=v.tokens, layer=None, n_tokens=T,
-                    block=len(v.groups[0]), titles=[cell_name(l, 0, attn.shape) for l in range(L)])
+        return Grid(
+            w=v.attn.reshape(2 if L == 6 else 1, -1, B, B),
+            labels=v.tokens,
+            layer=None,
+            n_tokens=T,
+            block=len(v.groups[0]),
+            titles=[cell_name(l, 0, attn.shape) for l in range(L)],
+        )
     if T <= GRID_ALL_MAX:
-        return Grid(w=attn, labels=list(tokens), layer=None, n_tokens=T, block=1,
-                    titles=[head_name(l, h) for l in range(N_LAYERS) for h in range(N_HEADS)])
-    v = pool(indexed(tokens), attn[layer], GRID_POOL)         # (H, T, T) -> (H, B, B)
+        return Grid(
+            w=attn,
+            labels=list(tokens),
+            layer=None,
+            n_tokens=T,
+            block=1,
+            titles=[head_name(l, h) for l in range(N_LAYERS) for h in range(N_HEADS)],
+        )
+    v = pool(indexed(tokens), attn[layer], GRID_POOL)  # (H, T, T) -> (H, B, B)
     B = len(v.tokens)
-    return Grid(w=v.attn.reshape(3, 4, B, B), labels=v.tokens, layer=layer, n_tokens=T, block=len(v.groups[0]),
-                titles=[head_name(layer, h) for h in range(N_HEADS)])
+    return Grid(
+        w=v.attn.reshape(3, 4, B, B),
+        labels=v.tokens,
+        layer=layer,
+        n_tokens=T,
+        block=len(v.groups[0]),
+        titles=[head_name(layer, h) for h in range(N_HEADS)],
+    )
 
 
 # ---- 2. the head finder ----------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Finder:
-    top: tuple[HeadWeight, ...]     # the TOP_BARS strongest heads, strongest first
+    top: tuple[HeadWeight, ...]  # the TOP_BARS strongest heads, strongest first
     strong: tuple[HeadWeight, ...]  # the heads above STRONG
-    names: tuple[str, ...]          # bar labels: head_name of each of ``top``
-    opened: int | None              # the bar of the open head, if it is among them
+    names: tuple[str, ...]  # bar labels: head_name of each of ``top``
+    opened: int | None  # the bar of the open head, if it is among them
 
     @property
     def best(self) -> HeadWeight:
@@ -214,83 +285,112 @@ class Finder:
 
 
 def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> Finder:
-    """All heads ranked by the weight token ``src`` (query) puts on ``tgt`` (key); the strongest drawn as bars."""
+    """All heads ranked by the weight token ``src`` (query) puts on ``tgt`` (key); the strongest
+    drawn as bars."""
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
-    opened = tuple(k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2]))   # a layer's map: the open head's layer
-    return Finder(top=top, strong=tuple(hw for hw in ranked if hw.weight > STRONG),
-                  names=tuple(cell_name(hw.layer, hw.head, attn.shape) for hw in top),
-                  opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == opened), None))
+    opened = tuple(
+        k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2])
+    )  # a layer's map: the open head's layer
+    return Finder(
+        top=top,
+        strong=tuple(hw for hw in ranked if hw.weight > STRONG),
+        names=tuple(cell_name(hw.layer, hw.head, attn.shape) for hw in top),
+        opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == opened), None),
+    )
 
 
 @dataclass(frozen=True)
 class Winograd:
-    tired_animal: HeadWeight      # the strongest it → animal head in "…too tired."
-    tired_street: HeadWeight      # the strongest it → street head there
-    wide_animal: HeadWeight       # … and in the twin "…too wide.", where "it" is the street
+    tired_animal: HeadWeight  # the strongest it → animal head in "…too tired."
+    tired_street: HeadWeight  # the strongest it → street head there
+    wide_animal: HeadWeight  # … and in the twin "…too wide.", where "it" is the street
     wide_street: HeadWeight
 
     @property
     def switch(self) -> bool:
-        """Whether in "…wide." some head favours street: its best it → street head reaches STRONG or beats
-        the best it → animal head."""
+        """Whether in "…wide." some head favours street: its best it → street head reaches STRONG or
+        beats the best it → animal head."""
         return not self.wide_street.weight < min(self.wide_animal.weight, STRONG)
 
     def cells(self) -> dict[str, str]:
-        """The measured sentence's blanks: tired_a / tired_aw (head, weight of it → animal in "…tired."), tired_s /
-        tired_sw (it → street), wide_a / wide_aw, wide_s / wide_sw; weights to 2 decimals."""
-        best = dict(tired_a=self.tired_animal, tired_s=self.tired_street, wide_a=self.wide_animal,
-                    wide_s=self.wide_street)
+        """The measured sentence's blanks: tired_a / tired_aw (head, weight of it → animal in
+        "…tired."), tired_s / tired_sw (it → street), wide_a / wide_aw, wide_s / wide_sw; weights to
+        2 decimals."""
+        best = dict(
+            tired_a=self.tired_animal,
+            tired_s=self.tired_street,
+            wide_a=self.wide_animal,
+            wide_s=self.wide_street,
+        )
         return {k: head_name(hw.layer, hw.head) for k, hw in best.items()} | {
-            k + "w": f"{hw.weight:.2f}" for k, hw in best.items()}
+            k + "w": f"{hw.weight:.2f}" for k, hw in best.items()
+        }
 
 
 def winograd(model: MiniLM) -> Winograd:
-    """Article 004's pair, measured: the best it→animal and it→street heads in "…tired." and in "…wide."."""
+    """Article 004's pair, measured: the best it→animal and it→street heads in "…tired." and in
+    "…wide."."""
     best = {}
     for name, text in (("tired", SENTENCE), ("wide", WIDE)):
         r = model.run(text)
         it, animal, street = (r.tokens.index(w) for w in ("it", "animal", "street"))
-        best[name] = (rank_heads(r.attentions, it, animal, top=1)[0], rank_heads(r.attentions, it, street, top=1)[0])
-    return Winograd(tired_animal=best["tired"][0], tired_street=best["tired"][1], wide_animal=best["wide"][0],
-                    wide_street=best["wide"][1])
+        best[name] = (
+            rank_heads(r.attentions, it, animal, top=1)[0],
+            rank_heads(r.attentions, it, street, top=1)[0],
+        )
+    return Winograd(
+        tired_animal=best["tired"][0],
+        tired_street=best["tired"][1],
+        wide_animal=best["wide"][0],
+        wide_street=best["wide"][1],
+    )
 
 
 # ---- 3. one head, large ----------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class OneHead:
-    name: str                 # "L4·H2"
-    w: np.ndarray             # (T, T) the head's weights (the CSV)
-    shown: np.ndarray         # (B, B) as drawn: pooled above HEAD_POOL tokens
-    labels: list[str]         # B labels ("i: token" above GRID_ALL_MAX tokens)
-    block: int                # tokens per pooled block (1: not pooled)
-    hover_only: bool          # too many tokens for numbers in the cells: the weights are in the hover
+    name: str  # "L4·H2"
+    w: np.ndarray  # (T, T) the head's weights (the CSV)
+    shown: np.ndarray  # (B, B) as drawn: pooled above HEAD_POOL tokens
+    labels: list[str]  # B labels ("i: token" above GRID_ALL_MAX tokens)
+    block: int  # tokens per pooled block (1: not pooled)
+    hover_only: bool  # too many tokens for numbers in the cells: the weights are in the hover
 
 
 def one_head(tokens: list[str], attn: np.ndarray, layer: int, head: int) -> OneHead:
-    """Head (``layer``, ``head``) of a view; a view with one map per layer gives that layer's, flow its one map."""
+    """Head (``layer``, ``head``) of a view; a view with one map per layer gives that layer's, flow
+    its one map."""
     layer, head = min(layer, attn.shape[0] - 1), min(head, attn.shape[1] - 1)
-    w = attn[layer, head]                                    # (T, T)
+    w = attn[layer, head]  # (T, T)
     v = pool(indexed(tokens) if len(tokens) > GRID_ALL_MAX else tokens, w, HEAD_POOL)
-    return OneHead(name=cell_name(layer, head, attn.shape), w=w, shown=v.attn, labels=v.tokens, block=len(v.groups[0]),
-                   hover_only=len(tokens) > MAX_TEXT_CELLS)
+    return OneHead(
+        name=cell_name(layer, head, attn.shape),
+        w=w,
+        shown=v.attn,
+        labels=v.tokens,
+        block=len(v.groups[0]),
+        hover_only=len(tokens) > MAX_TEXT_CELLS,
+    )
 
 
 @dataclass(frozen=True)
 class Lines:
-    w: np.ndarray             # (1, W, W) the window of the head drawn as lines
-    tokens: list[str]         # W tokens of the window
-    first: int                # the window is tokens first … last (0-based, last included)
+    w: np.ndarray  # (1, W, W) the window of the head drawn as lines
+    tokens: list[str]  # W tokens of the window
+    first: int  # the window is tokens first … last (0-based, last included)
     last: int
 
 
 def lines(tokens: list[str], w: np.ndarray, src: int, only_src: bool) -> Lines:
-    """A window of LINES_MAX tokens around ``src`` of one head (T, T); with ``only_src`` only that token's row."""
+    """A window of LINES_MAX tokens around ``src`` of one head (T, T); with ``only_src`` only that
+    token's row."""
     T = len(tokens)
     start = int(np.clip(src - LINES_MAX // 2, 0, max(0, T - LINES_MAX)))
     stop = min(T, start + LINES_MAX)
-    window = np.array(w[start:stop, start:stop])             # (W, W) a copy: the head itself stays as it is
+    window = np.array(w[start:stop, start:stop])  # (W, W) a copy: the head itself stays as it is
     if only_src:
         keep = np.zeros_like(window)
         keep[src - start] = window[src - start]

@@ -1,8 +1,10 @@
-"""Reading attention in MiniLM (issue 12): one selector of views, what [CLS]/[SEP] take, two sentences, q/k geometry.
+"""Reading attention in MiniLM (issue 12): one selector of views, what [CLS]/[SEP] take, two
+sentences, q/k geometry.
 
-Compute for pages/reading.py over :mod:`visattn.reading`. Every section returns a frozen dataclass the page only
-draws. Numbering as on the pretrained page: names count from 1 ("L4·H2"), arrays and URL parameters from 0.
-Texts are cut at MAX_TOKENS word pieces (the page draws a layer's 12 heads and whole-text maps at that size).
+Compute for pages/reading.py over :mod:`visattn.reading`. Every section returns a frozen dataclass
+the page only draws. Numbering as on the pretrained page: names count from 1 ("L4·H2"), arrays and
+URL parameters from 0. Texts are cut at MAX_TOKENS word pieces (the page draws a layer's 12 heads
+and whole-text maps at that size).
 
 Axis letters: L layers, H heads, T tokens, R/C rows and columns of the grid.
 """
@@ -18,80 +20,128 @@ from .. import reading
 from ..models.minilm import MiniLM
 from .pretrained import N_HEADS, N_LAYERS, PRESETS, SENTENCE, WIDE, head_name
 
-__all__ = ["N_HEADS", "N_LAYERS", "PRESETS", "SENTENCE", "WIDE", "MAX_TOKENS", "VIEWS", "PER_HEAD", "Run", "run",
-           "Readings", "readings", "View", "view", "Share", "share", "Pair", "pair", "Geometry", "geometry"]
-MAX_TOKENS = 64                 # word pieces read (the rest is cut, with a notice)
-VIEWS = reading.VIEWS           # weights | norm_weighted | mean | max | rollout | flow
-PER_HEAD = reading.PER_HEAD             # views with one map per head (the others: one per layer, or one)
+__all__ = [
+    "N_HEADS",
+    "N_LAYERS",
+    "PRESETS",
+    "SENTENCE",
+    "WIDE",
+    "MAX_TOKENS",
+    "VIEWS",
+    "PER_HEAD",
+    "Run",
+    "run",
+    "Readings",
+    "readings",
+    "View",
+    "view",
+    "Share",
+    "share",
+    "Pair",
+    "pair",
+    "Geometry",
+    "geometry",
+]
+MAX_TOKENS = 64  # word pieces read (the rest is cut, with a notice)
+VIEWS = reading.VIEWS  # weights | norm_weighted | mean | max | rollout | flow
+PER_HEAD = reading.PER_HEAD  # views with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
 
 
 @dataclass(frozen=True)
 class Run:
     text: str
-    tokens: list[str]         # T word pieces, [CLS] first, [SEP] last
-    attn: np.ndarray          # (L, H, T, T) attention weights
-    norms: np.ndarray         # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi et al. 2020)
-    truncated: bool           # the text had more than MAX_TOKENS word pieces
+    tokens: list[str]  # T word pieces, [CLS] first, [SEP] last
+    attn: np.ndarray  # (L, H, T, T) attention weights
+    norms: (
+        np.ndarray
+    )  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi et al. 2020)
+    truncated: bool  # the text had more than MAX_TOKENS word pieces
     n_tokens_in: int
 
 
 def run(model: MiniLM, text: str) -> Run:
     """One forward pass and the value norms (InputError for text the model cannot read)."""
     r = model.run(text, max_tokens=MAX_TOKENS)
-    return Run(text=r.text, tokens=list(r.tokens), attn=r.attentions, norms=reading.minilm_value_norms(model, r),
-               truncated=r.truncated, n_tokens_in=r.n_tokens_in)
+    return Run(
+        text=r.text,
+        tokens=list(r.tokens),
+        attn=r.attentions,
+        norms=reading.minilm_value_norms(model, r),
+        truncated=r.truncated,
+        n_tokens_in=r.n_tokens_in,
+    )
 
 
-Readings = reading.Readings   # text, view, w
+Readings = reading.Readings  # text, view, w
 
 
 def readings(r: Run, name: str, progress: Callable[[int, int], object] | None = None) -> Readings:
-    """The selector's view of the whole text (:func:`visattn.reading.view_weights`); flow refused above its cap."""
-    return Readings(r.text, name, reading.view_weights(r.attn, name, norms=r.norms, progress=progress))
+    """The selector's view of the whole text (:func:`visattn.reading.view_weights`); flow refused
+    above its cap."""
+    return Readings(
+        r.text, name, reading.view_weights(r.attn, name, norms=r.norms, progress=progress)
+    )
 
 
 @dataclass(frozen=True)
 class View:
-    grid: np.ndarray          # (R, C, T, T) what the grid draws
-    titles: list[str]         # R·C cell titles (symbols: "L4·H2", "L4", "L1–L6")
-    cell: np.ndarray          # (T, T) the chosen cell, large (the heatmap, line view and CSV)
-    name: str                 # its title
+    grid: np.ndarray  # (R, C, T, T) what the grid draws
+    titles: list[str]  # R·C cell titles (symbols: "L4·H2", "L4", "L1–L6")
+    cell: np.ndarray  # (T, T) the chosen cell, large (the heatmap, line view and CSV)
+    name: str  # its title
 
 
 def view(rd: Readings, layer: int, head: int) -> View:
-    """Per-head views: layer ``layer``'s 12 heads (3 × 4), head ``head`` large; mean, max and rollout: one map per
-    layer (2 × 3), layer ``layer`` large; flow: one map (last layer → inputs)."""
+    """Per-head views: layer ``layer``'s 12 heads (3 × 4), head ``head`` large; mean, max and
+    rollout: one map per layer (2 × 3), layer ``layer`` large; flow: one map (last layer →
+    inputs)."""
     w, T = rd.w, rd.w.shape[-1]
     if rd.view in PER_HEAD:
-        return View(w[layer].reshape(3, 4, T, T), [head_name(layer, h) for h in range(N_HEADS)], w[layer, head],
-                    head_name(layer, head))
+        return View(
+            w[layer].reshape(3, 4, T, T),
+            [head_name(layer, h) for h in range(N_HEADS)],
+            w[layer, head],
+            head_name(layer, head),
+        )
     if rd.view != "flow":
-        return View(w[:, 0].reshape(2, 3, T, T), [f"L{l + 1}" for l in range(N_LAYERS)], w[layer, 0], f"L{layer + 1}")
+        return View(
+            w[:, 0].reshape(2, 3, T, T),
+            [f"L{l + 1}" for l in range(N_LAYERS)],
+            w[layer, 0],
+            f"L{layer + 1}",
+        )
     return View(w, [f"L1–L{N_LAYERS}"], w[0, 0], f"L1–L{N_LAYERS}")
 
 
 @dataclass(frozen=True)
 class Share:
-    by_weight: float          # share of attention on [CLS]+[SEP], all heads and queries, by weights
-    by_norm: float            # … by norm-weighted weights α·‖f(x)‖
-    head_weight: float        # the same for the chosen head
+    by_weight: float  # share of attention on [CLS]+[SEP], all heads and queries, by weights
+    by_norm: float  # … by norm-weighted weights α·‖f(x)‖
+    head_weight: float  # the same for the chosen head
     head_norm: float
     head: str
 
 
 def share(r: Run, layer: int, head: int) -> Share:
-    """How much of the attention lands on [CLS] and [SEP], by weights and by what actually arrives."""
+    """How much of the attention lands on [CLS] and [SEP], by weights and by what actually
+    arrives."""
     keys = [i for i, tok in enumerate(r.tokens) if tok in SPECIALS]
-    a = reading.key_share(r.attn, keys)                                            # (L, H)
-    n = reading.key_share(reading.norm_weighted(r.attn, r.norms), keys)             # (L, H)
-    return Share(float(a.mean()), float(n.mean()), float(a[layer, head]), float(n[layer, head]), head_name(layer, head))
+    a = reading.key_share(r.attn, keys)  # (L, H)
+    n = reading.key_share(reading.norm_weighted(r.attn, r.norms), keys)  # (L, H)
+    return Share(
+        float(a.mean()),
+        float(n.mean()),
+        float(a[layer, head]),
+        float(n[layer, head]),
+        head_name(layer, head),
+    )
 
 
 @dataclass(frozen=True)
 class Pair:
-    a: np.ndarray             # (Ta, Ta) sentence A's chosen map
-    b: np.ndarray             # (Tb, Tb) sentence B's
+    a: np.ndarray  # (Ta, Ta) sentence A's chosen map
+    b: np.ndarray  # (Tb, Tb) sentence B's
     tokens_a: list[str]
     tokens_b: list[str]
     alignment: reading.TokenAlignment
@@ -99,15 +149,18 @@ class Pair:
 
 
 def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> Pair:
-    """The same head (or aggregate) of one reading for two texts (``ra``, ``rb``: :func:`readings` of ``a``, ``b``)."""
+    """The same head (or aggregate) of one reading for two texts (``ra``, ``rb``: :func:`readings`
+    of ``a``, ``b``)."""
     va, vb = view(ra, layer, head), view(rb, layer, head)
-    return Pair(va.cell, vb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), va.name)
+    return Pair(
+        va.cell, vb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), va.name
+    )
 
 
 @dataclass(frozen=True)
 class Geometry:
     projection: reading.QKProjection
-    weights: np.ndarray       # (T, T) the head's attention (the hover's top keys)
+    weights: np.ndarray  # (T, T) the head's attention (the hover's top keys)
     explained: tuple[str, str]  # each axis's share of the variance, in percent
     name: str
 
@@ -116,4 +169,6 @@ def geometry(model: MiniLM, r: Run, layer: int, head: int) -> Geometry:
     """One head's queries and keys on the two principal axes of both together."""
     q, k = reading.minilm_queries_keys(model, r.text, layer, head)
     p = reading.qk_projection(q, k)
-    return Geometry(p, r.attn[layer, head], tuple(f"{100 * e:.0f}" for e in p.explained), head_name(layer, head))
+    return Geometry(
+        p, r.attn[layer, head], tuple(f"{100 * e:.0f}" for e in p.explained), head_name(layer, head)
+    )

