@@ -1,10 +1,12 @@
-"""visattn home page: what attention is, and a card per view. Run with `make run`."""
+"""visattn home page: what attention is, and a card per page. Run with `make run`."""
 
 import streamlit as st
 
-from ui.frame import CARD, explain, nav_label, page
+from ui.frame import explain, nav_label, page
 from ui.i18n import lang, t
 from ui.registry import PAGES
+
+CARDS_PER_ROW = 3
 
 with page("home"):
     st.title(t("home.title"))
@@ -14,12 +16,12 @@ with page("home"):
     )
     explain(t("home.intro"))
     keep = {"lang": lang()}
-    cards = [p for p in PAGES if p.id != "home"]
-    for row in range(0, len(cards), 3):
-        cols = st.columns(3)
-        for col, p in zip(cols, cards[row : row + 3]):
+    cards = [p for p in PAGES if p.card is not None]
+    for first in range(0, len(cards), CARDS_PER_ROW):
+        row = cards[first : first + CARDS_PER_ROW]
+        for col, p in zip(st.columns(CARDS_PER_ROW), row, strict=False):
             with col.container(border=True):
                 st.subheader(f"{p.icon} {nav_label(p.id)}")
-                st.markdown(t(CARD[p.id]))
+                st.markdown(t(p.card))
                 st.page_link(p.path, label=t("home.open"), icon="➡️", query_params=keep)
     st.caption(t("home.footer"))

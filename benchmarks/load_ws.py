@@ -52,9 +52,8 @@ class Result:
     first: float | None = None  # seconds, None when it failed
     rerun: float | None = None
     error: str = ""
-    cpu: tuple[float, float] | None = (
-        None  # server CPU seconds of the level's first runs and reruns (on [0])
-    )
+    # server CPU seconds of the level's first runs and reruns (on [0])
+    cpu: tuple[float, float] | None = None
 
 
 def require_loopback(url: str) -> None:

@@ -189,8 +189,8 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
     for i, (key, default) in enumerate(L.ARTICLE.items()):
         with cols[
             i % len(cols)
-            # a cell that is not a number: its message, and the matrix as it last was (so the last good
-            # view)
+            # a cell that is not a number: its message, and the matrix as it last was (so the last
+            # good view)
         ]:
             st.markdown(f"**{L.NAMES[key]}** ({L.FORMULA[key]})")
             mats[key] = compute(key, matrix_editor, key, default, name=L.NAMES[key], height="auto")

@@ -1,4 +1,5 @@
-"""Write ``fixtures/links_<commit>.json``: links of the app as it is in CHECKOUT, and what they open.
+"""Write ``fixtures/links_<commit>.json``: links of the app as it is in CHECKOUT, and what they
+open.
 
     git worktree add /tmp/old 5988806
     .venv/bin/python tests/make_link_fixtures.py /tmp/old > tests/fixtures/links_5988806.json

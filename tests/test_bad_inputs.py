@@ -22,9 +22,8 @@ class Case:
     name: str
     page: str
     params: dict
-    expect: str = (
-        "message"  # "message": an error or warning must say something; "ok": must just work
-    )
+    # "message": an error or warning must say something; "ok": must just work
+    expect: str = "message"
     says: tuple = ()  # words the message must contain (any language-neutral token: a key or number)
     charts: int = 1  # figures still drawn
     edit: tuple | None = None  # (editor key, row, column name, value) applied after the first run

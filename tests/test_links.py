@@ -1,12 +1,11 @@
 """Links made before the pages were rewritten as lessons (issue 20) open the same views today.
 
 ``fixtures/links_5988806.json`` was written by ``make_link_fixtures.py`` from a checkout of commit
-5988806: per page, three links that each change a third of the page's URL parameters to another valid
-value (one in Chinese), and one in presenter mode; with, for each, the URL the page wrote back and how
-many warnings, errors and charts it drew. Replaying them here checks that every parameter still means
-what it meant (a parameter dropped, renamed or re-bounded changes the written-back URL or raises a
-"settings reset" warning).
-"""
+5988806: per page, three links that each change a third of the page's URL parameters to another
+valid value (one in Chinese), and one in presenter mode; with, for each, the URL the page wrote back
+and how many warnings, errors and charts it drew. Replaying them here checks that every parameter
+still means what it meant (a parameter dropped, renamed or re-bounded changes the written-back URL
+or raises a "settings reset" warning)."""
 
 import json
 from pathlib import Path

@@ -1,5 +1,5 @@
-"""visattn.figures.live: the in-figure slider's structure, each step checked against values computed
-here."""
+"""visattn.figures.live (and the grids of visattn.display): the in-figure slider's structure, each
+step checked against values computed here."""
 
 import json
 import math
@@ -8,17 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from visattn.figures.live import (
-    Step,
-    add_slider,
-    even_grid,
-    live,
-    log_grid,
-    packed,
-    plain,
-    rounded,
-    with_value,
-)
+from visattn.display import even_grid, log_grid, with_value
+from visattn.figures.live import Step, add_slider, live, packed, plain, rounded
 
 
 def test_with_value_inserts_the_value_exactly():

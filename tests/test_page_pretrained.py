@@ -730,9 +730,8 @@ def test_a_bar_click_opens_its_head_and_ignores_other_points():
 # ---------------------------------------------------------------- memory stays bounded (issue 15)
 
 MB = 1 << 20
-RUN_MB = (
-    80  # one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
-)
+# one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
+RUN_MB = 80
 # one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
 SESSION_MB = 350
 

@@ -21,30 +21,10 @@ from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
 
-NAV = {
-    "home": "home.nav",
-    "kernel": "kernel.nav",
-    "single_head": "single_head.nav",
-    "multi_head": "multi_head.nav",
-    "positional": "positional.nav",
-    "pretrained": "pretrained.nav",
-    "reading": "reading.nav",
-    "decoder": "decoder.nav",
-}
-CARD = {
-    "kernel": "kernel.card",
-    "single_head": "single_head.card",
-    "multi_head": "multi_head.card",
-    "positional": "positional.card",
-    "pretrained": "pretrained.card",
-    "reading": "reading.card",
-    "decoder": "decoder.card",
-}
-
 
 def nav_label(page_id: str) -> str:
     """The page's name in the navigation and the browser tab."""
-    return t(NAV[page_id])
+    return t(BY_ID[page_id].nav)
 
 
 def presenter() -> bool:

@@ -27,13 +27,25 @@ def strict() -> bool:
 
 
 @cache
-def catalogue(lang: str) -> dict[str, str]:
-    """All strings of one language as {"namespace.key": text}."""
+def _entries(lang: str) -> dict[str, str | dict[str, str]]:
+    """Everything of one language as {"namespace.key": text or table}."""
     out = {}
     for f in sorted((LOCALES / lang).glob("*.json")):
         for k, v in json.loads(f.read_text(encoding="utf-8")).items():
             out[f"{f.stem}.{k}"] = v
     return out
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    """All strings of one language as {"namespace.key": text}."""
+    return {k: v for k, v in _entries(lang).items() if isinstance(v, str)}
+
+
+@cache
+def tables(lang: str) -> dict[str, dict[str, str]]:
+    """All label tables of one language as {"namespace.table": {option value: label}}."""
+    return {k: v for k, v in _entries(lang).items() if isinstance(v, dict)}
 
 
 def browser_lang() -> str:
@@ -55,6 +67,26 @@ def has(key: str) -> bool:
     return key in catalogue(lang())
 
 
+def label(table: str, value, **fmt) -> str:
+    """The label of option ``value`` (looked up by ``str(value)``) in the locale table ``table``."""
+    entry = tables(lang()).get(table, {}).get(str(value))
+    if entry is None:
+        if strict():
+            raise KeyError(f"no label for {value!r} in {table!r} ({lang()!r})")
+        _log.warning("no label for %r in %r (%r)", value, table, lang())
+        entry = tables(DEFAULT_LANG).get(table, {}).get(str(value)) or str(value)
+    return _filled(table, entry, fmt)
+
+
+def labeller(table: str):
+    """A ``format_func`` for a widget whose options are labelled by ``table``."""
+
+    def format_option(value) -> str:
+        return label(table, value)
+
+    return format_option
+
+
 def t(key: str, **fmt) -> str:
     """The text for ``key`` in the current language, its ``{placeholders}`` filled from ``fmt``."""
     text = catalogue(lang()).get(key)
@@ -63,6 +95,11 @@ def t(key: str, **fmt) -> str:
             raise KeyError(f"no text for {key!r} in {lang()!r}")
         _log.warning("no text for %r in %r", key, lang())
         text = catalogue(DEFAULT_LANG).get(key) or key
+    return _filled(key, text, fmt)
+
+
+def _filled(key: str, text: str, fmt: dict) -> str:
+    """``text`` with its placeholders filled from ``fmt`` (unchanged when ``fmt`` is empty)."""
     if not fmt:
         return text
     try:

@@ -1,8 +1,10 @@
-"""The app's pages, in the order of the lesson: one list for the navigation, the home cards and the
-tests.
+"""The app's pages, in the order of the lesson: the one list that the navigation, the home cards,
+the tests and the benchmarks read.
 
 No Streamlit here, so tests and tools can import it. ``id`` is also the page's locale namespace
-(``ui/locales/<lang>/<id>.json`` holds its ``nav`` and ``card`` texts).
+(``ui/locales/<lang>/<id>.json``); ``nav`` and ``card`` are the keys of its name in the navigation
+and of its card on the home page (literal keys, so the locale test finds them); ``lesson`` is the
+module whose ``CONTROLS`` declare every URL parameter the page takes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ class Page(NamedTuple):
     id: str
     path: str  # the script, relative to the app root
     icon: str
+    nav: str  # locale key of the page's name (navigation, browser tab)
+    card: str | None  # locale key of its card on the home page (None: no card)
+    lesson: str | None  # the lesson module (None: the home page has no controls of its own)
 
     @property
     def url_path(self) -> str:
@@ -23,13 +28,62 @@ class Page(NamedTuple):
 
 
 PAGES = (
-    Page("home", "app.py", "🏠"),
-    Page("kernel", "pages/kernel_regression.py", "📈"),
-    Page("single_head", "pages/single_head.py", "🔎"),
-    Page("multi_head", "pages/multi_head.py", "🧠"),
-    Page("positional", "pages/positional_encoding.py", "〰️"),
-    Page("pretrained", "pages/pretrained.py", "🤖"),
-    Page("reading", "pages/reading.py", "🔬"),
-    Page("decoder", "pages/decoder.py", "⏭️"),
+    Page("home", "app.py", "🏠", "home.nav", None, None),
+    Page(
+        "kernel",
+        "pages/kernel_regression.py",
+        "📈",
+        "kernel.nav",
+        "kernel.card",
+        "visattn.lessons.kernel",
+    ),
+    Page(
+        "single_head",
+        "pages/single_head.py",
+        "🔎",
+        "single_head.nav",
+        "single_head.card",
+        "visattn.lessons.single_head",
+    ),
+    Page(
+        "multi_head",
+        "pages/multi_head.py",
+        "🧠",
+        "multi_head.nav",
+        "multi_head.card",
+        "visattn.lessons.multi_head",
+    ),
+    Page(
+        "positional",
+        "pages/positional_encoding.py",
+        "〰️",
+        "positional.nav",
+        "positional.card",
+        "visattn.lessons.positional",
+    ),
+    Page(
+        "pretrained",
+        "pages/pretrained.py",
+        "🤖",
+        "pretrained.nav",
+        "pretrained.card",
+        "visattn.lessons.pretrained",
+    ),
+    Page(
+        "reading",
+        "pages/reading.py",
+        "🔬",
+        "reading.nav",
+        "reading.card",
+        "visattn.lessons.reading",
+    ),
+    Page(
+        "decoder",
+        "pages/decoder.py",
+        "⏭️",
+        "decoder.nav",
+        "decoder.card",
+        "visattn.lessons.decoder",
+    ),
 )
 BY_ID = {p.id: p for p in PAGES}

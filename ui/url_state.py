@@ -9,19 +9,17 @@ end) writes every non-default value back to the URL, drops unknown parameters an
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
+from visattn.controls import MAX_MATRIX, MAX_TEXT, Control
+
 _REGISTRY = "_url_registry"
 _NOTICES = "_url_notices"
-MAX_TEXT = (
-    5000  # characters of a text control (its widget's max_chars is the same): longer is refused
-)
-MAX_MATRIX = 64  # rows and columns of a matrix control
 # characters of any one URL value read at all (a 64×64 matrix of exact floats is ~90 000)
 MAX_RAW = 200_000
 
@@ -151,11 +149,25 @@ def bind(key: str, default, **kind) -> str:
     return key
 
 
-def bind_all(controls: dict) -> None:
-    """Bind every ``key: (default, kind)`` of a page's table (:func:`bind`), whether or not its
-    widget is drawn."""
-    for key, (default, kind) in controls.items():
-        bind(key, default, **kind)
+def bind_control(control: Control) -> str:
+    """:func:`bind` with the default, bounds, options, length or matrix form the control
+    declares."""
+    return bind(
+        control.key,
+        control.default,
+        options=control.options,
+        lo=control.lo,
+        hi=control.hi,
+        matrix=control.matrix,
+        max_chars=control.max_chars,
+    )
+
+
+def bind_controls(controls: Mapping[str, Control]) -> None:
+    """Bind every control of a lesson's ``CONTROLS`` on every full run, whether or not its widget
+    is drawn now, so a link keeps the settings of the views it does not show."""
+    for control in controls.values():
+        bind_control(control)
 
 
 def start_run() -> None:

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from visattn.checks import MAX_MAGNITUDE
+from visattn.controls import Control
 from visattn.errors import InputError
 
 from . import url_state
@@ -71,8 +72,8 @@ def set_matrix(key: str, m) -> None:
 
 
 def matrix_editor(
-    key: str,
-    default,
+    control: Control,
+    default=None,
     *,
     name: str,
     row_labels=None,
@@ -82,13 +83,17 @@ def matrix_editor(
     fixed_shape: bool = False,
     max_rows: int | None = None,
 ) -> np.ndarray:
-    """An editable matrix kept in the URL under ``key``; returns it as floats or raises InputError.
+    """An editable matrix kept in the URL under ``control.key``; returns it as floats or raises
+    InputError. ``default``: the matrix a link without this parameter opens (the control's own
+    default unless the page derives one, e.g. seeded at the chosen sizes).
 
     The editor shows the value the session started from (URL or default); edits are applied on top
     of it. ``fixed_shape``: a link whose matrix has another shape than ``default`` is reset to it,
     with a notice. ``max_rows`` (with ``dynamic_rows``): an edit past that many rows is refused
     before Streamlit applies it (pasting 5000 rows would take it ~47 s); the editor starts again
     from the last table taken."""
+    key = control.key
+    default = control.default if default is None else default
     url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)
     ss = st.session_state
     if fixed_shape and np.shape(ss[key]) != np.shape(default):
@@ -143,12 +148,11 @@ def _copy(src: str, dst: str) -> None:
     st.session_state[dst] = st.session_state[src]
 
 
-def slider_and_number(
-    key: str, label: str, lo: float, hi: float, step: float, help: str | None = None
-) -> float:
-    """One value (``key``, already bound to the URL) shown twice: a slider over [lo, hi] for
+def slider_and_number(control: Control, label: str, help: str | None = None) -> float:
+    """One value (``control``, already bound to the URL) shown twice: a slider over its bounds for
     dragging, and a box beside it for any exact number (the box may leave the slider's range; the
     slider then sits at its end)."""
+    key, lo, hi, step = control.key, control.lo, control.hi, control.step
     v = float(st.session_state[key])
     st.session_state[key + "_s"] = float(min(max(v, lo), hi))
     st.session_state[key + "_n"] = v
@@ -215,11 +219,14 @@ def token_label(i: int, token: str) -> str:
     return f"{i + 1}: {token}"
 
 
-def bind_token(key: str, tokens: list[str] | None, default: int, *, hi: int) -> str:
-    """Bind a token position to the URL (0 … hi). It goes back to ``default`` when the tokens change
-    and, with a notice, when the URL's position is past the end. With ``tokens`` None (nothing to
-    pick from) the URL's value is kept for the next text."""
-    key = url_state.bind(key, default, lo=0, hi=hi)
+def bind_token(control: Control, tokens: list[str] | None, default: int | None = None) -> str:
+    """Keep a token position (``control``, bound to the URL) inside its sentence. It goes back to
+    ``default`` (the control's own unless given) when the tokens change and, with a notice, when the
+    URL's position is past the end. With ``tokens`` None (nothing to pick from) the URL's value is
+    kept for the next text. Returns the key."""
+    default = control.default if default is None else default
+    # bound with the sentence's own default, so a link leaves out a position that is the default
+    key = url_state.bind(control.key, default, lo=control.lo, hi=control.hi)
     memo = f"_{key}__tokens"
     if tokens is None:
         st.session_state[memo] = []

@@ -11,9 +11,8 @@ from numpy.typing import ArrayLike
 
 from .errors import InputError
 
-MAX_MAGNITUDE = (
-    1e12  # products of four such matrices over thousands of columns stay far below float64's 1e308
-)
+# products of four such matrices over thousands of columns stay far below float64's 1e308
+MAX_MAGNITUDE = 1e12
 
 
 def as_array(x: ArrayLike, name: str, ndim: int | None = None) -> np.ndarray:

@@ -23,7 +23,8 @@ class InputError(ValueError):
 
     def __reduce__(
         self,
-        # keep code and params through pickling (st.cache_data pickles results, not errors, but be safe)
+        # keep code and params through pickling (st.cache_data pickles results, not errors, but be
+        # safe)
     ):
         return (_rebuild, (self.code, str(self), self.params))
 

@@ -9,10 +9,10 @@ colour scale, figures built without Plotly's slow validation), ``matrices`` (hea
 steps: the figure redraws in the browser while it is dragged). A lesson's own figures live beside
 them, one module per lesson."""
 
+from ..display import MAX_TEXT_CELLS
 from .core import (
     DIVERGING_SCALE,
     HEAD_COLOURS,
-    MAX_TEXT_CELLS,
     MAX_TICKS,
     WEIGHT_SCALE,
     cell_text,

@@ -17,7 +17,6 @@ from plotly.colors import get_colorscale
 
 WEIGHT_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
-MAX_TEXT_CELLS = 24  # above this many rows or columns, numbers are in the hover only
 HEAD_COLOURS = (
     "#1f77b4",
     "#ff7f0e",

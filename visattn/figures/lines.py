@@ -1,13 +1,16 @@
-"""Tokens and numbers as lines and bars: the line view, bar charts, curves."""
+"""Tokens and numbers as lines and bars: the line view (and its filtered form: an edge threshold,
+top-k edges per query), bar charts, curves."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..reading import filter_edges
 from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
 
 
@@ -201,3 +204,18 @@ def curves(
         margin=dict(l=10, r=10, t=60, b=10),
     )
     return _figure(data, layout)
+
+
+def filtered_line_view(
+    w: ArrayLike,
+    tokens: Sequence[str],
+    *,
+    threshold: float = 0.02,
+    top_k: int | None = None,
+    **line_view_kwargs: Any,
+) -> go.Figure:
+    """:func:`line_view` of ``w`` (H, T, T) after :func:`visattn.reading.filter_edges` (edge
+    threshold, top-k edges per query). Rows should sum to 1 (weights, aggregates, rollout,
+    normalised norm-weighted maps): the line view draws weights in tenths up to 1."""
+    kept = filter_edges(w, threshold=threshold, top_k=top_k)
+    return line_view(kept, tokens, min_weight=max(float(threshold), 1e-12), **line_view_kwargs)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..display import with_value
+
 DIGITS = 6  # significant digits of the numbers sent in the steps
 MARGIN = 90  # pixels added below the plot for the slider
 
@@ -38,38 +40,6 @@ class Step:
 
     traces: Mapping[int, Mapping[str, Any]]
     layout: Mapping[str, Any] = field(default_factory=dict)
-
-
-def with_value(grid: Sequence[float], value: float) -> tuple[tuple[float, ...], int]:
-    """The grid, sorted, with ``value`` in it exactly (inserted when no grid value equals it), and
-    its index."""
-    values = sorted({float(v) for v in grid} | {float(value)})
-    return tuple(values), values.index(float(value))
-
-
-def even_grid(lo: float, hi: float, step: float, most: int = 101) -> tuple[float, ...]:
-    """At most ``most`` values from ``lo`` to ``hi`` (both included), each a multiple of ``step``
-    from ``lo`` — values a Streamlit slider with that range and step can take, spread evenly."""
-    if hi <= lo or step <= 0:
-        return (float(lo),)
-    n = int(np.floor((hi - lo) / step + 1e-9))  # steps from lo to hi
-    picks = np.unique(np.round(np.linspace(0, n, min(n + 1, most))).astype(int))
-    return tuple(sorted({_short(lo + k * step) for k in picks} | {float(hi)}))
-
-
-def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, ...]:
-    """At most ``most`` values from ``lo`` to ``hi``, spaced evenly on a log scale (for a bandwidth
-    or a scale) and rounded to multiples of ``step``; duplicates after rounding are dropped."""
-    if hi <= lo or lo <= 0 or step <= 0:
-        return (float(lo),)
-    raw = np.geomspace(lo, hi, most)
-    return tuple(sorted({_short(round(v / step) * step) for v in raw if round(v / step) > 0}))
-
-
-def _short(v: float) -> float:
-    """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider
-    shows."""
-    return float(f"{v:.12g}")
 
 
 def rounded(a: np.ndarray, digits: int = DIGITS) -> np.ndarray:

@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
 from .core import (
     DIVERGING_SCALE,
-    MAX_TEXT_CELLS,
     MAX_TICKS,
     WEIGHT_SCALE,
     _figure,

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import MAX_TEXT_CELLS
+from ..display import MAX_TEXT_CELLS
 from .lines import bars
 from .matrices import head_grid, heatmap
 

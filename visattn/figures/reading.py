@@ -1,5 +1,6 @@
-"""Figures for reading attention: colour scales for every attention figure, a filtered line view,
-two sentences side by side with their difference, and one head's queries and keys in a 2-D plane.
+"""Figures of the reading page: two sentences side by side with their difference, and one head's
+queries and keys in a 2-D plane. (The colour scales every attention figure takes are in
+:mod:`.colour`, the filtered line view in :mod:`.lines`.)
 
 Every word a figure shows is a parameter (English defaults for notebooks). Compute lives in
 :mod:`visattn.reading`; these builders only draw.
@@ -8,23 +9,20 @@ Every word a figure shows is a parameter (English defaults for notebooks). Compu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
-from plotly.colors import sample_colorscale
 
-from ..checks import as_array, positive_float, positive_int
+from ..checks import as_array, positive_int
 from ..errors import InputError
 from ..reading import (
     QKProjection,
     TokenAlignment,
-    _choice,
     align_tokens,
-    filter_edges,
     weight_difference,
 )
+from .colour import colour_scale
 from .core import (
     DIVERGING_SCALE,
     HEAD_COLOURS,
@@ -35,84 +33,6 @@ from .core import (
     compact,
     unique_labels,
 )
-from .lines import line_view
-
-SCALES = ("linear", "log", "power")
-PALETTES = ("Blues", "Viridis", "Greys")  # Viridis: colour-blind safe; Greys: print
-RANGES = ("unit", "max")  # 0…1, or 0…the largest value of the view
-STOPS = 32  # colour stops of a warped scale
-DEFAULT_GAMMA = 0.5
-DEFAULT_DECADES = 3.0  # log scale: values below max·10^−decades get the lowest colour
-
-
-def colour_scale(
-    values: ArrayLike | None = None,
-    *,
-    scale: str = "linear",
-    palette: str = "Blues",
-    value_range: str = "unit",
-    gamma: float = DEFAULT_GAMMA,
-    decades: float = DEFAULT_DECADES,
-) -> dict:
-    """Keyword arguments for :func:`heatmap` and :func:`head_grid`: ``colorscale``, plus ``zmin`` =
-    0 and ``zmax`` for ``value_range="max"`` (with "unit" both builders keep their own 0…1).
-
-    ``scale``: "linear"; "power" — a value at fraction u of the range gets the palette's colour at
-    u^γ (γ < 1 brightens small weights); "log" — colour at 1 + log10(u) / decades (values more than
-    ``decades`` orders of magnitude below the top get the lowest colour). The data are not
-    transformed: the scale itself is warped (many stops), so hovers and the colour bar show true
-    values. ``palette``: "Blues", "Viridis" (colour-blind safe), "Greys" (print). ``value_range``:
-    "unit" (0…1, the weights' scale) or "max" (0…the largest of ``values``, for views whose entries
-    are small or above 1)."""
-    scale = _choice(scale, "scale", SCALES)
-    palette = _choice(palette, "palette", PALETTES)
-    value_range = _choice(value_range, "value_range", RANGES)
-    zmax = 1.0
-    if value_range == "max":
-        if values is None:
-            raise InputError(
-                "reading_values", "value_range='max' needs the view's values to find its maximum."
-            )
-        top = float(np.max(as_array(values, "values")))
-        zmax = top if top > 0 else 1.0
-    v = np.linspace(0.0, 1.0, STOPS + 1)  # colour fractions, evenly spaced
-    if scale == "linear":
-        u = v
-    elif scale == "power":
-        g = positive_float(gamma, "gamma")
-        u = v ** (1.0 / g)
-    else:
-        d = positive_float(decades, "decades")
-        u = np.concatenate([[0.0, 10.0**-d], 10.0 ** (d * (v[1:] - 1.0))])
-        v = np.concatenate([[0.0, 0.0], v[1:]])  # below 10^−d of the top: the lowest colour
-    colours = sample_colorscale(_scale(palette), list(v))
-    stops, last = [], -1.0
-    for pos, colour in zip(u, colours):
-        pos = float(pos)
-        if pos > last:  # positions must increase (powers may round together)
-            stops.append([pos, colour])
-            last = pos
-    stops[0][0], stops[-1][0] = 0.0, 1.0
-    if (
-        value_range == "unit"
-    ):  # the builders' own 0…1 (heatmap then keeps writing weights with fixed decimals)
-        return {"colorscale": stops}
-    return {"colorscale": stops, "zmin": 0.0, "zmax": zmax}
-
-
-def filtered_line_view(
-    w: ArrayLike,
-    tokens: Sequence[str],
-    *,
-    threshold: float = 0.02,
-    top_k: int | None = None,
-    **line_view_kwargs: Any,
-) -> go.Figure:
-    """:func:`line_view` of ``w`` (H, T, T) after :func:`visattn.reading.filter_edges` (edge
-    threshold, top-k edges per query). Rows should sum to 1 (weights, aggregates, rollout,
-    normalised norm-weighted maps): the line view draws weights in tenths up to 1."""
-    kept = filter_edges(w, threshold=threshold, top_k=top_k)
-    return line_view(kept, tokens, min_weight=max(float(threshold), 1e-12), **line_view_kwargs)
 
 
 def _panel_axes(

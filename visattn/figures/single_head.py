@@ -15,9 +15,10 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..attention import SelfAttentionTrace
+from ..display import MAX_TEXT_CELLS
 from ..scaling import Peakedness
 from . import live
-from .core import HEAD_COLOURS, MAX_TEXT_CELLS, _figure
+from .core import HEAD_COLOURS, _figure
 from .lines import curves
 from .matrices import heatmap
 

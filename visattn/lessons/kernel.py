@@ -20,8 +20,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ..checks import MAX_MAGNITUDE
+from ..display import even_grid, log_grid, with_value
 from ..errors import InputError
-from ..figures.live import even_grid, log_grid, with_value
 from ..kernel_regression import (
     KERNELS as KERNELS,
 )  # re-exported: the page's choices, beside PRESETS and SCORINGS
@@ -110,9 +110,8 @@ MATRICES = (
     ("w_v", WV0.reshape(-1, 1), ("h1", "h2")),
 )
 MAX_TABLE_ROWS = 64  # rows of the key→value table: a lecture example, and what a link can carry
-N_HEATMAP_QUERIES = (
-    21  # rows of the query × key heatmap (few enough to print the numbers on 3 keys)
-)
+# rows of the query × key heatmap (few enough to print the numbers on 3 keys)
+N_HEATMAP_QUERIES = 21
 N_CURVE = 301  # points of the fitted curve
 N_PLANE = 61  # grid side of the 2-D estimate surface
 # positions of the in-figure query slider (at most; Plotly draws each step: more slow every redraw)
@@ -285,15 +284,12 @@ class KernelLesson:
     plane_y: np.ndarray  # (N_PLANE,) second feature in 2-D, else empty
     fit: Fit | None  # σ by leave-one-out, or None when no σ reaches every point
     loo_current: float  # leave-one-out error at the current σ
-    unreachable: (
-        str  # "" (an estimate exists), "compact" (no key within σ) or "overflow" (u² overflows)
-    )
-    by_query: Sweep | None = (
-        None  # the first query feature swept over its slider's range (with ``live`` controls)
-    )
-    by_sigma: Sweep | None = (
-        None  # σ swept over its slider's range, log-spaced (with ``live`` controls)
-    )
+    # "" (an estimate exists), "compact" (no key within σ) or "overflow" (u² overflows)
+    unreachable: str
+    # the first query feature swept over its slider's range (with ``live`` controls)
+    by_query: Sweep | None = None
+    # σ swept over its slider's range, log-spaced (with ``live`` controls)
+    by_sigma: Sweep | None = None
 
     def warnings(self, sep: str = ", ") -> tuple[tuple[str, dict], ...]:
         """(id, params) of what the page warns about: "duplicates" (per repeated key, rows counted

@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import display
 from .. import positional as P
-from ..figures import live
 
 BASE = 10000.0
 SECTIONS = ("table", "relative", "order", "beyond")
@@ -281,7 +281,7 @@ class RotationSteps:
 
 
 def rotation_steps(d: int, i: int, k: int, p: int) -> RotationSteps:
-    grid, active = live.with_value(range(LIVE_K + 1), k)
+    grid, active = display.with_value(range(LIVE_K + 1), k)
     ks = tuple(int(v) for v in grid)
     points = P.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=[2 * i, 2 * i + 1])  # (G, 2)
     return RotationSteps(
@@ -411,8 +411,8 @@ def beyond_steps(b: Beyond) -> BeyondSteps:
     steps within LIVE_NUMBERS numbers (74 at the default 161 distances, 11 at 1001), and the
     control's p."""
     hi = CONTROLS["pe_bp"][1]["hi"]
-    grid = live.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
-    values, active = live.with_value(grid, b.p)
+    grid = display.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
+    values, active = display.with_value(grid, b.p)
     ps = tuple(int(v) for v in values)
     sinusoidal, rope = P.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)  # (G, K) each
     sinusoidal[active], rope[active] = (

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import reading
+from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
-from ..figures.core import MAX_TEXT_CELLS
 from ..models.minilm import MiniLM, MiniLMResult
 from ..token_views import (
     SPECIAL_TOKENS,

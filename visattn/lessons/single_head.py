@@ -16,13 +16,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import scaling
+from .. import display, scaling
 from ..activations import softmax
 from ..attention import SelfAttentionTrace, self_attention
 from ..checks import positive_int
+from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
-from ..figures import live
-from ..figures.core import MAX_TEXT_CELLS
 from ..text import MAX_TOKENS, seeded_embedding, tokenize
 
 if TYPE_CHECKING:  # annotations only: the model module stays unimported until MiniLM is used
@@ -90,9 +89,8 @@ TEMPERATURE = (
     5.0,
     0.05,
 )  # the temperature control: lowest, highest, step (the in-figure slider's grid too)
-LIVE_PAIRS = (
-    2048  # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
-)
+# pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
+LIVE_PAIRS = 2048
 VIEWS = ("worked", "edit", "sentence", "sqrt")
 # Every control of every view: URL key → (default, bounds or options), bound on every full run so
 # that a link keeps the settings of the views it does not show (the widgets bind the same).
@@ -501,9 +499,8 @@ def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
 
 
 # --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ----------------------
-LIVE_NUMBERS = (
-    40_000  # weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
-)
+# weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
+LIVE_NUMBERS = 40_000
 
 
 @dataclass(frozen=True)
@@ -526,8 +523,9 @@ def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureG
     most = int(
         np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100)
     )  # one place left for the control's own τ
-    grid, active = live.with_value(
-        [round(v, 9) for v in live.even_grid(*TEMPERATURE, most=most)], round(float(temperature), 9)
+    grid, active = display.with_value(
+        [round(v, 9) for v in display.even_grid(*TEMPERATURE, most=most)],
+        round(float(temperature), 9),
     )
     w = softmax(
         tr.scores[None] / np.asarray(grid)[:, None, None], axis=-1, mask=tr.mask

@@ -259,12 +259,10 @@ def featurize(
 
 # ── The residual stream's columns ────────────────────────────────────────────────────────────────
 N_POSITIONS = 8  # P: four sine/cosine pairs
-POSITION_BASE = (
-    10.0  # frequencies 1, 0.56, 0.32, 0.18 rad/token: one clear peak for every offset up to ±63
-)
-POSITION_SCALE = (
-    2.0  # positions outweigh the 0/1 features in a row's norm, so LayerNorm scales rows alike
-)
+# frequencies 1, 0.56, 0.32, 0.18 rad/token: one clear peak for every offset up to ±63
+POSITION_BASE = 10.0
+# positions outweigh the 0/1 features in a row's norm, so LayerNorm scales rows alike
+POSITION_SCALE = 2.0
 SLOT_NAMES: tuple[str, ...] = (
     "wants_animate",
     "wants_spatial",
@@ -327,9 +325,8 @@ ANIMATE_PRIOR = 0.5  # coreference: a pronoun with no other clue prefers an anim
 REQUIREMENT_WEIGHT = 3.0  # coreference: what the adjective requires (wants_*) outweighs the prior
 STATE_NEARBY = 0.4  # state: preference for an adjective about STATE_OFFSET tokens after the pronoun
 STATE_OFFSET = 2.5  # "it was tired" is 2 tokens on, "it was too tired" 3
-REQUIREMENT_WRITE = (
-    1.0  # state head: how strongly the adjective's requirement is written into the pronoun
-)
+# state head: how strongly the adjective's requirement is written into the pronoun
+REQUIREMENT_WRITE = 1.0
 SHARPNESS: Mapping[str, tuple[float, float]] = MappingProxyType(
     {  # per head, (layer 1, layer 2)
         "coreference": (4.0, 0.7),

