@@ -110,7 +110,8 @@ def main() -> None:
             times[e].append(measure(e, args.threads))
     base = times["visattn"]
     print(
-        f"T={T}, d_model={D}, heads={H}, threads={args.threads}, rounds={args.rounds}, load={os.getloadavg()[0]:.1f}"
+        f"T={T}, d_model={D}, heads={H}, threads={args.threads}, rounds={args.rounds}, "
+        f"load={os.getloadavg()[0]:.1f}"
     )
     print("| implementation | median ms (min … max) | visattn time ÷ this (rounds' spread) |")
     print("|---|---|---|")

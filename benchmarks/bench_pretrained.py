@@ -33,10 +33,10 @@ from timing import engine_args, importable, median_time
 
 REPO = Path(__file__).resolve().parent.parent
 TEXT = (
-    "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
-    "In a transformer, each token is turned into a query, a key and a value; the query of one token is compared "
-    "with the keys of all tokens, a softmax turns the scores into weights, and the output is the weighted average "
-    "of the values. "
+    "Attention lets every word in a sentence look at every other word and decide how much each one "
+    "matters. In a transformer, each token is turned into a query, a key and a value; the query of "
+    "one token is compared with the keys of all tokens, a softmax turns the scores into weights, "
+    "and the output is the weighted average of the values. "
 ) * 20  # about 1200 word pieces; cut to the wanted length below
 REPEATS = {16: 50, 128: 20, 512: 10}
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -198,8 +198,8 @@ def main() -> None:
         engines.append("numpy-before")
 
     print(
-        f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  python={sys.executable}"
-        + (f"  before={args.before}" if args.before else "")
+        f"threads={args.threads}  rounds={args.rounds}  load={os.getloadavg()[0]:.1f}  "
+        f"python={sys.executable}" + (f"  before={args.before}" if args.before else "")
     )
     extra = " NumPy before ms | before ÷ torch | before ÷ NumPy |" if args.before else ""
     print("| tokens | NumPy ms | torch ms | NumPy ÷ torch |" + extra)

@@ -35,10 +35,10 @@ from visattn.models.minilm import MiniLM  # noqa: E402
 
 EXAMPLE = "The animal didn't cross the street because it was too tired."
 PARAGRAPH = (
-    "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
-    "In a transformer, each token is turned into a query, a key and a value; the query of one token is compared "
-    "with the keys of all tokens, a softmax turns the scores into weights, and the output is the weighted average "
-    "of the values."
+    "Attention lets every word in a sentence look at every other word and decide how much each one "
+    "matters. In a transformer, each token is turned into a query, a key and a value; the query of "
+    "one token is compared with the keys of all tokens, a softmax turns the scores into weights, "
+    "and the output is the weighted average of the values."
 )
 
 
@@ -86,7 +86,8 @@ def main() -> None:
         for name, ts in times.items():
             med = statistics.median(ts)
             print(
-                f"| {n} | `{name}` | {med:.1f} | {med / base:.2g} | {min(ts):.1f} … {max(ts):.1f} | {len(ts)} |",
+                f"| {n} | `{name}` | {med:.1f} | {med / base:.2g} | {min(ts):.1f} … {max(ts):.1f} "
+                f"| {len(ts)} |",
                 flush=True,
             )
 

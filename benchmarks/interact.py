@@ -247,9 +247,8 @@ def open_page(context, url: str, sent: list | None = None) -> tuple[object, dict
             and not s["skeleton"]
             and s["now"] - max(s["main"], s["last"]) >= LOAD_QUIET_MS
         ):
-            page.wait_for_load_state(
-                "networkidle", timeout=PAGE_TIMEOUT_S * 1000
-            )  # lazy chunks fetched
+            # lazy chunks fetched
+            page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_S * 1000)
             s = page.evaluate(STATE)
             if (
                 not s["status"]
@@ -331,9 +330,8 @@ def interact(page, rounds: int, key: str | None = None) -> tuple[str | None, lis
         if s is None:
             continue
         start = s["key"] if s["key"] and s["key"] > mark else mark
-        end = (
-            s["last"] if s["last"] > start else s["main"]
-        )  # no chart changed: the main area's last change
+        # no chart changed: the main area's last change
+        end = s["last"] if s["last"] > start else s["main"]
         times.append(max(end, start) - start)
     return kind, times
 
@@ -358,9 +356,8 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
     y = g["y"] + g["height"] / 2
     x0 = g["x"] + g["width"] / 2
     right = r["x"] + r["width"] - 2
-    span = (
-        (right - x0) if right - x0 > r["width"] / 3 else (r["x"] + 2 - x0)
-    )  # drag towards the far end
+    # drag towards the far end
+    span = (right - x0) if right - x0 > r["width"] / 3 else (r["x"] + 2 - x0)
     page.mouse.move(x0, y)
     page.mouse.down()
     before, times = len(sent), []
@@ -369,9 +366,8 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
         page.mouse.move(x0 + span * k / DRAG_MOVES, y, steps=2)
         page.wait_for_timeout(DRAG_WAIT_MS)
         s = page.evaluate(STATE)
-        if (
-            s["move"] and s["last"] > s["move"]
-        ):  # the chart changed after this move's first pointer event
+        # the chart changed after this move's first pointer event
+        if s["move"] and s["last"] > s["move"]:
             times.append(s["last"] - s["move"])
     page.mouse.up()
     page.wait_for_timeout(DRAG_WAIT_MS)
@@ -445,8 +441,10 @@ def table_row(r: dict) -> str:
     fresh, warm, floor = r["fresh"], r["warm"], r.get("floor", {})
     section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
     return (
-        f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | {ms(warm['first'])} "
-        f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | {fmt(r['times'], floor.get('whole'))} "
+        f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | "
+        f"{ms(warm['first'])} "
+        f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | "
+        f"{fmt(r['times'], floor.get('whole'))} "
         f"| {section} | {fmt(r['section_times'], floor.get('section'))} | {fmt(r['drag'])} "
         f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |"
     )
@@ -479,12 +477,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.section = section_map(args.section)
-    signal.signal(
-        signal.SIGTERM, lambda *_: sys.exit(143)
-    )  # a kill still stops the server it started
+    # a kill still stops the server it started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not Path(CHROMIUM).exists():
         sys.exit(
-            f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright install`)"
+            f"{CHROMIUM} is missing: apt-get install chromium (Debian's; never `playwright "
+            "install`)"
         )
     from playwright.sync_api import sync_playwright
 
@@ -498,17 +496,17 @@ def main() -> None:
                 floor_ctx = browser.new_context(viewport={"width": args.width, "height": 900})
                 floor_page, floor_first = open_page(floor_ctx, floor_server.url())
                 for p in pages:
-                    floor = measure_floor(
-                        floor_page, args.rounds
-                    )  # right before the page: floor, page, floor, page …
+                    # right before the page: floor, page, floor, page …
+                    floor = measure_floor(floor_page, args.rounds)
                     floors.append(floor)
                     try:
                         rows.append(measure_page(browser, p, args) | {"floor": floor})
+                        # a cut-short run keeps its rows
                         print(
                             f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})",
                             file=sys.stderr,
                             flush=True,
-                        )  # a cut-short run keeps its rows
+                        )
                     except (
                         Exception
                     ) as exc:  # one page's failure is reported, the others are still measured
@@ -524,21 +522,26 @@ def main() -> None:
 
     print(
         f"rounds={args.rounds}  viewport={args.width} px  quiet={QUIET_MS} ms  "
-        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} CPUs)"
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({os.cpu_count()} "
+        "CPUs)"
     )
     print(
-        "| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms | page drawn, warm ms "
-        "| first control | → charts settled ms, median (min … max) | section control (key) | → settled ms "
-        "| in-figure drag: move → redraw ms | frames sent in the drag |"
+        "| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms "
+        "| page drawn, warm ms | first control | → charts settled ms, median (min … max) | section "
+        "control (key) | → settled ms | in-figure drag: move → redraw ms | frames sent in the drag "
+        "|"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(table_row(r))
     every = {k: [x for f in floors for x in f[k]] for k in ("whole", "section")}
     print(
-        f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} measurements: "
-        f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; its first visit "
-        f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's JavaScript)"
+        f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} "
+        "measurements: "
+        f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; "
+        "its first visit "
+        f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's "
+        "JavaScript)"
     )
     if any("failed" in r for r in rows):
         sys.exit(1)

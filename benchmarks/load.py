@@ -104,13 +104,15 @@ async def main_async(n: int) -> int:
         times = [r[2] for r in results if r[0] == page]
         bad = [r for r in results if r[0] == page and not r[1]]
         print(
-            f"  {page:22s} sessions {len(times):2d}  slowest render {max(times):6.1f} s  errors {len(bad)}"
+            f"  {page:22s} sessions {len(times):2d}  slowest render {max(times):6.1f} s  errors "
+            f"{len(bad)}"
         )
     for r in errors:
         print(f"  ERROR {r[0]}: {r[3]}")
     print(f"errors: {len(errors)}")
     print(
-        f"server memory (RSS): before {before:.0f} MB, after {after:.0f} MB, growth {after - before:.0f} MB"
+        f"server memory (RSS): before {before:.0f} MB, after {after:.0f} MB, growth "
+        f"{after - before:.0f} MB"
     )
     return 1 if errors else 0
 

@@ -219,8 +219,10 @@ def report(n: int, results: list[Result], wall: float, rss: tuple[float, float])
     }
     print(
         f"sessions {n:3d}  first run p50 {row['first_p50']:6.2f} s  p90 {row['first_p90']:6.2f} s  "
-        f"({rate:4.1f} runs/s, CPU {1000 * cpu_first:4.0f} ms/run)   rerun p50 {row['rerun_p50']:6.2f} s  "
-        f"p90 {row['rerun_p90']:6.2f} s (CPU {1000 * cpu_rerun:4.0f} ms/run)   errors {len(errors)}   "
+        f"({rate:4.1f} runs/s, CPU {1000 * cpu_first:4.0f} ms/run)   rerun p50 "
+        f"{row['rerun_p50']:6.2f} s  "
+        f"p90 {row['rerun_p90']:6.2f} s (CPU {1000 * cpu_rerun:4.0f} ms/run)   errors "
+        f"{len(errors)}   "
         f"RSS peak {rss[0]:5.0f} MB, after {rss[1]:5.0f} MB   wall {wall:5.1f} s",
         flush=True,
     )

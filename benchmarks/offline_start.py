@@ -249,11 +249,13 @@ def main() -> int:
     print(f"network namespace: loopback only, no route; DNS: {args.dns}")
     for r in run(args.dns, tuple(servers)):
         print(
-            f"  {r['server']:12s} health {r['health_s']:6.2f} s   first run {r['first_run_s']:6.2f} s"
+            f"  {r['server']:12s} health {r['health_s']:6.2f} s   first run "
+            f"{r['first_run_s']:6.2f} s"
             f"{' (' + r['first_run_error'] + ')' if r['first_run_error'] else ''}"
         )
         print(
-            f"  {'':12s} Host evil.example: {r['host_evil']};  Origin evil.example: {r['origin_evil']}"
+            f"  {'':12s} Host evil.example: {r['host_evil']};  Origin evil.example: "
+            f"{r['origin_evil']}"
         )
         print(
             f"  {'':12s} another session's rerun: {r['rerun_alone_s']:.2f} s alone, "

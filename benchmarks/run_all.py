@@ -73,7 +73,8 @@ def main() -> int:
             [sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=ROOT, env=env
         ).returncode
         print(
-            f"(load average {load:.1f} → {os.getloadavg()[0]:.1f}; {time.monotonic() - t0:.0f} s; exit {rc})",
+            f"(load average {load:.1f} → {os.getloadavg()[0]:.1f}; {time.monotonic() - t0:.0f} s; "
+            f"exit {rc})",
             flush=True,
         )
         if rc:

@@ -74,7 +74,7 @@ def warnings(at: AppTest) -> list[str]:
     return [str(e.value) for e in at.warning]
 
 
-# ---- what a user reads, for the language checks -------------------------------------------------------------------
+# ---- what a user reads, for the language checks --------------------------------------------------
 
 # Names and symbols that stay as they are in Chinese (case-insensitive): models, methods, file
 # formats, math.

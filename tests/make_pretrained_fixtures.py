@@ -26,18 +26,19 @@ OUT = HERE / "fixtures" / "minilm_reference.npz"
 N_LONG_QUERY_ROWS = 16
 
 PARAGRAPH = (
-    "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
-    "In a transformer, each token is turned into three vectors: a query, a key and a value. The query of one "
-    "token is compared with the keys of all tokens by a dot product, the scores are divided by the square root "
-    "of the key width so that they do not grow with the dimension, and a softmax turns them into weights that "
-    "are positive and sum to one. The output for the token is the weighted average of the values. Because the "
-    "weights are computed from the data itself, the same layer can link a pronoun to the noun it refers to in "
-    "one sentence and to a completely different word in the next. Several heads run side by side, each with "
-    "its own projections, so that one head may follow syntax while another follows meaning or position. Their "
-    "outputs are concatenated, projected again, added to the input through a residual connection and "
-    "normalised. A feed-forward network then transforms every position separately. Stacking six such layers, "
-    "as the small model used here does, is enough to produce sentence embeddings that work well for search and "
-    "clustering."
+    "Attention lets every word in a sentence look at every other word and decide how much each one "
+    "matters. In a transformer, each token is turned into three vectors: a query, a key and a "
+    "value. The query of one token is compared with the keys of all tokens by a dot product, the "
+    "scores are divided by the square root of the key width so that they do not grow with the "
+    "dimension, and a softmax turns them into weights that are positive and sum to one. The output "
+    "for the token is the weighted average of the values. Because the weights are computed from the "
+    "data itself, the same layer can link a pronoun to the noun it refers to in one sentence and to "
+    "a completely different word in the next. Several heads run side by side, each with its own "
+    "projections, so that one head may follow syntax while another follows meaning or position. "
+    "Their outputs are concatenated, projected again, added to the input through a residual "
+    "connection and normalised. A feed-forward network then transforms every position separately. "
+    "Stacking six such layers, as the small model used here does, is enough to produce sentence "
+    "embeddings that work well for search and clustering."
 )
 
 SENTENCES = {
@@ -78,9 +79,8 @@ def main() -> None:
         with torch.no_grad():
             out = model(**enc, output_attentions=True)
         ids = enc["input_ids"][0].numpy().astype(np.int64)
-        attentions = (
-            torch.stack(out.attentions)[:, 0].numpy().astype(np.float32)
-        )  # (L, 1, H, T, T) -> (L, H, T, T)
+        # (L, 1, H, T, T) -> (L, H, T, T)
+        attentions = torch.stack(out.attentions)[:, 0].numpy().astype(np.float32)
         T = ids.size
         rows = (
             np.arange(T)
@@ -91,9 +91,8 @@ def main() -> None:
         arrays[f"{name}_text"] = np.array(text)
         arrays[f"{name}_input_ids"] = ids
         arrays[f"{name}_query_rows"] = rows
-        arrays[f"{name}_attentions"] = np.ascontiguousarray(
-            attentions[:, :, rows, :]
-        )  # (L, H, Q, T)
+        # (L, H, Q, T)
+        arrays[f"{name}_attentions"] = np.ascontiguousarray(attentions[:, :, rows, :])
         arrays[f"{name}_hidden"] = out.last_hidden_state[0].numpy().astype(np.float32)  # (T, D)
         print(f"{name}: {T} tokens, attentions {arrays[f'{name}_attentions'].shape}")
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,8 @@ def test_link_reproduces_the_view():
         # the link box reads the address bar in the browser (it stays right after a section's
         # partial rerun)
         page.wait_for_function(
-            "() => (document.getElementById('visattn-link') || {}).textContent?.includes('mh_layer=1')"
+            "() => (document.getElementById('visattn-link') || "
+            "{}).textContent?.includes('mh_layer=1')"
         )
         link = page.locator('[data-testid="stSidebar"] #visattn-link').inner_text().strip()
         assert "mh_layer=1" in link and link.startswith(url)
@@ -66,21 +67,34 @@ def test_link_reproduces_the_view():
 
 
 LAYOUT = """() => {
-    const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-    const visible = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+    const box = el => {
+        const r = el.getBoundingClientRect();
+        return [r.left, r.top, r.right, r.bottom];
+    };
+    const visible = el => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && r.height > 0;
+    };
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot')).filter(visible);
-    // per figure: its title, axis titles, annotations (cell titles of a grid) and legend, as boxes with their text
+    // per figure: its title, axis titles, annotations (cell titles of a grid) and legend, as boxes
+    // with their text
     const words = plots.map(p => Array.from(p.querySelectorAll(
-        '.gtitle, .g-xtitle text, .g-ytitle text, .annotation-text-g text, .legend .bg, .cbtitle text'))
+        '.gtitle, .g-xtitle text, .g-ytitle text, .annotation-text-g text, .legend .bg, '
+        + '.cbtitle text'))
         .filter(visible).map(el => [box(el), (el.textContent || 'legend').slice(0, 40)]));
-    const cut = Array.from(document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller, [data-testid="stTable"]'))
+    const tables = '[data-testid="stDataFrame"] .dvn-scroller, [data-testid="stTable"]';
+    const cut = Array.from(document.querySelectorAll(tables))
         .filter(visible).filter(el => el.scrollWidth > el.clientWidth + 2).length;
-    // font sizes of the main area's paragraphs by their text (compared paragraph by paragraph) and of its title
+    // font sizes of the main area's paragraphs by their text (compared paragraph by paragraph) and
+    // of its title
     const main = '[data-testid="stMain"] ';
-    const body = Object.fromEntries(Array.from(document.querySelectorAll(main + '[data-testid="stMarkdownContainer"] p'))
-        .filter(visible).map(el => [el.textContent.slice(0, 80), parseFloat(getComputedStyle(el).fontSize)]));
+    const paragraphs = main + '[data-testid="stMarkdownContainer"] p';
+    const body = Object.fromEntries(Array.from(document.querySelectorAll(paragraphs))
+        .filter(visible)
+        .map(el => [el.textContent.slice(0, 80), parseFloat(getComputedStyle(el).fontSize)]));
     const h1 = document.querySelector(main + 'h1');
-    return {figures: plots.length, words, cut, body, title: h1 ? parseFloat(getComputedStyle(h1).fontSize) : 0};
+    const title = h1 ? parseFloat(getComputedStyle(h1).fontSize) : 0;
+    return {figures: plots.length, words, cut, body, title};
 }"""
 
 
@@ -130,7 +144,8 @@ def test_presenter_mode_on_a_projector(lang, tmp_path):
 INJECTIONS = [
     "/?![t](http://127.0.0.1:9/p.png)=1&[Click here](http://127.0.0.1:9/x)=1",
     "/positional_encoding?pe_dims=![t](http://127.0.0.1:9/p.png)",
-    "/single_head?sh_view=sentence&sh_text=![t](http://127.0.0.1:9/p.png) [Click](http://127.0.0.1:9/x)",
+    "/single_head?sh_view=sentence&sh_text=![t](http://127.0.0.1:9/p.png) "
+    "[Click](http://127.0.0.1:9/x)",
 ]
 
 

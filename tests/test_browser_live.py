@@ -11,12 +11,16 @@ pytestmark = pytest.mark.browser
 
 # The weight bars: the chart whose first trace is a bar chart and which has an in-figure slider.
 FIND = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).findIndex(
-    el => el.data && el.data[0] && el.data[0].type === 'bar' && (el.layout.sliders || []).length > 0)"""
-STATE = """(i) => { const el = document.querySelectorAll('.js-plotly-plot')[i];
-    return JSON.stringify({y: Array.from(el._fullData[0].y), title: el.layout.title.text,
-                           bars: Array.from(el.querySelectorAll('.bars .point path')).map(p => p.getAttribute('d')),
-                           note: el.layout.annotations[0].text, active: el.layout.sliders[0].active,
-                           shown: Array.from(el.querySelectorAll('.annotation-text')).map(a => a.textContent)}); }"""
+    el => el.data && el.data[0] && el.data[0].type === 'bar'
+          && (el.layout.sliders || []).length > 0)"""
+STATE = """(i) => {
+    const el = document.querySelectorAll('.js-plotly-plot')[i];
+    const bars = Array.from(el.querySelectorAll('.bars .point path')).map(p => p.getAttribute('d'));
+    const shown = Array.from(el.querySelectorAll('.annotation-text')).map(a => a.textContent);
+    return JSON.stringify({y: Array.from(el._fullData[0].y), title: el.layout.title.text, bars,
+                           note: el.layout.annotations[0].text,
+                           active: el.layout.sliders[0].active, shown});
+}"""
 
 
 def test_dragging_the_in_figure_slider_redraws_without_the_server():
@@ -37,9 +41,8 @@ def test_dragging_the_in_figure_slider_redraws_without_the_server():
         rail = plot.locator(".slider-container .slider-rail-touch-rect")
         grip.wait_for(state="visible")
         before = json.loads(page.evaluate(STATE, i))
-        assert "112.5" in before["note"] and "112.5" in " ".join(
-            before["shown"]
-        )  # the default query 62 of the waists
+        # the default query 62 of the waists
+        assert "112.5" in before["note"] and "112.5" in " ".join(before["shown"])
         g, r = grip.bounding_box(), rail.bounding_box()
         y = g["y"] + g["height"] / 2
         frames_before_drag = len(sent)
@@ -54,9 +57,8 @@ def test_dragging_the_in_figure_slider_redraws_without_the_server():
             f"(i) => JSON.parse(({STATE})(i)).active !== {before['active']}", arg=i, timeout=10_000
         )
         after = json.loads(page.evaluate(STATE, i))
-        assert (
-            after["y"] != before["y"] and after["bars"] != before["bars"]
-        )  # the data and the drawn bars
+        # the data and the drawn bars
+        assert after["y"] != before["y"] and after["bars"] != before["bars"]
         assert after["title"] != before["title"] and after["note"] != before["note"]
         assert after["shown"] != before["shown"]  # the estimate printed in the DOM changed
         assert max(after["y"]) == after["y"][0]  # key 68 (the first row) is now the heaviest
@@ -85,17 +87,16 @@ def test_a_section_control_reruns_its_section_with_fresh_values():
         page.locator(".st-key-kr_q2_s").wait_for(state="visible", timeout=60_000)
         page.wait_for_function(
             """() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(
-            el => el.data && el.data[0] && el.data[0].type === 'heatmap' && (el.layout.sliders || []).length > 0)""",
+            el => el.data && el.data[0] && el.data[0].type === 'heatmap'
+                  && (el.layout.sliders || []).length > 0)""",
             timeout=60_000,
         )
-        notes = page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(el => el.layout.sliders)
-            .map(el => el.layout.annotations[0].text)""")
-        assert notes and all(
-            "f(207, 289)" in n for n in notes
-        )  # the game's newcomer, not the waist 62
+        notes = page.evaluate("""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+            .filter(el => el.layout.sliders).map(el => el.layout.annotations[0].text)""")
+        # the game's newcomer, not the waist 62
+        assert notes and all("f(207, 289)" in n for n in notes)
         main = page.locator('[data-testid="stMain"]').inner_text()
-        assert (
-            "Query: strength" in main and "Query: intelligence" in main
-        )  # the game's column names, not "key 1"
+        # the game's column names, not "key 1"
+        assert "Query: strength" in main and "Query: intelligence" in main
         assert "invented for the lesson" in main  # the game's note, not the waist's
         assert page.locator('[data-testid="stException"]').count() == 0

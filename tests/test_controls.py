@@ -94,7 +94,8 @@ GLUE = sorted((ROOT / "pages").glob("**/*.py")) + [ROOT / "app.py"]
 
 @pytest.mark.parametrize("path", GLUE, ids=[p.name for p in GLUE])
 def test_pages_write_no_bound_and_bind_through_the_lesson(path):
-    """A page passes no literal bound, option list or length to a widget, and binds no key itself."""
+    """A page passes no literal bound, option list or length to a widget and binds no key
+    itself."""
     bad = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):

@@ -32,7 +32,7 @@ def test_import_does_not_pull_streamlit():
     assert out == "False"
 
 
-# ---- softmax -----------------------------------------------------------------------------------------------
+# ---- softmax -------------------------------------------------------------------------------------
 
 
 def test_softmax_by_hand():
@@ -74,7 +74,7 @@ def test_softmax_rows_are_distributions(x):
     assert np.allclose(w.sum(-1), 1)
 
 
-# ---- attention ----------------------------------------------------------------------------------------------
+# ---- attention -----------------------------------------------------------------------------------
 
 THINKING_X = [[1, 0, 1, 0], [0, 2, 0, 2]]
 W_Q = [[1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, 1], [0, 1, 1, 0]]
@@ -125,7 +125,7 @@ def test_causal_weights_upper_triangle_zero(T, d, seed):
     assert np.allclose(tr.weights.sum(1), 1)
 
 
-# ---- multi-head ---------------------------------------------------------------------------------------------
+# ---- multi-head ----------------------------------------------------------------------------------
 
 # multi_head_attention against an independent per-head loop and the concat-then-W_O formula:
 # test_multi_head.py
@@ -145,7 +145,7 @@ def test_split_merge_round_trip(T, H, dh, seed):
     assert np.array_equal(visattn.merge_heads(s), x)
 
 
-# ---- kernel regression, positions, tokens ---------------------------------------------------------------------
+# ---- kernel regression, positions, tokens --------------------------------------------------------
 
 
 def test_waist_62_gives_112_5():

@@ -230,7 +230,7 @@ def reference_layer(X, W_q, W_k, W_v, W_o, n_heads):
 @pytest.mark.parametrize("text", [TIRED, WIDE])
 def test_matches_a_plain_per_head_loop(text):
     r = designed.run(text)
-    for layer, (trace, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers)):
+    for layer, (trace, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers, strict=True)):
         weights, out, res, Z = reference_layer(
             trace.X_in, p.W_q, p.W_k, p.W_v, p.W_o, designed.N_HEADS
         )

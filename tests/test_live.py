@@ -20,6 +20,7 @@ def test_with_value_inserts_the_value_exactly():
 
 def test_even_grid_takes_slider_values():
     assert even_grid(50.0, 80.0, 0.5, most=101) == tuple(50.0 + 0.5 * k for k in range(61))
+    # no 0.15000000000000002
     assert even_grid(0.0, 0.3, 0.05) == (
         0.0,
         0.05,
@@ -28,12 +29,13 @@ def test_even_grid_takes_slider_values():
         0.2,
         0.25,
         0.3,
-    )  # no 0.15000000000000002
+    )
     g = even_grid(0.0, 10.0, 0.05, most=11)
     assert g == tuple(float(k) for k in range(11))
+    # 220 steps, every 2.2nd
     assert even_grid(100.0, 320.0, 1.0, most=101) == tuple(
         100.0 + round(220 * j / 100) for j in range(101)
-    )  # 220 steps, every 2.2nd
+    )
 
 
 def test_log_grid_is_geometric_and_on_step():
@@ -86,7 +88,7 @@ def test_steps_carry_each_values_own_numbers():
     assert slider["active"] == 2  # 50, 60, 62, 70, 80: the current value is the third
     assert [s["label"] for s in slider["steps"]] == ["50", "60", "62", "70", "80"]
     assert slider["currentvalue"]["prefix"] == "query = "
-    for q, s in zip([50.0, 60.0, 62.0, 70.0, 80.0], slider["steps"]):
+    for q, s in zip([50.0, 60.0, 62.0, 70.0, 80.0], slider["steps"], strict=True):
         data, layout, traces = s["args"]
         assert s["method"] == "update" and traces == [0, 1]
         # by hand: weights of the waist example at q, σ = 1
@@ -100,7 +102,7 @@ def test_steps_carry_each_values_own_numbers():
         assert layout["title.text"] == f"q = {q:g}"
         assert (
             layout["annotations[0].text"]
-            == f"f = {sum(a * b for a, b in zip(want, (110, 115, 126))):.4f}"
+            == f"f = {sum(a * b for a, b in zip(want, (110, 115, 126), strict=True)):.4f}"
         )
     # the active step shows what the figure shows
     assert slider["steps"][2]["args"][1]["title.text"] == spec["layout"]["title"]["text"]
@@ -136,10 +138,9 @@ def test_rounded_prints_short():
         [rng.normal(0, 1, 500) * 10.0 ** rng.integers(-12, 12, 500), [0.0, 112.5, -3e-7, 1e20]]
     )
     r = rounded(a, 6)
-    for x, y in zip(a, r):
-        assert repr(float(y)) == repr(
-            float(f"{x:.6g}")
-        )  # the same number as formatting with 6 digits, printed as short
+    for x, y in zip(a, r, strict=True):
+        # the same number as formatting with 6 digits, printed as short
+        assert repr(float(y)) == repr(float(f"{x:.6g}"))
 
 
 def test_packed_is_plotlys_typed_array():

@@ -86,7 +86,10 @@ def test_pretrained_page_after_the_warm_up_computes_nothing_again(counted):
 
 
 def test_package_imports_lazily_and_exports_the_same_objects():
-    code = "import json, sys, visattn; print(json.dumps(sorted(m for m in sys.modules if m.startswith('visattn.'))))"
+    code = (
+        "import json, sys, visattn; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('visattn.'))))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout

@@ -45,6 +45,10 @@ def test_public_functions_are_annotated():
 
 
 def test_the_check_catches_a_gap():
-    code = "def f(x, y: int = 0) -> int:\n    return y\n\ndef g(*a: int, **k):\n    pass\n\ndef _h(x):\n    pass\n"
+    code = (
+        "def f(x, y: int = 0) -> int:\n    return y\n\n"
+        "def g(*a: int, **k):\n    pass\n\n"
+        "def _h(x):\n    pass\n"
+    )
     body = ast.parse(code).body
     assert [_missing(fn) for fn in body] == [["x"], ["k", "return"], ["x", "return"]]

@@ -1,5 +1,6 @@
-"""Widgets drawn from a lesson's :class:`visattn.controls.Control`: its key, bounds, step, options and
-their labels come from the control, so a page writes only the words (label, help) and the layout.
+"""Widgets drawn from a lesson's :class:`visattn.controls.Control`: its key, bounds, step, options
+and their labels come from the control, so a page writes only the words (label, help) and the
+layout.
 
 Each function draws one widget and returns its value. ``where`` is the container (``st`` by default,
 or a column). The page binds every control first (``url_state.bind_controls(lesson.CONTROLS)``);
@@ -20,8 +21,8 @@ from .i18n import labeller
 
 
 def clamp(control: Control, hi: float | None = None) -> None:
-    """Bring the session's value of ``control`` into its range (narrowed to ``hi``) before its widget
-    is drawn: Streamlit refuses a value outside a widget's range."""
+    """Bring the session's value of ``control`` into its range (narrowed to ``hi``) before its
+    widget is drawn: Streamlit refuses a value outside a widget's range."""
     value = control.clamp(st.session_state[control.key])
     if hi is not None:
         value = min(value, type(value)(hi))

@@ -115,19 +115,31 @@ def _reset_notice(bad: list[str], slot) -> None:
 # cannot redraw the sidebar): a static script (no user data in it) shows location.href, with the
 # language added when the URL leaves it out, and copies it; where the clipboard is not allowed
 # (plain http on a room's network) a click selects the whole link instead.
-_LINK_HTML = """<div class="visattn-link"><code id="visattn-link" style="display:block;user-select:all;word-break:break-all;
-font-size:0.8rem;padding:0.5rem;border-radius:0.5rem;background:rgba(128,128,128,0.12)"></code>
-<button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;padding:0.2rem 0.6rem;border-radius:0.4rem;
-border:1px solid rgba(128,128,128,0.4);background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
+_LINK_HTML = """<div class="visattn-link">
+<code id="visattn-link" style="display:block;user-select:all;word-break:break-all;font-size:0.8rem;
+padding:0.5rem;border-radius:0.5rem;background:rgba(128,128,128,0.12)"></code>
+<button id="visattn-copy" type="button" style="margin-top:0.3rem;font-size:0.8rem;
+padding:0.2rem 0.6rem;border-radius:0.4rem;border:1px solid rgba(128,128,128,0.4);
+background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
 <script>(() => {{
   const code = document.getElementById("visattn-link"), lang = "{lang}";
-  const link = () => {{ const u = new URL(window.location.href); if (!u.searchParams.get("lang")) u.searchParams.set("lang", lang);
-                        u.hash = ""; return u.toString(); }};
+  const link = () => {{
+    const u = new URL(window.location.href);
+    if (!u.searchParams.get("lang")) u.searchParams.set("lang", lang);
+    u.hash = "";
+    return u.toString();
+  }};
   const draw = () => {{ const l = link(); if (code.textContent !== l) code.textContent = l; }};
-  draw(); clearInterval(window.visattnLinkTimer); window.visattnLinkTimer = setInterval(draw, 300);
+  draw();
+  clearInterval(window.visattnLinkTimer);
+  window.visattnLinkTimer = setInterval(draw, 300);
   document.getElementById("visattn-copy").onclick = () => {{
     const select = () => window.getSelection().selectAllChildren(code);
-    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(link()).catch(select); else select();
+    if (navigator.clipboard && window.isSecureContext) {{
+      navigator.clipboard.writeText(link()).catch(select);
+    }} else {{
+      select();
+    }}
   }};
 }})();</script>"""
 

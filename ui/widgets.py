@@ -141,7 +141,7 @@ def matrix_editor(
     return m
 
 
-# ---- one value shown as a slider and an exact box ------------------------------------------------------------
+# ---- one value shown as a slider and an exact box ------------------------------------------------
 
 
 def _copy(src: str, dst: str) -> None:
@@ -179,7 +179,7 @@ def slider_and_number(control: Control, label: str, help: str | None = None) -> 
     return float(st.session_state[key])
 
 
-# ---- example buttons that fill a text box ----------------------------------------------------------------------
+# ---- example buttons that fill a text box --------------------------------------------------------
 
 
 def _set(key: str, value) -> None:
@@ -200,7 +200,7 @@ def preset_buttons(
     to quote an example sentence)."""
     if caption:
         st.caption(caption)
-    for col, (name, (label, text)) in zip(st.columns(len(presets)), presets.items()):
+    for col, (name, (label, text)) in zip(st.columns(len(presets)), presets.items(), strict=True):
         col.button(
             label,
             on_click=_set,
@@ -211,7 +211,7 @@ def preset_buttons(
         )
 
 
-# ---- a token position that follows its sentence -----------------------------------------------------------------
+# ---- a token position that follows its sentence --------------------------------------------------
 
 
 def token_label(i: int, token: str) -> str:

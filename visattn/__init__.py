@@ -96,14 +96,18 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eagerly
     from . import positional, scaling, scoring, shapes  # noqa: F401
     from .decode import DecodeStep, decode_steps  # noqa: F401
+
+    # noqa: F401
     from .kernel_regression import (
         KERNELS,
         KernelRegressionResult,
         fit_bandwidth,
         loo_error,
         nadaraya_watson,
-    )  # noqa: F401
+    )
     from .models import designed  # noqa: F401
+
+    # noqa: F401
     from .positional import (
         alibi_bias,
         alibi_slopes,
@@ -111,14 +115,16 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         rotation_matrix,
         sinusoidal_encoding,
         wavelengths,
-    )  # noqa: F401
+    )
+
+    # noqa: F401
     from .reading import (
         aggregate_heads,
         attention_flow,
         attention_rollout,
         norm_weighted,
         value_norms,
-    )  # noqa: F401
+    )
     from .text import seeded_embedding, tokenize  # noqa: F401
 
 __all__ = [

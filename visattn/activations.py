@@ -38,8 +38,8 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
         if not mask.any(axis=axis).all():
             raise InputError(
                 "mask_empty_row",
-                "mask leaves a row with no allowed position; every query must be allowed to attend to "
-                "at least one key.",
+                "mask leaves a row with no allowed position; every query must be allowed to attend "
+                "to at least one key.",
             )
         x = np.where(mask, x, -np.inf)
     row_max = x.max(axis=axis, keepdims=True)

@@ -26,7 +26,8 @@ def as_array(x: ArrayLike, name: str, ndim: int | None = None) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise InputError(
             "not_numbers",
-            f"{name} must contain numbers only ({exc}); replace any text or empty cell with a number.",
+            f"{name} must contain numbers only ({exc}); replace any text or empty cell with a "
+            "number.",
             name=name,
         ) from None
     if ndim is not None and a.ndim != ndim:

@@ -1,14 +1,15 @@
 """A page's controls as data: one :class:`Control` per URL parameter, declared in its lesson module.
 
-A control is what a link remembers: its key (the URL parameter and the widget key), its default and
-what it may take — bounds for a number, options for a choice, a length for a text, or a matrix. The
-lesson declares each control once, in ``CONTROLS``; the page binds them all with one call
-(``ui.url_state.bind_controls``) and draws each widget from its control (``ui.controls``), so a bound
-or an option list is never written twice. No Streamlit here: tests and notebooks read the same table.
+A control is what a link remembers: its key (the URL parameter and the widget key), its default
+and what it may take — bounds for a number, options for a choice, a length for a text, or a
+matrix. The lesson declares each control once, in ``CONTROLS``; the page binds them all with one
+call (``ui.url_state.bind_controls``) and draws each widget from its control (``ui.controls``), so
+a bound or an option list is never written twice. No Streamlit here: tests and notebooks read the
+same table.
 
-An option's label comes from a locale table named by ``labels`` (``"multi_head.source"`` is the table
-``source`` of ``ui/locales/<lang>/multi_head.json``) and keyed by the option's value; a test checks
-that every option has a label in both languages.
+An option's label comes from a locale table named by ``labels`` (``"multi_head.sources"`` is the
+table ``sources`` of ``ui/locales/<lang>/multi_head.json``) and keyed by the option's value; a test
+checks that every option has a label in both languages.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ MAX_MATRIX = 64  # rows and columns of a matrix control
 
 @dataclass(frozen=True)
 class Control:
-    """One URL-backed control: ``key`` (URL parameter and widget key), ``default``, and for a number
-    its bounds ``lo``/``hi`` (and the widget's ``step``), for a choice its ``options`` (values, not
-    labels) with the locale table of their ``labels``, for a text its ``max_chars``, or ``matrix``."""
+    """One URL-backed control: ``key`` (URL parameter and widget key), ``default``, and for a
+    number its bounds ``lo``/``hi`` (and the widget's ``step``), for a choice its ``options``
+    (values, not labels) with the locale table of their ``labels``, for a text its ``max_chars``,
+    or ``matrix``."""
 
     key: str
     default: Any

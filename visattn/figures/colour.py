@@ -60,7 +60,7 @@ def colour_scale(
         v = np.concatenate([[0.0, 0.0], v[1:]])  # below 10^−d of the top: the lowest colour
     colours = sample_colorscale(_scale(palette), list(v))
     stops, last = [], -1.0
-    for pos, colour in zip(u, colours):
+    for pos, colour in zip(u, colours, strict=True):
         pos = float(pos)
         if pos > last:  # positions must increase (powers may round together)
             stops.append([pos, colour])

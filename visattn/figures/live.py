@@ -183,7 +183,7 @@ def add_slider(
                 value=fmt(v),
                 args=step_args(s, traces, attrs, kept, digits),
             )
-            for v, s in zip(values, steps)
+            for v, s in zip(values, steps, strict=True)
         ],
     )
     if not tick_labels:

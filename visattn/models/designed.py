@@ -101,7 +101,9 @@ FEATURES: dict[str, str] = {
     "pronoun": "stands for a noun said elsewhere (it, he, they)",
     "adjective": "describes a noun (tired, wide)",
     "state": "an adjective of state: what it describes must be animate (tired, hungry, sleepy)",
-    "extent": "an adjective of size or extent: what it describes must be spatial (wide, narrow, long)",
+    "extent": (
+        "an adjective of size or extent: what it describes must be spatial (wide, narrow, long)"
+    ),
     "verb": "an action or auxiliary (cross, didn't)",
     "copula": "links a subject to its description (was, is)",
     "negation": "turns a statement negative (not, never, didn't)",
@@ -123,22 +125,22 @@ LEXICON: dict[str, frozenset[str]] = {
     **_words("the a an this these those every each some my your our their its", "determiner"),
     **_words("no", "determiner", "negation"),
     **_words(
-        "animal animals cat cats dog dogs child children boy girl man woman horse cow bird fox rabbit "
-        "deer chicken duck sheep mouse turtle",
+        "animal animals cat cats dog dogs child children boy girl man woman horse cow bird fox "
+        "rabbit deer chicken duck sheep mouse turtle",
         "noun",
         "animate",
     ),
     **_words(
-        "street streets road roads river rivers bridge lake field park wall fence path hill room house "
-        "garden forest ocean sea stream highway valley ditch canyon tunnel track",
+        "street streets road roads river rivers bridge lake field park wall fence path hill room "
+        "house garden forest ocean sea stream highway valley ditch canyon tunnel track",
         "noun",
         "spatial",
     ),
     **_words("it he she they him her them", "pronoun"),
     **_words(
-        "cross crossed crosses jump jumped walk walked swim swam go went run ran chase chased see saw "
-        "climb climbed enter entered reach reached eat ate want wanted try tried did do does could would "
-        "can will",
+        "cross crossed crosses jump jumped walk walked swim swam go went run ran chase chased see "
+        "saw climb climbed enter entered reach reached eat ate want wanted try tried did do does "
+        "could would can will",
         "verb",
     ),
     **_words("was is were are be been am seemed seems felt feels looked looks", "verb", "copula"),
@@ -146,8 +148,8 @@ LEXICON: dict[str, frozenset[str]] = {
     **_words("didn't don't doesn't couldn't can't won't wouldn't", "verb", "negation"),
     **_words("wasn't isn't weren't aren't", "verb", "copula", "negation"),
     **_words(
-        "tired hungry sleepy scared afraid weak lazy sick exhausted frightened angry happy sad thirsty "
-        "nervous",
+        "tired hungry sleepy scared afraid weak lazy sick exhausted frightened angry happy sad "
+        "thirsty nervous",
         "adjective",
         "state",
     ),
@@ -198,9 +200,10 @@ def featurize(
             n=len(tokens),
             limit=MAX_TOKENS,
         )
+    # (T, Nf)
     feats = np.array(
         [[float(name in word_features(str(tok))) for name in FEATURE_NAMES] for tok in tokens]
-    )  # (T, Nf)
+    )
     lowered = [str(tok).lower() for tok in tokens]
     for key, changes in (overrides or {}).items():
         if isinstance(key, str):
@@ -487,9 +490,8 @@ def run_tokens(
     """Run the designed model on ``tokens`` (see :func:`featurize` for ``overrides``)."""
     features = featurize(tokens, overrides)  # (T, Nf)
     X = embed(features)  # (T, D)
-    traces = run_layers(
-        X, config.layers, config.n_heads
-    )  # the post-LN block of visattn.models.block
+    # the post-LN block of visattn.models.block
+    traces = run_layers(X, config.layers, config.n_heads)
     weights = stack_weights(traces)  # (L, H, T, T)
     return DesignedResult(
         tokens=list(tokens),

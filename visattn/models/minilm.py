@@ -63,14 +63,15 @@ class MiniLMConfig:
         if cfg.get("hidden_act", "gelu") != "gelu":
             raise InputError(
                 "model_file",
-                f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) only.",
+                f"{path}: hidden_act={cfg['hidden_act']!r}; this encoder implements 'gelu' (erf) "
+                "only.",
                 file=str(path),
             )
         if cfg.get("position_embedding_type", "absolute") != "absolute":
             raise InputError(
                 "model_file",
-                f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only 'absolute' "
-                "positions are implemented.",
+                f"{path}: position_embedding_type={cfg['position_embedding_type']!r}; only "
+                "'absolute' positions are implemented.",
                 file=str(path),
             )
         config = cls(
@@ -97,9 +98,8 @@ class MiniLMResult:
     text: str
     tokens: list[str]  # T word pieces, "[CLS]" first and "[SEP]" last
     token_ids: np.ndarray  # (T,) int64 vocabulary ids
-    offsets: list[
-        tuple[int, int]
-    ]  # T (start, end) character spans in text; (0, 0) for [CLS] and [SEP]
+    # T (start, end) character spans in text; (0, 0) for [CLS] and [SEP]
+    offsets: list[tuple[int, int]]
     attentions: np.ndarray  # (L, H, T, T) float32, query rows × key columns, rows sum to 1
     hidden: np.ndarray  # (T, D) float32 last hidden state (output of the last layer)
     truncated: bool  # True when the text had more than max_tokens tokens and was cut
@@ -116,9 +116,8 @@ class MiniLMResult:
 
 @dataclass(frozen=True)
 class _Layer:
-    W_qkv: (
-        np.ndarray
-    )  # (D, 3D) [W_q / √Dh | W_k | W_v], x @ W_qkv gives queries, keys and values at once
+    # (D, 3D) [W_q / √Dh | W_k | W_v], x @ W_qkv gives queries, keys and values at once
+    W_qkv: np.ndarray
     b_qkv: np.ndarray  # (3D,)
     W_o: np.ndarray  # (D, D)
     b_o: np.ndarray  # (D,)
@@ -226,9 +225,8 @@ def _softmax_(att: np.ndarray) -> np.ndarray:
 # OpenBLAS's own threads (whose worker waits while the blocks run). Nothing process-wide changes (no
 # BLAS thread count is set), and a block is computed by the same operations whichever thread takes
 # it, so results are bit-for-bit the same from run to run.
-SINGLE_THREAD_PRODUCT = (
-    64**3
-)  # m × n × k of the biggest product OpenBLAS keeps on the calling thread
+# m × n × k of the biggest product OpenBLAS keeps on the calling thread
+SINGLE_THREAD_PRODUCT = 64**3
 GELU_ROWS = 32  # rows of the (T, Dff) activations per GELU block
 SPLIT_FROM = 64  # fewer rows than this: everything on the calling thread (a helper would cost more)
 _helper_lock = threading.Lock()
@@ -291,9 +289,8 @@ def _share(work: Callable[[int, int], None], n: int, step: int) -> None:
     try:
         loop()
     finally:
-        if (
-            not future.cancel()
-        ):  # the helper started: wait for its last block (it may be writing into our arrays)
+        # the helper started: wait for its last block (it may be writing into our arrays)
+        if not future.cancel():
             future.result()
 
 
@@ -326,19 +323,16 @@ class MiniLM:
                     file=f"{path}/model.safetensors",
                 ) from None
 
-        self.word_embeddings = np.ascontiguousarray(
-            w("embeddings.word_embeddings.weight")
-        )  # (Nv, D)
-        self.position_embeddings = np.ascontiguousarray(
-            w("embeddings.position_embeddings.weight")
-        )  # (512, D)
+        # (Nv, D)
+        self.word_embeddings = np.ascontiguousarray(w("embeddings.word_embeddings.weight"))
+        # (512, D)
+        self.position_embeddings = np.ascontiguousarray(w("embeddings.position_embeddings.weight"))
         self.type_embedding = w("embeddings.token_type_embeddings.weight")[
             0
         ].copy()  # (D,) segment 0
         self.emb_ln = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
-        scale = np.float32(
-            1.0 / np.sqrt(c.d_head)
-        )  # folded into W_q, b_q: scores = (x W_q / √Dh) Kᵀ
+        # folded into W_q, b_q: scores = (x W_q / √Dh) Kᵀ
+        scale = np.float32(1.0 / np.sqrt(c.d_head))
         layers = []
         for i in range(c.n_layers):
             p = f"encoder.layer.{i}."
@@ -510,13 +504,11 @@ class MiniLM:
             E = self.word_embeddings.astype(np.float64)  # (Nv, D)
             mean = E.mean(axis=0)  # (D,)
             E -= mean
-            variances, axes = np.linalg.eigh(
-                E.T @ E / len(E)
-            )  # (Nv, D)ᵀ x (Nv, D) -> (D, D), ascending
+            # (Nv, D)ᵀ x (Nv, D) -> (D, D), ascending
+            variances, axes = np.linalg.eigh(E.T @ E / len(E))
             order = np.argsort(variances)[::-1]
-            axes = axes[:, order] * np.sign(
-                axes[:, order].sum(axis=0) + 1e-300
-            )  # a fixed sign per axis
+            # a fixed sign per axis
+            axes = axes[:, order] * np.sign(axes[:, order].sum(axis=0) + 1e-300)
             self._axes = (mean, axes, variances[order])
         return self._axes
 
@@ -541,9 +533,8 @@ class MiniLM:
                 last=self.config.vocab_size - 1,
             )
         mean, axes, variances = self.embedding_axes()
-        X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[
-            :, :d
-        ]  # (T, D) x (D, d) -> (T, d)
+        # (T, D) x (D, d) -> (T, d)
+        X = (self.word_embeddings[ids].astype(np.float64) - mean) @ axes[:, :d]
         return X / np.sqrt(variances[:d].mean())
 
     def forward(
@@ -573,9 +564,8 @@ class MiniLM:
                 last=c.vocab_size - 1,
             )
         T, H, D, Dh, eps = ids.size, c.n_heads, c.d_model, c.d_head, c.layer_norm_eps
-        attentions = np.empty(
-            (c.n_layers, H, T, T), dtype=np.float32
-        )  # softmax writes into it in place
+        # softmax writes into it in place
+        attentions = np.empty((c.n_layers, H, T, T), dtype=np.float32)
         h = np.empty((T, c.d_ff), dtype=np.float32)  # feed-forward activations
         scratch = [np.empty_like(h) for _ in range(3)]  # GELU temporaries
         concat = np.empty((T, D), dtype=np.float32)  # heads' outputs side by side
@@ -590,7 +580,7 @@ class MiniLM:
         def gelu_rows(a: int, b: int) -> None:
             _gelu_(h[a:b], *(s[a:b] for s in scratch))
 
-        for i, (layer, att) in enumerate(zip(self.layers, attentions)):
+        for i, (layer, att) in enumerate(zip(self.layers, attentions, strict=True)):
             if layer_inputs is not None:
                 layer_inputs[i] = x
             # queries, keys and values of all heads in one matmul; W_q already carries 1/√Dh
@@ -598,17 +588,15 @@ class MiniLM:
             qkv += layer.b_qkv
             q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh), views
             # contiguous copies (0.4 ms at T = 512): the many small products below read them faster
-            q, k_t, v = (
-                np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v)
-            )  # k_t: (H, Dh, T)
+            # k_t: (H, Dh, T)
+            q, k_t, v = (np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v))
 
             def attend(a: int, b: int, q=q, k_t=k_t, v=v, att=att) -> None:  # query rows a … b − 1
                 block = att[:, a:b]  # (H, n, T) view into attentions
                 np.matmul(q[:, a:b], k_t, out=block)  # (H, n, Dh) x (H, Dh, T) -> (H, n, T)
                 _softmax_(block)  # softmax over keys, in place
-                out = (
-                    concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)
-                )  # (H, n, Dh) view of (n, D)
+                # (H, n, Dh) view of (n, D)
+                out = concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)
                 np.matmul(block, v, out=out)  # (H, n, T) x (H, T, Dh) -> (H, n, Dh)
 
             _share(attend, T, rows)
