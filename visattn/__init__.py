@@ -94,10 +94,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eagerly
-    from . import positional, scaling, scoring, shapes  # noqa: F401
-    from .decode import DecodeStep, decode_steps  # noqa: F401
-
-    # noqa: F401
+    from . import positional, scaling, scoring, shapes
+    from .decode import DecodeStep, decode_steps
     from .kernel_regression import (
         KERNELS,
         KernelRegressionResult,
@@ -105,9 +103,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         loo_error,
         nadaraya_watson,
     )
-    from .models import designed  # noqa: F401
-
-    # noqa: F401
+    from .models import designed
     from .positional import (
         alibi_bias,
         alibi_slopes,
@@ -116,8 +112,6 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         sinusoidal_encoding,
         wavelengths,
     )
-
-    # noqa: F401
     from .reading import (
         aggregate_heads,
         attention_flow,
@@ -125,7 +119,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         norm_weighted,
         value_norms,
     )
-    from .text import seeded_embedding, tokenize  # noqa: F401
+    from .text import seeded_embedding, tokenize
 
 __all__ = [
     "AttentionResult",
