@@ -1,0 +1,257 @@
+"""Heavy work under a memory budget: admission control and one shared, byte-bounded result cache.
+
+A replica serves a whole room, so one process must survive twenty students pasting twenty long
+texts at once. Every heavy computation (a long MiniLM text, attention flow, a training, a long
+decoder sequence) goes through :meth:`Budget.get`:
+
+- **identical requests share one computation**: a key already computed is returned from the cache;
+  a key being computed is waited for, not started again;
+- **admission**: a computation declares what it will hold while it runs (its working memory) and
+  after (its result); it starts only when the results kept plus the work in progress plus its own
+  cost fit in the budget, and when a *slot* is free (at most ``slots`` heavy computations at once,
+  so small reruns of other sessions keep a core). Older results are evicted first to make room.
+  Requests are admitted in arrival order (FIFO); a waiting caller is told how many are ahead of it
+  (``on_wait``), which the page shows as a translated "waiting, n ahead of you" with a progress bar;
+- **the cache is bounded in bytes**, not items: each result's size is measured (:func:`nbytes`)
+  once it exists, and the least recently used results go first.
+
+A computation larger than the whole budget still runs, alone (nothing else in progress, nothing
+kept), so one legitimate long text is never refused. No Streamlit here: the page passes its own
+``on_wait`` callback, and tests drive the budget with threads. Numbers are bytes throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+
+import numpy as np
+
+MB = 1_000_000
+DEFAULT_BYTES = 600 * MB  # results + work in progress per replica (VISATTN_BUDGET_MB overrides)
+DEFAULT_SLOTS = 1  # heavy computations at once per replica (VISATTN_HEAVY_SLOTS overrides)
+POLL_SECONDS = 0.25  # how often a waiting caller hears its place in the queue
+
+
+def nbytes(value: Any, _seen: set[int] | None = None) -> int:
+    """Bytes held by ``value``: NumPy arrays by their buffers (a view counts as its base once),
+    containers and dataclasses by their members, anything else by ``sys.getsizeof``."""
+    seen = set() if _seen is None else _seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        base = value
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        if base is not value:
+            return nbytes(base, seen)
+        return int(value.nbytes)
+    if is_dataclass(value) and not isinstance(value, type):
+        return sys.getsizeof(value) + sum(
+            nbytes(getattr(value, f.name), seen) for f in fields(value)
+        )
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(
+            nbytes(k, seen) + nbytes(v, seen) for k, v in value.items()
+        )
+    if isinstance(value, list | tuple | set | frozenset):
+        return sys.getsizeof(value) + sum(nbytes(v, seen) for v in value)
+    return sys.getsizeof(value)
+
+
+@dataclass
+class _Job:
+    """A computation admitted or waiting: its key, what it reserves, and its outcome once done."""
+
+    key: Hashable
+    cost: int
+    done: threading.Event
+    value: Any = None
+    error: BaseException | None = None
+    running: bool = False
+
+
+class Budget:
+    """Admission control over ``limit`` bytes and ``slots`` concurrent heavy computations, with the
+    results kept in a byte-bounded LRU cache (see the module's docstring)."""
+
+    def __init__(self, limit: int = DEFAULT_BYTES, slots: int = DEFAULT_SLOTS) -> None:
+        if limit <= 0 or slots < 1:
+            raise ValueError("a budget needs a positive size and at least one slot")
+        self.limit = int(limit)
+        self.slots = int(slots)
+        self._lock = threading.Condition()
+        self._results: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._jobs: dict[Hashable, _Job] = {}  # running or waiting, by key
+        self._queue: deque[_Job] = deque()  # waiting, in arrival order
+
+    # -- what is held ---------------------------------------------------------------------------
+    def _kept(self) -> int:
+        """Bytes of the results in the cache."""
+        return sum(size for _, size in self._results.values())
+
+    def _in_progress(self) -> int:
+        """Bytes reserved by the computations running now."""
+        return sum(job.cost for job in self._jobs.values() if job.running)
+
+    def held(self) -> tuple[int, int]:
+        """(bytes of the results kept, bytes reserved by the work in progress)."""
+        with self._lock:
+            return self._kept(), self._in_progress()
+
+    def clear(self) -> None:
+        """Forget the kept results (running work finishes as it was)."""
+        with self._lock:
+            self._results.clear()
+
+    # -- the one entry point --------------------------------------------------------------------
+    def get(
+        self,
+        key: Hashable,
+        cost: int,
+        compute: Callable[[], Any],
+        on_wait: Callable[[int], None] | None = None,
+    ) -> Any:
+        """The result for ``key``: kept, shared with a computation already under way, or computed
+        by ``compute()`` once admitted. ``cost``: bytes the computation holds while it runs
+        (working memory and result). ``on_wait(n_ahead)`` is called while the caller waits, every
+        ``POLL_SECONDS``; an exception it raises (the session left or changed its input) withdraws
+        the request. ``compute``'s exception reaches every caller of this key and is not cached."""
+        while True:
+            with self._lock:
+                if key in self._results:
+                    self._results.move_to_end(key)
+                    return self._results[key][0]
+                job = self._jobs.get(key)
+                mine = job is None
+                if mine:
+                    job = _Job(key, int(cost), threading.Event())
+                    self._jobs[key] = job
+                    self._queue.append(job)
+            if mine:
+                self._wait_for_admission(job, on_wait)
+                return self._run(job, compute)
+            try:
+                return self._wait_for_result(job, on_wait)
+            except _Withdrawn:
+                continue  # the session that asked first left: ask again
+
+    def _fits(self, job: _Job) -> bool:
+        """Whether ``job`` (first in the queue) can start now, evicting old results if that makes
+        room. A job larger than the whole budget starts when nothing else runs."""
+        running = [j for j in self._jobs.values() if j.running]
+        if len(running) >= self.slots:
+            return False
+        while self._results and self._kept() + self._in_progress() + job.cost > self.limit:
+            self._results.popitem(last=False)  # the least recently used result goes first
+        if self._kept() + self._in_progress() + job.cost <= self.limit:
+            return True
+        return not running  # too large for any budget: alone
+
+    def _wait_for_admission(self, job: _Job, on_wait: Callable[[int], None] | None) -> None:
+        with self._lock:
+            while True:
+                if self._queue[0] is job and self._fits(job):
+                    self._queue.popleft()
+                    job.running = True
+                    return
+                ahead = self._queue.index(job) + sum(j.running for j in self._jobs.values())
+                self._lock.wait(POLL_SECONDS)
+                if on_wait is not None:
+                    self._lock.release()
+                    try:
+                        on_wait(ahead)
+                    except BaseException:
+                        self._lock.acquire()
+                        self._withdraw(job)
+                        raise
+                    self._lock.acquire()
+
+    def _withdraw(self, job: _Job) -> None:
+        """A waiting caller left: its job leaves the queue (others waiting on it start their own)."""
+        if job in self._queue:
+            self._queue.remove(job)
+        self._jobs.pop(job.key, None)
+        job.error = _Withdrawn()
+        job.done.set()
+        self._lock.notify_all()
+
+    def _run(self, job: _Job, compute: Callable[[], Any]) -> Any:
+        try:
+            value = compute()
+        except BaseException as exc:
+            with self._lock:
+                job.error = exc
+                self._finish(job)
+            raise
+        size = nbytes(value)
+        with self._lock:
+            job.value = value
+            if size <= self.limit:
+                self._results[job.key] = (value, size)
+            self._finish(job)
+        return value
+
+    def _finish(self, job: _Job) -> None:
+        job.running = False
+        self._jobs.pop(job.key, None)
+        job.done.set()
+        self._lock.notify_all()
+
+    def _wait_for_result(self, job: _Job, on_wait: Callable[[int], None] | None) -> Any:
+        while not job.done.wait(POLL_SECONDS):
+            if on_wait is not None:
+                with self._lock:
+                    ahead = self._queue.index(job) if job in self._queue else 0
+                on_wait(ahead)
+        if job.error is not None:
+            raise job.error
+        return job.value
+
+
+class _Withdrawn(Exception):
+    """The computation a caller shared was withdrawn by the session that asked first."""
+
+
+def _from_env(name: str, default: int, unit: int = 1) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(float(raw) * unit)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+_SHARED: Budget | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared() -> Budget:
+    """The replica's one budget: ``VISATTN_BUDGET_MB`` megabytes (10⁶ bytes; default 600) and
+    ``VISATTN_HEAVY_SLOTS`` heavy computations at once (default 1)."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Budget(
+                _from_env("VISATTN_BUDGET_MB", DEFAULT_BYTES, MB),
+                _from_env("VISATTN_HEAVY_SLOTS", DEFAULT_SLOTS),
+            )
+        return _SHARED
+
+
+def get(
+    key: Hashable,
+    cost: int,
+    compute: Callable[[], Any],
+    on_wait: Callable[[int], None] | None = None,
+) -> Any:
+    """:meth:`Budget.get` on the replica's budget."""
+    return shared().get(key, cost, compute, on_wait)
