@@ -213,3 +213,18 @@ def test_the_replica_budget_reads_its_size_from_the_environment(monkeypatch):
     monkeypatch.setenv("VISATTN_BUDGET_MB", "not a number")
     assert budget.shared().limit == budget.DEFAULT_BYTES
     monkeypatch.setattr(budget, "_SHARED", None)
+
+
+def test_a_reservation_waits_its_turn_and_counts_while_held():
+    b, probe, release = Budget(100, slots=2), Probe(), threading.Event()
+    threading.Thread(target=b.get, args=("a", 70, probe.job("a", 70, release))).start()
+    while not probe.started:
+        threading.Event().wait(0.01)
+    heard = []
+    threading.Timer(0.6, release.set).start()
+    with b.reserve(60, on_wait=heard.append):  # 70 + 60 > 100: waits for "a"
+        assert probe.running == 0
+        kept, running = b.held()
+        assert running == 60 and kept + running <= 100
+    assert heard and heard[0] == 1
+    assert b.held()[1] == 0

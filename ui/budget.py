@@ -26,7 +26,8 @@ import os
 import sys
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
@@ -142,6 +143,22 @@ class Budget:
             except _Withdrawn:
                 continue  # the session that asked first left: ask again
 
+    @contextmanager
+    def reserve(self, cost: int, on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
+        """Hold ``cost`` bytes (and a slot) for the work done inside the ``with`` block — a page's
+        drawing of a long text, whose copies and figures are not one cacheable result — admitted
+        like :meth:`get` (in arrival order, when it fits) and released when the block ends."""
+        job = _Job(object(), int(cost), threading.Event())  # a key no other request shares
+        with self._lock:
+            self._jobs[job.key] = job
+            self._queue.append(job)
+        self._wait_for_admission(job, on_wait)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._finish(job)
+
     def _fits(self, job: _Job) -> bool:
         """Whether ``job`` (first in the queue) can start now, evicting old results if that makes
         room. A job larger than the whole budget starts when nothing else runs."""
@@ -255,3 +272,8 @@ def get(
 ) -> Any:
     """:meth:`Budget.get` on the replica's budget."""
     return shared().get(key, cost, compute, on_wait)
+
+
+def reserve(cost: int, on_wait: Callable[[int], None] | None = None):
+    """:meth:`Budget.reserve` on the replica's budget."""
+    return shared().reserve(cost, on_wait)
