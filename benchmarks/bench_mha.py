@@ -117,7 +117,7 @@ def main() -> None:
     print("|---|---|---|")
     for e in engines:
         ok = [t * 1e3 for t in times[e] if t]
-        pairs = [b / t for b, t in zip(base, times[e]) if b and t]
+        pairs = [b / t for b, t in zip(base, times[e], strict=True) if b and t]
         if not ok or not pairs:
             print(f"| {ENGINES[e]} | - | - |")
             continue

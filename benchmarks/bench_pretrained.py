@@ -165,7 +165,7 @@ def spread(times: list[float | None]) -> str:
 
 
 def ratio(a: list[float | None], b: list[float | None]) -> str:
-    pairs = [x / y for x, y in zip(a, b) if x and y]
+    pairs = [x / y for x, y in zip(a, b, strict=True) if x and y]
     if not pairs:
         return "-"
     med = statistics.median([x for x in a if x]) / statistics.median([y for y in b if y])

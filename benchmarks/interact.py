@@ -2,8 +2,7 @@
 the charts settle.
 
     .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …]
-    [--width 1280]
-        [--section decoder=dec_step …] [--no-drag]
+        [--width 1280] [--section decoder=dec_step …] [--no-drag] [--baseline /tmp/old]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
 `playwright install`. Loopback only; every wait is bounded.
@@ -37,11 +36,15 @@ For each page:
   browser on this machine; each page's median is also given as a multiple of the floor measured next
   to it (the rounds alternate floor, page, floor, page …), which is the figure to compare between
   runs and machines. Rounds of a page run back to back; the table gives the median and the spread
-  (min … max) over rounds."""
+  (min … max) over rounds.
+- **before and after** (``--baseline CHECKOUT``): each page is measured in that checkout ("before")
+  and in this one ("after"), one after the other, each right after its own floor measurement, so
+  both are measured in the same run under the same load."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import signal
 import socket
@@ -91,37 +94,50 @@ SECTION_CONTROL = {
 # changed.
 OBSERVER = """
 (() => {
-  window.__firstChart = null; window.__lastPlot = 0; window.__keyAt = null; window.__plotChanges = 0;
+  window.__firstChart = null;
+  window.__lastPlot = 0;
+  window.__keyAt = null;
+  window.__plotChanges = 0;
   window.__lastMain = 0;
-  const inPlot = (n) => n && (n.nodeType === 1 ? n : n.parentElement)?.closest?.(
-      '.js-plotly-plot, [data-testid="stPlotlyChart"]');
+  const CHART = '.js-plotly-plot, [data-testid="stPlotlyChart"]';
+  const element = (n) => (n.nodeType === 1 ? n : n.parentElement);
+  const inPlot = (n) => n && element(n)?.closest?.(CHART);
+  const addsChart = (n) => n.nodeType === 1 && (inPlot(n) || n.querySelector?.(CHART));
+  const removesChart = (n) => n.nodeType === 1
+    && (n.matches?.(CHART) || n.querySelector?.('.js-plotly-plot'));
   const obs = new MutationObserver((records) => {
     for (const r of records) {
-      if ((r.target.nodeType === 1 ? r.target : r.target.parentElement)?.closest?.('[data-testid="stMain"]'))
+      if (element(r.target)?.closest?.('[data-testid="stMain"]')) {
         window.__lastMain = performance.now();
-      let hit = inPlot(r.target);
-      if (!hit) for (const n of r.addedNodes) { if (n.nodeType === 1 && (inPlot(n) ||
-          n.querySelector?.('.js-plotly-plot, [data-testid="stPlotlyChart"]'))) { hit = true; break; } }
-      if (!hit) for (const n of r.removedNodes) { if (n.nodeType === 1 && (n.matches?.(
-          '.js-plotly-plot, [data-testid="stPlotlyChart"]') || n.querySelector?.('.js-plotly-plot'))) {
-          hit = true; break; } }
+      }
+      const hit = inPlot(r.target) || Array.from(r.addedNodes).some(addsChart)
+        || Array.from(r.removedNodes).some(removesChart);
       if (hit) {
-        window.__lastPlot = performance.now(); window.__plotChanges += 1;
-        if (window.__firstChart === null && document.querySelector('.js-plotly-plot .main-svg'))
+        window.__lastPlot = performance.now();
+        window.__plotChanges += 1;
+        if (window.__firstChart === null && document.querySelector('.js-plotly-plot .main-svg')) {
           window.__firstChart = performance.now();
+        }
       }
     }
   });
-  const start = () => obs.observe(document.documentElement, {subtree: true, childList: true, attributes: true,
-                                                             characterData: true});
+  const watched = {subtree: true, childList: true, attributes: true, characterData: true};
+  const start = () => obs.observe(document.documentElement, watched);
   if (document.documentElement) start(); else document.addEventListener('DOMContentLoaded', start);
   window.addEventListener('keydown', () => { window.__keyAt = performance.now(); }, true);
   window.addEventListener('pointerdown', () => { window.__keyAt = performance.now(); }, true);
-  window.__moveArm = false; window.__moveAt = 0;     // a drag's move: the first pointer event after arming
-  window.addEventListener('pointermove', () => { if (window.__moveArm) { window.__moveAt = performance.now();
-                                                                          window.__moveArm = false; } }, true);
+  // a drag's move: the first pointer event after arming
+  window.__moveArm = false;
+  window.__moveAt = 0;
+  window.addEventListener('pointermove', () => {
+    if (window.__moveArm) {
+      window.__moveAt = performance.now();
+      window.__moveArm = false;
+    }
+  }, true);
 })();
 """
+SKELETON = '[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]'
 STATE = (
     """() => ({now: performance.now(), first: window.__firstChart, last: window.__lastPlot,
   key: window.__keyAt, changes: window.__plotChanges, main: window.__lastMain,
@@ -131,7 +147,9 @@ STATE = (
   status: !!document.querySelector('"""
     + STATUS
     + """'),
-  skeleton: !!document.querySelector('[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]')})"""
+  skeleton: !!document.querySelector('"""
+    + SKELETON
+    + """')})"""
 )
 
 
@@ -145,7 +163,7 @@ class Server:
     """A fresh Streamlit server of this repository's app on 127.0.0.1 (its own process, stopped on
     exit)."""
 
-    def __init__(self, port: int | None = None, app: str = "app.py"):
+    def __init__(self, port: int | None = None, app: str = "app.py", root: Path = ROOT):
         self.port = port or free_port()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
@@ -162,7 +180,7 @@ class Server:
                 "--server.headless",
                 "true",
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -374,11 +392,11 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
     return times, len(sent) - before
 
 
-def measure_page(browser, p, args) -> dict:
-    """One page on its own fresh server: first visit fresh and warm, the first control, a section's
-    control and an in-figure drag in the warm session."""
-    row = dict(id=p.id)
-    with Server() as server:
+def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict:
+    """One page of the checkout ``root`` on its own fresh server: first visit fresh and warm, the
+    first control, a section's control and an in-figure drag in the warm session."""
+    row = dict(id=f"{p.id} {version}".strip())
+    with Server(root=root) as server:
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
         _, row["fresh"] = open_page(ctx, server.url(p))
         ctx.close()
@@ -470,10 +488,19 @@ def main() -> None:
         nargs="*",
         default=[],
         metavar="PAGE=KEY",
-        help="the widget key of a control inside a lesson section, per page (default: SECTION_CONTROL)",
+        help="the widget key of a control inside a lesson section, per page "
+        "(default: SECTION_CONTROL)",
     )
     parser.add_argument(
         "--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="another checkout of the app (git worktree add /tmp/old COMMIT): each page is "
+        "measured there and here in turn, each right after the floor",
     )
     args = parser.parse_args()
     args.section = section_map(args.section)
@@ -495,12 +522,16 @@ def main() -> None:
             with Server(app="benchmarks/floor_app.py") as floor_server:
                 floor_ctx = browser.new_context(viewport={"width": args.width, "height": 900})
                 floor_page, floor_first = open_page(floor_ctx, floor_server.url())
-                for p in pages:
+                versions = (
+                    [("before", args.baseline), ("after", ROOT)] if args.baseline else [("", ROOT)]
+                )
+                for p, (version, root) in itertools.product(pages, versions):
                     # right before the page: floor, page, floor, page …
                     floor = measure_floor(floor_page, args.rounds)
                     floors.append(floor)
                     try:
-                        rows.append(measure_page(browser, p, args) | {"floor": floor})
+                        row = measure_page(browser, p, args, root, version)
+                        rows.append(row | {"floor": floor})
                         # a cut-short run keeps its rows
                         print(
                             f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})",
@@ -515,7 +546,8 @@ def main() -> None:
                             file=sys.stderr,
                             flush=True,
                         )
-                        rows.append(dict(id=p.id, failed=f"failed: {type(exc).__name__}"))
+                        failed = f"failed: {type(exc).__name__}"
+                        rows.append(dict(id=f"{p.id} {version}".strip(), failed=failed))
                 floor_ctx.close()
         finally:
             browser.close()
@@ -526,10 +558,10 @@ def main() -> None:
         "CPUs)"
     )
     print(
-        "| page | first chart, fresh server ms | page drawn, fresh ms | first chart, warm server ms "
-        "| page drawn, warm ms | first control | → charts settled ms, median (min … max) | section "
-        "control (key) | → settled ms | in-figure drag: move → redraw ms | frames sent in the drag "
-        "|"
+        "| page | first chart, fresh server ms | page drawn, fresh ms "
+        "| first chart, warm server ms | page drawn, warm ms | first control "
+        "| → charts settled ms, median (min … max) | section control (key) | → settled ms "
+        "| in-figure drag: move → redraw ms | frames sent in the drag |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:

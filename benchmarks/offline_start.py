@@ -53,7 +53,11 @@ def _hook(event, args):
         host = args[0].decode() if isinstance(args[0], bytes) else (args[0] or "")
         if host not in _LOCAL:
             _log.write(f"look-up {host}\n")
-    elif event == "socket.connect" and isinstance(args[1], tuple) and args[0].type == socket.SOCK_STREAM:
+    elif (
+        event == "socket.connect"
+        and isinstance(args[1], tuple)
+        and args[0].type == socket.SOCK_STREAM
+    ):
         try:
             if not ipaddress.ip_address(str(args[1][0]).split("%")[0]).is_loopback:
                 _log.write(f"connect {args[1][0]}:{args[1][1]}\n")
