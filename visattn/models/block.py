@@ -3,8 +3,8 @@ layer loop.
 
 Each layer is the block of "Attention Is All You Need" without its feed-forward part::
 
-    X_in ─► multi_head_attention(X_in, W_q, W_k, W_v, W_o, H) ─► residual = X_in + MHA ─► Z =
-    LayerNorm(residual)
+    X_in ─► multi_head_attention(X_in, W_q, W_k, W_v, W_o, H) ─► residual = X_in + MHA
+         ─► Z = LayerNorm(residual)
 
 and Z is the next layer's X_in. LayerNorm here has γ = 1 and β = 0 (nothing is learned): each row of
 Z has mean 0 and variance 1 (up to ε). A trained LayerNorm then multiplies each column by γ and adds

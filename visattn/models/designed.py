@@ -12,31 +12,29 @@ Dh head width (D / H), L layers.
 
 The residual stream (D = 32 named columns, :data:`DIM_NAMES`)::
 
-    0 … 14   word features (Nf = 15, :data:`FEATURE_NAMES`): 0/1 values from the lexicon 15 … 22
-    position (P = 8): 2 · sinusoidal_encoding(T, 8, base=10), concatenated rather than added, so
-             a head can read positions apart from words (a trained model learns to keep them apart
-             too); amplitude 2 so that positions dominate every row's norm and LayerNorm rescales
-             rows alike
-    23 … 28  slots that heads write into through W_v and W_o (all 0 in the input):
-             wants_animate / wants_spatial — what the adjective describing this token requires of
-             it, refers_animate / refers_spatial — what the noun this pronoun refers to is,
-             after_determiner — the previous token is a determiner, negated — the sentence has a
-             negation
+    0 … 14   word features (Nf = 15, :data:`FEATURE_NAMES`): 0/1 values from the lexicon
+    15 … 22  position (P = 8): 2 · sinusoidal_encoding(T, 8, base=10), concatenated rather than
+             added, so a head can read positions apart from words (a trained model learns to keep
+             them apart too); amplitude 2 so that positions dominate every row's norm and LayerNorm
+             rescales rows alike
+    23 … 28  slots that heads write into through W_v and W_o (all 0 in the input): wants_animate /
+             wants_spatial — what the adjective describing this token requires of it, refers_animate
+             / refers_spatial — what the noun this pronoun refers to is, after_determiner — the
+             previous token is a determiner, negated — the sentence has a negation
     29       zero — 0 in the input and never written (W_o has no entry in it), so it carries nothing
-    but the
-             shift that LayerNorm's mean subtraction gives every column (−mean/σ). Every column of
-             W_q, W_k, W_v sums to 0 (the "zero" row holds minus the others), so a head reads each
-             column relative to "zero" and the mean drops out; only LayerNorm's rescaling remains
+             but the shift that LayerNorm's mean subtraction gives every column (−mean/σ). Every
+             column of W_q, W_k, W_v sums to 0 (the "zero" row holds minus the others), so a head
+             reads each column relative to "zero" and the mean drops out; only LayerNorm's rescaling
+             remains
     30 … 31  unused (always 0): they pad the 30 named columns to D = 32 so that H = 4 heads get Dh =
-    8
-             columns each (:func:`input_layout` counts every group)
+             8 columns each (:func:`input_layout` counts every group)
 
 Each layer is the post-LN block of "Attention Is All You Need" without the feed-forward part
 (:func:`visattn.models.block.run_layers`, which the random model of :mod:`visattn.models.random`
 runs too)::
 
-    X_in ─► multi_head_attention(X_in, W_q, W_k, W_v, W_o, H=4) ─► residual = X_in + MHA ─► Z =
-    LayerNorm(residual)
+    X_in ─► multi_head_attention(X_in, W_q, W_k, W_v, W_o, H=4) ─► residual = X_in + MHA
+         ─► Z = LayerNorm(residual)
 
 and Z is the next layer's X_in (LayerNorm with γ = 1, β = 0). Head h uses columns h·Dh … (h+1)·Dh of
 W_q, W_k, W_v (Dh = 8), exactly as in :func:`visattn.multi_head_attention`. The heads, the same four
@@ -46,19 +44,16 @@ in both layers:
                  much more strongly — for the kind its ``wants_*`` slots ask for. Key: noun,
                  animate, spatial. Value → ``refers_animate`` / ``refers_spatial``.
 ``state``        Query: a pronoun asks for an adjective; weaker, every token looks about 2.5 tokens
-ahead
-                 (the two slowest sinusoids turned forward), which picks "tired" over "wide" in
-                 "…the wide road because it was tired". Key: adjective, position. Value: an
+                 ahead (the two slowest sinusoids turned forward), which picks "tired" over "wide"
+                 in "…the wide road because it was tired". Key: adjective, position. Value: an
                  adjective of *state* (tired, hungry) writes ``wants_animate`` (only animate things
                  get tired); an adjective of *extent* (wide, narrow) writes ``wants_spatial`` (only
                  places and things are wide).
 ``previous``     Query: the token's position turned back by one step (a sinusoid's shift is a
-rotation);
-                 Key: the position. The dot product peaks at the previous token. Value →
+                 rotation); Key: the position. The dot product peaks at the previous token. Value →
                  ``after_determiner``.
 ``broad``        Query and key: the slowest sinusoid, weakly — a wide proximity kernel, nearly
-uniform.
-                 Value → ``negated``.
+                 uniform. Value → ``negated``.
 
 Two layers resolve the Winograd pair. Layer 1's ``coreference`` has no ``wants_*`` yet, so "it" goes
 to the animate noun by the prior in both "…too tired." and "…too wide.". Meanwhile layer 1's
@@ -75,8 +70,9 @@ score.
 Measured (row "it", weights of the named key), "…because it was too tired." / "…too wide.":
 
     layer 1  coreference it→animal 0.86 / 0.86   state it→tired 0.82 / it→wide 0.82   previous
-    it→because 0.88 layer 2  coreference it→animal 0.96 / it→street 0.81   state 0.80 / 0.80
-    previous 0.95 broad rows lie within 0.05 … 0.11 (uniform would be 1/12 ≈ 0.08).
+             it→because 0.88
+    layer 2  coreference it→animal 0.96 / it→street 0.81   state 0.80 / 0.80          previous 0.95
+    broad rows lie within 0.05 … 0.11 (uniform would be 1/12 ≈ 0.08).
 """
 
 from __future__ import annotations
