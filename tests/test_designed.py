@@ -22,8 +22,7 @@ def weight(result, layer: int, head: str, query: str, key: str) -> float:
     return float(result.head(layer, head)[tokens.index(query), tokens.index(key)])
 
 
-# ── shapes and the public face
-# ─────────────────────────────────────────────────────────────────────
+# ── shapes and the public face ────────────────────────────────────────────────────────────────────
 def test_result_shapes_and_names():
     r = designed.run(TIRED)
     T, D, H, L = len(r.tokens), designed.D_MODEL, designed.N_HEADS, designed.N_LAYERS
@@ -55,8 +54,7 @@ def test_config_exposes_read_only_parameters():
             np.testing.assert_allclose(W.sum(axis=0), 0.0, atol=1e-12)
 
 
-# ── (1) the article's sentence
-# ─────────────────────────────────────────────────────────────────────
+# ── (1) the article's sentence ────────────────────────────────────────────────────────────────────
 def test_tired_sentence_coreference_and_state():
     r = designed.run(TIRED)
     assert weight(r, LAST, "coreference", "it", "animal") >= 0.5
@@ -134,8 +132,7 @@ def test_featurize_is_case_insensitive_and_reports_bad_overrides():
         designed.featurize(["it"], {5: {"animate": 1}})
 
 
-# ── (3) the stretch: two layers resolve "wide"
-# ─────────────────────────────────────────────────────
+# ── (3) the stretch: two layers resolve "wide" ────────────────────────────────────────────────────
 def test_wide_sentence_second_layer_coreference_goes_to_street():
     r = designed.run(WIDE)
     assert weight(r, 0, "coreference", "it", "animal") >= 0.5  # layer 1: only the animate prior
@@ -163,8 +160,7 @@ def test_variants(text, referent):
     assert weight(r, LAST, "coreference", "it", referent) >= 0.5
 
 
-# ── (4) unknown words and bad input
-# ────────────────────────────────────────────────────────────────
+# ── (4) unknown words and bad input ───────────────────────────────────────────────────────────────
 def test_unknown_words_are_neutral_and_rows_sum_to_one():
     r = designed.run("Zorblax quumfed the vrizzle because it was glorpy!")
     assert not r.features[0].any() and not r.features[1].any()
@@ -183,8 +179,7 @@ def test_bad_text_raises():
         designed.run_tokens([])
 
 
-# ── (5) properties over random sentences
-# ───────────────────────────────────────────────────────────
+# ── (5) properties over random sentences ──────────────────────────────────────────────────────────
 WORDS = sorted(designed.LEXICON) + ["it", ".", ","]
 UNKNOWN = st.text(alphabet=string.ascii_letters, min_size=1, max_size=8)
 
@@ -204,8 +199,7 @@ def test_rows_sum_to_one_and_are_finite(words):
         np.testing.assert_allclose(trace.residual[:, zero], trace.X_in[:, zero], atol=1e-12)
 
 
-# ── (6) the same numbers from a plain loop
-# ─────────────────────────────────────────────────────────
+# ── (6) the same numbers from a plain loop ────────────────────────────────────────────────────────
 def reference_layer(X, W_q, W_k, W_v, W_o, n_heads):
     """One post-LN attention layer, head by head, with nothing shared with visattn."""
     T, D = X.shape
@@ -238,3 +232,63 @@ def test_matches_a_plain_per_head_loop(text):
         np.testing.assert_allclose(trace.mha.output, out, atol=1e-12)
         np.testing.assert_allclose(trace.residual, res, atol=1e-12)
         np.testing.assert_allclose(trace.Z, Z, atol=1e-10)
+
+
+# ── the Chinese Winograd pair (issue 22): segmentation by the lexicon, the same heads ────────────
+TIRED_ZH = "动物没有穿过街道，因为它太累了。"
+WIDE_ZH = "动物没有穿过街道，因为它太宽了。"
+
+
+def test_chinese_is_cut_into_the_lexicon_s_longest_words():
+    words = "动物 没有 穿过 街道 ， 因为 它 太 累 了 。".split()
+    assert designed.segment(TIRED_ZH) == words
+    assert designed.segment("動物沒有穿過街道") == ["動物", "沒有", "穿過", "街道"]  # traditional
+    assert designed.segment("它很累, because it was") == [
+        "它",
+        "很",
+        "累",
+        ",",
+        "because",
+        "it",
+        "was",
+    ]
+    assert designed.segment("鑫它") == ["鑫", "它"]  # an unknown character stands alone
+
+
+@given(st.lists(st.sampled_from([*designed.LEXICON_ZH, "鑫", "了", "的"]), min_size=1, max_size=30))
+def test_segmentation_loses_no_character(words):
+    text = "".join(words)
+    assert "".join(designed.segment(text)) == text
+
+
+def test_chinese_features_match_the_english_ones():
+    pairs = {"动物": "animal", "街道": "street", "它": "it", "累": "tired", "宽": "wide"}
+    pairs |= {"没有": "didn't", "因为": "because", "太": "too"}
+    for zh, en in pairs.items():
+        assert designed.word_features(zh) == designed.word_features(en), zh
+    assert designed.word_features("了") == frozenset()  # a particle: no feature
+
+
+@pytest.mark.parametrize(("text", "target"), [(TIRED_ZH, "动物"), (WIDE_ZH, "街道")])
+def test_the_chinese_pair_links_it_the_way_english_does(text, target):
+    r = designed.run(text)
+    it, coref = r.tokens.index("它"), r.head_names.index("coreference")
+    last = r.weights[-1, coref, it]  # (T,) the last layer's coreference row of 它
+    assert last[r.tokens.index(target)] >= 0.5
+    assert r.tokens[int(np.argmax(last))] == target
+    state = r.weights[-1, r.head_names.index("state"), it]
+    assert r.tokens[int(np.argmax(state))] in ("累", "宽")
+
+
+def test_swapping_the_chinese_features_moves_the_link():
+    swapped = {"街道": {"animate": 1, "spatial": 0}, "动物": {"animate": 0, "spatial": 1}}
+    r = designed.run(TIRED_ZH, swapped)
+    row = r.weights[-1, r.head_names.index("coreference"), r.tokens.index("它")]
+    assert r.tokens[int(np.argmax(row))] == "街道"
+
+
+def test_article_001_s_it_finds_the_apple():
+    """Article 001: reading 它, attention goes to the noun named before it (苹果)."""
+    r = designed.run("我买了一个苹果，它很甜。")
+    row = r.weights[0, r.head_names.index("coreference"), r.tokens.index("它")]
+    assert r.tokens[int(np.argmax(row))] == "苹果" and row.max() >= 0.5

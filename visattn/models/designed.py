@@ -77,6 +77,7 @@ Measured (row "it", weights of the named key), "…because it was too tired." / 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -159,14 +160,92 @@ LEXICON: dict[str, frozenset[str]] = {
     **_words("because and but or since as while although when", "conjunction"),
     **_words("across over into through at on in to of under near along from with", "preposition"),
 }
+# The same features for Chinese words. Chinese writes no spaces, so a text is cut into the longest
+# words of this lexicon (:func:`segment`); a character it does not know is a token of its own, with
+# no features (like an unknown English word). 了 and 的 are particles: no feature, as in English a
+# word the lexicon does not know. Traditional forms are listed beside the simplified ones.
+LEXICON_ZH: dict[str, frozenset[str]] = {
+    **_words("这 那 这个 那个 这些 那些 每 每个 一个 一只 一条 某个", "determiner"),
+    **_words(
+        "动物 動物 猫 貓 狗 孩子 男孩 女孩 男人 女人 马 馬 牛 鸟 鳥 狐狸 兔子 鹿 鸡 雞 鸭 鴨 羊 "
+        "老鼠 乌龟 烏龜 小明 小红",
+        "noun",
+        "animate",
+    ),
+    **_words(
+        "街道 街 马路 馬路 道路 路 河 河流 桥 橋 湖 田野 公园 公園 墙 牆 篱笆 小路 山 房间 房間 "
+        "房子 花园 花園 森林 海 大海 小溪 公路 山谷 沟 溝 峡谷 峽谷 隧道 桌子 桌",
+        "noun",
+        "spatial",
+    ),
+    **_words("苹果 蘋果 书 書 水 饭 飯 蛋糕 牛奶 面包 麵包", "noun"),
+    **_words("它 他 她 它们 它們 他们 他們 她们 她們 我 你 我们 我們 你们 你們", "pronoun"),
+    **_words(
+        "穿过 穿過 过 過 跳 走 走过 走過 游 跑 追 看 看见 看見 爬 进 進 进入 進入 到 吃 想 要 "
+        "买 買 喜欢 喜歡 做 能 会 會 可以",
+        "verb",
+    ),
+    **_words("是 在 变得 變得 显得 顯得 看起来 看起來", "verb", "copula"),
+    **_words("不 没 沒 从不 從不", "negation"),
+    **_words("没有 沒有 没能 沒能 不能 不会 不會 不想", "verb", "negation"),
+    **_words("不是", "verb", "copula", "negation"),
+    **_words(
+        "累 饿 餓 困 害怕 怕 虚弱 虛弱 懒 懶 病 疲惫 疲憊 "
+        "生气 生氣 高兴 高興 难过 難過 渴 紧张 緊張",
+        "adjective",
+        "state",
+    ),
+    **_words(
+        "宽 寬 窄 长 長 深 陡 高 远 遠 泥泞 泥濘 结冰 結冰 拥挤 擁擠 滑 宽阔 寬闊 短",
+        "adjective",
+        "extent",
+    ),
+    **_words("大 小 红 紅 旧 舊 新 甜", "adjective"),
+    **_words("太 很 非常 真 挺 相当 相當", "adverb"),
+    **_words("因为 因為 所以 和 但是 但 或者 而且 虽然 雖然 当 當", "conjunction"),
+    **_words("上 里 裡 下 旁边 旁邊 对面 對面 从 從 沿着 沿著 向", "preposition"),
+    **_words("。 ， ！ ？ ； ： 、 “ ” （ ）", "punctuation"),
+}
+_ZH_LONGEST = max(len(w) for w in LEXICON_ZH)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def segment(text: str) -> list[str]:
+    """``text`` as the designed model's tokens: English words and marks as :func:`visattn.tokenize`
+    cuts them; a run of Chinese characters cut into the longest words of :data:`LEXICON_ZH`, left to
+    right (forward maximum matching), an unknown character a token of its own.
+
+    “动物没有穿过街道，因为它太累了。” → 动物 没有 穿过 街道 ， 因为 它 太 累 了 。"""
+    out: list[str] = []
+    for token in tokenize(text, max_tokens=len(text) + 1):
+        if out and _CJK.match(token) and _CJK.match(out[-1][-1]):
+            out[-1] += token  # rejoin the run of characters that tokenize cut one by one
+        else:
+            out.append(token)
+    words = []
+    for token in out:
+        if not _CJK.match(token):
+            words.append(token)
+            continue
+        start = 0
+        while start < len(token):
+            for size in range(min(_ZH_LONGEST, len(token) - start), 0, -1):
+                piece = token[start : start + size]
+                if size == 1 or piece in LEXICON_ZH:
+                    words.append(piece)
+                    start += size
+                    break
+    return words
 
 
 def word_features(word: str) -> frozenset[str]:
-    """The features of one word (case-insensitive); an unknown word has none (a neutral, all-zero
-    vector)."""
+    """The features of one word (English case-insensitive, or Chinese); an unknown word has none (a
+    neutral, all-zero vector)."""
     w = word.lower().replace("\u2019", "'")
     if w in LEXICON:
         return LEXICON[w]
+    if w in LEXICON_ZH:
+        return LEXICON_ZH[w]
     if w.endswith("n't"):  # any contracted negation is an auxiliary verb with a negation
         return frozenset({"verb", "negation"})
     if not any(c.isalnum() for c in w):
@@ -505,10 +584,20 @@ def run_tokens(
 def run(
     text: str, overrides: Mapping[int | str, Mapping[str, float]] | None = None
 ) -> DesignedResult:
-    """Tokenize ``text`` (a curly apostrophe counts as a straight one) and run the designed model.
+    """Cut ``text`` into words (:func:`segment`: English by spaces and marks, Chinese by the
+    lexicon; a curly apostrophe counts as a straight one) and run the designed model.
 
     A ValueError for empty text or more than 64 tokens.
     """
     if isinstance(text, str):
         text = text.replace("\u2019", "'")
-    return run_tokens(tokenize(text, max_tokens=MAX_TOKENS), overrides)
+    tokenize(text, max_tokens=len(text) + 1)  # an empty text or one without tokens: its message
+    words = segment(text)
+    if len(words) > MAX_TOKENS:
+        raise InputError(
+            "too_many_tokens",
+            f"The text has {len(words)} tokens; the limit here is {MAX_TOKENS}. Shorten it.",
+            n=len(words),
+            limit=MAX_TOKENS,
+        )
+    return run_tokens(words, overrides)
