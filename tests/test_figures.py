@@ -88,3 +88,19 @@ def test_head_grid_leaves_padding_cells_blank():
 def test_arrays_go_to_the_browser_as_float32_unless_they_would_overflow():
     assert figures.compact([1.0, 2.0]).dtype == np.float32
     assert figures.compact([1.0, 1e308]).dtype == np.float64
+
+
+def test_line_view_legend_is_full_colour_and_labels_stand_clear():
+    """Issue 22: each head's legend swatch at full colour (not the faint opacity of its weakest
+    lines), once per head; the tokens start beyond the lines' ends."""
+    w = np.full((3, 4, 4), 0.25)  # every line at opacity 0.3
+    fig = figures.line_view(w, ["a", "b", "c", "d"], head_names=["H1", "H2", "H3"]).to_dict()
+    legend = [d for d in fig["data"] if d.get("showlegend", True) and d.get("mode") == "lines"]
+    assert [d["name"] for d in legend] == ["H1", "H2", "H3"]
+    assert all(d.get("opacity", 1) == 1 and d["line"]["color"] for d in legend)
+    lines = [d for d in fig["data"] if d.get("mode") == "lines" and d not in legend]
+    assert lines and all(d["opacity"] < 1 for d in lines)
+    ends = [x for d in lines for x in d["x"] if x is not None]
+    labels = [d for d in fig["data"] if d.get("mode") == "text"]
+    left, right = (set(d["x"]) for d in labels)
+    assert max(left) < min(ends) and min(right) > max(ends)

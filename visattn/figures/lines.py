@@ -14,6 +14,9 @@ from ..reading import filter_edges
 from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
 
 
+LABEL_GAP = 0.04  # x distance (the lines run from 0 to 1) between a line's end and its token
+
+
 def line_view(
     w: ArrayLike,
     tokens: Sequence[str],
@@ -29,7 +32,9 @@ def line_view(
 
     The classic Tensor2Tensor picture. ``w`` is (H, T, T); ``visible`` is a list of head indices to
     draw (all by default); lines under ``min_weight`` are left out to keep the figure light.
-    ``value_name`` labels the hover."""
+    ``value_name`` labels the hover. Each head's legend swatch is a trace of its own at full colour
+    (a line trace's swatch takes that trace's opacity), and the tokens stand ``LABEL_GAP`` clear of
+    the lines' ends."""
     w = np.asarray(w, dtype=np.float64)
     H, T, _ = w.shape
     names = list(head_names) if head_names is not None else [str(h) for h in range(H)]
@@ -37,9 +42,21 @@ def line_view(
     data = []
     for h in visible:
         colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        data.append(
+            dict(
+                type="scatter",
+                x=[None],
+                y=[None],
+                mode="lines",
+                line=dict(color=colour, width=4),
+                name=names[h],
+                legendgroup=names[h],
+                showlegend=True,
+                hoverinfo="skip",
+            )
+        )
         # One trace per tenth of weight (opacity is per trace in Plotly): at most 10 traces a head.
         level = np.ceil(w[h] * 10).astype(int)
-        first = True
         for b in range(1, 11):
             pairs = [
                 (i, j)
@@ -65,17 +82,16 @@ def line_view(
                     opacity=b / 10,
                     name=names[h],
                     legendgroup=names[h],
-                    showlegend=first,
+                    showlegend=False,
                     text=hover,
                     hovertemplate="%{text}<extra></extra>",
                 )
             )
-            first = False
     y = list(range(T))
     data.append(
         dict(
             type="scatter",
-            x=[0] * T,
+            x=[-LABEL_GAP] * T,
             y=y,
             mode="text",
             text=list(tokens),
@@ -88,7 +104,7 @@ def line_view(
     data.append(
         dict(
             type="scatter",
-            x=[1] * T,
+            x=[1 + LABEL_GAP] * T,
             y=y,
             mode="text",
             text=list(tokens),
