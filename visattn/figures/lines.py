@@ -13,7 +13,6 @@ from numpy.typing import ArrayLike
 from ..reading import filter_edges
 from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
 
-
 LABEL_GAP = 0.04  # x distance (the lines run from 0 to 1) between a line's end and its token
 
 
