@@ -86,7 +86,7 @@ def brute_min_cut(At, s, t):
     others = [n for n in nodes if n not in ((L, s), (0, t))]
     best = np.inf
     for bits in itertools.product((0, 1), repeat=len(others)):
-        source_side = {(L, s)} | {n for n, b in zip(others, bits) if b}
+        source_side = {(L, s)} | {n for n, b in zip(others, bits, strict=True) if b}
         cut = sum(
             At[layer, i, j]
             for layer in range(L)
@@ -309,7 +309,7 @@ def test_designed_value_norms_match_the_values_the_heads_computed():
     r = designed.run(TIRED)
     got = reading.designed_value_norms(r)
     Dh = designed.D_HEAD
-    for layer, (tr, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers)):
+    for layer, (tr, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers, strict=True)):
         for h in range(designed.N_HEADS):
             want = np.linalg.norm(
                 tr.mha.V[h] @ p.W_o[h * Dh : (h + 1) * Dh], axis=-1

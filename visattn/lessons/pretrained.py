@@ -43,11 +43,11 @@ from . import views
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 PARAGRAPH = (
-    "The animal didn't cross the street because it was too tired. It had walked all day through the rain, "
-    "and the road was wide and busy. A driver stopped her car and waited, but the animal only looked at the "
-    "lights. Later a child brought it some water, and it drank slowly before it lay down under a tree. When "
-    "the traffic finally stopped, the animal stood up, looked both ways, and crossed the street without any "
-    "trouble."
+    "The animal didn't cross the street because it was too tired. It had walked all day through "
+    "the rain, and the road was wide and busy. A driver stopped her car and waited, but the animal "
+    "only looked at the lights. Later a child brought it some water, and it drank slowly before it "
+    "lay down under a tree. When the traffic finally stopped, the animal stood up, looked both "
+    "ways, and crossed the street without any trouble."
 )
 PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
 N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2
@@ -127,7 +127,7 @@ def shown_tokens(tokens: list[str], sep: str = " · ") -> str:
     return sep.join(tokens[:TOKENS_SHOWN]) + (f"{sep}…" if len(tokens) > TOKENS_SHOWN else "")
 
 
-# ---- the text as the model reads it --------------------------------------------------------------------------------
+# ---- the text as the model reads it --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def default_pair(tokens: list[str]) -> tuple[int, int]:
     return src, (others[0] if others else src)
 
 
-# ---- 1. every head ---------------------------------------------------------------------------------------------------
+# ---- 1. every head -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,9 @@ def patterns(attn: np.ndarray) -> Patterns:
     nxt = attn[..., i - 1, i].mean(axis=-1)  # (L, H) mean weight on the token after
 
     def names(w: np.ndarray) -> tuple[str, ...]:
-        return tuple(head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG)))
+        return tuple(
+            head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG), strict=True)
+        )
 
     return Patterns(n_cls=int((on_cls > STRONG).sum()), prev=names(prev), next=names(nxt))
 
@@ -286,7 +288,7 @@ def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
     )
 
 
-# ---- 2. the head finder ----------------------------------------------------------------------------------------------
+# ---- 2. the head finder --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,7 @@ def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> 
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
     opened = tuple(
-        k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2])
+        k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2], strict=True)
     )  # a layer's map: the open head's layer
     return Finder(
         top=top,
@@ -364,7 +366,7 @@ def winograd(model: MiniLM) -> Winograd:
     )
 
 
-# ---- 3. one head, large ----------------------------------------------------------------------------------------------
+# ---- 3. one head, large --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
