@@ -1,10 +1,11 @@
-"""Cached compute of the reading page: one line each over :mod:`visattn.lessons.reading`.
+"""Cached compute of the reading page: thin wrappers over :mod:`visattn.lessons.reading` (no
+compute here).
 
 ``st.cache_resource`` (not ``cache_data``): the results hold (L, H, T, T) arrays shared read-only by
 every session, as ui/cache_pretrained.py does. ``_model`` is not hashed (there is one). The
-readings of a run go to the store the pretrained page uses too (:func:`ui.cache_pretrained.
-stored_readings`, which says why it is not a Streamlit cache), keyed by text and view only, so
-changing the layer or head never recomputes flow."""
+readings of a run go to the store the pretrained page uses too
+(:func:`ui.cache_pretrained.stored_readings`, which says why it is not a Streamlit cache), keyed by
+text and view only, so changing the layer or head never recomputes flow."""
 
 from __future__ import annotations
 
