@@ -1,160 +1,216 @@
-"""Pretrained model: all-MiniLM-L6-v2's 72 heads on your text (article 004), read through issue 12's
-one selector (ui.reading_views). Compute: visattn.lessons.pretrained. Names count from 1 ("L4·H2");
-URL parameters index from 0. The body runs in functions so that no large array is a global of the
-script run: Streamlit keeps a run's globals alive as long as a callback defined in it."""
+"""Pretrained model: all-MiniLM-L6-v2's 72 heads on your text (article 004), read through the one
+reading selector (ui.reading_views): every head, the head finder and the Winograd twin, one head
+large.
+
+Compute: visattn.lessons.pretrained (cached in ui.cache_pretrained); every control is declared in
+its ``CONTROLS``. Names count from 1 ("L4·H2"); URL parameters index from 0. The body runs in
+functions so that no large array is a global of the script run: Streamlit keeps a run's globals
+alive as long as a callback defined in it. For the same reason the sections take the text and the
+toggles, and look the (up to 75 MB) arrays up in the shared caches."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import reading_views as rv
-from ui import url_state
-from ui.cache_pretrained import BARS, model_or_error, open_clicked, open_head, run_text, winograd
-from ui.cache_reading import grid_figure, pretrained_readings, token_view
+from ui import cache_pretrained, reading_views, url_state
+from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import pretrained as figures
-from visattn.figures.reading import colour_scale
+from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS
 
-PRESET_LABEL = {
-    "tired": "pretrained.preset_tired",
-    "wide": "pretrained.preset_wide",
-    "chinese": "pretrained.preset_chinese",
-    "paragraph": "pretrained.preset_paragraph",
-}
-VERDICT = {True: "pretrained.winograd_switch", False: "pretrained.winograd_no_switch"}
-words = lambda name: dict(
-    value_name=rv.value_name(name), query_name=t("common.query"), key_name=t("common.key")
-)
-checked_text = lambda model, text: (
-    run_text(model, text).text
-)  # a session keeps this string as its last good, not the run
-# source and target positions; tokens None: nothing to pick from, keep the URL's positions
-bind_pair = lambda tk: [
-    bind_token(k, tk, a, hi=MAX_TOKENS - 1)
-    for k, a in zip(("pt_src", "pt_tgt"), lesson.default_pair(tk) if tk else (0, 0))
-]
+CONTROLS = lesson.CONTROLS
 
 
-def notices(run, view) -> None:  # the text as the model read it
+def words(name: str) -> dict[str, str]:
+    """What the figures call a cell's value, a query and a key, in the page's language."""
+    return {
+        "value_name": reading_views.value_name(name),
+        "query_name": t("common.query"),
+        "key_name": t("common.key"),
+    }
+
+
+def file_name(name: str) -> str:
+    """The start of the view's PNG and CSV names ("pretrained" for the weights)."""
+    return "pretrained" if name == "weights" else f"pretrained_{name}"
+
+
+def checked_text(model, text: str) -> str:
+    """The text, once the model has read it (InputError if it cannot): the session keeps this string
+    as its last good result, and the sections look its run up in the cache by it — not the run,
+    which would keep a 75 MB array alive in every session."""
+    return cache_pretrained.run_text(model, text).text
+
+
+def bind_pair(tokens: list[str] | None) -> tuple[str, str]:
+    """The finder's source and target positions, reset to "it" → "animal" (or the first two words)
+    when the tokens change; tokens None (nothing to pick from): the URL's positions are kept."""
+    source, target = lesson.default_pair(tokens) if tokens else (0, 0)
+    source_key = bind_token(CONTROLS["pt_src"], tokens, source)
+    target_key = bind_token(CONTROLS["pt_tgt"], tokens, target)
+    return source_key, target_key
+
+
+def choose_text() -> tuple[str, bool, bool]:
+    """The preset buttons, the text box and the two toggles of how tokens are shown."""
+    presets = {
+        name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
+    }
+    preset_buttons(
+        "pt_text", presets, caption=t("pretrained.try_presets"), help_template="“{text}”"
+    )
+    text = widgets.text_area(
+        CONTROLS["pt_text"],
+        t("pretrained.text"),
+        height=90,
+        help=t("pretrained.text_help", limit=MAX_TOKENS, chars=CONTROLS["pt_text"].max_chars),
+    )
+    hide_column, merge_column = st.columns(2)
+    hide = widgets.toggle(
+        CONTROLS["pt_hide"],
+        t("pretrained.hide"),
+        where=hide_column,
+        help=t("pretrained.hide_help"),
+    )
+    merge = widgets.toggle(
+        CONTROLS["pt_merge"],
+        t("pretrained.merge"),
+        where=merge_column,
+        help=t("pretrained.merge_help"),
+    )
+    return text, hide, merge
+
+
+def notices(run, view) -> None:
+    """The text as the model read it: cut, characters it does not know, the tokens."""
     if run.truncated:
         st.warning(t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS), icon="✂️")
-    if (
-        (unk := lesson.unknown(run)) is not None and unk.every
-    ):  # statements, not `a if c else b`: Streamlit's magic would st.write that
-        st.warning(t("pretrained.all_unk", chars=escape(unk.chars)), icon="⚠️")
-    elif unk is not None:
-        st.info(t("pretrained.unk", n=unk.n, chars=escape(unk.chars)), icon="ℹ️")
+    unknown = lesson.unknown(run)
+    # statements, not `a if c else b`: Streamlit's magic would st.write that
+    if unknown is not None and unknown.every:
+        st.warning(t("pretrained.all_unk", chars=escape(unknown.chars)), icon="⚠️")
+    elif unknown is not None:
+        st.info(t("pretrained.unk", n=unknown.n, chars=escape(unknown.chars)), icon="ℹ️")
     if view.kept_specials:
         st.info(t("pretrained.nothing_left"), icon="ℹ️")
-    st.caption(
-        t("pretrained.tokens", n=len(view.tokens), tokens=escape(lesson.shown_tokens(view.tokens)))
-    )
+    shown = escape(lesson.shown_tokens(view.tokens))
+    st.caption(t("pretrained.tokens", n=len(view.tokens), tokens=shown))
 
 
 @section
-def every_head(
-    model, shown: tuple, colour: dict
-) -> None:  # the grid's layer picker redraws this section only
-    (run, view), name = token_view(model, *shown), shown[-1]
+def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dict) -> None:
+    """1. Every head (or layer, or flow's one map) in one grid; the grid's layer picker (long texts)
+    redraws this section only."""
+    run, view = cache_pretrained.token_view(model, text, hide, merge, name)
     st.header(t("pretrained.grid_header"))
-    if (
-        not (one := lesson.one_layer(len(view.tokens), view.attn)) and name in rv.PER_HEAD
-    ):  # one: a view with heads, too long for all 72
+    one_layer = lesson.one_layer(len(view.tokens), view.attn)  # a view with heads, too long for 72
+    if not one_layer and name in reading_views.PER_HEAD:
         explain(t("pretrained.grid_all_intro"))
-    layer = (
-        st.radio(
+    layer = 0
+    if one_layer:
+        layer = widgets.radio(
+            CONTROLS["pt_glayer"],
             t("pretrained.grid_layer"),
-            list(range(lesson.N_LAYERS)),
-            key="pt_glayer",
-            horizontal=True,
-            format_func=lambda l: f"L{l + 1}",
+            format_func=lesson.layer_name,
             help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX),
         )
-        if one
-        else 0
-    )
-    g = lesson.grid(view.tokens, view.attn, layer)
-    if g.block > 1:
-        st.caption(t("pretrained.pooled", T=g.n_tokens, B=len(g.labels), size=g.block))
-    png = ("pretrained" if name == "weights" else f"pretrained_{name}") + (
-        "_all_heads" if g.layer is None else f"_grid_L{g.layer + 1}"
-    )
-    show(grid_figure(g, font_size(), presenter(), colour, **words(name)), png)
-    p, sep, none = lesson.patterns(run.attentions), t("pretrained.list_sep"), t("pretrained.none")
+    grid = lesson.grid(view.tokens, view.attn, layer)
+    if grid.block > 1:
+        st.caption(t("pretrained.pooled", T=grid.n_tokens, B=len(grid.labels), size=grid.block))
+    png = file_name(name) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
+    figure = cache_pretrained.grid_figure(grid, font_size(), presenter(), colour, **words(name))
+    show(figure, png)
+    patterns = lesson.patterns(run.attentions)
+    separator, none = t("pretrained.list_sep"), t("pretrained.none")
     explain(
         t(
             "pretrained.grid_read",
-            n_cls=p.n_cls,
-            prev=sep.join(p.prev) or none,
-            next=sep.join(p.next) or none,
+            n_cls=patterns.n_cls,
+            prev=separator.join(patterns.prev) or none,
+            next=separator.join(patterns.next) or none,
         )
     )
 
 
 @section
 def finder_and_head(
-    model, shown: tuple, colour: dict, k_src: str, k_tgt: str
-) -> None:  # the finder opens a head below, which it marks
-    (_, view), name = token_view(model, *shown), shown[-1]
-    one_head(view, name, colour, head_finder(model, view, name, k_src, k_tgt))
+    model, text: str, hide: bool, merge: bool, name: str, colour: dict, keys: tuple[str, str]
+) -> None:
+    """2. The head finder and the Winograd twin; 3. one head, large. One section: a bar of the
+    finder opens a head below, and the finder marks the head that is open."""
+    _, view = cache_pretrained.token_view(model, text, hide, merge, name)
+    source = head_finder(model, view, name, keys)
+    one_head(view, name, colour, source)
 
 
-def head_finder(model, view, name: str, k_src: str, k_tgt: str) -> int:
-    st.header(t("pretrained.finder_header"))
-    explain(t("pretrained.finder_intro"))
-    c = st.columns(2)
-    with c[0]:
-        src = token_select(
-            t("pretrained.source"), k_src, view.tokens, help=t("pretrained.source_help")
-        )
-    with c[1]:
-        tgt = token_select(
-            t("pretrained.target"), k_tgt, view.tokens, help=t("pretrained.target_help")
-        )
-    f = compute(
-        "pt_finder",
-        lesson.finder,
-        view.attn,
-        src,
-        tgt,
-        (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"])),
-    )
-    if f is None:
-        return src
-    pair, md = (
-        {"src": f(view.tokens[src]), "tgt": f(view.tokens[tgt])} for f in (str, escape)
-    )  # for the figure's title, for markdown
-    heads = t("pretrained.list_sep").join(
+def verdict(twins: lesson.Winograd) -> str:
+    """Whether "…too wide." moves the weight to "street", said honestly."""
+    if twins.switch:
+        return t("pretrained.winograd_switch")
+    return t("pretrained.winograd_no_switch")
+
+
+def strong_heads(found: lesson.Finder, view, source: str, target: str) -> str:
+    """The finder's sentence: the heads that link source to target, or the strongest one."""
+    if not found.strong:
+        weight = f"{found.best.weight:.3f}"
+        return t("pretrained.finder_none", head=found.names[0], w=weight, src=source, tgt=target)
+    heads = [
         t(
             "pretrained.head_weight",
-            head=lesson.cell_name(*hw[:2], view.attn.shape),
+            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape),
             w=f"{hw.weight:.3f}",
         )
-        for hw in f.strong
+        for hw in found.strong
+    ]
+    return t(
+        "pretrained.finder_strong",
+        n=len(found.strong),
+        heads=t("pretrained.list_sep").join(heads),
+        src=source,
+        tgt=target,
     )
-    st.markdown(
-        t("pretrained.finder_strong", n=len(f.strong), heads=heads, **md)
-        if f.strong
-        else t("pretrained.finder_none", head=f.names[0], w=f"{f.best.weight:.3f}", **md)
-    )
-    title = (
-        t("pretrained.finder_title", n=len(f.top), **pair)
-        if name in rv.PER_HEAD
-        else t("pretrained.finder_title_maps", n=len(f.top), **pair)
-    )
-    fig = figures.finder_figure(
-        f,
+
+
+def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
+    """All heads ranked by the weight the source token puts on the target token; returns the
+    source position."""
+    st.header(t("pretrained.finder_header"))
+    explain(t("pretrained.finder_intro"))
+    source_key, target_key = keys
+    source_column, target_column = st.columns(2)
+    with source_column:
+        src = token_select(
+            t("pretrained.source"), source_key, view.tokens, help=t("pretrained.source_help")
+        )
+    with target_column:
+        tgt = token_select(
+            t("pretrained.target"), target_key, view.tokens, help=t("pretrained.target_help")
+        )
+    open_head = (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"]))
+    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head)
+    if found is None:
+        return src
+    source, target = view.tokens[src], view.tokens[tgt]
+    st.markdown(strong_heads(found, view, escape(source), escape(target)))
+    per_head = name in reading_views.PER_HEAD
+    if per_head:
+        title = t("pretrained.finder_title", n=len(found.top), src=source, tgt=target)
+    else:
+        title = t("pretrained.finder_title_maps", n=len(found.top), src=source, tgt=target)
+    figure = figures.finder_figure(
+        found,
         title=title,
         font_size=font_size(),
-        x_title=t("pretrained.finder_x") if name in rv.PER_HEAD else t("reading.layer"),
-        y_title=rv.value_name(name),
+        x_title=t("pretrained.finder_x") if per_head else t("reading.layer"),
+        y_title=reading_views.value_name(name),
     )
     config = {
         "displaylogo": False,
@@ -165,151 +221,127 @@ def head_finder(model, view, name: str, k_src: str, k_tgt: str) -> int:
         },
     }
     st.plotly_chart(
-        fig,
+        figure,
         width="stretch",
         config=config,
-        key=BARS,
-        on_select=open_clicked,
+        key=cache_pretrained.BARS,
+        on_select=cache_pretrained.open_clicked,
         selection_mode="points",
     )
     st.caption(t("pretrained.finder_click"))
     st.button(
-        t("pretrained.open_top", head=f.names[0]),
+        t("pretrained.open_top", head=found.names[0]),
         key="pt_open_top",
-        on_click=open_head,
-        args=(f.best.layer, f.best.head),
+        on_click=cache_pretrained.open_head,
+        args=(found.best.layer, found.best.head),
     )
-    explain(t("pretrained.winograd", **(w := winograd(model)).cells()) + " " + t(VERDICT[w.switch]))
+    twins = cache_pretrained.winograd(model)
+    explain(t("pretrained.winograd", **twins.cells()) + " " + verdict(twins))
     return src
 
 
 def one_head(view, name: str, colour: dict, src: int) -> None:
+    """One head (or one map of the view) large: the heatmap, its CSV, and as lines."""
     st.header(t("pretrained.one_header"))
-    c = st.columns(2)
-    layer = c[0].selectbox(
+    layer_column, head_column = st.columns(2)
+    layer = widgets.select(
+        CONTROLS["pt_layer"],
         t("pretrained.layer"),
-        list(range(lesson.N_LAYERS)),
-        key="pt_layer",
-        format_func=lambda l: f"L{l + 1}",
+        where=layer_column,
+        format_func=lesson.layer_name,
         disabled=name == "flow",
     )
-    head = c[1].selectbox(
+    head = widgets.select(
+        CONTROLS["pt_head"],
         t("pretrained.head"),
-        list(range(lesson.N_HEADS)),
-        key="pt_head",
-        format_func=lambda h: f"H{h + 1}",
-        disabled=name not in rv.PER_HEAD,
+        where=head_column,
+        format_func=lesson.head_label,
+        disabled=name not in reading_views.PER_HEAD,
     )
-    h, fs, base = (
-        lesson.one_head(view.tokens, view.attn, layer, head),
-        font_size(),
-        "pretrained" if name == "weights" else f"pretrained_{name}",
+    large = lesson.one_head(view.tokens, view.attn, layer, head)
+    if large.block > 1:
+        st.caption(
+            t("pretrained.pooled", T=len(view.tokens), B=len(large.labels), size=large.block)
+        )
+    if name == "weights":
+        title = t("pretrained.head_title", head=large.name)
+    else:
+        title = t("reading.cell_title", view=reading_views.view_label(name), name=large.name)
+    figure = figures.head_figure(
+        large, title=title, font_size=font_size(), colour=colour, **words(name)
     )
-    if h.block > 1:
-        st.caption(t("pretrained.pooled", T=len(view.tokens), B=len(h.labels), size=h.block))
-    title = (
-        t("pretrained.head_title", head=h.name)
-        if name == "weights"
-        else t("reading.cell_title", view=rv.label(name), name=h.name)
-    )
-    show(
-        figures.head_figure(h, title=title, font_size=fs, colour=colour, **words(name)),
-        f"{base}_{h.name}",
-    )
-    if h.hover_only:
+    show(figure, f"{file_name(name)}_{large.name}")
+    if large.hover_only:
         st.caption(t("pretrained.hover_numbers"))
+    shown_layer = min(layer, len(view.attn) - 1)  # a view with one map: its layer
     download_csv(
-        h.w,
-        f"{base}_L{min(layer, len(view.attn) - 1) + 1}_H{head + 1}",
+        large.w,
+        f"{file_name(name)}_L{shown_layer + 1}_H{head + 1}",
         view.tokens,
         view.tokens,
         key="pt_csv",
     )
-    st.subheader(t("pretrained.lines_header", head=h.name))
+    st.subheader(t("pretrained.lines_header", head=large.name))
     explain(t("pretrained.lines_intro"))
-    only_src = st.toggle(t("pretrained.lines_only_src", token=view.tokens[src]), key="pt_lfoc")
-    threshold, top_k = rv.line_filters("pt")
-    ln = lesson.lines(view.tokens, h.w, src, only_src)
-    if len(ln.tokens) < len(view.tokens):
+    only_source = widgets.toggle(
+        CONTROLS["pt_lfoc"], t("pretrained.lines_only_src", token=view.tokens[src])
+    )
+    threshold, top_k = reading_views.line_filters(CONTROLS, "pt")
+    window = lesson.lines(view.tokens, large.w, src, only_source)
+    if len(window.tokens) < len(view.tokens):
         st.caption(
             t(
                 "pretrained.lines_window",
-                a=ln.first + 1,
-                b=ln.last + 1,
+                a=window.first + 1,
+                b=window.last + 1,
                 T=len(view.tokens),
                 n=lesson.LINES_MAX,
             )
         )
-    show(
-        figures.lines_figure(
-            ln,
-            h.name,
-            title=t("pretrained.lines_title", head=h.name),
-            value_name=rv.value_name(name),
-            font_size=fs,
-            threshold=threshold,
-            top_k=top_k,
-        ),
-        f"{base}_lines_{h.name}",
+    lines = figures.lines_figure(
+        window,
+        large.name,
+        title=t("pretrained.lines_title", head=large.name),
+        value_name=reading_views.value_name(name),
+        font_size=font_size(),
+        threshold=threshold,
+        top_k=top_k,
     )
+    show(lines, f"{file_name(name)}_lines_{large.name}")
 
 
-def main() -> None:
-    url_state.bind_all(lesson.CONTROLS)
-    rv.bind("pt")
+def lesson_body() -> None:
     with st.spinner(t("pretrained.loading")):
-        model, reason = model_or_error()
+        model, reason = cache_pretrained.model_or_error()
     if model is None:
         bind_pair(None)
-        return rv.model_missing(reason)
-    preset_buttons(
-        "pt_text",
-        {name: (t(PRESET_LABEL[name]), text) for name, text in lesson.PRESETS.items()},
-        caption=t("pretrained.presets"),
-        help_template="“{text}”",
-    )
-    text = st.text_area(
-        t("pretrained.text"),
-        key="pt_text",
-        height=90,
-        max_chars=url_state.MAX_TEXT,
-        help=t("pretrained.text_help", limit=MAX_TOKENS, chars=url_state.MAX_TEXT),
-    )
-    hide, merge = (
-        col.toggle(t(label), key=key, help=t(hint))
-        for col, (label, key, hint) in zip(
-            st.columns(2),
-            (
-                ("pretrained.hide", "pt_hide", "pretrained.hide_help"),
-                ("pretrained.merge", "pt_merge", "pretrained.merge_help"),
-            ),
-        )
-    )
-    name, scale = (
-        rv.selector("pt"),
-        rv.colour_controls("pt"),
-    )  # every section draws the chosen view on this scale
+        reading_views.model_missing(reason)
+        return
+    text, hide, merge = choose_text()
+    name = reading_views.selector(CONTROLS, "pt")
+    scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
     with st.spinner(t("pretrained.running")):
-        good = compute("pt_run", checked_text, model, text[: url_state.MAX_TEXT])
-    if (
-        good is None
-        or rv.chosen("pt_view", good, name, pretrained_readings, model, good, name) is None
-    ):  # good: the text as run
-        return bind_pair(None)
-    run, view = token_view(
-        model, *(shown := (good, hide, merge, name))
-    )  # sections get these keys, not the arrays
+        text_read = compute("pt_run", checked_text, model, text)
+    if text_read is None:
+        bind_pair(None)
+        return
+    readings = reading_views.chosen(
+        "pt_view", text_read, name, cache_pretrained.readings, model, text_read, name
+    )
+    if readings is None:
+        bind_pair(None)
+        return
+    run, view = cache_pretrained.token_view(model, text_read, hide, merge, name)
     notices(run, view)
-    k_src, k_tgt = bind_pair(view.tokens)
+    keys = bind_pair(view.tokens)
     colour = colour_scale(view.attn, **scale)
-    every_head(model, shown, colour)  # 1. every head (or layer, or flow's one map)
-    finder_and_head(
-        model, shown, colour, k_src, k_tgt
-    )  # 2. the head finder, the Winograd twin; 3. one head, large
+    every_head(model, text_read, hide, merge, name, colour)
+    finder_and_head(model, text_read, hide, merge, name, colour, keys)
 
 
 with page("pretrained"):
+    url_state.bind_controls(CONTROLS)
     st.title(t("pretrained.title"))
     explain(t("pretrained.intro"))
     st.caption(t("pretrained.numbering"))
-    main()
+    lesson_body()

@@ -1,255 +1,252 @@
-"""Reading attention (issue 12) in MiniLM: six readings, [CLS]/[SEP] by norms, two sentences,
-query/key geometry. Compute: visattn.lessons.reading. Names count from 1 ("L4·H2"), URL parameters
-from 0. The body runs in functions: no large array is a global of the script run (Streamlit keeps a
-run's globals alive with its callbacks)."""
+"""Reading attention in MiniLM (issue 12): one text read six ways, what [CLS] and [SEP] take by
+value norms, two sentences side by side, one head's queries and keys in a plane.
+
+Compute: visattn.lessons.reading (cached in ui.cache_reading); every control is declared in its
+``CONTROLS``. Names count from 1 ("L4·H2"), URL parameters from 0. The body runs in functions: no
+large array is a global of the script run (Streamlit keeps a run's globals alive with its
+callbacks)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_reading as cache
-from ui import reading_views as rv
-from ui import url_state
+from ui import cache_reading, reading_views, url_state
+from ui import controls as widgets
 from ui.cache_pretrained import model_or_error
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from ui.widgets import preset_buttons
-from visattn import figures
-from visattn.figures import reading as rfig
+from visattn.figures import reading as reading_figures
+from visattn.figures.colour import colour_scale
+from visattn.figures.lines import filtered_line_view
+from visattn.figures.matrices import head_grid, heatmap
 from visattn.lessons import reading as lesson
 
-PRESET = {
-    "tired": "reading.preset_tired",
-    "wide": "reading.preset_wide",
-    "chinese": "reading.preset_chinese",
-    "paragraph": "reading.preset_paragraph",
-}
-KEYS = [
-    ("rd_layer", 3, {"options": list(range(lesson.N_LAYERS))}),
-    ("rd_head", 1, {"options": list(range(lesson.N_HEADS))}),
-    ("rd_text", lesson.SENTENCE, {}),
-    ("rd_a", lesson.SENTENCE, {}),
-    ("rd_b", lesson.WIDE, {}),
-    ("rd_qkpos", False, {}),
-]
-words = lambda: dict(query_name=t("common.query"), key_name=t("common.key"))
-checked_text = lambda model, text: (
-    cache.run(model, text).text
-)  # a session keeps this string as its last good, not the run
+CONTROLS = lesson.CONTROLS
 
 
-def controls() -> tuple[str, int, int, dict]:
-    """The view, layer, head and colour-scale controls (every section reads them, so none is in a
-    section)."""
-    name = rv.selector("rd")
-    c = st.columns(2)
-    layer = c[0].selectbox(
+def words() -> dict[str, str]:
+    """What the figures call a query and a key, in the page's language."""
+    return {"query_name": t("common.query"), "key_name": t("common.key")}
+
+
+def percent(share: float) -> str:
+    return f"{100 * share:.0f}"
+
+
+def choose_text() -> str:
+    """The preset buttons and the text box; returns the text."""
+    presets = {
+        name: (label("reading.presets", name), text) for name, text in lesson.PRESETS.items()
+    }
+    preset_buttons("rd_text", presets, caption=t("reading.try_presets"), help_template="“{text}”")
+    return widgets.text_area(
+        CONTROLS["rd_text"],
+        t("reading.text"),
+        height=90,
+        help=t("reading.text_help", limit=lesson.MAX_TOKENS),
+    )
+
+
+def choose_view() -> tuple[str, int, int, dict]:
+    """The reading, its layer and head, and its colour scale: every section reads them, so none of
+    these controls is in a section."""
+    name = reading_views.selector(CONTROLS, "rd")
+    layer_column, head_column = st.columns(2)
+    layer = widgets.select(
+        CONTROLS["rd_layer"],
         t("reading.layer"),
-        list(range(lesson.N_LAYERS)),
-        key="rd_layer",
-        format_func=lambda l: f"L{l + 1}",
+        where=layer_column,
+        format_func=lesson.layer_name,
         disabled=name == "flow",
     )
-    head = c[1].selectbox(
+    head = widgets.select(
+        CONTROLS["rd_head"],
         t("reading.head"),
-        list(range(lesson.N_HEADS)),
-        key="rd_head",
-        format_func=lambda h: f"H{h + 1}",
+        where=head_column,
+        format_func=lesson.head_label,
         disabled=name not in lesson.PER_HEAD,
     )
-    return name, layer, head, rv.colour_controls("rd")
+    scale = reading_views.colour_controls(CONTROLS, "rd")
+    return name, layer, head, scale
 
 
 @section
-def views(
-    model, r, name: str, layer: int, head: int, scale: dict
-) -> None:  # the line filters redraw this section only
+def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict) -> dict:
+    """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
+    filters redraw this section only). Returns the colour scale it drew with (the unit scale when
+    the reading cannot be had), for the two sentences below."""
     st.header(t("reading.views_header"))
-    if (rd := rv.chosen("rd_view", r.text, name, cache.readings, model, r.text, name)) is None:
-        return
-    v = lesson.view(rd, layer, head)
-    value, fs, colour = rv.value_name(name), font_size(), rfig.colour_scale(v.grid, **scale)
-    show(
-        figures.head_grid(
-            v.grid,
-            r.tokens,
-            r.tokens,
-            cell_titles=v.titles,
-            value_name=value,
-            font_size=fs,
-            title=t("reading.grid_title", view=rv.label(name)),
-            **colour,
-            **words(),
-        ),
-        f"reading_grid_{name}",
+    readings = reading_views.chosen("rd_view", run.text, name, cache_reading.readings, run, name)
+    if readings is None:
+        return colour_scale(**{**scale, "value_range": "unit"})
+    view = lesson.view(readings, layer, head)
+    value_name = reading_views.value_name(name)
+    colour = colour_scale(view.grid, **scale)
+    grid_figure = head_grid(
+        view.grid,
+        run.tokens,
+        run.tokens,
+        cell_titles=view.titles,
+        value_name=value_name,
+        font_size=font_size(),
+        title=t("reading.grid_title", view=reading_views.view_label(name)),
+        **colour,
+        **words(),
     )
-    show(
-        figures.heatmap(
-            v.cell,
-            r.tokens,
-            r.tokens,
-            title=t("reading.cell_title", view=rv.label(name), name=v.name),
-            value_name=value,
-            x_title=t("common.key"),
-            y_title=t("common.query"),
-            font_size=fs,
-            **colour,
-        ),
-        f"reading_{name}_{v.name}",
+    show(grid_figure, f"reading_grid_{name}")
+    cell_figure = heatmap(
+        view.cell,
+        run.tokens,
+        run.tokens,
+        title=t("reading.cell_title", view=reading_views.view_label(name), name=view.name),
+        value_name=value_name,
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        font_size=font_size(),
+        **colour,
     )
-    download_csv(v.cell, f"reading_{name}_{v.name}", r.tokens, r.tokens, key="rd_csv")
-    st.subheader(t("reading.lines_header", name=v.name))
-    threshold, top_k = rv.line_filters("rd")
-    show(
-        rfig.filtered_line_view(
-            v.cell[None],
-            r.tokens,
-            threshold=threshold,
-            top_k=top_k,
-            head_names=[v.name],
-            value_name=value,
-            title=t("reading.lines_title", name=v.name),
-            font_size=fs,
-        ),
-        f"reading_lines_{name}",
+    show(cell_figure, f"reading_{name}_{view.name}")
+    download_csv(view.cell, f"reading_{name}_{view.name}", run.tokens, run.tokens, key="rd_csv")
+    st.subheader(t("reading.lines_header", name=view.name))
+    threshold, top_k = reading_views.line_filters(CONTROLS, "rd")
+    lines_figure = filtered_line_view(
+        view.cell[None],  # (1, T, T): one head
+        run.tokens,
+        threshold=threshold,
+        top_k=top_k,
+        head_names=[view.name],
+        value_name=value_name,
+        title=t("reading.lines_title", name=view.name),
+        font_size=font_size(),
     )
+    show(lines_figure, f"reading_lines_{name}")
     return colour
 
 
-def specials(r, layer: int, head: int) -> None:
+def specials(run: lesson.Run, layer: int, head: int) -> None:
+    """2. How much of the attention [CLS] and [SEP] take, by weights and by what arrives."""
     st.header(t("reading.share_header"))
-    s, pct = lesson.share(r, layer, head), lambda x: f"{100 * x:.0f}"
-    st.markdown(
-        t(
-            "reading.share",
-            w=pct(s.by_weight),
-            n=pct(s.by_norm),
-            head=s.head,
-            hw=pct(s.head_weight),
-            hn=pct(s.head_norm),
-        )
+    share = lesson.share(run, layer, head)
+    summary = t(
+        "reading.share",
+        w=percent(share.by_weight),
+        n=percent(share.by_norm),
+        head=share.head,
+        hw=percent(share.head_weight),
+        hn=percent(share.head_norm),
     )
+    st.markdown(summary)
     explain(t("reading.share_means"))
+
+
+def alignment_note(pair: lesson.Pair) -> str:
+    """Whether the two sentences' tokens line up, and where they differ."""
+    alignment = pair.alignment
+    if not alignment.aligned:
+        return t(
+            "reading.unaligned",
+            a=alignment.n_a,
+            b=alignment.n_b,
+            prefix=alignment.prefix,
+            suffix=alignment.suffix,
+        )
+    differ = [
+        f"{i + 1}: {escape(pair.tokens_a[i])} / {escape(pair.tokens_b[i])}"
+        for i in alignment.differ
+    ]
+    return t("reading.aligned", n=len(differ), where=t("common.list_sep").join(differ))
 
 
 @section
 def two_sentences(model, name: str, layer: int, head: int, colour: dict) -> None:
+    """3. The same cell of the reading for sentence A and sentence B, and B − A when they align
+    (the two text boxes redraw this section only)."""
     st.header(t("reading.pair_header"))
     explain(t("reading.pair_intro"))
-    a, b = (
-        col.text_input(t(label), key=k, max_chars=url_state.MAX_TEXT)
-        for col, label, k in zip(
-            st.columns(2), ("reading.sentence_a", "reading.sentence_b"), ("rd_a", "rd_b")
-        )
-    )
-    if (p := compute("rd_pair", cache.pair, model, a, b, name, layer, head)) is None:
+    a_column, b_column = st.columns(2)
+    a = widgets.text(CONTROLS["rd_a"], t("reading.sentence_a"), where=a_column)
+    b = widgets.text(CONTROLS["rd_b"], t("reading.sentence_b"), where=b_column)
+    pair = compute("rd_pair", cache_reading.pair, model, a, b, name, layer, head)
+    if pair is None:
         return
-    titles = (t("reading.sentence_a"), t("reading.sentence_b"), t("reading.diff_title"))
-    show(
-        rfig.comparison(
-            p.a,
-            p.b,
-            p.tokens_a,
-            p.tokens_b,
-            titles=titles,
-            title=t("reading.pair_title", view=rv.label(name), name=p.name),
-            value_name=rv.value_name(name),
-            diff_name=t("reading.difference"),
-            note_unaligned=t("reading.unaligned_short"),
-            colour=colour,
-            font_size=font_size(),
-            **words(),
-        ),
-        f"reading_pair_{name}",
+    figure = reading_figures.comparison(
+        pair.a,
+        pair.b,
+        pair.tokens_a,
+        pair.tokens_b,
+        titles=(t("reading.sentence_a"), t("reading.sentence_b"), t("reading.diff_title")),
+        title=t("reading.pair_title", view=reading_views.view_label(name), name=pair.name),
+        value_name=reading_views.value_name(name),
+        diff_name=t("reading.difference"),
+        note_unaligned=t("reading.unaligned_short"),
+        colour=colour,
+        font_size=font_size(),
+        **words(),
     )
-    al, where = (
-        p.alignment,
-        t("common.list_sep").join(
-            f"{i + 1}: {escape(p.tokens_a[i])} / {escape(p.tokens_b[i])}"
-            for i in p.alignment.differ
-        ),
-    )
-    st.info(
-        t("reading.aligned", n=len(al.differ), where=where)
-        if al.aligned
-        else t("reading.unaligned", a=al.n_a, b=al.n_b, prefix=al.prefix, suffix=al.suffix),
-        icon="ℹ️",
+    show(figure, f"reading_pair_{name}")
+    st.info(alignment_note(pair), icon="ℹ️")
+
+
+def plane_figure(geometry: lesson.Geometry, by_position: bool):
+    """The query/key plane of ``geometry`` with the page's words."""
+    return reading_figures.qk_geometry(
+        geometry.projection,
+        geometry.tokens,
+        geometry.weights,
+        colour_by_position=by_position,
+        title=t("reading.qk_title", name=geometry.name),
+        x_title=t("reading.pc", n=1, pct=geometry.explained[0]),
+        y_title=t("reading.pc", n=2, pct=geometry.explained[1]),
+        position_name=t("common.position"),
+        top_keys_name=t("reading.top_keys"),
+        font_size=font_size(),
+        **words(),
     )
 
 
 @section
-def qk(model, r, layer: int, head: int) -> None:
+def queries_and_keys(model, run: lesson.Run, layer: int, head: int) -> None:
+    """4. One head's queries and keys in the plane of their two main directions, for the tokens
+    the page reads (the colour toggle redraws this section only)."""
     st.header(t("reading.qk_header"))
     explain(t("reading.qk_intro"))
-    g, by_pos = (
-        compute("rd_qk", cache.geometry, model, r.text, layer, head),
-        st.toggle(t("reading.qk_position"), key="rd_qkpos"),
-    )
-    if g is None or len(g.weights) != len(r.tokens):
+    geometry = compute("rd_qk", cache_reading.geometry, model, run.text, layer, head)
+    by_position = widgets.toggle(CONTROLS["rd_qkpos"], t("reading.qk_position"))
+    if geometry is None:
         return
-    show(
-        rfig.qk_geometry(
-            g.projection,
-            r.tokens,
-            g.weights,
-            colour_by_position=by_pos,
-            title=t("reading.qk_title", name=g.name),
-            x_title=t("reading.pc", n=1, pct=g.explained[0]),
-            y_title=t("reading.pc", n=2, pct=g.explained[1]),
-            position_name=t("common.position"),
-            top_keys_name=t("reading.top_keys"),
-            font_size=font_size(),
-            **words(),
-        ),
-        f"reading_qk_{g.name}",
-    )
+    if run.truncated:
+        st.caption(t("reading.qk_capped", n=len(geometry.tokens), total=run.n_tokens_in))
+    figure = compute("rd_qk_figure", plane_figure, geometry, by_position)
+    if figure is not None:
+        show(figure, f"reading_qk_{geometry.name}")
 
 
-def main() -> None:
-    for key, default, kind in KEYS:
-        url_state.bind(key, default, **kind)
-    rv.bind("rd")
+def lesson_body() -> None:
     with st.spinner(t("pretrained.loading")):
         model, reason = model_or_error()
     if model is None:
-        return rv.model_missing(reason)
-    preset_buttons(
-        "rd_text",
-        {n: (t(PRESET[n]), text) for n, text in lesson.PRESETS.items()},
-        caption=t("reading.presets"),
-        help_template="“{text}”",
-    )
-    text = st.text_area(
-        t("reading.text"),
-        key="rd_text",
-        height=90,
-        max_chars=url_state.MAX_TEXT,
-        help=t("reading.text_help", limit=lesson.MAX_TOKENS),
-    )
-    name, layer, head, scale = controls()
-    with st.spinner(t("pretrained.running")):
-        r = (
-            cache.run(model, good)
-            if (good := compute("rd_run", checked_text, model, text[: url_state.MAX_TEXT]))
-            is not None
-            else None
-        )
-    if r is None:
+        reading_views.model_missing(reason)
         return
-    if r.truncated:
-        st.warning(t("reading.truncated", n=r.n_tokens_in, limit=lesson.MAX_TOKENS), icon="✂️")
-    colour = views(model, r, name, layer, head, scale)  # 1. six readings of one text
-    specials(r, layer, head)  # 2. what [CLS] and [SEP] really take
-    two_sentences(
-        model, name, layer, head, colour or rfig.colour_scale(**{**scale, "value_range": "unit"})
-    )  # 3. two sentences
-    qk(model, r, layer, head)  # 4. one head's queries and keys
+    text = choose_text()
+    name, layer, head, scale = choose_view()
+    with st.spinner(t("pretrained.running")):
+        run = compute("rd_run", cache_reading.run, model, text)
+    if run is None:
+        return
+    if run.truncated:
+        st.warning(t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS), icon="✂️")
+    colour = six_readings(run, name, layer, head, scale)
+    specials(run, layer, head)
+    two_sentences(model, name, layer, head, colour)
+    queries_and_keys(model, run, layer, head)
 
 
 with page("reading"):
+    url_state.bind_controls(CONTROLS)
     st.title(t("reading.title"))
     explain(t("reading.intro"))
-    main()
+    lesson_body()

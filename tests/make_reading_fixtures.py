@@ -78,9 +78,11 @@ def main() -> None:
         arrays[f"{name}_value_norms"] = torch.stack(norms).numpy()  # (L, H, T) float64
         arrays[f"{name}_queries"] = queries.astype(np.float32)  # (H, T, Dh)
         arrays[f"{name}_keys"] = keys.astype(np.float32)
-        print(
-            f"{name}: {arrays[f'{name}_input_ids'].size} tokens, value norms {arrays[f'{name}_value_norms'].shape}"
+        n_tokens, norms_shape = (
+            arrays[f"{name}_input_ids"].size,
+            arrays[f"{name}_value_norms"].shape,
         )
+        print(f"{name}: {n_tokens} tokens, value norms {norms_shape}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT} ({OUT.stat().st_size / 1e3:.0f} kB) with {arrays['versions']}")

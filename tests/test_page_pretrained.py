@@ -135,8 +135,8 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     np.testing.assert_allclose(y[0], r.attentions[3, 1, IT, ANIMAL], atol=1e-6)
     page_text = texts(at)
     assert (
-        "**2** head(s) put more than half of the attention of “it” on “animal”: **L4·H2** (0.677), **L6·H12** "
-        "(0.673)"
+        "**2** head(s) put more than half of the attention of “it” on “animal”: "
+        "**L4·H2** (0.677), **L6·H12** (0.673)"
     ) in page_text
     assert page_text.count("numbered from 1") == 1 and "**L3·H1** = layer 3, head 1" in page_text
     n_cls = int(
@@ -146,11 +146,11 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     i = np.arange(1, T)  # previous/next-token heads, 1-based names
     prev = [
         f"L{l + 1}·H{h + 1}"
-        for l, h in zip(*np.nonzero(r.attentions[:, :, i, i - 1].mean(-1) > 0.5))
+        for l, h in zip(*np.nonzero(r.attentions[:, :, i, i - 1].mean(-1) > 0.5), strict=True)
     ]
     nxt = [
         f"L{l + 1}·H{h + 1}"
-        for l, h in zip(*np.nonzero(r.attentions[:, :, i - 1, i].mean(-1) > 0.5))
+        for l, h in zip(*np.nonzero(r.attentions[:, :, i - 1, i].mean(-1) > 0.5), strict=True)
     ]
     assert (
         prev
@@ -181,8 +181,8 @@ def test_the_wide_twin_is_described_honestly(default_page, model):
     x, y = bars(at)
     assert y[0] < 0.5  # no head favours street
     assert (
-        f"No head puts more than half of the attention of “it” on “street”; the strongest is **{x[0]}**"
-        in texts(at)
+        "No head puts more than half of the attention of “it” on “street”; "
+        f"the strongest is **{x[0]}**" in texts(at)
     )
 
 
@@ -302,7 +302,8 @@ def test_600_tokens_are_cut_to_512_with_a_notice():
 
 def test_figures_stay_light_at_128_tokens(model):
     text = (
-        "Attention lets every word in a sentence look at every other word and decide how much each one matters. "
+        "Attention lets every word in a sentence look at every other word and decide how much "
+        "each one matters. "
         "In a transformer, each token is turned into a query, a key and a value. "
     ) * 4
     _, _, offsets, _ = model.tokenize(text, 128)
@@ -534,7 +535,7 @@ def test_views_in_chinese_show_no_english(params):
     assert "**L3·H1** 表示第 3 层的第 1 个头" in texts(at)
 
 
-# ---------------------------------------------------------------- the lesson's compute, against hand computations
+# ------------------------------------------------ the lesson's compute, against hand computations
 
 
 def test_head_names_and_token_labels_count_from_one():
@@ -663,7 +664,7 @@ def test_grid_one_head_and_lines_by_hand():
     assert (ln.first, ln.last) == (136, 199)
 
 
-# ---------------------------------------------------------------- a long paste is never tokenised whole
+# ---------------------------------------------------------- a long paste is never tokenised whole
 
 
 @pytest.mark.parametrize(
@@ -752,7 +753,10 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     callback: +145 MB a step, 3.2 GB after 20."""
     cache_pretrained.run_text.clear()
     rng = np.random.default_rng(0)
-    vocab = "the animal street cross because tired wide road car driver water tree rain child light day walk".split()
+    vocab = (
+        "the animal street cross because tired wide road car driver water tree rain child light "
+        "day walk"
+    ).split()
     at = run_page("pretrained", {"pt_hide": "1", "pt_merge": "1"})
     start = rss_mb()
     seen = []
@@ -784,7 +788,10 @@ def view_by_hand(view: str) -> np.ndarray:
     """The view of SENTENCE as (L', H', T, T), by plain NumPy over MiniLM's weights (flow: None)."""
     model = load_model()
     A = model.run(SENTENCE).attentions.astype(np.float64)
-    norm = lambda m: m / m.sum(axis=-1, keepdims=True)
+
+    def norm(m: np.ndarray) -> np.ndarray:
+        return m / m.sum(axis=-1, keepdims=True)
+
     if view == "weights":
         return A
     if (

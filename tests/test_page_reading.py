@@ -40,6 +40,16 @@ def heatmaps(at) -> list[dict]:
     return [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
 
 
+def plane(at) -> dict:
+    """The query/key plane: the figure whose keys are diamonds."""
+    (fig,) = [
+        f
+        for f in figures(at)
+        if any(d.get("marker", {}).get("symbol") == "diamond" for d in f["data"])
+    ]
+    return fig
+
+
 def comparison_fig(at) -> dict:
     (fig,) = [
         f for f in figures(at) if any(d.get("name") in ("Sentence A", "句子甲") for d in f["data"])
@@ -178,3 +188,43 @@ def test_tampered_url_falls_back_with_a_warning():
         assert name.replace("_", "\\_") in w
     assert not errors(at)
     assert at.text_area(key="rd_text").value == TIRED and at.radio(key="rd_view").value == "weights"
+
+
+# ── issue 21: any text the boxes accept opens both MiniLM pages without an exception ─────────────
+LONG_TEXT = (lesson.PRESETS["paragraph"] + " ") * 20  # cut to the text box's 5 000 characters
+TEXTS = {
+    **lesson.PRESETS,
+    "5000 characters": LONG_TEXT[: lesson.CONTROLS["rd_text"].max_chars],
+    "5000 Chinese characters": ("小明喜欢吃苹果。" * 700)[: lesson.CONTROLS["rd_text"].max_chars],
+}
+TEXT_KEYS = {"pretrained": ("pt_text",), "reading": ("rd_text", "rd_a", "rd_b")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", list(TEXTS))
+@pytest.mark.parametrize("page", ["pretrained", "reading"])
+def test_every_preset_and_a_5000_character_text_open_without_an_exception(page, name, lang):
+    text = TEXTS[name]
+    assert len(text) <= 5000
+    at = run_page(page, {"lang": lang} | {key: text for key in TEXT_KEYS[page]})
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert figures(at)
+    if lang == "zh":
+        assert english_words(at) == {}, english_words(at)
+    if page == "reading" and len(text) == 5000:  # cut to 64 word pieces, the plane too, said so
+        assert any("前 64 个" in w or "first 64" in w for w in warnings(at))
+        assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_TOKENS] * 2
+        capped = "平面上只画出本页读取的前 64 个词元" if lang == "zh" else "shows the first 64 of"
+        assert capped in texts(at)
+
+
+def test_the_query_key_plane_follows_the_text_it_reads_after_an_error():
+    """A text the model cannot read keeps the last good view, the plane included, under one
+    error (in English: AppTest cannot drive a Chinese page's widgets, see CONTRIBUTING)."""
+    at = run_page("reading", {"rd_text": LONG_TEXT[:5000]})
+    at.text_area(key="rd_text").input("   ").run()
+    assert_clean(at)
+    (msg,) = errors(at)
+    assert "empty" in msg and "Showing the last view that worked" in texts(at)
+    assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_TOKENS] * 2

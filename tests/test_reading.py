@@ -21,7 +21,9 @@ from hypothesis.extra import numpy as hnp
 
 from visattn import reading
 from visattn.errors import InputError
-from visattn.figures import reading as rfig
+from visattn.figures import reading as reading_figures
+from visattn.figures.colour import colour_scale
+from visattn.figures.lines import filtered_line_view
 from visattn.figures.matrices import head_grid, heatmap
 from visattn.models import designed
 from visattn.models.minilm import MiniLM
@@ -84,7 +86,7 @@ def brute_min_cut(At, s, t):
     others = [n for n in nodes if n not in ((L, s), (0, t))]
     best = np.inf
     for bits in itertools.product((0, 1), repeat=len(others)):
-        source_side = {(L, s)} | {n for n, b in zip(others, bits) if b}
+        source_side = {(L, s)} | {n for n, b in zip(others, bits, strict=True) if b}
         cut = sum(
             At[layer, i, j]
             for layer in range(L)
@@ -307,7 +309,7 @@ def test_designed_value_norms_match_the_values_the_heads_computed():
     r = designed.run(TIRED)
     got = reading.designed_value_norms(r)
     Dh = designed.D_HEAD
-    for layer, (tr, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers)):
+    for layer, (tr, p) in enumerate(zip(r.layers, designed.DESIGNED_CONFIG.layers, strict=True)):
         for h in range(designed.N_HEADS):
             want = np.linalg.norm(
                 tr.mha.V[h] @ p.W_o[h * Dh : (h + 1) * Dh], axis=-1
@@ -458,11 +460,11 @@ def test_filter_edges_threshold_and_top_k():
         (lambda: reading.filter_edges(random_weights((3, 3)), top_k=0), "too_small"),
         (lambda: reading.block_queries_keys(designed.run(TIRED), 2, 0), "reading_index"),
         (lambda: reading.block_value_norms([], designed.DESIGNED_CONFIG.layers, 4), "value_layers"),
-        (lambda: rfig.colour_scale(scale="cubic"), "reading_choice"),
-        (lambda: rfig.colour_scale(scale="power", gamma=0), "not_positive"),
-        (lambda: rfig.colour_scale(value_range="max"), "reading_values"),
+        (lambda: colour_scale(scale="cubic"), "reading_choice"),
+        (lambda: colour_scale(scale="power", gamma=0), "not_positive"),
+        (lambda: colour_scale(value_range="max"), "reading_values"),
         (
-            lambda: rfig.comparison(np.eye(3), np.eye(3), ["a", "b"], ["a", "b", "c"]),
+            lambda: reading_figures.comparison(np.eye(3), np.eye(3), ["a", "b"], ["a", "b", "c"]),
             "reading_labels",
         ),
     ],
@@ -491,7 +493,7 @@ def colour_at(stops, pos):
 def test_colour_scales_warp_the_palette_not_the_data():
     from plotly.colors import sample_colorscale
 
-    lin = rfig.colour_scale(palette="Viridis")
+    lin = colour_scale(palette="Viridis")
     assert (
         set(lin) == {"colorscale"}
         and lin["colorscale"][0][0] == 0
@@ -500,15 +502,15 @@ def test_colour_scales_warp_the_palette_not_the_data():
     assert (
         heatmap(W[0, 0], **lin).data[0].text[0][0] == f"{W[0, 0, 0, 0]:.2f}"
     )  # still drawn as weights, 0…1
-    power = rfig.colour_scale(scale="power", gamma=0.5, palette="Blues")
+    power = colour_scale(scale="power", gamma=0.5, palette="Blues")
     # a value at 1/4 of the range takes the palette's colour at (1/4)^0.5 = 1/2
     assert colour_at(power["colorscale"], 0.25) == sample_colorscale("Blues", [0.5])[0]
-    log = rfig.colour_scale(scale="log", decades=2, palette="Greys")
+    log = colour_scale(scale="log", decades=2, palette="Greys")
     assert (
         colour_at(log["colorscale"], 0.1) == sample_colorscale("Greys", [0.5])[0]
     )  # 1 + log10(0.1) / 2
     assert colour_at(log["colorscale"], 0.01) == sample_colorscale("Greys", [0.0])[0]
-    top = rfig.colour_scale(np.array([[0.1, 0.4], [2.5, 0.0]]), value_range="max")
+    top = colour_scale(np.array([[0.1, 0.4], [2.5, 0.0]]), value_range="max")
     assert (top["zmin"], top["zmax"]) == (0.0, 2.5)
     for scale in (lin, power, log, top):
         positions = [p for p, _ in scale["colorscale"]]
@@ -520,35 +522,35 @@ TOKENS = ["[CLS]", "it", "was", "too", "tired", "[SEP]"]
 
 BUILDS = {
     "heatmap log Viridis": lambda: heatmap(
-        W[0, 0], TOKENS, TOKENS, **rfig.colour_scale(scale="log", palette="Viridis")
+        W[0, 0], TOKENS, TOKENS, **colour_scale(scale="log", palette="Viridis")
     ),
     "head grid power Greys max": lambda: head_grid(
         W,
         TOKENS,
         TOKENS,
-        **rfig.colour_scale(W, scale="power", gamma=0.4, palette="Greys", value_range="max"),
+        **colour_scale(W, scale="power", gamma=0.4, palette="Greys", value_range="max"),
     ),
-    "line view filtered": lambda: rfig.filtered_line_view(
+    "line view filtered": lambda: filtered_line_view(
         W[0], TOKENS, threshold=0.1, top_k=2, head_names=["a", "b", "c"]
     ),
-    "comparison aligned": lambda: rfig.comparison(
+    "comparison aligned": lambda: reading_figures.comparison(
         W[0, 0],
         W[1, 0],
         TOKENS,
         TOKENS[:4] + ["wide", "[SEP]"],
         title="t",
-        colour=rfig.colour_scale(palette="Viridis"),
+        colour=colour_scale(palette="Viridis"),
     ),
-    "comparison unaligned": lambda: rfig.comparison(
+    "comparison unaligned": lambda: reading_figures.comparison(
         W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."]
     ),
-    "qk geometry": lambda: rfig.qk_geometry(
+    "qk geometry": lambda: reading_figures.qk_geometry(
         reading.qk_projection(*np.random.default_rng(1).normal(size=(2, 6, 4))),
         TOKENS,
         W[0, 0],
         title="g",
     ),
-    "qk geometry by position": lambda: rfig.qk_geometry(
+    "qk geometry by position": lambda: reading_figures.qk_geometry(
         reading.qk_projection(*np.random.default_rng(2).normal(size=(2, 6, 4))),
         TOKENS,
         colour_by_position=True,
@@ -563,7 +565,7 @@ def test_figures_pass_plotly_validation(name):
 
 def test_comparison_draws_the_difference_only_when_tokens_align():
     b_tokens = TOKENS[:4] + ["wide", "[SEP]"]
-    fig = rfig.comparison(
+    fig = reading_figures.comparison(
         W[0, 0], W[1, 0], TOKENS, b_tokens, titles=("A", "B", "diff"), note_unaligned="NOTE"
     )
     assert [tr.name for tr in fig.data] == ["A", "B", "diff"]
@@ -571,7 +573,7 @@ def test_comparison_draws_the_difference_only_when_tokens_align():
     assert "tired / wide" in [x.rstrip("\u200b") for x in fig.data[2].x]
     assert fig.layout.coloraxis2.cmin == -fig.layout.coloraxis2.cmax
     assert "NOTE" not in [a.text for a in fig.layout.annotations]
-    other = rfig.comparison(
+    other = reading_figures.comparison(
         W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."], note_unaligned="NOTE"
     )
     assert len(other.data) == 2 and "NOTE" in [a.text for a in other.layout.annotations]
@@ -581,7 +583,7 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
     proj = reading.qk_projection(*np.random.default_rng(3).normal(size=(2, 6, 4)))
     w = np.full((6, 6), 0.02)
     w[1, [4, 0, 2]] = [0.5, 0.3, 0.1]
-    fig = rfig.qk_geometry(
+    fig = reading_figures.qk_geometry(
         proj,
         TOKENS,
         w,
@@ -605,6 +607,6 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
 
 
 def test_filtered_line_view_draws_only_kept_edges():
-    fig = rfig.filtered_line_view(W[0, :1], TOKENS, top_k=1, threshold=0.0)
+    fig = filtered_line_view(W[0, :1], TOKENS, top_k=1, threshold=0.0)
     lines = [tr for tr in fig.data if tr.mode == "lines"]
     assert sum(len(tr.x) for tr in lines) // 3 == 6  # one edge per query

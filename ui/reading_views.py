@@ -1,8 +1,8 @@
 """The one reading selector, shared by the reading, pretrained and multi-head pages.
 
 Which view of the attention (weights | weights × ‖value‖ | mean over heads | max over heads |
-rollout | flow), its colour scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or 0…max) and
-the line view's filters (edge threshold, top-k edges per query). The controls are declared by
+rollout | flow), its colour scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or 0…max)
+and the line view's filters (edge threshold, top-k edges per query). The controls are declared by
 :func:`visattn.lessons.views.controls` under a page prefix (``rd_view``, ``pt_view``, ``mh_view``,
 …) and come into each lesson's ``CONTROLS``; the functions here take that table and the prefix.
 :func:`chosen` computes the chosen view through the one error path, with a progress bar while flow

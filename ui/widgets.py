@@ -225,9 +225,13 @@ def bind_token(control: Control, tokens: list[str] | None, default: int | None =
     URL's position is past the end. With ``tokens`` None (nothing to pick from) the URL's value is
     kept for the next text. Returns the key."""
     default = control.default if default is None else default
+    memo = f"_{control.key}__tokens"
+    if memo not in st.session_state:
+        # the session's first call: bound again, so a position the URL does not give (or gives
+        # wrong) is this default, not the control's own that bind_controls gave it
+        st.session_state.pop(control.key, None)
     # bound with the sentence's own default, so a link leaves out a position that is the default
     key = url_state.bind(control.key, default, lo=control.lo, hi=control.hi)
-    memo = f"_{key}__tokens"
     if tokens is None:
         st.session_state[memo] = []
         return key

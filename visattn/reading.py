@@ -406,7 +406,10 @@ def block_value_norms(layers: Sequence, params: Sequence, n_heads: int) -> np.nd
             params=len(params),
         )
     return np.stack(
-        [value_norms(tr.X_in, p.W_v, None, p.W_o, n_heads) for tr, p in zip(layers, params)]
+        [
+            value_norms(tr.X_in, p.W_v, None, p.W_o, n_heads)
+            for tr, p in zip(layers, params, strict=True)
+        ]
     )
 
 
@@ -597,7 +600,9 @@ def align_tokens(a: Sequence[str], b: Sequence[str]) -> TokenAlignment:
     while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
         suffix += 1
     aligned = len(a) == len(b)
-    differ = tuple(i for i, (x, y) in enumerate(zip(a, b)) if x != y) if aligned else ()
+    differ = (
+        tuple(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y) if aligned else ()
+    )
     return TokenAlignment(
         aligned=aligned, n_a=len(a), n_b=len(b), differ=differ, prefix=prefix, suffix=suffix
     )

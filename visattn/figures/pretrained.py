@@ -7,9 +7,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..lessons.pretrained import Finder, Grid, Lines, OneHead
-from .lines import bars
+from .lines import bars, filtered_line_view
 from .matrices import head_grid, heatmap
-from .reading import filtered_line_view
 
 
 def grid_figure(
@@ -24,7 +23,7 @@ def grid_figure(
 ) -> go.Figure:
     """All 72 heads (6 × 12 small squares), or one layer's 12 (3 × 4), a view's 6 layers (2 × 3) or
     flow's one map (larger ones), on the shared 0…1 scale or ``colour``
-    (:func:`visattn.figures.reading.colour_scale`'s output).
+    (:func:`visattn.figures.colour.colour_scale`'s output).
 
     Cell titles are centred on their cells: Plotly's default anchor for paper-positioned text is
     "auto" (left in the figure's left third, right in its right third), which drew "L1·H4" into

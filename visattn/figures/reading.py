@@ -91,7 +91,8 @@ def comparison(
     diff = weight_difference(wa, wb) if al.aligned else None
     if diff is not None:
         labels = [
-            a if a == b else f"{a} / {b}" for a, b in zip(map(str, tokens_a), map(str, tokens_b))
+            a if a == b else f"{a} / {b}"
+            for a, b in zip(map(str, tokens_a), map(str, tokens_b), strict=True)
         ]
         panels.append((diff, labels, titles[2]))
     n = len(panels)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import reading
+from ..controls import Control, table
 from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
-from ..models.minilm import MiniLM, MiniLMResult
+from ..models.minilm import MAX_TOKENS, MiniLM, MiniLMResult
 from ..token_views import (
     SPECIAL_TOKENS,
     HeadWeight,
@@ -37,28 +38,34 @@ from ..token_views import (
     pool,
     rank_heads,
 )
+from . import views
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 PARAGRAPH = (
-    "The animal didn't cross the street because it was too tired. It had walked all day through the rain, "
-    "and the road was wide and busy. A driver stopped her car and waited, but the animal only looked at the "
-    "lights. Later a child brought it some water, and it drank slowly before it lay down under a tree. When "
-    "the traffic finally stopped, the animal stood up, looked both ways, and crossed the street without any "
-    "trouble."
+    "The animal didn't cross the street because it was too tired. It had walked all day through "
+    "the rain, and the road was wide and busy. A driver stopped her car and waited, but the animal "
+    "only looked at the lights. Later a child brought it some water, and it drank slowly before it "
+    "lay down under a tree. When the traffic finally stopped, the animal stood up, looked both "
+    "ways, and crossed the street without any trouble."
 )
 PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
 N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2
-# The page's controls outside the reading selector: URL key → (default, bounds or options).
-CONTROLS = {
-    "pt_text": (SENTENCE, {}),
-    "pt_hide": (False, {}),
-    "pt_merge": (False, {}),
-    "pt_lfoc": (False, {}),
-    "pt_glayer": (0, {"options": list(range(N_LAYERS))}),
-    "pt_layer": (3, {"options": list(range(N_LAYERS))}),
-    "pt_head": (1, {"options": list(range(N_HEADS))}),
-}
+# Every URL parameter of the page: its own controls, the reading selector's (prefix "pt") and the
+# finder's source and target positions (their default follows the sentence: ``default_pair``).
+CONTROLS = table(
+    Control("pt_text", SENTENCE),
+    Control("pt_hide", False),
+    Control("pt_merge", False),
+    Control("pt_lfoc", False),
+    Control("pt_glayer", 0, options=range(N_LAYERS)),
+    Control("pt_layer", 3, options=range(N_LAYERS)),
+    Control("pt_head", 1, options=range(N_HEADS)),
+    Control("pt_src", 0, lo=0, hi=MAX_TOKENS - 1),
+    Control("pt_tgt", 0, lo=0, hi=MAX_TOKENS - 1),
+    views.controls("pt"),
+)
+LABELS = {"pretrained.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
 HEAD_POOL = 256  # the large heatmap: at most this many (pooled) tokens a side
@@ -67,6 +74,16 @@ TOP_BARS = 15  # bars in the head finder
 STRONG = 0.5  # "a head links source → target" above this weight
 TOKENS_SHOWN = 80  # tokens listed in the caption
 UNK_SHOWN = 30  # unknown characters listed in the notice
+
+
+def layer_name(layer: int) -> str:
+    """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""
+    return f"L{layer + 1}"
+
+
+def head_label(head: int) -> str:
+    """A head within its layer, counted from 1: ``head_label(1)`` is "H2"."""
+    return f"H{head + 1}"
 
 
 def head_name(layer: int, head: int) -> str:
@@ -80,7 +97,7 @@ def cell_name(layer: int, head: int, shape: tuple[int, ...]) -> str:
     single map."""
     if shape[1] > 1:
         return head_name(layer, head)
-    return f"L{layer + 1}" if shape[0] > 1 else f"L1–L{N_LAYERS}"
+    return layer_name(layer) if shape[0] > 1 else f"L1–L{N_LAYERS}"
 
 
 def readings(
@@ -110,7 +127,7 @@ def shown_tokens(tokens: list[str], sep: str = " · ") -> str:
     return sep.join(tokens[:TOKENS_SHOWN]) + (f"{sep}…" if len(tokens) > TOKENS_SHOWN else "")
 
 
-# ---- the text as the model reads it --------------------------------------------------------------------------------
+# ---- the text as the model reads it --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -177,7 +194,7 @@ def default_pair(tokens: list[str]) -> tuple[int, int]:
     return src, (others[0] if others else src)
 
 
-# ---- 1. every head ---------------------------------------------------------------------------------------------------
+# ---- 1. every head -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -207,7 +224,9 @@ def patterns(attn: np.ndarray) -> Patterns:
     nxt = attn[..., i - 1, i].mean(axis=-1)  # (L, H) mean weight on the token after
 
     def names(w: np.ndarray) -> tuple[str, ...]:
-        return tuple(head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG)))
+        return tuple(
+            head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG), strict=True)
+        )
 
     return Patterns(n_cls=int((on_cls > STRONG).sum()), prev=names(prev), next=names(nxt))
 
@@ -269,7 +288,7 @@ def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
     )
 
 
-# ---- 2. the head finder ----------------------------------------------------------------------------------------------
+# ---- 2. the head finder --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -290,7 +309,7 @@ def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> 
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
     opened = tuple(
-        k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2])
+        k if n > 1 else 0 for k, n in zip(open_head, attn.shape[:2], strict=True)
     )  # a layer's map: the open head's layer
     return Finder(
         top=top,
@@ -347,7 +366,7 @@ def winograd(model: MiniLM) -> Winograd:
     )
 
 
-# ---- 3. one head, large ----------------------------------------------------------------------------------------------
+# ---- 3. one head, large --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

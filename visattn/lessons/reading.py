@@ -17,8 +17,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import reading
-from ..models.minilm import MiniLM
-from .pretrained import N_HEADS, N_LAYERS, PRESETS, SENTENCE, WIDE, head_name
+from ..controls import Control, table
+from ..models.minilm import MiniLM, MiniLMResult
+from . import views
+from .pretrained import (
+    N_HEADS,
+    N_LAYERS,
+    PRESETS,
+    SENTENCE,
+    WIDE,
+    head_label,
+    head_name,
+    layer_name,
+)
 
 __all__ = [
     "N_HEADS",
@@ -26,7 +37,12 @@ __all__ = [
     "PRESETS",
     "SENTENCE",
     "WIDE",
+    "head_label",
+    "head_name",
+    "layer_name",
     "MAX_TOKENS",
+    "CONTROLS",
+    "LABELS",
     "VIEWS",
     "PER_HEAD",
     "Run",
@@ -46,31 +62,55 @@ MAX_TOKENS = 64  # word pieces read (the rest is cut, with a notice)
 VIEWS = reading.VIEWS  # weights | norm_weighted | mean | max | rollout | flow
 PER_HEAD = reading.PER_HEAD  # views with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
+# Every URL parameter of the page: the reading selector's (prefix "rd"), the layer and head it
+# reads, the text, the two sentences compared, and how the query/key plane is coloured.
+CONTROLS = table(
+    views.controls("rd"),
+    Control("rd_layer", 3, options=range(N_LAYERS)),
+    Control("rd_head", 1, options=range(N_HEADS)),
+    Control("rd_text", SENTENCE),
+    Control("rd_a", SENTENCE),
+    Control("rd_b", WIDE),
+    Control("rd_qkpos", False),
+)
+LABELS = {"reading.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
 
 
 @dataclass(frozen=True)
 class Run:
-    text: str
-    tokens: list[str]  # T word pieces, [CLS] first, [SEP] last
-    attn: np.ndarray  # (L, H, T, T) attention weights
-    norms: (
-        np.ndarray
-    )  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi et al. 2020)
-    truncated: bool  # the text had more than MAX_TOKENS word pieces
-    n_tokens_in: int
+    result: MiniLMResult  # the forward pass of the text cut at MAX_TOKENS, with each layer's input
+    norms: np.ndarray  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi 2020)
+
+    @property
+    def text(self) -> str:
+        return self.result.text
+
+    @property
+    def tokens(self) -> list[str]:
+        """T word pieces, [CLS] first, [SEP] last."""
+        return self.result.tokens
+
+    @property
+    def attn(self) -> np.ndarray:
+        """(L, H, T, T) attention weights."""
+        return self.result.attentions
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the text had more than MAX_TOKENS word pieces (and was cut)."""
+        return self.result.truncated
+
+    @property
+    def n_tokens_in(self) -> int:
+        """Word pieces of the text before the cut."""
+        return self.result.n_tokens_in
 
 
 def run(model: MiniLM, text: str) -> Run:
-    """One forward pass and the value norms (InputError for text the model cannot read)."""
-    r = model.run(text, max_tokens=MAX_TOKENS)
-    return Run(
-        text=r.text,
-        tokens=list(r.tokens),
-        attn=r.attentions,
-        norms=reading.minilm_value_norms(model, r),
-        truncated=r.truncated,
-        n_tokens_in=r.n_tokens_in,
-    )
+    """One forward pass of at most MAX_TOKENS word pieces and the value norms (InputError for text
+    the model cannot read)."""
+    result = model.run(text, max_tokens=MAX_TOKENS)
+    return Run(result, reading.minilm_value_norms(model, result))
 
 
 Readings = reading.Readings  # text, view, w
@@ -107,9 +147,9 @@ def view(rd: Readings, layer: int, head: int) -> View:
     if rd.view != "flow":
         return View(
             w[:, 0].reshape(2, 3, T, T),
-            [f"L{l + 1}" for l in range(N_LAYERS)],
+            [layer_name(l) for l in range(N_LAYERS)],
             w[layer, 0],
-            f"L{layer + 1}",
+            layer_name(layer),
         )
     return View(w, [f"L1–L{N_LAYERS}"], w[0, 0], f"L1–L{N_LAYERS}")
 
@@ -159,16 +199,23 @@ def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> P
 
 @dataclass(frozen=True)
 class Geometry:
-    projection: reading.QKProjection
+    projection: reading.QKProjection  # T queries and T keys in one plane
+    tokens: list[str]  # T word pieces: the run's, so the plane has as many points as the run tokens
     weights: np.ndarray  # (T, T) the head's attention (the hover's top keys)
     explained: tuple[str, str]  # each axis's share of the variance, in percent
     name: str
 
 
 def geometry(model: MiniLM, r: Run, layer: int, head: int) -> Geometry:
-    """One head's queries and keys on the two principal axes of both together."""
-    q, k = reading.minilm_queries_keys(model, r.text, layer, head)
+    """One head's queries and keys on the two principal axes of both together, for the tokens the
+    run read (at most MAX_TOKENS: the queries and keys come from the run's own layer inputs, never
+    from the text tokenised again)."""
+    q, k = reading.minilm_queries_keys(model, r.result, layer, head)  # (T, Dh) each
     p = reading.qk_projection(q, k)
     return Geometry(
-        p, r.attn[layer, head], tuple(f"{100 * e:.0f}" for e in p.explained), head_name(layer, head)
+        projection=p,
+        tokens=r.tokens,
+        weights=r.attn[layer, head],
+        explained=tuple(f"{100 * e:.0f}" for e in p.explained),
+        name=head_name(layer, head),
     )
