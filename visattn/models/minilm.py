@@ -580,7 +580,8 @@ class MiniLM:
         def gelu_rows(a: int, b: int) -> None:
             _gelu_(h[a:b], *(s[a:b] for s in scratch))
 
-        for i, (layer, att) in enumerate(zip(self.layers, attentions, strict=True)):
+        # a model cut to its first layers (visattn.reading's stub) fills only the first rows
+        for i, (layer, att) in enumerate(zip(self.layers, attentions, strict=False)):
             if layer_inputs is not None:
                 layer_inputs[i] = x
             # queries, keys and values of all heads in one matmul; W_q already carries 1/√Dh
