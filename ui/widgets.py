@@ -232,7 +232,11 @@ def bind_token(control: Control, tokens: list[str] | None, default: int | None =
         st.session_state[memo] = []
         return key
     prev = st.session_state.get(memo)
-    if prev is not None and prev != list(tokens):
+    if prev is None and (key not in st.query_params or key in url_state.notices()):
+        # the first sentence of the session: ``bind_controls`` gave the control's own default;
+        # a link without a position (or with one refused) opens on the sentence's
+        st.session_state[key] = default
+    elif prev is not None and prev != list(tokens):
         st.session_state[key] = default
     elif not 0 <= int(st.session_state[key]) < len(tokens):
         url_state.notices().append(key)
