@@ -242,7 +242,7 @@ def test_random_layers_are_the_formula_written_out():
     tokens = visattn.tokenize(SENTENCE)
     r = run_random(tokens, 24, 3, seed=7)
     x = r.X
-    for p, tr in zip(r.params, r.layers):
+    for p, tr in zip(r.params, r.layers, strict=True):
         _, out = concat_then_wo(x, p.W_q, p.W_k, p.W_v, p.W_o, 3)
         res = x + out
         z = (res - res.mean(axis=1, keepdims=True)) / np.sqrt(res.var(axis=1, keepdims=True) + 1e-5)

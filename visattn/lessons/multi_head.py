@@ -326,13 +326,13 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
     """Every matrix one head meets in ``layer``: X (and PE), Q/K/V of the head, its weights and
     output, concat, W_O, MHA(X), the residual and Z."""
     tr, tokens, h = r.layers[layer], r.tokens, head
-    T, D = tr.X_in.shape
-    H, Dh = len(r.head_names), tr.mha.Q.shape[2]
+    T, D = tr.X_in.shape  # (T, D)
+    H, Dh = len(r.head_names), tr.mha.Q.shape[2]  # Q, K, V: (H, T, Dh), split by head
     n = str(h + 1).translate(SUB)
     dim_labels = list(r.dim_names) if is_designed(r) else dims(D)
     W_o = (designed.DESIGNED_CONFIG.layers[layer] if is_designed(r) else r.params[layer]).W_o
 
-    def p(
+    def panel(
         name,
         m,
         cols,
@@ -356,10 +356,14 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             **kw,
         )
 
-    x_rows: tuple[tuple[Panel, ...], ...] = ((p("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
+    x_rows: tuple[tuple[Panel, ...], ...] = ((panel("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
     if layer == 0:
         x_rows += (
-            (p("PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"),),
+            (
+                panel(
+                    "PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"
+                ),
+            ),
         )
     x_text = "x_next" if layer > 0 else "x_designed" if is_designed(r) else "x_random"
     steps = (
@@ -369,7 +373,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             "qkv",
             (
                 tuple(
-                    p(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
+                    panel(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
                     for name, m in (("Q", tr.mha.Q), ("K", tr.mha.K), ("V", tr.mha.V))
                 ),
             ),
@@ -379,7 +383,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             "attend",
             (
                 (
-                    p(
+                    panel(
                         "A" + n,
                         tr.mha.weights[h],
                         tokens,
@@ -388,7 +392,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                         col_axis="key",
                         weights=True,
                     ),
-                    p("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="head"),
+                    panel("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="head"),
                 ),
             ),
         ),
@@ -397,8 +401,8 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             "concat",
             (
                 (
-                    p("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="concat"),
-                    p(
+                    panel("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="concat"),
+                    panel(
                         "W_O",
                         W_o,
                         dims(D),
@@ -408,7 +412,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                         row_px=int(max(6, min(26, 400 // D))),
                     ),
                 ),
-                (p("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="mha"),),
+                (panel("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="mha"),),
             ),
         ),
         Step(
@@ -416,8 +420,8 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             "norm",
             (
                 (
-                    p("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
-                    p("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z"),
+                    panel("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
+                    panel("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z"),
                 ),
             ),
         ),
