@@ -225,18 +225,18 @@ def bind_token(control: Control, tokens: list[str] | None, default: int | None =
     URL's position is past the end. With ``tokens`` None (nothing to pick from) the URL's value is
     kept for the next text. Returns the key."""
     default = control.default if default is None else default
+    memo = f"_{control.key}__tokens"
+    if memo not in st.session_state:
+        # the session's first call: bound again, so a position the URL does not give (or gives
+        # wrong) is this default, not the control's own that bind_controls gave it
+        st.session_state.pop(control.key, None)
     # bound with the sentence's own default, so a link leaves out a position that is the default
     key = url_state.bind(control.key, default, lo=control.lo, hi=control.hi)
-    memo = f"_{key}__tokens"
     if tokens is None:
         st.session_state[memo] = []
         return key
     prev = st.session_state.get(memo)
-    if prev is None and (key not in st.query_params or key in url_state.notices()):
-        # the first sentence of the session: ``bind_controls`` gave the control's own default;
-        # a link without a position (or with one refused) opens on the sentence's
-        st.session_state[key] = default
-    elif prev is not None and prev != list(tokens):
+    if prev is not None and prev != list(tokens):
         st.session_state[key] = default
     elif not 0 <= int(st.session_state[key]) < len(tokens):
         url_state.notices().append(key)
