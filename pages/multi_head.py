@@ -202,35 +202,36 @@ def one_head(result, layer_maps, titles, head_names, value_name, colour) -> None
     """The head redraws this section and the pipeline below it."""
     tokens, layer = result.tokens, layer_maps.layer
     st.header(t("multi_head.one_header"))
-    if int(st.session_state["mh_head"]) >= len(head_names):
-        st.session_state["mh_head"] = 0  # fewer heads than the link's head: the first
+    head_control = CONTROLS["mh_head"]
+    if int(st.session_state[head_control.key]) >= len(head_names):
+        st.session_state[head_control.key] = 0  # fewer heads than the link's head: the first
 
     def head_title(h: int) -> str:
         return head_names[h]
 
     head = widgets.select(
-        CONTROLS["mh_head"],
+        head_control,
         t("multi_head.one_head"),
         options=range(len(head_names)),
         format_func=head_title,
     )
-    shown = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged map
+    map_index = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged
     one_map = heatmap(
-        layer_maps.weights[shown],
+        layer_maps.weights[map_index],
         tokens,
         tokens,
         font_size=font_size(),
         x_title=t("common.key"),
         y_title=t("common.query"),
         value_name=value_name,
-        title=t("multi_head.one_title", head=titles[shown], layer=layer + 1),
+        title=t("multi_head.one_title", head=titles[map_index], layer=layer + 1),
         **colour,
     )
     name = result.head_names[head]
     show(one_map, f"multi_head_{layer_maps.tag}_{name}")
     explain(why(result, name))
     download_csv(
-        layer_maps.weights[shown],
+        layer_maps.weights[map_index],
         f"multi_head_{layer_maps.tag}_head_{name}",
         tokens,
         tokens,
@@ -264,14 +265,13 @@ def pipeline(result, layer, head, head_names) -> None:
         explain(label("multi_head.step_texts", step.text, **words))
         for row in step.rows:
             for column, panel in zip(st.columns(len(row)), row, strict=True):
-                rows, columns = panel.m.shape
                 title = label(
                     "multi_head.panel_titles",
                     panel.title,
                     name=panel.name,
                     n=panel.sub,
-                    T=rows,
-                    c=columns,
+                    T=panel.m.shape[0],
+                    c=panel.m.shape[1],
                 )
                 value_name = t("common.weight") if panel.weights else t("common.value")
                 matrix = step_matrix(
