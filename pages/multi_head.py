@@ -1,481 +1,410 @@
 """Multi-head attention (articles 004, 003, 000): the lesson of :mod:`visattn.lessons.multi_head`,
-drawn through issue 12's one selector."""
+drawn through issue 12's one selector.
+
+Top to bottom: the heads and the sentence, the layer and how to read it; then every head of that
+layer, one token in every head with the line view, one head large with its pipeline, and the shape
+explorer. A section's own controls redraw that section alone (``ui.frame.section``); the controls
+above the first section feed them all."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import reading_views as rv
-from ui import url_state
-from ui.cache_multi_head import readings, run
+from ui import cache_multi_head, reading_views, url_state
+from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn import figures, shapes
-from visattn.figures import multi_head as mh_fig
-from visattn.figures.reading import colour_scale, filtered_line_view
+from visattn.figures import heatmap
+from visattn.figures.colour import colour_scale
+from visattn.figures.lines import filtered_line_view
+from visattn.figures.multi_head import focus_bars, layer_grid, step_matrix
 from visattn.lessons import multi_head as lesson
+from visattn.shapes import GPT3
 from visattn.text import MAX_TOKENS
 
-HEAD = {
-    "coreference": ("multi_head.head_coreference", "multi_head.why_coreference"),
-    "state": ("multi_head.head_state", "multi_head.why_state"),
-    "previous": ("multi_head.head_previous", "multi_head.why_previous"),
-    "broad": ("multi_head.head_broad", "multi_head.why_broad"),
-}
-PRESET = {
-    "tired": "multi_head.preset_tired",
-    "wide": "multi_head.preset_wide",
-    "scared": "multi_head.preset_scared",
-    "high": "multi_head.preset_high",
-    "two_adjectives": "multi_head.preset_two_adjectives",
-}
-STEP = {
-    "x": "multi_head.step_x",
-    "qkv": "multi_head.step_qkv",
-    "attend": "multi_head.step_attend",
-    "concat": "multi_head.step_concat",
-    "norm": "multi_head.step_norm",
-    "x_designed": "multi_head.step_x_designed",
-    "x_random": "multi_head.step_x_random",
-    "x_next": "multi_head.step_x_next",
-    "attend_text": "multi_head.step_attend_text",
-    "qkv_text": "multi_head.step_qkv_text",
-    "concat_text": "multi_head.step_concat_text",
-    "norm_text": "multi_head.step_norm_text",
-    "fig_shape": "multi_head.fig_shape",
-    "fig_head": "multi_head.fig_head",
-    "fig_concat": "multi_head.fig_concat",
-    "fig_mha": "multi_head.fig_mha",
-}
-AXIS = {
-    "token": "common.token",
-    "query": "common.query",
-    "key": "common.key",
-    "dimension": "common.dimension",
-    "position": "common.position",
-}
-WHAT = {
-    "X": "multi_head.what_X",
-    "W_q": "multi_head.what_W_q",
-    "W_k": "multi_head.what_W_k",
-    "W_v": "multi_head.what_W_v",
-    "Q": "multi_head.what_Q",
-    "W_q_h": "multi_head.what_W_q_h",
-    "K": "multi_head.what_K",
-    "V": "multi_head.what_V",
-    "Q_h": "multi_head.what_Q_h",
-    "K_h": "multi_head.what_K_h",
-    "V_h": "multi_head.what_V_h",
-    "A_h": "multi_head.what_A_h",
-    "A": "multi_head.what_A",
-    "head_h": "multi_head.what_head_h",
-    "Z": "multi_head.what_Z",
-    "concat": "multi_head.what_concat",
-    "W_o": "multi_head.what_W_o",
-    "MHA": "multi_head.what_MHA",
-    "residual": "multi_head.what_residual",
-}
-METRICS = (
-    ("multi_head.shapes_dh", "dh"),
-    ("multi_head.shapes_params", "total"),
-    ("multi_head.shapes_per_head", "per_head"),
-    ("multi_head.shapes_weights", "weights"),
-)
-NAME = {
-    "concat": "multi_head.name_concat",
-    "residual": "multi_head.name_residual",
-    "head_h": "multi_head.name_head_h",
-}  # the others are symbols
-COLUMNS = (
-    "multi_head.col_matrix",
-    "multi_head.col_shape",
-    "multi_head.col_entries",
-    "multi_head.col_learned",
-    "multi_head.col_what",
-)
-cells = lambda n, per_row: [
-    (col, k)
-    for start in range(0, n, per_row)
-    for col, k in zip(st.columns(per_row), range(start, min(n, start + per_row)))
-]
-head_label = lambda name: t(HEAD[name][0]) if name in HEAD else t("multi_head.head_n", n=name)
-SHAPE_KEYS, SHAPE_MAX = (
-    ("mh_sT", "mh_sD", "mh_sH"),
-    (shapes.MAX_TOKENS, shapes.MAX_D_MODEL, shapes.MAX_D_MODEL),
-)  # the shape explorer's
+CONTROLS = lesson.CONTROLS
+
+
+def head_label(name: str) -> str:
+    """A head as the page names it: the designed heads by what they do, random ones by number."""
+    if name in lesson.HEAD_NAMES:
+        return label("multi_head.heads", name)
+    return t("multi_head.head_n", n=name)
+
+
+def why(result: lesson.Result, name: str) -> str:
+    """Why a head attends as it does: the designed head's reason, or that random heads have none."""
+    if lesson.is_designed(result):
+        return label("multi_head.head_why", name)
+    return t("multi_head.why_random")
+
+
+def grid_cells(n: int, per_row: int):
+    """(column, k) for k = 0 … n - 1, ``per_row`` columns to a row (a last short row keeps the
+    width of the others)."""
+    for start in range(0, n, per_row):
+        columns = st.columns(per_row)
+        yield from zip(columns, range(start, min(n, start + per_row)), strict=False)
+
+
+def random_sizes(source: str) -> tuple[int, int, int]:
+    """d_model, n_heads and seed of the random heads: their boxes when the random heads are shown,
+    else the values the link keeps for them."""
+    if source != "random":
+        return (
+            int(st.session_state["mh_d"]),
+            int(st.session_state["mh_h"]),
+            int(st.session_state["mh_seed"]),
+        )
+    width_column, heads_column, seed_column = st.columns(3)
+    d_model = widgets.number(CONTROLS["mh_d"], t("multi_head.d_model"), where=width_column)
+    n_heads = widgets.number(
+        CONTROLS["mh_h"],
+        t("multi_head.n_heads"),
+        where=heads_column,
+        help=t("multi_head.n_heads_help"),
+    )
+    seed = widgets.number(CONTROLS["mh_seed"], t("multi_head.seed"), where=seed_column)
+    return int(d_model), int(n_heads), int(seed)
+
+
+# ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
+def every_head(result, layer_maps, titles, head_names, value_name, colour) -> None:
+    st.header(t("multi_head.grid_header", layer=layer_maps.layer + 1))
+    explain(t("multi_head.grid_intro"))
+    grid = layer_grid(
+        layer_maps.weights,
+        result.tokens,
+        titles,
+        layer_maps.grid_cols,
+        font_size=font_size(),
+        value_name=value_name,
+        colour=colour,
+        query_name=t("common.query"),
+        key_name=t("common.key"),
+    )
+    show(grid, f"multi_head_grid_{layer_maps.tag}")
+    st.caption(
+        t(
+            "multi_head.diffuse",
+            mean=f"{layer_maps.row_max_mean:.2f}",
+            uniform=f"{layer_maps.uniform:.2f}",
+            T=len(result.tokens),
+        )
+    )
+    if lesson.is_designed(result):
+        reasons = [
+            t("multi_head.why_item", head=head_names[h], why=label("multi_head.head_why", name))
+            for h, name in enumerate(result.head_names)
+        ]
+        explain("\n".join(reasons))
+    else:
+        explain(t("multi_head.why_random"))
+
+
+# ── 2. one token in every head ──────────────────────────────────────────────────────────────────
+@section
+def token_focus(result, layer_maps, view, titles, value_name, colour) -> None:
+    """The focus token redraws this section and the line view below it."""
+    tokens, layer = result.tokens, layer_maps.layer
+    st.header(t("multi_head.focus_header"))
+    token = token_select(
+        t("multi_head.focus_token"), CONTROLS["mh_tok"].key, tokens, help=t("multi_head.focus_help")
+    )
+    focus = lesson.focus(result, layer, token, view)
+    targets = [
+        t(
+            "multi_head.focus_item",
+            head=titles[h],
+            target=escape(tokens[best]),
+            w=f"{focus.top[h]:.2f}",
+        )
+        for h, best in enumerate(focus.best)
+    ]
+    summary = t("multi_head.focus_summary", token=escape(tokens[token]), layer=layer + 1)
+    st.markdown(summary + " " + t("common.list_sep").join(targets))
+    if focus.bars:
+        # a file name per map: the run's head, or the view's one merged map
+        file_names = result.head_names if layer_maps.per_head else titles
+        for column, h in grid_cells(len(titles), focus.per_row):
+            title = t(
+                "multi_head.focus_bar_title",
+                head=titles[h],
+                token=tokens[token],
+                target=tokens[focus.best[h]],
+                w=f"{focus.top[h]:.2f}",
+            )
+            bars = focus_bars(
+                tokens,
+                layer_maps.weights[h, token],
+                focus.best[h],
+                title=title,
+                narrow=focus.per_row > 2,
+                font_size=font_size(),
+                y_title=value_name,
+            )
+            with column:
+                show(bars, f"multi_head_focus_{layer_maps.tag}_{file_names[h]}")
+    else:
+        focus_row = heatmap(
+            layer_maps.weights[:, token, :],  # (H, T): the focus token's row in every head
+            tokens,
+            titles,
+            font_size=font_size(),
+            x_title=t("common.key"),
+            y_title=t("common.head"),
+            title=t("multi_head.focus_heat_title", token=tokens[token]),
+            value_name=value_name,
+            **colour,
+        )
+        show(focus_row, f"multi_head_focus_{layer_maps.tag}")
+    line_view(result, layer_maps, view, token, titles, value_name)
+
+
+# ── 3. the line view ────────────────────────────────────────────────────────────────────────────
+@section
+def line_view(result, layer_maps, view, token, titles, value_name) -> None:
+    tokens = result.tokens
+    st.header(t("multi_head.lines_header"))
+    explain(t("multi_head.lines_intro"))
+    visible = []
+    for column, h in grid_cells(len(titles), min(len(titles), 8)):
+        if widgets.checkbox(lesson.HEAD_VISIBLE[h], titles[h], where=column):
+            visible.append(h)
+    only_focus = widgets.toggle(
+        CONTROLS["mh_lfoc"], t("multi_head.lines_only_focus", token=tokens[token])
+    )
+    threshold, top_k = reading_views.line_filters(CONTROLS, "mh")
+    if not visible:
+        st.info(t("multi_head.lines_none"), icon="ℹ️")
+        return
+    lines = filtered_line_view(
+        lesson.focus_lines(result, layer_maps.layer, token, only_focus, view),
+        tokens,
+        threshold=threshold,
+        top_k=top_k,
+        head_names=titles,
+        visible=visible,
+        font_size=font_size(),
+        value_name=value_name,
+        title=t("multi_head.lines_title", layer=layer_maps.layer + 1),
+    )
+    show(lines, f"multi_head_lines_{layer_maps.tag}")
+
+
+# ── 4. one head, large ──────────────────────────────────────────────────────────────────────────
+@section
+def one_head(result, layer_maps, titles, head_names, value_name, colour) -> None:
+    """The head redraws this section and the pipeline below it."""
+    tokens, layer = result.tokens, layer_maps.layer
+    st.header(t("multi_head.one_header"))
+    head_control = CONTROLS["mh_head"]
+    if int(st.session_state[head_control.key]) >= len(head_names):
+        st.session_state[head_control.key] = 0  # fewer heads than the link's head: the first
+
+    def head_title(h: int) -> str:
+        return head_names[h]
+
+    head = widgets.select(
+        head_control,
+        t("multi_head.one_head"),
+        options=range(len(head_names)),
+        format_func=head_title,
+    )
+    map_index = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged
+    one_map = heatmap(
+        layer_maps.weights[map_index],
+        tokens,
+        tokens,
+        font_size=font_size(),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=value_name,
+        title=t("multi_head.one_title", head=titles[map_index], layer=layer + 1),
+        **colour,
+    )
+    name = result.head_names[head]
+    show(one_map, f"multi_head_{layer_maps.tag}_{name}")
+    explain(why(result, name))
+    download_csv(
+        layer_maps.weights[map_index],
+        f"multi_head_{layer_maps.tag}_head_{name}",
+        tokens,
+        tokens,
+        key="mh_csv_head",
+    )
+    pipeline(result, layer, head, head_names)
+
+
+# ── 5. the pipeline of that head ────────────────────────────────────────────────────────────────
+@section
+def pipeline(result, layer, head, head_names) -> None:
+    st.header(t("multi_head.pipe_header"))
+    explain(t("multi_head.pipe_intro"))
+    if not widgets.toggle(CONTROLS["mh_pipe"], t("multi_head.pipe_show")):
+        return
+    steps = lesson.pipeline(result, layer, head)
+    words = dict(
+        layer=layer + 1,
+        prev=layer,
+        head=head_names[head],
+        D=steps.D,
+        H=steps.H,
+        dh=steps.Dh,
+        lo=steps.lo,
+        hi=steps.hi,
+        **vars(lesson.input_counts()),
+    )
+    axis_names = {axis: label("multi_head.axes", axis) for axis in lesson.AXES}
+    for step in steps.steps:
+        st.subheader(label("multi_head.steps", step.title, **words))
+        explain(label("multi_head.step_texts", step.text, **words))
+        for row in step.rows:
+            for column, panel in zip(st.columns(len(row)), row, strict=True):
+                title = label(
+                    "multi_head.panel_titles",
+                    panel.title,
+                    name=panel.name,
+                    n=panel.sub,
+                    T=panel.m.shape[0],
+                    c=panel.m.shape[1],
+                )
+                value_name = t("common.weight") if panel.weights else t("common.value")
+                matrix = step_matrix(
+                    panel,
+                    title=title,
+                    axis_names=axis_names,
+                    value_name=value_name,
+                    font_size=font_size(),
+                )
+                with column:
+                    show(matrix, panel.png)
+    if steps.last:
+        st.caption(t("multi_head.step_out"))
+    else:
+        st.caption(t("multi_head.step_next", next=layer + 2))
+
+
+# ── 6. the shape explorer ───────────────────────────────────────────────────────────────────────
+def set_shapes(T: int, d_model: int, n_heads: int) -> None:
+    """The explorer's three sizes at once (a button's callback)."""
+    st.session_state["mh_sT"] = T
+    st.session_state["mh_sD"] = d_model
+    st.session_state["mh_sH"] = n_heads
 
 
 @section
-def shape_explorer(here: tuple | None) -> None:  # here: the shapes of the run above (None: no run)
+def shape_explorer(here: tuple[int, int, int] | None) -> None:
+    """``here``: (T, d_model, n_heads) of the run above (None: no run)."""
     st.header(t("multi_head.shapes_header"))
     explain(t("multi_head.shapes_intro"))
-    for col, (label, key, values) in zip(
-        st.columns(3),
-        [("multi_head.shapes_gpt3", "mh_shapes_gpt3", shapes.GPT3.values())]
-        + [("multi_head.shapes_here", "mh_shapes_here", here)] * (here is not None),
-    ):
-        col.button(
-            t(label),
-            on_click=st.session_state.update,
-            kwargs=dict(zip(SHAPE_KEYS, values)),
-            key=key,
+    gpt3_column, here_column, _ = st.columns(3)
+    gpt3_column.button(
+        t("multi_head.shapes_gpt3"),
+        on_click=set_shapes,
+        kwargs=GPT3,
+        key="mh_shapes_gpt3",
+        width="stretch",
+    )
+    if here is not None:
+        here_column.button(
+            t("multi_head.shapes_here"),
+            on_click=set_shapes,
+            args=here,
+            key="mh_shapes_here",
             width="stretch",
         )
-    sT, sD, sH = (
-        col.number_input(t(label), min_value=1, max_value=hi, step=1, key=k)
-        for col, label, hi, k in zip(
-            st.columns(3),
-            ("multi_head.shapes_T", "multi_head.d_model", "multi_head.n_heads"),
-            SHAPE_MAX,
-            SHAPE_KEYS,
+    tokens_column, width_column, heads_column = st.columns(3)
+    T = widgets.number(CONTROLS["mh_sT"], t("multi_head.shapes_T"), where=tokens_column)
+    d_model = widgets.number(CONTROLS["mh_sD"], t("multi_head.d_model"), where=width_column)
+    n_heads = widgets.number(CONTROLS["mh_sH"], t("multi_head.n_heads"), where=heads_column)
+    shapes = compute("multi_head_shapes", lesson.explore, int(T), int(d_model), int(n_heads))
+    if shapes is None:
+        return
+    numbers = shapes.numbers
+    columns = st.columns(2 if presenter() else 4)  # two metrics a row on a projector: labels whole
+    for k, metric in enumerate(lesson.SHAPE_METRICS):
+        columns[k % len(columns)].metric(
+            label("multi_head.shape_metrics", metric),
+            numbers[metric],
+            help=t("multi_head.shapes_dh_help", **numbers) if metric == "dh" else None,
         )
-    )
-    s = compute("multi_head_shapes", lesson.explore, int(sT), int(sD), int(sH))
-    if s is not None:
-        n, m = (
-            s.numbers,
-            st.columns(2 if presenter() else 4),
-        )  # two metrics a row on a projector: labels stay whole
-        for k, (label, value) in enumerate(METRICS):
-            m[k % len(m)].metric(
-                t(label), n[value], help=t("multi_head.shapes_dh_help", **n) if k == 0 else None
-            )
-        st.markdown(t("multi_head.shapes_formula", **n))
-        st.table(
-            s.table(
-                [t(k) for k in COLUMNS],
-                {n: t(k) for n, k in WHAT.items()},
-                {n: t(k) for n, k in NAME.items()},
-            )
-        )  # every row, wrapped
-        st.caption(t("multi_head.shapes_extra", **n))
-        if s.gpt3:
-            st.caption(t("multi_head.shapes_gpt3_note", **n))
+    st.markdown(t("multi_head.shapes_formula", **numbers))
+    headers = [label("multi_head.shape_columns", column) for column in lesson.SHAPE_COLUMNS]
+    what = {name: label("multi_head.matrix_what", name) for name in lesson.MATRICES}
+    names = {name: label("multi_head.matrix_names", name) for name in lesson.WORDED_MATRICES}
+    st.table(shapes.table(headers, what, names))  # every row, wrapped
+    st.caption(t("multi_head.shapes_extra", **numbers))
+    if shapes.gpt3:
+        st.caption(t("multi_head.shapes_gpt3_note", **numbers))
 
 
 with page("multi_head"):
-    st.title(t("multi_head.title"))
-    explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"))
     # Every key is bound on every run (also those whose widget is hidden now), so the URL keeps
     # them.
-    k_src, k_text = (
-        url_state.bind("mh_src", "designed", options=list(lesson.SOURCES)),
-        url_state.bind("mh_text", lesson.SENTENCE),
+    url_state.bind_controls(CONTROLS)
+    st.title(t("multi_head.title"))
+    explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"))
+
+    # The heads and the sentence: everything below is drawn from their run.
+    source = widgets.radio(
+        CONTROLS["mh_src"], t("multi_head.source"), help=t("multi_head.source_help")
     )
-    k_d, k_h = (
-        url_state.bind("mh_d", 32, lo=2, hi=lesson.MAX_RANDOM_D),
-        url_state.bind("mh_h", 4, lo=1, hi=lesson.MAX_RANDOM_HEADS),
-    )
-    k_seed, k_head = (
-        url_state.bind("mh_seed", 0, lo=0, hi=lesson.MAX_SEED),
-        url_state.bind("mh_head", 0, lo=0, hi=lesson.MAX_RANDOM_HEADS - 1),
-    )
-    k_layer, k_lfoc = (
-        url_state.bind("mh_layer", lesson.N_LAYERS, options=list(range(1, lesson.N_LAYERS + 1))),
-        url_state.bind("mh_lfoc", True),
-    )
-    k_pipe, k_vis = (
-        url_state.bind("mh_pipe", False),
-        [url_state.bind(f"mh_v{h}", True) for h in range(lesson.MAX_RANDOM_HEADS)],
-    )
-    url_state.bind_all(
-        {
-            k: (shapes.GPT3[v], {"lo": 1, "hi": hi})
-            for k, v, hi in zip(SHAPE_KEYS, ("T", "d_model", "n_heads"), SHAPE_MAX)
-        }
-    )
-    rv.bind("mh")
-    fs, weight_name, axes = (
-        font_size(),
-        t("common.weight"),
-        {kind: t(key) for kind, key in AXIS.items()},
-    )
-    source = st.radio(
-        t("multi_head.source"),
-        list(lesson.SOURCES),
-        key=k_src,
-        horizontal=True,
-        help=t("multi_head.source_help"),
-        format_func=lambda s: (
-            t("multi_head.source_designed") if s == "designed" else t("multi_head.source_random")
-        ),
-    )
+    presets = {
+        name: (label("multi_head.presets", name), sentence)
+        for name, sentence in lesson.PRESETS.items()
+    }
     preset_buttons(
-        k_text,
-        {name: (t(PRESET[name]), text) for name, text in lesson.PRESETS.items()},
-        caption=t("multi_head.presets"),
-        help_template="“{text}”",
+        "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"
     )
-    text = st.text_input(
+    text_control = CONTROLS["mh_text"]
+    text = widgets.text(
+        text_control,
         t("multi_head.text"),
-        key=k_text,
-        max_chars=url_state.MAX_TEXT,
-        help=t("multi_head.text_help", tokens=MAX_TOKENS, chars=url_state.MAX_TEXT),
+        help=t("multi_head.text_help", tokens=MAX_TOKENS, chars=text_control.max_chars),
     )
-    d_model, n_heads, seed = (int(st.session_state[k]) for k in (k_d, k_h, k_seed))
-    if source == "random":
-        d_model, n_heads, seed = (
-            col.number_input(
-                t(label), min_value=lo, max_value=hi, step=1, key=k, help=t(hint) if hint else None
-            )
-            for col, (label, lo, hi, k, hint) in zip(
-                st.columns(3),
-                (
-                    ("multi_head.d_model", 2, lesson.MAX_RANDOM_D, k_d, ""),
-                    (
-                        "multi_head.n_heads",
-                        1,
-                        lesson.MAX_RANDOM_HEADS,
-                        k_h,
-                        "multi_head.n_heads_help",
-                    ),
-                    ("multi_head.seed", 0, lesson.MAX_SEED, k_seed, ""),
-                ),
-            )
-        )
-    layer = (
-        st.radio(
-            t("multi_head.layer"),
-            list(range(1, lesson.N_LAYERS + 1)),
-            key=k_layer,
-            horizontal=True,
-            format_func=lambda n: t("multi_head.layer_n", n=n),
-            help=t("multi_head.layer_help"),
-        )
-        - 1
+    d_model, n_heads, seed = random_sizes(source)
+    layer_number = widgets.radio(
+        CONTROLS["mh_layer"], t("multi_head.layer"), help=t("multi_head.layer_help")
     )
-    name, scale = rv.selector("mh"), rv.colour_controls("mh")
-    good = compute(
-        "multi_head_run",
-        lambda *a: run(*a) and a,
-        text,
-        source,
-        int(d_model),
-        int(n_heads),
-        int(seed),
-    )  # the inputs of the last good run
-    r = run(*good) if good else None
-    k_tok = bind_token(
-        "mh_tok",
-        r.tokens if r else None,
-        lesson.focus_default(r.tokens) if r else 0,
-        hi=MAX_TOKENS - 1,
-    )
-    if (
-        r is not None
-        and (rd := rv.chosen("mh_view", repr(good), name, readings, *good, name, progress=False))
-        is not None
-    ):
-        tokens, heads, Hr, view = (
-            r.tokens,
-            [head_label(n) for n in r.head_names],
-            len(r.head_names),
-            lesson.layer_view(r, layer, rd.w),
+    layer = layer_number - 1  # 0-based from here on
+    view_name = reading_views.selector(CONTROLS, "mh")
+    scale = reading_views.colour_controls(CONTROLS, "mh")
+
+    inputs = lesson.Inputs(text, source, d_model, n_heads, seed)
+    run = compute("multi_head_run", cache_multi_head.run, inputs)  # on failure: the last good run
+    tokens = run.result.tokens if run is not None else None
+    bind_token(CONTROLS["mh_tok"], tokens, lesson.focus_default(tokens) if tokens else 0)
+    readings = None
+    if run is not None:
+        readings = reading_views.chosen(
+            "mh_view",
+            run.inputs.label,
+            view_name,
+            cache_multi_head.readings,
+            run.inputs,
+            view_name,
+            progress=False,
         )
-        names = (
-            heads if name in rv.PER_HEAD else [rv.label(name)]
-        )  # the view's maps of this layer: the heads, or one merged map
-        H, colour, value_name, L = (
-            len(names),
-            colour_scale(rd.w, **scale),
-            rv.value_name(name),
-            f"L{layer + 1}" + (name != "weights") * f"_{name}",
-        )
-        if unknown := lesson.unknown_words(r):
-            st.info(
-                t("multi_head.unknown_words", words=escape(t("common.list_sep").join(unknown))),
-                icon="ℹ️",
-            )
-        st.session_state[k_head] = (
-            int(st.session_state[k_head]) if int(st.session_state[k_head]) < Hr else 0
-        )
-        st.header(t("multi_head.grid_header", layer=layer + 1))
-        explain(t("multi_head.grid_intro"))
-        show(
-            mh_fig.layer_grid(
-                view.weights,
-                tokens,
-                names,
-                view.grid_cols,
-                font_size=fs,
-                value_name=value_name,
-                colour=colour,
-                query_name=axes["query"],
-                key_name=axes["key"],
-            ),
-            f"multi_head_grid_{L}",
-        )
-        st.caption(
-            t(
-                "multi_head.diffuse",
-                mean=f"{view.row_max_mean:.2f}",
-                uniform=f"{view.uniform:.2f}",
-                T=len(tokens),
-            )
-        )
-        explain(
-            "\n".join(
-                t("multi_head.why_item", head=heads[h], why=t(HEAD[n][1]))
-                for h, n in enumerate(r.head_names)
-            )
-            if lesson.is_designed(r)
-            else t("multi_head.why_random")
-        )
-        st.header(t("multi_head.focus_header"))
-        i = token_select(
-            t("multi_head.focus_token"), k_tok, tokens, help=t("multi_head.focus_help")
-        )
-        f = lesson.focus(r, layer, i, bool(st.session_state[k_lfoc]), rd.w)
-        st.markdown(
-            t("multi_head.focus_summary", token=escape(tokens[i]), layer=layer + 1)
-            + " "
-            + t("common.list_sep").join(
-                t(
-                    "multi_head.focus_item",
-                    head=names[h],
-                    target=escape(tokens[b]),
-                    w=f"{f.top[h]:.2f}",
-                )
-                for h, b in enumerate(f.best)
-            )
-        )
-        for col, h in cells(H, f.per_row) if f.bars else ():
-            with col:
-                title = t(
-                    "multi_head.focus_bar_title",
-                    head=names[h],
-                    token=tokens[i],
-                    target=tokens[f.best[h]],
-                    w=f"{f.top[h]:.2f}",
-                )
-                show(
-                    mh_fig.focus_bars(
-                        tokens,
-                        view.weights[h, i],
-                        f.best[h],
-                        title=title,
-                        narrow=f.per_row > 2,
-                        font_size=fs,
-                        y_title=value_name,
-                    ),
-                    f"multi_head_focus_{L}_{(r.head_names if H == Hr else names)[h]}",
-                )
-        if not f.bars:
-            show(
-                figures.heatmap(
-                    view.weights[:, i, :],
-                    tokens,
-                    names,
-                    font_size=fs,
-                    x_title=axes["key"],
-                    y_title=t("common.head"),
-                    title=t("multi_head.focus_heat_title", token=tokens[i]),
-                    value_name=value_name,
-                    **colour,
-                ),
-                f"multi_head_focus_{L}",
-            )
-        st.header(t("multi_head.lines_header"))
-        explain(t("multi_head.lines_intro"))
-        visible = [h for col, h in cells(H, min(H, 8)) if col.checkbox(names[h], key=k_vis[h])]
-        st.toggle(t("multi_head.lines_only_focus", token=tokens[i]), key=k_lfoc)
-        threshold, top_k = rv.line_filters("mh")
-        if visible:
-            show(
-                filtered_line_view(
-                    f.lines,
-                    tokens,
-                    threshold=threshold,
-                    top_k=top_k,
-                    head_names=names,
-                    visible=visible,
-                    font_size=fs,
-                    value_name=value_name,
-                    title=t("multi_head.lines_title", layer=layer + 1),
-                ),
-                f"multi_head_lines_{L}",
-            )
-        else:
-            st.info(t("multi_head.lines_none"), icon="ℹ️")
-        st.header(t("multi_head.one_header"))
-        c = min(
-            h := st.selectbox(
-                t("multi_head.one_head"),
-                list(range(Hr)),
-                key=k_head,
-                format_func=lambda j: heads[j],
-            ),
-            H - 1,
-        )  # c: the view's map
-        show(
-            figures.heatmap(
-                view.weights[c],
-                tokens,
-                tokens,
-                font_size=fs,
-                x_title=axes["key"],
-                y_title=axes["query"],
-                value_name=value_name,
-                title=t("multi_head.one_title", head=names[c], layer=layer + 1),
-                **colour,
-            ),
-            f"multi_head_{L}_{r.head_names[h]}",
-        )
-        explain(
-            t(HEAD[r.head_names[h]][1]) if lesson.is_designed(r) else t("multi_head.why_random")
-        )
-        download_csv(
-            view.weights[c],
-            f"multi_head_{L}_head_{r.head_names[h]}",
-            tokens,
-            tokens,
-            key="mh_csv_head",
-        )
-        st.header(t("multi_head.pipe_header"))
-        explain(t("multi_head.pipe_intro"))
-        if st.toggle(t("multi_head.pipe_show"), key=k_pipe):
-            p = lesson.pipeline(r, layer, h)
-            words = dict(
-                layer=layer + 1,
-                prev=layer,
-                head=heads[h],
-                D=p.D,
-                H=p.H,
-                dh=p.Dh,
-                lo=p.lo,
-                hi=p.hi,
-                **vars(lesson.input_counts()),
-            )
-            for step in p.steps:
-                st.subheader(t(STEP[step.title], **words))
-                explain(t(STEP[step.text], **words))
-                for col, m in [
-                    (col, m) for row in step.rows for col, m in zip(st.columns(len(row)), row)
-                ]:
-                    with col:
-                        show(
-                            mh_fig.step_matrix(
-                                m,
-                                title=t(
-                                    STEP[m.title],
-                                    name=m.name,
-                                    n=m.sub,
-                                    T=m.m.shape[0],
-                                    c=m.m.shape[1],
-                                ),
-                                axis_names=axes,
-                                value_name=weight_name if m.weights else t("common.value"),
-                                font_size=fs,
-                            ),
-                            m.png,
-                        )
-            st.caption(
-                t("multi_head.step_out") if p.last else t("multi_head.step_next", next=layer + 2)
-            )
-    shape_explorer(
-        lesson.here(r) if r is not None else None
-    )  # its own section: its controls redraw it alone
+
+    if readings is not None:
+        result = run.result
+        layer_maps = lesson.layer_view(result, layer, readings.w, view_name)
+        head_names = [head_label(name) for name in result.head_names]
+        # a title per map of the view: the heads, or its one merged map
+        titles = head_names if layer_maps.per_head else [reading_views.view_label(view_name)]
+        value_name = reading_views.value_name(view_name)
+        colour = colour_scale(readings.w, **scale)
+        unknown = lesson.unknown_words(result)
+        if unknown:
+            words = escape(t("common.list_sep").join(unknown))
+            st.info(t("multi_head.unknown_words", words=words), icon="ℹ️")
+        every_head(result, layer_maps, titles, head_names, value_name, colour)
+        token_focus(result, layer_maps, readings.w, titles, value_name, colour)
+        one_head(result, layer_maps, titles, head_names, value_name, colour)
+
+    shape_explorer(lesson.here(run.result) if run is not None else None)

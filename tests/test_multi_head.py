@@ -242,7 +242,7 @@ def test_random_layers_are_the_formula_written_out():
     tokens = visattn.tokenize(SENTENCE)
     r = run_random(tokens, 24, 3, seed=7)
     x = r.X
-    for p, tr in zip(r.params, r.layers):
+    for p, tr in zip(r.params, r.layers, strict=True):
         _, out = concat_then_wo(x, p.W_q, p.W_k, p.W_v, p.W_o, 3)
         res = x + out
         z = (res - res.mean(axis=1, keepdims=True)) / np.sqrt(res.var(axis=1, keepdims=True) + 1e-5)
@@ -277,13 +277,14 @@ def test_lesson_focus_and_layer_view():
     r = lesson.run(SENTENCE, "designed", 32, 4, 0)
     it = r.tokens.index("it")
     assert lesson.focus_default(r.tokens) == it
-    f = lesson.focus(r, 1, it, only_focus=True)
+    f = lesson.focus(r, 1, it)
+    lines = lesson.focus_lines(r, 1, it, only_focus=True)
     w = r.weights[1]
     assert f.best == tuple(
         max(range(len(r.tokens)), key=lambda j, h=h: w[h, it, j]) for h in range(4)
     )
     assert r.tokens[f.best[0]] == "animal" and r.tokens[f.best[1]] == "tired"
-    assert f.lines[:, it].tolist() == w[:, it].tolist() and not np.delete(f.lines, it, axis=1).any()
+    assert lines[:, it].tolist() == w[:, it].tolist() and not np.delete(lines, it, axis=1).any()
     v = lesson.layer_view(r, 1)
     assert v.row_max_mean == pytest.approx(
         sum(max(row) for head in w for row in head) / (4 * len(r.tokens))

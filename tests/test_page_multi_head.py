@@ -113,7 +113,7 @@ def test_shape_explorer_shows_gpt3(default_page):
     assert "4 × 12,288² = 4 × 150,994,944 = 603,979,776" in texts(default_page)
     assert "96 blocks of (12,288, 128)" in texts(default_page)
     table = default_page.table[0].value
-    shapes = dict(zip(table.index, table.iloc[:, 0]))
+    shapes = dict(zip(table.index, table.iloc[:, 0], strict=True))
     assert list(table.index)[-4:] == [
         "W_o",
         "MHA",
@@ -519,7 +519,7 @@ def loop_norms(r, params) -> np.ndarray:
     """‖x_j W_V^h W_O^h‖ token by token, head by head (no biases in these models)."""
     L, H = len(r.layers), r.weights.shape[1]
     out = np.zeros((L, H, len(r.tokens)))
-    for layer, (trace, p) in enumerate(zip(r.layers, params)):
+    for layer, (trace, p) in enumerate(zip(r.layers, params, strict=True)):
         dh = p.W_v.shape[1] // H
         for h in range(H):
             cols = slice(h * dh, (h + 1) * dh)

@@ -1,4 +1,5 @@
-"""Cached runs for the multi-head page: one line each over :mod:`visattn.lessons.multi_head`."""
+"""Cached runs for the multi-head page, over :mod:`visattn.lessons.multi_head`: keyed by the run's
+:class:`~visattn.lessons.multi_head.Inputs`."""
 
 from __future__ import annotations
 
@@ -8,18 +9,12 @@ from visattn.lessons import multi_head as lesson
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def run(text: str, source: str, d_model: int, n_heads: int, seed: int) -> lesson.Result:
-    return lesson.run(text, source, d_model, n_heads, seed)
+def run(inputs: lesson.Inputs) -> lesson.Run:
+    return lesson.run_with(inputs)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def readings(
-    text: str, source: str, d_model: int, n_heads: int, seed: int, name: str
-) -> lesson.Readings:
-    """The selector's view of the run (flow over two layers is quick: no progress bar, so it can be
-    cached)."""
-    return lesson.readings(
-        run(text, source, d_model, n_heads, seed),
-        name,
-        repr((text, source, d_model, n_heads, seed)),
-    )
+def readings(inputs: lesson.Inputs, name: str) -> lesson.Readings:
+    """The selector's view ``name`` of the run of ``inputs``, labelled with them (flow over two
+    layers is quick: no progress bar, so it can be cached)."""
+    return lesson.readings(run(inputs).result, name, inputs.label)

@@ -16,7 +16,7 @@ from ..display import MAX_TEXT_CELLS
 from .lines import bars
 from .matrices import head_grid, heatmap
 
-if TYPE_CHECKING:  # annotations only: the lessons import the figures
+if TYPE_CHECKING:  # annotations only
     from ..lessons.multi_head import Panel
 
 
@@ -33,7 +33,7 @@ def layer_grid(
     colour: dict | None = None,
 ) -> go.Figure:
     """All heads of one layer, ``w`` (H, T, T), ``cols`` to a row on the shared 0…1 scale (or
-    ``colour``: :func:`visattn.figures.reading.colour_scale`'s output); blanks pad the last row."""
+    ``colour``: :func:`visattn.figures.colour.colour_scale`'s output); blanks pad the last row."""
     w = np.asarray(w, dtype=float)
     H, T, _ = w.shape
     rows = -(-H // cols)

@@ -8,9 +8,11 @@ looks like. Then the pipeline with every shape, and the shape explorer for any s
 heads × 128 (article 000).
 
 Sections: :func:`run` (text → a model run), :func:`layer_view` (every head of one layer),
-:func:`focus` (one token in every head), :func:`pipeline` (one head's path through one layer, every
-matrix with its shape), :func:`explore` (the shape explorer). Numbering shown to a reader is 1-based
-(tokens, heads, layers, columns); indices in these dataclasses are 0-based.
+:func:`focus` (one token in every head) and :func:`focus_lines` (its line view), :func:`pipeline`
+(one head's path through one layer, every matrix with its shape), :func:`explore` (the shape
+explorer). Numbering shown to a reader is 1-based (tokens, heads, layers, columns); indices in these
+dataclasses are 0-based. ``CONTROLS`` is every URL parameter of the page; ``LABELS`` names the label
+tables of the values that are not controls (head names, pipeline steps, matrices …).
 
 Axis letters: T tokens, D model width (d_model), H heads, Dh head width (D / H), L layers.
 """
@@ -23,12 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import reading
+from .. import reading, shapes
+from ..controls import Control, table
 from ..models import designed
 from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
 from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
 from ..text import MAX_TOKENS, tokenize
+from . import views
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 PRESETS = {  # the Winograd pair of article 004, then variants built from the designed lexicon
@@ -39,7 +43,9 @@ PRESETS = {  # the Winograd pair of article 004, then variants built from the de
     "two_adjectives": "The horse didn't cross the wide road because it was tired.",
 }
 SOURCES = ("designed", "random")
+HEAD_NAMES = designed.HEAD_NAMES  # the designed heads, by what they do (random heads are numbered)
 N_LAYERS = designed.N_LAYERS
+LAYERS = tuple(range(1, N_LAYERS + 1))  # as the layer control counts them, from 1
 MAX_RANDOM_D = 256
 MAX_RANDOM_HEADS = 16
 MAX_SEED = 999_999
@@ -49,6 +55,55 @@ SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 Result = DesignedResult | RandomResult
 Readings = reading.Readings  # text, view, w: one view of the attention (issue 12's selector)
+
+# ── the page's controls ─────────────────────────────────────────────────────────────────────────
+# The line view's switches, one per head (the random model has at most MAX_RANDOM_HEADS).
+HEAD_VISIBLE = tuple(Control(f"mh_v{h}", True) for h in range(MAX_RANDOM_HEADS))
+CONTROLS = table(
+    # the run: which heads, which sentence, the random heads' sizes and seed
+    Control("mh_src", "designed", options=SOURCES, labels="multi_head.sources"),
+    Control("mh_text", SENTENCE),
+    Control("mh_d", 32, lo=2, hi=MAX_RANDOM_D),
+    Control("mh_h", 4, lo=1, hi=MAX_RANDOM_HEADS),
+    Control("mh_seed", 0, lo=0, hi=MAX_SEED),
+    # which layer, and which reading of it (issue 12's selector: view, colours, line filters)
+    Control("mh_layer", N_LAYERS, options=LAYERS, labels="multi_head.layers"),
+    views.controls("mh"),
+    # token focus and the line view
+    Control("mh_tok", 0, lo=0, hi=MAX_TOKENS - 1),
+    Control("mh_lfoc", True),
+    HEAD_VISIBLE,
+    # one head large, and its pipeline
+    Control("mh_head", 0, lo=0, hi=MAX_RANDOM_HEADS - 1),
+    Control("mh_pipe", False),
+    # the shape explorer
+    Control("mh_sT", GPT3["T"], lo=1, hi=shapes.MAX_TOKENS),
+    Control("mh_sD", GPT3["d_model"], lo=1, hi=shapes.MAX_D_MODEL),
+    Control("mh_sH", GPT3["n_heads"], lo=1, hi=shapes.MAX_D_MODEL),
+)
+
+# ── the values the page labels (each a locale table keyed by them) ──────────────────────────────
+STEPS = ("x", "qkv", "attend", "concat", "norm")  # the pipeline's steps (Step.title)
+STEP_TEXTS = ("x_designed", "x_random", "x_next", "qkv", "attend", "concat", "norm")  # Step.text
+PANEL_TITLES = ("shape", "head", "concat", "mha")  # how a pipeline matrix is titled (Panel.title)
+AXES = ("token", "query", "key", "dimension", "position")  # what a panel's rows and columns are
+SHAPE_METRICS = ("dh", "total", "per_head", "weights")  # the explorer's metrics (ShapeView.numbers)
+SHAPE_COLUMNS = ("matrix", "shape", "entries", "learned", "what")  # the explorer's table
+MATRICES = tuple(m.name for m in shapes.gpt3_shapes().matrices)  # every matrix of the block
+WORDED_MATRICES = ("concat", "residual", "head_h")  # named in words; the others are symbols
+LABELS = {
+    "multi_head.presets": tuple(PRESETS),
+    "multi_head.heads": HEAD_NAMES,
+    "multi_head.head_why": HEAD_NAMES,
+    "multi_head.steps": STEPS,
+    "multi_head.step_texts": STEP_TEXTS,
+    "multi_head.panel_titles": PANEL_TITLES,
+    "multi_head.axes": AXES,
+    "multi_head.shape_metrics": SHAPE_METRICS,
+    "multi_head.shape_columns": SHAPE_COLUMNS,
+    "multi_head.matrix_what": MATRICES,
+    "multi_head.matrix_names": WORDED_MATRICES,
+}
 
 
 # ── the run ─────────────────────────────────────────────────────────────────────────────────────
@@ -65,6 +120,38 @@ def run(text: str, source: str, d_model: int, n_heads: int, seed: int) -> Result
     if source == "designed":
         return designed.run_tokens(tokens)
     return run_random(tokens, d_model, n_heads, seed)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What one run is made of, as the page's controls give it (hashable: a cache keys on it). The
+    designed heads use only ``text``; the random ones also their width, count and seed."""
+
+    text: str
+    source: str  # "designed" or "random"
+    d_model: int
+    n_heads: int
+    seed: int
+
+    @property
+    def label(self) -> str:
+        """These inputs in one string: what a :class:`Readings` of their run is labelled with."""
+        return repr(self)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A model run with the inputs it was made of (a page keeps the last good one, and reads its
+    views from the same inputs)."""
+
+    inputs: Inputs
+    result: Result
+
+
+def run_with(inputs: Inputs) -> Run:
+    """:func:`run` on ``inputs``, kept together with them."""
+    result = run(inputs.text, inputs.source, inputs.d_model, inputs.n_heads, inputs.seed)
+    return Run(inputs, result)
 
 
 def is_designed(r: Result) -> bool:
@@ -114,23 +201,36 @@ def view_layer(w: np.ndarray, layer: int) -> np.ndarray:
 @dataclass(frozen=True)
 class LayerView:
     layer: int  # 0-based
-    weights: np.ndarray  # (H, T, T)
+    weights: np.ndarray  # (H, T, T): the heads' maps, or (1, T, T) one map merged over them
+    per_head: bool  # one map per head (else the view merged the heads into one)
     grid_cols: int  # heads per row of the grid
     row_max_mean: float  # largest weight of a row, averaged over rows and heads
     uniform: float  # 1/T: the same for uniform rows
+    tag: str  # what the figures' file names carry: "L2", "L2_rollout"
 
 
-def layer_view(r: Result, layer: int, view: np.ndarray | None = None) -> LayerView:
-    """Every head of one layer (``view``: a :func:`readings` array instead of the weights: its maps
-    of that layer)."""
-    w = view_layer(r.weights if view is None else view, layer)
+def figure_tag(layer: int, name: str) -> str:
+    """The layer (1-based) and, unless it is the plain weights, the view: "L2", "L2_rollout"."""
+    if name == "weights":
+        return f"L{layer + 1}"
+    return f"L{layer + 1}_{name}"
+
+
+def layer_view(
+    r: Result, layer: int, view: np.ndarray | None = None, name: str = "weights"
+) -> LayerView:
+    """Every head of one layer (``view``: the :func:`readings` array of the view ``name`` instead
+    of the weights: its maps of that layer)."""
+    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
     H, T, _ = w.shape
     return LayerView(
         layer=layer,
         weights=w,
+        per_head=name in reading.PER_HEAD,
         grid_cols=2 if H <= 4 else GRID_COLS,
         row_max_mean=float(w.max(axis=-1).mean()),
         uniform=1.0 / T,
+        tag=figure_tag(layer, name),
     )
 
 
@@ -142,27 +242,32 @@ class Focus:
     top: tuple[float, ...]  # (H,) that weight
     bars: bool  # one bar chart per head (else one heatmap of the focus row)
     per_row: int  # bar charts per row
-    lines: np.ndarray  # (H, T, T) what the line view draws: the focus row only, or every row
 
 
-def focus(
-    r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None
-) -> Focus:
-    w = view_layer(r.weights if view is None else view, layer)
+def focus(r: Result, layer: int, token: int, view: np.ndarray | None = None) -> Focus:
+    """Where ``token`` looks in every head of ``layer`` (of the view ``view``, else the weights)."""
+    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
     H = w.shape[0]
     best = tuple(int(np.argmax(w[h, token])) for h in range(H))
-    lines = w
-    if only_focus:
-        lines = np.zeros_like(w)
-        lines[:, token, :] = w[:, token, :]
     return Focus(
         token=token,
         best=best,
         top=tuple(float(w[h, token, b]) for h, b in enumerate(best)),
         bars=H <= BARS_UP_TO,
         per_row=2 if H <= 4 else 4,
-        lines=lines,
     )
+
+
+def focus_lines(
+    r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None
+) -> np.ndarray:
+    """(H, T, T) what the line view draws: the focus row of every head only, or every row."""
+    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
+    if not only_focus:
+        return w
+    lines = np.zeros_like(w)
+    lines[:, token, :] = w[:, token, :]
+    return lines
 
 
 # ── 5. the pipeline ─────────────────────────────────────────────────────────────────────────────
@@ -172,7 +277,7 @@ class Panel:
     translated)."""
 
     name: str  # "Q₁", "A₁", "W_O", …
-    title: str  # which title: "fig_shape" (name: shape), "fig_head", "fig_concat", "fig_mha"
+    title: str  # which title (PANEL_TITLES): "shape" (name: shape), "head", "concat", "mha"
     sub: str  # the head's number as a subscript, "₁"
     m: np.ndarray
     rows: list[str]  # row labels
@@ -187,10 +292,8 @@ class Panel:
 
 @dataclass(frozen=True)
 class Step:
-    title: str  # "x", "qkv", "attend", "concat", "norm"
-    # which explanation: "x_designed", "x_random", "x_next", "qkv_text", "attend_text",
-    # "concat_text", "norm_text"
-    text: str
+    title: str  # which step (STEPS): "x", "qkv", "attend", "concat", "norm"
+    text: str  # which explanation (STEP_TEXTS): "x_designed", "x_random", "x_next", "qkv", …
     rows: tuple[tuple[Panel, ...], ...]  # panels side by side, row by row
 
 
@@ -223,13 +326,13 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
     """Every matrix one head meets in ``layer``: X (and PE), Q/K/V of the head, its weights and
     output, concat, W_O, MHA(X), the residual and Z."""
     tr, tokens, h = r.layers[layer], r.tokens, head
-    T, D = tr.X_in.shape
-    H, Dh = len(r.head_names), tr.mha.Q.shape[2]
+    T, D = tr.X_in.shape  # (T, D)
+    H, Dh = len(r.head_names), tr.mha.Q.shape[2]  # Q, K, V: (H, T, Dh), split by head
     n = str(h + 1).translate(SUB)
     dim_labels = list(r.dim_names) if is_designed(r) else dims(D)
     W_o = (designed.DESIGNED_CONFIG.layers[layer] if is_designed(r) else r.params[layer]).W_o
 
-    def p(
+    def panel(
         name,
         m,
         cols,
@@ -237,7 +340,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
         row_axis="token",
         col_axis="dimension",
         rows=tokens,
-        title="fig_shape",
+        title="shape",
         **kw,
     ):
         return Panel(
@@ -253,30 +356,34 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
             **kw,
         )
 
-    x_rows: tuple[tuple[Panel, ...], ...] = ((p("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
+    x_rows: tuple[tuple[Panel, ...], ...] = ((panel("X", tr.X_in, dim_labels, "mh_pipe_x"),),)
     if layer == 0:
         x_rows += (
-            (p("PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"),),
+            (
+                panel(
+                    "PE", r.positions, dims(r.positions.shape[1]), "mh_pipe_pe", col_axis="position"
+                ),
+            ),
         )
     x_text = "x_next" if layer > 0 else "x_designed" if is_designed(r) else "x_random"
     steps = (
         Step("x", x_text, x_rows),
         Step(
             "qkv",
-            "qkv_text",
+            "qkv",
             (
                 tuple(
-                    p(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
+                    panel(name + n, m[h], dims(Dh), f"mh_pipe_{name.lower()}", text=False)
                     for name, m in (("Q", tr.mha.Q), ("K", tr.mha.K), ("V", tr.mha.V))
                 ),
             ),
         ),
         Step(
             "attend",
-            "attend_text",
+            "attend",
             (
                 (
-                    p(
+                    panel(
                         "A" + n,
                         tr.mha.weights[h],
                         tokens,
@@ -285,17 +392,17 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                         col_axis="key",
                         weights=True,
                     ),
-                    p("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="fig_head"),
+                    panel("head", tr.mha.heads[h], dims(Dh), "mh_pipe_head", title="head"),
                 ),
             ),
         ),
         Step(
             "concat",
-            "concat_text",
+            "concat",
             (
                 (
-                    p("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="fig_concat"),
-                    p(
+                    panel("concat", tr.mha.concat, dims(D), "mh_pipe_concat", title="concat"),
+                    panel(
                         "W_O",
                         W_o,
                         dims(D),
@@ -305,16 +412,16 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                         row_px=int(max(6, min(26, 400 // D))),
                     ),
                 ),
-                (p("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="fig_mha"),),
+                (panel("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="mha"),),
             ),
         ),
         Step(
             "norm",
-            "norm_text",
+            "norm",
             (
                 (
-                    p("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
-                    p("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z"),
+                    panel("X + MHA(X)", tr.residual, dim_labels, "mh_pipe_residual"),
+                    panel("Z = LayerNorm", tr.Z, dim_labels, "mh_pipe_z"),
                 ),
             ),
         ),
@@ -346,9 +453,8 @@ class ShapeRow:
 class ShapeView:
     s: MultiHeadShapes
     rows: tuple[ShapeRow, ...]
-    numbers: dict[
-        str, str
-    ]  # every number the prose and metrics show, formatted with thousands separators
+    # every number the prose and metrics show, formatted with thousands separators
+    numbers: dict[str, str]
     gpt3: bool  # the explorer shows article 000's GPT-3 sizes
 
     def table(
