@@ -27,7 +27,7 @@ from apptest_util import (
     warnings,
 )
 
-from ui import cache_pretrained, url_state
+from ui import budget, cache_pretrained, url_state
 from ui.cache_pretrained import head_of_point, load_model
 from visattn.lessons import pretrained as lesson
 from visattn.lessons.pretrained import PARAGRAPH
@@ -732,8 +732,6 @@ def test_a_bar_click_opens_its_head_and_ignores_other_points():
 # ---------------------------------------------------------------- memory stays bounded (issue 15)
 
 MB = 1 << 20
-# one cached 512-token run: attentions 6·12·512·512 float32 (75.5 MB) + hidden state + ids
-RUN_MB = 80
 # one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
 SESSION_MB = 350
 
@@ -748,11 +746,11 @@ def rss_mb() -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc (Linux)")
 def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
-    """Budget: RSS grows by at most RUNS × RUN_MB (the shared run cache) + SESSION_MB over the whole
-    sequence, and not at all (≤ 100 MB of noise) over its second half. Before the fix each text and
+    """Budget: RSS grows by at most the replica's memory budget (the results it keeps, ui.budget) +
+    SESSION_MB over the whole sequence, and not at all (≤ 100 MB of noise) over its second half. Before the fix each text and
     each head opened with pt_hide=1&pt_merge=1 kept its run alive through the finder chart's
     callback: +145 MB a step, 3.2 GB after 20."""
-    cache_pretrained.run_text.clear()
+    budget.shared().clear()
     rng = np.random.default_rng(0)
     vocab = (
         "the animal street cross because tired wide road car driver water tree rain child light "
@@ -773,7 +771,7 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
         seen.append(rss_mb())
     assert title(head_fig(at)).startswith("L6·H")
     growth = max(seen) - start
-    assert growth <= cache_pretrained.RUNS * RUN_MB + SESSION_MB, [round(s - start) for s in seen]
+    assert growth <= budget.shared().limit / MB + SESSION_MB, [round(s - start) for s in seen]
     assert seen[-1] - seen[9] <= 100, [round(s - start) for s in seen]
     bars_ids = [c.proto.id for c in at.get("plotly_chart") if "pt_bars" in c.proto.id]
     assert len(bars_ids) == 1 and bars_ids[0].endswith(

@@ -3,13 +3,15 @@ text, the readings of a run (the shared store below), the pretrained page's toke
 grid; the finder's click.
 
 ``load_model`` is a ``st.cache_resource`` (one model for every session; a failure is not cached, so
-installing the package and reloading the page is enough). ``run_text`` is a ``st.cache_resource``
-too, not ``st.cache_data``: at 512 tokens the attention array is 6·12·512·512 float32 = 75 MB, and
-``st.cache_data`` would unpickle a fresh copy on every rerun of every session. The shared result's
-arrays are made read-only instead, so no session can change another's; few entries are kept because
-long texts are large (RUNS × 80 MB bounds what the cache holds). None shows a spinner of its own: a
-cache spinner is fixed at decoration time and cannot speak the session's language, so the page wraps
-calls in ``st.spinner(t(...))``.
+installing the package and reloading the page is enough). The runs, their readings and the token
+views are the heavy work of a room (at 512 tokens one attention array is 6·12·512·512 float32 =
+75 MB, and a forward pass holds ~100 MB while it runs): they go through the replica's memory budget
+(:mod:`ui.budget`), which keeps results by bytes, admits a computation only when its working memory
+fits beside the others, shares one computation between sessions asking for the same text, and shows
+a waiting session a translated "n ahead of you" with a progress bar. The shared results' arrays are
+read-only, so no session can change another's. None shows a spinner of its own: a cache spinner is
+fixed at decoration time and cannot speak the session's language, so the page wraps calls in
+``st.spinner(t(...))``.
 
 The callbacks here are module functions on purpose: a function defined in a page script keeps that
 run's globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's
@@ -20,17 +22,15 @@ it in a background thread once per server): a cached function called from a thre
 script run shares the same cache, and a page that asks while the thread is still loading waits for
 that one load instead of starting another.
 
-Readings (a view of a run: :func:`visattn.reading.view_weights`) are kept in one store shared by
-the two pages, not in a Streamlit cache: flow's progress bar is an element drawn while computing,
-which a Streamlit cache would record and then fail to replay. The store is bounded in entries and
-in bytes, the newest kept, and keyed by page, text and view only, so changing the layer or head
-never recomputes flow."""
+Readings (a view of a run: :func:`visattn.reading.view_weights`) are kept in the budget too, not in
+a Streamlit cache: flow's progress bar is an element drawn while computing, which a Streamlit cache
+would record and then fail to replay. They are keyed by page, text and view only, so changing the
+layer or head never recomputes flow."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 
 import streamlit as st
@@ -40,10 +40,43 @@ from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 from visattn.reading import Readings
 
-RUNS = 8  # results kept for every session together
+from . import budget
+from .i18n import t
+
 BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by open_clicked
-READINGS = 16  # readings kept (a flow of 40 tokens takes a moment) …
-READINGS_BYTES = 2**28  # … and at most 256 MB of them (a per-head view of 512 tokens is 75 MB)
+# What a forward pass holds while it runs, as a multiple of its attention array (tracemalloc, one
+# pass: 101.6 MB at 512 tokens for a 75.5 MB array, 31.9 MB at 256 for 18.9 MB), plus a floor.
+RUN_FACTOR, RUN_FLOOR = 1.4, 8_000_000
+VIEW_FACTOR = 2.0  # a reading or a token view: at most two arrays of that size while it is made
+
+
+def attention_bytes(n_tokens: int) -> int:
+    """Bytes of MiniLM's (L, H, T, T) float32 attention for ``n_tokens`` word pieces."""
+    return lesson.N_LAYERS * lesson.N_HEADS * n_tokens * n_tokens * 4
+
+
+@contextmanager
+def waiting_notice() -> Iterator[Callable[[int], None]]:
+    """A callback for :func:`ui.budget.get` that shows "waiting, n ahead of you" with a progress
+    bar in this session while its request waits for the room's other heavy work; gone when done."""
+    slot = st.empty()
+    first: list[int] = []
+
+    def show(ahead: int) -> None:
+        first.append(ahead)
+        done = (first[0] - ahead + 1) / (first[0] + 1)
+        slot.progress(min(max(done, 0.0), 1.0), text=t("common.waiting", n=ahead))
+
+    try:
+        yield show
+    finally:
+        slot.empty()
+
+
+def budgeted(key: tuple, cost: int, compute: Callable):
+    """``compute()`` through the replica's budget, the waiting notice shown while it waits."""
+    with waiting_notice() as on_wait:
+        return budget.get(key, cost, compute, on_wait)
 
 
 @st.cache_resource(show_spinner=False)
@@ -68,35 +101,32 @@ def _read_only(r: MiniLMResult) -> MiniLMResult:
     return r
 
 
-@st.cache_resource(max_entries=RUNS, show_spinner=False)
-def run_text(_model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
-    """One forward pass (InputError for text the model cannot read). ``_model`` is not hashed: there
-    is one."""
-    return _read_only(_model.run(text, max_tokens=max_tokens))
+def _run(model: MiniLM, text: str, max_tokens: int) -> MiniLMResult:
+    return _read_only(model.run(text, max_tokens=max_tokens))
 
 
-@st.cache_resource(show_spinner=False)
-def _readings_store() -> tuple[OrderedDict, threading.Lock]:
-    return OrderedDict(), threading.Lock()  # key -> Readings, the newest of every session together
+def run_text(model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
+    """One forward pass (InputError for text the model cannot read), shared and kept by the
+    budget."""
+    n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
+    cost = int(RUN_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
+    key = ("minilm", text, max_tokens)
+    return budgeted(key, cost, partial(_run, model, text, max_tokens))
 
 
-def stored_readings(key: tuple, make: Callable[[], Readings]) -> Readings:
-    """The readings under ``key`` in the shared store, made by ``make()`` when missing (outside the
-    lock: flow takes a moment, and two sessions may both compute it once)."""
-    store, lock = _readings_store()
-    with lock:
-        found = store.get(key)
-    if found is None:
-        found = make()
-        found.w.flags.writeable = False  # shared by every session
-    with lock:  # sessions run in threads: keep, mark newest and bound the store in one step
-        store[key] = found
-        store.move_to_end(key)
-        while len(store) > 1 and (
-            len(store) > READINGS or sum(r.w.nbytes for r in store.values()) > READINGS_BYTES
-        ):
-            store.popitem(last=False)
+def _stored(found: Readings) -> Readings:
+    found.w.flags.writeable = False  # shared by every session
     return found
+
+
+def stored_readings(key: tuple, make: Callable[[], Readings], n_tokens: int) -> Readings:
+    """The readings under ``key``, made by ``make()`` through the budget when missing."""
+    cost = int(VIEW_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
+
+    def make_shared() -> Readings:
+        return _stored(make())
+
+    return budgeted(key, cost, make_shared)
 
 
 def _pretrained_readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
@@ -107,12 +137,18 @@ def readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
     """The pretrained page's view ``name`` of the run of ``text`` (up to 512 tokens; the weights
     view is the run's own array)."""
     make = partial(_pretrained_readings, model, text, name, progress)
-    return stored_readings(("pretrained", text, name), make)
+    n_tokens = len(run_text(model, text).tokens)
+    return stored_readings(("pretrained", text, name), make, n_tokens)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+def _token_view(model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> lesson.View:
+    view = lesson.token_view(run_text(model, text), hide, merge, readings(model, text, name).w)
+    view.attn.flags.writeable = False  # shared by every session
+    return view
+
+
 def token_view(
-    _model: MiniLM, text: str, hide: bool, merge: bool, name: str
+    model: MiniLM, text: str, hide: bool, merge: bool, name: str
 ) -> tuple[MiniLMResult, lesson.View]:
     """The run of ``text`` and its view ``name`` with the toggles applied
     (:func:`visattn.lessons.pretrained.token_view`), from the caches.
@@ -120,11 +156,11 @@ def token_view(
     The page's sections take these few keys instead of the arrays: ``st.fragment`` keeps a section's
     arguments until the session's next full run, and a 512-token run would stay alive (75 MB a
     session, whatever the run cache evicts). Two entries: the hidden or merged copies are as large
-    as the run."""
-    run = run_text(_model, text)
-    view = lesson.token_view(run, hide, merge, readings(_model, text, name).w)
-    view.attn.flags.writeable = False  # shared by every session
-    return run, view
+    as the run; the budget keeps them by bytes."""
+    run = run_text(model, text)
+    cost = int(VIEW_FACTOR * attention_bytes(len(run.tokens))) + RUN_FLOOR
+    key = ("token_view", text, hide, merge, name)
+    return run, budgeted(key, cost, partial(_token_view, model, text, hide, merge, name))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -3,7 +3,7 @@ compute here).
 
 ``st.cache_resource`` (not ``cache_data``): the results hold (L, H, T, T) arrays shared read-only by
 every session, as ui/cache_pretrained.py does. ``_model`` is not hashed (there is one). The
-readings of a run go to the store the pretrained page uses too
+readings of a run go through the replica's memory budget as the pretrained page's do
 (:func:`ui.cache_pretrained.stored_readings`, which says why it is not a Streamlit cache), keyed by
 text and view only, so changing the layer or head never recomputes flow."""
 
@@ -26,7 +26,7 @@ def run(_model: MiniLM, text: str) -> lesson.Run:
 
 def readings(text_run: lesson.Run, name: str, progress=None) -> lesson.Readings:
     make = partial(lesson.readings, text_run, name, progress)
-    return stored_readings(("reading", text_run.text, name), make)
+    return stored_readings(("reading", text_run.text, name), make, len(text_run.tokens))
 
 
 def pair(model: MiniLM, a: str, b: str, name: str, layer: int, head: int) -> lesson.Pair:
