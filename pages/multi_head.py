@@ -49,9 +49,9 @@ def follow_language() -> None:
     still on the first language's default sentence shows the second's (any other text stays)."""
     memo = "_mh_text__lang"
     before, now = st.session_state.get(memo), lang()
-    text = st.session_state.get("mh_text")
-    if before is not None and before != now and text == lesson.sentence_for(before):
-        st.session_state["mh_text"] = lesson.sentence_for(now)
+    if before is not None and "mh_text" in st.session_state:
+        text = st.session_state["mh_text"]
+        st.session_state["mh_text"] = lesson.text_after_switch(text, before, now)
     st.session_state[memo] = now
 
 

@@ -27,11 +27,11 @@ import pandas as pd
 
 from .. import reading, shapes
 from ..controls import Control, table
+from ..errors import InputError
 from ..models import designed
 from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
 from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
-from ..errors import InputError
 from ..text import MAX_TOKENS, tokenize
 from . import views
 
@@ -160,6 +160,12 @@ def presets_for(lang: str) -> dict[str, str]:
     return PRESETS_BY_LANG.get(lang, PRESETS)
 
 
+def text_after_switch(text: str, before: str, now: str) -> str:
+    """The sentence after the language changes from ``before`` to ``now``: the default sentence
+    follows the language; any other text stays."""
+    return sentence_for(now) if before != now and text == sentence_for(before) else text
+
+
 def controls_for(lang: str) -> Mapping[str, Control]:
     """``CONTROLS`` with ``lang``'s default sentence: bound so, a page in Chinese opens on the
     Chinese sentence and a link leaves it out (a link that names mh_text keeps its sentence)."""
@@ -169,10 +175,10 @@ def controls_for(lang: str) -> Mapping[str, Control]:
 
 # ── the run ─────────────────────────────────────────────────────────────────────────────────────
 def tokens_of(text: str) -> list[str]:
-    """The tokens of ``text`` as the designed model cuts it (:func:`visattn.models.designed.segment`:
-    English by words and marks, Chinese into the lexicon's longest words; a curly apostrophe counts
-    as a straight one); InputError "text_empty", "text_no_tokens" or "too_many_tokens" (with the
-    real count) otherwise."""
+    """The tokens of ``text`` as the designed model cuts it
+    (:func:`visattn.models.designed.segment`: English by words and marks, Chinese into the lexicon's
+    longest words; a curly apostrophe counts as a straight one); InputError "text_empty",
+    "text_no_tokens" or "too_many_tokens" (with the real count) otherwise."""
     text = (text or "").replace("\u2019", "'")
     tokenize(text, max_tokens=len(text) + 1)  # an empty text or one without tokens: its message
     words = designed.segment(text)
