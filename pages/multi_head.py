@@ -15,7 +15,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import label, t
+from ui.i18n import label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import heatmap
@@ -37,10 +37,22 @@ def head_label(name: str) -> str:
 
 
 def why(result: lesson.Result, name: str) -> str:
-    """Why a head attends as it does: the designed head's reason, or that random heads have none."""
+    """Why a head attends as it does: the designed head's reason (naming the words of the
+    sentence's language), or that random heads have none."""
     if lesson.is_designed(result):
-        return label("multi_head.head_why", name)
+        return label("multi_head.head_why", name, **lesson.example_words(result))
     return t("multi_head.why_random")
+
+
+def follow_language() -> None:
+    """The default sentence follows the language: switched from one language to another, a page
+    still on the first language's default sentence shows the second's (any other text stays)."""
+    memo = "_mh_text__lang"
+    before, now = st.session_state.get(memo), lang()
+    if before is not None and "mh_text" in st.session_state:
+        text = st.session_state["mh_text"]
+        st.session_state["mh_text"] = lesson.text_after_switch(text, before, now)
+    st.session_state[memo] = now
 
 
 def grid_cells(n: int, per_row: int):
@@ -98,7 +110,7 @@ def every_head(result, layer_maps, titles, head_names, value_name, colour) -> No
     )
     if lesson.is_designed(result):
         reasons = [
-            t("multi_head.why_item", head=head_names[h], why=label("multi_head.head_why", name))
+            t("multi_head.why_item", head=head_names[h], why=why(result, name))
             for h, name in enumerate(result.head_names)
         ]
         explain("\n".join(reasons))
@@ -118,6 +130,13 @@ def token_focus(result, layer_maps, view, titles, value_name, colour) -> None:
     focus = lesson.focus(result, layer, token, view)
     targets = [
         t(
+            "multi_head.focus_item_uniform",
+            head=titles[h],
+            lo=f"{focus.low[h]:.2f}",
+            hi=f"{focus.top[h]:.2f}",
+        )
+        if focus.uniform[h]
+        else t(
             "multi_head.focus_item",
             head=titles[h],
             target=escape(tokens[best]),
@@ -127,21 +146,32 @@ def token_focus(result, layer_maps, view, titles, value_name, colour) -> None:
     ]
     summary = t("multi_head.focus_summary", token=escape(tokens[token]), layer=layer + 1)
     st.markdown(summary + " " + t("common.list_sep").join(targets))
+    if any(focus.uniform):
+        st.caption(t("multi_head.uniform_rule", factor=lesson.UNIFORM_FACTOR))
     if focus.bars:
         # a file name per map: the run's head, or the view's one merged map
         file_names = result.head_names if layer_maps.per_head else titles
         for column, h in grid_cells(len(titles), focus.per_row):
-            title = t(
-                "multi_head.focus_bar_title",
-                head=titles[h],
-                token=tokens[token],
-                target=tokens[focus.best[h]],
-                w=f"{focus.top[h]:.2f}",
-            )
+            if focus.uniform[h]:
+                title = t(
+                    "multi_head.focus_bar_title_uniform",
+                    head=titles[h],
+                    token=tokens[token],
+                    lo=f"{focus.low[h]:.2f}",
+                    hi=f"{focus.top[h]:.2f}",
+                )
+            else:
+                title = t(
+                    "multi_head.focus_bar_title",
+                    head=titles[h],
+                    token=tokens[token],
+                    target=tokens[focus.best[h]],
+                    w=f"{focus.top[h]:.2f}",
+                )
             bars = focus_bars(
                 tokens,
                 layer_maps.weights[h, token],
-                focus.best[h],
+                None if focus.uniform[h] else focus.best[h],  # no winner to highlight
                 title=title,
                 narrow=focus.per_row > 2,
                 font_size=font_size(),
@@ -346,7 +376,8 @@ def shape_explorer(here: tuple[int, int, int] | None) -> None:
 with page("multi_head"):
     # Every key is bound on every run (also those whose widget is hidden now), so the URL keeps
     # them.
-    url_state.bind_controls(CONTROLS)
+    follow_language()
+    url_state.bind_controls(lesson.controls_for(lang()))  # the default sentence of the language
     st.title(t("multi_head.title"))
     explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"))
 
@@ -356,7 +387,7 @@ with page("multi_head"):
     )
     presets = {
         name: (label("multi_head.presets", name), sentence)
-        for name, sentence in lesson.PRESETS.items()
+        for name, sentence in lesson.presets_for(lang()).items()
     }
     preset_buttons(
         "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"

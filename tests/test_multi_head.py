@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import visattn
 from visattn import shapes
+from visattn.errors import InputError
 from visattn.models import designed
 from visattn.models.random import random_params, run_random
 
@@ -421,3 +422,64 @@ def test_readings_of_the_designed_model_cover_every_layer():
     np.testing.assert_allclose(
         mh.layer_view(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12
     )
+
+
+# ── issue 22: near-uniform rows, Chinese sentences ──────────────────────────────────────────────
+@pytest.mark.parametrize(
+    ("row", "uniform"),
+    [
+        ([1 / 12] * 12, True),  # uniform: every key 1/T
+        ([0.37, 0.21, 0.21, 0.21], True),  # 0.37 < 1.5 / 4 = 0.375
+        ([0.38, 0.62 / 3, 0.62 / 3, 0.62 / 3], False),  # 0.38 ≥ 0.375: a winner
+        ([0.07] * 6 + [0.09] * 4 + [0.08] * 2, True),  # the broad head's 0.07–0.09 over T = 12
+        ([2.0, 2.0, 2.0, 2.9], True),  # a row not summing to 1: 2.9 < 1.5 × mean 2.225
+        ([0.0, 0.0, 1.0], False),
+    ],
+)
+def test_near_uniform_rule_on_rows_by_hand(row, uniform):
+    from visattn.lessons import multi_head as lesson
+
+    assert lesson.near_uniform(np.array(row)) is uniform
+
+
+def test_focus_marks_the_broad_head_near_uniform():
+    from visattn.lessons import multi_head as lesson
+
+    for text, it in ((SENTENCE, "it"), (lesson.SENTENCE_ZH, "它")):
+        r = lesson.run(text, "designed", 32, 4, 0)
+        q = r.tokens.index(it)
+        f = lesson.focus(r, 1, q)
+        T = len(r.tokens)
+        by_hand = tuple(bool(max(r.weights[1, h, q]) < 1.5 / T) for h in range(4))
+        assert f.uniform == by_hand == (False, False, False, True)
+        assert f.low[3] == pytest.approx(min(r.weights[1, 3, q]))
+
+
+def test_chinese_text_is_cut_by_the_lexicon_for_both_models():
+    from visattn.lessons import multi_head as lesson
+
+    words = "动物 没有 穿过 街道 ， 因为 它 太 累 了 。".split()
+    assert lesson.tokens_of(lesson.SENTENCE_ZH) == words
+    assert lesson.run(lesson.SENTENCE_ZH, "random", 32, 4, 0).tokens == words
+    assert lesson.tokens_of(SENTENCE) == visattn.tokenize(SENTENCE)  # English as before
+    with pytest.raises(InputError) as e:
+        lesson.run("动物" * 65, "designed", 32, 4, 0)  # 130 characters, 65 words
+    assert e.value.params == {"n": 65, "limit": 64}
+    assert lesson.run("动物" * 64, "designed", 32, 4, 0).tokens == ["动物"] * 64
+
+
+def test_focus_defaults_to_it_or_ta_and_words_follow_the_sentence():
+    from visattn.lessons import multi_head as lesson
+
+    apple = lesson.tokens_of(lesson.PRESETS_BY_LANG["zh"]["apple"])
+    assert apple[0] == "我" and lesson.focus_default(apple) == apple.index("它")
+    assert lesson.focus_default(["He", "ran", "."]) == 0  # no it: the first pronoun
+    zh = lesson.run(lesson.SENTENCE_ZH, "designed", 32, 4, 0)
+    en = lesson.run(SENTENCE, "designed", 32, 4, 0)
+    for r in (zh, en):
+        words = lesson.example_words(r)
+        for name in ("it", "animal", "tired", "negation"):
+            assert words[name] in r.tokens  # every word the explanations name is in the sentence
+    assert lesson.unknown_words(zh) == []  # 了 is a listed particle
+    assert lesson.controls_for("zh")["mh_text"].default == lesson.SENTENCE_ZH
+    assert lesson.controls_for("en")["mh_text"] == lesson.CONTROLS["mh_text"]

@@ -308,9 +308,172 @@ def test_chinese():
     at = run_page("multi_head", {"lang": "zh"})
     assert_clean(at)
     assert "指代" in texts(at) and "状态" in texts(at)
-    assert any(name.startswith("指代：it → animal") for name in bar_figs(at))
-    assert any(name.startswith("状态：it → tired") for name in bar_figs(at))
+    assert any(name.startswith("指代：它 → 动物") for name in bar_figs(at))
+    assert any(name.startswith("状态：它 → 累") for name in bar_figs(at))
     assert "每层参数量（注意力）" in {m.label for m in at.metric}
+    # a link that names the English sentence keeps it, and its words
+    at = run_page("multi_head", {"lang": "zh", "mh_text": SENTENCE})
+    assert_clean(at)
+    assert at.text_input(key="mh_text").value == SENTENCE
+    assert any(name.startswith("指代：it → animal") for name in bar_figs(at))
+    assert "“it”指代谁" in texts(at) and "“…too tired”选中“animal”" in texts(at)
+
+
+# ── issue 22: the Chinese sentences ─────────────────────────────────────────────────────────────
+TIRED_ZH = "动物没有穿过街道，因为它太累了。"
+WIDE_ZH = "动物没有穿过街道，因为它太宽了。"
+APPLE_ZH = "我买了一个苹果，它很甜。"
+
+
+def coreference_row(at, text: str, layer: int) -> tuple[list[str], np.ndarray]:
+    """The designed model's own coreference row of 它 in ``layer``, and the page's grid cell row."""
+    r = designed.run(text)
+    it = r.tokens.index("它")
+    grid = grid_fig(at)
+    T = len(r.tokens)
+    drawn = array(grid["data"][0]["z"]).reshape(T, T)[it]  # the grid's first head: coreference
+    np.testing.assert_allclose(drawn, r.head(layer, "coreference")[it], atol=1e-6)
+    return r.tokens, drawn
+
+
+def test_the_chinese_page_opens_on_the_chinese_sentence():
+    at = run_page("multi_head", {"lang": "zh"})
+    assert_clean(at)
+    assert not errors(at) and not warnings(at)
+    assert at.text_input(key="mh_text").value == TIRED_ZH
+    tokens, row = coreference_row(at, TIRED_ZH, designed.N_LAYERS - 1)
+    assert at.selectbox(key="mh_tok").value == tokens.index("它")  # the focus is 它
+    assert row[tokens.index("动物")] >= 0.5 and tokens[int(np.argmax(row))] == "动物"
+    # the default is bound as the control's default in Chinese: the URL leaves it out
+    assert "mh_text" not in at.query_params
+    assert "mh_tok" not in at.query_params
+    # the explanations name the Chinese words; nothing is called unknown (了 is a listed particle)
+    shown = texts(at)
+    assert "“它”指代谁" in shown and "“……太宽了”选中“街道”" in shown and "（没有）" in shown
+    assert not [i for i in at.info if "不认识" in i.value]
+    # the presets are the Chinese ones, then the English original
+    keys = [b.key for b in at.button if b.key and b.key.startswith("mh_text__preset_")]
+    assert keys == [
+        f"mh_text__preset_{n}" for n in ("tired_zh", "wide_zh", "apple", "high_zh", "tired")
+    ]
+    assert english_words(at) == {}, english_words(at)
+
+
+def preset_help(at, name: str) -> str:
+    (button,) = [b for b in at.button if b.key == f"mh_text__preset_{name}"]
+    return button.help
+
+
+# On a zh page AppTest cannot click (a widget's format_func runs outside the script there, in
+# English): the preset's sentence is read from its button and opened by URL, as a click sets it.
+def test_the_wide_preset_in_chinese_links_it_to_the_street():
+    at = run_page("multi_head", {"lang": "zh"})
+    assert preset_help(at, "wide_zh") == f"“{WIDE_ZH}”"
+    at = run_page("multi_head", {"lang": "zh", "mh_text": WIDE_ZH})
+    assert_clean(at)
+    tokens, row = coreference_row(at, WIDE_ZH, designed.N_LAYERS - 1)
+    assert row[tokens.index("街道")] >= 0.5 and tokens[int(np.argmax(row))] == "街道"
+    assert at.query_params["mh_text"] in (WIDE_ZH, [WIDE_ZH])  # not the default: kept in the link
+
+
+def test_article_001_preset_links_it_to_the_apple_in_layer_1():
+    at = run_page("multi_head", {"lang": "zh"})
+    assert preset_help(at, "apple") == f"“{APPLE_ZH}”"
+    at = run_page("multi_head", {"lang": "zh", "mh_layer": "1", "mh_text": APPLE_ZH})
+    assert_clean(at)
+    tokens, row = coreference_row(at, APPLE_ZH, 0)
+    assert at.selectbox(key="mh_tok").value == tokens.index("它")  # 它, not the first pronoun 我
+    assert tokens[int(np.argmax(row))] == "苹果" and row.max() >= 0.5
+
+
+def switch_language(at, lang: str):
+    """What the sidebar's language control does (AppTest has no segmented-control driver)."""
+    at.session_state["lang"] = lang
+    return at.run()
+
+
+def test_the_default_sentence_follows_a_language_switch():
+    # one switch per AppTest: after it, AppTest formats the old widgets' values in English
+    at = run_page("multi_head")
+    assert at.text_input(key="mh_text").value == SENTENCE
+    switch_language(at, "zh")
+    assert_clean(at)
+    assert at.text_input(key="mh_text").value == TIRED_ZH and "mh_text" not in at.query_params
+    tokens = designed.segment(TIRED_ZH)
+    assert at.selectbox(key="mh_tok").value == tokens.index("它")
+    # a sentence of one's own stays through a switch
+    at = run_page("multi_head", {"mh_text": WIDE})
+    switch_language(at, "zh")
+    assert at.text_input(key="mh_text").value == WIDE
+
+
+def test_the_switch_rule():
+    from visattn.lessons.multi_head import text_after_switch
+
+    assert text_after_switch(SENTENCE, "en", "zh") == TIRED_ZH
+    assert text_after_switch(TIRED_ZH, "zh", "en") == SENTENCE
+    assert text_after_switch(TIRED_ZH, "zh", "zh") == TIRED_ZH
+    assert text_after_switch(WIDE, "en", "zh") == WIDE
+    assert text_after_switch(WIDE_ZH, "zh", "en") == WIDE_ZH
+
+
+def test_the_english_page_is_unchanged():
+    at = run_page("multi_head")
+    assert at.text_input(key="mh_text").value == SENTENCE
+    keys = [b.key for b in at.button if b.key and b.key.startswith("mh_text__preset_")]
+    assert keys == [
+        f"mh_text__preset_{n}" for n in ("tired", "wide", "scared", "high", "two_adjectives")
+    ]
+    assert "mh_text" not in at.query_params
+
+
+# ── issue 22.10: a near-uniform row names no winner ─────────────────────────────────────────────
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_near_uniform_focus_row_is_said_not_given_a_winner(lang):
+    at = run_page("multi_head", {"lang": lang})
+    assert_clean(at)
+    text = SENTENCE if lang == "en" else TIRED_ZH
+    r = designed.run(text)
+    it = r.tokens.index("it" if lang == "en" else "它")
+    rows = r.weights[-1, :, it]  # (H, T) the focus row of every head, last layer
+    T = len(r.tokens)
+    summary = next(
+        m.value for m in at.markdown if "→ near uniform" in m.value or "→ 接近均匀" in m.value
+    )
+    bars = bar_figs(at)
+    for h, name in enumerate(r.head_names):
+        row = rows[h]
+        # the rule, by hand: near uniform when the largest weight is below 1.5 / T (rows sum to 1)
+        uniform = max(row) < 1.5 / T
+        head = {"en": designed_head_en, "zh": designed_head_zh}[lang][name]
+        (bar_title,) = [b for b in bars if b.startswith(head)]
+        if uniform:
+            said = f"{min(row):.2f}–{max(row):.2f}"
+            word = "near uniform" if lang == "en" else "接近均匀"
+            assert f"**{head}** → {word}" in summary and said in summary
+            assert word in bar_title and said in bar_title
+            (fig,) = [f for f in figures(at) if title(f) == bar_title]
+            assert len(set(fig["data"][0]["marker"]["color"])) == 1  # no bar highlighted
+        else:
+            target = r.tokens[int(np.argmax(row))]
+            assert f"**{head}** → **{target}**" in summary
+    assert any(max(row) < 1.5 / T for row in rows)  # the broad head's row is one of them
+    rule = "below 1.5 × the row's mean" if lang == "en" else "小于该行均值的 1.5 倍"
+    assert rule in texts(at)
+
+
+designed_head_en = {
+    "coreference": "Coreference",
+    "state": "State",
+    "previous": "Previous token",
+    "broad": "Broad",
+}
+designed_head_zh = {
+    "coreference": "指代",
+    "state": "状态",
+    "previous": "前一个词元",
+    "broad": "宽泛",
+}
 
 
 # ── bad inputs and every view, in Chinese
@@ -562,7 +725,7 @@ def test_each_view_on_the_designed_model(view, lang):
     assert not errors(at)
     if lang == "zh":
         assert english_words(at) == {}, english_words(at)
-    r = designed.run(SENTENCE)
+    r = designed.run(SENTENCE if lang == "en" else "动物没有穿过街道，因为它太累了。")
     got = one_map(at)
     np.testing.assert_allclose(
         got.sum(axis=1), 1.0, atol=5e-3

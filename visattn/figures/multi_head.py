@@ -56,15 +56,16 @@ def layer_grid(
 def focus_bars(
     tokens: Sequence[str],
     weights: ArrayLike,
-    best: int,
+    best: int | None,
     *,
     title: str,
     narrow: bool,
     font_size: int = 13,
     y_title: str = "weight",
 ) -> go.Figure:
-    """One head's weights from the focus token, its top key highlighted. ``narrow`` (4 to a row)
-    leaves the bars unlabelled: the title carries the top weight."""
+    """One head's weights from the focus token, its top key ``best`` highlighted (None: a
+    near-uniform row, no winner). ``narrow`` (4 to a row) leaves the bars unlabelled: the title
+    carries the top weight."""
     fig = bars(
         tokens,
         weights,

@@ -20,13 +20,14 @@ Axis letters: T tokens, D model width (d_model), H heads, Dh head width (D / H),
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from .. import reading, shapes
 from ..controls import Control, table
+from ..errors import InputError
 from ..models import designed
 from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
@@ -35,13 +36,56 @@ from ..text import MAX_TOKENS, tokenize
 from . import views
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
-PRESETS = {  # the Winograd pair of article 004, then variants built from the designed lexicon
-    "tired": SENTENCE,
-    "wide": "The animal didn't cross the street because it was too wide.",
-    "scared": "The dog didn't cross the river because it was too scared.",
-    "high": "The cat didn't jump over the wall because it was too high.",
-    "two_adjectives": "The horse didn't cross the wide road because it was tired.",
+SENTENCE_ZH = "动物没有穿过街道，因为它太累了。"  # the same sentence in Chinese (issue 22)
+SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the default sentence of each language
+PRESETS_BY_LANG = {
+    # the Winograd pair of article 004, then variants built from the designed lexicon
+    "en": {
+        "tired": SENTENCE,
+        "wide": "The animal didn't cross the street because it was too wide.",
+        "scared": "The dog didn't cross the river because it was too scared.",
+        "high": "The cat didn't jump over the wall because it was too high.",
+        "two_adjectives": "The horse didn't cross the wide road because it was tired.",
+    },
+    # the same pair in Chinese, article 001's 它 … 苹果, a variant, and the English original
+    "zh": {
+        "tired_zh": SENTENCE_ZH,
+        "wide_zh": "动物没有穿过街道，因为它太宽了。",
+        "apple": "我买了一个苹果，它很甜。",
+        "high_zh": "猫没有跳过墙，因为它太高了。",
+        "tired": SENTENCE,
+    },
 }
+PRESET_NAMES = tuple(dict.fromkeys(name for p in PRESETS_BY_LANG.values() for name in p))
+PRESETS = PRESETS_BY_LANG["en"]
+# The words the head explanations name, in the sentence's language ({it}, {animal}, … in the
+# locale's texts): the explanations name the words of the sentence on the screen.
+EXAMPLE_WORDS = {
+    "en": dict(
+        it="it",
+        animal="animal",
+        street="street",
+        tired="tired",
+        wide="wide",
+        too_tired="…too tired",
+        too_wide="…too wide",
+        it_was_too_tired="it was too tired",
+        negation="didn't",
+    ),
+    "zh": dict(
+        it="它",
+        animal="动物",
+        street="街道",
+        tired="累",
+        wide="宽",
+        too_tired="……太累了",
+        too_wide="……太宽了",
+        it_was_too_tired="它太累了",
+        negation="没有",
+    ),
+}
+FOCUS_WORDS = ("it", "它")  # the focus token's default: this pronoun, else the first pronoun
+UNIFORM_FACTOR = 1.5  # a row is near uniform when its largest weight is below 1.5 × its mean
 SOURCES = ("designed", "random")
 HEAD_NAMES = designed.HEAD_NAMES  # the designed heads, by what they do (random heads are numbered)
 N_LAYERS = designed.N_LAYERS
@@ -62,7 +106,7 @@ HEAD_VISIBLE = tuple(Control(f"mh_v{h}", True) for h in range(MAX_RANDOM_HEADS))
 CONTROLS = table(
     # the run: which heads, which sentence, the random heads' sizes and seed
     Control("mh_src", "designed", options=SOURCES, labels="multi_head.sources"),
-    Control("mh_text", SENTENCE),
+    Control("mh_text", SENTENCE),  # in Chinese SENTENCE_ZH: see controls_for
     Control("mh_d", 32, lo=2, hi=MAX_RANDOM_D),
     Control("mh_h", 4, lo=1, hi=MAX_RANDOM_HEADS),
     Control("mh_seed", 0, lo=0, hi=MAX_SEED),
@@ -92,7 +136,7 @@ SHAPE_COLUMNS = ("matrix", "shape", "entries", "learned", "what")  # the explore
 MATRICES = tuple(m.name for m in shapes.gpt3_shapes().matrices)  # every matrix of the block
 WORDED_MATRICES = ("concat", "residual", "head_h")  # named in words; the others are symbols
 LABELS = {
-    "multi_head.presets": tuple(PRESETS),
+    "multi_head.presets": PRESET_NAMES,
     "multi_head.heads": HEAD_NAMES,
     "multi_head.head_why": HEAD_NAMES,
     "multi_head.steps": STEPS,
@@ -106,11 +150,59 @@ LABELS = {
 }
 
 
+def sentence_for(lang: str) -> str:
+    """The default sentence of the page in ``lang`` (English for a language without its own)."""
+    return SENTENCES.get(lang, SENTENCE)
+
+
+def presets_for(lang: str) -> dict[str, str]:
+    """The example sentences offered in ``lang``: {name: sentence}."""
+    return PRESETS_BY_LANG.get(lang, PRESETS)
+
+
+def text_after_switch(text: str, before: str, now: str) -> str:
+    """The sentence after the language changes from ``before`` to ``now``: the default sentence
+    follows the language; any other text stays."""
+    return sentence_for(now) if before != now and text == sentence_for(before) else text
+
+
+def controls_for(lang: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with ``lang``'s default sentence: bound so, a page in Chinese opens on the
+    Chinese sentence and a link leaves it out (a link that names mh_text keeps its sentence)."""
+    text = replace(CONTROLS["mh_text"], default=sentence_for(lang))
+    return {**CONTROLS, "mh_text": text}
+
+
 # ── the run ─────────────────────────────────────────────────────────────────────────────────────
 def tokens_of(text: str) -> list[str]:
-    """The tokens of ``text`` (a curly apostrophe counts as a straight one); InputError
-    "text_empty", "text_no_tokens" or "too_many_tokens" (with the real count) otherwise."""
-    return tokenize((text or "").replace("\u2019", "'"), max_tokens=MAX_TOKENS)
+    """The tokens of ``text`` as the designed model cuts it
+    (:func:`visattn.models.designed.segment`: English by words and marks, Chinese into the lexicon's
+    longest words; a curly apostrophe counts as a straight one); InputError "text_empty",
+    "text_no_tokens" or "too_many_tokens" (with the real count) otherwise."""
+    text = (text or "").replace("\u2019", "'")
+    tokenize(text, max_tokens=len(text) + 1)  # an empty text or one without tokens: its message
+    words = designed.segment(text)
+    if len(words) > MAX_TOKENS:
+        raise InputError(
+            "too_many_tokens",
+            f"The text has {len(words)} tokens; the limit here is {MAX_TOKENS}. Shorten it.",
+            n=len(words),
+            limit=MAX_TOKENS,
+        )
+    return words
+
+
+def sentence_language(tokens: Sequence[str]) -> str:
+    """ "zh" when a token has a Chinese character (the explanations then name the Chinese words),
+    else "en"."""
+    chinese = any("\u3400" <= c <= "\u9fff" for tok in tokens for c in tok)
+    return "zh" if chinese else "en"
+
+
+def example_words(r: Result) -> dict[str, str]:
+    """The words the head explanations name ({it}, {animal}, …), in the language of the run's
+    sentence."""
+    return EXAMPLE_WORDS[sentence_language(r.tokens)]
 
 
 def run(text: str, source: str, d_model: int, n_heads: int, seed: int) -> Result:
@@ -159,15 +251,24 @@ def is_designed(r: Result) -> bool:
 
 
 def focus_default(tokens: list[str]) -> int:
-    """The first pronoun ("it"), else the first token."""
+    """The pronoun "it" (or 它), else the first pronoun, else the first token."""
+    lowered = [tok.lower() for tok in tokens]
+    for word in FOCUS_WORDS:
+        if word in lowered:
+            return lowered.index(word)
     return next((i for i, tok in enumerate(tokens) if "pronoun" in designed.word_features(tok)), 0)
 
 
 def unknown_words(r: Result) -> list[str]:
-    """Words the designed lexicon does not know (no features), sorted; none for the random model."""
+    """Words the designed lexicons do not list and that have no features, sorted; none for the
+    random model (a particle the Chinese lexicon lists without features, 了, is known)."""
     if not is_designed(r):
         return []
-    return sorted({tok for tok in r.tokens if not designed.word_features(tok)}, key=str.lower)
+    listed = designed.LEXICON.keys() | designed.LEXICON_ZH.keys()
+    return sorted(
+        {tok for tok in r.tokens if tok.lower() not in listed and not designed.word_features(tok)},
+        key=str.lower,
+    )
 
 
 def input_counts() -> designed.InputLayout:
@@ -235,11 +336,22 @@ def layer_view(
 
 
 # ── 2, 3. one token in every head; the line view ────────────────────────────────────────────────
+def near_uniform(row: np.ndarray) -> bool:
+    """Whether a row of weights has no winner worth naming: its largest weight is below
+    :data:`UNIFORM_FACTOR` (1.5) × the row's mean — for a row that sums to 1, below 1.5 / T, where
+    1 / T is what every key gets in a uniform row. Defined from the row alone, so it holds for every
+    view."""
+    row = np.asarray(row, dtype=float)
+    return bool(row.max() < UNIFORM_FACTOR * row.mean())
+
+
 @dataclass(frozen=True)
 class Focus:
     token: int  # 0-based query position
     best: tuple[int, ...]  # (H,) the key each head attends to most
     top: tuple[float, ...]  # (H,) that weight
+    low: tuple[float, ...]  # (H,) the row's smallest weight
+    uniform: tuple[bool, ...]  # (H,) the row is near uniform (:func:`near_uniform`): no winner
     bars: bool  # one bar chart per head (else one heatmap of the focus row)
     per_row: int  # bar charts per row
 
@@ -247,14 +359,16 @@ class Focus:
 def focus(r: Result, layer: int, token: int, view: np.ndarray | None = None) -> Focus:
     """Where ``token`` looks in every head of ``layer`` (of the view ``view``, else the weights)."""
     w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
-    H = w.shape[0]
-    best = tuple(int(np.argmax(w[h, token])) for h in range(H))
+    rows = w[:, token, :]  # (H, T) the focus token's row in every head
+    best = tuple(int(np.argmax(row)) for row in rows)
     return Focus(
         token=token,
         best=best,
-        top=tuple(float(w[h, token, b]) for h, b in enumerate(best)),
-        bars=H <= BARS_UP_TO,
-        per_row=2 if H <= 4 else 4,
+        top=tuple(float(row[b]) for row, b in zip(rows, best, strict=True)),
+        low=tuple(float(row.min()) for row in rows),
+        uniform=tuple(near_uniform(row) for row in rows),
+        bars=len(rows) <= BARS_UP_TO,
+        per_row=2 if len(rows) <= 4 else 4,
     )
 
 

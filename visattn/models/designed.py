@@ -205,6 +205,7 @@ LEXICON_ZH: dict[str, frozenset[str]] = {
     **_words("因为 因為 所以 和 但是 但 或者 而且 虽然 雖然 当 當", "conjunction"),
     **_words("上 里 裡 下 旁边 旁邊 对面 對面 从 從 沿着 沿著 向", "preposition"),
     **_words("。 ， ！ ？ ； ： 、 “ ” （ ）", "punctuation"),
+    **_words("了 的 吗 嗎 呢 吧"),  # particles: listed (known), with no feature
 }
 _ZH_LONGEST = max(len(w) for w in LEXICON_ZH)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
