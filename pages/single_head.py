@@ -258,18 +258,20 @@ def view_sqrt() -> None:
         help=t("single_head.n_keys_help", limit=lesson.MAX_KEYS),
     )
     seed = widgets.number(lesson.SQRT_SEED, t("single_head.seed"), where=seed_column)
-    why = compute("sh_dots", cache_single_head.why_sqrt, d_k, seed)
-    if why is not None:
+    measured = compute("sh_dots", cache_single_head.why_sqrt, d_k, seed)
+    if measured is not None:
         heads = [
             t("single_head.mean_measured"),
             t("single_head.mean_theory"),
             t("single_head.var_measured"),
             t("single_head.var_theory"),
         ]
-        st.table(lesson.variance_table(why, heads))
-        ratio = lesson.num(why.ratio, 3)
-        n_pairs = len(why.sample.raw)
-        st.caption(t("single_head.sample_caption", n=n_pairs, seed=why.sample.seed, ratio=ratio))
+        st.table(lesson.variance_table(measured, heads))
+        ratio = lesson.num(measured.ratio, 3)
+        n_pairs = len(measured.sample.raw)
+        st.caption(
+            t("single_head.sample_caption", n=n_pairs, seed=measured.sample.seed, ratio=ratio)
+        )
         words = {"density": t("single_head.density"), "measured": t("single_head.measured")}
         grid(cache_single_head.sqrt_figures(d_k, seed, words, font_size()), 2)
     st.subheader(t("single_head.peak_title"))

@@ -268,11 +268,9 @@ def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
         "v": f"V = X·W<sup>V</sup> ({T}×{dv})",
         "raw": "QK<sup>T</sup>",
     } | words
-    d_model, d_key, d_value = (
-        [str(j + 1) for j in range(D)],
-        [str(j + 1) for j in range(dk)],
-        [str(j + 1) for j in range(dv)],
-    )
+    d_model = [str(j + 1) for j in range(D)]  # columns numbered from 1, as the page counts
+    d_key = [str(j + 1) for j in range(dk)]
+    d_value = [str(j + 1) for j in range(dv)]
     columns = {"x": d_model, "wq": d_key, "wk": d_key, "wv": d_value}
     columns |= {"q": d_key, "k": d_key, "v": d_value, "z": d_value}
 
@@ -356,10 +354,10 @@ def after_softmax(
     T = tr.X.shape[0]
     qk = _against_keys(tr, tokens, words)
 
+    at_one, at_tau = words.get("weights_one"), words.get("weights_tau")
+
     def weights_title(tau: float) -> str:
-        if tau == 1:
-            return words["weights_one"]
-        return words["weights_tau"].replace("{tau}", _short(tau, 4))
+        return at_one if tau == 1 else at_tau.replace("{tau}", _short(tau, 4))
 
     if temperature is not None:  # the weights drawn at the control's τ, titled for it
         words = words | {"weights": weights_title(temperature.grid[temperature.active])}
