@@ -1,365 +1,340 @@
-"""Single head (articles 001, 004): worked example, editable matrices, your sentence, why √d_k;
-compute in visattn.{lessons,figures}.single_head."""
+"""Single head (articles 001, 004): ① the worked example, ② every matrix editable, ③ your own
+sentence, ④ why √d_k.
 
-import numpy as np
+The view and its options are one section: each of them (τ among them) changes only what that
+section draws, so moving one reruns it alone; one query's row is a section of its own inside it.
+The lesson, its controls and its numbers: visattn.lessons.single_head; the figures, cached:
+ui.cache_single_head."""
+
 import streamlit as st
 
-from ui import cache_pretrained, url_state
-from ui import cache_single_head as cache
+from ui import cache_pretrained, cache_single_head, url_state
+from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from ui.widgets import bind_token, matrix_editor, set_matrix, token_select
-from visattn.figures import single_head as fig
-from visattn.lessons import single_head as L
-
-VIEWS = {
-    "worked": "single_head.view_worked",
-    "edit": "single_head.view_edit",
-    "sentence": "single_head.view_sentence",
-    "sqrt": "single_head.view_sqrt",
-}
-EMB = {"seeded": "single_head.emb_seeded", "pretrained": "single_head.emb_pretrained"}
-NOTE_ROW = {
-    "scores": "single_head.note_row_scores",
-    "scaled": "single_head.note_row_scaled",
-    "weights": "single_head.note_row_weights",
-}
-STEP = {
-    "inputs": "single_head.step_inputs",
-    "qkv": "single_head.step_qkv",
-    "scores": "single_head.step_scores",
-    "out": "single_head.step_out",
-}
-WORDS = {
-    "value": "single_head.value",
-    "score": "common.score",
-    "weight": "common.weight",
-    "dimension": "common.dimension",
-    "token": "common.token",
-    "key": "common.key",
-    "query": "common.query",
-    "sent_scores": "single_head.sent_scores",
-    "sent_weights": "single_head.sent_weights",
-}
-SIZES = (
-    ("sh_T", 2, "single_head.T"),
-    ("sh_d", 4, "single_head.d_model"),
-    ("sh_dk", 4, "single_head.d_k"),
-)
-SQRT = {
-    "density": "single_head.density",
-    "measured": "single_head.measured",
-    "peak_max": "single_head.peak_max",
-    "peak_entropy": "single_head.peak_entropy",
-    "max_weight": "single_head.max_weight",
-    "entropy": "single_head.entropy",
-    "uniform": "single_head.ref_uniform",
-    "onehot": "single_head.ref_onehot",
-}
-caption_if = lambda shown, key: st.caption(t(key)) if shown else None
-box = lambda col, label, key, default, lo, hi, **kw: col.number_input(
-    t(label), lo, hi, step=1, key=url_state.bind(key, default, lo=lo, hi=hi), **kw
-)
+from visattn.lessons import single_head as lesson
 
 
-def grid(
-    figs, n: int, prefix: str = "", spec=None
-) -> None:  # n figures to a row (2 on a projector), wrapping: every figure is drawn
-    n = min(n, 2) if presenter() else n
-    for start in range(0, len(figs), n):
-        for col, (name, f) in zip(
-            st.columns(spec if spec and len(spec) == n else n), figs[start : start + n]
-        ):
-            with col:
-                show(f, f"{prefix}{name}")
+def grid(named_figures: list, per_row: int, prefix: str = "", widths=None) -> None:
+    """Figures ``per_row`` to a row (2 on a projector), wrapping, so that every figure is drawn;
+    ``widths``: the columns' relative widths, when a row holds that many."""
+    per_row = min(per_row, 2) if presenter() else per_row
+    spec = widths if widths and len(widths) == per_row else per_row
+    for start in range(0, len(named_figures), per_row):
+        row = named_figures[start : start + per_row]
+        # the last row may hold fewer figures than there are columns
+        for column, (name, figure) in zip(st.columns(spec), row, strict=False):
+            with column:
+                show(figure, f"{prefix}{name}")
 
 
-def pipeline(
-    tr, tokens, prefix: str, scale: bool, temperature: float, inputs=None
-) -> None:  # (X, W) → Q, K, V → QKᵀ → softmax → Z; one query
-    words = {k: t(key) for k, key in WORDS.items()} | {
-        "z": t("single_head.fig_z", T=tr.X.shape[0], dv=tr.V.shape[1]),
-        "scores": t("single_head.fig_scaled", r=L.num(np.sqrt(tr.Q.shape[1])))
-        if scale
-        else t("single_head.fig_unscaled"),
+def map_words() -> dict:
+    """The words of the heatmaps, translated: hover and colour-bar names, axis titles, the
+    sentence's titles."""
+    return {
+        "value": t("single_head.value"),
+        "score": t("common.score"),
+        "weight": t("common.weight"),
+        "dimension": t("common.dimension"),
+        "token": t("common.token"),
+        "key": t("common.key"),
+        "query": t("common.query"),
+        "sent_scores": t("single_head.sent_scores"),
+        "sent_weights": t("single_head.sent_weights"),
+    }
+
+
+def pipeline_words(tr, scale: bool) -> dict:
+    """The pipeline's words: the heatmaps' and the titles that have words in them (the live
+    weights' title gets its τ in the figure)."""
+    T, d_v = tr.V.shape  # (T, Dv)
+    if scale:
+        scores = t("single_head.fig_scaled", r=lesson.root(tr.Q.shape[1]))
+    else:
+        scores = t("single_head.fig_unscaled")
+    return map_words() | {
+        "z": t("single_head.fig_z", T=T, dv=d_v),
+        "scores": scores,
         "weights_one": t("single_head.fig_weights"),
         "weights_tau": t("single_head.fig_weights_tau", tau="{tau}"),
-    }  # the live weights' titles
-    for step, n, figs in cache.pipeline(tr, tuple(tokens), words, inputs, temperature, font_size()):
-        st.markdown(t(STEP[step]))
-        grid(figs, n, prefix + "_", [1.15, 1, 1, 1])
-        caption_if(step == "scores" and tr.mask is not None, "single_head.mask_caption")
-    for col, (m, name, cols, caption) in zip(
-        st.columns(2),
-        (
-            (tr.weights, "weights", tokens, "single_head.csv_weights"),
-            (tr.output, "output", L.dims(tr.V.shape[1]), "single_head.csv_output"),
-        ),
-    ):
-        with col:
-            download_csv(m, f"{prefix}_{name}", tokens, cols, key=f"csv_{prefix}_{name}")
-            st.caption(t(caption))
+    }
+
+
+def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inputs=None) -> None:
+    """One head step by step, (X, W) → Q, K, V → QKᵀ → softmax → Z, then one query's row."""
+    words = pipeline_words(tr, scale)
+    steps = cache_single_head.pipeline(tr, tuple(tokens), words, inputs, temperature, font_size())
+    for step, per_row, named_figures in steps:
+        st.markdown(label("single_head.steps", step))
+        grid(named_figures, per_row, f"{prefix}_", widths=[1.15, 1, 1, 1])
+        if step == "scores" and tr.mask is not None:
+            st.caption(t("single_head.mask_caption"))
+    weights_column, output_column = st.columns(2)
+    with weights_column:
+        name = f"{prefix}_weights"
+        download_csv(tr.weights, name, tokens, tokens, key=f"csv_{name}")
+        st.caption(t("single_head.csv_weights"))
+    with output_column:
+        name = f"{prefix}_output"
+        download_csv(tr.output, name, tokens, lesson.dims(tr.V.shape[1]), key=f"csv_{name}")
+        st.caption(t("single_head.csv_output"))
     st.subheader(t("single_head.follow_title"))
     query_row(tr, tokens, scale, temperature)
 
 
 @section
-def query_row(
-    tr, tokens, scale: bool, temperature: float
-) -> None:  # one query: its row written out
-    i = token_select(
-        t("single_head.query_token"),
-        bind_token("sh_q", tokens, 0, hi=L.MAX_TOKENS - 1),
-        tokens,
-        help=t("single_head.query_help"),
-    )
-    for line in L.follow_latex(tr, i, scale=scale, temperature=temperature):
+def query_row(tr, tokens: list, scale: bool, temperature: float) -> None:
+    """One query's row written out with its numbers, from x_i to z_i."""
+    key = bind_token(lesson.QUERY, tokens)
+    i = token_select(t("single_head.query_token"), key, tokens, help=t("single_head.query_help"))
+    for line in lesson.follow_latex(tr, i, scale=scale, temperature=temperature):
         st.latex(line)
-    caption_if(tr.mask is not None, "single_head.minus_inf")
+    if tr.mask is not None:
+        st.caption(t("single_head.minus_inf"))
 
 
+# --- ① the worked example -------------------------------------------------------------------------
 def view_worked(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.worked_intro"))
-    if (tr := compute("sh_worked", L.worked, scale, causal, temperature)) is None:
+    tr = compute("sh_worked", lesson.worked, scale, causal, temperature)
+    if tr is None:
         return
-    pipeline(tr, list(L.TOKENS), "worked", scale, temperature, inputs=(L.W_Q, L.W_K, L.W_V))
-    cols = [
+    inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
+    pipeline(tr, list(lesson.TOKENS), "worked", scale, temperature, inputs=inputs)
+    article_note()
+
+
+def article_note() -> None:
+    """Article 001's printed numbers beside what its own matrices give, and where it goes wrong."""
+    columns = [
         t("single_head.note_col_what"),
         t("single_head.note_col_printed"),
         t("single_head.note_col_computed"),
         t("single_head.note_col_agree"),
     ]
+    note = lesson.article_note()
+    rows = {what: label("single_head.note_rows", what) for what in lesson.NOTE_ROWS}
+    picked = t("single_head.list_sep").join(str(row) for row in note.picked_rows)
     with st.container(border=True):
-        st.markdown(t("single_head.note_title", printed=cols[1], computed=cols[2]))
-        st.table(
-            L.note_table(note := L.article_note(), cols, {k: t(key) for k, key in NOTE_ROW.items()})
-        )
-        st.markdown(
-            t(
-                "single_head.note_body",
-                rows=t("single_head.list_sep").join(map(str, note.picked_rows)),
-                **note.values,
+        st.markdown(t("single_head.note_title", printed=columns[1], computed=columns[2]))
+        st.table(lesson.note_table(note, columns, rows))
+        st.markdown(t("single_head.note_body", rows=picked, **note.values))
+
+
+# --- ② every matrix editable ----------------------------------------------------------------------
+def refill_editors(article: bool = False, keys: tuple = tuple(lesson.ARTICLE)) -> None:
+    """The editors under ``keys`` get article 001's matrices (and its sizes back), or seeded random
+    ones of the chosen sizes (a size's or the seed's on_change, the two buttons)."""
+    if article:
+        for control in lesson.EDIT_SIZES:
+            st.session_state[control.key] = control.default
+    sizes = [int(st.session_state[c.key]) for c in (*lesson.EDIT_SIZES, lesson.EDIT_SEED)]
+    matrices = lesson.refill(article, *sizes)
+    for key in keys:
+        if key in matrices:
+            set_matrix(key, matrices[key])
+
+
+def matrix_editors(D: int, d_k: int) -> dict:
+    """The four editors, two to a row while they are narrow: {key: matrix, or None while one of its
+    cells is not a number (its message shows, and the matrix as it last was)}."""
+    columns = st.columns(2 if max(D, d_k) <= 6 else 1)  # wide matrices one to a row, not cut off
+    matrices = {}
+    for i, control in enumerate(lesson.MATRICES):
+        name = lesson.NAMES[control.key]
+        with columns[i % len(columns)]:
+            st.markdown(f"**{name}** ({lesson.FORMULA[control.key]})")
+            matrices[control.key] = compute(
+                control.key, matrix_editor, control, name=name, height="auto"
             )
-        )
-
-
-def fill(
-    article: bool = False, keys=tuple(L.ARTICLE)
-) -> None:  # the editors under keys: article 001's matrices and sizes, or seeded random
-    st.session_state.update({key: default for key, default, _ in SIZES} if article else {})
-    mats = L.refill(
-        article, *(int(st.session_state[k]) for k in ("sh_T", "sh_d", "sh_dk", "sh_seed"))
-    )
-    for key in [k for k in keys if k in mats]:
-        set_matrix(key, mats[key])
+    return matrices
 
 
 def view_edit(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.edit_intro"))
-    c = st.columns(4)
-    sizes = [
-        box(
-            c[i],
-            label,
-            key,
-            default,
-            int(key != "sh_dk"),
-            L.MAX_EDIT,
-            on_change=fill,
-            help=t("single_head.d_k_help") if key == "sh_dk" else None,
-        )
-        for i, (key, default, label) in enumerate(SIZES)
-    ]
-    box(c[3], "single_head.seed", "sh_seed", 0, 0, 9999, on_change=fill)
-    if (missing := [k for k in L.ARTICLE if k not in st.query_params]) and sizes != [
-        d for _, d, _ in SIZES
-    ]:
-        fill(keys=missing)  # a link with sizes but without (all) its matrices
-    for col, label, article in zip(
-        st.columns([1, 1, 2]), (t("single_head.fill"), t("single_head.reset")), (False, True)
-    ):
-        col.button(label, on_click=fill, args=(article,), width="stretch")
-    mats, cols = (
-        {},
-        st.columns(2 if max(sizes[1:]) <= 6 else 1),
-    )  # wide matrices one to a row, not cut off
-    for i, (key, default) in enumerate(L.ARTICLE.items()):
-        with cols[
-            i % len(cols)
-            # a cell that is not a number: its message, and the matrix as it last was (so the last
-            # good view)
-        ]:
-            st.markdown(f"**{L.NAMES[key]}** ({L.FORMULA[key]})")
-            mats[key] = compute(key, matrix_editor, key, default, name=L.NAMES[key], height="auto")
-    if (
-        all(m is not None for m in mats.values())
-        and (
-            tr := compute(
-                "sh_edit",
-                L.edit_trace,
-                mats,
-                *map(int, sizes),
-                scale=scale,
-                causal=causal,
-                temperature=temperature,
-            )
-        )
-        is not None
-    ):
-        pipeline(tr, [f"x{i + 1}" for i in range(tr.X.shape[0])], "edit", scale, temperature)
-
-
-def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
-    explain(t("single_head.sentence_intro", limit=L.MAX_TOKENS))
-    text = st.text_input(
-        t("single_head.sentence"),
-        key=url_state.bind("sh_text", L.SENTENCE),
-        max_chars=url_state.MAX_TEXT,
-        help=t("single_head.sentence_help", chars=url_state.MAX_TEXT, limit=L.MAX_TOKENS),
+    size_columns = st.columns(4)
+    T = widgets.number(
+        lesson.EDIT_T, t("single_head.T"), where=size_columns[0], on_change=refill_editors
     )
-    source = st.radio(
-        t("single_head.emb"),
-        [*EMB],
-        format_func=lambda s: t(EMB[s]),
-        horizontal=True,
-        key=url_state.bind("sh_emb", "seeded", options=[*EMB]),
+    D = widgets.number(
+        lesson.EDIT_D, t("single_head.d_model"), where=size_columns[1], on_change=refill_editors
     )
-    caption_if(source == "pretrained", "single_head.emb_pretrained_note")
-    c = st.columns([1, 1, 1, 1.6])
-    d_model, d_k = (
-        box(c[0], "single_head.d_model", "sh_sd", 16, 2, L.MAX_SENTENCE_D),
-        box(c[1], "single_head.d_k", "sh_sdk", 8, 1, L.MAX_SENTENCE_D),
+    d_k = widgets.number(
+        lesson.EDIT_DK,
+        t("single_head.d_k"),
+        where=size_columns[2],
+        on_change=refill_editors,
+        help=t("single_head.d_k_help"),
     )
-    seed, side = (
-        box(c[2], "single_head.seed", "sh_sseed", 0, 0, 9999),
-        c[3].toggle(t("single_head.side"), key=url_state.bind("sh_side", False)),
+    widgets.number(
+        lesson.EDIT_SEED, t("single_head.seed"), where=size_columns[3], on_change=refill_editors
     )
-    if (
-        out := compute(
-            "sh_sentence",
-            L.sentence,
-            text,
-            source,
-            int(d_model),
-            int(d_k),
-            int(seed),
-            scale=scale,
-            causal=causal,
-            temperature=temperature,
-            model=cache_pretrained.model_or_error()[0] if source == "pretrained" else None,
-        )
-    ) is None:
+    missing = [key for key in lesson.ARTICLE if key not in st.query_params]
+    article_sizes = tuple(control.default for control in lesson.EDIT_SIZES)
+    if missing and (T, D, d_k) != article_sizes:
+        refill_editors(keys=tuple(missing))  # a link with sizes but without (all) its matrices
+    fill_column, reset_column, _ = st.columns([1, 1, 2])
+    fill_column.button(t("single_head.fill"), on_click=refill_editors, width="stretch")
+    reset_column.button(
+        t("single_head.reset"), on_click=refill_editors, args=(True,), width="stretch"
+    )
+    matrices = matrix_editors(D, d_k)
+    if any(m is None for m in matrices.values()):
         return
-    tokens, tr = out.tokens, out.trace
+    tr = compute(
+        "sh_edit",
+        lesson.edit_trace,
+        matrices,
+        T,
+        D,
+        d_k,
+        scale=scale,
+        causal=causal,
+        temperature=temperature,
+    )
+    if tr is not None:
+        pipeline(tr, lesson.edit_tokens(tr.X.shape[0]), "edit", scale, temperature)
+
+
+# --- ③ your own sentence --------------------------------------------------------------------------
+def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
+    explain(t("single_head.sentence_intro", limit=lesson.MAX_TOKENS))
+    text = widgets.text(
+        lesson.TEXT,
+        t("single_head.sentence"),
+        help=t("single_head.sentence_help", chars=lesson.TEXT.max_chars, limit=lesson.MAX_TOKENS),
+    )
+    source = widgets.radio(lesson.EMBEDDING, t("single_head.emb"))
+    if source == "pretrained":
+        st.caption(t("single_head.emb_pretrained_note"))
+    columns = st.columns([1, 1, 1, 1.6])
+    d_model = widgets.number(lesson.SENTENCE_D, t("single_head.d_model"), where=columns[0])
+    d_k = widgets.number(lesson.SENTENCE_DK, t("single_head.d_k"), where=columns[1])
+    seed = widgets.number(lesson.SENTENCE_SEED, t("single_head.seed"), where=columns[2])
+    side = widgets.toggle(lesson.SIDE_BY_SIDE, t("single_head.side"), where=columns[3])
+    model = cache_pretrained.model_or_error()[0] if source == "pretrained" else None
+    result = compute(
+        "sh_sentence",
+        lesson.sentence,
+        text,
+        source,
+        d_model,
+        d_k,
+        seed,
+        scale=scale,
+        causal=causal,
+        temperature=temperature,
+        model=model,
+    )
+    if result is None:
+        return
+    tokens, tr = result.tokens, result.trace
     st.caption(t("single_head.tokens", n=len(tokens), tokens=escape(" · ".join(tokens))))
-    text_on = L.numbers_fit(len(tokens), side)
-    grid(
-        figs := cache.sentence(
-            tr,
-            tuple(tokens),
-            {k: t(key) for k, key in WORDS.items()},
-            side,
-            text_on,
-            temperature,
-            font_size(),
-        ),
-        len(figs),
-    )  # a lone map takes the full width
-    caption_if(not text_on, "single_head.hover_numbers")
-    caption_if(tr.mask is not None, "single_head.mask_caption")
+    numbers_shown = lesson.numbers_fit(len(tokens), side)
+    maps = cache_single_head.sentence(
+        tr, tuple(tokens), map_words(), side, numbers_shown, temperature, font_size()
+    )
+    grid(maps, len(maps))  # a lone map takes the full width
+    if not numbers_shown:
+        st.caption(t("single_head.hover_numbers"))
+    if tr.mask is not None:
+        st.caption(t("single_head.mask_caption"))
     download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")
 
 
+# --- ④ why √d_k -----------------------------------------------------------------------------------
 def view_sqrt() -> None:
     explain(t("single_head.sqrt_intro"))
-    c = st.columns([3, 1, 1])
-    d_k = c[0].select_slider(
-        t("single_head.sqrt_dk"),
-        L.DK_CHOICES,
-        key=url_state.bind("sh_vdk", 64, options=list(L.DK_CHOICES)),
+    dk_column, keys_column, seed_column = st.columns([3, 1, 1])
+    d_k = widgets.select_slider(lesson.SQRT_DK, t("single_head.sqrt_dk"), where=dk_column)
+    n_keys = widgets.number(
+        lesson.N_KEYS,
+        t("single_head.n_keys"),
+        where=keys_column,
+        help=t("single_head.n_keys_help", limit=lesson.MAX_KEYS),
     )
-    n_keys = box(
-        c[1],
-        "single_head.n_keys",
-        "sh_nkeys",
-        16,
-        2,
-        L.MAX_KEYS,
-        help=t("single_head.n_keys_help", limit=L.MAX_KEYS),
-    )
-    seed = box(c[2], "single_head.seed", "sh_vseed", 0, 0, 9999)
-    words = {k: t(key, dk=d_k, n=n_keys) for k, key in SQRT.items()}
-    if (w := compute("sh_dots", cache.why_sqrt, int(d_k), int(seed))) is not None:
+    seed = widgets.number(lesson.SQRT_SEED, t("single_head.seed"), where=seed_column)
+    measured = compute("sh_dots", cache_single_head.why_sqrt, d_k, seed)
+    if measured is not None:
         heads = [
             t("single_head.mean_measured"),
             t("single_head.mean_theory"),
             t("single_head.var_measured"),
             t("single_head.var_theory"),
         ]
-        st.table(L.variance_table(w, heads))
+        st.table(lesson.variance_table(measured, heads))
+        ratio = lesson.num(measured.ratio, 3)
+        n_pairs = len(measured.sample.raw)
         st.caption(
-            t(
-                "single_head.sample_caption",
-                n=len(w.sample.raw),
-                seed=w.sample.seed,
-                ratio=L.num(w.ratio, 3),
-            )
+            t("single_head.sample_caption", n=n_pairs, seed=measured.sample.seed, ratio=ratio)
         )
-        grid(fig.why_sqrt(w, words, font_size(), steps=cache.sqrt_steps(int(seed))), 2)
+        words = {"density": t("single_head.density"), "measured": t("single_head.measured")}
+        grid(cache_single_head.sqrt_figures(d_k, seed, words, font_size()), 2)
     st.subheader(t("single_head.peak_title"))
-    if (p := compute("sh_peak", cache.peakedness, int(n_keys), int(seed))) is not None:
-        explain(t("single_head.peak_intro", rows=p.n_rows))
-        grid(fig.peaks(p, words, font_size()), 2)
+    peaks = compute("sh_peak", cache_single_head.peakedness, n_keys, seed)
+    if peaks is not None:
+        explain(t("single_head.peak_intro", rows=peaks.n_rows))
+        words = {
+            "peak_max": t("single_head.peak_max", n=n_keys),
+            "peak_entropy": t("single_head.peak_entropy", n=n_keys),
+            "max_weight": t("single_head.max_weight"),
+            "entropy": t("single_head.entropy"),
+            "uniform": t("single_head.ref_uniform"),
+            "onehot": t("single_head.ref_onehot"),
+        }
+        grid(cache_single_head.peak_figures(n_keys, seed, words, font_size()), 2)
     st.info(t("single_head.article_004"))
 
 
+# --- the view and its options ---------------------------------------------------------------------
 @section
-def lesson() -> (
-    None
-):  # the view and its options: each control here changes only what this section draws
-    view = st.segmented_control(
-        t("single_head.view"),
-        list(VIEWS),
-        format_func=lambda v: t(VIEWS[v]),
-        required=True,
-        key=url_state.bind("sh_view", "worked", options=list(VIEWS)),
-    )
+def view_and_options() -> None:
+    """The chosen view; views ① to ③ under their options (scaling, mask, τ), which change only
+    what this section draws."""
+    view = widgets.segmented(lesson.VIEW, t("single_head.view"))
     if view == "sqrt":
-        return view_sqrt()
-    c1, c2, c3 = (
-        st.columns([1, 1.3, 2]) if not presenter() else (*st.columns(2), st.container())
-    )  # the options of the first three views
-    scale = c1.toggle(
+        view_sqrt()
+        return
+    if presenter():
+        scale_column, causal_column = st.columns(2)
+        temperature_column = st.container()
+    else:
+        scale_column, causal_column, temperature_column = st.columns([1, 1.3, 2])
+    scale = widgets.toggle(
+        lesson.SCALE,
         t("single_head.opt_scale"),
-        key=url_state.bind("sh_scale", True),
+        where=scale_column,
         help=t("single_head.opt_scale_help"),
     )
-    causal = c2.toggle(
+    causal = widgets.toggle(
+        lesson.CAUSAL,
         t("single_head.opt_causal"),
-        key=url_state.bind("sh_causal", False),
+        where=causal_column,
         help=t("single_head.opt_causal_help"),
     )
-    temperature = c3.slider(
+    temperature = widgets.slider(
+        lesson.TEMPERATURE,
         t("single_head.opt_temp"),
-        0.05,
-        5.0,
-        step=0.05,
-        key=url_state.bind("sh_temp", 1.0, lo=0.05, hi=5.0),  # = L.TEMPERATURE
+        where=temperature_column,
         help=t("single_head.opt_temp_help"),
     )
-    {"worked": view_worked, "edit": view_edit, "sentence": view_sentence}[view or "worked"](
-        scale, causal, temperature
-    )
+    if view == "edit":
+        view_edit(scale, causal, temperature)
+    elif view == "sentence":
+        view_sentence(scale, causal, temperature)
+    else:
+        view_worked(scale, causal, temperature)
 
 
 with page("single_head"):
+    url_state.bind_controls(lesson.CONTROLS)  # every view's settings stay in the URL, shown or not
     st.title(t("single_head.title"))
     explain(t("single_head.intro"))
-    url_state.bind_all(L.CONTROLS)  # every view's settings stay in the URL, whichever view is drawn
     st.latex(
         r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V"
     )
-    lesson()
+    view_and_options()

@@ -69,7 +69,7 @@ def test_defaults_show_the_computed_worked_example():
     assert not errors(at) and not warnings(at)
     got = zs(at)
     assert len(got) == len(WORKED)
-    for m, (name, want) in zip(got, WORKED):
+    for m, (name, want) in zip(got, WORKED, strict=True):
         # figures are sent as float32: agree to float32 precision
         np.testing.assert_allclose(
             m, np.array(want, dtype=float), rtol=1e-6, atol=1e-6, err_msg=name
@@ -95,6 +95,10 @@ def fmt(v):
     return str(int(round(v))) if abs(v - round(v)) < 1e-9 else f"{v:.4f}".rstrip("0").rstrip(".")
 
 
+def as_text(v) -> str:
+    return "[" + ", ".join(fmt(x) for x in v) + "]"
+
+
 def test_printed_vs_computed_note():
     at = run_page("single_head")
     table = at.table[0].value
@@ -104,7 +108,6 @@ def test_printed_vs_computed_note():
         table[cols[1]].tolist(),
         table[cols[2]].tolist(),
     )
-    as_text = lambda v: "[" + ", ".join(fmt(x) for x in v) + "]"
     assert printed[0] == "[2, 0, 2, 0]" and computed[0] == as_text(REF["Q"][0]) and agrees[0] == "✗"
     assert printed[2] == "[1, 1, 1, 1]" and computed[2] == as_text(REF["V"][0]) and agrees[2] == "✓"
     assert computed[6] == as_text(REF["raw"][0]) and computed[8] == as_text(REF["weights"][0])
@@ -149,7 +152,8 @@ def test_bad_text_cell():
     )  # rows count from 1
     # nothing is computed from the broken table: the last good view stays, marked as such
     after = zs(at)
-    assert len(after) == len(before) and all(np.array_equal(a, b) for a, b in zip(after, before))
+    assert len(after) == len(before)
+    assert all(np.array_equal(a, b) for a, b in zip(after, before, strict=True))
     assert any("last view that worked" in c.value for c in at.caption)
 
 
@@ -317,7 +321,7 @@ def test_sentence_with_minilm_embeddings():
     assert any("70 tokens" in e for e in errors(at)), errors(at)
 
 
-# --- every bad input in Chinese: the message is Chinese and nothing English shows (issue 11) -------------------------
+# --- every bad input in Chinese: the message is Chinese and nothing English shows (issue 11) ------
 def cjk(s: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", s))
 
@@ -369,7 +373,7 @@ def test_every_view_in_chinese(params):
     assert english_words(at) == {}, english_words(at)
 
 
-# --- the lesson's numbers, by hand ----------------------------------------------------------------------------------
+# --- the lesson's numbers, by hand ----------------------------------------------------------------
 def test_note_rows_and_numbers_by_hand():
     note = lesson.article_note()
     rows = {r.what: r for r in note.rows}
@@ -442,7 +446,11 @@ def test_sampling_budget_by_hand():
     assert table.loc["q·k / √32", "v0"] == "1" and table.loc["q·k", "v0"] == "32"
 
 
-# --- issue 16 and 15 --------------------------------------------------------------------------------------------------
+# --- issue 16 and 15 ------------------------------------------------------------------------------
+def titles(at) -> list[str]:
+    return [f["layout"]["title"]["text"] for f in figures(at)]
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -459,7 +467,6 @@ def test_presenter_mode_keeps_every_figure(params):
     )
     assert_clean(present)
     assert len(figures(present)) == len(figures(normal)) > 0
-    titles = lambda at: [f["layout"]["title"]["text"] for f in figures(at)]  # noqa: E731
     assert titles(present) == titles(normal)  # V = X·W^V included
 
 
@@ -523,7 +530,7 @@ def test_tokens_are_numbered_from_one():
         assert sel.options == ["1: Thinking", "2: Machines"] and "1" in sel.help
 
 
-# --- the in-figure sliders: the figure's slider starts at the control's value ---------------------------------
+# --- the in-figure sliders: the figure's slider starts at the control's value ---------------------
 def live_figures(at) -> list[dict]:
     return [f for f in figures(at) if f["layout"].get("sliders")]
 
@@ -537,7 +544,10 @@ def test_worked_weights_are_live_from_the_control(params):
     tau = float(params.get("sh_temp", 1.0))
     assert at.slider(key="sh_temp").value == tau and float(s["steps"][s["active"]]["value"]) == tau
     assert len(s["steps"]) >= 100 and all(step["method"] == "update" for step in s["steps"])
-    by_hand = lambda t_: [softmax_row([v / t_ for v in row]) for row in REF["scores"]]  # noqa: E731  (the reference's scaled scores)
+
+    def by_hand(temperature):  # softmax of the reference's scaled scores / τ
+        return [softmax_row([v / temperature for v in row]) for row in REF["scores"]]
+
     for step in s["steps"][::7] + [s["steps"][s["active"]]]:
         t_ = float(step["value"])
         np.testing.assert_allclose(array(step["args"][0]["z"][0]), by_hand(t_), rtol=1e-5)

@@ -4,16 +4,22 @@
 The worked example is recomputed here with plain Python loops (no visattn, no NumPy) and every
 matrix the page shows is compared with visattn.self_attention."""
 
+import json
 import math
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from apptest_util import array
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import visattn
 from visattn import scaling
+from visattn.attention import SelfAttentionTrace
+from visattn.figures import single_head as figures
+from visattn.lessons import single_head as lesson
 
 # Article 001 ("Thinking Machines"), as printed there.
 X = [[1, 0, 1, 0], [0, 2, 0, 2]]
@@ -22,7 +28,7 @@ W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0, 0, 1, 1], [1, 1, 0, 0]]
 W_V = [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]]
 
 
-# --- an independent implementation: lists and loops only ------------------------------------------------------
+# --- an independent implementation: lists and loops only ------------------------------------------
 def matmul(A, B):
     return [
         [sum(A[i][k] * B[k][j] for k in range(len(B))) for j in range(len(B[0]))]
@@ -100,7 +106,7 @@ def test_printed_numbers_do_not_follow():
     assert 0.012 * 1 + 0.988 * 2 == pytest.approx(1.988)
 
 
-# --- properties (acceptance 2) ----------------------------------------------------------------------------------
+# --- properties (acceptance 2) --------------------------------------------------------------------
 finite = st.floats(-3, 3, allow_nan=False, width=64)
 
 
@@ -164,7 +170,7 @@ def test_scores_stay_scaled_when_temperature_equals_sqrt_dk():
     )
 
 
-# --- why √d_k (acceptance 3) --------------------------------------------------------------------------------------
+# --- why √d_k (acceptance 3) ----------------------------------------------------------------------
 @pytest.mark.parametrize("d_k", [1, 2, 8, 64, 256, 1024])
 def test_measured_variance_near_theory(d_k):
     s = scaling.sample_dot_products(d_k, seed=0)  # the sample size the page uses
@@ -223,11 +229,6 @@ def test_bad_arguments_raise_value_error(call):
 def test_lesson_figures_are_valid_plotly():
     """The lesson's builders skip Plotly's validation for speed; every property they write must
     still be valid."""
-    import plotly.graph_objects as go
-
-    from visattn.figures import single_head as fig
-    from visattn.lessons import single_head as lesson
-
     words = {
         k: k
         for k in (
@@ -256,15 +257,15 @@ def test_lesson_figures_are_valid_plotly():
     tr = lesson.worked(causal=True)
     figs = [
         f
-        for _, _, row in fig.pipeline(
+        for _, _, row in figures.pipeline(
             tr, list(lesson.TOKENS), words, inputs=(lesson.W_Q, lesson.W_K, lesson.W_V)
         )
         for _, f in row
     ]
     s = lesson.sentence("the cat sat on the mat because it was tired", "seeded", 8, 4, causal=True)
-    figs += [f for _, f in fig.sentence(s.trace, s.tokens, words, side=True, show_text=True)]
-    figs += [f for _, f in fig.why_sqrt(lesson.why_sqrt(4), words)] + [
-        f for _, f in fig.peaks(lesson.peakedness(4), words)
+    figs += [f for _, f in figures.sentence(s.trace, s.tokens, words, side=True, show_text=True)]
+    figs += [f for _, f in figures.why_sqrt(lesson.why_sqrt(4), words)] + [
+        f for _, f in figures.peaks(lesson.peakedness(4), words)
     ]
     assert len(figs) == 11 + 2 + 4
     for f in figs:
@@ -275,13 +276,7 @@ def test_lesson_figures_are_valid_plotly():
     )  # one ✕, one veil
 
 
-# --- the in-figure sliders: every step against values computed here -------------------------------------------
-import json  # noqa: E402
-
-from apptest_util import array  # noqa: E402
-
-from visattn.figures import single_head as lesson_figures  # noqa: E402
-from visattn.lessons import single_head as lesson_data  # noqa: E402
+# --- the in-figure sliders: every step against values computed here -------------------------------
 
 
 def slider(fig) -> dict:
@@ -308,9 +303,7 @@ def weights_figure(tr, tg) -> dict:
     """The pipeline's live weights panel, as the browser receives it."""
     (figs,) = [
         f
-        for step, _, f in lesson_figures.pipeline(
-            tr, list(lesson_data.TOKENS), WORDS, temperature=tg
-        )
+        for step, _, f in figures.pipeline(tr, list(lesson.TOKENS), WORDS, temperature=tg)
         if step == "scores"
     ]
     return json.loads(dict(figs)["weights"].to_json())
@@ -319,8 +312,8 @@ def weights_figure(tr, tg) -> dict:
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("temperature", [1.0, 0.35, 0.123, 5.0])
 def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, causal):
-    tr = lesson_data.worked(True, causal, temperature)
-    fig = weights_figure(tr, lesson_data.temperature_grid(tr, temperature))
+    tr = lesson.worked(True, causal, temperature)
+    fig = weights_figure(tr, lesson.temperature_grid(tr, temperature))
     (s,) = fig["layout"]["sliders"]
     taus = [float(st_["value"]) for st_ in s["steps"]]
     assert (
@@ -335,11 +328,12 @@ def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, cau
         want = np.zeros((2, 2))
         for i in range(2):
             allowed = [j for j in range(2) if not causal or j <= i]
-            for j, w in zip(allowed, softmax_row([REF["scores"][i][j] / tau for j in allowed])):
+            row = softmax_row([REF["scores"][i][j] / tau for j in allowed])
+            for j, w in zip(allowed, row, strict=True):
                 want[i, j] = w
         return want
 
-    for tau, step in zip(taus, s["steps"]):
+    for tau, step in zip(taus, s["steps"], strict=True):
         data, layout, traces = step["args"]
         assert traces == [0] and step["method"] == "update"
         want = by_hand(tau)
@@ -355,7 +349,7 @@ def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, cau
             [("0" if x in ("", "-0") else x) for x in r] for r in text
         ]
         assert layout["title.text"] == (
-            "weights" if tau == 1 else f"softmax(s / {lesson_data.num(tau)})"
+            "weights" if tau == 1 else f"softmax(s / {lesson.num(tau)})"
         )
     # the figure as drawn is the active step: the page's own weights at the control's τ, and its
     # title
@@ -369,26 +363,26 @@ def test_temperature_grid_is_bounded_and_keeps_the_control_value(n_tokens):
     X = rng.normal(size=(n_tokens, 8))
     W = [rng.normal(size=(8, 4)) for _ in range(3)]
     tr = visattn.self_attention(X, *W, causal=True, temperature=0.73)
-    tg = lesson_data.temperature_grid(tr, 0.73)
+    tg = lesson.temperature_grid(tr, 0.73)
     G = len(tg.grid)
     assert tg.grid[tg.active] == pytest.approx(0.73) and tg.weights.shape == (G, n_tokens, n_tokens)
-    assert 10 <= G <= 101 and (G * n_tokens**2 <= lesson_data.LIVE_NUMBERS or G <= 11)
+    assert 10 <= G <= 101 and (G * n_tokens**2 <= lesson.LIVE_NUMBERS or G <= 11)
     np.testing.assert_allclose(tg.weights[tg.active], tr.weights, atol=1e-12)
     np.testing.assert_allclose(tg.weights.sum(axis=-1), 1.0, atol=1e-12)  # each row a distribution
     assert (np.triu(tg.weights, k=1) == 0).all()  # causal: nothing on the future
 
 
 def test_sqrt_steps_histograms_follow_each_d_k():
-    w, steps = lesson_data.why_sqrt(16, seed=3), lesson_data.sqrt_steps(3)
-    raw, scaled = lesson_figures.why_sqrt(w, {"density": "d", "measured": "m"}, steps=steps)
+    w, steps = lesson.why_sqrt(16, seed=3), lesson.sqrt_steps(3)
+    raw, scaled = figures.why_sqrt(w, {"density": "d", "measured": "m"}, steps=steps)
     for (name, fig), title in (
         (raw, "q·k, d<sub>k</sub> = "),
         (scaled, "q·k / √d<sub>k</sub>, d<sub>k</sub> = "),
     ):
         s = slider(fig)
         d_ks = [int(st_["value"]) for st_ in s["steps"]]
-        assert d_ks == list(lesson_data.DK_CHOICES) and d_ks[s["active"]] == 16
-        for d_k, step in zip(d_ks, s["steps"]):
+        assert d_ks == list(lesson.DK_CHOICES) and d_ks[s["active"]] == 16
+        for d_k, step in zip(d_ks, s["steps"], strict=True):
             data, layout, _ = step["args"]
             var = d_k if name == "sqrt_hist_raw" else 1.0
             x = array(data["x"][1])
@@ -427,3 +421,43 @@ def test_prefix_dot_products_have_variance_d_k_and_are_seeded():
     # nested: the extra coordinates from 64 to 256 add a part independent of the first 64
     # (covariance = 64)
     assert np.cov(a[:, 2], a[:, 3])[0, 1] == pytest.approx(64, rel=0.15)
+
+
+# --- what τ changes: the figures of the steps before softmax are cached on the rest -------------
+def test_the_steps_before_softmax_do_not_depend_on_temperature():
+    """``SelfAttentionTrace.before_softmax`` identifies the figures of the steps up to the scores
+    (ui.cache_single_head keys them on it): equal at every τ, and so are those figures; the weights
+    and Z are not."""
+    cool, warm = lesson.worked(True, True, 0.35), lesson.worked(True, True, 2.5)
+    for a, b in zip(cool.before_softmax(), warm.before_softmax(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert [f.name for f in SelfAttentionTrace.__dataclass_fields__.values()] == [
+        "X",
+        "Q",
+        "K",
+        "V",
+        "raw_scores",
+        "scores",
+        "weights",
+        "output",
+        "mask",
+    ]  # a new field must be sorted into before_softmax or not
+    inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
+
+    def drawn(tr) -> list[str]:
+        rows = figures.before_softmax(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
+        return [f.to_json() for _, _, named in rows for _, f in named]
+
+    assert drawn(cool) == drawn(warm)
+    words = WORDS | {"weights": "weights"}
+    after = [figures.after_softmax(tr, list(lesson.TOKENS), words) for tr in (cool, warm)]
+    assert after[0]["weights"].to_json() != after[1]["weights"].to_json()
+
+
+def test_the_pipeline_draws_the_lesson_steps_in_order():
+    tr = lesson.worked()
+    inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
+    rows = figures.pipeline(tr, list(lesson.TOKENS), WORDS | {"weights": "w"}, inputs=inputs)
+    assert tuple(step for step, _, _ in rows) == lesson.STEPS
+    names = [name for _, _, named in rows for name, _ in named]
+    assert names == ["x", "wq", "wk", "wv", "q", "k", "v", "raw", "scores", "weights", "z"]

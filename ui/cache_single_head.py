@@ -1,12 +1,13 @@
 """Cached wrappers for the single-head page: the √d_k sampling (bounded: a few million normal draws
-a call; the in-figure slider's steps over every d_k are one such call a seed) and the pipeline's
-figures."""
+a call; the in-figure slider's steps over every d_k are one such call a seed), and every figure the
+page draws, built once per input and shared between sessions: show them, never modify them."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from visattn import scaling
+from visattn.attention import SelfAttentionTrace
 from visattn.figures import single_head as figures
 from visattn.lessons import single_head as lesson
 
@@ -26,18 +27,34 @@ def sqrt_steps(seed: int) -> lesson.SqrtSteps:
     return lesson.sqrt_steps(seed)
 
 
+# A trace is known here by what it holds before the softmax: a new τ finds these figures built.
+@st.cache_resource(
+    max_entries=32,
+    show_spinner=False,
+    hash_funcs={SelfAttentionTrace: SelfAttentionTrace.before_softmax},
+)
+def before_softmax(tr, tokens: tuple, words: dict, inputs, font_size: int) -> list:
+    """The pipeline up to the scaled scores (~9 figures, ~70 ms of building)."""
+    return figures.before_softmax(tr, list(tokens), words, inputs=inputs, font_size=font_size)
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
-def pipeline(tr, tokens: tuple, words: dict, inputs, temperature: float, font_size: int) -> list:
-    """The pipeline's compact matrices (~10 figures, ~85 ms of building; the weights live over τ),
-    once per trace and words and shared between sessions: show them, never modify them."""
-    return figures.pipeline(
+def after_softmax(tr, tokens: tuple, words: dict, temperature: float, font_size: int) -> dict:
+    """The weights, live over τ, and Z."""
+    return figures.after_softmax(
         tr,
         list(tokens),
         words,
-        inputs=inputs,
         temperature=lesson.temperature_grid(tr, temperature),
         font_size=font_size,
     )
+
+
+def pipeline(tr, tokens: tuple, words: dict, inputs, temperature: float, font_size: int) -> list:
+    """The whole pipeline's rows (:func:`visattn.figures.single_head.pipeline`) from the two caches
+    above: moving τ rebuilds only the weights and Z."""
+    before = before_softmax(tr, tokens, words, inputs, font_size)
+    return figures.assemble(before, after_softmax(tr, tokens, words, temperature, font_size))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -45,7 +62,7 @@ def sentence(
     tr, tokens: tuple, words: dict, side: bool, show_text: bool, temperature: float, font_size: int
 ) -> list:
     """A sentence's weights (and scores), the weights live over τ (~40 ms of cell text for 12
-    tokens), once per trace and words and shared between sessions: show them, never modify them."""
+    tokens)."""
     return figures.sentence(
         tr,
         list(tokens),
@@ -55,3 +72,15 @@ def sentence(
         temperature=lesson.temperature_grid(tr, temperature),
         font_size=font_size,
     )
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def sqrt_figures(d_k: int, seed: int, words: dict, font_size: int) -> list:
+    """The two √d_k histograms, each live over every d_k of the panel."""
+    return figures.why_sqrt(why_sqrt(d_k, seed), words, font_size, steps=sqrt_steps(seed))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def peak_figures(n_keys: int, seed: int, words: dict, font_size: int) -> list:
+    """How peaked softmax rows get over d_k: the largest weight and the entropy."""
+    return figures.peaks(peakedness(n_keys, seed), words, font_size)

@@ -35,6 +35,11 @@ class SelfAttentionTrace:
     output: np.ndarray  # (T, Dv)
     mask: np.ndarray | None  # (T, T) True = may attend, or None
 
+    def before_softmax(self) -> tuple:
+        """X, Q, K, V, the raw and the scaled scores and the mask: the part of the trace that the
+        softmax temperature does not change (what identifies a figure of those steps)."""
+        return (self.X, self.Q, self.K, self.V, self.raw_scores, self.scores, self.mask)
+
 
 @dataclass(frozen=True)
 class MultiHeadResult:
@@ -62,7 +67,7 @@ def _attend(Q, K, V, scale, mask, temperature):
         raw = scores = Q @ np.swapaxes(K, -1, -2)  # (…, Tq, Dk) x (…, Dk, Tk) -> (…, Tq, Tk)
         logits = scores
     else:
-        raw = Q @ np.swapaxes(K, -1, -2)
+        raw = Q @ np.swapaxes(K, -1, -2)  # (…, Tq, Tk)
         scores = raw / np.sqrt(d_k) if scale else raw
         logits = scores / temperature if temperature != 1.0 else scores
     weights = softmax(logits, axis=-1, mask=mask)
@@ -72,9 +77,8 @@ def _attend(Q, K, V, scale, mask, temperature):
 def _fast_weights(Q, K, mask):
     """Softmax(Q Kᵀ / √Dh) with the scale folded into Q (a (T, Dh) product instead of a (T, T)
     one)."""
-    s = (Q * np.asarray(1.0 / np.sqrt(Q.shape[-1]), dtype=Q.dtype)) @ np.swapaxes(
-        K, -1, -2
-    )  # (H, T, T)
+    scale = np.asarray(1.0 / np.sqrt(Q.shape[-1]), dtype=Q.dtype)
+    s = (Q * scale) @ np.swapaxes(K, -1, -2)  # (H, T, Dh) x (H, Dh, T) -> (H, T, T)
     return softmax(s, axis=-1, mask=mask)
 
 
@@ -95,15 +99,16 @@ def attention(
     if Q.shape[1] != K.shape[1]:
         raise InputError(
             "qk_width",
-            f"Q has {Q.shape[1]} columns and K has {K.shape[1]}; queries and keys must have the same width Dk "
-            "to take dot products.",
+            f"Q has {Q.shape[1]} columns and K has {K.shape[1]}; queries and keys must have the "
+            "same width Dk to take dot products.",
             q=Q.shape[1],
             k=K.shape[1],
         )
     if K.shape[0] != V.shape[0]:
         raise InputError(
             "kv_rows",
-            f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value row.",
+            f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value "
+            "row.",
             k=K.shape[0],
             v=V.shape[0],
         )
@@ -113,7 +118,8 @@ def attention(
         if mask.shape != (Q.shape[0], K.shape[0]):
             raise InputError(
                 "mask_shape",
-                f"mask has shape {mask.shape}; it must be (queries, keys) = {(Q.shape[0], K.shape[0])}.",
+                f"mask has shape {mask.shape}; it must be (queries, keys) = "
+                f"{(Q.shape[0], K.shape[0])}.",
                 rows=Q.shape[0],
                 cols=K.shape[0],
             )
@@ -155,8 +161,8 @@ def self_attention(
     if W_q.shape[1] != W_k.shape[1]:
         raise InputError(
             "wq_wk_width",
-            f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; give both "
-            "the same number of columns (Dk).",
+            f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; "
+            "give both the same number of columns (Dk).",
             q=W_q.shape[1],
             k=W_k.shape[1],
         )
@@ -201,8 +207,8 @@ def check_heads(d_model: int, n_heads: int) -> int:
         divisors = ", ".join(str(h) for h in head_counts(d_model, near=n_heads))
         raise InputError(
             "heads_divide",
-            f"d_model={d_model} is not divisible by n_heads={n_heads}; each head gets d_model / n_heads "
-            f"columns, so choose n_heads from {divisors} or change d_model.",
+            f"d_model={d_model} is not divisible by n_heads={n_heads}; each head gets "
+            f"d_model / n_heads columns, so choose n_heads from {divisors} or change d_model.",
             d_model=d_model,
             n_heads=n_heads,
             divisors=divisors,

@@ -24,9 +24,8 @@ MAX_DK = 1024
 # pairs (q, k) per d_k at most: the sample variance is then within ~2 % (1 s.d.) of the truth
 N_SAMPLES = 20_000
 N_ROWS = 400  # softmax rows per d_k at most for the peakedness curves
-BUDGET = (
-    2**22
-)  # normal draws one call makes by default (~4 M: a tenth of a second, 32 MB at the most)
+# normal draws one call makes by default (~4 M: a tenth of a second, 32 MB at the most)
+BUDGET = 2**22
 _CHUNK = 2_000  # rows generated at once, so a large sample never sits in memory whole
 
 
@@ -94,7 +93,7 @@ def sample_dot_products(d_k: int, n_samples: int | None = None, seed: int = 0) -
         k = rng.standard_normal((m, d_k))  # (m, Dk)
         parts.append(np.einsum("nd,nd->n", q, k))  # (m, Dk) · (m, Dk) -> (m,)
     raw = np.concatenate(parts)  # (N,)
-    scaled = raw / np.sqrt(d_k)
+    scaled = raw / np.sqrt(d_k)  # (N,)
     return DotProductSample(
         d_k=d_k,
         seed=int(seed),

@@ -22,7 +22,7 @@ from .core import HEAD_COLOURS, _figure
 from .lines import curves
 from .matrices import heatmap
 
-if TYPE_CHECKING:  # annotations only: the lessons import the figures
+if TYPE_CHECKING:  # annotations only: drawing needs no lesson code
     from ..lessons.single_head import Histogram, SqrtSteps, TemperatureGrid, WhySqrt
 
 ORANGE = HEAD_COLOURS[1]
@@ -100,9 +100,7 @@ def panel(
     there are any)."""
     m = np.asarray(m, dtype=np.float64)
     side = max(m.shape)
-    long_cols = (
-        m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3
-    )  # token names over narrow columns
+    long_cols = m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3  # tokens over narrow columns
     fig = heatmap(
         m,
         cols,
@@ -118,10 +116,16 @@ def panel(
         show_text=side <= MAX_TEXT_CELLS,
         tick_angle=-40 if long_cols else None,
     )
-    size = (
-        (font_size + 1) if side <= 6 else (font_size - 1) if side <= 12 else max(9, font_size - 3)
+    if side <= 6:
+        size = font_size + 1
+    elif side <= 12:
+        size = font_size - 1
+    else:
+        size = max(9, font_size - 3)
+    hover = (
+        f"{y_title or row_name}: %{{y}}<br>{x_title or col_name}: %{{x}}<br>"
+        f"{value_name}: %{{z:.4g}}<extra></extra>"
     )
-    hover = f"{y_title or row_name}: %{{y}}<br>{x_title or col_name}: %{{x}}<br>{value_name}: %{{z:.4g}}<extra></extra>"
     return _restyle(
         fig,
         m,
@@ -167,13 +171,12 @@ def sentence_map(
     if not show_text:
         return fig
     side = max(m.shape)
-    size = (
-        font_size
-        if side <= 8
-        else font_size - 2
-        if side <= 16
-        else max(9, font_size - 2 - side // 6)
-    )
+    if side <= 8:
+        size = font_size
+    elif side <= 16:
+        size = font_size - 2
+    else:
+        size = max(9, font_size - 2 - side // 6)
     return _restyle(fig, m, masked, decimals=decimals, size=size)
 
 
@@ -250,6 +253,141 @@ def _height(n_rows: int) -> int:
     return int(max(220, 120 + 38 * n_rows))
 
 
+def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
+    """A maker of the pipeline's panels: ``make(name, m, rows, height, **panel_options)`` gives
+    ``(name, figure)``, titled ``words[name]`` (or the formula with its shape: “Q = X·W<sup>Q</sup>
+    (2×4)”), its columns numbered as the matrix's dimensions unless ``cols`` is given."""
+    (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
+    titles = {
+        "x": f"X ({T}×{D})",
+        "wq": f"W<sup>Q</sup> ({D}×{dk})",
+        "wk": f"W<sup>K</sup> ({D}×{dk})",
+        "wv": f"W<sup>V</sup> ({D}×{dv})",
+        "q": f"Q = X·W<sup>Q</sup> ({T}×{dk})",
+        "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
+        "v": f"V = X·W<sup>V</sup> ({T}×{dv})",
+        "raw": "QK<sup>T</sup>",
+    } | words
+    d_model = [str(j + 1) for j in range(D)]  # columns numbered from 1, as the page counts
+    d_key = [str(j + 1) for j in range(dk)]
+    d_value = [str(j + 1) for j in range(dv)]
+    columns = {"x": d_model, "wq": d_key, "wk": d_key, "wv": d_value}
+    columns |= {"q": d_key, "k": d_key, "v": d_value, "z": d_value}
+
+    def make(name: str, m: ArrayLike, rows: Sequence[str], height: int, **options) -> tuple:
+        value = words["weight"] if options.get("weights") else words["value"]
+        cols = options.pop("cols", columns.get(name))
+        figure = panel(
+            m,
+            rows,
+            cols,
+            title=titles[name],
+            value_name=value,
+            height=height,
+            font_size=font_size,
+            row_name=words["dimension"] if name.startswith("w") else words["token"],
+            col_name=words["dimension"],
+            **options,
+        )
+        return name, figure
+
+    return make
+
+
+def _against_keys(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict) -> dict:
+    """The options of a (queries × keys) panel: masked cells, axis titles, the keys as columns."""
+    return dict(
+        masked=None if tr.mask is None else ~tr.mask,
+        x_title=words["key"],
+        y_title=words["query"],
+        cols=tokens,
+    )
+
+
+def before_softmax(
+    tr: SelfAttentionTrace,
+    tokens: Sequence[str],
+    words: dict,
+    *,
+    inputs: Sequence[ArrayLike] | None = None,
+    font_size: int = 13,
+) -> list[tuple[str, int, list]]:
+    """The pipeline up to the scores, as rows of compact matrices: [(step, figures per row,
+    [(name, figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv" and
+    "scores" without its softmax (QKᵀ, ÷√d_k; the row leaves room for the weights). They read only
+    :meth:`~visattn.attention.SelfAttentionTrace.before_softmax`: the temperature changes none of
+    them. ``words``: see :func:`pipeline`."""
+    (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
+    make = _panels(tr, words, font_size)
+    out = []
+    if inputs is not None:
+        h = _height(D)
+        dims = [str(j + 1) for j in range(D)]  # a weight matrix's rows: the model's dimensions
+        names = ("wq", "wk", "wv")
+        weights = [make(n, W, dims, h) for n, W in zip(names, inputs, strict=True)]
+        out.append(("inputs", 4 if max(D, dk) <= 6 else 2, [make("x", tr.X, tokens, h), *weights]))
+    h = _height(T)
+    dim = dict(x_title=words["dimension"])
+    qkv = [make(n, m, tokens, h, **dim) for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))]
+    out.append(("qkv", 3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1, qkv))
+    qk = _against_keys(tr, tokens, words)
+    scores = [
+        make("raw", tr.raw_scores, tokens, h, **qk),
+        make("scores", tr.scores, tokens, h, **qk),
+    ]
+    out.append(("scores", 3 if T <= 4 else 2 if T <= 8 else 1, scores))
+    return out
+
+
+def after_softmax(
+    tr: SelfAttentionTrace,
+    tokens: Sequence[str],
+    words: dict,
+    *,
+    temperature: TemperatureGrid | None = None,
+    font_size: int = 13,
+) -> dict[str, go.Figure]:
+    """The pipeline from the softmax on: {"weights": figure, "z": figure}. With ``temperature`` the
+    weights get an in-figure slider over τ (:func:`live_weights`), titled ``words["weights_one"]``
+    at τ = 1 and ``words["weights_tau"]`` with "{tau}" replaced by the value elsewhere; without it
+    they are titled ``words["weights"]``."""
+    T = tr.X.shape[0]
+    qk = _against_keys(tr, tokens, words)
+
+    at_one, at_tau = words.get("weights_one"), words.get("weights_tau")
+
+    def weights_title(tau: float) -> str:
+        return at_one if tau == 1 else at_tau.replace("{tau}", _short(tau, 4))
+
+    if temperature is not None:  # the weights drawn at the control's τ, titled for it
+        words = words | {"weights": weights_title(temperature.grid[temperature.active])}
+    make = _panels(tr, words, font_size)
+    _, weights = make("weights", tr.weights, tokens, _height(T), weights=True, **qk)
+    if temperature is not None:
+        weights = live_weights(
+            weights,
+            temperature,
+            qk["masked"],
+            title=weights_title,
+            short=T <= 4,
+            decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
+        )
+    _, z = make("z", tr.output, tokens, _height(T), x_title=words["dimension"])
+    return {"weights": weights, "z": z}
+
+
+def assemble(before: list, after: dict) -> list[tuple[str, int, list]]:
+    """The whole pipeline's rows: ``before`` (:func:`before_softmax`) with the weights at the end of
+    the scores row, then the step "out" (Z, half width)."""
+    steps = []
+    for step, per_row, figures in before:
+        if step == "scores":
+            figures = [*figures, ("weights", after["weights"])]
+        steps.append((step, per_row, figures))
+    steps.append(("out", 2, [("z", after["z"])]))
+    return steps
+
+
 def pipeline(
     tr: SelfAttentionTrace,
     tokens: Sequence[str],
@@ -261,108 +399,15 @@ def pipeline(
 ) -> list[tuple[str, int, list]]:
     """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name,
     figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores"
-    (QKᵀ, ÷√d_k, softmax) and "out" (Z, half width).
+    (QKᵀ, ÷√d_k, softmax) and "out" (Z, half width): :func:`before_softmax` and
+    :func:`after_softmax` put together.
 
-    ``words`` holds the titles that have words in them (scores, weights, z) and the words value,
-    weight, token, dimension, key, query; the other titles are formulas with their shapes (“Q =
-    X·W<sup>Q</sup> (2×4)”). With ``temperature`` the weights get an in-figure slider over τ
-    (:func:`live_weights`), titled ``words["weights_one"]`` at τ = 1 and ``words["weights_tau"]``
-    with "{tau}" replaced by the value elsewhere."""
-    (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
-    title = lambda v: (
-        words["weights_one"] if v == 1 else words["weights_tau"].replace("{tau}", _short(v, 4))
-    )  # noqa: E731
-    if temperature is not None:
-        words = words | {"weights": title(temperature.grid[temperature.active])}
-    words = {
-        "x": f"X ({T}×{D})",
-        "wq": f"W<sup>Q</sup> ({D}×{dk})",
-        "wk": f"W<sup>K</sup> ({D}×{dk})",
-        "wv": f"W<sup>V</sup> ({D}×{dv})",
-        "q": f"Q = X·W<sup>Q</sup> ({T}×{dk})",
-        "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
-        "v": f"V = X·W<sup>V</sup> ({T}×{dv})",
-        "raw": "QK<sup>T</sup>",
-    } | words
-    cols = {
-        "x": [str(j + 1) for j in range(D)],
-        "q": [str(j + 1) for j in range(dk)],
-        "v": [str(j + 1) for j in range(dv)],
-    }
-    cols |= {"wq": cols["q"], "wk": cols["q"], "wv": cols["v"], "k": cols["q"], "z": cols["v"]}
-
-    def p(name, m, rows, height, **kw):
-        value = words["weight"] if kw.get("weights") else words["value"]
-        names = dict(
-            row_name=words["dimension"] if name.startswith("w") else words["token"],
-            col_name=words["dimension"],
-        )
-        return name, panel(
-            m,
-            rows,
-            kw.pop("cols", cols.get(name)),
-            title=words[name],
-            value_name=value,
-            height=height,
-            font_size=font_size,
-            **names,
-            **kw,
-        )
-
-    out = []
-    if inputs is not None:
-        h = _height(D)
-        out.append(
-            (
-                "inputs",
-                4 if max(D, dk) <= 6 else 2,
-                [p("x", tr.X, tokens, h)]
-                + [p(n, W, cols["x"], h) for n, W in zip(("wq", "wk", "wv"), inputs)],
-            )
-        )
-    dim = dict(x_title=words["dimension"])
-    out.append(
-        (
-            "qkv",
-            3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1,
-            [
-                p(n, m, tokens, _height(T), **dim)
-                for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))
-            ],
-        )
-    )
-    qk = dict(
-        masked=None if tr.mask is None else ~tr.mask,
-        x_title=words["key"],
-        y_title=words["query"],
-        cols=tokens,
-    )
-    weights = p("weights", tr.weights, tokens, _height(T), weights=True, **qk)
-    if temperature is not None:
-        weights = (
-            "weights",
-            live_weights(
-                weights[1],
-                temperature,
-                qk["masked"],
-                title=title,
-                short=T <= 4,
-                decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
-            ),
-        )
-    out.append(
-        (
-            "scores",
-            3 if T <= 4 else 2 if T <= 8 else 1,
-            [
-                p("raw", tr.raw_scores, tokens, _height(T), **qk),
-                p("scores", tr.scores, tokens, _height(T), **qk),
-                weights,
-            ],
-        )
-    )
-    out.append(("out", 2, [p("z", tr.output, tokens, _height(T), **dim)]))
-    return out
+    ``words`` holds the titles that have words in them (scores, weights or weights_one and
+    weights_tau, z) and the words value, weight, token, dimension, key, query; the other titles are
+    formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”)."""
+    before = before_softmax(tr, tokens, words, inputs=inputs, font_size=font_size)
+    after = after_softmax(tr, tokens, words, temperature=temperature, font_size=font_size)
+    return assemble(before, after)
 
 
 def sentence(
@@ -386,24 +431,18 @@ def sentence(
         show_text=show_text,
         masked=None if tr.mask is None else ~tr.mask,
     )
-    scores = (
-        [
-            (
-                "sentence_scores",
-                sentence_map(
-                    tr.scores,
-                    tokens,
-                    title=words["sent_scores"],
-                    weights=False,
-                    value_name=words["score"],
-                    decimals=1,
-                    **kw,
-                ),
-            )
-        ]
-        if side
-        else []
-    )
+    out = []
+    if side:
+        scores = sentence_map(
+            tr.scores,
+            tokens,
+            title=words["sent_scores"],
+            weights=False,
+            value_name=words["score"],
+            decimals=1,
+            **kw,
+        )
+        out.append(("sentence_scores", scores))
     weights = sentence_map(
         tr.weights,
         tokens,
@@ -417,7 +456,20 @@ def sentence(
         weights = live_weights(
             weights, temperature, kw["masked"], decimals=2 if show_text else None
         )
-    return scores + [("sentence_weights", weights)]
+    out.append(("sentence_weights", weights))
+    return out
+
+
+def _raw_title(d_k: int, var: float) -> str:
+    return f"q·k, d<sub>k</sub> = {d_k}: σ̂² = {_short(var, 3)}"
+
+
+def _scaled_title(d_k: int, var: float) -> str:
+    return f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d_k}: σ̂² = {_short(var, 3)}"
+
+
+def _plain(v: float) -> str:
+    return f"{v:g}"
 
 
 def why_sqrt(
@@ -436,44 +488,58 @@ def why_sqrt(
     precomputed, the slider at ``w``'s d_k, whose position shows ``w`` itself (the sample the page's
     table reads)."""
     kw = dict(y_title=words["density"], measured_name=words["measured"], font_size=font_size)
-    raw_title = lambda d, v: f"q·k, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"  # noqa: E731
-    scaled_title = lambda d, v: f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d}: σ̂² = {_short(v, 3)}"  # noqa: E731
-    s, out = w.sample, []
-    for name, h, var, title, x_title, kind in (
-        ("sqrt_hist_raw", w.raw, s.raw_var, raw_title, "q·k", "raw"),
-        ("sqrt_hist_scaled", w.scaled, s.scaled_var, scaled_title, "q·k/√d_k", "scaled"),
-    ):
-        f = histogram(h, title=title(s.d_k, var), x_title=x_title, **kw)
-        if steps is not None:
-            values, active = live.with_value(steps.d_k, s.d_k)
-            hists = [h if d == s.d_k else getattr(steps, kind)[steps.d_k.index(d)] for d in values]
-            vars_ = [
-                var if d == s.d_k else getattr(steps, f"{kind}_var")[steps.d_k.index(d)]
-                for d in values
-            ]
-            f = live.add_slider(
-                f,
-                label=label,
-                values=values,
-                active=active,
-                fmt=lambda v: f"{v:g}",
-                steps=[
-                    live.Step(
-                        traces={
-                            0: {"x": live.packed(g.centres), "y": live.packed(g.density)},
-                            1: {
-                                "x": live.packed(g.centres),
-                                "y": live.packed(g.normal),
-                                "name": f"N(0, {g.var:g})",
-                            },
-                        },
-                        layout={"title.text": title(int(d), v)},
-                    )
-                    for d, g, v in zip(values, hists, vars_)
-                ],
-            )
-        out.append((name, f))
-    return out
+    s = w.sample
+    raw = histogram(w.raw, title=_raw_title(s.d_k, s.raw_var), x_title="q·k", **kw)
+    scaled = histogram(w.scaled, title=_scaled_title(s.d_k, s.scaled_var), x_title="q·k/√d_k", **kw)
+    if steps is not None:
+        raw = _over_d_k(
+            raw, steps, steps.raw, steps.raw_var, (s.d_k, w.raw, s.raw_var), _raw_title, label
+        )
+        scaled = _over_d_k(
+            scaled,
+            steps,
+            steps.scaled,
+            steps.scaled_var,
+            (s.d_k, w.scaled, s.scaled_var),
+            _scaled_title,
+            label,
+        )
+    return [("sqrt_hist_raw", raw), ("sqrt_hist_scaled", scaled)]
+
+
+def _over_d_k(
+    fig: go.Figure,
+    steps: SqrtSteps,
+    hists: Sequence[Histogram],
+    variances: Sequence[float],
+    own: tuple[int, Histogram, float],
+    title: Callable[[int, float], str],
+    label: str,
+) -> go.Figure:
+    """``fig`` (a :func:`histogram`) with an in-figure slider over ``steps.d_k``: at each d_k its
+    histogram and measured variance from ``hists`` and ``variances``, except at the page's own d_k,
+    which shows the page's own sample ``own`` = (d_k, histogram, variance)."""
+    own_d_k, own_hist, own_var = own
+    values, active = live.with_value(steps.d_k, own_d_k)
+
+    def step(d_k: float) -> live.Step:
+        if d_k == own_d_k:
+            h, var = own_hist, own_var
+        else:
+            h, var = hists[steps.d_k.index(d_k)], variances[steps.d_k.index(d_k)]
+        normal = {
+            "x": live.packed(h.centres),
+            "y": live.packed(h.normal),
+            "name": f"N(0, {h.var:g})",
+        }
+        return live.Step(
+            traces={0: {"x": live.packed(h.centres), "y": live.packed(h.density)}, 1: normal},
+            layout={"title.text": title(int(d_k), var)},
+        )
+
+    return live.add_slider(
+        fig, label=label, values=values, active=active, fmt=_plain, steps=[step(d) for d in values]
+    )
 
 
 def live_weights(
@@ -510,7 +576,7 @@ def live_weights(
         values=tg.grid,
         steps=[step(g) for g in range(len(tg.grid))],
         active=tg.active,
-        fmt=lambda v: f"{v:g}",
+        fmt=_plain,
     )
 
 
@@ -522,30 +588,23 @@ def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go
     kw = dict(
         raw_name="softmax(q·k)", scaled_name="softmax(q·k/√d_k)", x_title="d_k", font_size=font_size
     )
-    levels = lambda uniform, onehot: {words["uniform"]: uniform, words["onehot"]: onehot}  # noqa: E731
-    return [
-        (
-            "sqrt_max_weight",
-            peak_curves(
-                p.d_k,
-                p.max_weight_raw,
-                p.max_weight_scaled,
-                title=words["peak_max"],
-                y_title=words["max_weight"],
-                refs=levels(1 / p.n_keys, 1.0),
-                **kw,
-            ),
-        ),
-        (
-            "sqrt_entropy",
-            peak_curves(
-                p.d_k,
-                p.entropy_raw,
-                p.entropy_scaled,
-                title=words["peak_entropy"],
-                y_title=words["entropy"],
-                refs=levels(float(np.log(p.n_keys)), 0.0),
-                **kw,
-            ),
-        ),
-    ]
+    uniform, onehot = words["uniform"], words["onehot"]
+    max_weight = peak_curves(
+        p.d_k,
+        p.max_weight_raw,
+        p.max_weight_scaled,
+        title=words["peak_max"],
+        y_title=words["max_weight"],
+        refs={uniform: 1 / p.n_keys, onehot: 1.0},
+        **kw,
+    )
+    entropy = peak_curves(
+        p.d_k,
+        p.entropy_raw,
+        p.entropy_scaled,
+        title=words["peak_entropy"],
+        y_title=words["entropy"],
+        refs={uniform: float(np.log(p.n_keys)), onehot: 0.0},  # ln n nats: a uniform row
+        **kw,
+    )
+    return [("sqrt_max_weight", max_weight), ("sqrt_entropy", entropy)]

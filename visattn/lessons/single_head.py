@@ -20,6 +20,7 @@ from .. import display, scaling
 from ..activations import softmax
 from ..attention import SelfAttentionTrace, self_attention
 from ..checks import positive_int
+from ..controls import Control, table
 from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
 from ..text import MAX_TOKENS, seeded_embedding, tokenize
@@ -59,69 +60,72 @@ PRINTED_001 = {
 SENTENCE = "The animal didn't cross the street because it was too tired."
 MAX_EDIT = 12  # largest T, d_model, d_k in the editors
 MAX_SENTENCE_D = 64  # largest d_model, d_k of the sentence view
-DK_CHOICES = (
-    1,
-    2,
-    3,
-    4,
-    6,
-    8,
-    12,
-    16,
-    24,
-    32,
-    48,
-    64,
-    96,
-    128,
-    192,
-    256,
-    384,
-    512,
-    768,
-    1024,
-)  # √d_k panel
+MAX_SEED = 9999
+# the √d_k panel's choices of d_k
+DK_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 PEAK_GRID = tuple(2**i for i in range(11))  # d_k = 1, 2, 4, …, 1024
 MAX_KEYS = 64  # keys per softmax row in the peakedness panel (cost grows with keys × Σ grid)
-EMBEDDINGS = ("seeded", "pretrained")
-TEMPERATURE = (
-    0.05,
-    5.0,
-    0.05,
-)  # the temperature control: lowest, highest, step (the in-figure slider's grid too)
 # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
 LIVE_PAIRS = 2048
 VIEWS = ("worked", "edit", "sentence", "sqrt")
-# Every control of every view: URL key → (default, bounds or options), bound on every full run so
-# that a link keeps the settings of the views it does not show (the widgets bind the same).
-_SEED, _MATRIX = {"lo": 0, "hi": 9999}, {"matrix": True}
-CONTROLS = {
-    "sh_view": ("worked", {"options": list(VIEWS)}),
-    "sh_scale": (True, {}),
-    "sh_causal": (False, {}),
-    "sh_temp": (1.0, {"lo": TEMPERATURE[0], "hi": TEMPERATURE[1]}),
-    "sh_q": (0, {"lo": 0, "hi": MAX_TOKENS - 1}),
-    # ② edit: the sizes, the seed and the four matrices (article 001's by default)
-    "sh_T": (2, {"lo": 1, "hi": MAX_EDIT}),
-    "sh_d": (4, {"lo": 1, "hi": MAX_EDIT}),
-    "sh_dk": (4, {"lo": 0, "hi": MAX_EDIT}),
-    "sh_seed": (0, _SEED),
-    **{key: ([list(map(float, row)) for row in m], _MATRIX) for key, m in ARTICLE.items()},
-    # ③ your sentence
-    "sh_text": (SENTENCE, {}),
-    "sh_emb": ("seeded", {"options": list(EMBEDDINGS)}),
-    "sh_sd": (16, {"lo": 2, "hi": MAX_SENTENCE_D}),
-    "sh_sdk": (8, {"lo": 1, "hi": MAX_SENTENCE_D}),
-    "sh_sseed": (0, _SEED),
-    "sh_side": (False, {}),
-    # ④ why √d_k
-    "sh_vdk": (64, {"options": list(DK_CHOICES)}),
-    "sh_nkeys": (16, {"lo": 2, "hi": MAX_KEYS}),
-    "sh_vseed": (0, _SEED),
-}
+EMBEDDINGS = ("seeded", "pretrained")
+# The pipeline's steps, in page order (visattn.figures.single_head.pipeline draws them), and the
+# note's rows that are named in words rather than by a symbol (NoteRow.what).
+STEPS = ("inputs", "qkv", "scores", "out")
+NOTE_ROWS = ("scores", "scaled", "weights")
+LABELS = {"single_head.steps": STEPS, "single_head.note_rows": NOTE_ROWS}
+
+# --- the controls: every URL parameter of the page, bound on every full run so that a link keeps
+# the settings of the views it does not show -------------------------------------------------------
+VIEW = Control("sh_view", "worked", options=VIEWS, labels="single_head.views")
+# the options of views ① to ③
+SCALE = Control("sh_scale", True)
+CAUSAL = Control("sh_causal", False)
+# τ: its range and step are also the in-figure slider's grid (temperature_grid)
+TEMPERATURE = Control("sh_temp", 1.0, lo=0.05, hi=5.0, step=0.05)
+QUERY = Control("sh_q", 0, lo=0, hi=MAX_TOKENS - 1)  # the token whose row is written out
+# ② edit: the sizes (article 001's by default), the seed of a refill, and the four matrices
+EDIT_T = Control("sh_T", 2, lo=1, hi=MAX_EDIT)
+EDIT_D = Control("sh_d", 4, lo=1, hi=MAX_EDIT)
+EDIT_DK = Control("sh_dk", 4, lo=0, hi=MAX_EDIT)  # 0 is let through: the page says why it fails
+EDIT_SIZES = (EDIT_T, EDIT_D, EDIT_DK)
+EDIT_SEED = Control("sh_seed", 0, lo=0, hi=MAX_SEED)
+MATRICES = tuple(
+    Control(key, [[float(v) for v in row] for row in m], matrix=True) for key, m in ARTICLE.items()
+)
+# ③ your sentence
+TEXT = Control("sh_text", SENTENCE)
+EMBEDDING = Control("sh_emb", "seeded", options=EMBEDDINGS, labels="single_head.embeddings")
+SENTENCE_D = Control("sh_sd", 16, lo=2, hi=MAX_SENTENCE_D)
+SENTENCE_DK = Control("sh_sdk", 8, lo=1, hi=MAX_SENTENCE_D)
+SENTENCE_SEED = Control("sh_sseed", 0, lo=0, hi=MAX_SEED)
+SIDE_BY_SIDE = Control("sh_side", False)
+# ④ why √d_k
+SQRT_DK = Control("sh_vdk", 64, options=DK_CHOICES)
+N_KEYS = Control("sh_nkeys", 16, lo=2, hi=MAX_KEYS)
+SQRT_SEED = Control("sh_vseed", 0, lo=0, hi=MAX_SEED)
+CONTROLS = table(
+    VIEW,
+    SCALE,
+    CAUSAL,
+    TEMPERATURE,
+    QUERY,
+    EDIT_SIZES,
+    EDIT_SEED,
+    MATRICES,
+    TEXT,
+    EMBEDDING,
+    SENTENCE_D,
+    SENTENCE_DK,
+    SENTENCE_SEED,
+    SIDE_BY_SIDE,
+    SQRT_DK,
+    N_KEYS,
+    SQRT_SEED,
+)
 
 
-# --- numbers as the lesson writes them ----------------------------------------------------------------------
+# --- numbers as the lesson writes them ------------------------------------------------------------
 def num(v: float, digits: int = 4) -> str:
     """A number as short as it can be: 3, 1.5, 0.0293 (never "-0")."""
     v = float(v)
@@ -149,7 +153,12 @@ def dims(n: int) -> list[str]:
     return [str(j + 1) for j in range(n)]
 
 
-# --- ① the worked example -----------------------------------------------------------------------------------
+def root(d_k: int) -> str:
+    """√d_k as the lesson writes it: 2, 1.7321."""
+    return num(np.sqrt(d_k))
+
+
+# --- ① the worked example -------------------------------------------------------------------------
 def worked(
     scale: bool = True, causal: bool = False, temperature: float = 1.0
 ) -> SelfAttentionTrace:
@@ -161,21 +170,22 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
     """Query token i's row written out with its numbers, from x_i to z_i (one LaTeX string per
     line)."""
     T, d_k = tr.X.shape[0], tr.Q.shape[1]
-    n, r = i + 1, num(np.sqrt(d_k))
+    n, r = i + 1, root(d_k)
     via_x = rf"{latex_vec(tr.X[i])}\, W^Q = " if tr.X.shape[1] <= 6 else ""
     lines = [rf"\mathbf{{q}}_{n} = \mathbf{{x}}_{n} W^Q = {via_x}{latex_vec(tr.Q[i])}"]
     for j in range(T):
         m = j + 1
         if tr.mask is not None and not tr.mask[i, j]:
-            lines.append(
-                rf"s_{{{n},j}} = -\infty \quad (j > {n})"
-            )  # causal: every later key at once
+            # causal: every later key at once
+            lines.append(rf"s_{{{n},j}} = -\infty \quad (j > {n})")
             break
         dot = rf"\mathbf{{q}}_{n}\cdot\mathbf{{k}}_{m}"
         lhs = rf"s_{{{n},{m}}} = " + (rf"\frac{{{dot}}}{{\sqrt{{{d_k}}}}}" if scale else dot)
         raw = num(tr.raw_scores[i, j])
         if d_k <= 6:
-            terms = " + ".join(rf"{_par(a)}\cdot{_par(b)}" for a, b in zip(tr.Q[i], tr.K[j]))
+            terms = " + ".join(
+                rf"{_par(a)}\cdot{_par(b)}" for a, b in zip(tr.Q[i], tr.K[j], strict=True)
+            )
             mid = rf"\frac{{{terms}}}{{{r}}} = \frac{{{raw}}}{{{r}}}" if scale else terms
         else:
             mid = rf"\frac{{{raw}}}{{{r}}}" if scale else raw
@@ -190,9 +200,9 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
         e = {j: rf"e^{{{num(tr.scores[i, j] / temperature)}}}" for j in allowed}
         denom = " + ".join(e.values())
         fracs = r",\ ".join(rf"\frac{{{e[j]}}}{{{denom}}}" if j in e else "0" for j in range(T))
+        alpha = rf"\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name})"
         lines.append(
-            rf"\begin{{aligned}}\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name}) = \left[{fracs}\right]"
-            rf"\\ &= {latex_vec(w)}\end{{aligned}}"
+            rf"\begin{{aligned}}{alpha} = \left[{fracs}\right]\\ &= {latex_vec(w)}\end{{aligned}}"
         )
     else:
         lines.append(
@@ -260,9 +270,10 @@ def article_note() -> ArticleNote:
     x1 = np.asarray(X[0], dtype=float)
     picked = tuple(j for j in range(len(x1)) if x1[j] != 0)
     implied_w = softmax(np.asarray(P["scaled"], dtype=float))  # what the printed scores give
-    implied_z = np.asarray(P["weights"]) @ (
-        np.asarray(X, dtype=float) @ np.asarray(W_V, dtype=float)
-    )  # and weights
+    V = np.asarray(X, dtype=float) @ np.asarray(W_V, dtype=float)  # (T, Dv) the article's values
+    implied_z = (
+        np.asarray(P["weights"]) @ V
+    )  # (T,) @ (T, Dv) -> (Dv,): what the printed weights give
     values = dict(
         x1=vec(x1),
         sum=" + ".join(vec(W_Q[j]) for j in picked),
@@ -284,7 +295,7 @@ def article_note() -> ArticleNote:
     return ArticleNote(rows=rows, picked_rows=tuple(j + 1 for j in picked), values=values)
 
 
-# --- ② every matrix editable ---------------------------------------------------------------------------------
+# --- ② every matrix editable ----------------------------------------------------------------------
 def shapes(T: int, D: int, d_k: int) -> dict[str, tuple[int, int]]:
     """The shape each editor's matrix must have: X (T, D), W^Q, W^K, W^V (D, Dk)."""
     return {"sh_x": (T, D), "sh_wq": (D, d_k), "sh_wk": (D, d_k), "sh_wv": (D, d_k)}
@@ -293,9 +304,9 @@ def shapes(T: int, D: int, d_k: int) -> dict[str, tuple[int, int]]:
 def random_matrices(T: int, D: int, d_k: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random matrices of the chosen shape, rounded to stay legible: X ~ N(0, 1), W ~ N(0,
     1/D)."""
-    T, D, d_k = (
-        positive_int(v, n, maximum=MAX_EDIT) for v, n in ((T, "T"), (D, "d_model"), (d_k, "d_k"))
-    )
+    T = positive_int(T, "T", maximum=MAX_EDIT)
+    D = positive_int(D, "d_model", maximum=MAX_EDIT)
+    d_k = positive_int(d_k, "d_k", maximum=MAX_EDIT)
     rng = np.random.default_rng(int(seed))
     out = {"sh_x": rng.standard_normal((T, D)).round(1)}  # (T, D)
     for key in ("sh_wq", "sh_wk", "sh_wv"):
@@ -310,6 +321,11 @@ def refill(article: bool, T: int, D: int, d_k: int, seed: int = 0) -> dict:
     if article:
         return dict(ARTICLE)
     return random_matrices(T, D, d_k, seed) if min(T, D, d_k) >= 1 else {}
+
+
+def edit_tokens(T: int) -> list[str]:
+    """The names of an edited X's rows: x1 … xT."""
+    return [f"x{i + 1}" for i in range(T)]
 
 
 NAMES = {"sh_x": "X", "sh_wq": "W^Q", "sh_wk": "W^K", "sh_wv": "W^V"}
@@ -327,7 +343,8 @@ def check_shapes(mats: dict, T: int, D: int, d_k: int) -> None:
     if d_k < 1:
         raise InputError(
             "sh_dk",
-            f"d_k = {d_k} does not work: queries and keys need at least one dimension. Choose d_k ≥ 1.",
+            f"d_k = {d_k} does not work: queries and keys need at least one dimension. "
+            "Choose d_k ≥ 1.",
             dk=d_k,
         )
     want = shapes(T, D, d_k)
@@ -366,7 +383,7 @@ def edit_trace(
     )
 
 
-# --- ③ your own sentence -------------------------------------------------------------------------------------
+# --- ③ your own sentence --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SentenceResult:
     tokens: list[str]
@@ -442,7 +459,7 @@ def sentence(
     )
 
 
-# --- ④ why √d_k ----------------------------------------------------------------------------------------------
+# --- ④ why √d_k -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Histogram:
     centres: np.ndarray  # (B,)
@@ -498,7 +515,7 @@ def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
     )
 
 
-# --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ----------------------
+# --- the in-figure sliders (steps computed here, drawn by visattn.figures.single_head) ------------
 # weights a live heatmap carries over all its slider positions (≈ 160 KB as float32)
 LIVE_NUMBERS = 40_000
 
@@ -508,9 +525,8 @@ class TemperatureGrid:
     """The head's weights at every temperature of the in-figure slider's grid (the scores do not
     depend on τ)."""
 
-    grid: tuple[
-        float, ...
-    ]  # (G,) temperatures: the control's range and step, the control's value among them
+    # (G,) temperatures: the control's range and step, the control's value among them
+    grid: tuple[float, ...]
     active: int  # index of the control's value in grid
     weights: np.ndarray  # (G, T, T) softmax(scores / τ) (0 where masked)
 
@@ -520,16 +536,12 @@ def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureG
     a long sentence so that G·T² ≤ LIVE_NUMBERS, but never fewer than 10 (≈ 45 000 numbers at 64
     tokens); the control's own τ is always one of them."""
     T = tr.scores.shape[0]
-    most = int(
-        np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100)
-    )  # one place left for the control's own τ
-    grid, active = display.with_value(
-        [round(v, 9) for v in display.even_grid(*TEMPERATURE, most=most)],
-        round(float(temperature), 9),
-    )
-    w = softmax(
-        tr.scores[None] / np.asarray(grid)[:, None, None], axis=-1, mask=tr.mask
-    )  # (G, T, T)
+    most = int(np.clip(LIVE_NUMBERS // (T * T) - 1, 10, 100))  # one place left for the control's τ
+    tau = TEMPERATURE
+    steps = display.even_grid(tau.lo, tau.hi, tau.step, most=most)
+    grid, active = display.with_value([round(v, 9) for v in steps], round(float(temperature), 9))
+    taus = np.asarray(grid)[:, None, None]  # (G, 1, 1)
+    w = softmax(tr.scores[None] / taus, axis=-1, mask=tr.mask)  # (1, T, T) / (G, 1, 1) -> (G, T, T)
     return TemperatureGrid(grid=grid, active=active, weights=w)
 
 
