@@ -88,9 +88,7 @@ def choose_view() -> tuple[str, int, int, dict, bool]:
         format_func=lesson.head_label,
         disabled=name not in lesson.PER_HEAD,
     )
-    scale = reading_views.colour_controls(CONTROLS, "rd")
-    if raw:  # α‖f(x)‖ is not bounded by 1
-        scale = {**scale, "value_range": "max"}
+    scale = reading_views.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
     return name, layer, head, scale, raw
 
 

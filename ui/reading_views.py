@@ -79,9 +79,13 @@ def selector(controls: Mapping[str, Control], prefix: str) -> str:
     return name
 
 
-def colour_controls(controls: Mapping[str, Control], prefix: str) -> dict[str, Any]:
+def colour_controls(
+    controls: Mapping[str, Control], prefix: str, *, unbounded: bool = False
+) -> dict[str, Any]:
     """Scale (γ for power), palette and range: :func:`visattn.figures.colour.colour_scale`'s keyword
-    arguments without the values (``colour_scale(values, **returned)``)."""
+    arguments without the values (``colour_scale(values, **returned)``). ``unbounded``: the values
+    are not bounded by 1 (unnormalised α‖f(x)‖), so the range is 0 … largest and its radio is
+    disabled."""
     scale_column, palette_column, range_column = st.columns(3)
     scale = widgets.radio(
         controls[f"{prefix}_scale"],
@@ -98,7 +102,11 @@ def colour_controls(controls: Mapping[str, Control], prefix: str) -> dict[str, A
         where=palette_column,
         help=t("reading.palette_help"),
     )
-    value_range = widgets.radio(controls[f"{prefix}_range"], t("reading.range"), where=range_column)
+    value_range = widgets.radio(
+        controls[f"{prefix}_range"], t("reading.range"), where=range_column, disabled=unbounded
+    )
+    if unbounded:
+        value_range = "max"
     return {"scale": scale, "palette": palette, "value_range": value_range, "gamma": gamma}
 
 
