@@ -28,13 +28,13 @@ from visattn.models.minilm import MAX_TOKENS
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str) -> dict[str, str]:
-    """What the figures call a cell's value, a query and a key, in the page's language."""
-    return {
-        "value_name": reading_views.value_name(name),
-        "query_name": t("common.query"),
-        "key_name": t("common.key"),
-    }
+def words(name: str, layer: str | None = None) -> dict[str, str]:
+    """What the figures call a cell's value, a row and a column, in the page's language: a query and
+    a key, or for rollout and flow an output token (after ``layer``; flow: the last layer; None: a
+    grid of layers) and an input token."""
+    if name == "flow":
+        layer = lesson.layer_name(lesson.N_LAYERS - 1)
+    return {"value_name": reading_views.value_name(name), **reading_views.axis_words(name, layer)}
 
 
 def file_name(name: str) -> str:
@@ -268,7 +268,7 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
     else:
         title = t("reading.cell_title", view=reading_views.view_label(name), name=large.name)
     figure = figures.head_figure(
-        large, title=title, font_size=font_size(), colour=colour, **words(name)
+        large, title=title, font_size=font_size(), colour=colour, **words(name, large.name)
     )
     show(figure, f"{file_name(name)}_{large.name}")
     if large.hover_only:

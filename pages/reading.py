@@ -17,8 +17,9 @@ from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
 from ui.i18n import label, t
+from ui.reading_views import THROUGH_LAYERS
 from ui.text import escape
-from ui.widgets import preset_buttons
+from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
 from visattn.figures.lines import filtered_line_view
@@ -28,9 +29,23 @@ from visattn.lessons import reading as lesson
 CONTROLS = lesson.CONTROLS
 
 
-def words() -> dict[str, str]:
-    """What the figures call a query and a key, in the page's language."""
-    return {"query_name": t("common.query"), "key_name": t("common.key")}
+def words(name: str, layer: str | None = None) -> dict[str, str]:
+    """What the figures call a row and a column of the view, in the page's language: a query and a
+    key, or for rollout and flow an output token (after ``layer``; flow: the last layer; None: a
+    grid of layers) and an input token."""
+    if name == "flow":
+        layer = lesson.layer_name(lesson.N_LAYERS - 1)
+    return reading_views.axis_words(name, layer)
+
+
+def value_name(name: str, raw: bool) -> str:
+    """What a cell holds: the view's value, or α‖f(x)‖ itself when unnormalised."""
+    return t("reading.raw_value") if raw else reading_views.value_name(name)
+
+
+def view_title(name: str, raw: bool) -> str:
+    view = reading_views.view_label(name)
+    return t("reading.raw_title", view=view) if raw else view
 
 
 def percent(share: float) -> str:
@@ -51,10 +66,13 @@ def choose_text() -> str:
     )
 
 
-def choose_view() -> tuple[str, int, int, dict]:
-    """The reading, its layer and head, and its colour scale: every section reads them, so none of
-    these controls is in a section."""
+def choose_view() -> tuple[str, int, int, dict, bool]:
+    """The reading, its layer and head, its colour scale, and whether the norm-weighted view is
+    unnormalised: every section reads them, so none of these controls is in a section."""
     name = reading_views.selector(CONTROLS, "rd")
+    raw = False
+    if name == "norm_weighted":
+        raw = widgets.toggle(CONTROLS["rd_raw"], t("reading.raw"), help=t("reading.raw_help"))
     layer_column, head_column = st.columns(2)
     layer = widgets.select(
         CONTROLS["rd_layer"],
@@ -70,42 +88,49 @@ def choose_view() -> tuple[str, int, int, dict]:
         format_func=lesson.head_label,
         disabled=name not in lesson.PER_HEAD,
     )
-    scale = reading_views.colour_controls(CONTROLS, "rd")
-    return name, layer, head, scale
+    scale = reading_views.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
+    return name, layer, head, scale, raw
 
 
 @section
-def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict) -> dict:
+def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool) -> dict:
     """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
     filters redraw this section only). Returns the colour scale it drew with (the unit scale when
     the reading cannot be had), for the two sentences below."""
     st.header(t("reading.views_header"))
-    readings = reading_views.chosen("rd_view", run.text, name, cache_reading.readings, run, name)
+    if raw:  # one product, not stored (a cached wrapper is the lead's to add)
+        readings = reading_views.chosen(
+            "rd_view", run.text, name, lesson.raw_readings, run, progress=False
+        )
+    else:
+        readings = reading_views.chosen(
+            "rd_view", run.text, name, cache_reading.readings, run, name
+        )
     if readings is None:
         return colour_scale(**{**scale, "value_range": "unit"})
     view = lesson.view(readings, layer, head)
-    value_name = reading_views.value_name(name)
+    cell_words = words(name, view.name)
     colour = colour_scale(view.grid, **scale)
     grid_figure = head_grid(
         view.grid,
         run.tokens,
         run.tokens,
         cell_titles=view.titles,
-        value_name=value_name,
+        value_name=value_name(name, raw),
         font_size=font_size(),
-        title=t("reading.grid_title", view=reading_views.view_label(name)),
+        title=t("reading.grid_title", view=view_title(name, raw)),
         **colour,
-        **words(),
+        **words(name),
     )
     show(grid_figure, f"reading_grid_{name}")
     cell_figure = heatmap(
         view.cell,
         run.tokens,
         run.tokens,
-        title=t("reading.cell_title", view=reading_views.view_label(name), name=view.name),
-        value_name=value_name,
-        x_title=t("common.key"),
-        y_title=t("common.query"),
+        title=t("reading.cell_title", view=view_title(name, raw), name=view.name),
+        value_name=value_name(name, raw),
+        x_title=cell_words["key_name"],
+        y_title=cell_words["query_name"],
         font_size=font_size(),
         **colour,
     )
@@ -113,14 +138,15 @@ def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict)
     download_csv(view.cell, f"reading_{name}_{view.name}", run.tokens, run.tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=view.name))
     threshold, top_k = reading_views.line_filters(CONTROLS, "rd")
+    lines_title = "reading.lines_title_flow" if name in THROUGH_LAYERS else "reading.lines_title"
     lines_figure = filtered_line_view(
-        view.cell[None],  # (1, T, T): one head
+        lesson.line_weights(view.cell, raw)[None],  # (1, T, T): one head, at most 1
         run.tokens,
         threshold=threshold,
         top_k=top_k,
         head_names=[view.name],
-        value_name=value_name,
-        title=t("reading.lines_title", name=view.name),
+        value_name=t("reading.raw_relative") if raw else value_name(name, raw),
+        title=t(lines_title, name=view.name),
         font_size=font_size(),
     )
     show(lines_figure, f"reading_lines_{name}")
@@ -161,8 +187,13 @@ def alignment_note(pair: lesson.Pair) -> str:
     return t("reading.aligned", n=len(differ), where=t("common.list_sep").join(differ))
 
 
+def raw_pair(model, a: str, b: str, layer: int, head: int) -> lesson.Pair:
+    """The two sentences' unnormalised norm-weighted maps (the runs cached, the product not)."""
+    return lesson.raw_pair(cache_reading.run(model, a), cache_reading.run(model, b), layer, head)
+
+
 @section
-def two_sentences(model, name: str, layer: int, head: int, colour: dict) -> None:
+def two_sentences(model, name: str, layer: int, head: int, colour: dict, raw: bool) -> None:
     """3. The same cell of the reading for sentence A and sentence B, and B − A when they align
     (the two text boxes redraw this section only)."""
     st.header(t("reading.pair_header"))
@@ -170,7 +201,10 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict) -> None
     a_column, b_column = st.columns(2)
     a = widgets.text(CONTROLS["rd_a"], t("reading.sentence_a"), where=a_column)
     b = widgets.text(CONTROLS["rd_b"], t("reading.sentence_b"), where=b_column)
-    pair = compute("rd_pair", cache_reading.pair, model, a, b, name, layer, head)
+    if raw:
+        pair = compute("rd_pair", raw_pair, model, a, b, layer, head)
+    else:
+        pair = compute("rd_pair", cache_reading.pair, model, a, b, name, layer, head)
     if pair is None:
         return
     figure = reading_figures.comparison(
@@ -179,48 +213,59 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict) -> None
         pair.tokens_a,
         pair.tokens_b,
         titles=(t("reading.sentence_a"), t("reading.sentence_b"), t("reading.diff_title")),
-        title=t("reading.pair_title", view=reading_views.view_label(name), name=pair.name),
-        value_name=reading_views.value_name(name),
+        title=t("reading.pair_title", view=view_title(name, raw), name=pair.name),
+        value_name=value_name(name, raw),
         diff_name=t("reading.difference"),
         note_unaligned=t("reading.unaligned_short"),
         colour=colour,
         font_size=font_size(),
-        **words(),
+        **words(name, pair.name),
     )
     show(figure, f"reading_pair_{name}")
     st.info(alignment_note(pair), icon="ℹ️")
 
 
-def plane_figure(geometry: lesson.Geometry, by_position: bool):
-    """The query/key plane of ``geometry`` with the page's words."""
+def plane_figure(geometry: lesson.Geometry, by_position: bool, focus: int):
+    """The query/key plane of ``geometry`` with the page's words: the ``focus`` query and its
+    strongest keys labelled, every point named on hover."""
     return reading_figures.qk_geometry(
         geometry.projection,
         geometry.tokens,
         geometry.weights,
         colour_by_position=by_position,
+        focus=focus,
+        top_k=lesson.QK_TOP_KEYS,
         title=t("reading.qk_title", name=geometry.name),
         x_title=t("reading.pc", n=1, pct=geometry.explained[0]),
         y_title=t("reading.pc", n=2, pct=geometry.explained[1]),
         position_name=t("common.position"),
         top_keys_name=t("reading.top_keys"),
         font_size=font_size(),
-        **words(),
+        **words("weights"),
     )
 
 
 @section
-def queries_and_keys(model, run: lesson.Run, layer: int, head: int) -> None:
+def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: str) -> None:
     """4. One head's queries and keys in the plane of their two main directions, for the tokens
-    the page reads (the colour toggle redraws this section only)."""
+    the page reads (the colour toggle and the labelled query redraw this section only)."""
     st.header(t("reading.qk_header"))
     explain(t("reading.qk_intro"))
     geometry = compute("rd_qk", cache_reading.geometry, model, run.text, layer, head)
-    by_position = widgets.toggle(CONTROLS["rd_qkpos"], t("reading.qk_position"))
+    focus_column, position_column = st.columns(2)
+    with focus_column:
+        focus = token_select(
+            t("reading.qk_focus"), focus_key, run.tokens, help=t("reading.qk_focus_help")
+        )
+    by_position = widgets.toggle(
+        CONTROLS["rd_qkpos"], t("reading.qk_position"), where=position_column
+    )
     if geometry is None:
         return
     if run.truncated:
         st.caption(t("reading.qk_capped", n=len(geometry.tokens), total=run.n_tokens_in))
-    figure = compute("rd_qk_figure", plane_figure, geometry, by_position)
+    st.caption(t("reading.qk_labels", token=escape(run.tokens[focus]), k=lesson.QK_TOP_KEYS))
+    figure = compute("rd_qk_figure", plane_figure, geometry, by_position, focus)
     if figure is not None:
         show(figure, f"reading_qk_{geometry.name}")
 
@@ -232,17 +277,20 @@ def lesson_body() -> None:
         reading_views.model_missing(reason)
         return
     text = choose_text()
-    name, layer, head, scale = choose_view()
+    name, layer, head, scale, raw = choose_view()
     with st.spinner(t("pretrained.running")):
         run = compute("rd_run", cache_reading.run, model, text)
+    tokens = run.tokens if run is not None else None
+    focus_default = lesson.focus_default(tokens) if tokens else 0
+    focus_key = bind_token(CONTROLS["rd_qkfocus"], tokens, focus_default)
     if run is None:
         return
     if run.truncated:
         st.warning(t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS), icon="✂️")
-    colour = six_readings(run, name, layer, head, scale)
+    colour = six_readings(run, name, layer, head, scale, raw)
     specials(run, layer, head)
-    two_sentences(model, name, layer, head, colour)
-    queries_and_keys(model, run, layer, head)
+    two_sentences(model, name, layer, head, colour, raw)
+    queries_and_keys(model, run, layer, head, focus_key)
 
 
 with page("reading"):

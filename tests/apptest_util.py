@@ -133,6 +133,12 @@ NAMES = {
     "safetensors",
     "visattn",
     "english",
+    "abnar",  # cited authors (Abnar & Zuidema 2020, Kobayashi et al. 2020)
+    "zuidema",
+    "kobayashi",
+    "et",
+    "al",
+    "viridis",  # a palette's name (purple → blue → green → yellow), kept in Chinese
     "llama",
     "id",
     "ids",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import re
 from pathlib import Path
 from unittest import mock
@@ -35,6 +36,7 @@ from visattn.models import minilm as pretrained
 from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
 from visattn.token_views import HeadWeight, pool
 
+ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 TOKENS = [
@@ -876,3 +878,58 @@ def test_colour_scale_reaches_grid_and_large_map():
         if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1 and title(f)
     ]
     assert fig["data"][0]["zmax"] == pytest.approx(top, abs=1e-5)
+
+
+# ---- issue 22: MiniLM is an English model; which characters of a Chinese text are [UNK] ---------
+
+
+def unk_characters(model, text: str) -> list[str]:
+    """The characters MiniLM reads as [UNK], each tokenised on its own (BERT's tokenizer splits CJK
+    characters apart), in order of first appearance."""
+    found = []
+    for ch in text:
+        if ch.isspace() or ch in found:
+            continue
+        if model.tokenizer.encode(ch, add_special_tokens=False).tokens == ["[UNK]"]:
+            found.append(ch)
+    return found
+
+
+@pytest.mark.parametrize(
+    "lang, text, before, after, checkpoint",
+    [
+        (
+            "en",
+            "动物没有穿过街道，因为它太累了。",
+            "vocabulary: ",
+            ". The model",
+            "Chinese checkpoint",
+        ),
+        ("zh", "动物没有穿过街道，因为它太累了。", "词表里：", "。模型", "中文检查点"),
+        ("zh", "小明喜欢吃苹果。", "词表里：", "。模型", "中文检查点"),
+    ],
+)
+def test_a_chinese_text_lists_exactly_the_characters_minilm_reads_as_unk(
+    model, lang, text, before, after, checkpoint
+):
+    expected = unk_characters(model, text)
+    assert expected  # MiniLM lacks most of these characters
+    at = run_page("pretrained", {"lang": lang, "pt_text": text})
+    assert_clean(at)
+    (notice,) = [str(i.value) for i in at.info if "[UNK]" in str(i.value)]
+    listed = notice.split(before, 1)[1].split(after, 1)[0].split()
+    assert listed == expected
+    assert checkpoint in notice
+    intro = {"en": "MiniLM is an English model", "zh": "MiniLM 是英文模型"}[lang]
+    assert intro in texts(at)
+
+
+def test_a_preset_that_is_mostly_unk_says_so_in_its_name(model):
+    for name, text in lesson.PRESETS.items():
+        tokens = model.run(text).tokens[1:-1]
+        mostly_unk = tokens.count("[UNK]") > len(tokens) / 2
+        for lang in ("en", "zh"):
+            for page_name in ("pretrained", "reading"):
+                locale = ROOT / "ui" / "locales" / lang / f"{page_name}.json"
+                names = json.loads(locale.read_text("utf-8"))["presets"]
+                assert ("[UNK]" in names[name]) == mostly_unk, (lang, page_name, name)

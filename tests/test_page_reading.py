@@ -6,7 +6,9 @@ from the page's lesson module."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +30,7 @@ from visattn.models.minilm import MiniLM
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 CJK = re.compile(r"[\u4e00-\u9fff]")
+ROOT = Path(__file__).resolve().parents[1]
 LONG = " ".join(["word"] * 50)  # 52 tokens with [CLS] and [SEP]: above flow's cap
 
 
@@ -52,7 +55,7 @@ def plane(at) -> dict:
 
 def comparison_fig(at) -> dict:
     (fig,) = [
-        f for f in figures(at) if any(d.get("name") in ("Sentence A", "句子甲") for d in f["data"])
+        f for f in figures(at) if any(d.get("name") in ("Sentence A", "句子 A") for d in f["data"])
     ]
     return fig
 
@@ -228,3 +231,115 @@ def test_the_query_key_plane_follows_the_text_it_reads_after_an_error():
     (msg,) = errors(at)
     assert "empty" in msg and "Showing the last view that worked" in texts(at)
     assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_TOKENS] * 2
+
+
+# ---- issue 22: axis words, the plane's labels, the unnormalised view, citations, wording -------
+
+
+def locale(lang: str, name: str = "reading") -> dict:
+    return json.loads((ROOT / "ui" / "locales" / lang / f"{name}.json").read_text("utf-8"))
+
+
+def axis_title(fig: dict, axis: str) -> str:
+    title = fig["layout"].get(axis, {}).get("title", {})
+    return title.get("text", "") if isinstance(title, dict) else str(title)
+
+
+@pytest.mark.parametrize("view", lesson.VIEWS)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view, lang):
+    """Rollout and flow: rows are output tokens after a layer (flow: the last), columns input
+    tokens; every other view: queries and keys."""
+    words, common = locale(lang), locale(lang, "common")
+    if view == "rollout":
+        rows, columns = words["output_token"].format(layer="L4"), words["input_token"]
+        grid_rows = words["output_token_grid"]
+    elif view == "flow":
+        rows, columns = words["output_token"].format(layer="L6"), words["input_token"]
+        grid_rows = rows
+    else:
+        rows = grid_rows = common["query"]
+        columns = common["key"]
+    at = run_page("reading", {"lang": lang, "rd_view": view, "rd_layer": "3"})
+    assert_clean(at)
+    cell = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+    (fig,) = cell  # the one cell, large (the grid and the comparison have no axis titles)
+    assert (axis_title(fig, "yaxis"), axis_title(fig, "xaxis")) == (rows, columns)
+    assert f"{rows}: %{{y}}" in fig["data"][0]["hovertemplate"]
+    grid = heatmaps(at)[0]
+    hover = grid["data"][0]["hovertemplate"]
+    assert f"{grid_rows}: %{{y}}" in hover and f"{columns}: %{{x}}" in hover
+    pair = comparison_fig(at)["data"][0]["hovertemplate"]
+    assert f"{columns}: %{{x}}" in pair
+    if view in ("rollout", "flow"):
+        for h in (hover, pair, fig["data"][0]["hovertemplate"]):
+            assert f"{common['query']}:" not in h and f"{common['key']}:" not in h
+
+
+@pytest.mark.parametrize("params,focus_token", [({}, "it"), ({"rd_qkfocus": "2"}, None)])
+def test_the_plane_labels_only_the_focus_query_and_its_strongest_keys(model, params, focus_token):
+    r = model.run(TIRED)
+    focus = r.tokens.index(focus_token) if focus_token else int(params["rd_qkfocus"])
+    row = r.attentions[3, 1, focus].astype(np.float64)  # the default head, L4·H2
+    top = set(np.argsort(-row, kind="stable")[: lesson.QK_TOP_KEYS].tolist())
+    at = run_page("reading", {"rd_layer": "3", "rd_head": "1", **params})
+    assert_clean(at)
+    queries, keys = plane(at)["data"]
+    labelled_q = [i for i, s in enumerate(queries["text"]) if s]
+    labelled_k = {j for j, s in enumerate(keys["text"]) if s}
+    assert labelled_q == [focus] and labelled_k == top
+    assert queries["text"][focus].strip("\u200b") == r.tokens[focus]
+    assert len(queries["customdata"]) == len(keys["customdata"]) == len(r.tokens)  # every hover
+
+
+def test_the_unnormalised_norm_view_is_alpha_times_the_value_norm(model):
+    r = model.run(TIRED)
+    A = r.attentions.astype(np.float64)  # (L, H, T, T)
+    N = reading.minilm_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
+    raw = A[3, 1] * N[3, 1][None, :]  # α_ij ‖f(x_j)‖, no rescaling
+    for lang in ("en", "zh"):
+        at = run_page(
+            "reading", {"lang": lang, "rd_view": "norm_weighted", "rd_raw": "1", "rd_layer": "3"}
+        )
+        assert_clean(at)
+        (fig,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+        np.testing.assert_allclose(array(fig["data"][0]["z"]), raw, rtol=1e-4, atol=1e-5)
+        assert locale(lang)["raw_value"] in fig["data"][0]["hovertemplate"]
+        assert fig["data"][0]["zmax"] == pytest.approx(raw.max(), rel=1e-3)  # 0 … largest
+        if lang == "zh":
+            assert english_words(at) == {}, english_words(at)
+    normalised = run_page("reading", {"rd_view": "norm_weighted", "rd_layer": "3"})
+    (fig,) = [f for f in heatmaps(normalised) if axis_title(f, "xaxis")]
+    np.testing.assert_allclose(
+        array(fig["data"][0]["z"]), raw / raw.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-5
+    )
+
+
+CITATION = re.compile(r"([A-Z][a-z]+)(?: & ([A-Z][a-z]+)| (et al\.))? ((?:19|20)\d\d)")
+
+
+def test_every_about_text_that_cites_in_english_cites_the_same_names_and_years_in_chinese():
+    en, zh = locale("en")["view_about"], locale("zh")["view_about"]
+    cited = 0
+    for view, text in en.items():
+        for match in CITATION.finditer(text):
+            cited += 1
+            for part in filter(None, match.groups()):
+                assert part in zh[view], (view, part, zh[view])
+    assert cited == 3  # norm-weighted (Kobayashi et al.), rollout and flow (Abnar & Zuidema)
+
+
+def test_the_app_says_which_rescalings_are_its_own_choice():
+    for lang, phrase in (("en", "this app's choice"), ("zh", "本应用的选择")):
+        about = locale(lang)["view_about"]
+        assert phrase in about["norm_weighted"] and phrase in about["flow"]
+
+
+def test_chinese_wording_is_one_wording_across_pages():
+    zh = locale("zh")
+    assert zh["palettes"]["Viridis"] == "Viridis" and "绿黄" not in json.dumps(zh)
+    positional = locale("zh", "positional")
+    assert "甲" not in json.dumps(zh, ensure_ascii=False)
+    assert zh["sentence_a"] == positional["text_a"] == "句子 A" and zh["sentence_b"] == "句子 B"
+    assert zh["presets"] == locale("zh", "pretrained")["presets"]
+    assert locale("en")["presets"] == locale("en", "pretrained")["presets"]

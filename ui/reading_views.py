@@ -28,7 +28,9 @@ from .i18n import label, t
 
 __all__ = [
     "PER_HEAD",
+    "THROUGH_LAYERS",
     "VIEWS",
+    "axis_words",
     "chosen",
     "colour_controls",
     "line_filters",
@@ -37,6 +39,22 @@ __all__ = [
     "value_name",
     "view_label",
 ]
+
+
+THROUGH_LAYERS = ("rollout", "flow")  # views whose rows are output tokens, columns input tokens
+
+
+def axis_words(name: str, layer: str | None = None) -> dict[str, str]:
+    """What the view's rows and columns are, as ``query_name`` / ``key_name`` for the figures: a
+    query and a key for the weights and the maps made of them; for rollout and flow an output token
+    (after layer ``layer``, e.g. "L4"; None: a grid, each map after its own layer) and an input
+    token."""
+    if name not in THROUGH_LAYERS:
+        return {"query_name": t("common.query"), "key_name": t("common.key")}
+    output = (
+        t("reading.output_token_grid") if layer is None else t("reading.output_token", layer=layer)
+    )
+    return {"query_name": output, "key_name": t("reading.input_token")}
 
 
 def view_label(name: str) -> str:
@@ -61,9 +79,13 @@ def selector(controls: Mapping[str, Control], prefix: str) -> str:
     return name
 
 
-def colour_controls(controls: Mapping[str, Control], prefix: str) -> dict[str, Any]:
+def colour_controls(
+    controls: Mapping[str, Control], prefix: str, *, unbounded: bool = False
+) -> dict[str, Any]:
     """Scale (γ for power), palette and range: :func:`visattn.figures.colour.colour_scale`'s keyword
-    arguments without the values (``colour_scale(values, **returned)``)."""
+    arguments without the values (``colour_scale(values, **returned)``). ``unbounded``: the values
+    are not bounded by 1 (unnormalised α‖f(x)‖), so the range is 0 … largest and its radio is
+    disabled."""
     scale_column, palette_column, range_column = st.columns(3)
     scale = widgets.radio(
         controls[f"{prefix}_scale"],
@@ -80,7 +102,11 @@ def colour_controls(controls: Mapping[str, Control], prefix: str) -> dict[str, A
         where=palette_column,
         help=t("reading.palette_help"),
     )
-    value_range = widgets.radio(controls[f"{prefix}_range"], t("reading.range"), where=range_column)
+    value_range = widgets.radio(
+        controls[f"{prefix}_range"], t("reading.range"), where=range_column, disabled=unbounded
+    )
+    if unbounded:
+        value_range = "max"
     return {"scale": scale, "palette": palette, "value_range": value_range, "gamma": gamma}
 
 

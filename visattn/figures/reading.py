@@ -183,6 +183,7 @@ def qk_geometry(
     weights: ArrayLike | None = None,
     *,
     colour_by_position: bool = False,
+    focus: int | None = None,
     top_k: int = 3,
     show_labels: bool | None = None,
     title: str = "",
@@ -198,7 +199,10 @@ def qk_geometry(
     """One head's queries (circles) and keys (diamonds) in the plane of
     :func:`visattn.reading.qk_projection`.
 
-    Markers are labelled by token (up to 40 tokens, or as ``show_labels`` says) and coloured by
+    With ``focus`` (a query position) and ``weights``, only the focus query and its ``top_k`` keys
+    carry their token as text (a cluster of every label is unreadable); every point names its token
+    on hover. Without ``focus``, markers are labelled by token (up to 40 tokens, or as
+    ``show_labels`` says) and coloured by
     role, or with ``colour_by_position`` by position (1 … T, one colour bar named
     ``position_name``). Hovering a query lists its ``top_k`` keys by ``weights`` (Tq, Tk) — the
     head's attention row — under ``top_keys_name``. Axis titles are parameters (e.g. "PC 1 (41 % of
@@ -234,11 +238,27 @@ def qk_geometry(
             hover_q[i] += f"<br>{top_keys_name}:<br>{tops}"
     hover_k = [f"{key_name}: {lab}" for lab in labels]
     show_labels = T <= 40 if show_labels is None else show_labels
+    names = unique_labels(labels, T)
+    text_q = text_k = names if show_labels else None
+    if focus is not None:
+        if weights is None or not 0 <= int(focus) < T:
+            raise InputError(
+                "reading_labels",
+                f"focus {focus} needs the weights and a position in 0 … {T - 1}.",
+                name="focus",
+                n=T,
+                shape=f"{T} × {T}",
+            )
+        focus = int(focus)
+        top = set(np.argsort(-w[focus], kind="stable")[:k].tolist())
+        text_q = [names[i] if i == focus else "" for i in range(T)]
+        text_k = [names[j] if j in top else "" for j in range(T)]
+        show_labels = True
     positions = np.arange(1, T + 1)
     data = []
-    for role, P, symbol, colour, hover in (
-        (query_name, Pq, "circle", HEAD_COLOURS[0], hover_q),
-        (key_name, Pk, "diamond", HEAD_COLOURS[1], hover_k),
+    for role, P, symbol, colour, hover, text in (
+        (query_name, Pq, "circle", HEAD_COLOURS[0], hover_q, text_q),
+        (key_name, Pk, "diamond", HEAD_COLOURS[1], hover_k, text_k),
     ):
         marker = dict(symbol=symbol, size=11, line=dict(width=1, color="#333"))
         if colour_by_position:
@@ -253,7 +273,7 @@ def qk_geometry(
                 name=role,
                 mode="markers+text" if show_labels else "markers",
                 marker=marker,
-                text=unique_labels(labels, T) if show_labels else None,
+                text=text if show_labels else None,
                 textposition="top center",
                 customdata=hover,
                 hovertemplate="%{customdata}<extra></extra>",

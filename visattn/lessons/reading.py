@@ -49,6 +49,11 @@ __all__ = [
     "run",
     "Readings",
     "readings",
+    "raw_readings",
+    "raw_pair",
+    "line_weights",
+    "QK_TOP_KEYS",
+    "focus_default",
     "View",
     "view",
     "Share",
@@ -72,7 +77,10 @@ CONTROLS = table(
     Control("rd_a", SENTENCE),
     Control("rd_b", WIDE),
     Control("rd_qkpos", False),
+    Control("rd_raw", False),  # norm-weighted view unnormalised, as Kobayashi et al. 2020 report it
+    Control("rd_qkfocus", 0, lo=0, hi=MAX_TOKENS - 1),  # the query the plane labels (and its keys)
 )
+QK_TOP_KEYS = 3  # keys the plane labels (and its hover lists) for the focus query
 LABELS = {"reading.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
 
 
@@ -122,6 +130,21 @@ def readings(r: Run, name: str, progress: Callable[[int, int], object] | None = 
     return Readings(
         r.text, name, reading.view_weights(r.attn, name, norms=r.norms, progress=progress)
     )
+
+
+def raw_readings(r: Run) -> Readings:
+    """The norm-weighted view unnormalised: α_ij·‖f_h(x_j)‖ itself, (L, H, T, T), as Kobayashi et
+    al. 2020 report it (the selector's "norm_weighted" rescales each row to sum 1, this app's
+    choice). Cheap (one product), so it is not stored."""
+    return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
+
+
+def focus_default(tokens: list[str]) -> int:
+    """The query the plane labels by default: "it" when the text has it, else the first word."""
+    if "it" in tokens:
+        return tokens.index("it")
+    words = [i for i, tok in enumerate(tokens) if tok not in SPECIALS]
+    return words[0] if words else 0
 
 
 @dataclass(frozen=True)
@@ -195,6 +218,20 @@ def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> P
     return Pair(
         va.cell, vb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), va.name
     )
+
+
+def raw_pair(a: Run, b: Run, layer: int, head: int) -> Pair:
+    """:func:`pair` of the unnormalised norm-weighted maps (:func:`raw_readings`)."""
+    return pair(a, b, raw_readings(a), raw_readings(b), layer, head)
+
+
+def line_weights(cell: np.ndarray, raw: bool) -> np.ndarray:
+    """What the line view draws of a (T, T) map: the map itself (rows sum to 1), or unnormalised
+    α‖f(x)‖ divided by its largest entry (the line view draws weights in tenths up to 1)."""
+    if not raw:
+        return cell
+    top = float(cell.max())
+    return cell / top if top > 0 else cell
 
 
 @dataclass(frozen=True)
