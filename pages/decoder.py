@@ -85,11 +85,10 @@ def sequence_and_sections() -> None:
     tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
     if tokens is None:
         return
-    sequence = tuple(tokens)
-    mask_view(sequence)
-    kv_cache_view(sequence)
+    mask_view(tokens)
+    kv_cache_view(tokens)
     cost_view()
-    circuit_view(sequence, lesson.second_copy_start(source, n))
+    circuit_view(tokens, lesson.second_copy_start(source, n))
 
 
 def mask_view(tokens: tuple[str, ...]) -> None:
@@ -202,6 +201,14 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
         return
     intact, knocked_out = views
     circuit = knocked_out if ablate else intact
+    circuit_numbers(circuit, tokens)
+    circuit_heads(circuit, tokens)
+    induction_lines(circuit, tokens)
+    losses(circuit, second_start)
+
+
+def circuit_numbers(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """How often the circuit guesses right in each copy, and what it would generate next."""
     first_copy, second_copy, chance, next_guess = st.columns(4)
     first_copy.metric(
         t("decoder.acc_first"), percent(circuit.acc_first), help=t("decoder.acc_first_help")
@@ -226,6 +233,10 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
     else:
         prev = f"{circuit.prev_weight:.2f}"
         st.caption(t("decoder.measured", prev=prev, target=f"{circuit.mean_target_weight:.2f}"))
+
+
+def circuit_heads(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """The two heads' weights side by side, and the induction head's as CSV."""
     heads = cache_decoder.head_grid(
         circuit.heads,
         tokens,
@@ -238,6 +249,9 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
     show(heads, "decoder_heads")
     download_csv(circuit.result.head("induction"), "decoder_induction_weights", tokens, tokens)
 
+
+def induction_lines(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """From each repeated token to the key it copies from."""
     st.subheader(t("decoder.lines_h"))
     explain(t("decoder.lines_text"))
     lines = cache_decoder.induction_lines(
@@ -249,14 +263,17 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
     )
     show(lines, "decoder_induction_lines")
 
+
+def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
+    """The loss at each position, intact and knocked out, and the guesses position by position."""
     st.subheader(t("decoder.loss_h"))
-    losses = {
+    runs = {
         t("decoder.intact"): circuit.intact.loss,
         t("decoder.knocked_out"): circuit.knocked_out.loss,
     }
-    loss = decoder_figures.loss_curves(
+    curves = decoder_figures.loss_curves(
         circuit.loss_positions,
-        losses,
+        runs,
         second_start=second_start,
         second_label=t("decoder.second_copy"),
         x_title=t("common.position"),
@@ -265,7 +282,7 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
         chance_label=t("decoder.uniform"),
         font_size=font_size(),
     )
-    show(loss, "decoder_loss")
+    show(curves, "decoder_loss")
     columns = [
         t("common.position"),
         t("common.token"),

@@ -23,8 +23,7 @@ SEEDS = range(8)
 N = 20
 
 
-# ── decode_steps
-# ────────────────────────────────────────────────────────────────────────────────────
+# ── decode_steps ──────────────────────────────────────────────────────────────────────────────────
 def plain_steps(X, W_q, W_k, W_v):
     """An independent loop: at step t, attend from x_t's query over the keys of x_0 … x_t (Python
     floats)."""
@@ -118,8 +117,7 @@ def test_decode_steps_rejects_mismatched_widths():
     assert e.value.code == "projection_rows"
 
 
-# ── what the cache costs
-# ────────────────────────────────────────────────────────────────────────────
+# ── what the cache costs ──────────────────────────────────────────────────────────────────────────
 def test_cost_sums_match_a_loop_over_steps():
     T, D, L = 37, 12, 3
     c = decode.decode_cost(T, D, L)
@@ -164,8 +162,7 @@ def test_power_of_ten():
     assert lesson.power_of_ten(1234) == r"1.23 \times 10^{3}"
 
 
-# ── the induction circuit, on 8 seeds with n = 20
-# ───────────────────────────────────────────────────
+# ── the induction circuit, on 8 seeds with n = 20 ─────────────────────────────────────────────────
 @pytest.fixture(scope="module")
 def runs():
     out = []
@@ -305,8 +302,29 @@ def test_sections_of_the_lesson():
     assert s.chance_loss == pytest.approx(math.log(induction.N_VOCAB))
 
 
-# ── bad input
-# ───────────────────────────────────────────────────────────────────────────────────────
+def test_steps_count_from_1_from_the_lesson_to_the_figure():
+    """Step s generates token s, reads s keys and leaves s rows in the cache; the figure opens on
+    the frame named s, which shows s cached rows (one numbering, the page's)."""
+    from visattn.figures import decoder as dfig
+
+    tokens = induction.repeated_sequence(4, 2)
+    T = len(tokens)
+    for step in (1, 3, T):
+        c = lesson.kv_cache_section(tokens, step)
+        assert c.step == c.keys_read == c.cached_rows == step
+        assert c.new_token == tokens[step - 1] and c.steps[step - 1].keys_read == step
+        fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step).to_json())
+        slider = fig["layout"]["sliders"][0]
+        assert slider["steps"][slider["active"]]["label"] == str(step)
+        shown = array(fig["data"][0]["z"]).reshape(T, -1)
+        assert np.isfinite(shown[:step]).all() and np.isnan(shown[step:]).all()
+    assert lesson.kv_cache_section(tokens, 0).step == 1  # clamped to 1 … T
+    assert (
+        lesson.second_copy_start("repeat", 4) == 5 and lesson.second_copy_start("text", 4) is None
+    )
+
+
+# ── bad input ─────────────────────────────────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     "text, code",
     [
@@ -341,8 +359,7 @@ def test_bad_arguments():
         assert e.value.code == code
 
 
-# ── the lesson's figures pass Plotly's validation (the builders skip it for speed)
-# ──────────────────
+# ── the lesson's figures pass Plotly's validation (the builders skip it for speed) ────────────────
 def test_figures_validate():
     import plotly.graph_objects as go
 

@@ -64,10 +64,11 @@ CONTROLS = table(
 LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}
 
 
-def sequence(source: str, n: int, seed: int, text: str) -> list[str]:
-    """The tokens every section uses: ``repeated_sequence(n, seed)`` or the words of ``text``."""
+def sequence(source: str, n: int, seed: int, text: str) -> tuple[str, ...]:
+    """The tokens every section uses: ``repeated_sequence(n, seed)`` or the words of ``text`` (a
+    tuple: what the page's caches are keyed by)."""
     if source == "repeat":
-        return induction.repeated_sequence(n, seed)
+        return tuple(induction.repeated_sequence(n, seed))
     if source != "text":
         raise InputError(
             "decoder_source",
@@ -75,10 +76,9 @@ def sequence(source: str, n: int, seed: int, text: str) -> list[str]:
             source=str(source)[:40],
         )
     tokens = induction.tokens_of(text)
-    induction.token_ids(
-        tokens
-    )  # the same checks as the model: 2 … 64 tokens, all in the vocabulary
-    return tokens
+    # the same checks as the model: 2 … 64 tokens, all in the vocabulary
+    induction.token_ids(tokens)
+    return tuple(tokens)
 
 
 def second_copy_start(source: str, n: int) -> int | None:
