@@ -7,21 +7,23 @@ from ui.i18n import lang, t
 from ui.registry import PAGES
 
 CARDS_PER_ROW = 3
+ATTENTION = (
+    r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
+)
 
 with page("home"):
     st.title(t("home.title"))
     st.markdown(t("home.lead"))
-    st.latex(
-        r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
-    )
+    st.latex(ATTENTION)
     explain(t("home.intro"))
-    keep = {"lang": lang()}
-    cards = [p for p in PAGES if p.card is not None]
-    for first in range(0, len(cards), CARDS_PER_ROW):
-        row = cards[first : first + CARDS_PER_ROW]
-        for col, p in zip(st.columns(CARDS_PER_ROW), row, strict=False):
-            with col.container(border=True):
-                st.subheader(f"{p.icon} {nav_label(p.id)}")
-                st.markdown(t(p.card))
-                st.page_link(p.path, label=t("home.open"), icon="➡️", query_params=keep)
+    keep = {"lang": lang()}  # a card's link opens its page in this language
+    lesson_pages = [lesson_page for lesson_page in PAGES if lesson_page.card is not None]
+    for first in range(0, len(lesson_pages), CARDS_PER_ROW):
+        row = lesson_pages[first : first + CARDS_PER_ROW]
+        # The last row may hold fewer cards than columns: its other columns stay empty.
+        for column, lesson_page in zip(st.columns(CARDS_PER_ROW), row, strict=False):
+            with column.container(border=True):
+                st.subheader(f"{lesson_page.icon} {nav_label(lesson_page.id)}")
+                st.markdown(t(lesson_page.card))
+                st.page_link(lesson_page.path, label=t("home.open"), icon="➡️", query_params=keep)
     st.caption(t("home.footer"))

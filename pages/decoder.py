@@ -1,290 +1,79 @@
 """Decoder: causal attention token by token, the KV cache, and a designed induction circuit that
-copies (issue 13)."""
+copies (issue 13).
+
+The sections read the sequence chosen at the top, so the sequence's controls and the four sections
+live in one section, :func:`sequence_and_sections`: moving the sequence reruns it and the sections
+inside it, not the page around it. (The cost section reads no sequence; it is drawn there to keep
+its place in the lesson, and the browser does not redraw what has not changed.) Each section's own
+control (the step, the model, the ablation) reruns that section alone."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 import streamlit as st
 
-from ui import url_state
-from ui.cache_decoder import cache, cache_figure, circuits, cost, mask
-from ui.charts import cached_figure, download_csv, show
+from ui import cache_decoder, url_state
+from ui import controls as widgets
+from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from visattn import figures
-from visattn.figures import decoder as dfig
+from visattn.figures import decoder as decoder_figures
 from visattn.lessons import decoder as lesson
 from visattn.models import induction
 
-SOURCE = {"repeat": "decoder.src_repeat", "text": "decoder.src_text"}
-SHAPE = {
-    "gpt2_small_1k": "decoder.shape_gpt2",
-    "gpt3_2k": "decoder.shape_gpt3_2k",
-    "gpt3_8k": "decoder.shape_gpt3_8k",
-}
-MODEL = {"gpt2_small": "decoder.model_gpt2", "gpt3_175b": "decoder.model_gpt3"}
-EXAMPLE = {"harry": "decoder.ex_harry", "owl": "decoder.ex_owl", "nonsense": "decoder.ex_nonsense"}
+CONTROLS = lesson.CONTROLS
 
 
-def pct(x: float) -> str:
-    return "—" if x != x else f"{100 * x:.0f} %"
+def percent(share: float) -> str:
+    """A share as a whole percentage; a dash where no position of that kind exists (NaN)."""
+    return "—" if math.isnan(share) else f"{100 * share:.0f} %"
+
+
+def right_mark(right: bool | None) -> str:
+    """✓ or ✗ for a guess; nothing for the last token, which has no next token to guess."""
+    if right is None:
+        return ""
+    return "✓" if right else "✗"
 
 
 def use_example(text: str) -> None:
+    """An example button: its words become the sequence."""
     st.session_state.update(dec_text=text, dec_src="text")
 
 
 @section
-def mask_view(key: tuple[str, ...]) -> None:  # 1. the causal mask
-    st.header(t("decoder.mask_h"))
-    explain(t("decoder.mask_text"))
-    m = mask(key)
-    show(
-        figures.heatmap(
-            m.weights,
-            list(key),
-            list(key),
-            masked=m.future,
-            title=t("decoder.mask_title"),
-            x_title=t("common.key"),
-            y_title=t("common.query"),
-            value_name=t("common.weight"),
-            font_size=font_size(),
-        ),
-        "decoder_causal",
-    )
-    st.caption(t("decoder.mask_caption", n=m.n_future, largest=f"{m.largest_future:g}"))
-
-
-@section
-def cache_view(
-    key: tuple[str, ...],
-) -> None:  # 2. generation with a KV cache: the step slider reruns this alone
-    st.header(t("decoder.cache_h"))
-    explain(t("decoder.cache_text"))
-    url_state.bind("dec_step", 5, lo=1, hi=induction.N_POSITIONS)
-    st.session_state["dec_step"] = min(int(st.session_state["dec_step"]), len(key))
-    c = cache(
-        key, st.slider(t("decoder.step"), 1, len(key), key="dec_step", help=t("decoder.step_help"))
-    )
-    show(
-        cache_figure(
-            key,
-            c.step + 1,
-            font_size(),
-            key_title=t("decoder.k_cache"),
-            value_title=t("decoder.v_cache"),
-            weight_title=t("decoder.new_weights"),
-            token_name=t("common.token"),
-            dim_name=t("common.dimension"),
-            value_name=t("common.value"),
-            weight_name=t("common.weight"),
-            step_prefix=t("decoder.step_prefix"),
-            play=t("decoder.play"),
-            pause=t("decoder.pause"),
-        ),
-        "decoder_kv_cache",
-    )
-    k1, k2, k3 = st.columns(3)
-    k1.metric(t("decoder.keys_read"), c.keys_read)
-    k2.metric(t("decoder.cache_rows"), f"{c.cached_rows} / {len(key)}")
-    k3.metric(t("decoder.new_token"), f"“{key[c.step]}”")
-    st.caption(t("decoder.cache_equal", diff=f"{c.max_difference:.1e}"))
-
-
-@section
-def cost_view() -> (
-    None
-):  # 3. what the cache saves, and what it costs: the model radio reruns this alone
-    st.header(t("decoder.cost_h"))
-    explain(t("decoder.cost_text"))
-    shape = st.radio(
-        t("decoder.shape"),
-        list(SHAPE),
-        format_func=lambda s: t(SHAPE[s]),
-        horizontal=True,
-        key=url_state.bind("dec_shape", "gpt3_2k", options=list(SHAPE)),
-    )
-    k = cost(shape)
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(t("decoder.keys_last"), f"{k.keys_last:,}")
-    m2.metric(t("decoder.saving"), f"{k.saving:,.0f} ×")
-    m3.metric(t("decoder.cache_memory"), f"{k.cache_gb:,.3g} GB")
-    m4.metric(t("decoder.per_token"), f"{k.per_token_kb:,.0f} KB")
-    st.markdown(
-        t(
-            "decoder.cost_numbers",
-            d=f"{k.d_model:,}",
-            L=k.n_layers,
-            T=f"{k.T:,}",
-            cached=k.total_cached_tex,
-            uncached=k.total_uncached_tex,
-        )
-    )
-    cols = [t("decoder.n_tokens", n=f"{n:,}") for n in k.memory_tokens]
-    st.dataframe(
-        pd.DataFrame(k.memory_gb, index=[t(MODEL[m]) for m in k.memory_models], columns=cols),
-        width="content",
-        column_config={"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
-        | {c: st.column_config.NumberColumn(format="%.3f") for c in cols},
-    )
-    show(
-        dfig.cost_curves(
-            k.cost.work_cached,
-            k.cost.work_uncached,
-            cached_name=t("decoder.with_cache"),
-            uncached_name=t("decoder.without_cache"),
-            x_title=t("decoder.cost_x"),
-            y_title=t("decoder.cost_y"),
-            font_size=font_size(),
-        ),
-        "decoder_cost",
-    )
-
-
-@section
-def circuit_view(
-    key: tuple[str, ...], second_start: int | None
-) -> None:  # 4. the induction circuit: the ablation switch reruns this alone
-    st.header(t("decoder.circuit_h"))
-    explain(t("decoder.circuit_text"))
-    ablate = st.toggle(
-        t("decoder.ablate"), key=url_state.bind("dec_ablate", False), help=t("decoder.ablate_help")
-    )
-    if (pair := compute("dec_circuit", circuits, key)) is None:
-        return
-    (s, tokens, T), (a1, a2, a3, a4) = (pair[ablate], list(key), len(key)), st.columns(4)
-    a1.metric(t("decoder.acc_first"), pct(s.acc_first), help=t("decoder.acc_first_help"))
-    a2.metric(
-        t("decoder.acc_second"),
-        pct(s.acc_second),
-        help=t("decoder.acc_second_help"),
-        delta=f"{100 * (s.knocked_second - s.intact_second):+.0f} %" if s.ablated else None,
-    )
-    a3.metric(t("decoder.chance"), f"{100 * s.chance:.1f} %")
-    a4.metric(t("decoder.last_guess"), f"“{s.last_guess}”")
-    st.markdown(
-        t(
-            "decoder.guess_sentence",
-            token=f"“{escape(tokens[-1])}”",
-            guess=f"“{escape(s.last_guess)}”",
-        )
-    )
-    st.caption(
-        t("decoder.ablated_note")
-        if s.ablated
-        else t(
-            "decoder.measured", prev=f"{s.prev_weight:.2f}", target=f"{s.mean_target_weight:.2f}"
-        )
-    )
-    show(
-        cached_figure(
-            "head_grid",
-            s.result.weights.reshape(1, 2, T, T),
-            tokens,
-            tokens,
-            font_size=font_size(),
-            cell_titles=(t("decoder.head_previous"), t("decoder.head_induction")),
-            value_name=t("common.weight"),
-            query_name=t("common.query"),
-            key_name=t("common.key"),
-            cell_px=420,
-        ),
-        "decoder_heads",
-    )
-    download_csv(s.result.weights[1, 0], "decoder_induction_weights", tokens, tokens)
-    st.subheader(t("decoder.lines_h"))
-    explain(t("decoder.lines_text"))
-    show(
-        cached_figure(
-            "line_view",
-            s.line_weights,
-            tokens,
-            head_names=(t("decoder.head_induction"),),
-            font_size=font_size(),
-            value_name=t("common.weight"),
-        ),
-        "decoder_induction_lines",
-    )
-    st.subheader(t("decoder.loss_h"))
-    show(
-        dfig.loss_curves(
-            range(1, T),
-            {t("decoder.intact"): s.intact.loss, t("decoder.knocked_out"): s.knocked_out.loss},
-            second_start=second_start,
-            second_label=t("decoder.second_copy"),
-            x_title=t("common.position"),
-            y_title=t("decoder.loss_y"),
-            chance=s.chance_loss,
-            chance_label=t("decoder.uniform"),
-            font_size=font_size(),
-        ),
-        "decoder_loss",
-    )
-    cols = [
-        t("common.position"),
-        t("common.token"),
-        t("decoder.col_next"),
-        t("decoder.col_guess"),
-        t("decoder.col_right"),
-        t("decoder.col_p"),
-    ]
-    table = pd.DataFrame(
-        [
-            (i, tok, nxt, g, "" if ok is None else "✓" if ok else "✗", p)
-            for i, tok, nxt, g, ok, p in s.rows
-        ],
-        columns=cols,
-    )
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        column_config={cols[5]: st.column_config.NumberColumn(format="%.3f")},
-    )
-
-
-with page("decoder"):
-    st.title(t("decoder.title"))
-    explain(t("decoder.intro"))
-
-    # ── the sequence every section reads ─────────────────────────────────────────────────────────
-    c1, c2, c3 = st.columns([2, 2, 1])
-    source = c1.radio(
-        t("decoder.source"),
-        list(SOURCE),
-        format_func=lambda s: t(SOURCE[s]),
-        horizontal=True,
-        key=url_state.bind("dec_src", "repeat", options=list(SOURCE)),
-    )
-    n = c2.slider(
+def sequence_and_sections() -> None:
+    """The sequence every section reads (random words repeated, or the reader's own), then the
+    sections."""
+    source_column, n_column, seed_column = st.columns([2, 2, 1])
+    source = widgets.radio(CONTROLS["dec_src"], t("decoder.source"), where=source_column)
+    n = widgets.slider(
+        CONTROLS["dec_n"],
         t("decoder.n"),
-        2,
-        induction.MAX_REPEAT,
+        where=n_column,
         disabled=source != "repeat",
         help=t("decoder.n_help"),
-        key=url_state.bind("dec_n", lesson.DEFAULT_N, lo=2, hi=induction.MAX_REPEAT),
     )
-    seed = c3.number_input(
-        t("decoder.seed"),
-        0,
-        9999,
-        disabled=source != "repeat",
-        key=url_state.bind("dec_seed", lesson.DEFAULT_SEED, lo=0, hi=9999),
+    seed = widgets.number(
+        CONTROLS["dec_seed"], t("decoder.seed"), where=seed_column, disabled=source != "repeat"
     )
-    text = st.text_input(
+    text = widgets.text(
+        CONTROLS["dec_text"],
         t("decoder.text"),
-        max_chars=url_state.MAX_TEXT,
         help=t("decoder.text_help"),
         disabled=source != "text",
-        key=url_state.bind("dec_text", lesson.HARRY),
     )
-    st.caption(t("decoder.examples"))
-    for col, (name, sentence) in zip(st.columns(len(EXAMPLE) + 1), lesson.EXAMPLES.items()):
-        col.button(
-            t(EXAMPLE[name]),
+    st.caption(t("decoder.examples_caption"))
+    # One column more than there are examples, left empty, so that the buttons keep their width.
+    columns = st.columns(len(lesson.EXAMPLES) + 1)
+    for column, (name, sentence) in zip(columns, lesson.EXAMPLES.items(), strict=False):
+        column.button(
+            label("decoder.examples", name),
             on_click=use_example,
             args=(sentence,),
             key=f"dec_ex_{name}",
@@ -294,10 +83,228 @@ with page("decoder"):
     with st.expander(t("decoder.vocab", n=induction.N_VOCAB)):
         st.code(" ".join(induction.VOCAB), language=None, wrap_lines=True)
     tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
+    if tokens is None:
+        return
+    mask_view(tokens)
+    kv_cache_view(tokens)
+    cost_view()
+    circuit_view(tokens, lesson.second_copy_start(source, n))
 
-    if tokens is not None:
-        key = tuple(tokens)
-        mask_view(key)
-        cache_view(key)
-        cost_view()
-        circuit_view(key, n + 1 if source == "repeat" else None)
+
+def mask_view(tokens: tuple[str, ...]) -> None:
+    """1. The causal mask (no control of its own: it changes with the sequence only)."""
+    st.header(t("decoder.mask_h"))
+    explain(t("decoder.mask_text"))
+    mask = cache_decoder.mask_section(tokens)
+    weights = figures.heatmap(
+        mask.weights,
+        list(tokens),
+        list(tokens),
+        masked=mask.future,
+        title=t("decoder.mask_title"),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=t("common.weight"),
+        font_size=font_size(),
+    )
+    show(weights, "decoder_causal")
+    st.caption(t("decoder.mask_caption", n=mask.n_future, largest=f"{mask.largest_future:g}"))
+
+
+@section
+def kv_cache_view(tokens: tuple[str, ...]) -> None:
+    """2. Generation with a KV cache: the step slider (1 … T) reruns this section alone."""
+    st.header(t("decoder.cache_h"))
+    explain(t("decoder.cache_text"))
+    widgets.clamp(CONTROLS["dec_step"], hi=len(tokens))
+    step = widgets.slider(
+        CONTROLS["dec_step"], t("decoder.step"), hi=len(tokens), help=t("decoder.step_help")
+    )
+    kv_cache = cache_decoder.kv_cache_section(tokens, step)
+    animation = cache_decoder.kv_cache_animation(
+        kv_cache.K,
+        kv_cache.V,
+        kv_cache.weights,
+        tokens,
+        kv_cache.step,
+        font_size(),
+        key_title=t("decoder.k_cache"),
+        value_title=t("decoder.v_cache"),
+        weight_title=t("decoder.new_weights"),
+        token_name=t("common.token"),
+        dim_name=t("common.dimension"),
+        value_name=t("common.value"),
+        weight_name=t("common.weight"),
+        step_prefix=t("decoder.step_prefix"),
+        play=t("decoder.play"),
+        pause=t("decoder.pause"),
+    )
+    show(animation, "decoder_kv_cache")
+    left, middle, right = st.columns(3)
+    left.metric(t("decoder.keys_read"), kv_cache.keys_read)
+    middle.metric(t("decoder.cache_rows"), f"{kv_cache.cached_rows} / {len(tokens)}")
+    right.metric(t("decoder.new_token"), f"“{kv_cache.new_token}”")
+    st.caption(t("decoder.cache_equal", diff=f"{kv_cache.max_difference:.1e}"))
+
+
+@section
+def cost_view() -> None:
+    """3. What the cache saves, and what it costs: the model radio reruns this section alone."""
+    st.header(t("decoder.cost_h"))
+    explain(t("decoder.cost_text"))
+    shape = widgets.radio(CONTROLS["dec_shape"], t("decoder.shape"))
+    cost = cache_decoder.cost_section(shape)
+    work = cost.cost  # multiply-adds of every step, with and without the cache
+    first, second, third, fourth = st.columns(4)
+    first.metric(t("decoder.keys_last"), f"{cost.keys_last:,}")
+    second.metric(t("decoder.saving"), f"{cost.saving:,.0f} ×")
+    third.metric(t("decoder.cache_memory"), f"{cost.cache_gb:,.3g} GB")
+    fourth.metric(t("decoder.per_token"), f"{cost.per_token_kb:,.0f} KB")
+    numbers = t(
+        "decoder.cost_numbers",
+        d=f"{cost.d_model:,}",
+        L=cost.n_layers,
+        T=f"{cost.T:,}",
+        cached=cost.total_cached_tex,
+        uncached=cost.total_uncached_tex,
+    )
+    st.markdown(numbers)
+    models = [label("decoder.models", model) for model in cost.memory_models]
+    lengths = [t("decoder.n_tokens", n=f"{n:,}") for n in cost.memory_tokens]
+    memory = pd.DataFrame(cost.memory_gb, index=models, columns=lengths)
+    column_config = {"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
+    column_config |= {length: st.column_config.NumberColumn(format="%.3f") for length in lengths}
+    st.dataframe(memory, width="content", column_config=column_config)
+    curves = cache_decoder.cost_curves(
+        work.work_cached,
+        work.work_uncached,
+        font_size(),
+        cached_name=t("decoder.with_cache"),
+        uncached_name=t("decoder.without_cache"),
+        x_title=t("decoder.cost_x"),
+        y_title=t("decoder.cost_y"),
+    )
+    show(curves, "decoder_cost")
+
+
+@section
+def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
+    """4. The induction circuit: the ablation switch reruns this section alone (both runs are
+    computed together, so it only picks one)."""
+    st.header(t("decoder.circuit_h"))
+    explain(t("decoder.circuit_text"))
+    ablate = widgets.toggle(
+        CONTROLS["dec_ablate"], t("decoder.ablate"), help=t("decoder.ablate_help")
+    )
+    views = compute("dec_circuit", cache_decoder.circuits, tokens)
+    if views is None:
+        return
+    intact, knocked_out = views
+    circuit = knocked_out if ablate else intact
+    circuit_numbers(circuit, tokens)
+    circuit_heads(circuit, tokens)
+    induction_lines(circuit, tokens)
+    losses(circuit, second_start)
+
+
+def circuit_numbers(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """How often the circuit guesses right in each copy, and what it would generate next."""
+    first_copy, second_copy, chance, next_guess = st.columns(4)
+    first_copy.metric(
+        t("decoder.acc_first"), percent(circuit.acc_first), help=t("decoder.acc_first_help")
+    )
+    drop = None
+    if circuit.ablated:
+        drop = f"{100 * (circuit.knocked_second - circuit.intact_second):+.0f} %"
+    second_copy.metric(
+        t("decoder.acc_second"),
+        percent(circuit.acc_second),
+        help=t("decoder.acc_second_help"),
+        delta=drop,
+    )
+    chance.metric(t("decoder.chance"), f"{100 * circuit.chance:.1f} %")
+    next_guess.metric(t("decoder.last_guess"), f"“{circuit.last_guess}”")
+    last_token = f"“{escape(tokens[-1])}”"
+    st.markdown(
+        t("decoder.guess_sentence", token=last_token, guess=f"“{escape(circuit.last_guess)}”")
+    )
+    if circuit.ablated:
+        st.caption(t("decoder.ablated_note"))
+    else:
+        prev = f"{circuit.prev_weight:.2f}"
+        st.caption(t("decoder.measured", prev=prev, target=f"{circuit.mean_target_weight:.2f}"))
+
+
+def circuit_heads(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """The two heads' weights side by side, and the induction head's as CSV."""
+    heads = cache_decoder.head_grid(
+        circuit.heads,
+        tokens,
+        font_size(),
+        cell_titles=(t("decoder.head_previous"), t("decoder.head_induction")),
+        value_name=t("common.weight"),
+        query_name=t("common.query"),
+        key_name=t("common.key"),
+    )
+    show(heads, "decoder_heads")
+    download_csv(circuit.result.head("induction"), "decoder_induction_weights", tokens, tokens)
+
+
+def induction_lines(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
+    """From each repeated token to the key it copies from."""
+    st.subheader(t("decoder.lines_h"))
+    explain(t("decoder.lines_text"))
+    lines = cache_decoder.induction_lines(
+        circuit.line_weights,
+        tokens,
+        font_size(),
+        head_names=(t("decoder.head_induction"),),
+        value_name=t("common.weight"),
+    )
+    show(lines, "decoder_induction_lines")
+
+
+def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
+    """The loss at each position, intact and knocked out, and the guesses position by position."""
+    st.subheader(t("decoder.loss_h"))
+    runs = {
+        t("decoder.intact"): circuit.intact.loss,
+        t("decoder.knocked_out"): circuit.knocked_out.loss,
+    }
+    curves = decoder_figures.loss_curves(
+        circuit.loss_positions,
+        runs,
+        second_start=second_start,
+        second_label=t("decoder.second_copy"),
+        x_title=t("common.position"),
+        y_title=t("decoder.loss_y"),
+        chance=circuit.chance_loss,
+        chance_label=t("decoder.uniform"),
+        font_size=font_size(),
+    )
+    show(curves, "decoder_loss")
+    columns = [
+        t("common.position"),
+        t("common.token"),
+        t("decoder.col_next"),
+        t("decoder.col_guess"),
+        t("decoder.col_right"),
+        t("decoder.col_p"),
+    ]
+    rows = [
+        (position, token, next_token, guess, right_mark(right), p_next)
+        for position, token, next_token, guess, right, p_next in circuit.rows
+    ]
+    st.dataframe(
+        pd.DataFrame(rows, columns=columns),
+        hide_index=True,
+        width="stretch",
+        column_config={columns[5]: st.column_config.NumberColumn(format="%.3f")},
+    )
+
+
+with page("decoder"):
+    url_state.bind_controls(CONTROLS)
+    st.title(t("decoder.title"))
+    explain(t("decoder.intro"))
+    sequence_and_sections()

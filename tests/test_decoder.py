@@ -23,8 +23,7 @@ SEEDS = range(8)
 N = 20
 
 
-# ── decode_steps
-# ────────────────────────────────────────────────────────────────────────────────────
+# ── decode_steps ──────────────────────────────────────────────────────────────────────────────────
 def plain_steps(X, W_q, W_k, W_v):
     """An independent loop: at step t, attend from x_t's query over the keys of x_0 … x_t (Python
     floats)."""
@@ -38,7 +37,7 @@ def plain_steps(X, W_q, W_k, W_v):
         q = row(x, W_q)
         keys.append(row(x, W_k))
         values.append(row(x, W_v))
-        s = [sum(a * b for a, b in zip(q, k)) / math.sqrt(len(q)) for k in keys]
+        s = [sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(len(q)) for k in keys]
         top = max(s)
         e = [math.exp(v - top) for v in s]
         w = [v / sum(e) for v in e]
@@ -60,7 +59,7 @@ def test_steps_match_an_independent_loop_and_causal_self_attention():
     ref = plain_steps(X, W_q, W_k, W_v)
     full = visattn.self_attention(X, W_q, W_k, W_v, causal=True)
     assert len(steps) == 7
-    for s, (w, o) in zip(steps, ref):
+    for s, (w, o) in zip(steps, ref, strict=True):
         assert (
             s.K.shape == (s.t + 1, 3)
             and s.V.shape == (s.t + 1, 2)
@@ -118,8 +117,7 @@ def test_decode_steps_rejects_mismatched_widths():
     assert e.value.code == "projection_rows"
 
 
-# ── what the cache costs
-# ────────────────────────────────────────────────────────────────────────────
+# ── what the cache costs ──────────────────────────────────────────────────────────────────────────
 def test_cost_sums_match_a_loop_over_steps():
     T, D, L = 37, 12, 3
     c = decode.decode_cost(T, D, L)
@@ -164,8 +162,7 @@ def test_power_of_ten():
     assert lesson.power_of_ten(1234) == r"1.23 \times 10^{3}"
 
 
-# ── the induction circuit, on 8 seeds with n = 20
-# ───────────────────────────────────────────────────
+# ── the induction circuit, on 8 seeds with n = 20 ─────────────────────────────────────────────────
 @pytest.fixture(scope="module")
 def runs():
     out = []
@@ -291,10 +288,11 @@ def test_sections_of_the_lesson():
     tokens = induction.repeated_sequence(10, 0)
     m = lesson.mask_section(tokens)
     assert m.n_future == 20 * 19 // 2 and m.largest_future == 0.0
-    c = lesson.cache_section(tokens, 99)  # clamped to T
-    assert c.step == 19 and c.keys_read == 20 and c.max_difference < 1e-12
-    c = lesson.cache_section(tokens, 3)
-    assert c.step == 2 and c.cached_rows == 3 and (c.weights[2, 3:] == 0).all()
+    c = lesson.kv_cache_section(tokens, 99)  # clamped to T
+    assert c.step == 20 and c.keys_read == 20 and c.max_difference < 1e-12
+    c = lesson.kv_cache_section(tokens, 3)  # steps count from 1, as the page does
+    assert c.step == 3 and c.cached_rows == 3 and (c.weights[2, 3:] == 0).all()
+    assert c.new_token == tokens[2] and c.keys_read == c.steps[2].keys_read == 3
     s = lesson.circuit_section(tokens, True)
     assert s.ablated and s.acc_second == s.knocked_second < s.intact_second == 1.0
     assert s.line_weights.shape == (1, 20, 20) and (s.line_weights[0, :10] == 0).all()
@@ -304,8 +302,29 @@ def test_sections_of_the_lesson():
     assert s.chance_loss == pytest.approx(math.log(induction.N_VOCAB))
 
 
-# ── bad input
-# ───────────────────────────────────────────────────────────────────────────────────────
+def test_steps_count_from_1_from_the_lesson_to_the_figure():
+    """Step s generates token s, reads s keys and leaves s rows in the cache; the figure opens on
+    the frame named s, which shows s cached rows (one numbering, the page's)."""
+    from visattn.figures import decoder as dfig
+
+    tokens = induction.repeated_sequence(4, 2)
+    T = len(tokens)
+    for step in (1, 3, T):
+        c = lesson.kv_cache_section(tokens, step)
+        assert c.step == c.keys_read == c.cached_rows == step
+        assert c.new_token == tokens[step - 1] and c.steps[step - 1].keys_read == step
+        fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step).to_json())
+        slider = fig["layout"]["sliders"][0]
+        assert slider["steps"][slider["active"]]["label"] == str(step)
+        shown = array(fig["data"][0]["z"]).reshape(T, -1)
+        assert np.isfinite(shown[:step]).all() and np.isnan(shown[step:]).all()
+    assert lesson.kv_cache_section(tokens, 0).step == 1  # clamped to 1 … T
+    assert (
+        lesson.second_copy_start("repeat", 4) == 5 and lesson.second_copy_start("text", 4) is None
+    )
+
+
+# ── bad input ─────────────────────────────────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     "text, code",
     [
@@ -340,15 +359,14 @@ def test_bad_arguments():
         assert e.value.code == code
 
 
-# ── the lesson's figures pass Plotly's validation (the builders skip it for speed)
-# ──────────────────
+# ── the lesson's figures pass Plotly's validation (the builders skip it for speed) ────────────────
 def test_figures_validate():
     import plotly.graph_objects as go
 
     from visattn.figures import decoder as dfig
 
     tokens = induction.repeated_sequence(4, 0)
-    c = lesson.cache_section(tokens, 3)
+    c = lesson.kv_cache_section(tokens, 3)
     k = lesson.cost_section("gpt2_small_1k")
     s = lesson.circuit_section(tokens, False)
     built = [
@@ -378,9 +396,9 @@ def test_cache_frames_hold_only_what_changes_and_match_each_step():
     from visattn.figures import decoder as dfig
 
     tokens = induction.repeated_sequence(5, 1)
-    c = lesson.cache_section(tokens, 1)
+    c = lesson.kv_cache_section(tokens, 1)
     fig = json.loads(
-        dfig.cache_animation(c.K, c.V, c.weights, tokens, 0).to_json()
+        dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step).to_json()
     )  # as the browser receives it
     T = len(tokens)
     assert [f["name"] for f in fig["frames"]] == [str(t + 1) for t in range(T)]
@@ -406,7 +424,7 @@ def test_cost_curves_draw_few_points_of_the_exact_work():
 
     k = lesson.cost_section("gpt3_8k")
     fig = dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached)
-    for trace, work in zip(fig.data, (k.cost.work_cached, k.cost.work_uncached)):
+    for trace, work in zip(fig.data, (k.cost.work_cached, k.cost.work_uncached), strict=True):
         x = np.asarray(trace.x)
         assert x[0] == 1 and x[-1] == 8192 and len(x) <= dfig.COST_POINTS and (np.diff(x) > 0).all()
         d, L = 12288, 96  # GPT-3: work of step t (t + 1 keys) by the formula

@@ -4,11 +4,13 @@ Chinese views."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import numpy as np
 import pytest
 from apptest_util import (
+    ROOT,
     array,
     assert_clean,
     english_words,
@@ -102,6 +104,48 @@ def test_step_slider_and_shape_are_in_the_url():
     # a step past the end of a shorter sequence is clamped to its last token
     at = run_page("decoder", {"dec_step": "40", "dec_n": "4"})
     assert metrics(at)["Keys read by this step's query"] == "8"
+
+
+def test_one_step_numbering_from_the_slider_to_the_figure():
+    """The slider's step s is the metric's s keys, the s-th token and the figure's frame "s"."""
+    at = run_page("decoder", {"dec_step": "12"})
+    tokens = induction.repeated_sequence(lesson.DEFAULT_N, lesson.DEFAULT_SEED)
+    assert at.slider(key="dec_step").value == 12
+    m = metrics(at)
+    assert m["Keys read by this step's query"] == "12" and m["New token"] == f"“{tokens[11]}”"
+    _, _, (anim,) = by_kind(at)
+    slider = anim["layout"]["sliders"][0]
+    assert slider["steps"][slider["active"]]["label"] == "12"
+
+
+def test_each_control_lives_in_the_section_it_redraws():
+    """Point 8 of issue 20: the sequence's controls share one section with everything that reads
+    the sequence, and the step, the model and the ablation each sit in a section of their own
+    inside it, so a control reruns no more than it changes."""
+    tree = ast.parse((ROOT / "pages" / "decoder.py").read_text(encoding="utf-8"))
+    sections = {
+        f.name: f
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef)
+        and any(getattr(d, "id", None) == "section" for d in f.decorator_list)
+    }
+
+    def keys(f):
+        return {
+            n.slice.value
+            for n in ast.walk(f)
+            if isinstance(n, ast.Subscript) and getattr(n.value, "id", None) == "CONTROLS"
+        }
+
+    def calls(f):
+        return {getattr(n.func, "id", None) for n in ast.walk(f) if isinstance(n, ast.Call)}
+
+    outer = sections["sequence_and_sections"]
+    assert keys(outer) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
+    assert {"mask_view", "kv_cache_view", "cost_view", "circuit_view"} <= calls(outer)
+    assert keys(sections["kv_cache_view"]) == {"dec_step"}
+    assert keys(sections["cost_view"]) == {"dec_shape"}
+    assert keys(sections["circuit_view"]) == {"dec_ablate"}
 
 
 def test_ablation_is_shown_not_just_said():

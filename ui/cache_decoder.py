@@ -1,36 +1,34 @@
-"""Cached sections of the decoder page: one-line wrappers over :mod:`visattn.lessons.decoder`."""
+"""The decoder page's Streamlit caches: each section of :mod:`visattn.lessons.decoder` computed once
+per input (``st.cache_data``), and each slow figure built once per input and shared
+(``st.cache_resource``: show it, never modify it).
+
+A figure's wrapper takes what the figure draws (arrays, tokens, font size, words), so the section it
+comes from is computed once, by its own wrapper; a sequence arrives as a tuple of tokens (hashable,
+and what a link reproduces)."""
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from visattn.figures import decoder as figures
+from visattn import figures
+from visattn.figures import decoder as decoder_figures
 from visattn.lessons import decoder as lesson
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def mask(tokens: tuple[str, ...]) -> lesson.MaskSection:
+def mask_section(tokens: tuple[str, ...]) -> lesson.MaskSection:
     return lesson.mask_section(list(tokens))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def cache(tokens: tuple[str, ...], step: int) -> lesson.CacheSection:
-    return lesson.cache_section(list(tokens), step)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def cache_figure(tokens: tuple[str, ...], step: int, font_size: int, **words: str) -> go.Figure:
-    """The KV-cache animation (one frame per step), built once per input and shared: show it, never
-    modify it."""
-    c = lesson.cache_section(list(tokens), step)
-    return figures.cache_animation(
-        c.K, c.V, c.weights, list(tokens), c.step, font_size=font_size, **words
-    )
+@st.cache_data(max_entries=64, show_spinner=False)
+def kv_cache_section(tokens: tuple[str, ...], step: int) -> lesson.KVCacheSection:
+    return lesson.kv_cache_section(list(tokens), step)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def cost(shape: str) -> lesson.CostSection:
+def cost_section(shape: str) -> lesson.CostSection:
     return lesson.cost_section(shape)
 
 
@@ -38,3 +36,43 @@ def cost(shape: str) -> lesson.CostSection:
 def circuits(tokens: tuple[str, ...]) -> tuple[lesson.CircuitSection, lesson.CircuitSection]:
     """(intact, ablated) from one pair of runs, so the ablation switch never computes."""
     return lesson.circuit_pair(list(tokens))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def kv_cache_animation(
+    K: np.ndarray,
+    V: np.ndarray,
+    weights: np.ndarray,
+    tokens: tuple[str, ...],
+    step: int,
+    font_size: int,
+    **words: str,
+) -> go.Figure:
+    """The KV cache filling step by step (one frame per step), starting at ``step`` (1 … T)."""
+    return decoder_figures.cache_animation(
+        K, V, weights, list(tokens), step, font_size=font_size, **words
+    )
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def cost_curves(
+    work_cached: np.ndarray, work_uncached: np.ndarray, font_size: int, **words: str
+) -> go.Figure:
+    """Work per step with and without the cache (up to 8 192 steps, validated by Plotly)."""
+    return decoder_figures.cost_curves(work_cached, work_uncached, font_size=font_size, **words)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def head_grid(heads: np.ndarray, tokens: tuple[str, ...], font_size: int, **words) -> go.Figure:
+    """The circuit's two heads (1, 2, T, T) side by side, cells large enough to read."""
+    return figures.head_grid(
+        heads, list(tokens), list(tokens), font_size=font_size, cell_px=420, **words
+    )
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def induction_lines(
+    line_weights: np.ndarray, tokens: tuple[str, ...], font_size: int, **words
+) -> go.Figure:
+    """The induction head's rows of repeated tokens (1, T, T) as lines from token to key."""
+    return figures.line_view(line_weights, list(tokens), font_size=font_size, **words)

@@ -9,8 +9,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from visattn import figures
-
 from .frame import presenter
 from .i18n import t
 from .widgets import token_label
@@ -32,15 +30,6 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
         },
     }
     st.plotly_chart(fig, width="stretch", config=config, key=key or f"chart_{_slug(name)}")
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_figure(builder: str, *args, **kwargs) -> go.Figure:
-    """``visattn.figures.<builder>(*args, **kwargs)``, built once per distinct input and shared.
-
-    For figures that are slow to build (a 72-cell grid takes ~0.3 s of Plotly validation) and
-    redrawn on every rerun. The figure is shared between sessions: show it, never modify it."""
-    return getattr(figures, builder)(*args, **kwargs)
 
 
 def matrix_frame(m, row_labels=None, col_labels=None) -> pd.DataFrame:

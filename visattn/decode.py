@@ -32,9 +32,9 @@ from .shapes import GPT3, GPT3_LAYERS
 
 # Published shapes (a decoder's width, depth and context). GPT-3's come from visattn.shapes (article
 # 000).
-GPT2_SMALL = MappingProxyType(
-    {"d_model": 768, "n_heads": 12, "n_layers": 12, "context": 1024}
-)  # Radford et al. 2019
+# GPT-2 small: Radford et al. 2019
+GPT2_SMALL = MappingProxyType({"d_model": 768, "n_heads": 12, "n_layers": 12, "context": 1024})
+# GPT-3 175B: Brown et al. 2020
 GPT3_175B = MappingProxyType(
     {
         "d_model": GPT3["d_model"],
@@ -42,7 +42,7 @@ GPT3_175B = MappingProxyType(
         "n_layers": GPT3_LAYERS,
         "context": 2048,
     }
-)  # Brown et al. 2020
+)
 BYTES_FP16 = 2
 MODELS = MappingProxyType({"gpt2_small": GPT2_SMALL, "gpt3_175b": GPT3_175B})
 # The shapes the page offers: (model, tokens). GPT-3 was trained with 2 048 tokens of context; 8 192
@@ -90,8 +90,8 @@ def decode_steps(
     if W_q.shape[1] != W_k.shape[1]:
         raise InputError(
             "wq_wk_width",
-            f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; give both "
-            "the same number of columns (Dk).",
+            f"W_q gives queries of width {W_q.shape[1]} and W_k keys of width {W_k.shape[1]}; "
+            "give both the same number of columns (Dk).",
             q=W_q.shape[1],
             k=W_k.shape[1],
         )
@@ -162,13 +162,12 @@ def decode_cost(
     D = positive_int(d_model, "d_model", maximum=10**7)
     L = positive_int(n_layers, "n_layers", maximum=10**4)
     B = positive_int(bytes_per_value, "bytes_per_value", maximum=16)
-    n = np.arange(1, T + 1, dtype=np.float64)  # t + 1 keys at step t
-    cached = L * (3 * D * D + 2 * D * n)
-    uncached = L * (3 * D * D * n + 2 * D * n * n)
+    n = np.arange(1, T + 1, dtype=np.float64)  # (T,) t + 1 keys at step t
+    cached = L * (3 * D * D + 2 * D * n)  # (T,)
+    uncached = L * (3 * D * D * n + 2 * D * n * n)  # (T,)
     total_cached = L * (3 * D * D * T + D * T * (T + 1))  # Σ (t+1) = T(T+1)/2
-    total_uncached = L * (
-        3 * D * D * T * (T + 1) // 2 + D * T * (T + 1) * (2 * T + 1) // 3
-    )  # Σ (t+1)² = T(T+1)(2T+1)/6
+    # Σ (t+1)² = T(T+1)(2T+1)/6
+    total_uncached = L * (3 * D * D * T * (T + 1) // 2 + D * T * (T + 1) * (2 * T + 1) // 3)
     return DecodeCost(
         T=T,
         d_model=D,

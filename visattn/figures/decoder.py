@@ -15,23 +15,24 @@ from numpy.typing import ArrayLike
 from .core import DIVERGING_SCALE, _figure, _scale, _ticks, _title, compact
 
 FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
-NEW_ROW = "#ff7f0e"
+NEW_ROW = "#ff7f0e"  # the row the step shown appends
+CACHED_ROW = "#1f77b4"  # rows cached by earlier steps
 COST_POINTS = 400  # steps drawn on a cost curve
 
 
-def _cache_step(K, V, W, t, *, full: bool, **base):
-    """What step t changes in the three traces (K, V, the new query's weights); with ``full`` the
-    whole traces."""
+def _cache_step(K, V, W, step, *, full: bool, **base):
+    """What step ``step`` (1 … T) changes in the three traces (K, V, the new query's weights); with
+    ``full`` the whole traces."""
     T = K.shape[0]
-    hide = np.arange(T) > t  # rows not in the cache yet
-    w = np.where(hide, 0.0, W[t])
+    position = np.arange(1, T + 1)  # (T,) the tokens' positions, counted as the steps are
+    hide = position > step  # (T,) rows not in the cache yet
+    w = np.where(hide, 0.0, W[step - 1])  # (T,) row s − 1 of W holds step s's weights
+    colour = np.where(position == step, NEW_ROW, np.where(hide, FUTURE_GREY, CACHED_ROW))
     bar = dict(
         type="bar",
         x=compact(w),
-        marker=dict(
-            color=[NEW_ROW if j == t else ("#1f77b4" if j < t else FUTURE_GREY) for j in range(T)]
-        ),
-        text=[f"{v:.2f}" if j <= t else "" for j, v in enumerate(w)],
+        marker=dict(color=colour.tolist()),
+        text=["" if h else f"{v:.2f}" for v, h in zip(w, hide, strict=True)],
     )
     k = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, K)))
     v = dict(type="heatmap", z=compact(np.where(hide[:, None], np.nan, V)))
@@ -72,12 +73,12 @@ def cache_animation(
 ) -> go.Figure:
     """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not
     cached yet are grey), and the new query's weights over the cached keys (the new row in orange).
-    ``W`` (T, T) holds step t's weights in row t. Plotly's own play button and slider run the frames
-    in the browser; ``step`` (0-based) is the frame shown first. A frame holds only what changes
-    (the cells, the bars and their labels)."""
+    ``W`` (T, T) holds step s's weights in row s − 1. Plotly's own play button and slider run the
+    frames in the browser; ``step`` (1 … T, as the lesson counts) is the frame shown first. A frame
+    holds only what changes (the cells, the bars and their labels)."""
     K, V, W = (np.asarray(a, dtype=np.float64) for a in (K, V, W))
     T = K.shape[0]
-    step = min(max(int(step), 0), T - 1)
+    step = min(max(int(step), 1), T)
     yt, yl = _ticks(tokens, T)
     xt_k, xl_k = _ticks([f"k{j + 1}" for j in range(K.shape[1])], K.shape[1])
     xt_v, xl_v = _ticks([f"v{j + 1}" for j in range(V.shape[1])], V.shape[1])
@@ -106,22 +107,20 @@ def cache_animation(
             hovertemplate=f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>",
         ),
     )
+    steps = range(1, T + 1)
     frames = [
-        dict(name=str(t + 1), data=_cache_step(K, V, W, t, full=False), traces=[0, 1, 2])
-        for t in range(T)
+        dict(name=str(s), data=_cache_step(K, V, W, s, full=False), traces=[0, 1, 2]) for s in steps
     ]
     anim = dict(
         mode="immediate", frame=dict(duration=600, redraw=True), transition=dict(duration=0)
     )
     slider = dict(
-        active=step,
+        active=step - 1,  # Plotly's index of the step's frame
         currentvalue=dict(prefix=step_prefix),
         pad=dict(t=30),
         x=0.1,
         len=0.9,
-        steps=[
-            dict(method="animate", label=str(t + 1), args=[[str(t + 1)], anim]) for t in range(T)
-        ],
+        steps=[dict(method="animate", label=str(s), args=[[str(s)], anim]) for s in steps],
     )
     buttons = dict(
         type="buttons",
@@ -185,7 +184,7 @@ def loss_curves(
             mode="lines+markers",
             name=str(name),
             line=dict(dash="solid" if k == 0 else "dash", width=3 if k == 0 else 2),
-            hovertemplate=f"{str(name)}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3f}}<extra></extra>",
         )
         for k, (name, y) in enumerate(losses.items())
     ]

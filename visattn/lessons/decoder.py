@@ -2,15 +2,19 @@
 copies.
 
 One frozen dataclass per section of ``pages/decoder.py``, holding every number that section shows:
-:class:`MaskSection` (the causal mask), :class:`CacheSection` (generation with a KV cache, step by
+:class:`MaskSection` (the causal mask), :class:`KVCacheSection` (generation with a KV cache, step by
 step), :class:`CostSection` (what the cache saves and what it costs, for GPT-2 small and GPT-3
 175B), :class:`CircuitSection` (the designed induction circuit of :mod:`visattn.models.induction`,
-intact and with a head knocked out).
+intact and with a head knocked out). ``CONTROLS`` declares every URL parameter of the page.
 
-The sequence is shared by all sections: a repeated random sequence of nonsense words (the circuit's
-test case) or the reader's own words. The cache sections run one attention head with seeded random
-weights on seeded token vectors: caching is bookkeeping, and does not depend on what the weights
-have learnt."""
+The sequence is shared by all sections but the cost one: a repeated random sequence of nonsense
+words (the circuit's test case) or the reader's own words. The cache sections run one attention head
+with seeded random weights on seeded token vectors: caching is bookkeeping, and does not depend on
+what the weights have learnt.
+
+Steps and positions count from 1, as the lesson's prose, the page and its links do: step t
+generates token t, reads t cached keys and leaves t rows in the cache. (:mod:`visattn.decode` counts
+its steps from 0, as arrays do; :func:`kv_cache_section` is where the two meet.)"""
 
 from __future__ import annotations
 
@@ -20,30 +24,51 @@ import numpy as np
 
 from .. import decode
 from ..attention import self_attention
+from ..controls import Control, table
 from ..errors import InputError
 from ..models import induction
 from ..text import seeded_embedding
 
-SOURCES = ("repeat", "text")
+SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
+SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
 HARRY = "Harry Potter went to the shop and bought milk. Then Harry"
 EXAMPLES = {  # name → text for the example buttons
     "harry": HARRY,
     "owl": "The owl took the letter to Hogwarts . Ron saw the owl",
     "nonsense": "dax wug fep tiv dax wug fep",
 }
-DEMO_D, DEMO_DK, DEMO_SEED = (
-    8,
-    4,
-    0,
-)  # the cache demo: token vectors of width 8, one head of width 4
-DEFAULT_N, DEFAULT_SEED = 10, 0
+DEMO_D = 8  # the cache demo: token vectors of width 8 …
+DEMO_DK = 4  # … and one head of width 4
+DEMO_SEED = 0
+DEFAULT_N = 10
+DEFAULT_SEED = 0
+MAX_SEED = 9999
+DEFAULT_STEP = 5
+DEFAULT_SHAPE = "gpt3_2k"
 MEMORY_TOKENS = (1024, 2048, 8192)  # the columns of the cache-memory table
 
+CONTROLS = table(
+    # the sequence every section reads
+    Control("dec_src", "repeat", options=SOURCES, labels="decoder.sources"),
+    Control("dec_n", DEFAULT_N, lo=2, hi=induction.MAX_REPEAT),
+    Control("dec_seed", DEFAULT_SEED, lo=0, hi=MAX_SEED),
+    Control("dec_text", HARRY),
+    # 2. the KV cache: the step shown, 1 … T (the page narrows the bound to the sequence's T)
+    Control("dec_step", DEFAULT_STEP, lo=1, hi=induction.N_POSITIONS),
+    # 3. what the cache saves
+    Control("dec_shape", DEFAULT_SHAPE, options=SHAPES, labels="decoder.shapes"),
+    # 4. the induction circuit: knock out the previous-token head
+    Control("dec_ablate", False),
+)
+# Value sets that are not controls: the example buttons, the rows of the cache-memory table.
+LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}
 
-def sequence(source: str, n: int, seed: int, text: str) -> list[str]:
-    """The tokens every section uses: ``repeated_sequence(n, seed)`` or the words of ``text``."""
+
+def sequence(source: str, n: int, seed: int, text: str) -> tuple[str, ...]:
+    """The tokens every section uses: ``repeated_sequence(n, seed)`` or the words of ``text`` (a
+    tuple: what the page's caches are keyed by)."""
     if source == "repeat":
-        return induction.repeated_sequence(n, seed)
+        return tuple(induction.repeated_sequence(n, seed))
     if source != "text":
         raise InputError(
             "decoder_source",
@@ -51,10 +76,15 @@ def sequence(source: str, n: int, seed: int, text: str) -> list[str]:
             source=str(source)[:40],
         )
     tokens = induction.tokens_of(text)
-    induction.token_ids(
-        tokens
-    )  # the same checks as the model: 2 … 64 tokens, all in the vocabulary
-    return tokens
+    # the same checks as the model: 2 … 64 tokens, all in the vocabulary
+    induction.token_ids(tokens)
+    return tuple(tokens)
+
+
+def second_copy_start(source: str, n: int) -> int | None:
+    """The position (1-based) where a repeated sequence's second copy begins: n + 1; None for the
+    reader's own words, which have no second copy to mark."""
+    return n + 1 if source == "repeat" else None
 
 
 def power_of_ten(x: float, digits: int = 3) -> str:
@@ -70,8 +100,7 @@ def demo_weights(seed: int = DEMO_SEED) -> tuple[np.ndarray, np.ndarray, np.ndar
     return tuple(rng.standard_normal((DEMO_D, DEMO_DK)) / np.sqrt(DEMO_D) * 2.0 for _ in range(3))
 
 
-# ── 1. the causal mask
-# ──────────────────────────────────────────────────────────────────────────────
+# ── 1. the causal mask ────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class MaskSection:
     tokens: list[str]
@@ -83,57 +112,58 @@ class MaskSection:
 
 def mask_section(tokens: list[str]) -> MaskSection:
     X = seeded_embedding(tokens, DEMO_D, DEMO_SEED)  # (T, D)
-    tr = self_attention(X, *demo_weights(), causal=True)
-    future = ~tr.mask
+    trace = self_attention(X, *demo_weights(), causal=True)
+    future = ~trace.mask  # (T, T)
     return MaskSection(
         tokens=list(tokens),
-        weights=tr.weights,
+        weights=trace.weights,
         future=future,
         n_future=int(future.sum()),
-        largest_future=float(tr.weights[future].max()) if future.any() else 0.0,
+        largest_future=float(trace.weights[future].max()) if future.any() else 0.0,
     )
 
 
-# ── 2. the KV cache, step by step
-# ───────────────────────────────────────────────────────────────────
+# ── 2. the KV cache, step by step ─────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
-class CacheSection:
+class KVCacheSection:
     tokens: list[str]
-    steps: tuple[decode.DecodeStep, ...]  # (T,)
-    step: int  # the step shown, 0-based
+    steps: tuple[decode.DecodeStep, ...]  # (T,) steps[s - 1] is step s (decode counts from 0)
+    step: int  # the step shown, 1 … T: it generates token ``step`` and reads ``step`` keys
+    new_token: str  # the token the step shown generates: tokens[step - 1]
     K: np.ndarray  # (T, Dk) all keys, as the cache holds them at the end
     V: np.ndarray  # (T, Dv)
-    weights: np.ndarray  # (T, T) step t's weights in row t, 0 on keys not yet cached
-    keys_read: int  # at the step shown: t + 1
-    cached_rows: int  # rows of K (and of V) in the cache after the step shown
+    weights: np.ndarray  # (T, T) step s's weights in row s − 1, 0 on keys not yet cached
+    keys_read: int  # keys the query of the step shown reads: step
+    cached_rows: int  # rows of K (and of V) in the cache after the step shown: step
     max_difference: float  # max |stacked steps − causal self_attention| over weights and outputs
 
 
-def cache_section(tokens: list[str], step: int) -> CacheSection:
-    """``step`` is 1-based as the page counts (clamped to 1 … T)."""
-    X = seeded_embedding(tokens, DEMO_D, DEMO_SEED)
-    W_q, W_k, W_v = demo_weights()
+def kv_cache_section(tokens: list[str], step: int) -> KVCacheSection:
+    """The KV cache after step ``step`` (1 … T, as the page counts; clamped to that range)."""
+    X = seeded_embedding(tokens, DEMO_D, DEMO_SEED)  # (T, D)
+    W_q, W_k, W_v = demo_weights()  # (D, Dk) each
     steps = decode.decode_steps(X, W_q, W_k, W_v)
-    t = min(max(int(step), 1), len(steps)) - 1
-    W = decode.stack_weights(steps)
+    step = min(max(int(step), 1), len(steps))
+    shown = steps[step - 1]  # the one place a step becomes an index
+    weights = decode.stack_weights(steps)  # (T, T)
     full = self_attention(X, W_q, W_k, W_v, causal=True)
-    out = np.stack([s.output for s in steps])
-    diff = float(max(np.abs(W - full.weights).max(), np.abs(out - full.output).max()))
-    return CacheSection(
+    outputs = np.stack([s.output for s in steps])  # (T, Dv)
+    difference = max(np.abs(weights - full.weights).max(), np.abs(outputs - full.output).max())
+    return KVCacheSection(
         tokens=list(tokens),
         steps=steps,
-        step=t,
+        step=step,
+        new_token=tokens[step - 1],
         K=steps[-1].K,
         V=steps[-1].V,
-        weights=W,
-        keys_read=steps[t].keys_read,
-        cached_rows=t + 1,
-        max_difference=diff,
+        weights=weights,
+        keys_read=shown.keys_read,
+        cached_rows=shown.K.shape[0],
+        max_difference=float(difference),
     )
 
 
-# ── 3. what the cache saves
-# ─────────────────────────────────────────────────────────────────────────
+# ── 3. what the cache saves ───────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class CostSection:
     shape: str  # a key of visattn.decode.SHAPES
@@ -180,8 +210,7 @@ def cost_section(shape: str) -> CostSection:
     )
 
 
-# ── 4. the induction circuit
-# ────────────────────────────────────────────────────────────────────────
+# ── 4. the induction circuit ──────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class CircuitSection:
     result: induction.InductionResult  # as shown (ablated when the reader asked)
@@ -192,16 +221,16 @@ class CircuitSection:
     acc_second: float  # … over tokens seen before (the second copy)
     intact_second: float
     knocked_second: float
+    heads: np.ndarray  # (1, 2, T, T) layer 1's previous-token head and layer 2's induction head
     targets: np.ndarray  # (T,) where the induction head should look, −1 for first occurrences
     target_weight: np.ndarray  # (T,) the induction head's weight on its target (NaN where none)
     mean_target_weight: float  # over positions with a target (NaN if none)
     prev_weight: float  # the previous head's smallest weight on i − 1 (i ≥ 1)
-    line_weights: (
-        np.ndarray
-    )  # (1, T, T) the induction head's rows of repeated tokens only (others 0)
-    rows: tuple[
-        tuple, ...
-    ]  # per position: (1-based position, token, next token or "", guess, right?, p(next) or NaN)
+    line_weights: np.ndarray  # (1, T, T) the induction head's rows of repeated tokens (others 0)
+    # per position: (1-based position, token, next token or "", guess, right? or None, p(next) or
+    # NaN); the last token has no next token
+    rows: tuple[tuple, ...]
+    loss_positions: tuple[int, ...]  # (T − 1,) 1 … T − 1: the positions that have a next token
     chance: float  # 1 / V
     chance_loss: float  # ln V: the loss of a uniform guess
     last_guess: str  # the guess after the last token: what the model would generate next
@@ -214,34 +243,33 @@ def circuit_section(
 ) -> CircuitSection:
     """The circuit on ``tokens``, showing the ablated run when ``ablate``; ``runs`` = (intact,
     knocked out) when already computed (each run of the 809-wide model is the costly part)."""
-    intact, knocked = (
-        runs
-        if runs is not None
-        else (induction.run(tokens), induction.run(tokens, ablate="previous"))
-    )
-    r = knocked if ablate else intact
-    first, second = induction.copy_accuracy(r)
-    targets = induction.induction_targets(r)
+    if runs is None:
+        runs = (induction.run(tokens), induction.run(tokens, ablate="previous"))
+    intact, knocked = runs
+    shown = knocked if ablate else intact
+    first, second = induction.copy_accuracy(shown)
+    targets = induction.induction_targets(shown)  # (T,)
     T = len(tokens)
-    ind = r.head("induction")
-    has = targets >= 0
-    tw = np.where(has, ind[np.arange(T), np.maximum(targets, 0)], np.nan)
-    lines = np.where(has[:, None], ind, 0.0)[None]
-    p_next = r.probs[np.arange(T - 1), r.ids[1:]]
+    induction_head = shown.head("induction")  # (T, T)
+    previous_head = shown.head("previous")  # (T, T)
+    has_target = targets >= 0  # (T,)
+    target_weight = np.where(
+        has_target, induction_head[np.arange(T), np.maximum(targets, 0)], np.nan
+    )  # (T,)
+    p_next = shown.probs[np.arange(T - 1), shown.ids[1:]]  # (T − 1,)
     rows = tuple(
         (
             i + 1,
             tokens[i],
             tokens[i + 1] if i + 1 < T else "",
-            r.predictions[i],
-            bool(r.correct[i]) if i + 1 < T else None,
+            shown.predictions[i],
+            bool(shown.correct[i]) if i + 1 < T else None,
             float(p_next[i]) if i + 1 < T else float("nan"),
         )
         for i in range(T)
     )
-    prev = r.head("previous")
     return CircuitSection(
-        result=r,
+        result=shown,
         intact=intact,
         knocked_out=knocked,
         ablated=bool(ablate),
@@ -249,15 +277,17 @@ def circuit_section(
         acc_second=second,
         intact_second=induction.copy_accuracy(intact)[1],
         knocked_second=induction.copy_accuracy(knocked)[1],
+        heads=shown.weights.reshape(1, -1, T, T),  # (L, 1, T, T) -> (1, L, T, T): side by side
         targets=targets,
-        target_weight=tw,
-        mean_target_weight=float(np.nanmean(tw)) if has.any() else float("nan"),
-        prev_weight=float(min(prev[i, i - 1] for i in range(1, T))),
-        line_weights=lines,
+        target_weight=target_weight,
+        mean_target_weight=float(np.nanmean(target_weight)) if has_target.any() else float("nan"),
+        prev_weight=float(min(previous_head[i, i - 1] for i in range(1, T))),
+        line_weights=np.where(has_target[:, None], induction_head, 0.0)[None],  # (1, T, T)
         rows=rows,
+        loss_positions=tuple(range(1, T)),
         chance=1.0 / induction.N_VOCAB,
         chance_loss=float(np.log(induction.N_VOCAB)),
-        last_guess=r.predictions[-1],
+        last_guess=shown.predictions[-1],
     )
 
 

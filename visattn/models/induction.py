@@ -34,10 +34,10 @@ al.'s attention-only transformer); the logits are X W_U with W_U reading only th
 ``previous``   query: position i moved to column i − 1 (a shift matrix); key: position j. Score
                PREV_SHARPNESS where j = i − 1, else 0. Value: ``tok`` → ``prev``.
 ``induction``  query: ``tok``; key: ``prev`` (the same word in the same column); score
-INDUCTION_SHARPNESS
-               where the key's previous token is the query's token. The first position has no
-               previous token (its "previous" head can only look at itself), so its key carries
-               −FIRST_PENALTY through the ``one`` and ``pos:0`` columns. Value: ``tok`` → ``next``.
+               INDUCTION_SHARPNESS where the key's previous token is the query's token. The first
+               position has no previous token (its "previous" head can only look at itself), so its
+               key carries −FIRST_PENALTY through the ``one`` and ``pos:0`` columns. Value:
+               ``tok`` → ``next``.
 
 Measured (tests/test_decoder.py, n = 20 on seeds 0 … 7): the previous head puts ≥ 0.98 on i − 1; the
 induction head ≥ 0.99 on the token after the earlier copy; the second copy is predicted 100 % right,
@@ -57,27 +57,27 @@ from ..checks import positive_int
 from ..errors import InputError
 from ..text import tokenize
 
-# ── The vocabulary
-# ────────────────────────────────────────────────────────────────────────────────── Short nonsense
-# words for random sequences (no meaning, no bigram to guess from), then a small English vocabulary
-# for typed sequences such as "Harry Potter went to the shop. Then Harry …".
+# ── The vocabulary ────────────────────────────────────────────────────────────────────────────
+# Short nonsense words for random sequences (no meaning, no bigram to guess from), then a small
+# English vocabulary for typed sequences such as "Harry Potter went to the shop. Then Harry …".
 NONSENSE: tuple[str, ...] = tuple(
     "bax dep fim gok hul jav kez lom mip nuv pag rus sib tof vek wol yad zin bef cog "
     "dut fal gim hob jek lup mav nid pif rol sug tam vin wex yob zuk dax wug fep tiv".split()
 )
 ENGLISH: tuple[str, ...] = tuple(
     ". , ! ? ; : ' \" - ( ) "
-    "Harry Potter Ron Weasley Hermione Granger Albus Dumbledore Hagrid Draco Malfoy Dursley Hogwarts London "
-    "Mr Mrs Miss Professor I you he she it we they me him her us them my your his its our their "
-    "the a an this that these those some every no not and or but because so then when after before while "
-    "is was are were be been has had have do did does will would can could said says say "
-    "went go goes came come saw see met meet took take gave give bought buy made make found find ran run "
-    "walked walk looked look asked ask told tell wanted want liked like knew know thought think "
-    "to of in on at for with from into over under by about up down out back home away again here there "
-    "shop school castle house street station train door room garden forest river road town city table "
-    "milk bread tea cake apple book letter wand owl cat dog broom hat cloak map key box "
-    "day night morning evening today tomorrow time year week new old big small good bad little young "
-    "one two three first last very all many more most other same".split()
+    "Harry Potter Ron Weasley Hermione Granger Albus Dumbledore Hagrid Draco Malfoy Dursley "
+    "Hogwarts London Mr Mrs Miss Professor I you he she it we they me him her us them my your his "
+    "its our their the a an this that these those some every no not and or but because so then "
+    "when after before while is was are were be been has had have do did does will would can "
+    "could said says say went go goes came come saw see met meet took take gave give bought buy "
+    "made make found find ran run walked walk looked look asked ask told tell wanted want liked "
+    "like knew know thought think to of in on at for with from into over under by about up down "
+    "out back home away again here there shop school castle house street station train door room "
+    "garden forest river road town city table milk bread tea cake apple book letter wand owl cat "
+    "dog broom hat cloak map key box day night morning evening today tomorrow time year week new "
+    "old big small good bad little young one two three first last very all many more most other "
+    "same".split()
 )
 VOCAB: tuple[str, ...] = NONSENSE + ENGLISH
 _INDEX = {w.lower(): i for i, w in enumerate(VOCAB)}
@@ -85,8 +85,7 @@ N_VOCAB = len(VOCAB)  # V
 N_POSITIONS = 64  # P: at most 64 tokens (a repeated sequence of at most 32)
 MAX_REPEAT = min(len(NONSENSE), N_POSITIONS // 2)
 
-# ── The residual stream
-# ─────────────────────────────────────────────────────────────────────────────
+# ── The residual stream ───────────────────────────────────────────────────────────────────────
 DIM_NAMES: tuple[str, ...] = (
     tuple(f"tok:{w}" for w in VOCAB)
     + tuple(f"pos:{i}" for i in range(N_POSITIONS))
@@ -101,7 +100,7 @@ HEAD_NAMES: tuple[tuple[str, ...], ...] = (("previous",), ("induction",))  # per
 N_LAYERS = len(HEAD_NAMES)
 
 # The numbers a reader may change: post-scaling scores (W_q carries √D, which attention divides
-# out).
+# out)
 PREV_SHARPNESS = 9.0  # previous: e⁹ ≈ 8100 against ≤ 63 other keys of score 0 → ≥ 0.99 on i − 1
 # induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
 INDUCTION_SHARPNESS = 10.0
@@ -156,8 +155,7 @@ W_U[NEXT : NEXT + N_VOCAB] = UNEMBED * np.eye(N_VOCAB)
 _readonly(W_U)
 
 
-# ── Inputs
-# ──────────────────────────────────────────────────────────────────────────────────────────
+# ── Inputs ────────────────────────────────────────────────────────────────────────────────────
 def repeated_sequence(n: int, seed: int = 0) -> list[str]:
     """n distinct random nonsense words, then the same n again (2n tokens).
 
@@ -233,8 +231,7 @@ def embed(ids: np.ndarray) -> np.ndarray:
     return X
 
 
-# ── Running it
-# ──────────────────────────────────────────────────────────────────────────────────────
+# ── Running it ────────────────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class InductionResult:
     tokens: list[str]  # (T,) as given
