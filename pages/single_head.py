@@ -13,7 +13,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import label, t
+from ui.i18n import label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, matrix_editor, set_matrix, token_select
 from visattn.lessons import single_head as lesson
@@ -68,9 +68,11 @@ def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inp
     """One head step by step, (X, W) → Q, K, V → QKᵀ → softmax → Z, then one query's row."""
     words = pipeline_words(tr, scale)
     steps = cache_single_head.pipeline(tr, tuple(tokens), words, inputs, temperature, font_size())
+    ranges = lesson.colour_ranges(tr, inputs)
     for step, per_row, named_figures in steps:
         st.markdown(label("single_head.steps", step))
         grid(named_figures, per_row, f"{prefix}_", widths=[1.15, 1, 1, 1])
+        st.caption(colour_note(step, ranges[step]))
         if step == "scores" and tr.mask is not None:
             st.caption(t("single_head.mask_caption"))
     weights_column, output_column = st.columns(2)
@@ -84,6 +86,16 @@ def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inp
         st.caption(t("single_head.csv_output"))
     st.subheader(t("single_head.follow_title"))
     query_row(tr, tokens, scale, temperature)
+
+
+def colour_note(step: str, colour: lesson.ColourRange) -> str:
+    """Which matrices of ``step`` share its colour scale, and the scale's range."""
+    what = label("single_head.colour_groups", step)
+    if colour.diverging:
+        note = t("single_head.colour_diverging", what=what, bound=lesson.num(colour.zmax, 2))
+    else:
+        note = t("single_head.colour_sequential", what=what, top=lesson.num(colour.zmax, 2))
+    return note + " " + t("single_head.colour_weights") if step == "scores" else note
 
 
 @section
@@ -234,6 +246,9 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
         return
     tokens, tr = result.tokens, result.trace
     st.caption(t("single_head.tokens", n=len(tokens), tokens=escape(" · ".join(tokens))))
+    if result.n_unknown:
+        chars = escape(t("single_head.list_sep").join(result.unknown))
+        st.info(t("single_head.emb_unknown", n=result.n_unknown, total=len(tokens), chars=chars))
     numbers_shown = lesson.numbers_fit(len(tokens), side)
     maps = cache_single_head.sentence(
         tr, tuple(tokens), map_words(), side, numbers_shown, temperature, font_size()
@@ -331,7 +346,9 @@ def view_and_options() -> None:
 
 
 with page("single_head"):
-    url_state.bind_controls(lesson.CONTROLS)  # every view's settings stay in the URL, shown or not
+    # the sentence view's default sentence is the language's; every view's settings stay in the URL
+    url_state.follow_language(lesson.TEXT.key, lesson.sentence_for, lang())
+    url_state.bind_controls(lesson.controls_for(lang()))
     st.title(t("single_head.title"))
     explain(t("single_head.intro"))
     st.latex(

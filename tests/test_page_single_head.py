@@ -609,3 +609,155 @@ def test_a_link_keeps_the_settings_of_the_views_it_does_not_show():
     )
     at.segmented_control(key="sh_view").set_value("sentence").run()
     assert not warnings(at) and at.text_input(key="sh_text").value == "hello world"
+
+
+# --- issue 22.11: each step's matrices share one colour scale, and the page says which ----------
+def colour_of(figure: dict) -> tuple:
+    trace = figure["data"][0]
+    return trace["zmin"], trace["zmax"], trace.get("zmid")
+
+
+def heatmaps(at) -> list[dict]:
+    return [f for f in figures(at) if f["data"][0].get("type") == "heatmap"]
+
+
+def test_worked_example_matrices_share_a_scale_a_step():
+    at = run_page("single_head")
+    assert_clean(at)
+    got = [colour_of(f) for f in heatmaps(at)]
+    names = [name for name, _ in WORKED]
+    by_name = dict(zip(names, got, strict=True))
+
+    def top(*matrices):
+        return max(v for m in matrices for row in m for v in row)
+
+    # no negative entry: 0 (white) to the largest entry of the step's matrices
+    for name in ("X", "W_Q", "W_K", "W_V"):
+        assert by_name[name] == (0, top(X, W_Q, W_K, W_V), None), name
+    vectors = top(REF["Q"], REF["K"], REF["V"], REF["Z"])
+    for name in ("Q", "K", "V", "Z"):
+        assert by_name[name] == pytest.approx((0, vectors, None)), name
+    for name in ("QKᵀ", "÷√d_k"):
+        assert by_name[name] == (0, top(REF["raw"], REF["scores"]), None), name
+    assert by_name["weights"][:2] == (0, 1)
+    # Z's 1.7311 and 1.9707 are both about half way up the scale of Q, K, V (4)
+    z = np.array(REF["Z"])
+    assert np.all((z > 0.4 * vectors) & (z < 0.5 * vectors))
+    captions = [c.value for c in at.caption]
+    assert (
+        f"Colour: Q, K and V (and Z in step 4) share one scale, from 0 (white) to {vectors:g}"
+        in (" ".join(captions))
+    )
+    assert sum(c.startswith("Colour:") for c in captions) == 4  # one a step
+
+
+def test_random_matrices_get_a_diverging_scale_centred_on_zero():
+    params = {"sh_view": "edit", "sh_T": "3", "sh_d": "4", "sh_dk": "3", "sh_seed": "5"}
+    at = run_page("single_head", params)
+    assert_clean(at)
+    got = heatmaps(at)  # Q, K, V, QKᵀ, ÷√d_k, weights, Z (the editors hold X and the W's)
+    edited = [np.asarray(at.session_state[k], dtype=float).tolist() for k in lesson.ARTICLE]
+    ref = reference(*edited)
+    bound = max(abs(v) for m in ("Q", "K", "V", "Z") for row in ref[m] for v in row)
+    assert min(v for m in ("Q", "K", "V") for row in ref[m] for v in row) < 0
+    for figure in (*got[:3], got[-1]):  # Q, K, V and Z
+        zmin, zmax, zmid = colour_of(figure)
+        assert zmid == 0 and zmin == pytest.approx(-bound, rel=1e-6)
+        assert zmax == pytest.approx(bound, rel=1e-6)
+    assert any("diverging scale centred on 0" in c.value for c in at.caption)
+
+
+def test_zh_colour_captions():
+    at = run_page("single_head", {"lang": "zh"})
+    assert_clean(at)
+    captions = [c.value for c in at.caption if c.value.startswith("颜色：")]
+    assert len(captions) == 4 and "Q、K、V（以及第 4 步的 Z）共用一个色标" in " ".join(captions)
+
+
+# --- issue 22: Chinese wording and the Chinese default sentence ---------------------------------
+ZH_SENTENCE = "我买了一个苹果，它很甜。"  # article 001's 它 → 苹果, one token a character
+
+
+def zh_strings():
+    import json
+    from pathlib import Path
+
+    data = json.loads(Path("ui/locales/zh/single_head.json").read_text("utf-8"))
+
+    def walk(v):
+        if isinstance(v, dict):
+            for w in v.values():
+                yield from walk(w)
+        else:
+            yield v
+
+    return list(walk(data))
+
+
+def test_zh_says_mask_as_d2l_does():
+    strings = zh_strings()
+    assert not [s for s in strings if "掩蔽" in s]
+    assert any("掩码" in s for s in strings)
+
+
+def test_seeded_table_is_named_briefly():
+    from ui.i18n import tables
+
+    assert len(tables("zh")["single_head.embeddings"]["seeded"]) <= 10
+    assert len(tables("en")["single_head.embeddings"]["seeded"].split()) <= 5
+
+
+def test_zh_sentence_view_opens_on_the_chinese_sentence():
+    at = run_page("single_head", {"lang": "zh", "sh_view": "sentence"})
+    assert_clean(at) and not errors(at)
+    assert at.text_input(key="sh_text").value == ZH_SENTENCE
+    assert "sh_text" not in qp(at)
+    n = len(ZH_SENTENCE)  # every character (and mark) is a token of the seeded table
+    assert f"{n} 个词元：" + " · ".join(ZH_SENTENCE) in texts(at)
+    assert zs(at)[0].shape == (n, n)
+
+
+def test_english_sentence_view_is_unchanged():
+    at = run_page("single_head", {"sh_view": "sentence"})
+    assert at.text_input(key="sh_text").value == lesson.SENTENCE
+    assert "sh_text" not in qp(at)
+
+
+def test_a_link_that_names_its_sentence_keeps_it():
+    text = "A cat sat on the mat."
+    at = run_page("single_head", {"lang": "zh", "sh_view": "sentence", "sh_text": text})
+    assert at.text_input(key="sh_text").value == text and qp(at)["sh_text"] == text
+    at = run_page("single_head", {"sh_view": "sentence", "sh_text": ZH_SENTENCE})
+    assert at.text_input(key="sh_text").value == ZH_SENTENCE and qp(at)["sh_text"] == ZH_SENTENCE
+
+
+def test_the_default_sentence_follows_a_language_switch():
+    at = run_page("single_head", {"sh_view": "sentence"})
+    at.session_state["lang"] = "zh"  # what the sidebar's language control does
+    at.run()
+    assert_clean(at)
+    assert at.text_input(key="sh_text").value == ZH_SENTENCE and "sh_text" not in qp(at)
+    at = run_page("single_head", {"sh_view": "sentence", "sh_text": "A cat sat."})
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert at.text_input(key="sh_text").value == "A cat sat."
+
+
+def test_minilm_says_a_chinese_sentence_is_mostly_unk():
+    import json
+
+    from visattn.models.minilm import MiniLM
+
+    model = MiniLM.load()
+    tokenizer = json.loads((model.path / "tokenizer.json").read_text("utf-8"))
+    vocab = tokenizer["model"]["vocab"]
+    unknown = [c for c in ZH_SENTENCE if c not in vocab]  # BERT splits Chinese by characters
+    assert len(unknown) > len(ZH_SENTENCE) / 2  # mostly [UNK]
+    at = run_page("single_head", {"lang": "zh", "sh_view": "sentence", "sh_emb": "pretrained"})
+    assert_clean(at) and not errors(at)
+    note = " ".join(i.value for i in at.info)
+    chars = "、".join(dict.fromkeys(unknown))
+    assert f"这 {len(ZH_SENTENCE)} 个词元中有 {len(unknown)} 个是 [UNK]（{chars}）" in note
+    assert "中文句子对它来说大多是 [UNK]" in texts(at)
+    at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained"})
+    assert not at.info or "[UNK]" not in " ".join(i.value for i in at.info)

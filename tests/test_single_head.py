@@ -461,3 +461,58 @@ def test_the_pipeline_draws_the_lesson_steps_in_order():
     assert tuple(step for step, _, _ in rows) == lesson.STEPS
     names = [name for _, _, named in rows for name, _ in named]
     assert names == ["x", "wq", "wk", "wv", "q", "k", "v", "raw", "scores", "weights", "z"]
+
+
+# --- issue 22.11: the pipeline's matrices share a colour scale a step ----------------------------
+def flat(*matrices):
+    return [v for m in matrices for row in m for v in row]
+
+
+def test_worked_example_colour_ranges_by_hand():
+    tr = lesson.worked()
+    ranges = lesson.colour_ranges(tr, (lesson.W_Q, lesson.W_K, lesson.W_V))
+    # no negative entry anywhere in the worked example: 0 (white) … the step's largest entry
+    assert (ranges["inputs"].zmin, ranges["inputs"].zmax) == (0, max(flat(X, W_Q, W_K, W_V)))
+    top = max(flat(REF["Q"], REF["K"], REF["V"], REF["Z"]))
+    assert top == 4
+    for step in ("qkv", "out"):
+        assert (ranges[step].zmin, ranges[step].zmax, ranges[step].zmid) == (0, top, None)
+    assert ranges["scores"].zmax == max(flat(REF["raw"], REF["scores"])) == 12
+    # Z's two values sit close together on the shared scale, not at its two ends
+    z1, z2 = REF["Z"][0][0], REF["Z"][1][0]
+    assert (z1 - z2) / top == pytest.approx((1 / (1 + math.exp(-3.5)) - 1 / (1 + math.exp(-1))) / 4)
+    assert (z1 - z2) / top < 0.1
+
+
+def test_colour_range_diverges_around_zero_with_negative_entries():
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((3, 4)), rng.standard_normal((2, 5)) + 0.5
+    r = lesson.colour_range(A, B)
+    bound = max(abs(v) for v in flat(A.tolist(), B.tolist()))
+    assert (r.zmin, r.zmax, r.zmid) == (-bound, bound, 0) and r.diverging
+    r = lesson.colour_range(np.abs(A), [[0.0, 0.0]])
+    assert (r.zmin, r.zmax, r.zmid) == (0, float(np.abs(A).max()), None)
+    assert lesson.colour_range([[0.0, 0.0]]).zmax == 1  # all zeros: any range, white
+
+
+def test_the_scores_scale_leaves_out_masked_cells():
+    # q₁·k₂ = 5 is the largest raw score, but the causal mask hides it
+    Xm, Wq, Wk = [[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 0], [5, 0]]
+    tr = visattn.self_attention(Xm, Wq, Wk, Wq, causal=True)
+    ref = reference(Xm, Wq, Wk, Wq)
+    kept = [(i, j) for i in range(2) for j in range(2) if j <= i]
+    want = max(max(ref["raw"][i][j], ref["scores"][i][j]) for i, j in kept)
+    assert ref["raw"][0][1] == 5 and want == 1
+    assert lesson.colour_ranges(tr)["scores"].zmax == want
+
+
+@given(
+    arrays(np.float64, (4, 3), elements=st.floats(-3, 3)),
+    st.floats(0.05, 5),
+    st.booleans(),
+)
+def test_z_stays_inside_the_scale_of_q_k_v(X_, temperature, causal):
+    W = np.eye(3)
+    tr = visattn.self_attention(X_, W, W, W, causal=causal, temperature=temperature)
+    r = lesson.colour_ranges(tr)["out"]
+    assert r.zmin - 1e-9 <= tr.output.min() and tr.output.max() <= r.zmax + 1e-9

@@ -35,7 +35,14 @@ def sqrt_steps(seed: int) -> lesson.SqrtSteps:
 )
 def before_softmax(tr, tokens: tuple, words: dict, inputs, font_size: int) -> list:
     """The pipeline up to the scaled scores (~9 figures, ~70 ms of building)."""
-    return figures.before_softmax(tr, list(tokens), words, inputs=inputs, font_size=font_size)
+    return figures.before_softmax(
+        tr,
+        list(tokens),
+        words,
+        inputs=inputs,
+        ranges=lesson.colour_ranges(tr, inputs),
+        font_size=font_size,
+    )
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -46,6 +53,7 @@ def after_softmax(tr, tokens: tuple, words: dict, temperature: float, font_size:
         list(tokens),
         words,
         temperature=lesson.temperature_grid(tr, temperature),
+        ranges=lesson.colour_ranges(tr),  # Z's scale is Q, K and V's: no τ in it
         font_size=font_size,
     )
 

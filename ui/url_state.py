@@ -170,6 +170,18 @@ def bind_controls(controls: Mapping[str, Control]) -> None:
         bind_control(control)
 
 
+def follow_language(key: str, default_for: Callable[[str], Any], lang: str) -> None:
+    """A control whose default depends on the language (a page's default sentence): switched from
+    one language to another, a value still on the first language's default becomes the second's;
+    any other value stays. Call it before binding the controls with ``lang``'s default."""
+    memo = f"_{key}__lang"
+    before = st.session_state.get(memo)
+    if before is not None and before != lang and key in st.session_state:
+        if st.session_state[key] == default_for(before):
+            st.session_state[key] = default_for(lang)
+    st.session_state[memo] = lang
+
+
 def start_run() -> None:
     """Forget last run's registrations (each run registers what it draws)."""
     st.session_state[_REGISTRY] = {}

@@ -7,7 +7,7 @@ fixed formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,12 +18,18 @@ from ..attention import SelfAttentionTrace
 from ..display import MAX_TEXT_CELLS
 from ..scaling import Peakedness
 from . import live
-from .core import HEAD_COLOURS, _figure
+from .core import DIVERGING_SCALE, HEAD_COLOURS, WEIGHT_SCALE, _figure
 from .lines import curves
 from .matrices import heatmap
 
 if TYPE_CHECKING:  # annotations only: drawing needs no lesson code
-    from ..lessons.single_head import Histogram, SqrtSteps, TemperatureGrid, WhySqrt
+    from ..lessons.single_head import (
+        ColourRange,
+        Histogram,
+        SqrtSteps,
+        TemperatureGrid,
+        WhySqrt,
+    )
 
 ORANGE = HEAD_COLOURS[1]
 
@@ -93,14 +99,20 @@ def panel(
     y_title: str = "",
     row_name: str = "row",
     col_name: str = "column",
+    colour: ColourRange | None = None,
     font_size: int = 13,
 ) -> go.Figure:
     """One compact labelled matrix of the pipeline (several side by side), numbers in every cell, no
     colour bar. The hover names a cell by ``row_name`` and ``col_name`` (the axis titles, where
-    there are any)."""
+    there are any). ``colour``: the scale it shares with the other matrices of its step (zmin,
+    zmax, zmid: diverging around zmid when it has one); without it the scale spans this matrix."""
     m = np.asarray(m, dtype=np.float64)
     side = max(m.shape)
     long_cols = m.shape[1] > 3 and max(len(str(c)) for c in cols) > 3  # tokens over narrow columns
+    shared = {}
+    if colour is not None and not weights:
+        scale = DIVERGING_SCALE if colour.diverging else WEIGHT_SCALE
+        shared = dict(zmin=colour.zmin, zmax=colour.zmax, colorscale=scale)
     fig = heatmap(
         m,
         cols,
@@ -108,6 +120,7 @@ def panel(
         title=title,
         weights=weights,
         masked=masked,
+        **shared,
         height=height + (30 if x_title else 0),
         x_title=x_title,
         y_title=y_title,
@@ -135,6 +148,7 @@ def panel(
         size=size,
         showscale=False,
         hovertemplate=hover,
+        **({"zmid": colour.zmid} if shared and colour.diverging else {}),
     )
 
 
@@ -310,30 +324,36 @@ def before_softmax(
     words: dict,
     *,
     inputs: Sequence[ArrayLike] | None = None,
+    ranges: Mapping[str, ColourRange] | None = None,
     font_size: int = 13,
 ) -> list[tuple[str, int, list]]:
     """The pipeline up to the scores, as rows of compact matrices: [(step, figures per row,
     [(name, figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv" and
     "scores" without its softmax (QKᵀ, ÷√d_k; the row leaves room for the weights). They read only
     :meth:`~visattn.attention.SelfAttentionTrace.before_softmax`: the temperature changes none of
-    them. ``words``: see :func:`pipeline`."""
+    them. ``words``: see :func:`pipeline`; ``ranges``: each step's shared colour scale (by step:
+    "inputs", "qkv", "scores"), else one per matrix."""
     (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
     make = _panels(tr, words, font_size)
+    ranges = ranges or {}
     out = []
     if inputs is not None:
         h = _height(D)
         dims = [str(j + 1) for j in range(D)]  # a weight matrix's rows: the model's dimensions
         names = ("wq", "wk", "wv")
-        weights = [make(n, W, dims, h) for n, W in zip(names, inputs, strict=True)]
-        out.append(("inputs", 4 if max(D, dk) <= 6 else 2, [make("x", tr.X, tokens, h), *weights]))
+        shared = dict(colour=ranges.get("inputs"))
+        weights = [make(n, W, dims, h, **shared) for n, W in zip(names, inputs, strict=True)]
+        x = make("x", tr.X, tokens, h, **shared)
+        out.append(("inputs", 4 if max(D, dk) <= 6 else 2, [x, *weights]))
     h = _height(T)
-    dim = dict(x_title=words["dimension"])
+    dim = dict(x_title=words["dimension"], colour=ranges.get("qkv"))
     qkv = [make(n, m, tokens, h, **dim) for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))]
     out.append(("qkv", 3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1, qkv))
     qk = _against_keys(tr, tokens, words)
+    scored = dict(colour=ranges.get("scores"))
     scores = [
-        make("raw", tr.raw_scores, tokens, h, **qk),
-        make("scores", tr.scores, tokens, h, **qk),
+        make("raw", tr.raw_scores, tokens, h, **qk, **scored),
+        make("scores", tr.scores, tokens, h, **qk, **scored),
     ]
     out.append(("scores", 3 if T <= 4 else 2 if T <= 8 else 1, scores))
     return out
@@ -345,12 +365,14 @@ def after_softmax(
     words: dict,
     *,
     temperature: TemperatureGrid | None = None,
+    ranges: Mapping[str, ColourRange] | None = None,
     font_size: int = 13,
 ) -> dict[str, go.Figure]:
     """The pipeline from the softmax on: {"weights": figure, "z": figure}. With ``temperature`` the
     weights get an in-figure slider over τ (:func:`live_weights`), titled ``words["weights_one"]``
     at τ = 1 and ``words["weights_tau"]`` with "{tau}" replaced by the value elsewhere; without it
-    they are titled ``words["weights"]``."""
+    they are titled ``words["weights"]``. Z takes ``ranges["out"]`` (the scale of Q, K, V), if
+    given."""
     T = tr.X.shape[0]
     qk = _against_keys(tr, tokens, words)
 
@@ -372,7 +394,8 @@ def after_softmax(
             short=T <= 4,
             decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
         )
-    _, z = make("z", tr.output, tokens, _height(T), x_title=words["dimension"])
+    out_range = (ranges or {}).get("out")
+    _, z = make("z", tr.output, tokens, _height(T), x_title=words["dimension"], colour=out_range)
     return {"weights": weights, "z": z}
 
 
@@ -395,6 +418,7 @@ def pipeline(
     *,
     inputs: Sequence[ArrayLike] | None = None,
     temperature: TemperatureGrid | None = None,
+    ranges: Mapping[str, ColourRange] | None = None,
     font_size: int = 13,
 ) -> list[tuple[str, int, list]]:
     """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name,
@@ -404,9 +428,12 @@ def pipeline(
 
     ``words`` holds the titles that have words in them (scores, weights or weights_one and
     weights_tau, z) and the words value, weight, token, dimension, key, query; the other titles are
-    formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”)."""
-    before = before_softmax(tr, tokens, words, inputs=inputs, font_size=font_size)
-    after = after_softmax(tr, tokens, words, temperature=temperature, font_size=font_size)
+    formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”). ``ranges``: the colour scale each
+    step's matrices share (by step; :func:`visattn.lessons.single_head.colour_ranges`)."""
+    before = before_softmax(tr, tokens, words, inputs=inputs, ranges=ranges, font_size=font_size)
+    after = after_softmax(
+        tr, tokens, words, temperature=temperature, ranges=ranges, font_size=font_size
+    )
     return assemble(before, after)
 
 

@@ -9,7 +9,8 @@ measurements. Axis letters: T tokens, D model width (d_model), Dk key/query widt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,6 +59,10 @@ PRINTED_001 = {
 }
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
+# article 001's own idea in Chinese (理解“它”时关注“苹果”): the seeded table reads one token a
+# character, so a Chinese class sees its own sentence (issue 22)
+SENTENCE_ZH = "我买了一个苹果，它很甜。"
+SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the sentence view's default, by language
 MAX_EDIT = 12  # largest T, d_model, d_k in the editors
 MAX_SENTENCE_D = 64  # largest d_model, d_k of the sentence view
 MAX_SEED = 9999
@@ -73,7 +78,11 @@ EMBEDDINGS = ("seeded", "pretrained")
 # note's rows that are named in words rather than by a symbol (NoteRow.what).
 STEPS = ("inputs", "qkv", "scores", "out")
 NOTE_ROWS = ("scores", "scaled", "weights")
-LABELS = {"single_head.steps": STEPS, "single_head.note_rows": NOTE_ROWS}
+LABELS = {
+    "single_head.steps": STEPS,
+    "single_head.note_rows": NOTE_ROWS,
+    "single_head.colour_groups": STEPS,
+}
 
 # --- the controls: every URL parameter of the page, bound on every full run so that a link keeps
 # the settings of the views it does not show -------------------------------------------------------
@@ -94,7 +103,7 @@ MATRICES = tuple(
     Control(key, [[float(v) for v in row] for row in m], matrix=True) for key, m in ARTICLE.items()
 )
 # ③ your sentence
-TEXT = Control("sh_text", SENTENCE)
+TEXT = Control("sh_text", SENTENCE)  # in Chinese SENTENCE_ZH: see controls_for
 EMBEDDING = Control("sh_emb", "seeded", options=EMBEDDINGS, labels="single_head.embeddings")
 SENTENCE_D = Control("sh_sd", 16, lo=2, hi=MAX_SENTENCE_D)
 SENTENCE_DK = Control("sh_sdk", 8, lo=1, hi=MAX_SENTENCE_D)
@@ -123,6 +132,17 @@ CONTROLS = table(
     N_KEYS,
     SQRT_SEED,
 )
+
+
+def sentence_for(lang: str) -> str:
+    """The sentence view's default sentence in ``lang`` (English for a language without one)."""
+    return SENTENCES.get(lang, SENTENCE)
+
+
+def controls_for(lang: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with ``lang``'s default sentence: bound so, a page in Chinese opens on the
+    Chinese sentence and its link leaves it out (a link that names sh_text keeps its sentence)."""
+    return {**CONTROLS, TEXT.key: replace(TEXT, default=sentence_for(lang))}
 
 
 # --- numbers as the lesson writes them ------------------------------------------------------------
@@ -156,6 +176,49 @@ def dims(n: int) -> list[str]:
 def root(d_k: int) -> str:
     """√d_k as the lesson writes it: 2, 1.7321."""
     return num(np.sqrt(d_k))
+
+
+# --- the pipeline's colours -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class ColourRange:
+    """One colour scale that several matrices share: 0 (white) … zmax when none of them has a
+    negative entry, else diverging around zmid = 0 over ±(largest magnitude)."""
+
+    zmin: float
+    zmax: float
+    zmid: float | None  # 0 on a diverging scale, None on a sequential one
+
+    @property
+    def diverging(self) -> bool:
+        return self.zmid is not None
+
+
+def colour_range(*matrices: ArrayLike) -> ColourRange:
+    """The scale shared by ``matrices`` (NaN entries, masked cells, ignored)."""
+    values = np.concatenate([np.ravel(np.asarray(m, dtype=float)) for m in matrices])
+    values = values[np.isfinite(values)]
+    bound = float(np.max(np.abs(values))) if values.size else 0.0
+    bound = bound or 1.0  # all zeros: any range shows them white
+    if values.size and values.min() < 0:
+        return ColourRange(-bound, bound, 0.0)
+    return ColourRange(0.0, bound, None)
+
+
+def colour_ranges(tr: SelfAttentionTrace, inputs=None) -> dict[str, ColourRange]:
+    """The pipeline's shared scales by step (the weights keep the 0…1 of every attention weight):
+    "inputs" X, W^Q, W^K, W^V (with ``inputs``); "qkv" Q, K, V, and Z on the same scale ("out");
+    "scores" QKᵀ and its scaled version over the cells the mask keeps. Z's rows mix V's rows with
+    weights ≥ 0 that sum to 1, so Z stays inside V's range: the scale does not depend on τ."""
+    kept = np.ones(tr.scores.shape, dtype=bool) if tr.mask is None else tr.mask  # (T, T)
+    vectors = colour_range(tr.Q, tr.K, tr.V)
+    ranges = {
+        "qkv": vectors,
+        "out": vectors,
+        "scores": colour_range(tr.raw_scores[kept], tr.scores[kept]),
+    }
+    if inputs is not None:
+        ranges["inputs"] = colour_range(tr.X, *inputs)
+    return ranges
 
 
 # --- ① the worked example -------------------------------------------------------------------------
@@ -388,6 +451,16 @@ def edit_trace(
 class SentenceResult:
     tokens: list[str]
     trace: SelfAttentionTrace
+    # with MiniLM's embeddings: the characters (words) of the text that became [UNK], in order
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def n_unknown(self) -> int:
+        """Tokens that are [UNK] (MiniLM reads them all as one and the same vector)."""
+        return self.tokens.count(UNK)
+
+
+UNK = "[UNK]"
 
 
 def numbers_fit(n_tokens: int, side_by_side: bool) -> bool:
@@ -398,13 +471,13 @@ def numbers_fit(n_tokens: int, side_by_side: bool) -> bool:
 
 def embed(
     text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | None = None
-) -> tuple[list[str], np.ndarray]:
-    """text → (tokens, X (T, D)): a seeded random table, or MiniLM's word embeddings (``model``)
-    projected on the table's d_model principal axes and scaled to mean square 1
-    (:meth:`MiniLM.reduced_embeddings`)."""
+) -> tuple[list[str], np.ndarray, tuple[str, ...]]:
+    """text → (tokens, X (T, D), the text's pieces that became [UNK]): a seeded random table (no
+    [UNK]), or MiniLM's word embeddings (``model``) projected on the table's d_model principal axes
+    and scaled to mean square 1 (:meth:`MiniLM.reduced_embeddings`)."""
     if source == "seeded":
         tokens = tokenize(text, max_tokens=MAX_TOKENS)
-        return tokens, seeded_embedding(tokens, d_model, seed)
+        return tokens, seeded_embedding(tokens, d_model, seed), ()
     if model is None:
         from ..models.minilm import INSTALL_COMMAND
 
@@ -416,7 +489,7 @@ def embed(
     if not isinstance(text, str) or not text.strip():
         raise InputError("text_empty", "The text is empty; type a sentence.")
     try:
-        tokens, ids, _, n_in = model.tokenize(text)
+        tokens, ids, offsets, n_in = model.tokenize(text)
     except InputError:
         raise
     except ValueError:
@@ -430,7 +503,9 @@ def embed(
             n=n_in - 2,
             limit=MAX_TOKENS,
         )
-    return tokens[1:-1], model.reduced_embeddings(ids[1:-1], d_model)
+    spans = (offsets[i] for i, token in enumerate(tokens) if token == UNK)
+    unknown = tuple(dict.fromkeys(text[start:end] for start, end in spans if end > start))
+    return tokens[1:-1], model.reduced_embeddings(ids[1:-1], d_model), unknown
 
 
 def sentence(
@@ -449,13 +524,14 @@ def sentence(
     each."""
     d_model = positive_int(d_model, "d_model", maximum=MAX_SENTENCE_D)
     d_k = positive_int(d_k, "d_k", maximum=MAX_SENTENCE_D)
-    tokens, X_ = embed(text, source, d_model, seed, model)  # (T, D)
+    tokens, X_, unknown = embed(text, source, d_model, seed, model)  # (T, D)
     D = X_.shape[1]
     rng = np.random.default_rng(int(seed))
     W_q, W_k, W_v = (rng.standard_normal((D, d_k)) / np.sqrt(D) for _ in range(3))  # (D, Dk) each
     return SentenceResult(
         list(tokens),
         self_attention(X_, W_q, W_k, W_v, scale=scale, causal=causal, temperature=temperature),
+        unknown,
     )
 
 
