@@ -44,17 +44,6 @@ def why(result: lesson.Result, name: str) -> str:
     return t("multi_head.why_random")
 
 
-def follow_language() -> None:
-    """The default sentence follows the language: switched from one language to another, a page
-    still on the first language's default sentence shows the second's (any other text stays)."""
-    memo = "_mh_text__lang"
-    before, now = st.session_state.get(memo), lang()
-    if before is not None and "mh_text" in st.session_state:
-        text = st.session_state["mh_text"]
-        st.session_state["mh_text"] = lesson.text_after_switch(text, before, now)
-    st.session_state[memo] = now
-
-
 def grid_cells(n: int, per_row: int):
     """(column, k) for k = 0 … n - 1, ``per_row`` columns to a row (a last short row keeps the
     width of the others)."""
@@ -376,7 +365,7 @@ def shape_explorer(here: tuple[int, int, int] | None) -> None:
 with page("multi_head"):
     # Every key is bound on every run (also those whose widget is hidden now), so the URL keeps
     # them.
-    follow_language()
+    url_state.follow_language("mh_text", lesson.sentence_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default sentence of the language
     st.title(t("multi_head.title"))
     explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"))

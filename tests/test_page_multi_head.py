@@ -407,14 +407,10 @@ def test_the_default_sentence_follows_a_language_switch():
     assert at.text_input(key="mh_text").value == WIDE
 
 
-def test_the_switch_rule():
-    from visattn.lessons.multi_head import text_after_switch
+def test_the_default_sentence_of_each_language():
+    from visattn.lessons.multi_head import sentence_for
 
-    assert text_after_switch(SENTENCE, "en", "zh") == TIRED_ZH
-    assert text_after_switch(TIRED_ZH, "zh", "en") == SENTENCE
-    assert text_after_switch(TIRED_ZH, "zh", "zh") == TIRED_ZH
-    assert text_after_switch(WIDE, "en", "zh") == WIDE
-    assert text_after_switch(WIDE_ZH, "zh", "en") == WIDE_ZH
+    assert (sentence_for("en"), sentence_for("zh")) == (SENTENCE, TIRED_ZH)
 
 
 def test_the_english_page_is_unchanged():

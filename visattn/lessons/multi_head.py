@@ -160,12 +160,6 @@ def presets_for(lang: str) -> dict[str, str]:
     return PRESETS_BY_LANG.get(lang, PRESETS)
 
 
-def text_after_switch(text: str, before: str, now: str) -> str:
-    """The sentence after the language changes from ``before`` to ``now``: the default sentence
-    follows the language; any other text stays."""
-    return sentence_for(now) if before != now and text == sentence_for(before) else text
-
-
 def controls_for(lang: str) -> Mapping[str, Control]:
     """``CONTROLS`` with ``lang``'s default sentence: bound so, a page in Chinese opens on the
     Chinese sentence and a link leaves it out (a link that names mh_text keeps its sentence)."""
