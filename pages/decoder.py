@@ -158,8 +158,12 @@ def cost_view() -> None:
     first, second, third, fourth = st.columns(4)
     first.metric(t("decoder.keys_last"), f"{cost.keys_last:,}")
     second.metric(t("decoder.saving"), f"{cost.saving:,.0f} ×")
-    third.metric(t("decoder.cache_memory"), f"{cost.cache_gb:,.3g} GB")
-    fourth.metric(t("decoder.per_token"), f"{cost.per_token_kb:,.0f} KB")
+    third.metric(t("decoder.cache_memory"), cost.cache_text, help=t("decoder.units_help"))
+    fourth.metric(t("decoder.per_token"), cost.per_token_text, help=t("decoder.units_help"))
+    if cost.beyond_context:
+        model_name = label("decoder.models", cost.model)
+        context = f"{cost.context:,}"
+        st.warning(t("decoder.beyond_context", model=model_name, T=f"{cost.T:,}", context=context))
     numbers = t(
         "decoder.cost_numbers",
         d=f"{cost.d_model:,}",
@@ -171,10 +175,21 @@ def cost_view() -> None:
     st.markdown(numbers)
     models = [label("decoder.models", model) for model in cost.memory_models]
     lengths = [t("decoder.n_tokens", n=f"{n:,}") for n in cost.memory_tokens]
-    memory = pd.DataFrame(cost.memory_gb, index=models, columns=lengths)
+    cells = [
+        [f"{text} †" if beyond else text for text, beyond in zip(row, marks, strict=True)]
+        for row, marks in zip(cost.memory_text, cost.memory_beyond, strict=True)
+    ]
+    memory = pd.DataFrame(cells, index=models, columns=lengths)
     column_config = {"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
-    column_config |= {length: st.column_config.NumberColumn(format="%.3f") for length in lengths}
     st.dataframe(memory, width="content", column_config=column_config)
+    contexts = t(
+        "decoder.contexts",
+        contexts="; ".join(
+            f"{name} {context:,}"
+            for name, context in zip(models, cost.memory_contexts, strict=True)
+        ),
+    )
+    st.caption(t("decoder.memory_caption") + " " + contexts)
     curves = cache_decoder.cost_curves(
         work.work_cached,
         work.work_uncached,

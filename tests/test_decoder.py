@@ -157,6 +157,49 @@ def test_cache_memory_of_gpt2_small_and_gpt3():
     assert e.value.code == "decoder_shape"
 
 
+def decimal_bytes(n: int) -> str:
+    """An independent decimal formatter: the largest of kB = 10³, MB = 10⁶, GB = 10⁹ B that keeps
+    the value ≥ 1, three significant digits."""
+    for exponent, unit in ((9, "GB"), (6, "MB"), (3, "kB")):
+        value = n / 10**exponent
+        if value >= 1:
+            whole = len(str(int(value)))  # digits before the point
+            return f"{value:.{3 - whole}f} {unit}"
+    return f"{n} B"
+
+
+def test_cache_sizes_are_in_decimal_units_computed_from_the_configs():
+    """Issue 22, item 1: layers × 2 (K and V) × d_model × 2 bytes (fp16) × tokens, in decimal MB
+    and GB; "4,719 KB" reads 4.72 MB."""
+    assert lesson.byte_size(4_718_592) == "4.72 MB"
+    assert lesson.byte_size(999_999) == "1.00 MB" and lesson.byte_size(999) == "999 B"
+    for shape, (model, T) in decode.SHAPES.items():
+        s = lesson.cost_section(shape)
+        per_token = model["n_layers"] * 2 * model["d_model"] * decode.BYTES_FP16
+        assert s.per_token_text == decimal_bytes(per_token)
+        assert s.cache_text == decimal_bytes(per_token * T)
+    assert lesson.cost_section("gpt3_2k").per_token_text == "4.72 MB"
+    assert lesson.cost_section("gpt2_small_1k").per_token_text == "36.9 kB"
+    table = lesson.cost_section("gpt3_2k")
+    for row, model in zip(table.memory_text, decode.MODELS.values(), strict=True):
+        per_token = model["n_layers"] * 2 * model["d_model"] * decode.BYTES_FP16
+        assert row == tuple(decimal_bytes(per_token * n) for n in lesson.MEMORY_TOKENS)
+
+
+def test_lengths_beyond_the_models_own_context_are_marked():
+    """GPT-2 small's own context is 1,024 tokens, GPT-3's 2,048 (Radford et al. 2019, Brown et al.
+    2020): a longer length is flagged."""
+    assert decode.GPT2_SMALL["context"] == 1024 and decode.GPT3_175B["context"] == 2048
+    for shape, (model, T) in decode.SHAPES.items():
+        s = lesson.cost_section(shape)
+        assert s.context == model["context"] and s.beyond_context == (T > model["context"])
+    assert lesson.cost_section("gpt3_8k").beyond_context
+    assert not lesson.cost_section("gpt3_2k").beyond_context
+    table = lesson.cost_section("gpt3_2k")
+    expected = [[n > m["context"] for n in lesson.MEMORY_TOKENS] for m in decode.MODELS.values()]
+    assert table.memory_beyond.tolist() == expected == [[False, True, True], [False, False, True]]
+
+
 def test_power_of_ten():
     assert lesson.power_of_ten(9.401e13) == r"9.40 \times 10^{13}"
     assert lesson.power_of_ten(1234) == r"1.23 \times 10^{3}"

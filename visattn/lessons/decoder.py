@@ -94,6 +94,21 @@ def power_of_ten(x: float, digits: int = 3) -> str:
     return rf"{mantissa} \times 10^{{{int(exponent)}}}"
 
 
+BYTE_UNITS = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))  # decimal: 1 MB = 10⁶ B
+
+
+def byte_size(n: int, digits: int = 3) -> str:
+    """``n`` bytes in decimal units (1 kB = 10³ B, 1 MB = 10⁶ B, 1 GB = 10⁹ B, as disk makers and
+    SI count, not 2¹⁰ …) with ``digits`` significant digits: 4 718 592 → "4.72 MB"."""
+    n = int(n)
+    for size, unit in BYTE_UNITS:
+        value = float(f"{n / size:.{digits}g}")  # rounded first: 999 999 B is "1.00 MB"
+        if value >= 1:
+            decimals = max(digits - 1 - int(np.floor(np.log10(value))), 0)
+            return f"{value:,.{decimals}f} {unit}"
+    return f"{n} B"
+
+
 def demo_weights(seed: int = DEMO_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Seeded W_q, W_k, W_v (DEMO_D, DEMO_DK), scaled so that the scores spread over a few units."""
     rng = np.random.default_rng(seed)
@@ -173,19 +188,34 @@ class CostSection:
     T: int
     cost: decode.DecodeCost
     keys_last: int  # keys the last step's query reads (per layer and head): T
+    model: str  # a key of visattn.decode.MODELS
+    context: int  # the model's own context length (GPT-2: 1,024; GPT-3: 2,048)
+    beyond_context: bool  # T > context: what a longer-context model of the same shape would cache
     cache_gb: float  # the whole cache in GB (10⁹ bytes), fp16
-    per_token_kb: float  # cache bytes one token adds, in KB (10³ bytes): 2 · L · D · 2
+    cache_text: str  # the same in decimal units: "9.66 GB"
+    per_token_bytes: int  # cache bytes one token adds: 2 · L · D · 2
+    per_token_text: str  # the same in decimal units: "4.72 MB"
     saving: float  # total work without the cache ÷ with it
     total_cached_tex: str  # LaTeX, e.g. 9.40 \times 10^{13}
     total_uncached_tex: str
     memory_models: tuple[str, ...]  # keys of visattn.decode.MODELS: the rows of the memory table
     memory_tokens: tuple[int, ...]  # its columns
     memory_gb: np.ndarray  # (models, tokens) KV cache of one sequence in GB, fp16
+    memory_text: tuple[tuple[str, ...], ...]  # (models, tokens) the same in decimal units
+    memory_contexts: tuple[int, ...]  # (models,) each model's own context
+    memory_beyond: np.ndarray  # (models, tokens) bool: the length is beyond the model's context
 
 
 def cost_section(shape: str) -> CostSection:
     c = decode.shape_cost(shape)
     model, T = decode.SHAPES[shape]
+    name = next(key for key, m in decode.MODELS.items() if m is model)
+    memory_bytes = [
+        [decode.cache_bytes(n, m["d_model"], m["n_layers"]) for n in MEMORY_TOKENS]
+        for m in decode.MODELS.values()
+    ]
+    contexts = tuple(m["context"] for m in decode.MODELS.values())
+    per_token = c.cache_bytes // c.T
     return CostSection(
         shape=shape,
         d_model=c.d_model,
@@ -194,19 +224,22 @@ def cost_section(shape: str) -> CostSection:
         T=T,
         cost=c,
         keys_last=int(c.keys_read[-1]),
+        model=name,
+        context=model["context"],
+        beyond_context=T > model["context"],
         cache_gb=c.cache_bytes / 1e9,
-        per_token_kb=c.cache_bytes / c.T / 1e3,
+        cache_text=byte_size(c.cache_bytes),
+        per_token_bytes=per_token,
+        per_token_text=byte_size(per_token),
         saving=c.saving,
         total_cached_tex=power_of_ten(c.total_cached),
         total_uncached_tex=power_of_ten(c.total_uncached),
         memory_models=tuple(decode.MODELS),
         memory_tokens=MEMORY_TOKENS,
-        memory_gb=np.array(
-            [
-                [decode.cache_bytes(n, m["d_model"], m["n_layers"]) / 1e9 for n in MEMORY_TOKENS]
-                for m in decode.MODELS.values()
-            ]
-        ),
+        memory_gb=np.array(memory_bytes) / 1e9,
+        memory_text=tuple(tuple(byte_size(b) for b in row) for row in memory_bytes),
+        memory_contexts=contexts,
+        memory_beyond=np.array([[n > k for n in MEMORY_TOKENS] for k in contexts]),
     )
 
 
