@@ -18,7 +18,8 @@ its steps from 0, as arrays do; :func:`kv_cache_section` is where the two meet.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,11 +33,19 @@ from ..text import seeded_embedding
 SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
 SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
 HARRY = "Harry Potter went to the shop and bought milk. Then Harry"
+HARRY_ZH = "哈利·波特去商店买了牛奶。然后哈利"
 EXAMPLES = {  # name → text for the example buttons
     "harry": HARRY,
     "owl": "The owl took the letter to Hogwarts . Ron saw the owl",
     "nonsense": "dax wug fep tiv dax wug fep",
 }
+EXAMPLES_ZH = {  # the same in Chinese (the words of induction.CHINESE)
+    "harry": HARRY_ZH,
+    "owl": "猫头鹰把信送到霍格沃茨。罗恩看见了猫头鹰",
+    "nonsense": EXAMPLES["nonsense"],
+}
+TEXTS = {"en": HARRY, "zh": HARRY_ZH}  # the default text of each language
+EXAMPLES_BY_LANG = {"en": EXAMPLES, "zh": EXAMPLES_ZH}
 DEMO_D = 8  # the cache demo: token vectors of width 8 …
 DEMO_DK = 4  # … and one head of width 4
 DEMO_SEED = 0
@@ -62,6 +71,36 @@ CONTROLS = table(
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
 LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}
+
+
+def text_for(lang: str) -> str:
+    """The default text of the page in ``lang`` (English for a language without its own)."""
+    return TEXTS.get(lang, HARRY)
+
+
+def examples_for(lang: str) -> dict[str, str]:
+    """The example texts offered in ``lang``: {name: text}."""
+    return EXAMPLES_BY_LANG.get(lang, EXAMPLES)
+
+
+def text_after_switch(text: str, before: str, now: str) -> str:
+    """The text after the language changes from ``before`` to ``now``: the default text follows the
+    language; any other text stays."""
+    return text_for(now) if before != now and text == text_for(before) else text
+
+
+def controls_for(lang: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with ``lang``'s default text: a page in Chinese opens on “哈利·波特 … 哈利”, and
+    a link leaves it out (a link that names dec_text keeps its text)."""
+    return {**CONTROLS, "dec_text": replace(CONTROLS["dec_text"], default=text_for(lang))}
+
+
+def vocabulary(lang: str) -> tuple[str, ...]:
+    """The words the reader may type: in Chinese the Chinese spellings first (they share the ids of
+    English words), then the nonsense and English words."""
+    if lang == "zh":
+        return tuple(induction.CHINESE) + induction.VOCAB
+    return induction.VOCAB
 
 
 def sequence(source: str, n: int, seed: int, text: str) -> tuple[str, ...]:
@@ -266,6 +305,11 @@ class CircuitSection:
     loss_positions: tuple[int, ...]  # (T − 1,) 1 … T − 1: the positions that have a next token
     chance: float  # 1 / V
     chance_loss: float  # ln V: the loss of a uniform guess
+    n_vocab: int  # V
+    n_first: int  # positions with a next token whose token is new (the first copy)
+    first_p: float  # mean p(next token) over them (NaN if none): ≈ 1 / V when nothing matches
+    first_loss: float  # mean loss over them (NaN if none): ≈ ln V
+    first_expected: float  # right guesses chance expects there: n_first / V
     last_guess: str  # the guess after the last token: what the model would generate next
 
 
@@ -290,6 +334,7 @@ def circuit_section(
         has_target, induction_head[np.arange(T), np.maximum(targets, 0)], np.nan
     )  # (T,)
     p_next = shown.probs[np.arange(T - 1), shown.ids[1:]]  # (T − 1,)
+    new = ~shown.seen_before  # (T − 1,) positions whose token has not occurred before
     rows = tuple(
         (
             i + 1,
@@ -320,6 +365,11 @@ def circuit_section(
         loss_positions=tuple(range(1, T)),
         chance=1.0 / induction.N_VOCAB,
         chance_loss=float(np.log(induction.N_VOCAB)),
+        n_vocab=induction.N_VOCAB,
+        n_first=int(new.sum()),
+        first_p=float(p_next[new].mean()) if new.any() else float("nan"),
+        first_loss=float(shown.loss[new].mean()) if new.any() else float("nan"),
+        first_expected=float(new.sum()) / induction.N_VOCAB,
         last_guess=shown.predictions[-1],
     )
 
