@@ -175,7 +175,7 @@ def cost_view() -> None:
     if cost.beyond_context:
         model_name = label("decoder.models", cost.model)
         context = f"{cost.context:,}"
-        st.warning(t("decoder.beyond_context", model=model_name, T=f"{cost.T:,}", context=context))
+        st.info(t("decoder.beyond_context", model=model_name, T=f"{cost.T:,}", context=context))
     numbers = t(
         "decoder.cost_numbers",
         d=f"{cost.d_model:,}",

@@ -79,7 +79,7 @@ def test_defaults_show_every_section():
     assert memory.iloc[0, 0] == f"{2 * 12 * 1024 * 768 * 2 / 1e6:.1f} MB" == "37.7 MB"
     assert memory.iloc[0, 1].endswith("†") and not memory.iloc[1, 1].endswith("†")
     assert m["Cache added per token"] == f"{96 * 2 * 12288 * 2 / 1e6:.2f} MB" == "4.72 MB"
-    assert not warnings(at)  # 2,048 tokens is GPT-3's own context
+    assert not warnings(at) and not at.info  # 2,048 tokens is GPT-3's own context
     # the circuit: both heads on the 0…1 scale, equal to the model's weights
     r = induction.run(tokens)
     assert [a["text"] for a in grid["layout"]["annotations"]] == [
@@ -114,11 +114,12 @@ def test_step_slider_and_shape_are_in_the_url():
 def test_a_length_beyond_the_models_context_says_so():
     at = run_page("decoder", {"dec_shape": "gpt3_8k"})
     assert_clean(at)
-    (w,) = warnings(at)
+    assert not warnings(at)  # a note, not a problem with the link
+    (w,) = [i.value for i in at.info]
     context = lesson.decode.GPT3_175B["context"]
     assert f"beyond GPT-3 175B's own context of {context:,} tokens" in w
     at = run_page("decoder", {"dec_shape": "gpt3_8k", "lang": "zh"})
-    (w,) = warnings(at)
+    (w,) = [i.value for i in at.info]
     assert "超出了 GPT-3 175B 自身的上下文长度（2,048 个词元）" in w
 
 
@@ -263,3 +264,14 @@ def test_chinese_views_show_no_english(params):
     assert not errors(at)
     assert english_words(at) == {}
     assert "解码器" in texts(at)
+
+
+def test_chinese_page_opens_on_the_chinese_example_and_compares_with_chance():
+    at = run_page("decoder", {"lang": "zh", "dec_src": "text"})
+    assert_clean(at)
+    assert "dec_text" not in qp(at)  # the language's default text is left out of the link
+    assert metrics(at)["最后一个词元之后的预测"] == "“波特”"
+    at = run_page("decoder")
+    V = len(induction.VOCAB)
+    assert metrics(at)["Chance (1 / V)"] == f"{100 / V:.2f} %" == "0.40 %"
+    assert f"ln V = ln {V} = {np.log(V):.2f}" in texts(at) and "= 5.51" in texts(at)

@@ -23,9 +23,9 @@ UNITS_ZH = "4:万 8:亿 12:万亿"  # 10¹¹ reads 1000亿
 
 
 def power_ticks(lo: float, hi: float, units: str = UNITS_EN) -> tuple[list[float], list[str]]:
-    """Tick values at the powers of ten from ``lo`` to ``hi`` and their labels in ``units`` ("exponent:
-    name" pairs): each power in the largest unit not above it (10¹¹ → 100B in English, 1000亿 in
-    Chinese), a power below every unit as a plain number."""
+    """Tick values at the powers of ten from ``lo`` to ``hi`` and their labels in ``units``
+    ("exponent:name" pairs): each power in the largest unit not above it (10¹¹ → 100B in English,
+    1000亿 in Chinese), a power below every unit as a plain number."""
     named = sorted(((int(e), name) for e, name in (p.split(":") for p in units.split())))
     values, labels = [], []
     for exponent in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1):
