@@ -34,15 +34,16 @@ al.'s attention-only transformer); the logits are X W_U with W_U reading only th
 ``previous``   query: position i moved to column i − 1 (a shift matrix); key: position j. Score
                PREV_SHARPNESS where j = i − 1, else 0. Value: ``tok`` → ``prev``.
 ``induction``  query: ``tok``; key: ``prev`` (the same word in the same column); score
-               INDUCTION_SHARPNESS where the key's previous token is the query's token. The first
-               position has no previous token (its "previous" head can only look at itself), so its
-               key carries −FIRST_PENALTY through the ``one`` and ``pos:0`` columns. Value:
-               ``tok`` → ``next``.
+               INDUCTION_SHARPNESS where the key's previous token is the query's token; the key
+               reads ``prev`` − ``tok`` and the value ``tok`` − ``prev``, both exactly 0 at the
+               first position (its "previous" head can only look at itself), which scores SINK for
+               every query (``one`` and ``pos:0``): a query with no match rests there, writes
+               nothing, and the logits stay flat.
 
 Measured (tests/test_decoder.py, n = 20 on seeds 0 … 7): the previous head puts ≥ 0.98 on i − 1; the
 induction head ≥ 0.99 on the token after the earlier copy; the second copy is predicted 100 % right,
-the first copy 0 % (chance is 1 / V); with ``previous`` ablated the induction head spreads out and
-the second copy falls to ≤ 10 %."""
+the first copy is predicted uniformly (p(next) ≈ 1 / V, loss ≈ ln V); with ``previous`` ablated
+the induction head loses its target and the second copy falls to ≤ 10 %."""
 
 from __future__ import annotations
 
