@@ -19,7 +19,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
-from ui.i18n import label, t
+from ui.i18n import label, lang, t
 from ui.text import escape
 from visattn import figures
 from visattn.figures import decoder as decoder_figures
@@ -46,6 +46,17 @@ def use_example(text: str) -> None:
     st.session_state.update(dec_text=text, dec_src="text")
 
 
+def follow_language() -> None:
+    """The default text follows the language: switched from one language to another, a page still
+    on the first language's default text shows the second's (any other text stays)."""
+    memo = "_dec_text__lang"
+    before, now = st.session_state.get(memo), lang()
+    if before is not None and "dec_text" in st.session_state:
+        text = st.session_state["dec_text"]
+        st.session_state["dec_text"] = lesson.text_after_switch(text, before, now)
+    st.session_state[memo] = now
+
+
 @section
 def sequence_and_sections() -> None:
     """The sequence every section reads (random words repeated, or the reader's own), then the
@@ -70,8 +81,9 @@ def sequence_and_sections() -> None:
     )
     st.caption(t("decoder.examples_caption"))
     # One column more than there are examples, left empty, so that the buttons keep their width.
-    columns = st.columns(len(lesson.EXAMPLES) + 1)
-    for column, (name, sentence) in zip(columns, lesson.EXAMPLES.items(), strict=False):
+    examples = lesson.examples_for(lang())
+    columns = st.columns(len(examples) + 1)
+    for column, (name, sentence) in zip(columns, examples.items(), strict=False):
         column.button(
             label("decoder.examples", name),
             on_click=use_example,
@@ -81,7 +93,7 @@ def sequence_and_sections() -> None:
             width="stretch",
         )
     with st.expander(t("decoder.vocab", n=induction.N_VOCAB)):
-        st.code(" ".join(induction.VOCAB), language=None, wrap_lines=True)
+        st.code(" ".join(lesson.vocabulary(lang())), language=None, wrap_lines=True)
     tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
     if tokens is None:
         return
@@ -158,8 +170,12 @@ def cost_view() -> None:
     first, second, third, fourth = st.columns(4)
     first.metric(t("decoder.keys_last"), f"{cost.keys_last:,}")
     second.metric(t("decoder.saving"), f"{cost.saving:,.0f} ×")
-    third.metric(t("decoder.cache_memory"), f"{cost.cache_gb:,.3g} GB")
-    fourth.metric(t("decoder.per_token"), f"{cost.per_token_kb:,.0f} KB")
+    third.metric(t("decoder.cache_memory"), cost.cache_text, help=t("decoder.units_help"))
+    fourth.metric(t("decoder.per_token"), cost.per_token_text, help=t("decoder.units_help"))
+    if cost.beyond_context:
+        model_name = label("decoder.models", cost.model)
+        context = f"{cost.context:,}"
+        st.info(t("decoder.beyond_context", model=model_name, T=f"{cost.T:,}", context=context))
     numbers = t(
         "decoder.cost_numbers",
         d=f"{cost.d_model:,}",
@@ -171,10 +187,21 @@ def cost_view() -> None:
     st.markdown(numbers)
     models = [label("decoder.models", model) for model in cost.memory_models]
     lengths = [t("decoder.n_tokens", n=f"{n:,}") for n in cost.memory_tokens]
-    memory = pd.DataFrame(cost.memory_gb, index=models, columns=lengths)
+    cells = [
+        [f"{text} †" if beyond else text for text, beyond in zip(row, marks, strict=True)]
+        for row, marks in zip(cost.memory_text, cost.memory_beyond, strict=True)
+    ]
+    memory = pd.DataFrame(cells, index=models, columns=lengths)
     column_config = {"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
-    column_config |= {length: st.column_config.NumberColumn(format="%.3f") for length in lengths}
     st.dataframe(memory, width="content", column_config=column_config)
+    contexts = t(
+        "decoder.contexts",
+        contexts="; ".join(
+            f"{name} {context:,}"
+            for name, context in zip(models, cost.memory_contexts, strict=True)
+        ),
+    )
+    st.caption(t("decoder.memory_caption") + " " + contexts)
     curves = cache_decoder.cost_curves(
         work.work_cached,
         work.work_uncached,
@@ -183,6 +210,7 @@ def cost_view() -> None:
         uncached_name=t("decoder.without_cache"),
         x_title=t("decoder.cost_x"),
         y_title=t("decoder.cost_y"),
+        units=t("decoder.axis_units"),
     )
     show(curves, "decoder_cost")
 
@@ -222,12 +250,27 @@ def circuit_numbers(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> 
         help=t("decoder.acc_second_help"),
         delta=drop,
     )
-    chance.metric(t("decoder.chance"), f"{100 * circuit.chance:.1f} %")
+    chance.metric(
+        t("decoder.chance"), f"{100 * circuit.chance:.2f} %", help=t("decoder.chance_help")
+    )
     next_guess.metric(t("decoder.last_guess"), f"“{circuit.last_guess}”")
     last_token = f"“{escape(tokens[-1])}”"
     st.markdown(
         t("decoder.guess_sentence", token=last_token, guess=f"“{escape(circuit.last_guess)}”")
     )
+    if circuit.n_first:
+        st.markdown(
+            t(
+                "decoder.first_copy",
+                n=circuit.n_first,
+                p=f"{100 * circuit.first_p:.2f} %",
+                loss=f"{circuit.first_loss:.2f}",
+                V=circuit.n_vocab,
+                chance=f"{100 * circuit.chance:.2f} %",
+                ln_v=f"{circuit.chance_loss:.2f}",
+                expected=f"{circuit.first_expected:.2f}",
+            )
+        )
     if circuit.ablated:
         st.caption(t("decoder.ablated_note"))
     else:
@@ -304,7 +347,8 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
 
 
 with page("decoder"):
-    url_state.bind_controls(CONTROLS)
+    follow_language()
+    url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
     explain(t("decoder.intro"))
     sequence_and_sections()

@@ -136,6 +136,9 @@ NAMES = {
     "abnar",  # cited authors (Abnar & Zuidema 2020, Kobayashi et al. 2020)
     "zuidema",
     "kobayashi",
+    "elhage",  # Elhage et al. 2021, Olsson et al. 2022 (the decoder's induction heads)
+    "olsson",
+    "kb",  # kilobyte (kB = 10³ B), a unit symbol like MB and GB
     "et",
     "al",
     "viridis",  # a palette's name (purple → blue → green → yellow), kept in Chinese

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
-from apptest_util import array
+from apptest_util import ROOT, array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -155,6 +156,49 @@ def test_cache_memory_of_gpt2_small_and_gpt3():
     with pytest.raises(InputError) as e:
         decode.shape_cost("gpt5")
     assert e.value.code == "decoder_shape"
+
+
+def decimal_bytes(n: int) -> str:
+    """An independent decimal formatter: the largest of kB = 10³, MB = 10⁶, GB = 10⁹ B that keeps
+    the value ≥ 1, three significant digits."""
+    for exponent, unit in ((9, "GB"), (6, "MB"), (3, "kB")):
+        value = n / 10**exponent
+        if value >= 1:
+            whole = len(str(int(value)))  # digits before the point
+            return f"{value:.{3 - whole}f} {unit}"
+    return f"{n} B"
+
+
+def test_cache_sizes_are_in_decimal_units_computed_from_the_configs():
+    """Issue 22, item 1: layers × 2 (K and V) × d_model × 2 bytes (fp16) × tokens, in decimal MB
+    and GB; "4,719 KB" reads 4.72 MB."""
+    assert lesson.byte_size(4_718_592) == "4.72 MB"
+    assert lesson.byte_size(999_999) == "1.00 MB" and lesson.byte_size(999) == "999 B"
+    for shape, (model, T) in decode.SHAPES.items():
+        s = lesson.cost_section(shape)
+        per_token = model["n_layers"] * 2 * model["d_model"] * decode.BYTES_FP16
+        assert s.per_token_text == decimal_bytes(per_token)
+        assert s.cache_text == decimal_bytes(per_token * T)
+    assert lesson.cost_section("gpt3_2k").per_token_text == "4.72 MB"
+    assert lesson.cost_section("gpt2_small_1k").per_token_text == "36.9 kB"
+    table = lesson.cost_section("gpt3_2k")
+    for row, model in zip(table.memory_text, decode.MODELS.values(), strict=True):
+        per_token = model["n_layers"] * 2 * model["d_model"] * decode.BYTES_FP16
+        assert row == tuple(decimal_bytes(per_token * n) for n in lesson.MEMORY_TOKENS)
+
+
+def test_lengths_beyond_the_models_own_context_are_marked():
+    """GPT-2 small's own context is 1,024 tokens, GPT-3's 2,048 (Radford et al. 2019, Brown et al.
+    2020): a longer length is flagged."""
+    assert decode.GPT2_SMALL["context"] == 1024 and decode.GPT3_175B["context"] == 2048
+    for shape, (model, T) in decode.SHAPES.items():
+        s = lesson.cost_section(shape)
+        assert s.context == model["context"] and s.beyond_context == (T > model["context"])
+    assert lesson.cost_section("gpt3_8k").beyond_context
+    assert not lesson.cost_section("gpt3_2k").beyond_context
+    table = lesson.cost_section("gpt3_2k")
+    expected = [[n > m["context"] for n in lesson.MEMORY_TOKENS] for m in decode.MODELS.values()]
+    assert table.memory_beyond.tolist() == expected == [[False, True, True], [False, False, True]]
 
 
 def test_power_of_ten():
@@ -435,3 +479,111 @@ def test_cost_curves_draw_few_points_of_the_exact_work():
             for s in x
         ]
         np.testing.assert_allclose(np.asarray(trace.y, dtype=float), by_hand, rtol=1e-6)
+
+
+# ── issue 22: the first copy against chance, the Chinese example, the zh axis units ─────────────
+def test_first_copy_is_predicted_uniformly(runs):
+    """With no earlier match the induction head rests on the first position, whose key and value
+    are exactly 0: the logits are flat, p(next) ≈ 1 / V and the loss ≈ ln V (V from the vocabulary,
+    computed here, not read from the model's constants)."""
+    V = len(set(induction.NONSENSE) | {w.lower() for w in induction.ENGLISH})
+    assert V == induction.N_VOCAB == 248
+    for tokens, r, _ in runs:
+        new = ~r.seen_before
+        p = r.probs[np.arange(len(tokens) - 1), r.ids[1:]][new]
+        np.testing.assert_allclose(p, 1 / V, rtol=0.1)  # measured: within 6 %
+        np.testing.assert_allclose(r.loss[new], math.log(V), atol=0.1)
+        assert np.ptp(r.logits[0]) == 0  # the first position reads only the sink: exactly flat
+        s = lesson.circuit_section(tokens, False, (r, induction.run(tokens, ablate="previous")))
+        assert s.n_first == N and s.first_expected == N / V
+        assert abs(s.first_p - 1 / V) < 0.02 / V and abs(s.first_loss - math.log(V)) < 0.02
+
+
+def test_chinese_example_copies_like_the_english_one():
+    tokens = induction.tokens_of(lesson.HARRY_ZH)
+    assert tokens == "哈利 波特 去 商店 买了 牛奶 。 然后 哈利".split()
+    r = induction.run(tokens)
+    assert r.predictions[-1] == "波特"
+    assert lesson.circuit_section(tokens, False).last_guess == "波特"
+    sentence = "哈利·波特去商店买了牛奶。"
+    repeated = induction.tokens_of(sentence + sentence)
+    n = len(repeated) // 2
+    assert repeated[:n] == repeated[n:] and len(set(repeated[:n])) == n
+    assert induction.copy_accuracy(induction.run(repeated))[1] == 1.0
+    # the Chinese words are spellings of English ids: V and the English example's numbers unchanged
+    assert induction.N_VOCAB == len(induction.VOCAB) == 248
+    english = induction.run(induction.tokens_of(lesson.HARRY))
+    assert english.predictions[-1] == "Potter"
+    zh_ids = induction.token_ids(tokens)
+    en_ids = induction.token_ids("Harry Potter went shop bought milk . Then Harry".split())
+    np.testing.assert_array_equal(zh_ids, en_ids)
+    np.testing.assert_array_equal(
+        induction.run(tokens).probs,
+        induction.run_text("Harry Potter went shop bought milk . Then Harry").probs,
+    )
+
+
+def test_default_text_follows_the_language():
+    assert lesson.controls_for("zh")["dec_text"].default == lesson.HARRY_ZH
+    assert lesson.controls_for("en")["dec_text"].default == lesson.HARRY
+    assert lesson.text_after_switch(lesson.HARRY, "en", "zh") == lesson.HARRY_ZH
+    assert lesson.text_after_switch("bax dep", "en", "zh") == "bax dep"
+
+
+def test_cost_axis_units_in_both_languages():
+    from visattn.figures import decoder as decoder_figures
+
+    en = json.loads((ROOT / "ui/locales/en/decoder.json").read_text(encoding="utf-8"))
+    zh = json.loads((ROOT / "ui/locales/zh/decoder.json").read_text(encoding="utf-8"))
+    values, labels = decoder_figures.power_ticks(1e8, 1e13, zh["axis_units"])
+    # 万 = 10⁴, 亿 = 10⁸, 万亿 = 10¹²
+    assert labels == ["1亿", "10亿", "100亿", "1000亿", "1万亿", "10万亿"]
+    assert values == [10.0**e for e in range(8, 14)]
+    assert decoder_figures.power_ticks(1e10, 1e12, en["axis_units"])[1] == ["10B", "100B", "1T"]
+    c = decode.shape_cost("gpt3_2k")
+    fig = decoder_figures.cost_curves(c.work_cached, c.work_uncached, units=zh["axis_units"])
+    assert not any(re.search("[A-Za-z]", text) for text in fig.layout.yaxis.ticktext)
+
+
+def test_every_axis_of_the_decoder_figures_has_the_layouts_font_size():
+    """Issue 22, item 12: no decoder figure leaves a tick label to Streamlit's 0.75 rem."""
+    from visattn.figures import decoder as decoder_figures
+
+    s = lesson.kv_cache_section(induction.repeated_sequence(4), 2)
+    c = decode.shape_cost("gpt2_small_1k")
+    figs = [
+        decoder_figures.cache_animation(s.K, s.V, s.weights, s.tokens, 2, font_size=21),
+        decoder_figures.cost_curves(c.work_cached, c.work_uncached, font_size=21),
+        decoder_figures.loss_curves([1, 2], {"a": [1.0, 2.0]}, font_size=21),
+    ]
+    for fig in figs:
+        layout = fig.to_plotly_json()["layout"]
+        axes = [a for k, a in layout.items() if k.startswith(("xaxis", "yaxis"))]
+        assert axes and all(a["tickfont"]["size"] == 21 for a in axes)
+
+
+def test_citations_and_terms_in_chinese():
+    en = json.loads((ROOT / "ui/locales/en/decoder.json").read_text(encoding="utf-8"))
+    zh = json.loads((ROOT / "ui/locales/zh/decoder.json").read_text(encoding="utf-8"))
+    home_zh = (ROOT / "ui/locales/zh/home.json").read_text(encoding="utf-8")
+    for key, text in en.items():
+        if isinstance(text, str):
+            for citation in re.findall(r"[A-Z][a-z]+ et al\. \d{4}", text):
+                assert citation in zh[key], (key, citation)
+    assert "Elhage et al. 2021" in zh["intro"] and "Olsson et al. 2022" in zh["intro"]
+    every_zh = json.dumps(zh, ensure_ascii=False) + home_zh
+    assert "掩蔽" not in every_zh and "掩码" in zh["mask_h"] and "掩码" in zh["mask_title"]
+
+
+def test_home_path_names_every_lesson_page():
+    from ui.registry import PAGES
+
+    for lang in ("en", "zh"):
+        home = json.loads((ROOT / f"ui/locales/{lang}/home.json").read_text(encoding="utf-8"))
+        # the path names each page by its navigation name's subject, in the registry's order
+        words = {
+            "en": {"reading": "reading", "decoder": "decoders"},
+            "zh": {"reading": "读懂", "decoder": "解码器"},
+        }[lang]
+        positions = [home["intro"].find(words[p.id]) for p in PAGES if p.id in words]
+        assert all(x >= 0 for x in positions) and positions == sorted(positions), lang

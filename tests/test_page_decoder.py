@@ -74,7 +74,12 @@ def test_defaults_show_every_section():
         "2,048 tokens",
         "8,192 tokens",
     ]
-    assert memory.iloc[1, 2] == pytest.approx(2 * 96 * 8192 * 12288 * 2 / 1e9)
+    # decimal units (1 GB = 10⁹ B), † where the length is beyond the model's own context
+    assert memory.iloc[1, 2] == f"{2 * 96 * 8192 * 12288 * 2 / 1e9:.1f} GB †" == "38.7 GB †"
+    assert memory.iloc[0, 0] == f"{2 * 12 * 1024 * 768 * 2 / 1e6:.1f} MB" == "37.7 MB"
+    assert memory.iloc[0, 1].endswith("†") and not memory.iloc[1, 1].endswith("†")
+    assert m["Cache added per token"] == f"{96 * 2 * 12288 * 2 / 1e6:.2f} MB" == "4.72 MB"
+    assert not warnings(at) and not at.info  # 2,048 tokens is GPT-3's own context
     # the circuit: both heads on the 0…1 scale, equal to the model's weights
     r = induction.run(tokens)
     assert [a["text"] for a in grid["layout"]["annotations"]] == [
@@ -96,7 +101,7 @@ def test_step_slider_and_shape_are_in_the_url():
     m = metrics(at)
     assert m["Keys read by this step's query"] == "12"
     assert (
-        m["KV cache of one sequence (fp16)"] == "0.0377 GB"
+        m["KV cache of one sequence (fp16)"] == "37.7 MB"
         and m["Keys read at the last step"] == "1,024"
     )
     at.slider(key="dec_step").set_value(3).run()
@@ -104,6 +109,18 @@ def test_step_slider_and_shape_are_in_the_url():
     # a step past the end of a shorter sequence is clamped to its last token
     at = run_page("decoder", {"dec_step": "40", "dec_n": "4"})
     assert metrics(at)["Keys read by this step's query"] == "8"
+
+
+def test_a_length_beyond_the_models_context_says_so():
+    at = run_page("decoder", {"dec_shape": "gpt3_8k"})
+    assert_clean(at)
+    assert not warnings(at)  # a note, not a problem with the link
+    (w,) = [i.value for i in at.info]
+    context = lesson.decode.GPT3_175B["context"]
+    assert f"beyond GPT-3 175B's own context of {context:,} tokens" in w
+    at = run_page("decoder", {"dec_shape": "gpt3_8k", "lang": "zh"})
+    (w,) = [i.value for i in at.info]
+    assert "超出了 GPT-3 175B 自身的上下文长度（2,048 个词元）" in w
 
 
 def test_one_step_numbering_from_the_slider_to_the_figure():
@@ -247,3 +264,14 @@ def test_chinese_views_show_no_english(params):
     assert not errors(at)
     assert english_words(at) == {}
     assert "解码器" in texts(at)
+
+
+def test_chinese_page_opens_on_the_chinese_example_and_compares_with_chance():
+    at = run_page("decoder", {"lang": "zh", "dec_src": "text"})
+    assert_clean(at)
+    assert "dec_text" not in qp(at)  # the language's default text is left out of the link
+    assert metrics(at)["最后一个词元之后的预测"] == "“波特”"
+    at = run_page("decoder")
+    V = len(induction.VOCAB)
+    assert metrics(at)["Chance (1 / V)"] == f"{100 / V:.2f} %" == "0.40 %"
+    assert f"ln V = ln {V} = {np.log(V):.2f}" in texts(at) and "= 5.51" in texts(at)

@@ -12,12 +12,28 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import DIVERGING_SCALE, _figure, _scale, _ticks, _title, compact
+from .core import DIVERGING_SCALE, _figure, _scale, _sized, _ticks, _title, compact
 
 FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
 NEW_ROW = "#ff7f0e"  # the row the step shown appends
 CACHED_ROW = "#1f77b4"  # rows cached by earlier steps
 COST_POINTS = 400  # steps drawn on a cost curve
+UNITS_EN = "3:k 6:M 9:B 12:T"  # powers of ten named by a unit: 10¹¹ reads 100B
+UNITS_ZH = "4:万 8:亿 12:万亿"  # 10¹¹ reads 1000亿
+
+
+def power_ticks(lo: float, hi: float, units: str = UNITS_EN) -> tuple[list[float], list[str]]:
+    """Tick values at the powers of ten from ``lo`` to ``hi`` and their labels in ``units``
+    ("exponent:name" pairs): each power in the largest unit not above it (10¹¹ → 100B in English,
+    1000亿 in Chinese), a power below every unit as a plain number."""
+    named = sorted(((int(e), name) for e, name in (p.split(":") for p in units.split())))
+    values, labels = [], []
+    for exponent in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1):
+        below = [(e, name) for e, name in named if e <= exponent]
+        e, name = below[-1] if below else (0, "")
+        values.append(10.0**exponent)
+        labels.append(f"{10 ** (exponent - e)}{name}")
+    return values, labels
 
 
 def _cache_step(K, V, W, step, *, full: bool, **base):
@@ -46,7 +62,8 @@ def _cache_step(K, V, W, step, *, full: bool, **base):
 def _with_frames(data: list[dict], layout: dict, frames: list[dict]) -> go.Figure:
     """A figure with animation frames, skipping Plotly's validation. ``_validate=False`` does not
     reach frames (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly;
-    tests validate the result."""
+    tests validate the result. Its text is at the layout's font size, as :func:`_figure`'s."""
+    _sized(data, layout)
     fig = go.Figure({"data": data, "layout": layout}, _validate=False)
     fig._frame_objs = tuple(go.Frame(f, _validate=False) for f in frames)
     return fig
@@ -262,11 +279,13 @@ def cost_curves(
     title: str = "",
     x_title: str = "step (tokens so far)",
     y_title: str = "multiply-adds per step",
+    units: str = UNITS_EN,
     font_size: int = 14,
 ) -> go.Figure:
     """Work of each generation step with and without the cache, on a log scale. Both curves are
     smooth, so at most ``COST_POINTS`` steps are drawn (evenly spaced, the first and last included):
-    8 192 steps would be 240 KB."""
+    8 192 steps would be 240 kB. The log axis is labelled at powers of ten in ``units`` (see
+    :func:`power_ticks`; :data:`UNITS_ZH` for 万 and 亿)."""
     T = len(work_cached)
     pick = np.unique(np.linspace(0, T - 1, min(T, COST_POINTS)).round().astype(int))
     steps = pick + 1
@@ -277,13 +296,15 @@ def cost_curves(
             y=compact(np.asarray(y, dtype=np.float64)[pick]),
             mode="lines",
             name=name,
-            hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3s}}<extra></extra>",
+            hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3e}}<extra></extra>",
         )
         for name, y in ((cached_name, work_cached), (uncached_name, work_uncached))
     ]
+    every = np.concatenate([np.asarray(work_cached), np.asarray(work_uncached)])
+    tickvals, ticktext = power_ticks(float(every.min()), float(every.max()), units)
     layout = dict(
         xaxis=dict(title=_title(x_title)),
-        yaxis=dict(title=_title(y_title), type="log"),
+        yaxis=dict(title=_title(y_title), type="log", tickvals=tickvals, ticktext=ticktext),
         title=_title(title),
         height=360,
         font=dict(size=font_size),
@@ -294,4 +315,4 @@ def cost_curves(
     return _figure(data, layout)
 
 
-__all__ = ["FUTURE_GREY", "cache_animation", "cost_curves", "loss_curves"]
+__all__ = ["FUTURE_GREY", "cache_animation", "cost_curves", "loss_curves", "power_ticks"]

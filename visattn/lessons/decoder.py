@@ -18,7 +18,8 @@ its steps from 0, as arrays do; :func:`kv_cache_section` is where the two meet.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,11 +33,19 @@ from ..text import seeded_embedding
 SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
 SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
 HARRY = "Harry Potter went to the shop and bought milk. Then Harry"
+HARRY_ZH = "哈利·波特去商店买了牛奶。然后哈利"
 EXAMPLES = {  # name → text for the example buttons
     "harry": HARRY,
     "owl": "The owl took the letter to Hogwarts . Ron saw the owl",
     "nonsense": "dax wug fep tiv dax wug fep",
 }
+EXAMPLES_ZH = {  # the same in Chinese (the words of induction.CHINESE)
+    "harry": HARRY_ZH,
+    "owl": "猫头鹰把信送到霍格沃茨。罗恩看见了猫头鹰",
+    "nonsense": EXAMPLES["nonsense"],
+}
+TEXTS = {"en": HARRY, "zh": HARRY_ZH}  # the default text of each language
+EXAMPLES_BY_LANG = {"en": EXAMPLES, "zh": EXAMPLES_ZH}
 DEMO_D = 8  # the cache demo: token vectors of width 8 …
 DEMO_DK = 4  # … and one head of width 4
 DEMO_SEED = 0
@@ -62,6 +71,36 @@ CONTROLS = table(
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
 LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}
+
+
+def text_for(lang: str) -> str:
+    """The default text of the page in ``lang`` (English for a language without its own)."""
+    return TEXTS.get(lang, HARRY)
+
+
+def examples_for(lang: str) -> dict[str, str]:
+    """The example texts offered in ``lang``: {name: text}."""
+    return EXAMPLES_BY_LANG.get(lang, EXAMPLES)
+
+
+def text_after_switch(text: str, before: str, now: str) -> str:
+    """The text after the language changes from ``before`` to ``now``: the default text follows the
+    language; any other text stays."""
+    return text_for(now) if before != now and text == text_for(before) else text
+
+
+def controls_for(lang: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with ``lang``'s default text: a page in Chinese opens on “哈利·波特 … 哈利”, and
+    a link leaves it out (a link that names dec_text keeps its text)."""
+    return {**CONTROLS, "dec_text": replace(CONTROLS["dec_text"], default=text_for(lang))}
+
+
+def vocabulary(lang: str) -> tuple[str, ...]:
+    """The words the reader may type: in Chinese the Chinese spellings first (they share the ids of
+    English words), then the nonsense and English words."""
+    if lang == "zh":
+        return tuple(induction.CHINESE) + induction.VOCAB
+    return induction.VOCAB
 
 
 def sequence(source: str, n: int, seed: int, text: str) -> tuple[str, ...]:
@@ -92,6 +131,21 @@ def power_of_ten(x: float, digits: int = 3) -> str:
     9.401e13)."""
     mantissa, exponent = f"{float(x):.{digits - 1}e}".split("e")
     return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
+BYTE_UNITS = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))  # decimal: 1 MB = 10⁶ B
+
+
+def byte_size(n: int, digits: int = 3) -> str:
+    """``n`` bytes in decimal units (1 kB = 10³ B, 1 MB = 10⁶ B, 1 GB = 10⁹ B, as disk makers and
+    SI count, not 2¹⁰ …) with ``digits`` significant digits: 4 718 592 → "4.72 MB"."""
+    n = int(n)
+    for size, unit in BYTE_UNITS:
+        value = float(f"{n / size:.{digits}g}")  # rounded first: 999 999 B is "1.00 MB"
+        if value >= 1:
+            decimals = max(digits - 1 - int(np.floor(np.log10(value))), 0)
+            return f"{value:,.{decimals}f} {unit}"
+    return f"{n} B"
 
 
 def demo_weights(seed: int = DEMO_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -173,19 +227,34 @@ class CostSection:
     T: int
     cost: decode.DecodeCost
     keys_last: int  # keys the last step's query reads (per layer and head): T
+    model: str  # a key of visattn.decode.MODELS
+    context: int  # the model's own context length (GPT-2: 1,024; GPT-3: 2,048)
+    beyond_context: bool  # T > context: what a longer-context model of the same shape would cache
     cache_gb: float  # the whole cache in GB (10⁹ bytes), fp16
-    per_token_kb: float  # cache bytes one token adds, in KB (10³ bytes): 2 · L · D · 2
+    cache_text: str  # the same in decimal units: "9.66 GB"
+    per_token_bytes: int  # cache bytes one token adds: 2 · L · D · 2
+    per_token_text: str  # the same in decimal units: "4.72 MB"
     saving: float  # total work without the cache ÷ with it
     total_cached_tex: str  # LaTeX, e.g. 9.40 \times 10^{13}
     total_uncached_tex: str
     memory_models: tuple[str, ...]  # keys of visattn.decode.MODELS: the rows of the memory table
     memory_tokens: tuple[int, ...]  # its columns
     memory_gb: np.ndarray  # (models, tokens) KV cache of one sequence in GB, fp16
+    memory_text: tuple[tuple[str, ...], ...]  # (models, tokens) the same in decimal units
+    memory_contexts: tuple[int, ...]  # (models,) each model's own context
+    memory_beyond: np.ndarray  # (models, tokens) bool: the length is beyond the model's context
 
 
 def cost_section(shape: str) -> CostSection:
     c = decode.shape_cost(shape)
     model, T = decode.SHAPES[shape]
+    name = next(key for key, m in decode.MODELS.items() if m is model)
+    memory_bytes = [
+        [decode.cache_bytes(n, m["d_model"], m["n_layers"]) for n in MEMORY_TOKENS]
+        for m in decode.MODELS.values()
+    ]
+    contexts = tuple(m["context"] for m in decode.MODELS.values())
+    per_token = c.cache_bytes // c.T
     return CostSection(
         shape=shape,
         d_model=c.d_model,
@@ -194,19 +263,22 @@ def cost_section(shape: str) -> CostSection:
         T=T,
         cost=c,
         keys_last=int(c.keys_read[-1]),
+        model=name,
+        context=model["context"],
+        beyond_context=T > model["context"],
         cache_gb=c.cache_bytes / 1e9,
-        per_token_kb=c.cache_bytes / c.T / 1e3,
+        cache_text=byte_size(c.cache_bytes),
+        per_token_bytes=per_token,
+        per_token_text=byte_size(per_token),
         saving=c.saving,
         total_cached_tex=power_of_ten(c.total_cached),
         total_uncached_tex=power_of_ten(c.total_uncached),
         memory_models=tuple(decode.MODELS),
         memory_tokens=MEMORY_TOKENS,
-        memory_gb=np.array(
-            [
-                [decode.cache_bytes(n, m["d_model"], m["n_layers"]) / 1e9 for n in MEMORY_TOKENS]
-                for m in decode.MODELS.values()
-            ]
-        ),
+        memory_gb=np.array(memory_bytes) / 1e9,
+        memory_text=tuple(tuple(byte_size(b) for b in row) for row in memory_bytes),
+        memory_contexts=contexts,
+        memory_beyond=np.array([[n > k for n in MEMORY_TOKENS] for k in contexts]),
     )
 
 
@@ -233,6 +305,11 @@ class CircuitSection:
     loss_positions: tuple[int, ...]  # (T − 1,) 1 … T − 1: the positions that have a next token
     chance: float  # 1 / V
     chance_loss: float  # ln V: the loss of a uniform guess
+    n_vocab: int  # V
+    n_first: int  # positions with a next token whose token is new (the first copy)
+    first_p: float  # mean p(next token) over them (NaN if none): ≈ 1 / V when nothing matches
+    first_loss: float  # mean loss over them (NaN if none): ≈ ln V
+    first_expected: float  # right guesses chance expects there: n_first / V
     last_guess: str  # the guess after the last token: what the model would generate next
 
 
@@ -257,6 +334,7 @@ def circuit_section(
         has_target, induction_head[np.arange(T), np.maximum(targets, 0)], np.nan
     )  # (T,)
     p_next = shown.probs[np.arange(T - 1), shown.ids[1:]]  # (T − 1,)
+    new = ~shown.seen_before  # (T − 1,) positions whose token has not occurred before
     rows = tuple(
         (
             i + 1,
@@ -287,6 +365,11 @@ def circuit_section(
         loss_positions=tuple(range(1, T)),
         chance=1.0 / induction.N_VOCAB,
         chance_loss=float(np.log(induction.N_VOCAB)),
+        n_vocab=induction.N_VOCAB,
+        n_first=int(new.sum()),
+        first_p=float(p_next[new].mean()) if new.any() else float("nan"),
+        first_loss=float(shown.loss[new].mean()) if new.any() else float("nan"),
+        first_expected=float(new.sum()) / induction.N_VOCAB,
         last_guess=shown.predictions[-1],
     )
 

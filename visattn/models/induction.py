@@ -34,18 +34,20 @@ al.'s attention-only transformer); the logits are X W_U with W_U reading only th
 ``previous``   query: position i moved to column i − 1 (a shift matrix); key: position j. Score
                PREV_SHARPNESS where j = i − 1, else 0. Value: ``tok`` → ``prev``.
 ``induction``  query: ``tok``; key: ``prev`` (the same word in the same column); score
-               INDUCTION_SHARPNESS where the key's previous token is the query's token. The first
-               position has no previous token (its "previous" head can only look at itself), so its
-               key carries −FIRST_PENALTY through the ``one`` and ``pos:0`` columns. Value:
-               ``tok`` → ``next``.
+               INDUCTION_SHARPNESS where the key's previous token is the query's token; the key
+               reads ``prev`` − ``tok`` and the value ``tok`` − ``prev``, both exactly 0 at the
+               first position (its "previous" head can only look at itself), which scores SINK for
+               every query (``one`` and ``pos:0``): a query with no match rests there, writes
+               nothing, and the logits stay flat.
 
 Measured (tests/test_decoder.py, n = 20 on seeds 0 … 7): the previous head puts ≥ 0.98 on i − 1; the
 induction head ≥ 0.99 on the token after the earlier copy; the second copy is predicted 100 % right,
-the first copy 0 % (chance is 1 / V); with ``previous`` ablated the induction head spreads out and
-the second copy falls to ≤ 10 %."""
+the first copy is predicted uniformly (p(next) ≈ 1 / V, loss ≈ ln V); with ``previous`` ablated
+the induction head loses its target and the second copy falls to ≤ 10 %."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -80,7 +82,31 @@ ENGLISH: tuple[str, ...] = tuple(
     "same".split()
 )
 VOCAB: tuple[str, ...] = NONSENSE + ENGLISH
+# Chinese spellings of English words ("哈利·波特 … 哈利" → "波特"): each is another spelling of the
+# English word's id, so the vocabulary keeps its V ids and every English number stays as it was (the
+# circuit compares identities only, never meanings). Typed Chinese is cut into these words by
+# forward maximum matching (:func:`tokens_of`).
+CHINESE: dict[str, str] = {
+    "哈利": "Harry", "波特": "Potter", "罗恩": "Ron", "韦斯莱": "Weasley", "赫敏": "Hermione",
+    "格兰杰": "Granger", "邓布利多": "Dumbledore", "海格": "Hagrid", "马尔福": "Malfoy",
+    "霍格沃茨": "Hogwarts", "伦敦": "London", "。": ".", "，": ",", "！": "!", "？": "?",
+    "我": "I", "你": "you", "他": "he", "她": "she", "它": "it", "我们": "we", "他们": "they",
+    "这": "this", "那": "that", "和": "and", "但是": "but", "因为": "because", "所以": "so",
+    "然后": "then", "是": "is", "有": "has", "去": "went", "来": "came", "看见": "saw", "看": "see",
+    "遇见": "met", "拿": "took", "把": "gave", "买了": "bought", "买": "buy", "做": "made",
+    "找到": "found", "跑": "ran", "走": "walked", "说": "said", "送到": "to", "的": "of",
+    "在": "in", "了": "been", "回家": "home", "商店": "shop", "学校": "school", "城堡": "castle",
+    "房子": "house", "街道": "street", "车站": "station", "火车": "train", "门": "door",
+    "房间": "room", "花园": "garden", "森林": "forest", "河": "river", "路": "road", "牛奶": "milk",
+    "面包": "bread", "茶": "tea", "蛋糕": "cake", "苹果": "apple", "书": "book", "信": "letter",
+    "魔杖": "wand", "猫头鹰": "owl", "猫": "cat", "狗": "dog", "扫帚": "broom", "帽子": "hat",
+    "今天": "today", "明天": "tomorrow", "新": "new", "旧": "old", "大": "big", "小": "small",
+}  # fmt: skip
 _INDEX = {w.lower(): i for i, w in enumerate(VOCAB)}
+_INDEX |= {zh: _INDEX[en.lower()] for zh, en in CHINESE.items()}
+_CHINESE_OF = {_INDEX[en.lower()]: zh for zh, en in CHINESE.items()}  # id → its Chinese spelling
+_ZH_LONGEST = max(len(w) for w in CHINESE)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 N_VOCAB = len(VOCAB)  # V
 N_POSITIONS = 64  # P: at most 64 tokens (a repeated sequence of at most 32)
 MAX_REPEAT = min(len(NONSENSE), N_POSITIONS // 2)
@@ -104,8 +130,8 @@ N_LAYERS = len(HEAD_NAMES)
 PREV_SHARPNESS = 9.0  # previous: e⁹ ≈ 8100 against ≤ 63 other keys of score 0 → ≥ 0.99 on i − 1
 # induction: a match scores 10 × (the previous head's weight on i − 1 ≈ 0.99)
 INDUCTION_SHARPNESS = 10.0
-# induction: the first position's key (whose "previous" token is itself) is ruled out
-FIRST_PENALTY = 20.0
+# induction: the first position's score for every query (a match scores ≈ 9.9): the sink
+SINK = 5.0
 UNEMBED = 10.0  # logits = UNEMBED × the next-token columns
 
 
@@ -139,12 +165,19 @@ def _layers() -> tuple[Layer, ...]:
     Wo1[PREV : PREV + V, PREV : PREV + V] = eye_v  # … written into the "prev" columns
     # layer 2, "induction": q_i = s · tok_i, k_j = prev_j (both in the prev columns' indices)
     Wq2, Wk2, Wv2, Wo2 = (np.zeros((D, D)) for _ in range(4))
+    # key: prev − tok. At the first position the previous head can only look at itself, so prev
+    # holds the token itself and the key is exactly 0 (it matches nothing) …
     Wq2[TOK : TOK + V, PREV : PREV + V] = INDUCTION_SHARPNESS * root * eye_v
     Wk2[PREV : PREV + V, PREV : PREV + V] = eye_v
-    Wq2[ONE, ONE] = FIRST_PENALTY * root  # every query asks "is this key the first position?" …
-    Wk2[POS + 0, ONE] = -1.0  # … and the first position answers with −1
-    Wv2[TOK : TOK + V, NEXT : NEXT + V] = eye_v  # value: the token's identity …
-    Wo2[NEXT : NEXT + V, NEXT : NEXT + V] = eye_v  # … written into the "next" columns
+    Wk2[TOK : TOK + V, PREV : PREV + V] = -eye_v
+    # … and scores SINK for every query: the sink, where a query with no match puts its weight
+    Wq2[ONE, ONE] = SINK * root
+    Wk2[POS + 0, ONE] = 1.0
+    # value: tok − prev, the token's identity (less the one before it), written into the "next"
+    # columns; exactly 0 at the first position, so the sink writes nothing and the logits stay flat
+    Wv2[TOK : TOK + V, NEXT : NEXT + V] = eye_v
+    Wv2[PREV : PREV + V, NEXT : NEXT + V] = -eye_v
+    Wo2[NEXT : NEXT + V, NEXT : NEXT + V] = eye_v
     _readonly(Wq1, Wk1, Wv1, Wo1, Wq2, Wk2, Wv2, Wo2)
     return (Layer("previous", Wq1, Wk1, Wv1, Wo1), Layer("induction", Wq2, Wk2, Wv2, Wo2))
 
@@ -215,9 +248,50 @@ def token_ids(tokens: list[str]) -> np.ndarray:
 
 
 def tokens_of(text: str, most: int = 100_000) -> list[str]:
-    """The tokens of typed text (words and punctuation); long text is counted before it is
-    refused."""
-    return tokenize(text, max_tokens=most)
+    """The tokens of typed text (words and punctuation; a run of Chinese characters cut into the
+    longest words of :data:`CHINESE`, left to right, an unknown character a token of its own); long
+    text is counted before it is refused.
+
+    “哈利·波特去商店买了牛奶。然后哈利” → 哈利 · 波特 去 商店 买了 牛奶 。 然后 哈利"""
+    # the middle dot between the parts of a foreign name (哈利·波特) stands for the space of "Harry
+    # Potter": read as one
+    text = text.replace("·", " ") if isinstance(text, str) else text
+    words: list[str] = []
+    for token in tokenize(text, max_tokens=most):
+        if words and _CJK.match(token) and _CJK.match(words[-1][-1]):
+            words[-1] += token  # rejoin the run of characters that tokenize cut one by one
+        else:
+            words.append(token)
+    out: list[str] = []
+    for word in words:
+        if not _CJK.match(word):
+            out.append(word)
+            continue
+        start = 0
+        while start < len(word):
+            size = next(
+                n
+                for n in range(min(_ZH_LONGEST, len(word) - start), 0, -1)
+                if n == 1 or word[start : start + n] in CHINESE
+            )
+            out.append(word[start : start + size])
+            start += size
+    return out
+
+
+def is_chinese(tokens: Iterable[str]) -> bool:
+    """Whether a token has a Chinese character (the guesses are then spelled in Chinese)."""
+    return any(_CJK.search(token) for token in tokens)
+
+
+def spell(ids: Iterable[int], tokens: list[str]) -> tuple[str, ...]:
+    """Each id as the sequence spells it (the last spelling it used), else in the sequence's
+    language: a Chinese sequence's guesses read 波特, an English one's Potter."""
+    chinese = is_chinese(tokens)
+    used = {_INDEX[token.lower()]: token for token in tokens}
+    return tuple(
+        used.get(int(i), _CHINESE_OF.get(int(i), VOCAB[i]) if chinese else VOCAB[i]) for i in ids
+    )
 
 
 def embed(ids: np.ndarray) -> np.ndarray:
@@ -325,7 +399,7 @@ def run(tokens: list[str], ablate: str | Iterable[str] | None = None) -> Inducti
         weights=np.stack(weights),
         logits=logits,
         probs=softmax(logits, axis=1),
-        predictions=tuple(VOCAB[i] for i in pred),
+        predictions=spell(pred, list(tokens)),
         prediction_ids=pred,
     )
 
