@@ -46,17 +46,6 @@ def use_example(text: str) -> None:
     st.session_state.update(dec_text=text, dec_src="text")
 
 
-def follow_language() -> None:
-    """The default text follows the language: switched from one language to another, a page still
-    on the first language's default text shows the second's (any other text stays)."""
-    memo = "_dec_text__lang"
-    before, now = st.session_state.get(memo), lang()
-    if before is not None and "dec_text" in st.session_state:
-        text = st.session_state["dec_text"]
-        st.session_state["dec_text"] = lesson.text_after_switch(text, before, now)
-    st.session_state[memo] = now
-
-
 @section
 def sequence_and_sections() -> None:
     """The sequence every section reads (random words repeated, or the reader's own), then the
@@ -347,7 +336,7 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
 
 
 with page("decoder"):
-    follow_language()
+    url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
     explain(t("decoder.intro"))

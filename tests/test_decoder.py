@@ -526,8 +526,7 @@ def test_chinese_example_copies_like_the_english_one():
 def test_default_text_follows_the_language():
     assert lesson.controls_for("zh")["dec_text"].default == lesson.HARRY_ZH
     assert lesson.controls_for("en")["dec_text"].default == lesson.HARRY
-    assert lesson.text_after_switch(lesson.HARRY, "en", "zh") == lesson.HARRY_ZH
-    assert lesson.text_after_switch("bax dep", "en", "zh") == "bax dep"
+    assert (lesson.text_for("en"), lesson.text_for("zh")) == (lesson.HARRY, lesson.HARRY_ZH)
 
 
 def test_cost_axis_units_in_both_languages():

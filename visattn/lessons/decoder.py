@@ -83,12 +83,6 @@ def examples_for(lang: str) -> dict[str, str]:
     return EXAMPLES_BY_LANG.get(lang, EXAMPLES)
 
 
-def text_after_switch(text: str, before: str, now: str) -> str:
-    """The text after the language changes from ``before`` to ``now``: the default text follows the
-    language; any other text stays."""
-    return text_for(now) if before != now and text == text_for(before) else text
-
-
 def controls_for(lang: str) -> Mapping[str, Control]:
     """``CONTROLS`` with ``lang``'s default text: a page in Chinese opens on “哈利·波特 … 哈利”, and
     a link leaves it out (a link that names dec_text keeps its text)."""
