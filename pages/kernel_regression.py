@@ -135,15 +135,6 @@ def matrix_input(where, matrix: lesson.Matrix, role: str = "") -> np.ndarray | N
         )
 
 
-def scoring_controls(score: str, standardize: str, help: str | None = None) -> tuple[str, bool]:
-    """The scoring function and whether to standardise the features first."""
-    method = widgets.radio(lesson.CONTROLS[score], t("kernel.scoring"), help=help)
-    standardized = widgets.toggle(
-        lesson.CONTROLS[standardize], t("kernel.standardize"), help=t("kernel.standardize_help")
-    )
-    return method, standardized
-
-
 def attention_view(attention, names, png: str, titles, heading: str, maps_in, output_in) -> None:
     """A scored attention: its [scores and] weights heatmaps, one per column of ``maps_in``; in
     ``output_in`` the output f(·) row by row and the key each row looks at most; then the weights'
@@ -168,6 +159,85 @@ def attention_view(attention, names, png: str, titles, heading: str, maps_in, ou
 
 
 # ---- ① one query over key→value pairs ------------------------------------------------------------
+
+
+@section
+def one_query() -> None:
+    """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
+    explain(t("kernel.intro_1d"))
+    if presenter():
+        left, right = st.container(), st.container()
+    else:
+        left, right = st.columns([2, 3], gap="large")
+    preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
+    preset_controls = lesson.controls(preset)  # its table, query and σ are the defaults
+    with left:
+        table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
+        st.caption(
+            label("kernel.preset_notes", preset)
+            + " "
+            + t("kernel.rows_limit", rows=lesson.MAX_TABLE_ROWS)
+        )
+    if table is None:  # a bad first table (a tampered link): the data set's own
+        table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
+    labels = column_labels(preset, table.shape[1])
+    sliders = lesson.sliders(preset, table)
+    with right:
+        for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
+            slider_and_number(
+                preset_controls[lesson.QUERY_KEYS[j]],
+                t("kernel.query_feature", name=labels[j]),
+                t("kernel.query_help"),
+                lo=lo,
+                hi=hi,
+                step=sliders.steps[j],
+            )
+        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"))
+    query = (st.session_state["kr_q"], st.session_state["kr_q2"])
+    bandwidth(right, table, query, kernel, labels, sliders)
+
+
+@section
+def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
+    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing 🎯
+    reruns this alone; the data set, the query and the kernel rerun it with new arguments."""
+    fit = cache_kernel.fit_sigma(table, kernel)
+    with where:
+        slider_and_number(
+            lesson.CONTROLS["kr_sigma"],
+            t("kernel.sigma"),
+            t("kernel.sigma_help"),
+            lo=sliders.sigma_range[0],
+            hi=sliders.sigma_range[1],
+            step=sliders.sigma_step,
+        )
+        st.button(
+            t("kernel.fit_button"),
+            on_click=set_sigma,
+            args=(None if fit is None else fit.sigma,),
+            disabled=fit is None,
+            help=t("kernel.fit_help"),
+            icon="🎯",
+            key="kr_fit",
+        )
+        if fit is None:
+            st.caption(t("kernel.fit_none"))
+        elif fit.flat_upto is not None:
+            st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
+    regression = compute(
+        "kr_1d",
+        cache_kernel.regression,
+        table,
+        query,
+        kernel,
+        st.session_state["kr_sigma"],
+        sliders.ranges,
+        sliders,
+    )
+    if regression is None:
+        return
+    estimate_and_figures(regression, labels)  # after an error: the last good regression
+    key_by_key(regression, labels)
 
 
 def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
@@ -217,85 +287,6 @@ def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
     )
 
 
-@section
-def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
-    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing 🎯
-    reruns this alone; the data set, the query and the kernel rerun it with new arguments."""
-    fit = cache_kernel.fit_sigma(table, kernel)
-    with where:
-        slider_and_number(
-            lesson.CONTROLS["kr_sigma"],
-            t("kernel.sigma"),
-            t("kernel.sigma_help"),
-            lo=sliders.sigma_range[0],
-            hi=sliders.sigma_range[1],
-            step=sliders.sigma_step,
-        )
-        st.button(
-            t("kernel.fit_button"),
-            on_click=set_sigma,
-            args=(None if fit is None else fit.sigma,),
-            disabled=fit is None,
-            help=t("kernel.fit_help"),
-            icon="🎯",
-            key="kr_fit",
-        )
-        if fit is None:
-            st.caption(t("kernel.fit_none"))
-        elif fit.flat_upto is not None:
-            st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
-    regression = compute(
-        "kr_1d",
-        cache_kernel.regression,
-        table,
-        query,
-        kernel,
-        st.session_state["kr_sigma"],
-        sliders.ranges,
-        sliders,
-    )
-    if regression is None:
-        return
-    estimate_and_figures(regression, labels)  # after an error: the last good regression
-    key_by_key(regression, labels)
-
-
-@section
-def one_query() -> None:
-    """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
-    explain(t("kernel.intro_1d"))
-    if presenter():
-        left, right = st.container(), st.container()
-    else:
-        left, right = st.columns([2, 3], gap="large")
-    preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
-    preset_controls = lesson.controls(preset)  # its table, query and σ are the defaults
-    with left:
-        table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
-        st.caption(
-            label("kernel.preset_notes", preset)
-            + " "
-            + t("kernel.rows_limit", rows=lesson.MAX_TABLE_ROWS)
-        )
-    if table is None:  # a bad first table (a tampered link): the data set's own
-        table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
-    labels = column_labels(preset, table.shape[1])
-    sliders = lesson.sliders(preset, table)
-    with right:
-        for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
-            slider_and_number(
-                preset_controls[lesson.QUERY_KEYS[j]],
-                t("kernel.query_feature", name=labels[j]),
-                t("kernel.query_help"),
-                lo=lo,
-                hi=hi,
-                step=sliders.steps[j],
-            )
-        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"))
-    query = (st.session_state["kr_q"], st.session_state["kr_q2"])
-    bandwidth(right, table, query, kernel, labels, sliders)
-
-
 # ---- ② vectors: Q, K, V and a scoring function ---------------------------------------------------
 
 
@@ -310,6 +301,36 @@ def additive_weights() -> list[np.ndarray | None]:
             weights.append(matrix_input(where, matrix))
         st.button(t("kernel.reseed"), on_click=new_additive_weights, icon="🎲", key="kr_reseed")
     return weights
+
+
+@section
+def vectors(weights: list[np.ndarray | None]) -> None:
+    """② Queries, keys and values as vectors, and a scoring function."""
+    matrices = []
+    for where, matrix in zip(st.columns(3), lesson.VECTORS, strict=True):
+        role = label("kernel.matrix_roles", matrix.name)
+        matrices.append(matrix_input(where, matrix, role))
+    Q, K, V = matrices
+    method = widgets.radio(lesson.CONTROLS["kr_score"], t("kernel.scoring"))
+    standardized = widgets.toggle(
+        lesson.CONTROLS["kr_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
+    )
+    if all(m is not None for m in (*matrices, *weights)):
+        attention = compute("kr_md", cache_kernel.scored, Q, K, V, method, *weights, standardized)
+    else:  # the message is above; nothing to score
+        attention = None
+    if attention is not None:
+        names = lesson.names(attention)  # (key names, query names)
+        titles = (
+            t("kernel.scores_title", method=label("kernel.scorings", method)),
+            t("kernel.weights_title"),
+        )
+        heading = t("kernel.output_heading")
+        maps_in = st.columns(2)
+        attention_view(attention, names, "kernel_md", titles, heading, maps_in, st.container())
+        st.latex(lesson.q1_sum(attention))
+        raw_features(Q, K, V, weights)
+    article_002()
 
 
 def comparison_row(method: str, standardized: bool) -> str:
@@ -356,33 +377,6 @@ def article_002() -> None:
         st.markdown(t("kernel.a2_body"))
 
 
-@section
-def vectors(weights: list[np.ndarray | None]) -> None:
-    """② Queries, keys and values as vectors, and a scoring function."""
-    matrices = []
-    for where, matrix in zip(st.columns(3), lesson.VECTORS, strict=True):
-        role = label("kernel.matrix_roles", matrix.name)
-        matrices.append(matrix_input(where, matrix, role))
-    Q, K, V = matrices
-    method, standardized = scoring_controls("kr_score", "kr_std")
-    if all(m is not None for m in (*matrices, *weights)):
-        attention = compute("kr_md", cache_kernel.scored, Q, K, V, method, *weights, standardized)
-    else:  # the message is above; nothing to score
-        attention = None
-    if attention is not None:
-        names = lesson.names(attention)  # (key names, query names)
-        titles = (
-            t("kernel.scores_title", method=label("kernel.scorings", method)),
-            t("kernel.weights_title"),
-        )
-        heading = t("kernel.output_heading")
-        maps_in = st.columns(2)
-        attention_view(attention, names, "kernel_md", titles, heading, maps_in, st.container())
-        st.latex(lesson.q1_sum(attention))
-        raw_features(Q, K, V, weights)
-    article_002()
-
-
 # ---- ③ self-attention: Q = K = V = X -------------------------------------------------------------
 
 
@@ -391,8 +385,11 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
     """③ The rows of X attend to each other."""
     explain(t("kernel.intro_self"))
     X = matrix_input(st.container(), lesson.SELF)
-    method, standardized = scoring_controls(
-        "kr_sa_score", "kr_sa_std", help=t("kernel.self_additive_note")
+    method = widgets.radio(
+        lesson.CONTROLS["kr_sa_score"], t("kernel.scoring"), help=t("kernel.self_additive_note")
+    )
+    standardized = widgets.toggle(
+        lesson.CONTROLS["kr_sa_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
     )
     if X is None or any(w is None for w in weights):
         return
