@@ -89,7 +89,7 @@ def load_preset() -> None:
     st.session_state["kr_q"] = q1
     st.session_state["kr_q2"] = q2
     st.session_state["kr_sigma"] = sigma
-    url_state.bind_controls(lesson.controls(preset))
+    url_state.bind_controls(lesson.controls_for(preset))
 
 
 def set_sigma(sigma: float) -> None:
@@ -170,7 +170,7 @@ def one_query() -> None:
     else:
         left, right = st.columns([2, 3], gap="large")
     preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
-    preset_controls = lesson.controls(preset)  # its table, query and σ are the defaults
+    preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
     with left:
         table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
@@ -409,7 +409,7 @@ with page("kernel"):
     # Every URL parameter, bound before any section runs; the data set first: the table, the query
     # and σ a link leaves out are the data set's own.
     url_state.bind_control(lesson.PRESET)
-    url_state.bind_controls(lesson.controls(st.session_state["kr_preset"]))
+    url_state.bind_controls(lesson.controls_for(st.session_state["kr_preset"]))
     st.title(t("kernel.title"))
     explain(t("kernel.intro"))
     tab1, tab2, tab3 = st.tabs([t("kernel.tab_1d"), t("kernel.tab_md"), t("kernel.tab_self")])

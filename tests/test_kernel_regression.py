@@ -394,6 +394,26 @@ def test_sliders_and_query_ranges():
     assert lesson.nice_step(240) == 1.0 and lesson.nice_step(0.5) == 0.001
 
 
+def test_controls_are_every_parameter_with_the_data_sets_starts():
+    assert set(lesson.CONTROLS) == {
+        *("kr_preset", "kr_data", "kr_q", "kr_q2", "kr_kernel", "kr_sigma"),
+        *("kr_Q", "kr_K", "kr_V", "kr_score", "kr_std", "kr_Wq", "kr_Wk", "kr_wv"),
+        *("kr_X", "kr_sa_score", "kr_sa_std"),
+    }
+    started = {"kr_data", "kr_q", "kr_q2", "kr_sigma"}  # what a data set gives a link
+    for preset, p in PRESETS.items():
+        controls = lesson.controls_for(preset)
+        q1, q2, sigma = lesson.preset_start(preset)
+        assert (controls["kr_q"].default, controls["kr_q2"].default) == (q1, q2)
+        assert controls["kr_sigma"].default == sigma == p.sigma
+        assert np.array_equal(controls["kr_data"].default, p.table)
+        assert all(controls[k] == c for k, c in lesson.CONTROLS.items() if k not in started)
+    assert lesson.controls_for("waist") == dict(lesson.CONTROLS)
+    assert len(lesson.COLUMNS) == 7 and all(
+        set(p.columns) <= set(lesson.COLUMNS) for p in PRESETS.values()
+    )
+
+
 def test_fit_reports_a_flat_error_curve():
     f = lesson.fit_sigma(
         PRESETS["waist"].table, "gaussian"

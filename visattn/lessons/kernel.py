@@ -2,7 +2,7 @@
 
 Data: :data:`PRESETS` (article 002's waists, article 000's game, a noisy curve), article 002's Q, K,
 V, X and its printed numbers (:data:`PRINTED_002`, quotations). Controls: :data:`CONTROLS`, every
-URL parameter of the page (:func:`controls` gives them with another data set's starting values).
+URL parameter of the page (:func:`controls_for` gives them with another data set's starting values).
 Tab ① — one query over key→value pairs (1 or 2 key features): :func:`regression`, :func:`fit_sigma`,
 :func:`sliders`, :func:`formula`, :func:`breakdown_table`. Tab ② — vectors and scoring functions:
 :func:`scored`, :func:`q1_sum`, :func:`comparison`, :func:`float_facts`, :func:`article_002`. Tab
@@ -14,7 +14,7 @@ Shapes: Nk keys, Dk key features (1 or 2), Tq queries, Tk keys, Dv value width.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -164,32 +164,35 @@ def preset_start(name: str) -> tuple[float, float, float]:
 # ---- the page's controls: every URL parameter, once ----------------------------------------------
 
 PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel.presets")
+_FIRST = PRESETS[PRESET.default]
+# The table, query and σ default to the first data set's; :func:`controls_for` gives another's. The
+# query and σ take any finite number (the box beside each slider may leave the slider's range; σ ≤ 0
+# is refused with a message, by :func:`regression`).
+CONTROLS = declared.table(
+    PRESET,
+    Control("kr_data", _rows(_FIRST.table), matrix=True),
+    Control("kr_q", _FIRST.query[0]),
+    Control("kr_q2", 0.0),  # kept in the link while the table has one key feature
+    Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel.kernels"),
+    Control("kr_sigma", _FIRST.sigma),
+    [m.control for m in VECTORS],
+    Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_std", False),
+    [m.control for m in ADDITIVE],
+    SELF.control,
+    Control("kr_sa_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_sa_std", False),
+)
 
 
-def controls(preset: str) -> Mapping[str, Control]:
-    """Every URL parameter of the page, with the data set, query and σ that ``preset`` starts from
-    as their defaults: a link leaves out what its data set already gives. The query and σ take any
-    finite number (the box beside each slider may leave the slider's range; σ ≤ 0 is refused with a
-    message, by :func:`regression`)."""
+def controls_for(preset: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with the table, query and σ that ``preset`` starts from as their defaults: bound
+    so, a link leaves out what its data set already gives."""
     q1, q2, sigma = preset_start(preset)
-    return declared.table(
-        PRESET,
-        Control("kr_data", _rows(PRESETS[preset].table), matrix=True),
-        Control("kr_q", q1),
-        Control("kr_q2", q2),  # kept in the link while the table has one key feature
-        Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel.kernels"),
-        Control("kr_sigma", sigma),
-        [m.control for m in VECTORS],
-        Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
-        Control("kr_std", False),
-        [m.control for m in ADDITIVE],
-        SELF.control,
-        Control("kr_sa_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
-        Control("kr_sa_std", False),
-    )
+    starts = {"kr_data": _rows(PRESETS[preset].table), "kr_q": q1, "kr_q2": q2, "kr_sigma": sigma}
+    return dict(CONTROLS) | {k: replace(CONTROLS[k], default=v) for k, v in starts.items()}
 
 
-CONTROLS = controls(PRESET.default)
 QUERY_KEYS = ("kr_q", "kr_q2")  # the query's controls, one per key feature
 # What the page warns about in tab ① (:meth:`Regression.warnings`), and the roles of tab ②'s Q, K,
 # V: one label table each.
