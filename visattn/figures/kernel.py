@@ -185,7 +185,8 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
         tr["hovertemplate"] = (
             f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
         )
-    if b.supported or regression.by_sigma is not None:  # live: the star moves with σ (or vanishes)
+    # live: the star moves with σ (and may have no estimate)
+    if b.supported or regression.by_sigma is not None:
         data.append(
             dict(
                 type="scatter",
