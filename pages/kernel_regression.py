@@ -1,412 +1,423 @@
 """Kernel regression as attention (articles 002, 000): ① one query over key→value pairs; ② Q, K, V
-and scoring functions; ③ self-attention."""
+and scoring functions; ③ self-attention.
+
+Sections (``ui.frame.section``): ① the data set, the query and the kernel, with σ and everything σ
+redraws as a section inside it (moving σ reruns the figures and the numbers, not the table
+editor); ② the vectors; ③ self-attention. The additive score's weights feed ② and ③, so they are
+drawn outside every section.
+"""
+
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import url_state
-from ui.cache_kernel import fit_sigma, kernel_lesson, scored, self_lesson
+from ui import cache_kernel, url_state
+from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.widgets import matrix_editor, set_matrix, slider_and_number
-from visattn.figures import kernel as kfig
-from visattn.lessons import kernel as L
-
-KERNEL_LABEL = {
-    "gaussian": "kernel.k_gaussian",
-    "boxcar": "kernel.k_boxcar",
-    "epanechnikov": "kernel.k_epanechnikov",
-    "laplace": "kernel.k_laplace",
-}
-PRESET_LABEL = {
-    "waist": "kernel.p_waist",
-    "game_strength": "kernel.p_game_strength",
-    "game_both": "kernel.p_game_both",
-    "noisy": "kernel.p_noisy",
-}
-NOTE = {
-    "waist": "kernel.note_waist",
-    "game_strength": "kernel.note_game",
-    "game_both": "kernel.note_game",
-    "noisy": "kernel.note_noisy",
-}
-COLUMNS = {
-    "waist": ("kernel.col_waist", "kernel.col_weight"),
-    "game_strength": ("kernel.col_strength", "kernel.col_ability"),
-    "game_both": ("kernel.col_strength", "kernel.col_intelligence", "kernel.col_ability"),
-    "noisy": ("kernel.col_x", "kernel.col_y"),
-}
-METHOD_LABEL = {
-    "additive": "kernel.s_additive",
-    "dot": "kernel.s_dot",
-    "scaled_dot": "kernel.s_scaled_dot",
-}
-WARNING = {
-    "duplicates": "kernel.duplicates",
-    "compact": "kernel.no_support",
-    "overflow": "kernel.no_support_overflow",
-}
-A2_NOTE = {
-    "score": "kernel.a2_score",
-    "weight": "kernel.a2_weight",
-    "dot_model": "kernel.a2_dot_model",
-    "additive_model": "kernel.a2_additive_model",
-}
-A2_COLS = (
-    "kernel.a2_col_what",
-    "kernel.a2_col_printed",
-    "kernel.a2_col_computed",
-    "kernel.a2_col_agree",
-)
-BREAKDOWN_COLS = (
-    "common.key",
-    "common.value",
-    "kernel.col_score",
-    "kernel.col_exp",
-    "common.weight",
-    "kernel.col_contrib",
-)
-WORDS = (
-    "common.query",
-    "common.key",
-    "common.weight",
-    "kernel.estimate",
-    "kernel.bars_title",
-    "kernel.keys_axis",
-    "kernel.curve_title",
-    "kernel.fitted_curve",
-    "kernel.data_points",
-    "kernel.heatmap_title",
-    "kernel.keys_sorted",
-    "kernel.query_axis",
-    "kernel.plane_title",
-    "kernel.keys_sized",
-    "kernel.loo_title",
-    "kernel.loo_error",
-    "kernel.sigma",
-    "kernel.fitted_sigma",
-    "kernel.current_sigma",
-    "kernel.estimate_line",
-    "kernel.no_estimate",
-    "kernel.live_query",
-    "kernel.live_sigma",
-)
-MATRIX_KEYS, MATRIX_WORD = (
-    ("kr_Q", "kr_K", "kr_V", "kr_Wq", "kr_Wk", "kr_wv"),
-    ("kernel.queries", "kernel.keys_word", "kernel.values_word"),
-)
-ss = st.session_state
-column_labels = lambda preset, n: (
-    [t(k) for k in COLUMNS[preset]]
-    if len(COLUMNS[preset]) == n
-    else [t("kernel.col_key_n", i=i + 1) for i in range(n - 1)] + [t("common.value")]
-)
-words = lambda labels=(): kfig.Words(
-    tuple(labels), **{k.split(".")[1]: t(k) for k in WORDS}
-)  # the figures' words, translated
-load_preset = lambda: (
-    set_matrix("kr_data", L.PRESETS[ss["kr_preset"]].table),
-    ss.update(zip(("kr_q", "kr_q2", "kr_sigma"), L.preset_start(ss["kr_preset"]))),
-)
+from visattn.controls import Control
+from visattn.figures import kernel as kernel_figures
+from visattn.lessons import kernel as lesson
 
 
-def new_additive_weights():
-    ss["kr_seed"] = ss.get("kr_seed", 0) + 1
-    for key, m in zip(MATRIX_KEYS[3:], L.additive_weights(ss["kr_seed"])):
-        set_matrix(key, m)
-
-
-def read_table(p, preset):  # the key→value editor, at most MAX_TABLE_ROWS rows
-    taken = ss[url_state.bind("kr_data", [list(r) for r in p.table], matrix=True)]
-    m = matrix_editor(
-        "kr_data",
-        p.table,
-        name=t("kernel.data_name"),
-        col_labels=column_labels(preset, np.shape(taken)[1]),
-        dynamic_rows=True,
-        max_rows=L.MAX_TABLE_ROWS,
+def figure_words(labels: Sequence[str] = ()) -> kernel_figures.Words:
+    """The figures' words, translated; ``labels`` names the table's columns."""
+    return kernel_figures.Words(
+        tuple(labels),
+        query=t("common.query"),
+        key=t("common.key"),
+        weight=t("common.weight"),
+        estimate=t("kernel.estimate"),
+        bars_title=t("kernel.bars_title"),
+        keys_axis=t("kernel.keys_axis"),
+        curve_title=t("kernel.curve_title"),
+        fitted_curve=t("kernel.fitted_curve"),
+        data_points=t("kernel.data_points"),
+        heatmap_title=t("kernel.heatmap_title"),
+        keys_sorted=t("kernel.keys_sorted"),
+        query_axis=t("kernel.query_axis"),
+        plane_title=t("kernel.plane_title"),
+        keys_sized=t("kernel.keys_sized"),
+        loo_title=t("kernel.loo_title"),
+        loo_error=t("kernel.loo_error"),
+        sigma=t("kernel.sigma"),
+        fitted_sigma=t("kernel.fitted_sigma"),
+        current_sigma=t("kernel.current_sigma"),
+        estimate_line=t("kernel.estimate_line"),
+        no_estimate=t("kernel.no_estimate"),
+        live_query=t("kernel.live_query"),
+        live_sigma=t("kernel.live_sigma"),
     )
-    return L.check_table(m)
 
 
-def fixed(
-    where, key, name, default, rows, word=None
-):  # a matrix of the lesson's shape (a link with another shape is reset)
-    where.markdown(f"**{name}** {t(word) if word else ''}")
+def column_labels(preset: str, n: int) -> list[str]:
+    """The key→value table's column names: the data set's, or key 1 … and value for a table of
+    another width."""
+    names = lesson.PRESETS[preset].columns
+    if len(names) == n:
+        return [label("kernel.columns", name) for name in names]
+    return [t("kernel.col_key_n", i=i + 1) for i in range(n - 1)] + [t("common.value")]
+
+
+def feature_names() -> list[str]:
+    """Tab ② and ③'s column names: feature 1, feature 2."""
+    return [t("kernel.feature", i=1), t("kernel.feature", i=2)]
+
+
+def breakdown_columns() -> list[str]:
+    """The key-by-key table's columns: key, value, score, e^s, weight, weight × value."""
+    return [
+        t("common.key"),
+        t("common.value"),
+        t("kernel.col_score"),
+        t("kernel.col_exp"),
+        t("common.weight"),
+        t("kernel.col_contrib"),
+    ]
+
+
+def load_preset() -> None:
+    """A new data set: its table, query and σ, which a link then leaves out as defaults."""
+    preset = st.session_state["kr_preset"]
+    q1, q2, sigma = lesson.preset_start(preset)
+    set_matrix("kr_data", lesson.PRESETS[preset].table)
+    st.session_state["kr_q"] = q1
+    st.session_state["kr_q2"] = q2
+    st.session_state["kr_sigma"] = sigma
+    url_state.bind_controls(lesson.controls_for(preset))
+
+
+def set_sigma(sigma: float) -> None:
+    st.session_state["kr_sigma"] = sigma
+
+
+def new_additive_weights() -> None:
+    """🎲: the additive score's weights drawn again, with the next seed."""
+    st.session_state["kr_seed"] = st.session_state.get("kr_seed", 0) + 1
+    drawn = lesson.additive_weights(st.session_state["kr_seed"])
+    for matrix, weights in zip(lesson.ADDITIVE, drawn, strict=True):
+        set_matrix(matrix.control.key, weights)
+
+
+def read_table(control: Control, preset: str) -> np.ndarray:
+    """The key→value editor, at most MAX_TABLE_ROWS rows, checked by the lesson."""
+    width = np.shape(st.session_state[control.key])[1]
+    edited = matrix_editor(
+        control,
+        name=t("kernel.data_name"),
+        col_labels=column_labels(preset, width),
+        dynamic_rows=True,
+        max_rows=lesson.MAX_TABLE_ROWS,
+    )
+    return lesson.check_table(edited)
+
+
+def matrix_input(where, matrix: lesson.Matrix, role: str = "") -> np.ndarray | None:
+    """One of tab ② or ③'s matrices, in the lesson's shape (a link with another shape is reset);
+    None (after the message) when it cannot be read."""
+    where.markdown(f"**{matrix.name}** {role}")
+    one_column = np.shape(matrix.control.default)[1] == 1
     with where:
         return compute(
-            f"{key}_t",
+            f"{matrix.control.key}_t",
             matrix_editor,
-            key,
-            default,
-            name=name,
-            row_labels=rows,
-            col_labels=[name] if name == "w_v" else FEATS,
+            matrix.control,
+            name=matrix.name,
+            row_labels=matrix.rows,
+            col_labels=[matrix.name] if one_column else feature_names(),
             height="content",
             fixed_shape=True,
         )
 
 
-def scoring_controls(score_key, std_key, help=None):
-    return (
-        st.radio(
-            t("kernel.scoring"),
-            L.SCORINGS,
-            format_func=lambda m: t(METHOD_LABEL[m]),
-            horizontal=True,
-            help=help,
-            key=url_state.bind(score_key, "scaled_dot", options=L.SCORINGS),
-        ),
-        st.toggle(
-            t("kernel.standardize"),
-            key=url_state.bind(std_key, False),
-            help=t("kernel.standardize_help"),
-        ),
+def attention_view(attention, names, png: str, titles, heading: str, maps_in, output_in) -> None:
+    """A scored attention: its [scores and] weights heatmaps, one per column of ``maps_in``; in
+    ``output_in`` the output f(·) row by row and the key each row looks at most; then the weights'
+    CSV. ``names``: (key names, query names)."""
+    keys, queries = names
+    maps = cache_kernel.score_maps(
+        attention, keys, queries, tuple(titles), figure_words(), t("common.score"), font_size()
     )
+    for where, (figure, kind) in zip(maps_in, maps, strict=True):
+        with where:
+            show(figure, f"{png}_{kind}")
+    output_in.markdown(f"**{heading}**")
+    output = pd.DataFrame(
+        attention.output,
+        index=[f"f({q})" for q in queries],
+        columns=feature_names()[: attention.output.shape[1]],
+    )
+    output_in.dataframe(output.style.format("{:.4f}"))
+    pairs = t("common.list_sep").join(lesson.top_pairs(attention.weights, queries, keys))
+    output_in.caption(t("kernel.top_pairs", pairs=pairs))
+    download_csv(attention.weights, f"{png}_weights", queries, keys, key=f"csv_{png}")
 
 
-def maps_and_output(
-    where, r, names, png, heading, titles
-):  # [scores |] weights heatmaps; in where[-1] the output and where rows look most
-    for col, (fig, kind) in zip(
-        where, kfig.score_maps(r, names, titles, words(), t("common.score"), font_size())
-    ):
-        with col:
-            show(fig, f"{png}_{kind}")
-    where[-1].markdown(f"**{heading}**")
-    where[-1].dataframe(
-        pd.DataFrame(
-            r.output, index=[f"f({q})" for q in names[1]], columns=FEATS[: r.output.shape[1]]
-        ).style.format("{:.4f}")
-    )
-    where[-1].caption(
-        t(
-            "kernel.top_pairs",
-            pairs=t("common.list_sep").join(L.top_pairs(r.weights, names[1], names[0])),
-        )
-    )
-    download_csv(r.weights, f"{png}_weights", names[1], names[0], key=f"csv_{png}")
+# ---- ① one query over key→value pairs ------------------------------------------------------------
 
 
 @section
-def one_query(
-    fs,
-    # ---- ① one query, key→value pairs, a kernel: its controls (the data set too) change only this tab
-    # -------
-):
+def one_query() -> None:
+    """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
     explain(t("kernel.intro_1d"))
-    left, right = (
-        (st.container(), st.container()) if presenter() else st.columns([2, 3], gap="large")
-    )
+    if presenter():
+        left, right = st.container(), st.container()
+    else:
+        left, right = st.columns([2, 3], gap="large")
+    preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
+    preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
     with left:
-        st.selectbox(
-            t("kernel.preset"),
-            list(L.PRESETS),
-            format_func=lambda k: t(PRESET_LABEL[k]),
-            key="kr_preset",
-            on_change=load_preset,
+        table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
+        st.caption(
+            label("kernel.preset_notes", preset)
+            + " "
+            + t("kernel.rows_limit", rows=lesson.MAX_TABLE_ROWS)
         )
-        table = compute(
-            "kr_table", read_table, L.PRESETS[preset := ss["kr_preset"]], preset
-        )  # read here: a partial rerun has old args
-        st.caption(t(NOTE[preset]) + " " + t("kernel.rows_limit", rows=L.MAX_TABLE_ROWS))
-    table = (
-        np.asarray(L.PRESETS[preset].table, dtype=float) if table is None else table
-    )  # a bad first table (a tampered link): the preset's
-    labels, ctl, starts = (
-        column_labels(preset, table.shape[1]),
-        L.controls(preset, table),
-        L.preset_start(preset),
-    )
+    if table is None:  # a bad first table (a tampered link): the data set's own
+        table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
+    labels = column_labels(preset, table.shape[1])
+    sliders = lesson.sliders(preset, table)
     with right:
-        url_state.bind("kr_q2", starts[1])  # kept in the link while the table has one key feature
-        for j in range(len(ctl.ranges)):
+        for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
             slider_and_number(
-                url_state.bind(("kr_q", "kr_q2")[j], starts[j]),
+                preset_controls[lesson.QUERY_KEYS[j]],
                 t("kernel.query_feature", name=labels[j]),
-                *ctl.ranges[j],
-                ctl.steps[j],
-                help=t("kernel.query_help"),
+                t("kernel.query_help"),
+                lo=lo,
+                hi=hi,
+                step=sliders.steps[j],
             )
-        kernel = st.selectbox(
-            t("kernel.kernel"),
-            L.KERNELS,
-            format_func=lambda k: t(KERNEL_LABEL[k]),
-            key=url_state.bind("kr_kernel", "gaussian", options=L.KERNELS),
-        )
+        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"))
+    query = (st.session_state["kr_q"], st.session_state["kr_q2"])
+    bandwidth(right, table, query, kernel, labels, sliders)
+
+
+@section
+def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
+    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing 🎯
+    reruns this alone; the data set, the query and the kernel rerun it with new arguments."""
+    fit = cache_kernel.fit_sigma(table, kernel)
+    with where:
         slider_and_number(
-            url_state.bind("kr_sigma", starts[2]),
+            lesson.CONTROLS["kr_sigma"],
             t("kernel.sigma"),
-            *ctl.sigma_range,
-            ctl.sigma_step,
-            help=t("kernel.sigma_help"),
+            t("kernel.sigma_help"),
+            lo=sliders.sigma_range[0],
+            hi=sliders.sigma_range[1],
+            step=sliders.sigma_step,
         )
         st.button(
             t("kernel.fit_button"),
-            on_click=ss.__setitem__,
-            args=("kr_sigma", (fit := fit_sigma(table, kernel)) and fit.sigma),
+            on_click=set_sigma,
+            args=(None if fit is None else fit.sigma,),
             disabled=fit is None,
             help=t("kernel.fit_help"),
             icon="🎯",
             key="kr_fit",
         )
-        if fit is None or fit.flat_upto is not None:
-            st.caption(
-                t("kernel.fit_none")
-                if fit is None
-                else t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}")
-            )
-    if (
-        lesson := compute(
-            "kr_1d",
-            kernel_lesson,
-            table,
-            (ss["kr_q"], ss["kr_q2"]),
-            kernel,
-            ss["kr_sigma"],
-            ctl.ranges,
-            ctl,
-        )
-    ) is None:
-        return
-    b, w = lesson.breakdown, words(labels)  # after an error: the last good view
-    for kind, params in lesson.warnings(t("kernel.row_sep")):
-        st.warning(t(WARNING[kind], **params), icon="⚠️")
-    st.metric(
-        t("kernel.estimate_at", q=L.key_text(b.query)), f"{b.estimate:.6g}" if b.supported else "—"
+        if fit is None:
+            st.caption(t("kernel.fit_none"))
+        elif fit.flat_upto is not None:
+            st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
+    regression = compute(
+        "kr_1d",
+        cache_kernel.regression,
+        table,
+        query,
+        kernel,
+        st.session_state["kr_sigma"],
+        sliders.ranges,
+        sliders,
     )
-    for fig, png in kfig.lesson_figures(lesson, w, fs):
-        show(fig, png)
-    if lesson.fit is not None:
+    if regression is None:
+        return
+    estimate_and_figures(regression, labels)  # after an error: the last good regression
+    key_by_key(regression, labels)
+
+
+def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
+    """①'s picture: what to beware of, the estimate, the weights and the fitted curve (or the
+    plane), and how σ is fitted."""
+    b = regression.breakdown
+    for kind, params in regression.warnings(t("kernel.row_sep")):
+        st.warning(label("kernel.warnings", kind, **params), icon="⚠️")
+    estimate = f"{b.estimate:.6g}" if b.supported else "—"
+    st.metric(t("kernel.estimate_at", q=lesson.key_text(b.query)), estimate)
+    words = figure_words(labels)
+    for figure, png in cache_kernel.regression_figures(regression, words, font_size()):
+        show(figure, png)
+    if regression.fit is not None:
         with st.expander(t("kernel.loo_expander"), expanded=False):
             explain(t("kernel.loo_explain"))
-            show(kfig.loo_figure(lesson, w, fs), "kernel_loo_error")
+            show(cache_kernel.loo_figure(regression, words, font_size()), "kernel_loo_error")
+
+
+def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
+    """①'s numbers: each key's score, weight and share of the estimate, and the formula with this
+    query's numbers."""
+    b = regression.breakdown
     st.subheader(t("kernel.numbers_heading"))
     explain(t("kernel.numbers_explain"))
+    columns = breakdown_columns()
     st.dataframe(
-        L.breakdown_table(b, cols := [t(k) for k in BREAKDOWN_COLS]),
+        lesson.breakdown_table(b, columns),
         width="stretch",
         height=min(38 + 35 * (len(b.keys) + 1), 420),
     )
-    st.latex((f := L.formula(b, lesson.kernel, lesson.sigma)).latex)
-    if notes := [t("kernel.underflow")] * f.underflow + [
-        t("kernel.more_terms", n=f.more, weight=f"{f.more_weight:.3g}")
-    ] * (f.more > 0):
+    formula = lesson.formula(b, regression.kernel, regression.sigma)
+    st.latex(formula.latex)
+    notes = []
+    if formula.underflow:
+        notes.append(t("kernel.underflow"))
+    if formula.more > 0:
+        notes.append(t("kernel.more_terms", n=formula.more, weight=f"{formula.more_weight:.3g}"))
+    if notes:
         st.caption(" ".join(notes))
     download_csv(
-        L.breakdown_matrix(b),
+        lesson.breakdown_matrix(b),
         "kernel_breakdown",
-        [L.key_text(k) for k in b.keys],
-        labels + cols[2:3] + cols[4:],
+        [lesson.key_text(k) for k in b.keys],
+        labels + columns[2:3] + columns[4:],  # key features…, value, score, weight, weight × value
         key="csv_kernel_1d",
     )
 
 
+# ---- ② vectors: Q, K, V and a scoring function ---------------------------------------------------
+
+
+def additive_weights() -> list[np.ndarray | None]:
+    """The additive score's W_q, W_k, w_v, editable: tabs ② and ③ both use them, so they are drawn
+    outside every section (open when a link scores tab ② additively)."""
+    opened = st.session_state["kr_score"] == "additive"
+    with st.expander(t("kernel.additive_weights"), expanded=opened):
+        explain(t("kernel.additive_explain"))
+        weights = []
+        for where, matrix in zip(st.columns(3), lesson.ADDITIVE, strict=True):
+            weights.append(matrix_input(where, matrix))
+        st.button(t("kernel.reseed"), on_click=new_additive_weights, icon="🎲", key="kr_reseed")
+    return weights
+
+
 @section
-def vectors(
-    W,
-    # ---- ② multi-dimensional queries, keys and values (the additive weights W are drawn outside, for ③
-    # too) ----
-):
-    Q, K, V = [
-        fixed(where, key, *spec, word)
-        for where, key, spec, word in zip(st.columns(3), MATRIX_KEYS, L.MATRICES, MATRIX_WORD)
-    ]
-    method, standardized = scoring_controls("kr_score", "kr_std")
-    if (
-        md := compute("kr_md", scored, Q, K, V, method, *W, standardized)
-        if all(m is not None for m in (Q, K, V, *W))
-        else None
-    ) is not None:
-        maps_and_output(
-            (*st.columns(2), st.container()),
-            md,
-            L.names(md),
-            "kernel_md",
-            t("kernel.output_heading"),
-            (t("kernel.scores_title", method=t(METHOD_LABEL[method])), t("kernel.weights_title")),
+def vectors(weights: list[np.ndarray | None]) -> None:
+    """② Queries, keys and values as vectors, and a scoring function."""
+    matrices = []
+    for where, matrix in zip(st.columns(3), lesson.VECTORS, strict=True):
+        role = label("kernel.matrix_roles", matrix.name)
+        matrices.append(matrix_input(where, matrix, role))
+    Q, K, V = matrices
+    method = widgets.radio(lesson.CONTROLS["kr_score"], t("kernel.scoring"))
+    standardized = widgets.toggle(
+        lesson.CONTROLS["kr_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
+    )
+    if all(m is not None for m in (*matrices, *weights)):
+        attention = compute("kr_md", cache_kernel.scored, Q, K, V, method, *weights, standardized)
+    else:  # the message is above; nothing to score
+        attention = None
+    if attention is not None:
+        names = lesson.names(attention)  # (key names, query names)
+        titles = (
+            t("kernel.scores_title", method=label("kernel.scorings", method)),
+            t("kernel.weights_title"),
         )
-        st.latex(L.q1_sum(md))
-        st.subheader(t("kernel.raw_heading"))
-        explain(t("kernel.raw_explain", **L.float_facts_text()))
-        row = lambda m, std: (
-            f"{t(METHOD_LABEL[m])} · {t('kernel.standardized') if std else t('kernel.raw')}"
-        )
-        if (
-            cmp := compute(
-                "kr_cmp",
-                L.comparison,
-                Q,
-                K,
-                V,
-                W,
-                row,
-                lambda i: t("kernel.top_weight_of", q=f"q{i}"),
-                t("kernel.score_gap"),
-            )
-        ) is not None:
-            st.table(cmp[0])
-            st.caption(t("kernel.raw_caption", biggest=f"{cmp[1]:.5g}"))
-    with st.expander(
-        t("kernel.a2_title"), expanded=False
-    ):  # article 002's slips, printed vs computed
-        st.table(
-            L.article_002_table([t(k) for k in A2_COLS], {n: t(k) for n, k in A2_NOTE.items()})
-        )
+        heading = t("kernel.output_heading")
+        maps_in = st.columns(2)
+        attention_view(attention, names, "kernel_md", titles, heading, maps_in, st.container())
+        st.latex(lesson.q1_sum(attention))
+        raw_features(Q, K, V, weights)
+    article_002()
+
+
+def comparison_row(method: str, standardized: bool) -> str:
+    state = t("kernel.standardized") if standardized else t("kernel.raw")
+    return f"{label('kernel.scorings', method)} · {state}"
+
+
+def top_weight_column(i: int) -> str:
+    return t("kernel.top_weight_of", q=f"q{i}")
+
+
+def raw_features(Q, K, V, weights) -> None:
+    """Why softmax turns one-hot on raw features: every scoring, raw and standardised."""
+    st.subheader(t("kernel.raw_heading"))
+    explain(t("kernel.raw_explain", **lesson.float_facts_text()))
+    comparison = compute(
+        "kr_cmp",
+        lesson.comparison,
+        Q,
+        K,
+        V,
+        weights,
+        comparison_row,
+        top_weight_column,
+        t("kernel.score_gap"),
+    )
+    if comparison is not None:
+        frame, biggest = comparison
+        st.table(frame)
+        st.caption(t("kernel.raw_caption", biggest=f"{biggest:.5g}"))
+
+
+def article_002() -> None:
+    """Article 002's slips: its printed numbers and formulas beside the computed ones."""
+    with st.expander(t("kernel.a2_title"), expanded=False):
+        columns = [
+            t("kernel.a2_col_what"),
+            t("kernel.a2_col_printed"),
+            t("kernel.a2_col_computed"),
+            t("kernel.a2_col_agree"),
+        ]
+        notes = {note: label("kernel.article_notes", note) for note in lesson.ARTICLE_NOTES}
+        st.table(lesson.article_002_table(columns, notes))
         st.markdown(t("kernel.a2_body"))
 
 
+# ---- ③ self-attention: Q = K = V = X -------------------------------------------------------------
+
+
 @section
-def self_attention(
-    W,
-    # ---- ③ self-attention: Q = K = V = X
-    # --------------------------------------------------------------
-):
+def self_attention(weights: list[np.ndarray | None]) -> None:
+    """③ The rows of X attend to each other."""
     explain(t("kernel.intro_self"))
-    X = fixed(st.container(), "kr_X", "X", L.X0, ["x1", "x2", "x3"])
-    sa_score = scoring_controls("kr_sa_score", "kr_sa_std", help=t("kernel.self_additive_note"))
-    if (
-        sa := compute("kr_sa", self_lesson, X, sa_score[0], W, sa_score[1])
-        if X is not None and all(m is not None for m in W)
-        else None
-    ) is not None:
-        st.latex(sa.formula)
-        maps_and_output(
-            st.columns(2),
-            sa.result,
-            (sa.names, sa.names),
-            "kernel_self",
-            t("kernel.self_output"),
-            (t("kernel.self_weights_title"),),
-        )
-        explain(t("kernel.self_explain"))
+    X = matrix_input(st.container(), lesson.SELF)
+    method = widgets.radio(
+        lesson.CONTROLS["kr_sa_score"], t("kernel.scoring"), help=t("kernel.self_additive_note")
+    )
+    standardized = widgets.toggle(
+        lesson.CONTROLS["kr_sa_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
+    )
+    if X is None or any(w is None for w in weights):
+        return
+    attention = compute("kr_sa", cache_kernel.self_attention, X, method, weights, standardized)
+    if attention is None:
+        return
+    st.latex(attention.formula)
+    left, right = st.columns(2)
+    names = (attention.names, attention.names)
+    titles = (t("kernel.self_weights_title"),)
+    heading = t("kernel.self_output")
+    attention_view(attention.result, names, "kernel_self", titles, heading, [left], right)
+    explain(t("kernel.self_explain"))
 
 
 with page("kernel"):
-    fs, FEATS = font_size(), [t("kernel.feature", i=1), t("kernel.feature", i=2)]
+    # Every URL parameter, bound before any section runs; the data set first: the table, the query
+    # and σ a link leaves out are the data set's own.
+    url_state.bind_control(lesson.PRESET)
+    url_state.bind_controls(lesson.controls_for(st.session_state["kr_preset"]))
     st.title(t("kernel.title"))
     explain(t("kernel.intro"))
     tab1, tab2, tab3 = st.tabs([t("kernel.tab_1d"), t("kernel.tab_md"), t("kernel.tab_self")])
-    url_state.bind(
-        "kr_preset", "waist", options=list(L.PRESETS)
-    )  # the sections bind their own controls' keys (in every full run)
     with tab1:
-        one_query(fs)
+        one_query()
     with tab2:
         explain(t("kernel.intro_md"))
-        with st.expander(
-            t("kernel.additive_weights"),
-            expanded=ss[url_state.bind("kr_score", "scaled_dot", options=L.SCORINGS)] == "additive",
-        ):
-            explain(t("kernel.additive_explain"))
-            W = [
-                fixed(where, key, *spec)
-                for where, key, spec in zip(st.columns(3), MATRIX_KEYS[3:], L.MATRICES[3:])
-            ]
-            st.button(t("kernel.reseed"), on_click=new_additive_weights, icon="🎲", key="kr_reseed")
-        vectors(W)
+        weights = additive_weights()
+        vectors(weights)
     with tab3:
-        self_attention(W)
+        self_attention(weights)

@@ -38,7 +38,7 @@ V = [[126, 180], [110, 172], [115, 170]]
 X = [[67, 91], [60, 87], [64, 84]]
 
 
-# ---- the waist example ------------------------------------------------------------------------------------------
+# ---- the waist example ---------------------------------------------------------------------------
 
 
 def test_waist_62_by_hand():
@@ -82,7 +82,7 @@ def test_noisy_preset_is_fifty_rounded_samples():
     assert np.array_equal(np.array(PRESETS["noisy"].table), s)
 
 
-# ---- kernels: properties ----------------------------------------------------------------------------------------
+# ---- kernels: properties -------------------------------------------------------------------------
 
 
 def reference_kernel(kernel, u):
@@ -164,7 +164,7 @@ def test_two_dimensional_keys(pts, q, kernel):
     assert (abs(r.weights.sum() - 1) < 1e-9) if r.supported[0] else np.all(r.weights == 0)
 
 
-# ---- choosing σ by leave-one-out ----------------------------------------------------------------------------------
+# ---- choosing σ by leave-one-out -----------------------------------------------------------------
 
 
 def brute_loo(x, y, sigma, kernel):
@@ -196,7 +196,7 @@ def test_fit_bandwidth_with_compact_kernel_never_leaves_a_point_alone():
     assert math.isfinite(brute_loo(x, y, sigma, "boxcar"))
 
 
-# ---- bad input ----------------------------------------------------------------------------------------------------
+# ---- bad input -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -247,7 +247,7 @@ def test_unknown_kernel_and_query_width():
     assert e.value.code == "query_width"
 
 
-# ---- scoring: additive, dot, scaled dot -----------------------------------------------------------------------------
+# ---- scoring: additive, dot, scaled dot ----------------------------------------------------------
 
 
 def test_dot_scores_by_hand():
@@ -341,7 +341,7 @@ def test_scoring_shape_errors(call, code):
     assert e.value.code == code
 
 
-# ---- the lesson module: what the page shows, checked against independent arithmetic ------------------------------
+# ---- the lesson module: what the page shows, checked against independent arithmetic --------------
 
 
 def test_breakdown_table_and_formula_by_hand():
@@ -383,15 +383,35 @@ def test_formula_far_query_underflows_and_says_so():
     )
 
 
-def test_controls_and_query_ranges():
-    c = lesson.controls("waist", PRESETS["waist"].table)
+def test_sliders_and_query_ranges():
+    c = lesson.sliders("waist", PRESETS["waist"].table)
     assert c.ranges == ((50.0, 80.0),) and c.steps[0] == 0.5  # the preset's own range and step
     wide = [[0, 1], [200, 2]]  # keys 0 … 200: the range widens by 10 % each side
-    c = lesson.controls("waist", wide)
+    c = lesson.sliders("waist", wide)
     assert (
         c.ranges == ((-20.0, 220.0),) and c.steps[0] == 1.0
     )  # a power of ten near span / 100 = 2.4
     assert lesson.nice_step(240) == 1.0 and lesson.nice_step(0.5) == 0.001
+
+
+def test_controls_are_every_parameter_with_the_data_sets_starts():
+    assert set(lesson.CONTROLS) == {
+        *("kr_preset", "kr_data", "kr_q", "kr_q2", "kr_kernel", "kr_sigma"),
+        *("kr_Q", "kr_K", "kr_V", "kr_score", "kr_std", "kr_Wq", "kr_Wk", "kr_wv"),
+        *("kr_X", "kr_sa_score", "kr_sa_std"),
+    }
+    started = {"kr_data", "kr_q", "kr_q2", "kr_sigma"}  # what a data set gives a link
+    for preset, p in PRESETS.items():
+        controls = lesson.controls_for(preset)
+        q1, q2, sigma = lesson.preset_start(preset)
+        assert (controls["kr_q"].default, controls["kr_q2"].default) == (q1, q2)
+        assert controls["kr_sigma"].default == sigma == p.sigma
+        assert np.array_equal(controls["kr_data"].default, p.table)
+        assert all(controls[k] == c for k, c in lesson.CONTROLS.items() if k not in started)
+    assert lesson.controls_for("waist") == dict(lesson.CONTROLS)
+    assert len(lesson.COLUMNS) == 7 and all(
+        set(p.columns) <= set(lesson.COLUMNS) for p in PRESETS.values()
+    )
 
 
 def test_fit_reports_a_flat_error_curve():
@@ -411,17 +431,21 @@ def test_table_row_limit():
 
 
 def test_tiny_sigma_is_named_an_overflow_not_a_compact_kernel():
-    les = lesson.kernel_lesson(
+    regression = lesson.regression(
         PRESETS["waist"].table, (62.0, 0.0), "gaussian", 1e-200, ((50.0, 80.0),)
     )
-    assert not les.breakdown.supported and les.unreachable == "overflow"
-    assert [w[0] for w in les.warnings()] == ["overflow"]
-    les = lesson.kernel_lesson(PRESETS["waist"].table, (200.0, 0.0), "boxcar", 1.0, ((50.0, 80.0),))
-    assert les.unreachable == "compact"
-    les = lesson.kernel_lesson(
+    assert not regression.breakdown.supported and regression.unreachable == "overflow"
+    assert [w[0] for w in regression.warnings()] == ["overflow"]
+    regression = lesson.regression(
+        PRESETS["waist"].table, (200.0, 0.0), "boxcar", 1.0, ((50.0, 80.0),)
+    )
+    assert regression.unreachable == "compact"
+    regression = lesson.regression(
         [[60, 1], [60, 2], [64, 3]], (62.0, 0.0), "gaussian", 1.0, ((50.0, 80.0),)
     )
-    assert les.warnings() == (("duplicates", {"k": "60", "rows": "1, 2"}),)  # rows counted from 1
+    assert regression.warnings() == (
+        ("duplicates", {"k": "60", "rows": "1, 2"}),
+    )  # rows counted from 1
 
 
 def test_float_facts_match_numpy():
@@ -492,8 +516,8 @@ def test_article_002_quotations_are_in_the_article():
         assert quoted in text, quoted
 
 
-def test_self_lesson_and_top_pairs():
-    r = lesson.self_lesson(X, "dot", (None, None, None), False)
+def test_self_attention_and_top_pairs():
+    r = lesson.self_attention(X, "dot", (None, None, None), False)
     raw = np.array(X, float) @ np.array(X, float).T
     assert r.names == ("x1", "x2", "x3") and np.allclose(r.result.scores, raw)
     assert lesson.top_pairs(r.result.weights, r.names, r.names) == tuple(
@@ -502,7 +526,7 @@ def test_self_lesson_and_top_pairs():
     assert lesson.names(r.result) == (["k1", "k2", "k3"], ["q1", "q2", "q3"])
 
 
-# ---- the lesson's figures: Plotly's full validation once, and the words they are given ----------------------------
+# ---- the lesson's figures: Plotly's full validation once, and the words they are given -----------
 
 
 @pytest.mark.parametrize(
@@ -516,51 +540,58 @@ def test_self_lesson_and_top_pairs():
 def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     import plotly.graph_objects as go
 
-    from visattn.figures import kernel as kfig
+    from visattn.figures import kernel as kernel_figures
 
     p = PRESETS[preset]
-    les = lesson.kernel_lesson(
-        p.table, query, kernel, p.sigma, lesson.controls(preset, p.table).ranges
+    regression = lesson.regression(
+        p.table, query, kernel, p.sigma, lesson.sliders(preset, p.table).ranges
     )
-    words = kfig.Words(
+    words = kernel_figures.Words(
         ("A", "B", "C")[: len(p.table[0])],
         query="Q!",
         weight="W!",
         bars_title="T {q}",
         keys_axis="K ({name})",
     )
-    figs = kfig.lesson_figures(les, words, 13) + (
-        [(kfig.loo_figure(les, words, 13), "kernel_loo_error")] if les.fit else []
+    figs = kernel_figures.regression_figures(regression, words, 13) + (
+        [(kernel_figures.loo_figure(regression, words, 13), "kernel_loo_error")]
+        if regression.fit
+        else []
     )
     r = lesson.scored(Q, K, V, "dot", None, None, None, False)
     figs += [
         (f, kind)
-        for f, kind in kfig.score_maps(r, lesson.names(r), ("S", "W"), words, "score!", 13)
+        for f, kind in kernel_figures.score_maps(
+            r, lesson.names(r), ("S", "W"), words, "score!", 13
+        )
     ]
     for fig, name in figs:
         go.Figure(fig.to_dict())  # raises on any bad property
         assert name
     spec = figs[0][0].to_dict()
-    assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(les.breakdown.query)}"
+    assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(regression.breakdown.query)}"
     assert spec["layout"]["xaxis"]["title"]["text"] == "K (" + ", ".join(words.labels[:-1]) + ")"
     assert "W!" in spec["data"][0]["hovertemplate"]
 
 
 def test_keys_at_the_magnitude_limit_keep_the_curve_within_it():
     table = [[1e12, 1.0], [-1e12, 2.0]]
-    c = lesson.controls("waist", table)
+    c = lesson.sliders("waist", table)
     assert c.ranges == ((-1e12, 1e12),)  # widened by 10 %, then held at ±1e12
-    les = lesson.kernel_lesson(table, (0.0, 0.0), "gaussian", 1e12, c.ranges)
-    assert les.breakdown.estimate == pytest.approx(1.5) and np.abs(les.curve_x).max() <= 1e12
+    regression = lesson.regression(table, (0.0, 0.0), "gaussian", 1e12, c.ranges)
+    assert (
+        regression.breakdown.estimate == pytest.approx(1.5)
+        and np.abs(regression.curve_x).max() <= 1e12
+    )
 
 
-# ---- live figures: the in-figure sliders' precomputed steps (issue 14) ----------------------------------------------
+# ---- live figures: the in-figure sliders' precomputed steps (issue 14) ---------------------------
 
 
 def _softmax_gaussian(q, keys, sigma):
     """By hand: weights of the Gaussian kernel, softmax of −‖q − k‖²/(2σ²) (max subtracted
     first)."""
-    s = [-sum((a - b) ** 2 for a, b in zip(q, k)) / (2 * sigma**2) for k in keys]
+    s = [-sum((a - b) ** 2 for a, b in zip(q, k, strict=True)) / (2 * sigma**2) for k in keys]
     e = [math.exp(x - max(s)) for x in s]
     return [x / sum(e) for x in e]
 
@@ -569,28 +600,28 @@ def _live(preset, kernel="gaussian", query=None, sigma=None):
     p = PRESETS[preset]
     start = lesson.preset_start(preset)
     q = query or start[:2]
-    c = lesson.controls(preset, p.table)
-    return p, c, lesson.kernel_lesson(p.table, q, kernel, sigma or start[2], c.ranges, c)
+    c = lesson.sliders(preset, p.table)
+    return p, c, lesson.regression(p.table, q, kernel, sigma or start[2], c.ranges, c)
 
 
 def test_query_sweep_is_the_kernel_at_each_grid_query():
-    p, c, les = _live("waist", query=(62.3, 0.0))  # 62.3 is off the 0.5 grid: put in exactly
-    sw = les.by_query
+    p, c, regression = _live("waist", query=(62.3, 0.0))  # 62.3 is off the 0.5 grid: put in exactly
+    sw = regression.by_query
     assert sw.values[sw.active] == 62.3 and list(sw.values) == sorted(sw.values)
     n = lesson.N_LIVE_QUERY  # 60 slider steps of 0.5 from 50 to 80, n of them kept
     grid = [50.0 + 0.5 * round(60 * j / (n - 1)) for j in range(n)]
     assert sorted(set(grid) | {62.3}) == list(sw.values)
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
-    for q, w, est in zip(sw.values, sw.weights, sw.estimates):
+    for q, w, est in zip(sw.values, sw.weights, sw.estimates, strict=True):
         want = _softmax_gaussian([q], [[k] for k in keys], 1.0)
         assert np.allclose(w, want, atol=1e-12)
-        assert est == pytest.approx(sum(a * b for a, b in zip(want, values)))
-    assert np.allclose(sw.weights[sw.active], les.breakdown.weights)
+        assert est == pytest.approx(sum(a * b for a, b in zip(want, values, strict=True)))
+    assert np.allclose(sw.weights[sw.active], regression.breakdown.weights)
 
 
 def test_sigma_sweep_moves_the_curve_and_the_estimate():
-    p, c, les = _live("waist")
-    sw = les.by_sigma
+    p, c, regression = _live("waist")
+    sw = regression.by_sigma
     lo, hi = c.sigma_range
     assert sw.values[sw.active] == 1.0 and sw.values.min() >= lo and sw.values.max() <= max(hi, 1.0)
     assert (
@@ -604,28 +635,40 @@ def test_sigma_sweep_moves_the_curve_and_the_estimate():
         sw.values
     ) >= 20
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
-    for s, curve, est in zip(sw.values, sw.curves, sw.estimates):
-        for x, y in list(zip(les.curve_x, curve))[::50]:
+    for s, curve, est in zip(sw.values, sw.curves, sw.estimates, strict=True):
+        for x, y in list(zip(regression.curve_x, curve, strict=True))[::50]:
             assert y == pytest.approx(
-                sum(a * b for a, b in zip(_softmax_gaussian([x], [[k] for k in keys], s), values))
+                sum(
+                    a * b
+                    for a, b in zip(
+                        _softmax_gaussian([x], [[k] for k in keys], s), values, strict=True
+                    )
+                )
             )
         assert est == pytest.approx(
-            sum(a * b for a, b in zip(_softmax_gaussian([62.0], [[k] for k in keys], s), values))
+            sum(
+                a * b
+                for a, b in zip(
+                    _softmax_gaussian([62.0], [[k] for k in keys], s), values, strict=True
+                )
+            )
         )
-    assert np.allclose(sw.curves[sw.active], les.curve_y)
+    assert np.allclose(sw.curves[sw.active], regression.curve_y)
 
 
 def test_plane_sigma_sweep_in_two_dimensions():
-    p, c, les = _live("game_both")
-    sw = les.by_sigma
+    p, c, regression = _live("game_both")
+    sw = regression.by_sigma
     assert (
         sw.curves.shape == (len(sw.values), lesson.N_PLANE, lesson.N_PLANE)
         and len(sw.values) <= lesson.N_LIVE_SIGMA_PLANE + 1
     )
     keys, values = [k[:2] for k in p.table], [k[2] for k in p.table]
     i = len(sw.values) // 3
-    x, y = les.curve_x[7], les.plane_y[11]  # one cell: row follows the second feature
-    want = sum(a * b for a, b in zip(_softmax_gaussian([x, y], keys, sw.values[i]), values))
+    x, y = regression.curve_x[7], regression.plane_y[11]  # one cell: row follows the second feature
+    want = sum(
+        a * b for a, b in zip(_softmax_gaussian([x, y], keys, sw.values[i]), values, strict=True)
+    )
     assert sw.curves[i][11, 7] == pytest.approx(want)
     assert np.allclose(sw.weights[i], _softmax_gaussian([207.0, 289.0], keys, sw.values[i]))
 
@@ -656,10 +699,10 @@ def _array(v):
 def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
     import plotly.graph_objects as go
 
-    from visattn.figures import kernel as kfig
+    from visattn.figures import kernel as kernel_figures
 
-    p, c, les = _live(preset, kernel)
-    words = kfig.Words(
+    p, c, regression = _live(preset, kernel)
+    words = kernel_figures.Words(
         ("A", "B", "C")[: len(p.table[0])],
         estimate_line="E {fq} = {value}",
         no_estimate="none at {q}",
@@ -667,42 +710,52 @@ def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
         live_sigma="S = ",
         bars_title="T {q}",
     )
-    figs = dict((name, fig) for fig, name in kfig.lesson_figures(les, words, 13))
+    figs = dict(
+        (name, fig) for fig, name in kernel_figures.regression_figures(regression, words, 13)
+    )
     for fig in figs.values():
         go.Figure(fig.to_dict())  # raises on any bad property
     bars = _steps(figs["kernel_weights_bars"])
-    assert bars["currentvalue"]["prefix"] == "Q A = " and bars["active"] == les.by_query.active
+    assert (
+        bars["currentvalue"]["prefix"] == "Q A = " and bars["active"] == regression.by_query.active
+    )
     for q, w, est, step in zip(
-        les.by_query.values, les.by_query.weights, les.by_query.estimates, bars["steps"]
+        regression.by_query.values,
+        regression.by_query.weights,
+        regression.by_query.estimates,
+        bars["steps"],
+        strict=True,
     ):
         data, layout, traces = step["args"]
         assert step["method"] == "update" and list(traces) == [0]
         assert np.allclose(_array(data["y"][0]), w, rtol=1e-5, atol=1e-30)
-        qt = lesson.key_text([q, *les.breakdown.query[1:]])
+        qt = lesson.key_text([q, *regression.breakdown.query[1:]])
         assert layout["title.text"] == f"T {qt}"
         fq = f"f{qt}" if len(qt) > 1 and qt[0] == "(" else f"f({qt})"
         assert layout["annotations[0].text"] == (
             f"E {fq} = {est:.6g}" if np.isfinite(est) else f"none at {qt}"
         )
         colours = list(data["marker.color"][0])
-        assert colours.count(kfig.ORANGE) == (1 if np.isfinite(est) else 0)
+        assert colours.count(kernel_figures.ORANGE) == (1 if np.isfinite(est) else 0)
         if np.isfinite(est):
-            assert colours.index(kfig.ORANGE) == int(np.argmax(w))
+            assert colours.index(kernel_figures.ORANGE) == int(np.argmax(w))
     spec = figs["kernel_weights_bars"].to_plotly_json()
     assert (
         spec["layout"]["annotations"][0]["text"]
         == bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
     )
     curve = _steps(figs["kernel_plane" if "kernel_plane" in figs else "kernel_fitted_curve"])
-    assert curve["currentvalue"]["prefix"] == "S = " and curve["active"] == les.by_sigma.active
+    assert (
+        curve["currentvalue"]["prefix"] == "S = " and curve["active"] == regression.by_sigma.active
+    )
     assert [float(s["label"]) for s in curve["steps"]] == pytest.approx(
-        list(les.by_sigma.values), rel=1e-3
+        list(regression.by_sigma.values), rel=1e-3
     )
     for k, step in enumerate(curve["steps"]):
         data, layout, traces = step["args"]
         got = _array(data["z"][0] if "z" in data else data["y"][0])
-        assert np.allclose(got, les.by_sigma.curves[k], rtol=1e-4, equal_nan=True)
-        est = les.by_sigma.estimates[k]
+        assert np.allclose(got, regression.by_sigma.curves[k], rtol=1e-4, equal_nan=True)
+        est = regression.by_sigma.estimates[k]
         assert (
             (str(f"{est:.6g}") in layout["annotations[0].text"])
             if np.isfinite(est)
@@ -711,11 +764,11 @@ def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
 
 
 def test_live_figure_sizes_stay_modest():
-    from visattn.figures import kernel as kfig
+    from visattn.figures import kernel as kernel_figures
 
     for preset in PRESETS:
-        p, c, les = _live(preset)
-        for fig, name in kfig.lesson_figures(
-            les, kfig.Words(("A", "B", "C")[: len(p.table[0])]), 13
+        p, c, regression = _live(preset)
+        for fig, name in kernel_figures.regression_figures(
+            regression, kernel_figures.Words(("A", "B", "C")[: len(p.table[0])]), 13
         ):
             assert len(fig.to_json()) < 1_000_000, name

@@ -69,7 +69,7 @@ def test_defaults_waist_62():
     assert dict(at.query_params) == {}  # defaults leave the link clean
 
 
-# ---- acceptance 4: every bad input shows a message and keeps the last good view --------------------------------
+# ---- acceptance 4: every bad input shows a message and keeps the last good view ------------------
 
 
 @pytest.mark.parametrize(
@@ -101,8 +101,8 @@ def test_sigma_not_positive():
         assert f"σ = {sigma:g}" in e and "greater than 0" in e
         assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)  # the last good view, with σ = 1
         assert at.session_state["kr_sigma"] == sigma and at.query_params["kr_sigma"] == f"{sigma:g}"
-    # the message's way out: 🎯 works while σ is invalid (3 pairs: leave-one-out is flat for small σ,
-    # and says so)
+    # the message's way out: 🎯 works while σ is invalid (3 pairs: leave-one-out is flat for small
+    # σ, and says so)
     at.button(key="kr_fit").click().run()
     assert_clean(at)
     assert not errors(at) and at.session_state["kr_sigma"] > 0
@@ -131,7 +131,7 @@ def test_query_out_of_reach_says_so():
     assert np.all(bar_weights(at) == 0)
 
 
-# ---- presets, fit σ, 2-D keys, the multi-dimensional tabs -----------------------------------------------------------
+# ---- presets, fit σ, 2-D keys, the multi-dimensional tabs ----------------------------------------
 
 
 def test_fit_sigma_sets_the_leave_one_out_minimum():
@@ -188,7 +188,7 @@ def test_raw_features_one_hot_and_standardised():
     assert_clean(at)
 
 
-# ---- acceptance 5: the URL and both languages ---------------------------------------------------------------------------
+# ---- acceptance 5: the URL and both languages ----------------------------------------------------
 
 
 def test_url_round_trip():
@@ -276,7 +276,7 @@ def test_chinese():
     assert any("至少" in e for e in errors(at))
 
 
-# ---- every bad input in Chinese: the message is Chinese ---------------------------------------------------------------
+# ---- every bad input in Chinese: the message is Chinese ------------------------------------------
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -338,7 +338,7 @@ def test_chinese_views(params):
     assert not errors(at) and english_words(at) == {}
 
 
-# ---- links with the wrong shape, big tables, a tiny σ ---------------------------------------------------------------------
+# ---- links with the wrong shape, big tables, a tiny σ --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -423,7 +423,7 @@ def test_table_links_round_trip_up_to_the_limit():
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
 
 
-# ---- issue 14: live figures start at the controls' values; each tab is a section ------------------------------------
+# ---- issue 14: live figures start at the controls' values; issue 20: each tab is a section, σ too
 
 
 def sliders(at) -> dict:
@@ -462,13 +462,19 @@ def test_in_figure_sliders_start_at_the_controls(params, q, sigma, est):
         assert note.startswith("estimate") and curve["currentvalue"]["prefix"] == "bandwidth σ = "
 
 
-def test_each_tab_is_a_section():
+def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
     page = (Path(__file__).resolve().parent.parent / "pages" / "kernel_regression.py").read_text(
         encoding="utf-8"
     )
-    assert page.count("@section") == 3
+    assert page.count("@section") == 4  # ①, ②, ③, and σ with what it redraws inside ①
+    assert "@section\ndef bandwidth(" in page
     at = run_page("kernel")
     # AppTest runs the whole page; the answer is the same
     at.slider(key="kr_q_s").set_value(64.0).run()
     assert_clean(at)
     assert float(metric(at)) == pytest.approx(115, abs=0.5) and at.query_params["kr_q"] == "64"
+    at.slider(key="kr_sigma_s").set_value(2.0).run()
+    assert_clean(at)
+    near = math.exp(-(4**2) / (2 * 2.0**2))  # keys 68 and 60 are 4 away from 64, σ = 2
+    want = (126 * near + 110 * near + 115) / (2 * near + 1)
+    assert float(metric(at)) == pytest.approx(want, abs=1e-4) and at.query_params["kr_sigma"] == "2"

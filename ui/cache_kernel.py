@@ -1,13 +1,19 @@
-"""Cached wrappers over :mod:`visattn.lessons.kernel`: one line each, no compute here.
+"""Cached wrappers over :mod:`visattn.lessons.kernel` and its figures: one line each, no compute
+here.
 
-A whole lesson is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the page
-shows the last good lesson as a whole — never a table from one input beside a curve from another.
+A whole regression is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the
+page shows the last good regression as a whole — never a table from one input beside a curve from
+another. The figures (~20–150 ms of Plotly validation for ①'s, the in-figure sliders' steps
+included) are built once per result, words and font size and shared between sessions
+(``st.cache_resource``): show them, never modify them.
 """
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
+from visattn.figures import kernel as kernel_figures
 from visattn.lessons import kernel as lesson
 
 
@@ -17,15 +23,29 @@ def fit_sigma(table, kernel: str) -> lesson.Fit | None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def kernel_lesson(
+def regression(
     table,
     query: tuple,
     kernel: str,
     sigma: float,
     ranges: tuple,
-    live: lesson.Controls | None = None,
-) -> lesson.KernelLesson:
-    return lesson.kernel_lesson(table, query, kernel, sigma, ranges, live)
+    live: lesson.Sliders | None = None,
+) -> lesson.Regression:
+    return lesson.regression(table, query, kernel, sigma, ranges, live)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def regression_figures(
+    regression: lesson.Regression, words: kernel_figures.Words, font_size: int
+) -> list[tuple[go.Figure, str]]:
+    return kernel_figures.regression_figures(regression, words, font_size)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def loo_figure(
+    regression: lesson.Regression, words: kernel_figures.Words, font_size: int
+) -> go.Figure:
+    return kernel_figures.loo_figure(regression, words, font_size)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -34,5 +54,12 @@ def scored(Q, K, V, method: str, W_q, W_k, w_v, standardized: bool):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def self_lesson(X, method: str, W, standardized: bool) -> lesson.SelfLesson:
-    return lesson.self_lesson(X, method, W, standardized)
+def self_attention(X, method: str, W, standardized: bool) -> lesson.SelfAttention:
+    return lesson.self_attention(X, method, W, standardized)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def score_maps(
+    attention, keys, queries, titles: tuple, words: kernel_figures.Words, score: str, font_size: int
+) -> list[tuple[go.Figure, str]]:
+    return kernel_figures.score_maps(attention, (keys, queries), titles, words, score, font_size)

@@ -148,11 +148,23 @@ def _copy(src: str, dst: str) -> None:
     st.session_state[dst] = st.session_state[src]
 
 
-def slider_and_number(control: Control, label: str, help: str | None = None) -> float:
+def slider_and_number(
+    control: Control,
+    label: str,
+    help: str | None = None,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    step: float | None = None,
+) -> float:
     """One value (``control``, already bound to the URL) shown twice: a slider over its bounds for
     dragging, and a box beside it for any exact number (the box may leave the slider's range; the
-    slider then sits at its end)."""
-    key, lo, hi, step = control.key, control.lo, control.hi, control.step
+    slider then sits at its end). ``lo``, ``hi``, ``step``: the slider's range where the data set it
+    (a control that takes any number, such as a query over the keys of an editable table)."""
+    key = control.key
+    lo = control.lo if lo is None else lo
+    hi = control.hi if hi is None else hi
+    step = control.step if step is None else step
     v = float(st.session_state[key])
     st.session_state[key + "_s"] = float(min(max(v, lo), hi))
     st.session_state[key + "_n"] = v

@@ -105,7 +105,8 @@ def nadaraya_watson(
     if v.ndim not in (1, 2) or v.shape[0] != k.shape[0]:
         raise InputError(
             "values_rows",
-            f"values has shape {v.shape}; it needs one entry (or row) per key, {k.shape[0]} in all.",
+            f"values has shape {v.shape}; it needs one entry (or row) per key, "
+            f"{k.shape[0]} in all.",
             values=v.shape[0],
             keys=k.shape[0],
         )
@@ -178,7 +179,10 @@ def fit_bandwidth(
         )
     i = int(np.nanargmin(errors))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    f = lambda s: float(loo_error(keys, values, [s], kernel)[0])  # noqa: E731
+
+    def f(s: float) -> float:  # the leave-one-out error at one σ
+        return float(loo_error(keys, values, [s], kernel)[0])
+
     g = (np.sqrt(5) - 1) / 2
     a, b = lo, hi
     c, d = b - g * (b - a), a + g * (b - a)
@@ -196,7 +200,7 @@ def fit_bandwidth(
     return float(best[1]), grid, errors
 
 
-# ---- one query, key by key (what the kernel page's table shows) -------------------------------------------------
+# ---- one query, key by key (what the kernel page's table shows) ----------------------------------
 
 
 def key_value_table(table: ArrayLike, max_key_features: int = 2) -> tuple[np.ndarray, np.ndarray]:

@@ -174,7 +174,8 @@ def score_attention(
     if V.shape[0] != K.shape[0]:
         raise InputError(
             "kv_rows",
-            f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value row.",
+            f"K has {K.shape[0]} rows and V has {V.shape[0]}; every key needs exactly one value "
+            "row.",
             k=K.shape[0],
             v=V.shape[0],
         )

@@ -1,13 +1,13 @@
 """The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the
 query × key heatmap, keys in the plane, and the leave-one-out error against σ.
 
-Live: when the lesson carries its sweeps (``kernel_lesson(…, live=controls)``), the weight bars get
+Live: when the regression carries its sweeps (``regression(…, live=sliders)``), the weight bars get
 an in-figure query slider and the fitted curve (or the plane) an in-figure σ slider
 (:mod:`visattn.figures.live`): dragging redraws the weights, the curve and the printed estimate in
 the browser.
 
 Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
-:class:`visattn.lessons.kernel.KernelLesson` (``lesson``); :func:`score_maps` takes a
+:class:`visattn.lessons.kernel.Regression`; :func:`score_maps` takes a
 :class:`visattn.scoring.ScoredAttention`.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lessons.kernel import KernelLesson, Sweep, key_text
+from ..lessons.kernel import Regression, Sweep, key_text
 from ..scoring import ScoredAttention
 from .core import _figure, _fmt, _title, compact
 from .lines import bars, curves
@@ -76,9 +76,8 @@ def _header(layout: dict, text: str) -> None:
     """The estimate printed on a line of its own between the title and the plot (an annotation a
     step rewrites)."""
     margin = dict(layout.get("margin") or {})
-    layout["height"] = (
-        (layout.get("height") or 400) + 96 - (margin.get("t") or 60)
-    )  # the plot keeps its height
+    # the plot keeps its height
+    layout["height"] = (layout.get("height") or 400) + 96 - (margin.get("t") or 60)
     layout["margin"] = margin | dict(t=96)
     layout["title"] = dict(layout.get("title") or {}) | dict(
         y=1.0, yref="container", yanchor="top", pad=dict(t=12)
@@ -108,11 +107,11 @@ def _bar_text(weights: np.ndarray) -> list[str]:
     return [_fmt(float(v), 3) for v in weights]
 
 
-def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
+def weight_bars(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
     """One bar per key: the query's attention weights (the heaviest key highlighted). With the
-    lesson's query sweep: the estimate printed above the plot, and an in-figure slider over the
+    regression's query sweep: the estimate printed above the plot, and an in-figure slider over the
     first query feature."""
-    b = lesson.breakdown
+    b = regression.breakdown
     fig = bars(
         [key_text(k) for k in b.keys],
         b.weights,
@@ -123,7 +122,7 @@ def weight_bars(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figur
         ymax=1.1,
         font_size=font_size,
     )
-    if (sw := lesson.by_query) is None:
+    if (sw := regression.by_query) is None:
         return fig
     spec = fig.to_plotly_json()
     _header(spec["layout"], estimate_text(b.query, b.estimate, w))
@@ -165,13 +164,13 @@ def _sigma_slider(fig: go.Figure, sw: Sweep, w: Words, step) -> go.Figure:
     )
 
 
-def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
+def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
     """The fitted curve over the query range, the data points and the current query (1-D keys)."""
-    b = lesson.breakdown
+    b = regression.breakdown
     q = float(b.query[0])
     fig = curves(
-        lesson.curve_x,
-        {w.fitted_curve: lesson.curve_y},
+        regression.curve_x,
+        {w.fitted_curve: regression.curve_y},
         markers={w.data_points: (b.keys[:, 0], b.values)},
         title=w.curve_title,
         x_title=w.labels[0],
@@ -186,9 +185,8 @@ def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure
         tr["hovertemplate"] = (
             f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
         )
-    if (
-        b.supported or lesson.by_sigma is not None
-    ):  # live: the star moves with σ (and may have no estimate)
+    # live: the star moves with σ (and may have no estimate)
+    if b.supported or regression.by_sigma is not None:
         data.append(
             dict(
                 type="scatter",
@@ -203,23 +201,26 @@ def fit_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure
     layout["shapes"] = [
         dict(type="line", x0=q, x1=q, y0=0, y1=1, yref="paper", line=dict(dash="dot", color=ORANGE))
     ]
-    if (sw := lesson.by_sigma) is None:
+    if (sw := regression.by_sigma) is None:
         return _figure(data, layout)
     _header(layout, estimate_text(b.query, b.estimate, w))
-    step = lambda i: Step(
-        {0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
-        {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)},
-    )
+
+    def step(i: int) -> Step:  # the curve and the star at the i-th σ
+        return Step(
+            {0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
+            {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)},
+        )
+
     return _sigma_slider(_figure(data, layout), sw, w, step)
 
 
-def grid_heatmap(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
+def grid_heatmap(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
     """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys."""
-    sorted_keys = [key_text(lesson.breakdown.keys[i]) for i in lesson.order]
+    sorted_keys = [key_text(regression.breakdown.keys[i]) for i in regression.order]
     fig = heatmap(
-        np.round(lesson.grid_weights, 3),
+        np.round(regression.grid_weights, 3),
         sorted_keys,
-        [f"{g:.4g}" for g in lesson.grid],
+        [f"{g:.4g}" for g in regression.grid],
         title=w.heatmap_title,
         x_title=w.keys_sorted.format(name=w.labels[0]),
         y_title=w.query_axis.format(name=w.labels[0]),
@@ -232,26 +233,34 @@ def grid_heatmap(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figu
     return _figure(spec["data"], spec["layout"])
 
 
-def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
+def plane_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
     """2-D keys as points sized by their weight for the query, over the estimate surface."""
-    b = lesson.breakdown
+    b = regression.breakdown
     q = b.query
     lab = w.labels
     surface = dict(
         type="heatmap",
-        x=compact(lesson.curve_x),
-        y=compact(lesson.plane_y),
-        z=compact(lesson.curve_y),
+        x=compact(regression.curve_x),
+        y=compact(regression.plane_y),
+        z=compact(regression.curve_y),
         colorscale="Viridis",
         opacity=0.55,
         colorbar=dict(title=_title(lab[-1]), thickness=14),
-        hovertemplate=f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}<extra></extra>",
+        hovertemplate=(
+            f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}"
+            "<extra></extra>"
+        ),
     )
-    hover = lambda wt: [
-        f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}"
-        for k, v, x in zip(b.keys, b.values, wt)
-    ]
-    size = lambda wt: (8 + 60 * np.sqrt(wt)).tolist()
+
+    def hover(weights: np.ndarray) -> list[str]:  # (Nk,) weights → one hover text per key
+        return [
+            f"{w.key} ({key_text(k)})<br>{lab[-1]}: {v:g}<br>{w.weight}: {x:.4f}"
+            for k, v, x in zip(b.keys, b.values, weights, strict=True)
+        ]
+
+    def size(weights: np.ndarray) -> list[float]:  # a key's marker grows with its weight
+        return (8 + 60 * np.sqrt(weights)).tolist()
+
     keys = dict(
         type="scatter",
         x=compact(b.keys[:, 0]),
@@ -282,39 +291,41 @@ def plane_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figu
         margin=dict(l=10, r=10, t=60, b=10),
         legend=dict(orientation="h", y=-0.15),
     )
-    if (sw := lesson.by_sigma) is None:
+    if (sw := regression.by_sigma) is None:
         return _figure([surface, keys, star], layout)
     _header(layout, estimate_text(q, b.estimate, w))
-    layout["legend"] = dict(
-        orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"
-    )  # the slider goes below
-    step = lambda i: Step(
-        {
-            0: {"z": packed(sw.curves[i])},
-            1: {
-                "marker.size": size(sw.weights[i]),
-                "text": [f"{x:.2f}" for x in sw.weights[i]],
-                "hovertext": hover(sw.weights[i]),
+    # the slider goes below
+    layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")
+
+    def step(i: int) -> Step:  # the surface and the keys' sizes at the i-th σ
+        return Step(
+            {
+                0: {"z": packed(sw.curves[i])},
+                1: {
+                    "marker.size": size(sw.weights[i]),
+                    "text": [f"{x:.2f}" for x in sw.weights[i]],
+                    "hovertext": hover(sw.weights[i]),
+                },
             },
-        },
-        {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)},
-    )
+            {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)},
+        )
+
     return _sigma_slider(_figure([surface, keys, star], layout), sw, w, step)
 
 
-def lesson_figures(
-    lesson: KernelLesson, w: Words, font_size: int = 14
+def regression_figures(
+    regression: Regression, w: Words, font_size: int = 14
 ) -> list[tuple[go.Figure, str]]:
     """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D
     keys) or the plane."""
-    if lesson.breakdown.keys.shape[1] == 1:
+    if regression.breakdown.keys.shape[1] == 1:
         more = [
-            (fit_figure(lesson, w, font_size), "kernel_fitted_curve"),
-            (grid_heatmap(lesson, w, font_size), "kernel_weights_heatmap"),
+            (fit_figure(regression, w, font_size), "kernel_fitted_curve"),
+            (grid_heatmap(regression, w, font_size), "kernel_weights_heatmap"),
         ]
     else:
-        more = [(plane_figure(lesson, w, font_size), "kernel_plane")]
-    return [(weight_bars(lesson, w, font_size), "kernel_weights_bars"), *more]
+        more = [(plane_figure(regression, w, font_size), "kernel_plane")]
+    return [(weight_bars(regression, w, font_size), "kernel_weights_bars"), *more]
 
 
 def score_maps(
@@ -362,13 +373,16 @@ def score_maps(
     ]
 
 
-def loo_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure:
+def loo_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
     """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a
     point)."""
-    fit = lesson.fit
+    fit = regression.fit
     errors = np.where(np.isfinite(fit.errors), fit.errors, np.nan)
     now = {
-        w.current_sigma.format(sigma=f"{lesson.sigma:.4g}"): ([lesson.sigma], [lesson.loo_current])
+        w.current_sigma.format(sigma=f"{regression.sigma:.4g}"): (
+            [regression.sigma],
+            [regression.loo_current],
+        )
     }
     fig = curves(
         fit.grid,
@@ -377,7 +391,7 @@ def loo_figure(lesson: KernelLesson, w: Words, font_size: int = 14) -> go.Figure
         x_title=w.sigma,
         y_title=w.loo_error,
         font_size=font_size,
-        markers=now if np.isfinite(lesson.loo_current) else None,
+        markers=now if np.isfinite(regression.loo_current) else None,
     )
     spec = fig.to_plotly_json()
     layout = spec["layout"]

@@ -1,31 +1,32 @@
 """The kernel-regression lesson as data (articles 002 and 000): what each tab of the page shows.
 
 Data: :data:`PRESETS` (article 002's waists, article 000's game, a noisy curve), article 002's Q, K,
-V, X and its printed numbers (:data:`PRINTED_002`, quotations). Tab ① — one query over key→value
-pairs (1 or 2 key features): :func:`kernel_lesson`, :func:`fit_sigma`, :func:`controls`,
-:func:`formula`, :func:`breakdown_table`. Tab ② — vectors and scoring functions: :func:`scored`,
-:func:`q1_sum`, :func:`comparison`, :func:`float_facts`, :func:`article_002`. Tab ③ —
-self-attention: :func:`self_lesson`. No Streamlit here; words shown in tables are parameters.
+V, X and its printed numbers (:data:`PRINTED_002`, quotations). Controls: :data:`CONTROLS`, every
+URL parameter of the page (:func:`controls_for` gives them with another data set's starting values).
+Tab ① — one query over key→value pairs (1 or 2 key features): :func:`regression`, :func:`fit_sigma`,
+:func:`sliders`, :func:`formula`, :func:`breakdown_table`. Tab ② — vectors and scoring functions:
+:func:`scored`, :func:`q1_sum`, :func:`comparison`, :func:`float_facts`, :func:`article_002`. Tab
+③ — self-attention: :func:`self_attention`. No Streamlit here; words shown in tables are parameters.
 
 Shapes: Nk keys, Dk key features (1 or 2), Tq queries, Tk keys, Dv value width.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .. import controls as declared
 from ..checks import MAX_MAGNITUDE
+from ..controls import Control
 from ..display import even_grid, log_grid, with_value
 from ..errors import InputError
 from ..kernel_regression import (
-    KERNELS as KERNELS,
-)  # re-exported: the page's choices, beside PRESETS and SCORINGS
-from ..kernel_regression import (
+    KERNELS,
     QueryBreakdown,
     check_bandwidth,
     duplicate_keys,
@@ -37,12 +38,13 @@ from ..kernel_regression import (
 )
 from ..scoring import SCORINGS, ScoredAttention, score_attention, seeded_additive_weights
 
-# ---- tab ①'s data sets: article 002's waists, article 000's game, a noisy curve ---------------------------------------
+# ---- tab ①'s data sets: article 002's waists, article 000's game, a noisy curve ------------------
 
 
 @dataclass(frozen=True)
 class Preset:
     table: tuple  # rows (key features…, value)
+    columns: tuple[str, ...]  # the columns' names (key features…, value): labels kernel.columns
     query: tuple  # default query, one number per key feature
     sigma: float  # default bandwidth σ
     ranges: tuple  # ((lo, hi) per key feature): the query slider's range
@@ -59,12 +61,15 @@ def noisy_samples(n: int = 50, seed: int = 0) -> np.ndarray:
 
 
 PRESETS = {
-    # Article 002: waist → weight, in the article's order (68, 60, 64); σ = 1 is its score −(q −
-    # k)²/2.
-    "waist": Preset(((68, 126), (60, 110), (64, 115)), (62.0,), 1.0, ((50.0, 80.0),), 0.5),
+    # Article 002: waist → weight, in the article's order (68, 60, 64); σ = 1 is its score
+    # −(q − k)²/2.
+    "waist": Preset(
+        ((68, 126), (60, 110), (64, 115)), ("waist", "weight"), (62.0,), 1.0, ((50.0, 80.0),), 0.5
+    ),
     # Article 000's game, with invented operators (the article gives no table): strength → ability …
     "game_strength": Preset(
         ((150, 62), (180, 70), (200, 78), (215, 81), (240, 88), (270, 95)),
+        ("strength", "ability"),
         (207.0,),
         10.0,
         ((100.0, 320.0),),
@@ -80,35 +85,65 @@ PRESETS = {
             (240, 280, 93),
             (270, 200, 88),
         ),
+        ("strength", "intelligence", "ability"),
         (207.0, 289.0),
         20.0,
         ((100.0, 320.0), (150.0, 370.0)),
         1.0,
     ),
     # A noisy 1-D function, for the fitted curve and for choosing σ by leave-one-out.
-    "noisy": Preset(tuple(map(tuple, noisy_samples().tolist())), (5.0,), 0.5, ((0.0, 10.0),), 0.05),
+    "noisy": Preset(
+        tuple(map(tuple, noisy_samples().tolist())), ("x", "y"), (5.0,), 0.5, ((0.0, 10.0),), 0.05
+    ),
 }
+COLUMNS = tuple(dict.fromkeys(c for p in PRESETS.values() for c in p.columns))
 
 
-# ---- article 002's data --------------------------------------------------------------------------------------------
+# ---- article 002's data --------------------------------------------------------------------------
 
 Q0 = ((64.0, 85.0), (61.0, 80.0))  # two queries × two features
 K0 = ((68.0, 91.0), (60.0, 87.0), (64.0, 88.0))  # three keys
 V0 = ((126.0, 180.0), (110.0, 172.0), (115.0, 170.0))  # three values
 X0 = ((67.0, 91.0), (60.0, 87.0), (64.0, 84.0))  # self-attention: Q = K = V = X
 HIDDEN = 2  # the additive score's hidden width A
-WQ0, WK0, WV0 = seeded_additive_weights(2, 2, hidden=HIDDEN, seed=0)
 
-# tab ②'s matrices as the page edits them: (name, default, row names); the additive weights' rows
-# are hidden units
-MATRICES = (
-    ("Q", Q0, ("q1", "q2")),
-    ("K", K0, ("k1", "k2", "k3")),
-    ("V", V0, ("v1", "v2", "v3")),
-    ("W_q", WQ0, ("h1", "h2")),
-    ("W_k", WK0, ("h1", "h2")),
-    ("w_v", WV0.reshape(-1, 1), ("h1", "h2")),
+
+def additive_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W_q (A, 2), W_k (A, 2), w_v (A, 1)) drawn with ``seed``, shaped as the page's editors show
+    them."""
+    W_q, W_k, w_v = seeded_additive_weights(2, 2, hidden=HIDDEN, seed=seed)
+    return W_q, W_k, w_v.reshape(HIDDEN, 1)
+
+
+def _rows(m: ArrayLike) -> tuple[tuple[float, ...], ...]:
+    """A matrix as a control's default: rows of floats, immutable."""
+    return tuple(tuple(row) for row in np.asarray(m, dtype=float).tolist())
+
+
+WQ0, WK0, WV0 = (_rows(m) for m in additive_weights(0))
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A matrix the page edits: its control (URL parameter and default), its name and its rows'."""
+
+    control: Control
+    name: str  # Q, K, V, W_q, W_k, w_v, X
+    rows: tuple[str, ...]  # q1, q2 …; the additive weights' rows are hidden units h1, h2
+
+
+VECTORS = (  # tab ②: article 002's queries, keys and values (roles: labels kernel.matrix_roles)
+    Matrix(Control("kr_Q", Q0, matrix=True), "Q", ("q1", "q2")),
+    Matrix(Control("kr_K", K0, matrix=True), "K", ("k1", "k2", "k3")),
+    Matrix(Control("kr_V", V0, matrix=True), "V", ("v1", "v2", "v3")),
 )
+ADDITIVE = (  # the additive score's weights, used by tabs ② and ③
+    Matrix(Control("kr_Wq", WQ0, matrix=True), "W_q", ("h1", "h2")),
+    Matrix(Control("kr_Wk", WK0, matrix=True), "W_k", ("h1", "h2")),
+    Matrix(Control("kr_wv", WV0, matrix=True), "w_v", ("h1", "h2")),
+)
+SELF = Matrix(Control("kr_X", X0, matrix=True), "X", ("x1", "x2", "x3"))  # tab ③: Q = K = V = X
+
 MAX_TABLE_ROWS = 64  # rows of the key→value table: a lecture example, and what a link can carry
 # rows of the query × key heatmap (few enough to print the numbers on 3 keys)
 N_HEATMAP_QUERIES = 21
@@ -126,14 +161,53 @@ def preset_start(name: str) -> tuple[float, float, float]:
     return p.query[0], (p.query[1] if len(p.query) > 1 else 0.0), p.sigma
 
 
-def additive_weights(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(W_q (A, 2), W_k (A, 2), w_v (A, 1)) drawn with ``seed``, shaped as the page's editors show
-    them."""
-    W_q, W_k, w_v = seeded_additive_weights(2, 2, hidden=HIDDEN, seed=seed)
-    return W_q, W_k, w_v.reshape(HIDDEN, 1)
+# ---- the page's controls: every URL parameter, once ----------------------------------------------
+
+PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel.presets")
+_FIRST = PRESETS[PRESET.default]
+# The table, query and σ default to the first data set's; :func:`controls_for` gives another's. The
+# query and σ take any finite number (the box beside each slider may leave the slider's range; σ ≤ 0
+# is refused with a message, by :func:`regression`).
+CONTROLS = declared.table(
+    PRESET,
+    Control("kr_data", _rows(_FIRST.table), matrix=True),
+    Control("kr_q", _FIRST.query[0]),
+    Control("kr_q2", 0.0),  # kept in the link while the table has one key feature
+    Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel.kernels"),
+    Control("kr_sigma", _FIRST.sigma),
+    [m.control for m in VECTORS],
+    Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_std", False),
+    [m.control for m in ADDITIVE],
+    SELF.control,
+    Control("kr_sa_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_sa_std", False),
+)
 
 
-# ---- numbers as the page writes them ---------------------------------------------------------------------------------
+def controls_for(preset: str) -> Mapping[str, Control]:
+    """``CONTROLS`` with the table, query and σ that ``preset`` starts from as their defaults: bound
+    so, a link leaves out what its data set already gives."""
+    q1, q2, sigma = preset_start(preset)
+    starts = {"kr_data": _rows(PRESETS[preset].table), "kr_q": q1, "kr_q2": q2, "kr_sigma": sigma}
+    return dict(CONTROLS) | {k: replace(CONTROLS[k], default=v) for k, v in starts.items()}
+
+
+QUERY_KEYS = ("kr_q", "kr_q2")  # the query's controls, one per key feature
+# What the page warns about in tab ① (:meth:`Regression.warnings`), and the roles of tab ②'s Q, K,
+# V: one label table each.
+WARNINGS = ("duplicates", "compact", "overflow")
+ARTICLE_NOTES = ("score", "weight", "dot_model", "additive_model")  # see :class:`ArticleRow`
+LABELS = {
+    "kernel.preset_notes": tuple(PRESETS),
+    "kernel.columns": COLUMNS,
+    "kernel.warnings": WARNINGS,
+    "kernel.matrix_roles": tuple(m.name for m in VECTORS),
+    "kernel.article_notes": ARTICLE_NOTES,
+}
+
+
+# ---- numbers as the page writes them -------------------------------------------------------------
 
 
 def num(v: float, digits: int = 4) -> str:
@@ -157,7 +231,7 @@ def nice_step(span: float) -> float:
     return float(10 ** np.floor(np.log10(max(span, 1e-9) / 100)))
 
 
-# ---- tab ①: the table, the controls, the lesson ----------------------------------------------------------------------
+# ---- tab ①: the table, the sliders, the regression -----------------------------------------------
 
 
 def check_table(table: ArrayLike, rows: int = 0) -> np.ndarray:
@@ -187,15 +261,15 @@ def query_ranges(preset: str, table: ArrayLike) -> tuple[tuple[float, float], ..
         pad = 0.1 * (kmax - kmin) or 1.0
         lo, hi = p.ranges[j] if keys.shape[1] == len(p.ranges) else (kmin - pad, kmax + pad)
         lo, hi = float(np.floor(min(lo, kmin - pad))), float(np.ceil(max(hi, kmax + pad)))
-        out.append(
-            (max(lo, -MAX_MAGNITUDE), min(hi, MAX_MAGNITUDE))
-        )  # the curve's queries stay within what a query may be
+        # the curve's queries stay within what a query may be
+        out.append((max(lo, -MAX_MAGNITUDE), min(hi, MAX_MAGNITUDE)))
     return tuple(out)
 
 
 @dataclass(frozen=True)
-class Controls:
-    """Ranges and steps of tab ①'s sliders for a table."""
+class Sliders:
+    """Ranges and steps of tab ①'s sliders for a table (the query's and σ's URL controls take any
+    number: these are what dragging covers)."""
 
     ranges: tuple  # ((lo, hi) per key feature)
     steps: tuple  # the query sliders' steps (one per key feature of the preset)
@@ -203,7 +277,7 @@ class Controls:
     sigma_step: float
 
 
-def controls(preset: str, table: ArrayLike) -> Controls:
+def sliders(preset: str, table: ArrayLike) -> Sliders:
     """Slider ranges that fit ``table`` (the preset's own when the table is the preset's shape and
     span)."""
     p = PRESETS[preset]
@@ -215,7 +289,7 @@ def controls(preset: str, table: ArrayLike) -> Controls:
     )
     span = max(hi - lo for lo, hi in ranges)
     s_step = nice_step(span / 2)
-    return Controls(
+    return Sliders(
         ranges, (step, p.step), (s_step, float(np.ceil(max(span / 2, 2 * p.sigma)))), s_step
     )
 
@@ -229,9 +303,8 @@ class Fit:
     errors: (
         np.ndarray
     )  # (G,) leave-one-out mean squared error; inf where some pair sees no other key
-    flat_upto: (
-        float | None
-    )  # the error is (within 1e-6) lowest already at the smallest σ, and stays so up to here
+    # the error is (within 1e-6) lowest already at the smallest σ, and stays so up to here
+    flat_upto: float | None
 
 
 def fit_sigma(table: ArrayLike, kernel: str) -> Fit | None:
@@ -261,26 +334,26 @@ class Sweep:
     queries: np.ndarray  # (G, Dk) the query at each position
     weights: np.ndarray  # (G, Nk) the query's weights over the keys, in the table's order
     estimates: np.ndarray  # (G,) the estimate at the query, NaN where no key is in reach
-    curves: (
-        np.ndarray
-    )  # σ sweep: (G, N_CURVE) the fitted curve, or (G, N_PLANE, N_PLANE) the surface; else empty
+    # σ sweep: (G, N_CURVE) the fitted curve, or (G, N_PLANE, N_PLANE) the surface; else empty
+    curves: np.ndarray
 
 
 @dataclass(frozen=True)
-class KernelLesson:
+class Regression:
+    """Kernel regression of a key→value table at one query, as tab ① shows it: the query key by
+    key, the fitted curve (or surface) and the heatmap over the sliders' ranges, σ by
+    leave-one-out, and the in-figure sliders' sweeps."""
+
     kernel: str
     sigma: float
     breakdown: QueryBreakdown
     duplicates: list  # [(key tuple, [0-based rows])]
     order: np.ndarray  # (Nk,) key indices sorted by key (1-D) — the heatmap's column order
     grid: np.ndarray  # (N_HEATMAP_QUERIES,) the heatmap's queries (1-D only, else empty)
-    grid_weights: (
-        np.ndarray
-    )  # (N_HEATMAP_QUERIES, Nk) weights, columns in ``order`` (1-D only, else empty)
+    grid_weights: np.ndarray  # (N_HEATMAP_QUERIES, Nk) weights, columns in ``order`` (1-D only)
     curve_x: np.ndarray  # (N_CURVE,) 1-D; (N_PLANE,) first feature in 2-D
-    curve_y: (
-        np.ndarray
-    )  # (N_CURVE,) estimates, NaN where no key is in reach; (N_PLANE, N_PLANE) in 2-D
+    # (N_CURVE,) estimates, NaN where no key is in reach; (N_PLANE, N_PLANE) in 2-D
+    curve_y: np.ndarray
     plane_y: np.ndarray  # (N_PLANE,) second feature in 2-D, else empty
     fit: Fit | None  # σ by leave-one-out, or None when no σ reaches every point
     loo_current: float  # leave-one-out error at the current σ
@@ -292,8 +365,9 @@ class KernelLesson:
     by_sigma: Sweep | None = None
 
     def warnings(self, sep: str = ", ") -> tuple[tuple[str, dict], ...]:
-        """(id, params) of what the page warns about: "duplicates" (per repeated key, rows counted
-        from 1 and joined with ``sep``), "compact" / "overflow" (no estimate at the query)."""
+        """(id, params) of what the page warns about (one of :data:`WARNINGS`): "duplicates" (per
+        repeated key, rows counted from 1 and joined with ``sep``), "compact" / "overflow" (no
+        estimate at the query)."""
         out = [
             ("duplicates", dict(k=key_text(key), rows=sep.join(str(r + 1) for r in rows)))
             for key, rows in self.duplicates
@@ -350,16 +424,16 @@ def sigma_sweep(
     )
 
 
-def kernel_lesson(
+def regression(
     table: ArrayLike,
     query: tuple,
     kernel: str,
     sigma: float,
     ranges: tuple,
-    live: Controls | None = None,
-) -> KernelLesson:
+    live: Sliders | None = None,
+) -> Regression:
     """Everything tab ① shows. ``ranges`` ((lo, hi) per key feature) spans the curve and the
-    heatmap. With ``live`` (the sliders' :class:`Controls`), also the query and σ swept over their
+    heatmap. With ``live`` (the page's :class:`Sliders`), also the query and σ swept over their
     sliders for the in-figure sliders."""
     sigma = check_bandwidth(sigma)
     keys, values = key_value_table(check_table(table))
@@ -378,14 +452,13 @@ def kernel_lesson(
         grid_w = nadaraya_watson(
             grid, keys[order], values[order], kernel, sigma
         ).weights  # (Nq, Nk)
-        xs = np.linspace(
-            min(lo, b.query[0]), max(hi, b.query[0]), N_CURVE
-        )  # reach a query typed outside the slider
+        # reach a query typed outside the slider
+        xs = np.linspace(min(lo, b.query[0]), max(hi, b.query[0]), N_CURVE)
         ys = nadaraya_watson(xs, keys, values, kernel, sigma).estimates
         sweeps = _sweeps(
             keys, values, b.query, kernel, sigma, live, xs[:, None], (N_CURVE,), N_LIVE_SIGMA
         )
-        return KernelLesson(
+        return Regression(
             kernel,
             sigma,
             b,
@@ -409,7 +482,7 @@ def kernel_lesson(
     sweeps = _sweeps(
         keys, values, b.query, kernel, sigma, live, points, gx.shape, N_LIVE_SIGMA_PLANE
     )
-    return KernelLesson(
+    return Regression(
         kernel,
         sigma,
         b,
@@ -454,9 +527,8 @@ class Formula:
     """The kernel, softmax and weighted sum in LaTeX: in symbols, then with this query's numbers."""
 
     symbolic: str
-    lines: tuple[
-        str, ...
-    ]  # the heaviest key's distance and score, its weight, the weighted sum (empty: no estimate)
+    # the heaviest key's distance and score, its weight, the weighted sum (empty: no estimate)
+    lines: tuple[str, ...]
     more: int  # terms of the weighted sum left out
     more_weight: float  # their total weight
     underflow: bool  # every e^s is 0 in float64 (the weights come from e^(s − max s))
@@ -473,7 +545,10 @@ _SCORE = {
     "gaussian": r"s_i=-\frac{{{d}^2}}{{2\sigma^2}}",
     "laplace": r"s_i=-\frac{{{d}}}{{\sigma}}",
     "boxcar": r"s_i=\begin{{cases}}0 & {d}\le\sigma\\ -\infty & {d}>\sigma\end{{cases}}",
-    "epanechnikov": r"s_i=\begin{{cases}}\ln\!\left(1-\frac{{{d}^2}}{{\sigma^2}}\right) & {d}<\sigma\\ -\infty & {d}\ge\sigma\end{{cases}}",
+    "epanechnikov": (
+        r"s_i=\begin{{cases}}\ln\!\left(1-\frac{{{d}^2}}{{\sigma^2}}\right) & {d}<\sigma"
+        r"\\ -\infty & {d}\ge\sigma\end{{cases}}"
+    ),
 }
 _SHOWN = {
     "gaussian": r"-\frac{{{d}^2}}{{2\cdot {s}^2}}",
@@ -485,7 +560,7 @@ N_TERMS = 4
 
 
 def formula(b: QueryBreakdown, kernel: str, sigma: float) -> Formula:
-    """The formula lines for one query's breakdown (``b`` from :func:`kernel_lesson`)."""
+    """The formula lines for one query's breakdown (``b`` from :func:`regression`)."""
     d = r"\lVert q-k_i\rVert" if len(b.query) > 1 else r"|q-k_i|"
     symbolic = (
         _SCORE[kernel].format(d=d)
@@ -503,29 +578,34 @@ def formula(b: QueryBreakdown, kernel: str, sigma: float) -> Formula:
     )
     shown = _SHOWN[kernel].format(d=num(b.distances[i]), s=num(sigma))
     if total > 0:
-        alpha = rf"\alpha_{{{i + 1}}}=\frac{{{num(b.exp_scores[i])}}}{{{num(total)}}}={num(b.weights[i])}"
+        ratio = rf"\frac{{{num(b.exp_scores[i])}}}{{{num(total)}}}"
     else:  # e^{s} underflows for every key: show what is computed, e^{s − max s}
-        alpha = rf"\alpha_{{{i + 1}}}=\frac{{e^{{s_{{{i + 1}}}-\max_j s_j}}}}{{\sum_j e^{{s_j-\max_j s_j}}}}={num(b.weights[i])}"
+        ratio = rf"\frac{{e^{{s_{{{i + 1}}}-\max_j s_j}}}}{{\sum_j e^{{s_j-\max_j s_j}}}}"
+    alpha = rf"\alpha_{{{i + 1}}}={ratio}={num(b.weights[i])}"
     terms = [rf"{num(b.weights[j], 3)}\times {num(b.values[j])}" for j in top[:N_TERMS]]
     more = max(len(top) - N_TERMS, 0)
     rest = rf"+\underbrace{{\cdots}}_{{{more}}}" if more else ""
     fq = rf"f{key_text(b.query)}" if len(b.query) > 1 else rf"f({key_text(b.query)})"
     lines = (
-        rf"d_{{{i + 1}}}={dist}={num(b.distances[i])},\qquad s_{{{i + 1}}}={shown}={num(b.scores[i])}",
+        rf"d_{{{i + 1}}}={dist}={num(b.distances[i])},"
+        rf"\qquad s_{{{i + 1}}}={shown}={num(b.scores[i])}",
         rf"e^{{s_{{{i + 1}}}}}={num(b.exp_scores[i])},\qquad {alpha}",
         fq + "=" + "+".join(terms) + rest + rf"={num(b.estimate, 6)}",
     )
     return Formula(symbolic, lines, more, float(b.weights[top[N_TERMS:]].sum()), total == 0)
 
 
+def _score_text(v: float) -> str:
+    return "−∞" if np.isneginf(v) else f"{v:.4g}"
+
+
 def breakdown_table(b: QueryBreakdown, columns: list[str]) -> pd.DataFrame:
     """key, value, score, exp(score), weight, weight × value per key (rows 1…Nk) and the Σ row;
     ``columns`` names the six."""
-    fmt = lambda v: "−∞" if np.isneginf(v) else f"{v:.4g}"
     rows = [
-        [key_text(k), f"{v:g}", fmt(s), fmt(e), f"{w:.4f}", f"{c:.4f}"]
+        [key_text(k), f"{v:g}", _score_text(s), _score_text(e), f"{w:.4f}", f"{c:.4f}"]
         for k, v, s, e, w, c in zip(
-            b.keys, b.values, b.scores, b.exp_scores, b.weights, b.contributions
+            b.keys, b.values, b.scores, b.exp_scores, b.weights, b.contributions, strict=True
         )
     ]
     rows.append(
@@ -533,7 +613,7 @@ def breakdown_table(b: QueryBreakdown, columns: list[str]) -> pd.DataFrame:
             "",
             "",
             "",
-            fmt(b.exp_scores.sum()),
+            _score_text(b.exp_scores.sum()),
             f"{b.weights.sum():.4f}",
             f"{b.estimate:.4f}" if b.supported else "—",
         ]
@@ -548,7 +628,7 @@ def breakdown_matrix(b: QueryBreakdown) -> np.ndarray:
     return np.column_stack([b.keys, b.values, b.scores, b.weights, b.contributions])
 
 
-# ---- tab ②: vectors, scoring functions ---------------------------------------------------------------------------------
+# ---- tab ②: vectors, scoring functions -----------------------------------------------------------
 
 
 def scored(
@@ -756,31 +836,36 @@ def article_002() -> tuple[ArticleRow, ...]:
     return tuple(rows)
 
 
-# ---- tab ③: self-attention --------------------------------------------------------------------------------------------
+# ---- tab ③: self-attention -----------------------------------------------------------------------
 
-SELF_FORMULA = {
+SELF_FORMULA = {  # f(X) for each scoring function
     "scaled_dot": r"f(X)=\mathrm{softmax}\!\left(\frac{XX^\top}{\sqrt{d_k}}\right)X",
     "dot": r"f(X)=\mathrm{softmax}\!\left(XX^\top\right)X",
-    "additive": r"f(X)_i=\sum_j \mathrm{softmax}_j\!\left(w_v^\top\tanh(W_q x_i+W_k x_j)\right)x_j",
+    "additive": (
+        r"f(X)_i=\sum_j \mathrm{softmax}_j\!\left(w_v^\top\tanh(W_q x_i+W_k x_j)\right)x_j"
+    ),
 }
 
 
 def top_pairs(weights: ArrayLike, rows: Sequence[str], cols: Sequence[str]) -> tuple[str, ...]:
     """ "q1 → k2" per row of ``weights`` (Tq, Tk): the key each query weighs most."""
-    return tuple(f"{r} → {cols[int(j)]}" for r, j in zip(rows, np.asarray(weights).argmax(1)))
+    top = np.asarray(weights).argmax(1)  # (Tq,)
+    return tuple(f"{r} → {cols[int(j)]}" for r, j in zip(rows, top, strict=True))
 
 
 @dataclass(frozen=True)
-class SelfLesson:
+class SelfAttention:
+    """Tab ③: the rows of X attending to each other with one scoring function."""
+
     result: ScoredAttention
     names: tuple[str, ...]  # x1, x2, …
     formula: str  # LaTeX of the chosen scoring
 
 
-def self_lesson(
+def self_attention(
     X: ArrayLike, method: str, W: Sequence[ArrayLike | None], standardized: bool
-) -> SelfLesson:
+) -> SelfAttention:
     """Self-attention over the rows of X (Q = K = V = X) with one scoring function."""
     r = scored(X, X, X, method, *W, standardized)
     names = tuple(f"x{i + 1}" for i in range(len(r.weights)))
-    return SelfLesson(r, names, SELF_FORMULA[method])
+    return SelfAttention(r, names, SELF_FORMULA[method])
