@@ -478,3 +478,14 @@ def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
     near = math.exp(-(4**2) / (2 * 2.0**2))  # keys 68 and 60 are 4 away from 64, σ = 2
     want = (126 * near + 110 * near + 115) / (2 * near + 1)
     assert float(metric(at)) == pytest.approx(want, abs=1e-4) and at.query_params["kr_sigma"] == "2"
+
+
+def test_the_chinese_page_names_d2l_s_attention_pooling():
+    """Issue 22: d2l-zh's name for Nadaraya–Watson pooling, 注意力汇聚, on the card and in the
+    introduction (and attention pooling in English)."""
+    zh = run_page("kernel", {"lang": "zh"})
+    assert_clean(zh)
+    assert "注意力汇聚" in texts(zh)
+    home = run_page("home", {"lang": "zh"})
+    assert "注意力汇聚" in texts(home)
+    assert "attention pooling" in texts(run_page("kernel"))
