@@ -191,7 +191,7 @@ class Budget:
                     self._lock.acquire()
 
     def _withdraw(self, job: _Job) -> None:
-        """A waiting caller left: its job leaves the queue (others waiting on it start their own)."""
+        """A waiting caller left: its job leaves the queue (others waiting on it ask again)."""
         if job in self._queue:
             self._queue.remove(job)
         self._jobs.pop(job.key, None)
