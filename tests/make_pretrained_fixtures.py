@@ -33,14 +33,14 @@ PARAGRAPH = (
     "value. The query of one token is compared with the keys of all tokens by a dot product, the "
     "scores are divided by the square root of the key width so that they do not grow with the "
     "dimension, and a softmax turns them into weights that are positive and sum to one. The output "
-    "for the token is the weighted average of the values. Because the weights are computed from the "
-    "data itself, the same layer can link a pronoun to the noun it refers to in one sentence and to "
-    "a completely different word in the next. Several heads run side by side, each with its own "
-    "projections, so that one head may follow syntax while another follows meaning or position. "
-    "Their outputs are concatenated, projected again, added to the input through a residual "
-    "connection and normalised. A feed-forward network then transforms every position separately. "
-    "Stacking six such layers, as the small model used here does, is enough to produce sentence "
-    "embeddings that work well for search and clustering."
+    "for the token is the weighted average of the values. Because the weights are computed from "
+    "the data itself, the same layer can link a pronoun to the noun it refers to in one sentence "
+    "and to a completely different word in the next. Several heads run side by side, each with its "
+    "own projections, so that one head may follow syntax while another follows meaning or "
+    "position. Their outputs are concatenated, projected again, added to the input through a "
+    "residual connection and normalised. A feed-forward network then transforms every position "
+    "separately. Stacking six such layers, as the small model used here does, is enough to produce "
+    "sentence embeddings that work well for search and clustering."
 )
 
 SENTENCES = {
