@@ -59,9 +59,21 @@ def section_table() -> None:
         where=right,
         help=t("positional.dims_help", max=MAX_CURVES, chars=lesson.MAX_DIMS_CHARS),
     )
-    table = compute("pe_table", lesson.table, int(n), int(d))
+    table = compute("pe_table", lesson.table, n, d)
     if table is None:
         return
+    table_heatmap(table)
+    heading(t("positional.curves_heading"), t("positional.curves_intro"))
+    chosen_curves(table, dims_text)
+    wavelength_intro = t(
+        "positional.wave_intro", shortest=table.shortest, longest=table.longest, d=table.d
+    )
+    heading(t("positional.wave_heading"), wavelength_intro)
+    wavelengths(table)
+
+
+def table_heatmap(table: lesson.Table) -> None:
+    """The table as a heatmap (every few positions and pairs of a large one) and its CSV."""
     if table.downsampled:
         downsampled = t(
             "positional.downsampled",
@@ -89,30 +101,32 @@ def section_table() -> None:
     columns = [int(c) for c in table.cols]
     download_csv(table.shown, "sinusoidal_table", positions, columns)
 
-    heading(t("positional.curves_heading"), t("positional.curves_intro"))
-    curves = compute("pe_curves", lesson.curves, table.n, table.d, dims_text)
-    if curves is not None:
-        if curves.dropped:
-            dropped = ", ".join(str(k) for k in curves.dropped)
-            st.caption(t("positional.dims_dropped", dims=dropped, last=table.d - 1))
-        named_curves = {
-            t("positional.curve_name", k=k, fn=curves.kind(j), i=k // 2): curves.values[:, j]
-            for j, k in enumerate(curves.dims)
-        }
-        plot(
-            "sinusoid_curves",
-            figures.curves,
-            curves.positions,
-            named_curves,
-            title=t("positional.curves_title"),
-            x_title=t("common.position"),
-            y_title="PE",
-        )
 
-    wave_intro = t(
-        "positional.wave_intro", shortest=table.shortest, longest=table.longest, d=table.d
+def chosen_curves(table: lesson.Table, dims_text: str) -> None:
+    """The columns typed in the dimensions box, over every position of the table."""
+    curves = compute("pe_curves", lesson.curves, table.n, table.d, dims_text)
+    if curves is None:
+        return
+    if curves.dropped:
+        dropped = ", ".join(str(k) for k in curves.dropped)
+        st.caption(t("positional.dims_dropped", dims=dropped, last=table.d - 1))
+    named_curves = {
+        t("positional.curve_name", k=k, fn=curves.kind(j), i=k // 2): curves.values[:, j]
+        for j, k in enumerate(curves.dims)
+    }
+    plot(
+        "sinusoid_curves",
+        figures.curves,
+        curves.positions,
+        named_curves,
+        title=t("positional.curves_title"),
+        x_title=t("common.position"),
+        y_title="PE",
     )
-    heading(t("positional.wave_heading"), wave_intro)
+
+
+def wavelengths(table: lesson.Table) -> None:
+    """Each sin/cos pair's wavelength on a log axis, beside the table's n positions."""
     plot(
         "sinusoid_wavelengths",
         positional_figures.wavelength_plot,
