@@ -38,6 +38,8 @@ def plot(png: str, builder, /, *args, key: str | None = None, **words) -> None:
 
 @section
 def section_table() -> None:
+    """The table of sines and cosines: n and d_model change all three figures (so they share this
+    section), the list of dimensions only the curves."""
     heading(label("positional.sections", "table"), t("positional.table_intro"), st.header)
     st.latex(lesson.TABLE_LATEX)
     left, middle, right = st.columns(3)
@@ -147,6 +149,7 @@ def wavelengths(table: lesson.Table) -> None:
 
 @section
 def section_relative() -> None:
+    """PE(p)·PE(q) depends on the offset only; then one pair turned k positions on."""
     heading(label("positional.sections", "relative"), t("positional.rel_intro"), st.header)
     left, right = st.columns(2)
     d = widgets.select_slider(lesson.CONTROLS["pe_rd"], t("positional.d_model"), where=left)
@@ -213,6 +216,7 @@ def section_rotation(d: int, n: int) -> None:
 
 @section
 def section_order() -> None:
+    """The same sentence in two orders: equal outputs without positions, different with them."""
     heading(label("positional.sections", "order"), t("positional.order_intro"), st.header)
     left, right = st.columns([2, 1])
     pair = widgets.radio(lesson.CONTROLS["pe_pair"], t("positional.pair_choice"), where=left)
@@ -302,6 +306,7 @@ def score_subtitle(at: int, rope: str, sin: str) -> str:
 
 @section
 def section_beyond() -> None:
+    """RoPE and added sinusoids for one (q, k) pair as the key moves away; then ALiBi's heads."""
     heading(label("positional.sections", "beyond"), t("positional.beyond_intro"), st.header)
     st.latex(lesson.beyond_latex(narrow=presenter()))
     first, second, third, fourth = st.columns(4)
