@@ -1,276 +1,263 @@
 """Positional encoding (article 003): the sinusoidal table, relative position, why attention needs
-order, and RoPE and ALiBi beside the sinusoid. Compute and LaTeX: visattn.lessons.positional;
-figures: visattn.figures.positional. One section is drawn at a time (a ui.frame.section); every
-section's controls are bound on every full run: a link keeps them all."""
+order, and RoPE and ALiBi beside the sinusoid.
+
+Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. One
+lesson section is drawn at a time, chosen by the section control; each is a ui.frame.section, so its
+own controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
+all."""
 
 import pandas as pd
 import streamlit as st
 
+from ui import controls as widgets
 from ui import url_state
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import t
+from ui.i18n import label, t
 from ui.text import escape
 from visattn import figures
-from visattn.figures import positional as fig
-from visattn.lessons import positional as L
+from visattn.figures import positional as positional_figures
+from visattn.lessons import positional as lesson
 from visattn.positional import MAX_CURVES, MAX_D_MODEL, MAX_POSITIONS
 
-SECTION = {
-    "table": "positional.sec_table",
-    "relative": "positional.sec_relative",
-    "order": "positional.sec_order",
-    "beyond": "positional.sec_beyond",
-}
-PAIR = {
-    "zh": "positional.pair_zh",
-    "en": "positional.pair_en",
-    "custom": "positional.pair_custom",
-}  # L.PAIR_CHOICES
-QK = {"same": "positional.qk_same", "random": "positional.qk_random"}
-VARIANTS = (
-    (
-        "without",
-        "positional.without_heading",
-        "positional.without_intro",
-        "positional.without_diff",
-    ),  # (name, heading,
-    ("with", "positional.with_heading", "positional.with_intro", "positional.with_diff"),
-)  # intro, measured difference)
+
+def heading(title: str, intro: str, level=st.subheader) -> None:
+    """A heading and its prose (hidden in presenter mode)."""
+    level(title)
+    explain(intro)
 
 
-def bound(key: str) -> str:
-    default, kind = L.CONTROLS[key]
-    url_state.bind(key, default, **kind)
-    if (
-        key in L.MAX_CHARS and len(st.session_state[key]) > L.MAX_CHARS[key]
-    ):  # a link longer than its box allows: refused
-        st.session_state[key] = default
-        url_state.notices().append(key)
-    return key
-
-
-part = lambda title, intro, level=st.subheader: (
-    level(title),
-    explain(intro),
-)  # a heading and its (presenter-hidden) prose
-
-
-def plot(
-    png: str, builder, /, *args, key: str | None = None, **words
-) -> None:  # a figure at the page's font size
+def plot(png: str, builder, /, *args, key: str | None = None, **words) -> None:
+    """A figure at the page's font size; its camera button saves ``png``."""
     show(builder(*args, font_size=font_size(), **words), png, key=key)
+
+
+# ---------------------------------------------------------------- the sinusoidal table
 
 
 @section
 def section_table() -> None:
-    part(t("positional.sec_table"), t("positional.table_intro"), st.header)
-    st.latex(L.TABLE_LATEX)
-    c1, c2, c3 = st.columns(3)
-    n = c1.number_input(
+    """The table of sines and cosines: n and d_model change all three figures (so they share this
+    section), the list of dimensions only the curves."""
+    heading(label("positional.sections", "table"), t("positional.table_intro"), st.header)
+    st.latex(lesson.TABLE_LATEX)
+    left, middle, right = st.columns(3)
+    n = widgets.number(
+        lesson.CONTROLS["pe_n"],
         t("positional.n_positions"),
-        0,
-        100_000,
-        step=1,
-        key=bound("pe_n"),
+        where=left,
         help=t("positional.n_help", max=MAX_POSITIONS),
     )
-    d = c2.number_input(
+    d = widgets.number(
+        lesson.CONTROLS["pe_d"],
         t("positional.d_model"),
-        0,
-        10_000,
-        step=2,
-        key=bound("pe_d"),
+        where=middle,
         help=t("positional.d_help", max=MAX_D_MODEL),
     )
-    dims_text = c3.text_input(
+    dims_text = widgets.text(
+        lesson.CONTROLS["pe_dims"],
         t("positional.dims"),
-        key=bound("pe_dims"),
-        max_chars=L.MAX_DIMS_CHARS,
-        help=t("positional.dims_help", max=MAX_CURVES, chars=L.MAX_DIMS_CHARS),
+        where=right,
+        help=t("positional.dims_help", max=MAX_CURVES, chars=lesson.MAX_DIMS_CHARS),
     )
-    if (tab := compute("pe_table", L.table, int(n), int(d))) is None:
+    table = compute("pe_table", lesson.table, n, d)
+    if table is None:
         return
-    if tab.downsampled:
-        st.info(
-            t(
-                "positional.downsampled",
-                n=tab.n,
-                d=tab.d,
-                rows=len(tab.rows),
-                cols=len(tab.cols),
-                rstep=tab.rstep,
-                cstep=tab.cstep,
-            )
+    table_heatmap(table)
+    heading(t("positional.curves_heading"), t("positional.curves_intro"))
+    chosen_curves(table, dims_text)
+    wavelength_intro = t(
+        "positional.wave_intro", shortest=table.shortest, longest=table.longest, d=table.d
+    )
+    heading(t("positional.wave_heading"), wavelength_intro)
+    wavelengths(table)
+
+
+def table_heatmap(table: lesson.Table) -> None:
+    """The table as a heatmap (every few positions and pairs of a large one) and its CSV."""
+    if table.downsampled:
+        downsampled = t(
+            "positional.downsampled",
+            n=table.n,
+            d=table.d,
+            rows=len(table.rows),
+            cols=len(table.cols),
+            rstep=table.rstep,
+            cstep=table.cstep,
         )
+        st.info(downsampled)
     plot(
         "sinusoidal_table",
-        fig.table_heatmap,
-        tab.shown,
-        tab.rows,
-        tab.cols,
-        key=f"pe_table_{len(tab.rows)}x{len(tab.cols)}",  # stale ticks
-        title=t("positional.table_title", n=tab.n, d=tab.d),
+        positional_figures.table_heatmap,
+        table.shown,
+        table.rows,
+        table.cols,
+        # a new chart when the shape changes: Plotly keeps stale tick positions across an update
+        key=f"pe_table_{len(table.rows)}x{len(table.cols)}",
+        title=t("positional.table_title", n=table.n, d=table.d),
         x_title=t("common.dimension"),
         y_title=t("common.position"),
     )
-    download_csv(
-        tab.shown, "sinusoidal_table", [int(r) for r in tab.rows], [int(c) for c in tab.cols]
+    positions = [int(r) for r in table.rows]
+    columns = [int(c) for c in table.cols]
+    download_csv(table.shown, "sinusoidal_table", positions, columns)
+
+
+def chosen_curves(table: lesson.Table, dims_text: str) -> None:
+    """The columns typed in the dimensions box, over every position of the table."""
+    curves = compute("pe_curves", lesson.curves, table.n, table.d, dims_text)
+    if curves is None:
+        return
+    if curves.dropped:
+        dropped = ", ".join(str(k) for k in curves.dropped)
+        st.caption(t("positional.dims_dropped", dims=dropped, last=table.d - 1))
+    named_curves = {
+        t("positional.curve_name", k=k, fn=curves.kind(j), i=k // 2): curves.values[:, j]
+        for j, k in enumerate(curves.dims)
+    }
+    plot(
+        "sinusoid_curves",
+        figures.curves,
+        curves.positions,
+        named_curves,
+        title=t("positional.curves_title"),
+        x_title=t("common.position"),
+        y_title="PE",
     )
-    part(t("positional.curves_heading"), t("positional.curves_intro"))
-    if (cur := compute("pe_curves", L.curves, tab.n, tab.d, dims_text)) is not None:
-        if cur.dropped:
-            st.caption(
-                t("positional.dims_dropped", dims=", ".join(map(str, cur.dropped)), last=tab.d - 1)
-            )
-        ys = {
-            t("positional.curve_name", k=k, fn=cur.kind(j), i=k // 2): cur.values[:, j]
-            for j, k in enumerate(cur.dims)
-        }
-        plot(
-            "sinusoid_curves",
-            figures.curves,
-            cur.positions,
-            ys,
-            title=t("positional.curves_title"),
-            x_title=t("common.position"),
-            y_title="PE",
-        )
-    part(
-        t("positional.wave_heading"),
-        t("positional.wave_intro", shortest=tab.shortest, longest=tab.longest, d=tab.d),
-    )
+
+
+def wavelengths(table: lesson.Table) -> None:
+    """Each sin/cos pair's wavelength on a log axis, beside the table's n positions."""
     plot(
         "sinusoid_wavelengths",
-        fig.wavelength_plot,
-        tab.wavelengths,
-        tab.n,
+        positional_figures.wavelength_plot,
+        table.wavelengths,
+        table.n,
         name=t("positional.wave_name"),
-        n_name=t("positional.wave_n", n=tab.n),
-        title=t("positional.wave_title", d=tab.d),
+        n_name=t("positional.wave_n", n=table.n),
+        title=t("positional.wave_title", d=table.d),
         x_title=t("positional.pair_axis"),
         y_title=t("positional.wave_axis"),
     )
-    if tab.slow is not None:
-        st.caption(t("positional.wave_slow", i=tab.slow, dim=2 * tab.slow, n=tab.n))
+    if table.slow is not None:
+        st.caption(t("positional.wave_slow", i=table.slow, dim=2 * table.slow, n=table.n))
+
+
+# ---------------------------------------------------------------- relative position
 
 
 @section
 def section_relative() -> None:
-    part(t("positional.sec_relative"), t("positional.rel_intro"), st.header)
-    c1, c2 = st.columns(2)
-    d, n = (
-        c1.select_slider(t("positional.d_model"), L.EVEN_WIDE, key=bound("pe_rd")),
-        c2.slider(t("positional.n_positions"), 2, 128, key=bound("pe_rn")),
-    )
-    rel = L.relative(d, n)
+    """PE(p)·PE(q) depends on the offset only; then one pair turned k positions on."""
+    heading(label("positional.sections", "relative"), t("positional.rel_intro"), st.header)
+    left, right = st.columns(2)
+    d = widgets.select_slider(lesson.CONTROLS["pe_rd"], t("positional.d_model"), where=left)
+    n = widgets.slider(lesson.CONTROLS["pe_rn"], t("positional.n_positions"), where=right)
+    relative = lesson.relative(d, n)
     plot(
         "pe_dot_matrix",
-        fig.dot_matrix,
-        rel.dots,
+        positional_figures.dot_matrix,
+        relative.dots,
         title=t("positional.dot_title", d=d),
         x_title=t("positional.pos_q"),
         y_title=t("positional.pos_p"),
     )
+    rows = {t("positional.row_p", p=p): xy for p, xy in relative.markers.items()}
     plot(
         "pe_dot_offset",
-        fig.offset_curve,
-        rel.offsets,
-        rel.formula,
-        {t("positional.row_p", p=p): xy for p, xy in rel.markers.items()},
+        positional_figures.offset_curve,
+        relative.offsets,
+        relative.formula,
+        rows,
         formula_name=t("positional.formula_curve"),
         title=t("positional.offset_title"),
         x_title=t("positional.offset_axis"),
     )
-    st.success(t("positional.offset_spread", spread=rel.spread))
-    rotation(d, n)
+    st.success(t("positional.offset_spread", spread=relative.spread))
+    section_rotation(d, n)
 
 
 @section
-def rotation(
-    d: int, n: int
-) -> None:  # one pair turned k positions on: its own controls rerun only this
-    part(t("positional.rot_heading"), t("positional.rot_intro"))
-    st.session_state["pe_ri"] = min(
-        st.session_state["pe_ri"], d // 2 - 1
-    )  # the pair must exist at this d_model
-    c1, c2, c3 = st.columns(3)
-    i = c1.select_slider(t("positional.pair"), list(range(d // 2)), key=bound("pe_ri"))
-    k, p = (
-        c2.number_input(t("positional.offset_k"), 0, 1000, key=bound("pe_rk")),
-        c3.number_input(t("positional.position_p"), 0, 1000, key=bound("pe_rp")),
+def section_rotation(d: int, n: int) -> None:
+    """One pair turned k positions on: its own controls rerun only this."""
+    heading(t("positional.rot_heading"), t("positional.rot_intro"))
+    last_pair = d // 2 - 1  # the pair must exist at this d_model
+    widgets.clamp(lesson.CONTROLS["pe_ri"], hi=last_pair)
+    left, middle, right = st.columns(3)
+    i = widgets.select_slider(
+        lesson.CONTROLS["pe_ri"], t("positional.pair"), where=left, hi=last_pair
     )
-    st.latex((rot := L.rotation(d, i, k, p, n, narrow=presenter())).latex)
-    st.caption(t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rot.err))
+    k = widgets.number(lesson.CONTROLS["pe_rk"], t("positional.offset_k"), where=middle)
+    p = widgets.number(lesson.CONTROLS["pe_rp"], t("positional.position_p"), where=right)
+    rotation = lesson.rotation(d, i, k, p, n, narrow=presenter())
+    st.latex(rotation.latex)
+    check = t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rotation.err)
+    st.caption(check)
+
+    def circle_title(k: int, theta: float) -> str:
+        """The title at the in-figure slider's offset k (θ = k·ω)."""
+        return t("positional.circle_title", i=i, k=k, theta=lesson.fmt(theta))
+
     plot(
         "pe_rotation_circle",
-        fig.rotation_live,
-        rot,
-        L.rotation_steps(d, i, k, p),
+        positional_figures.rotation_live,
+        rotation,
+        lesson.rotation_steps(d, i, k, p),
         name=t("positional.circle_name", i=i),
-        title=lambda k, theta: t("positional.circle_title", i=i, k=k, theta=L.fmt(theta)),
+        title=circle_title,
         x_title=t("positional.circle_x", a=2 * i),
         y_title=t("positional.circle_y", b=2 * i + 1),
     )
 
 
+# ---------------------------------------------------------------- why attention needs order
+
+
 @section
 def section_order() -> None:
-    part(t("positional.sec_order"), t("positional.order_intro"), st.header)
-    c1, c2 = st.columns([2, 1])
-    pair = c1.radio(
-        t("positional.pair_choice"),
-        L.PAIR_CHOICES,
-        key=bound("pe_pair"),
-        horizontal=True,
-        format_func=lambda s: t(PAIR[s]),
-    )
-    d = c2.select_slider(t("positional.d_model"), L.EVEN_SMALL, key=bound("pe_od"))
-    limit = L.MAX_SENTENCE_CHARS
-    a, b = (
-        L.PAIRS[pair]
-        if pair != "custom"
-        else (
-            c.text_input(
-                t(label), key=bound(k), max_chars=limit, help=t("positional.text_help", chars=limit)
-            )
-            for c, label, k in zip(
-                st.columns(2), ("positional.text_a", "positional.text_b"), ("pe_a", "pe_b")
-            )
+    """The same sentence in two orders: equal outputs without positions, different with them."""
+    heading(label("positional.sections", "order"), t("positional.order_intro"), st.header)
+    left, right = st.columns([2, 1])
+    pair = widgets.radio(lesson.CONTROLS["pe_pair"], t("positional.pair_choice"), where=left)
+    d = widgets.select_slider(lesson.CONTROLS["pe_od"], t("positional.d_model"), where=right)
+    if pair == "custom":
+        text_help = t("positional.text_help", chars=lesson.MAX_SENTENCE_CHARS)
+        left, right = st.columns(2)
+        a = widgets.text(
+            lesson.CONTROLS["pe_a"], t("positional.text_a"), where=left, help=text_help
         )
-    )
-    if (res := compute("pe_order", L.order, a, b, d)) is None:
+        b = widgets.text(
+            lesson.CONTROLS["pe_b"], t("positional.text_b"), where=right, help=text_help
+        )
+    else:
+        a, b = lesson.PAIRS[pair]
+    order = compute("pe_order", lesson.order, a, b, d)
+    if order is None:
         return
-    A, B = res.plain.tokens_a, res.plain.tokens_b
-    st.markdown(
-        t(
-            "positional.tokens",
-            a=escape(" · ".join(A)),
-            b=escape(" · ".join(B)),
-            pairs=escape(", ".join(f"{r.token} ← {r.source}" for r in res.rows)),
-        )
+    tokens_a, tokens_b = order.plain.tokens_a, order.plain.tokens_b
+    moves = ", ".join(f"{row.token} ← {row.source}" for row in order.rows)
+    tokens = t(
+        "positional.tokens",
+        a=escape(" · ".join(tokens_a)),
+        b=escape(" · ".join(tokens_b)),
+        pairs=escape(moves),
     )
-    for (name, heading, intro, diff), run in zip(VARIANTS, (res.plain, res.with_pe)):
-        part(t(heading), t(intro))
-        for col, w, toks, label in zip(st.columns(2), (run.weights_a, run.weights_b), (A, B), "AB"):
-            with col:
-                plot(
-                    f"order_{name}_{label}",
-                    figures.heatmap,
-                    w,
-                    toks,
-                    toks,
-                    title=t("positional.weights_title", s=label, text=res.joined(toks)),
-                    x_title=t("common.key"),
-                    y_title=t("common.query"),
-                    value_name=t("common.weight"),
-                    tick_angle=0 if res.glued else None,
-                )
-        (st.success if run.max_difference < L.SAME else st.info)(
-            t(diff, err=L.fmt(run.max_difference, 2))
-        )
-    cols = [
+    st.markdown(tokens)
+    for variant, run in order.runs.items():
+        heading(label("positional.variants", variant), label("positional.variant_intro", variant))
+        left, right = st.columns(2)
+        with left:
+            sentence_weights(order, variant, "A", run.weights_a, tokens_a)
+        with right:
+            sentence_weights(order, variant, "B", run.weights_b, tokens_b)
+        err = lesson.fmt(run.max_difference, 2)
+        difference = label("positional.variant_diff", variant, err=err)
+        if run.max_difference < lesson.SAME:
+            st.success(difference)
+        else:
+            st.info(difference)
+    columns = [
         t("positional.col_token"),
         t("positional.col_from"),
         t("positional.col_to"),
@@ -279,95 +266,121 @@ def section_order() -> None:
     ]
     st.markdown(t("positional.table_heading"))
     st.dataframe(
-        pd.DataFrame(res.rows, columns=cols),
+        pd.DataFrame(order.rows, columns=columns),
         hide_index=True,
         column_config={
-            cols[3]: st.column_config.NumberColumn(format="%.2e"),
-            cols[4]: st.column_config.NumberColumn(format="%.3f"),
+            columns[3]: st.column_config.NumberColumn(format="%.2e"),
+            columns[4]: st.column_config.NumberColumn(format="%.3f"),
         },
     )
 
 
+def sentence_weights(order, variant: str, sentence: str, weights, tokens: list[str]) -> None:
+    """The attention weights of one sentence (A or B) in one run (without or with positions)."""
+    plot(
+        f"order_{variant}_{sentence}",
+        figures.heatmap,
+        weights,
+        tokens,
+        tokens,
+        title=t("positional.weights_title", s=sentence, text=order.joined(tokens)),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=t("common.weight"),
+        tick_angle=0 if order.glued else None,
+    )
+
+
+# ---------------------------------------------------------------- RoPE and ALiBi
+
+
+def score_names(at: int) -> tuple[str, str]:
+    """The legend names of the query-at-``at`` curves: added sinusoids, RoPE."""
+    return t("positional.s_sin", p=at), t("positional.s_rope", p=at)
+
+
+def score_subtitle(at: int, rope: str, sin: str) -> str:
+    """The score figure's second title line at the in-figure slider's query position."""
+    return t("positional.score_gaps", p=at, rope=rope, sin=sin)
+
+
 @section
 def section_beyond() -> None:
-    part(t("positional.sec_beyond"), t("positional.beyond_intro"), st.header)
-    st.latex(L.beyond_latex(narrow=presenter()))
-    c1, c2, c3, c4 = st.columns(4)
-    d, p = (
-        c1.select_slider(t("positional.d_model"), L.EVEN_WIDE, key=bound("pe_bd")),
-        c2.slider(t("positional.query_pos"), 0, 1000, key=bound("pe_bp")),
+    """RoPE and added sinusoids for one (q, k) pair as the key moves away; then ALiBi's heads."""
+    heading(label("positional.sections", "beyond"), t("positional.beyond_intro"), st.header)
+    st.latex(lesson.beyond_latex(narrow=presenter()))
+    first, second, third, fourth = st.columns(4)
+    d = widgets.select_slider(lesson.CONTROLS["pe_bd"], t("positional.d_model"), where=first)
+    p = widgets.slider(lesson.CONTROLS["pe_bp"], t("positional.query_pos"), where=second)
+    far = widgets.slider(lesson.CONTROLS["pe_bmax"], t("positional.max_distance"), where=third)
+    qk = widgets.radio(
+        lesson.CONTROLS["pe_bqk"], t("positional.qk"), where=fourth, horizontal=False
     )
-    far = c3.slider(t("positional.max_distance"), 8, 1000, key=bound("pe_bmax"))
-    qk = c4.radio(t("positional.qk"), L.QK, key=bound("pe_bqk"), format_func=lambda s: t(QK[s]))
-    bey = L.beyond(d, p, far, qk)
+    beyond = lesson.beyond(d, p, far, qk)
     plot(
         "score_vs_distance",
-        fig.score_live,
-        bey,
-        L.beyond_steps(bey),
-        names=lambda at: (t("positional.s_sin", p=at), t("positional.s_rope", p=at)),
+        positional_figures.score_live,
+        beyond,
+        lesson.beyond_steps(beyond),
+        names=score_names,
         title=t("positional.score_title"),
-        subtitle=lambda at, rope, sin: t("positional.score_gaps", p=at, rope=rope, sin=sin),
+        subtitle=score_subtitle,
         x_title=t("positional.distance_axis"),
         y_title=t("positional.score_axis"),
     )
-    st.success(t("positional.rope_gap", p=p, err=bey.rope_gap))
-    st.info(t("positional.sin_gap", p=p, gap=bey.sin_gap))
+    st.success(t("positional.rope_gap", p=p, err=beyond.rope_gap))
+    st.info(t("positional.sin_gap", p=p, gap=beyond.sin_gap))
     explain(t("positional.score_notes"))
-    alibi(bey)
+    section_alibi(beyond)
 
 
 @section
-def alibi(bey) -> None:  # ALiBi's heads over the same (q, k): its own controls rerun only this
-    part(t("positional.alibi_heading"), t("positional.alibi_intro"))
-    c1, c2 = st.columns(2)
-    H, n = (
-        c1.slider(t("positional.alibi_heads"), 1, 16, key=bound("pe_bh")),
-        c2.slider(t("positional.alibi_positions"), 3, 24, key=bound("pe_bn")),
-    )
-    st.markdown(t("positional.slopes", slopes=", ".join((ali := L.alibi(H, n, bey)).slopes)))
+def section_alibi(beyond: lesson.Beyond) -> None:
+    """ALiBi's heads over the same (q, k): its own controls rerun only this."""
+    heading(t("positional.alibi_heading"), t("positional.alibi_intro"))
+    left, right = st.columns(2)
+    H = widgets.slider(lesson.CONTROLS["pe_bh"], t("positional.alibi_heads"), where=left)
+    n = widgets.slider(lesson.CONTROLS["pe_bn"], t("positional.alibi_positions"), where=right)
+    alibi = lesson.alibi(H, n, beyond)
+    st.markdown(t("positional.slopes", slopes=", ".join(alibi.slopes)))
+    lines = {
+        t("positional.s_alibi", h=h + 1, m=m): alibi.lines[h] for h, m in enumerate(alibi.slopes)
+    }
     plot(
         "alibi_score_vs_distance",
         figures.curves,
-        bey.distances,
-        {t("positional.s_alibi", h=h + 1, m=m): ali.lines[h] for h, m in enumerate(ali.slopes)},
+        beyond.distances,
+        lines,
         title=t("positional.alibi_score_title"),
         x_title=t("positional.distance_axis"),
         y_title=t("positional.score_axis"),
     )
+    cell_titles = [t("positional.head_slope", h=h + 1, m=m) for h, m in enumerate(alibi.slopes)]
     plot(
         "alibi_bias",
-        fig.alibi_grid,
-        ali.grid(2 if presenter() else 4),
-        [t("positional.head_slope", h=h + 1, m=m) for h, m in enumerate(ali.slopes)],
+        positional_figures.alibi_grid,
+        alibi.grid(2 if presenter() else 4),
+        cell_titles,
         title=t("positional.alibi_title", n=n),
         value_name=t("positional.bias"),
         query_name=t("common.query"),
         key_name=t("common.key"),
     )
-    download_csv(
-        ali.bias.reshape(H * n, n),
-        "alibi_bias",
-        [t("positional.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)],
-        range(n),
-    )
+    row_names = [t("positional.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)]
+    download_csv(alibi.bias.reshape(H * n, n), "alibi_bias", row_names, range(n))  # (H·n, n)
+
+
+SECTIONS = {
+    "table": section_table,
+    "relative": section_relative,
+    "order": section_order,
+    "beyond": section_beyond,
+}
 
 
 with page("positional"):
+    url_state.bind_controls(lesson.CONTROLS)  # every section's controls, whichever is drawn
     st.title(t("positional.title"))
     explain(t("positional.intro"))
-    for key in L.CONTROLS:  # every section's controls live in the URL, whichever section is drawn
-        bound(key)
-    shown = st.segmented_control(
-        t("positional.section"),
-        L.SECTIONS,
-        key=bound("pe_sec"),
-        required=True,
-        format_func=lambda s: t(SECTION[s]),
-    )
-    {
-        "table": section_table,
-        "relative": section_relative,
-        "order": section_order,
-        "beyond": section_beyond,
-    }[shown or "table"]()
+    shown = widgets.segmented(lesson.CONTROLS["pe_sec"], t("positional.section"))
+    SECTIONS[shown]()

@@ -233,7 +233,7 @@ def test_chinese_error_messages():
     assert "4096" in errors(at)[0] and CJK.search(errors(at)[0])
 
 
-# ---------------------------------------------------------------- Chinese: each bad input, each section
+# ------------------------------------------------------- Chinese: each bad input, each section
 
 ZH_BAD = [
     ({"pe_d": "7"}, "7"),
@@ -384,7 +384,7 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     assert r" \\ PE(8)" in rel.get("latex")[0].value
 
 
-# --- the in-figure sliders start at the control's value and carry the formula's values -------------------------
+# --- the in-figure sliders start at the control's value and carry the formula's values ----
 def test_rotation_and_score_figures_are_live_from_the_controls():
     at = run_page(
         "positional",

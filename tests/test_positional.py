@@ -3,16 +3,21 @@
 Expected values are computed independently of the code under test: math.sin / math.cos in plain
 loops, slopes written out by hand from the ALiBi paper's rule."""
 
+import json
 import math
 import time
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from apptest_util import array
 from hypothesis import given
 from hypothesis import strategies as st
 
-from visattn import positional as P
-from visattn import self_attention, sinusoidal_encoding
+from visattn import positional, self_attention, sinusoidal_encoding
+from visattn.errors import InputError
+from visattn.figures import positional as positional_figures
+from visattn.lessons import positional as lesson
 
 even_d = st.integers(1, 64).map(lambda h: 2 * h)
 positions = st.integers(0, 3000)
@@ -43,27 +48,29 @@ def test_first_row_and_base():
 def test_sinusoidal_at_agrees_with_table_and_picks_columns(d, data):
     pe = sinusoidal_encoding(40, d)
     dims = data.draw(st.lists(st.integers(0, d - 1), min_size=1, max_size=6))
-    assert np.allclose(P.sinusoidal_at(np.arange(40), d), pe, atol=1e-12)
-    assert np.allclose(P.sinusoidal_at(np.arange(40), d, dims=dims), pe[:, dims], atol=1e-12)
+    assert np.allclose(positional.sinusoidal_at(np.arange(40), d), pe, atol=1e-12)
+    assert np.allclose(
+        positional.sinusoidal_at(np.arange(40), d, dims=dims), pe[:, dims], atol=1e-12
+    )
 
 
 def test_wavelengths():
     d = 16
-    wl = P.wavelengths(d)
+    wl = positional.wavelengths(d)
     assert wl.shape == (8,)
     for i in range(8):
         assert wl[i] == pytest.approx(2 * math.pi * 10000 ** (2 * i / d))
     # one wavelength on, each pair is back where it was
     for i in (0, 3, 7):
-        a = P.sinusoidal_at([5.0, 5.0 + wl[i]], d, dims=[2 * i, 2 * i + 1])
+        a = positional.sinusoidal_at([5.0, 5.0 + wl[i]], d, dims=[2 * i, 2 * i + 1])
         assert np.allclose(a[0], a[1], atol=1e-9)
 
 
 def test_pair_columns_keep_sines_with_their_cosines():
-    cols = P.pair_columns(2048, 128)
+    cols = positional.pair_columns(2048, 128)
     assert len(cols) <= 128
     assert np.array_equal(cols[1::2], cols[0::2] + 1) and np.all(cols[0::2] % 2 == 0)
-    assert np.array_equal(P.pair_columns(64, 128), np.arange(64))
+    assert np.array_equal(positional.pair_columns(64, 128), np.arange(64))
 
 
 @pytest.mark.parametrize(
@@ -86,7 +93,7 @@ def test_bad_table_sizes_fail_fast_with_a_clear_message(n, d, words):
 
 
 def test_largest_table_is_allowed():
-    assert P.check_table(4096, 2048) == (4096, 2048)
+    assert positional.check_table(4096, 2048) == (4096, 2048)
 
 
 # ---------------------------------------------------------------- relative position
@@ -94,11 +101,11 @@ def test_largest_table_is_allowed():
 
 @given(d=even_d, p1=positions, p2=positions, k=offsets)
 def test_dot_product_depends_on_the_offset_only(d, p1, p2, k):
-    a = P.sinusoidal_at([p1, p1 + k, p2, p2 + k], d)
+    a = positional.sinusoidal_at([p1, p1 + k, p2, p2 + k], d)
     expected = sum(math.cos(k / 10000 ** (2 * i / d)) for i in range(d // 2))
     assert a[0] @ a[1] == pytest.approx(expected, abs=1e-8)
     assert a[2] @ a[3] == pytest.approx(expected, abs=1e-8)
-    assert P.offset_dot([k], d)[0] == pytest.approx(expected, abs=1e-9)
+    assert positional.offset_dot([k], d)[0] == pytest.approx(expected, abs=1e-9)
 
 
 def test_dot_matrix_is_constant_along_diagonals():
@@ -111,26 +118,29 @@ def test_dot_matrix_is_constant_along_diagonals():
 @given(d=even_d, p=positions, k=st.integers(0, 500), data=st.data())
 def test_rotation_moves_each_pair_k_positions(d, p, k, data):
     i = data.draw(st.integers(0, d // 2 - 1))
-    M = P.rotation_matrix(k, i, d)
-    angle = lambda pos: pos / 10000 ** (2 * i / d)
+    M = positional.rotation_matrix(k, i, d)
+
+    def angle(pos: int) -> float:
+        return pos / 10000 ** (2 * i / d)
+
     before = np.array([math.sin(angle(p)), math.cos(angle(p))])
     after = np.array([math.sin(angle(p + k)), math.cos(angle(p + k))])
     assert np.allclose(M @ before, after, atol=1e-9)
     assert np.allclose(M @ M.T, np.eye(2), atol=1e-12)  # a rotation
-    assert np.allclose(M, P.rotation_matrix(k, i, d))  # the same M whatever p is
+    assert np.allclose(M, positional.rotation_matrix(k, i, d))  # the same M whatever p is
 
 
 def test_rotation_for_every_pair_of_a_table():
     d, k = 12, 5
     pe = sinusoidal_encoding(40, d)
     for i in range(d // 2):
-        M = P.rotation_matrix(k, i, d)
+        M = positional.rotation_matrix(k, i, d)
         for p in range(35):
             assert np.allclose(
                 M @ pe[p, 2 * i : 2 * i + 2], pe[p + k, 2 * i : 2 * i + 2], atol=1e-12
             )
     with pytest.raises(ValueError, match="pair=6"):
-        P.rotation_matrix(1, 6, d)
+        positional.rotation_matrix(1, 6, d)
 
 
 # ---------------------------------------------------------------- why attention needs positions
@@ -164,10 +174,12 @@ def test_adding_positions_breaks_the_symmetry():
 def test_token_permutation_handles_repeats():
     a = "the dog bit the man".split()
     b = "the man bit the dog".split()
-    perm = P.token_permutation(a, b)
+    perm = positional.token_permutation(a, b)
     assert [a[j] for j in perm] == b
     assert sorted(perm.tolist()) == list(range(5))
-    assert P.token_permutation(list("小明喜欢吃苹果"), list("苹果喜欢吃小明")).tolist() == [
+    assert positional.token_permutation(
+        list("小明喜欢吃苹果"), list("苹果喜欢吃小明")
+    ).tolist() == [
         5,
         6,
         2,
@@ -176,21 +188,21 @@ def test_token_permutation_handles_repeats():
         0,
         1,
     ]
-    assert P.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
+    assert positional.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
     with pytest.raises(ValueError, match="not reorderings"):
-        P.token_permutation(list("abc"), list("abd"))
+        positional.token_permutation(list("abc"), list("abd"))
     with pytest.raises(ValueError, match="not reorderings"):
-        P.token_permutation(list("aab"), list("abb"))
+        positional.token_permutation(list("aab"), list("abb"))
 
 
 @pytest.mark.parametrize(
     "a,b", [("小明喜欢吃苹果", "苹果喜欢吃小明"), ("the dog bit the man", "the man bit the dog")]
 )
 def test_word_order_example(a, b):
-    plain = P.word_order(a, b, 16, positions=False)
+    plain = positional.word_order(a, b, 16, positions=False)
     assert plain.max_difference < 1e-12
     assert np.abs(plain.weight_difference).max() < 1e-12
-    with_pe = P.word_order(a, b, 16, positions=True)
+    with_pe = positional.word_order(a, b, 16, positions=True)
     assert with_pe.max_difference > 0.05
     assert plain.tokens_a == (list(a) if " " not in a else a.split())
     # the tokens whose position did not change still differ once positions are in: their context
@@ -200,7 +212,7 @@ def test_word_order_example(a, b):
 
 def test_word_order_rejects_non_permutations():
     with pytest.raises(ValueError, match="not reorderings"):
-        P.word_order("小明喜欢吃苹果", "小红喜欢吃苹果", positions=False)
+        positional.word_order("小明喜欢吃苹果", "小红喜欢吃苹果", positions=False)
 
 
 # ---------------------------------------------------------------- RoPE
@@ -222,17 +234,17 @@ def rope_by_hand(x, pos, base=10000.0):
 def test_rope_score_depends_on_the_offset_only(d, m, n, shift, seed):
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal(d), rng.standard_normal(d)
-    s = P.rotary(q, [m]) @ P.rotary(k, [n])
-    s_shifted = P.rotary(q, [m + shift]) @ P.rotary(k, [n + shift])
+    s = positional.rotary(q, [m]) @ positional.rotary(k, [n])
+    s_shifted = positional.rotary(q, [m + shift]) @ positional.rotary(k, [n + shift])
     assert s == pytest.approx(s_shifted, abs=1e-8 * (1 + abs(s)) * d)
-    assert s == pytest.approx(q @ P.rotary(k, [n - m]), abs=1e-8 * d)
+    assert s == pytest.approx(q @ positional.rotary(k, [n - m]), abs=1e-8 * d)
 
 
 def test_rope_matches_the_loop_and_keeps_lengths():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 6))
     pos = np.array([0, 1, 2, 10, 999])
-    out = P.rotary(x, pos)
+    out = positional.rotary(x, pos)
     assert out.shape == (5, 6)
     for t in range(5):
         assert np.allclose(out[t], rope_by_hand(x[t], pos[t]), atol=1e-12)
@@ -242,9 +254,9 @@ def test_rope_matches_the_loop_and_keeps_lengths():
 
 def test_rope_bad_inputs():
     with pytest.raises(ValueError, match="odd"):
-        P.rotary(np.ones((2, 5)), [0, 1])
+        positional.rotary(np.ones((2, 5)), [0, 1])
     with pytest.raises(ValueError, match="one position per row"):
-        P.rotary(np.ones((2, 4)), [0, 1, 2])
+        positional.rotary(np.ones((2, 4)), [0, 1, 2])
 
 
 def test_distance_scores():
@@ -252,8 +264,8 @@ def test_distance_scores():
     q, k = rng.standard_normal(16), rng.standard_normal(16)
     dist = np.arange(50)
     a, b = (
-        P.distance_scores(q, k, 0, dist, slope=0.25),
-        P.distance_scores(q, k, 300, dist, slope=0.25),
+        positional.distance_scores(q, k, 0, dist, slope=0.25),
+        positional.distance_scores(q, k, 300, dist, slope=0.25),
     )
     assert np.allclose(a.rope, b.rope, atol=1e-10)  # RoPE: offset only
     assert np.abs(a.sinusoidal - b.sinusoidal).max() > 0.1  # added sinusoids: not so
@@ -266,7 +278,7 @@ def test_distance_scores():
 
 
 def test_alibi_slopes_for_eight_heads():
-    assert P.alibi_slopes(8).tolist() == [
+    assert positional.alibi_slopes(8).tolist() == [
         1 / 2,
         1 / 4,
         1 / 8,
@@ -280,40 +292,38 @@ def test_alibi_slopes_for_eight_heads():
 
 @pytest.mark.parametrize("n", [1, 2, 4, 16, 32])
 def test_alibi_slopes_for_powers_of_two(n):
-    assert np.allclose(P.alibi_slopes(n), [2 ** (-8 * (h + 1) / n) for h in range(n)])
+    assert np.allclose(positional.alibi_slopes(n), [2 ** (-8 * (h + 1) / n) for h in range(n)])
 
 
 def test_alibi_slopes_between_powers_of_two():
     # the paper's rule: slopes for 4 heads (2^-2, 2^-4, 2^-6, 2^-8), then every other slope for 8
     # heads (2^-1, 2^-3)
-    assert np.allclose(P.alibi_slopes(6), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
+    assert np.allclose(positional.alibi_slopes(6), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
     # 12 heads: the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 from the 16-head ones
     assert np.allclose(
-        P.alibi_slopes(12), [2 ** -(h + 1) for h in range(8)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5]
+        positional.alibi_slopes(12),
+        [2 ** -(h + 1) for h in range(8)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5],
     )
-    assert np.allclose(P.alibi_slopes(3), [2**-4, 2**-8, 2**-2])
+    assert np.allclose(positional.alibi_slopes(3), [2**-4, 2**-8, 2**-2])
     for n in range(1, 40):
-        s = P.alibi_slopes(n)
+        s = positional.alibi_slopes(n)
         assert len(s) == n and len(set(s.tolist())) == n and np.all((s > 0) & (s < 1))
 
 
 def test_alibi_bias():
-    b = P.alibi_bias(8, 5)
+    b = positional.alibi_bias(8, 5)
     assert b.shape == (8, 5, 5)
-    for h, m in enumerate(P.alibi_slopes(8)):
+    for h, m in enumerate(positional.alibi_slopes(8)):
         for i in range(5):
             for j in range(5):
                 assert b[h, i, j] == -m * abs(i - j)
     with pytest.raises(ValueError):
-        P.alibi_bias(0, 5)
+        positional.alibi_bias(0, 5)
     with pytest.raises(ValueError):
-        P.alibi_bias(8, 0)
+        positional.alibi_bias(8, 0)
 
 
-# ---------------------------------------------------------------- coded errors and the lesson's data
-
-from visattn.errors import InputError  # noqa: E402
-from visattn.lessons import positional as L  # noqa: E402
+# ------------------------------------------------------------ coded errors and the lesson's data
 
 
 @pytest.mark.parametrize(
@@ -331,17 +341,20 @@ from visattn.lessons import positional as L  # noqa: E402
 )
 def test_table_errors_are_coded(n, d, code):
     with pytest.raises(InputError) as e:
-        P.check_table(n, d)
+        positional.check_table(n, d)
     assert e.value.code == code
 
 
 def test_parse_dims():
-    assert P.parse_dims("0, 1，20 999", 64) == (
+    assert positional.parse_dims("0, 1，20 999", 64) == (
         [0, 1, 20],
         [999],
     )  # commas, a full-width comma, spaces
-    assert P.parse_dims("5, 5, 3", 8) == ([5, 3], [])  # repeats once, in the order typed
-    assert P.parse_dims("100, -1", 8) == ([0, 1], [100, -1])  # nothing left: the first pair
+    assert positional.parse_dims("5, 5, 3", 8) == ([5, 3], [])  # repeats once, in the order typed
+    assert positional.parse_dims("100, -1", 8) == (
+        [0, 1],
+        [100, -1],
+    )  # nothing left: the first pair
     for text, code in (
         ("zero", "pe_dims"),
         ("", "pe_dims"),
@@ -349,17 +362,17 @@ def test_parse_dims():
         ("1 2 3 4 5 6 7 8 9", "pe_dims_many"),
     ):
         with pytest.raises(InputError) as e:
-            P.parse_dims(text, 64)
+            positional.parse_dims(text, 64)
         assert e.value.code == code
     with pytest.raises(InputError) as e:
-        P.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
+        positional.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
     assert (
         e.value.params["text"] == "![t](http://127.0.0.1:9/p.png)"
     )  # the text goes out as a parameter (escaped by the app)
 
 
 def test_lesson_table_downsamples_by_whole_pairs():
-    tab = L.table(4096, 2048)
+    tab = lesson.table(4096, 2048)
     assert (
         tab.downsampled and tab.rstep == 8 and tab.cstep == 8
     )  # 4096/512 positions, 1024/128 pairs
@@ -367,7 +380,7 @@ def test_lesson_table_downsamples_by_whole_pairs():
     r, c = 3, 5  # row 3·8, shown pair 2 = pair 16: its cosine
     assert tab.rows[r] == 24 and tab.cols[c] == 2 * 16 + 1
     assert tab.shown[r, c] == pytest.approx(math.cos(24 / 10000 ** (32 / 2048)), abs=1e-12)
-    small = L.table(64, 128)
+    small = lesson.table(64, 128)
     assert not small.downsampled and small.rstep == 1 and small.cstep == 1
     first_slow = next(i for i in range(64) if 2 * math.pi * 10000 ** (2 * i / 128) > 64)
     assert small.slow == first_slow
@@ -375,21 +388,26 @@ def test_lesson_table_downsamples_by_whole_pairs():
 
 
 def test_lesson_curves_and_fmt():
-    cur = L.curves(50, 16, "3, 4, 99")
+    cur = lesson.curves(50, 16, "3, 4, 99")
     assert (
         cur.dims == [3, 4] and cur.dropped == [99] and cur.kind(0) == "cos" and cur.kind(1) == "sin"
     )
     assert cur.values[7, 0] == pytest.approx(math.cos(7 / 10000 ** (2 / 16)))
-    assert [L.fmt(v) for v in (0, 1234.5678, 2.5e-7, 3e7)] == ["0", "1235", "2.50e-07", "3.00e+07"]
-    assert L.fmt(1.1102e-16, 2) == "1.1e-16"
+    assert [lesson.fmt(v) for v in (0, 1234.5678, 2.5e-7, 3e7)] == [
+        "0",
+        "1235",
+        "2.50e-07",
+        "3.00e+07",
+    ]
+    assert lesson.fmt(1.1102e-16, 2) == "1.1e-16"
 
 
 def test_lesson_relative_and_rotation():
-    rel = L.relative(8, 12)
+    rel = lesson.relative(8, 12)
     assert rel.dots[0, 0] == pytest.approx(4.0)  # d/2 ones on the diagonal
     assert sorted(rel.markers) == [0, 4, 8]
     assert float(rel.spread) < 1e-12
-    rot = L.rotation(16, 1, 4, 3, 40)
+    rot = lesson.rotation(16, 1, 4, 3, 40)
     omega = 10000 ** (-2 / 16)
     assert (
         f"{omega:.4g}" in rot.latex
@@ -398,38 +416,38 @@ def test_lesson_relative_and_rotation():
     )
     assert rot.now[1] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
     assert float(rot.err) < 1e-12
-    assert len(rot.circle) == 3 + L.LIVE_K + 1 and list(rot.points) == [
+    assert len(rot.circle) == 3 + lesson.LIVE_K + 1 and list(rot.points) == [
         "PE(3)",
         "PE(7)",
     ]  # every in-figure step's point on it
 
 
 def test_lesson_order_rows():
-    res = L.order("小明喜欢吃苹果", "苹果喜欢吃小明", 16)
+    res = lesson.order("小明喜欢吃苹果", "苹果喜欢吃小明", 16)
     assert res.glued and res.joined(["小", "明"]) == "小明"
     assert [r.source for r in res.rows] == [5, 6, 2, 3, 4, 0, 1] and [
         r.target for r in res.rows
     ] == list(range(7))
     assert max(r.without for r in res.rows) < 1e-12 and min(r.with_pe for r in res.rows) > 1e-3
-    assert not L.order("the dog bit the man", "the man bit the dog", 16).glued
+    assert not lesson.order("the dog bit the man", "the man bit the dog", 16).glued
     with pytest.raises(InputError) as e:
-        L.order("", "", 16)
+        lesson.order("", "", 16)
     assert e.value.code == "text_empty"
 
 
 def test_lesson_beyond_and_alibi():
-    bey = L.beyond(32, 200, 50, "random")
+    bey = lesson.beyond(32, 200, 50, "random")
     assert float(bey.rope_gap) < 1e-9 and float(bey.sin_gap) > 0.1
-    ali = L.alibi(6, 5, bey)
+    ali = lesson.alibi(6, 5, bey)
     assert ali.slopes == ("1/4", "1/16", "1/64", "1/256", "1/2", "1/8")
     assert ali.lines[0][10] == pytest.approx(bey.q @ bey.k / math.sqrt(32) - 10 / 4)
     g = ali.grid(4)
     assert g.shape == (2, 4, 5, 5) and np.isnan(g[1, 2:]).all() and g[1, 1, 0, 3] == -3 / 8
-    assert L.slope_text(2**-0.5) == "2^(−0.5)"
+    assert lesson.slope_text(2**-0.5) == "2^(−0.5)"
 
 
 def test_beyond_latex_breaks_for_a_projector():
-    wide, narrow = L.beyond_latex(), L.beyond_latex(narrow=True)
+    wide, narrow = lesson.beyond_latex(), lesson.beyond_latex(narrow=True)
     assert wide.count(r"\\") < narrow.count(r"\\")
     assert (
         r"\theta_i = 10000^{-2i/d}" in narrow.split(r"\end{pmatrix} \\")[-1]
@@ -440,20 +458,18 @@ def test_beyond_latex_breaks_for_a_projector():
 
 
 def test_figures_pass_plotly_validation_and_carry_the_words():
-    import plotly.graph_objects as go
-
-    from visattn.figures import positional as F
-
-    tab, rel, rot = L.table(64, 128), L.relative(8, 12), L.rotation(8, 1, 2, 3, 12)
-    bey = L.beyond(16, 10, 20, "same")
-    ali = L.alibi(3, 4, bey)
+    tab, rel, rot = lesson.table(64, 128), lesson.relative(8, 12), lesson.rotation(8, 1, 2, 3, 12)
+    bey = lesson.beyond(16, 10, 20, "same")
+    ali = lesson.alibi(3, 4, bey)
     built = [
-        F.table_heatmap(tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"),
-        F.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
-        F.wavelength_plot(
+        positional_figures.table_heatmap(
+            tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"
+        ),
+        positional_figures.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
+        positional_figures.wavelength_plot(
             tab.wavelengths, 64, name="N", n_name="M", title="T", x_title="X", y_title="Y"
         ),
-        F.offset_curve(
+        positional_figures.offset_curve(
             rel.offsets,
             rel.formula,
             {"R": rel.markers[0]},
@@ -461,15 +477,17 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             title="T",
             x_title="X",
         ),
-        F.rotation_circle(rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"),
-        F.score_curves(
+        positional_figures.rotation_circle(
+            rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"
+        ),
+        positional_figures.score_curves(
             bey.distances,
             {"a": bey.at0.rope, "b": bey.atp.rope},
             dashes=("dot",),
             title="T",
             x_title="X",
         ),
-        F.alibi_grid(
+        positional_figures.alibi_grid(
             ali.grid(2),
             ["h1", "h2", "h3", ""],
             title="T",
@@ -505,11 +523,11 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
     m."""
     rng = np.random.default_rng(seed)
     q, k, other = rng.standard_normal((3, d))
-    s = P.rotary(q, [m]) @ P.rotary(k, [m + offset])
+    s = positional.rotary(q, [m]) @ positional.rotary(k, [m + offset])
     assert s == pytest.approx(
-        P.rotary(q, [m + shift]) @ P.rotary(k, [m + shift + offset]), abs=1e-8 * d
+        positional.rotary(q, [m + shift]) @ positional.rotary(k, [m + shift + offset]), abs=1e-8 * d
     )  # same offset
-    assert s == pytest.approx(q @ P.rotary(k, [offset]), abs=1e-8 * d)
+    assert s == pytest.approx(q @ positional.rotary(k, [offset]), abs=1e-8 * d)
     # by hand: Σ over pairs of |q_i||k_i| cos(angle_k − angle_q + offset·θ_i), a function of content
     # and offset
     th = 10000.0 ** (-np.arange(0, d, 2) / d)
@@ -517,7 +535,7 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
     assert s == pytest.approx(
         float(np.real(np.conj(zq) * zk * np.exp(1j * offset * th)).sum()), abs=1e-8 * d
     )
-    s_other = P.rotary(q, [m]) @ P.rotary(other, [m + offset])
+    s_other = positional.rotary(q, [m]) @ positional.rotary(other, [m + offset])
     assert s_other == pytest.approx(
         float(
             np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()
@@ -526,12 +544,7 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
     )  # another key at the same positions: its own score
 
 
-# --- the in-figure sliders: every step against the formulas, computed here ------------------------------------
-import json  # noqa: E402
-
-from apptest_util import array  # noqa: E402
-
-from visattn.figures import positional as F  # noqa: E402
+# --- the in-figure sliders: every step against the formulas, computed here -----------------
 
 
 def one_slider(fig) -> dict:
@@ -547,15 +560,15 @@ def pe(pos: float, j: int, d: int) -> float:
 
 @pytest.mark.parametrize("d, i, k, p", [(16, 1, 4, 3), (32, 2, 0, 5), (8, 0, 200, 17)])
 def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
-    rot, steps = L.rotation(d, i, k, p, 12), L.rotation_steps(d, i, k, p)
-    fig = F.rotation_live(
+    rot, steps = lesson.rotation(d, i, k, p, 12), lesson.rotation_steps(d, i, k, p)
+    fig = positional_figures.rotation_live(
         rot, steps, name="pair", title=lambda kk, theta: f"k={kk} theta={theta:.6f}"
     )
     s = one_slider(fig)
     ks = [int(st_["value"]) for st_ in s["steps"]]
-    assert ks == sorted(set(range(L.LIVE_K + 1)) | {k}) and ks[s["active"]] == k
+    assert ks == sorted(set(range(lesson.LIVE_K + 1)) | {k}) and ks[s["active"]] == k
     omega = 10000 ** (-2 * i / d)
-    for kk, step in zip(ks, s["steps"]):
+    for kk, step in zip(ks, s["steps"], strict=True):
         data, layout, traces = step["args"]
         assert traces == [2]
         x, y = array(data["x"][0])[0], array(data["y"][0])[0]
@@ -582,9 +595,9 @@ def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
 )
 def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
     d = 16
-    bey = L.beyond(d, p, far, qk)
-    steps = L.beyond_steps(bey)
-    fig = F.score_live(
+    bey = lesson.beyond(d, p, far, qk)
+    steps = lesson.beyond_steps(bey)
+    fig = positional_figures.score_live(
         bey,
         steps,
         names=lambda at: (f"sin {at}", f"rope {at}"),
@@ -597,10 +610,10 @@ def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
         ps[0] == 0
         and ps[-1] == 1000
         and ps[s["active"]] == p
-        and len(ps) * (far + 1) <= L.LIVE_NUMBERS + 2 * (far + 1)
+        and len(ps) * (far + 1) <= lesson.LIVE_NUMBERS + 2 * (far + 1)
     )
     q, k = bey.q, bey.k
-    for at, step in zip(ps[::4], s["steps"][::4]):
+    for at, step in zip(ps[::4], s["steps"][::4], strict=True):
         data, layout, traces = step["args"]
         assert traces == [1, 3] and data["name"] == [f"sin {at}", f"rope {at}"]
         sin_curve, rope_curve = array(data["y"][0]), array(data["y"][1])

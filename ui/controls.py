@@ -78,9 +78,17 @@ def select(control: Control, label: str, *, where: Any = st, options=None, **kw)
     return where.selectbox(label, shown, key=control.key, **_options(control, kw))
 
 
-def select_slider(control: Control, label: str, *, where: Any = st, **kw) -> Any:
-    """A slider that steps through ``control.options``."""
-    return where.select_slider(label, control.options, key=control.key, **_options(control, kw))
+def select_slider(
+    control: Control, label: str, *, where: Any = st, hi: float | None = None, **kw
+) -> Any:
+    """A slider that steps through ``control.options`` or, for a number control, every value of
+    ``control.lo`` … ``control.hi`` (or ``hi``) in steps of ``control.step`` — which may be a single
+    value, where ``st.slider`` needs two."""
+    options = control.options
+    if options is None:
+        step = int(control.step or 1)
+        options = tuple(range(int(control.lo), int(_upper(control, hi)) + 1, step))
+    return where.select_slider(label, options, key=control.key, **_options(control, kw))
 
 
 def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:

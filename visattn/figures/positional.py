@@ -17,7 +17,7 @@ from . import live
 from .core import _figure, _title, compact, unique_labels
 from .matrices import head_grid, heatmap
 
-if TYPE_CHECKING:  # annotations only: the lessons import the figures
+if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
     from ..lessons.positional import Beyond, BeyondSteps, Rotation, RotationSteps
 
 
@@ -183,10 +183,10 @@ def score_curves(
 ) -> go.Figure:
     """Scores against distance, one named curve per entry of ``ys``; ``dashes`` styles them in
     order."""
-    dashes = list(dashes) + ["solid"] * (len(ys) - len(dashes))
+    dashes = (list(dashes) + ["solid"] * len(ys))[: len(ys)]  # one a curve, solid where not given
     data = [
         _line(distances, y, name, line=dict(dash=dash))
-        for (name, y), dash in zip(ys.items(), dashes)
+        for (name, y), dash in zip(ys.items(), dashes, strict=True)
     ]
     return _figure(data, _layout(title, x_title, y_title, font_size))
 
@@ -224,6 +224,11 @@ def alibi_grid(
     )
 
 
+def _step_value(v: float) -> str:
+    """An in-figure slider's value as its label shows it."""
+    return f"{v:g}"
+
+
 def rotation_live(
     rot: Rotation,
     steps: RotationSteps,
@@ -258,13 +263,13 @@ def rotation_live(
         label=label,
         values=steps.ks,
         active=g,
-        fmt=lambda v: f"{v:g}",
+        fmt=_step_value,
         steps=[
             live.Step(
                 traces={2: {"x": [x], "y": [y], "name": f"PE({rot.p + k})"}},
                 layout={"title.text": title(k, float(th))},
             )
-            for k, (x, y), th in zip(steps.ks, steps.points, steps.theta)
+            for k, (x, y), th in zip(steps.ks, steps.points, steps.theta, strict=True)
         ],
     )
 
@@ -287,15 +292,14 @@ def score_live(
     sinusoid gap)``."""
     g, (sin0, rope0) = steps.active, names(0)
     sin_p, rope_p = names(b.p)
-    heading = lambda j: (
-        f"{title}<br><sup>{subtitle(steps.ps[j], steps.rope_gap[j], steps.sin_gap[j])}</sup>"
-    )  # noqa: E731
-    ys = dict(
-        zip(
-            unique_labels([sin0, sin_p, rope0, rope_p], 4),
-            (b.at0.sinusoidal, b.atp.sinusoidal, b.at0.rope, b.atp.rope),
-        )
-    )
+
+    def heading(j: int) -> str:
+        """The title and, below it, step j's gaps."""
+        return f"{title}<br><sup>{subtitle(steps.ps[j], steps.rope_gap[j], steps.sin_gap[j])}</sup>"
+
+    names_shown = unique_labels([sin0, sin_p, rope0, rope_p], 4)
+    curves = (b.at0.sinusoidal, b.atp.sinusoidal, b.at0.rope, b.atp.rope)
+    ys = dict(zip(names_shown, curves, strict=True))
     fig = score_curves(
         b.distances,
         ys,
@@ -311,7 +315,7 @@ def score_live(
         label=label,
         values=steps.ps,
         active=g,
-        fmt=lambda v: f"{v:g}",
+        fmt=_step_value,
         digits=4,
         steps=[
             live.Step(

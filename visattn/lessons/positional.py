@@ -3,8 +3,9 @@ frozen dataclass with everything the page shows — arrays for the figures, the 
 measured sentences (already formatted), and its LaTeX.
 
 Sections: the sinusoidal table (``table``, ``curves``), relative position (``relative``,
-``rotation``), why attention needs order (``order``: 小明喜欢吃苹果 against 苹果喜欢吃小明), and RoPE and ALiBi
-(``beyond``, ``alibi``). Axis letters: P positions, D d_model, T tokens, H heads, K distances."""
+``rotation``), why attention needs order (``order``: 小明喜欢吃苹果 against 苹果喜欢吃小明), and
+RoPE and ALiBi (``beyond``, ``alibi``). Axis letters: P positions, D d_model, T tokens, H heads,
+K distances."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import display
-from .. import positional as P
+from .. import display, positional
+from ..controls import Control
+from ..controls import table as control_table
 
 BASE = 10000.0
 SECTIONS = ("table", "relative", "order", "beyond")
@@ -23,51 +25,54 @@ PAIRS = {
     "zh": ("小明喜欢吃苹果", "苹果喜欢吃小明"),
     "en": ("the dog bit the man", "the man bit the dog"),
 }
+PAIR_CHOICES = (*PAIRS, "custom")
 QK = ("same", "random")
-MAX_SHOWN_POSITIONS, MAX_SHOWN_DIMS = (
-    512,
-    256,
-)  # what a browser draws quickly as a heatmap (float32, no cell text)
-EVEN_SMALL = list(range(2, 65, 2))
-EVEN_WIDE = list(range(2, 257, 2))
+VARIANTS = ("without", "with")  # the order section's two runs: without and with positions
+# what a browser draws quickly as a heatmap (float32, no cell text)
+MAX_SHOWN_POSITIONS = 512
+MAX_SHOWN_DIMS = 256
+EVEN_SMALL = tuple(range(2, 65, 2))
+EVEN_WIDE = tuple(range(2, 257, 2))
 MAX_DIMS_CHARS = 80  # the "dimensions to plot" box
 MAX_SENTENCE_CHARS = 200  # each custom sentence (64 tokens at most are used)
 SAME = 1e-9  # a measured difference below this is zero up to rounding
 LIVE_K = 64  # the rotation figure's in-figure slider: offsets k = 0 … LIVE_K (and the control's k)
 # the score figure's in-figure slider: at most this many numbers a curve over all its steps
 LIVE_NUMBERS = 12_000
-PAIR_CHOICES = (*PAIRS, "custom")
-MAX_CHARS = {
-    "pe_dims": MAX_DIMS_CHARS,
-    "pe_a": MAX_SENTENCE_CHARS,
-    "pe_b": MAX_SENTENCE_CHARS,
-}  # the text boxes
-# Every control of the page: URL key → (default, bounds or options). The table's limits are
-# generous, so a value typed too large is shown with a message that says why (visattn.positional
-# checks it).
-CONTROLS = {
-    "pe_sec": ("table", {"options": SECTIONS}),
-    "pe_n": (64, {"lo": 0, "hi": 100_000}),
-    "pe_d": (128, {"lo": 0, "hi": 10_000}),
-    "pe_dims": ("0, 1, 20, 21, 60", {}),
-    # relative position
-    "pe_rd": (32, {"options": EVEN_WIDE}),
-    "pe_rn": (40, {"lo": 2, "hi": 128}),
-    "pe_ri": (2, {"lo": 0, "hi": 127}),
-    "pe_rk": (3, {"lo": 0, "hi": 1000}),
-    "pe_rp": (5, {"lo": 0, "hi": 1000}),
+
+# Every control of the page. The table's limits are generous, so a value typed too large is shown
+# with a message that says why (visattn.positional checks it).
+CONTROLS = control_table(
+    Control("pe_sec", "table", options=SECTIONS, labels="positional.sections"),
+    # the sinusoidal table
+    Control("pe_n", 64, lo=0, hi=100_000, step=1),
+    Control("pe_d", 128, lo=0, hi=10_000, step=2),
+    Control("pe_dims", "0, 1, 20, 21, 60", max_chars=MAX_DIMS_CHARS),
+    # relative position; the pair i exists up to d_model / 2 − 1 (narrowed by pe_rd)
+    Control("pe_rd", 32, options=EVEN_WIDE),
+    Control("pe_rn", 40, lo=2, hi=128),
+    Control("pe_ri", 2, lo=0, hi=EVEN_WIDE[-1] // 2 - 1),
+    Control("pe_rk", 3, lo=0, hi=1000),
+    Control("pe_rp", 5, lo=0, hi=1000),
     # why attention needs it
-    "pe_pair": ("zh", {"options": PAIR_CHOICES}),
-    "pe_a": (PAIRS["zh"][0], {}),
-    "pe_b": (PAIRS["zh"][1], {}),
-    "pe_od": (16, {"options": EVEN_SMALL}),
+    Control("pe_pair", "zh", options=PAIR_CHOICES, labels="positional.pairs"),
+    Control("pe_a", PAIRS["zh"][0], max_chars=MAX_SENTENCE_CHARS),
+    Control("pe_b", PAIRS["zh"][1], max_chars=MAX_SENTENCE_CHARS),
+    Control("pe_od", 16, options=EVEN_SMALL),
     # RoPE and ALiBi
-    "pe_bd": (64, {"options": EVEN_WIDE}),
-    "pe_bp": (200, {"lo": 0, "hi": 1000}),
-    "pe_bmax": (160, {"lo": 8, "hi": 1000}),
-    "pe_bqk": ("same", {"options": QK}),
-    "pe_bh": (8, {"lo": 1, "hi": 16}),
-    "pe_bn": (10, {"lo": 3, "hi": 24}),
+    Control("pe_bd", 64, options=EVEN_WIDE),
+    Control("pe_bp", 200, lo=0, hi=1000),
+    Control("pe_bmax", 160, lo=8, hi=1000),
+    Control("pe_bqk", "same", options=QK, labels="positional.qk_vectors"),
+    Control("pe_bh", 8, lo=1, hi=16),
+    Control("pe_bn", 10, lo=3, hi=24),
+)
+# Label tables over values that are not controls: the order section's heading, intro and measured
+# difference of each run.
+LABELS = {
+    "positional.variants": VARIANTS,
+    "positional.variant_intro": VARIANTS,
+    "positional.variant_diff": VARIANTS,
 }
 
 TABLE_LATEX = (
@@ -77,7 +82,8 @@ TABLE_LATEX = (
 ALIBI_LATEX = r"\text{ALiBi:}\quad s_{ij} = \frac{q_i\cdot k_j}{\sqrt{d}} - m_h\,|i-j|"
 _ROPE_ROTATION = (
     r"\begin{pmatrix} x_{2i}' \\ x_{2i+1}' \end{pmatrix} = "
-    r"\begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ \sin m\theta_i & \cos m\theta_i \end{pmatrix}"
+    r"\begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ "
+    r"\sin m\theta_i & \cos m\theta_i \end{pmatrix}"
     r"\begin{pmatrix} x_{2i} \\ x_{2i+1} \end{pmatrix}"
 )
 _ROPE_THETA = r"\theta_i = 10000^{-2i/d}"
@@ -116,9 +122,8 @@ class Table:
     d: int
     rows: np.ndarray  # (≤512,) positions shown (every rstep-th)
     cols: np.ndarray  # (≤256,) columns shown (every cstep-th sin/cos pair, both members)
-    shown: (
-        np.ndarray
-    )  # (rows, cols) the table at those positions and columns, never the whole table
+    # (rows, cols) the table at those positions and columns, never the whole table
+    shown: np.ndarray
     wavelengths: np.ndarray  # (D/2,) 2π·10000^(2i/D) of pair i
     slow: int | None  # the first pair whose wavelength exceeds the n positions (None: none does)
 
@@ -146,17 +151,17 @@ class Table:
 def table(n: int, d: int) -> Table:
     """The table of n positions × d_model columns, as much of it as a browser draws quickly; an
     InputError (checked before anything is allocated) for sizes out of range or an odd d_model."""
-    n, d = P.check_table(n, d)
+    n, d = positional.check_table(n, d)
     rows = np.arange(0, n, math.ceil(n / MAX_SHOWN_POSITIONS))
-    cols = P.pair_columns(d, MAX_SHOWN_DIMS)
-    wl = P.wavelengths(d, BASE)
+    cols = positional.pair_columns(d, MAX_SHOWN_DIMS)
+    wl = positional.wavelengths(d, BASE)
     slow = int(np.argmax(wl > n)) if (wl > n).any() else None
     return Table(
         n=n,
         d=d,
         rows=rows,
         cols=cols,
-        shown=P.sinusoidal_at(rows, d, BASE, dims=cols),
+        shown=positional.sinusoidal_at(rows, d, BASE, dims=cols),
         wavelengths=wl,
         slow=slow,
     )
@@ -176,11 +181,14 @@ class Curves:
 def curves(n: int, d: int, dims_text: str) -> Curves:
     """The chosen columns of the table over every position; an InputError when the list does not
     parse."""
-    n, d = P.check_table(n, d)
-    dims, dropped = P.parse_dims(dims_text, d)
+    n, d = positional.check_table(n, d)
+    dims, dropped = positional.parse_dims(dims_text, d)
     pos = np.arange(n)
     return Curves(
-        positions=pos, dims=dims, dropped=dropped, values=P.sinusoidal_at(pos, d, BASE, dims=dims)
+        positions=pos,
+        dims=dims,
+        dropped=dropped,
+        values=positional.sinusoidal_at(pos, d, BASE, dims=dims),
     )
 
 
@@ -199,7 +207,7 @@ class Relative:
 
 
 def relative(d: int, n: int) -> Relative:
-    pe = P.sinusoidal_encoding(n, d, BASE)  # (n, d)
+    pe = positional.sinusoidal_encoding(n, d, BASE)  # (n, d)
     dots = pe @ pe.T  # (n, d) x (d, n) -> (n, n)
     offsets = np.arange(-(n - 1), n)
     markers = {p: (np.arange(n) - p, dots[p]) for p in sorted({0, n // 3, (2 * n) // 3})}
@@ -209,7 +217,7 @@ def relative(d: int, n: int) -> Relative:
         n=n,
         dots=dots,
         offsets=offsets,
-        formula=P.offset_dot(offsets, d, BASE),
+        formula=positional.offset_dot(offsets, d, BASE),
         markers=markers,
         spread=fmt(spread, 2),
     )
@@ -230,11 +238,10 @@ class Rotation:
 def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
     """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k)
     beside it (``narrow``, for a projector: below it)."""
-    omega = P.frequencies(d, BASE)[i]
-    M = P.rotation_matrix(k, i, d, BASE)
-    now = P.sinusoidal_at(
-        [p, p + k], d, BASE, dims=[2 * i, 2 * i + 1]
-    )  # (2, 2): rows PE(p), PE(p + k)
+    omega = positional.frequencies(d, BASE)[i]
+    M = positional.rotation_matrix(k, i, d, BASE)
+    pair = [2 * i, 2 * i + 1]
+    now = positional.sinusoidal_at([p, p + k], d, BASE, dims=pair)  # (2, 2): PE(p), PE(p + k)
     moved = M @ now[0]
 
     def mat(a) -> str:
@@ -244,20 +251,22 @@ def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Ro
             + r" \end{pmatrix}"
         )
 
-    col = lambda v: mat(np.reshape(v, (2, 1)))
+    def col(v) -> str:
+        return mat(np.reshape(v, (2, 1)))
+
     latex = r" \\ ".join(
         (
             rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
             rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
-            rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ -\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
+            rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ "
+            rf"-\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
             rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}"
             + (r" \\ " if narrow else r",\qquad ")
             + rf"PE({p + k}) = {col(now[1])}",
         )
     )
-    circle = P.sinusoidal_at(
-        np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=[2 * i, 2 * i + 1]
-    )  # every step's PE(p + k) on it
+    # (S, 2): positions 0, 1, 2, … far enough for every step's PE(p + k) to lie on it
+    circle = positional.sinusoidal_at(np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=pair)
     return Rotation(
         i=i,
         k=k,
@@ -283,9 +292,13 @@ class RotationSteps:
 def rotation_steps(d: int, i: int, k: int, p: int) -> RotationSteps:
     grid, active = display.with_value(range(LIVE_K + 1), k)
     ks = tuple(int(v) for v in grid)
-    points = P.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=[2 * i, 2 * i + 1])  # (G, 2)
+    pair = [2 * i, 2 * i + 1]
+    points = positional.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=pair)  # (G, 2)
     return RotationSteps(
-        ks=ks, active=active, points=points, theta=np.asarray(ks) * P.frequencies(d, BASE)[i]
+        ks=ks,
+        active=active,
+        points=points,
+        theta=np.asarray(ks) * positional.frequencies(d, BASE)[i],
     )
 
 
@@ -302,8 +315,8 @@ class OrderRow(NamedTuple):
 
 @dataclass(frozen=True)
 class Order:
-    plain: P.OrderResult  # without positions
-    with_pe: P.OrderResult  # with the sinusoids added
+    plain: positional.OrderResult  # without positions
+    with_pe: positional.OrderResult  # with the sinusoids added
     rows: tuple[OrderRow, ...]
 
     @property
@@ -315,11 +328,17 @@ class Order:
     def joined(self, tokens: list[str]) -> str:
         return ("" if self.glued else " ").join(tokens)
 
+    @property
+    def runs(self) -> dict[str, positional.OrderResult]:
+        """The two runs by VARIANTS: without and with positions."""
+        return {"without": self.plain, "with": self.with_pe}
+
 
 def order(a: str, b: str, d: int) -> Order:
     """Self-attention over sentence a and its reordering b, without and with positions (InputError
     when b is not a reordering of a, or a sentence is empty or too long)."""
-    plain, with_pe = P.word_order(a, b, d, positions=False), P.word_order(a, b, d, positions=True)
+    plain = positional.word_order(a, b, d, positions=False)
+    with_pe = positional.word_order(a, b, d, positions=True)
     rows = tuple(
         OrderRow(
             token=tok,
@@ -342,8 +361,8 @@ class Beyond:
     q: np.ndarray  # (D,) seeded random query
     k: np.ndarray  # (D,) the key: q itself or another seeded random vector
     distances: np.ndarray  # (K,) 0 … far
-    at0: P.DistanceScores  # the query at position 0
-    atp: P.DistanceScores  # the query at position p
+    at0: positional.DistanceScores  # the query at position 0
+    atp: positional.DistanceScores  # the query at position p
     rope_gap: str  # largest |RoPE score at p − at 0|: zero up to rounding
     sin_gap: str  # the same for added sinusoids: not zero
 
@@ -353,8 +372,8 @@ def beyond(d: int, p: int, far: int, qk: str) -> Beyond:
     q = rng.standard_normal(d)
     k = q.copy() if qk == "same" else rng.standard_normal(d)
     dist = np.arange(far + 1)
-    at0 = P.distance_scores(q, k, 0, dist, slope=0.0, base=BASE)
-    atp = P.distance_scores(q, k, p, dist, slope=0.0, base=BASE)
+    at0 = positional.distance_scores(q, k, 0, dist, slope=0.0, base=BASE)
+    atp = positional.distance_scores(q, k, p, dist, slope=0.0, base=BASE)
     return Beyond(
         p=p,
         q=q,
@@ -385,12 +404,14 @@ class Alibi:
 
 
 def alibi(H: int, n: int, b: Beyond) -> Alibi:
-    slopes = P.alibi_slopes(H)
+    slopes = positional.alibi_slopes(H)
     lines = np.array(
-        [P.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes]
+        [positional.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes]
     )
     return Alibi(
-        slopes=tuple(slope_text(float(m)) for m in slopes), lines=lines, bias=P.alibi_bias(H, n)
+        slopes=tuple(slope_text(float(m)) for m in slopes),
+        lines=lines,
+        bias=positional.alibi_bias(H, n),
     )
 
 
@@ -410,15 +431,15 @@ def beyond_steps(b: Beyond) -> BeyondSteps:
     """Every step's curves: as many query positions over 0 … the control's highest as keep a curve's
     steps within LIVE_NUMBERS numbers (74 at the default 161 distances, 11 at 1001), and the
     control's p."""
-    hi = CONTROLS["pe_bp"][1]["hi"]
+    hi = CONTROLS["pe_bp"].hi
     grid = display.even_grid(0, hi, 1, most=max(11, min(101, LIVE_NUMBERS // len(b.distances))))
     values, active = display.with_value(grid, b.p)
     ps = tuple(int(v) for v in values)
-    sinusoidal, rope = P.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)  # (G, K) each
-    sinusoidal[active], rope[active] = (
-        b.atp.sinusoidal,
-        b.atp.rope,
-    )  # the control's p: the page's own curves
+    # (G, K) each
+    sinusoidal, rope = positional.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)
+    # the control's p: the page's own curves
+    sinusoidal[active] = b.atp.sinusoidal
+    rope[active] = b.atp.rope
     return BeyondSteps(
         ps=ps,
         active=active,
