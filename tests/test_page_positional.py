@@ -1,7 +1,9 @@
 """Positional-encoding page through AppTest: every section, bad sizes, the URL, tampered links,
 Chinese."""
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from apptest_util import (
     texts,
     warnings,
 )
+
+from visattn.lessons import positional as lesson
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -415,3 +419,21 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
         np.testing.assert_allclose(
             rope_at_p, array(score["data"][2]["y"]), atol=1e-3
         )  # RoPE at p = RoPE at 0, for every p
+
+
+def test_fidelity_round_three_wording():
+    """Issue 22: article 003 says nothing of tokenisation; ALiBi's slope is not RoPE's position m
+    (the papers both write m: here the slope is λ_h); no stray space between Chinese words."""
+    locales = Path(__file__).resolve().parent.parent / "ui" / "locales"
+    texts_of = {
+        lang: json.loads((locales / lang / "positional.json").read_text("utf-8"))
+        for lang in ("en", "zh")
+    }
+    for text in texts_of.values():
+        assert "003" not in text["order_intro"]
+        assert "λ_h" in text["alibi_intro"] and "m_h" not in text["alibi_intro"]
+        assert r"\lambda_h" in text["beyond_intro"] and "R(m)" in text["beyond_intro"]
+    assert r"\lambda_h" in lesson.ALIBI_LATEX and "m_h" not in lesson.ALIBI_LATEX
+    stray = re.compile(r"[\u4e00-\u9fff] +[\u4e00-\u9fff]")
+    strings = [v for v in texts_of["zh"].values() if isinstance(v, str)]
+    assert not [s for s in strings if stray.search(s)]

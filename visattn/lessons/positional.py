@@ -79,7 +79,8 @@ TABLE_LATEX = (
     r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right),\qquad "
     r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right)"
 )
-ALIBI_LATEX = r"\text{ALiBi:}\quad s_{ij} = \frac{q_i\cdot k_j}{\sqrt{d}} - m_h\,|i-j|"
+# the ALiBi paper's slope m is λ_h here: m is RoPE's position (R(m), mθ_i) on the same page
+ALIBI_LATEX = r"\text{ALiBi:}\quad s_{ij} = \frac{q_i\cdot k_j}{\sqrt{d}} - \lambda_h\,|i-j|"
 _ROPE_ROTATION = (
     r"\begin{pmatrix} x_{2i}' \\ x_{2i+1}' \end{pmatrix} = "
     r"\begin{pmatrix} \cos m\theta_i & -\sin m\theta_i \\ "
@@ -389,8 +390,8 @@ def beyond(d: int, p: int, far: int, qk: str) -> Beyond:
 @dataclass(frozen=True)
 class Alibi:
     slopes: tuple[str, ...]  # (H,) as the paper writes them
-    lines: np.ndarray  # (H, K) q·k/√d − m_h·Δ over the distances of ``beyond``
-    bias: np.ndarray  # (H, n, n) −m_h·|i − j|
+    lines: np.ndarray  # (H, K) q·k/√d − λ_h·Δ over the distances of ``beyond``
+    bias: np.ndarray  # (H, n, n) −λ_h·|i − j|
 
     def grid(self, columns: int) -> np.ndarray:
         """(R, C, n, n) the heads in rows of ``columns``, the last row padded with blank (NaN)
