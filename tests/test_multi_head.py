@@ -337,8 +337,7 @@ def test_designed_input_layout_adds_up():
     ) % lay.n_heads != 0  # why the padding: 30 columns do not split into 4 heads
 
 
-# ── the lesson's figures pass Plotly's full validation (the builders skip it for speed)
-# ──────────────
+# ── the lesson's figures pass Plotly's full validation (the builders skip it for speed) ───────────
 def test_lesson_figures_pass_plotly_validation():
     import plotly.graph_objects as go
 

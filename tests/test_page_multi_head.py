@@ -472,8 +472,7 @@ designed_head_zh = {
 }
 
 
-# ── bad inputs and every view, in Chinese
-# ────────────────────────────────────────────────────────────────
+# ── bad inputs and every view, in Chinese ─────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     "params, kind, says",
     [
@@ -564,8 +563,7 @@ def test_chinese_wording():
         ), line
 
 
-# ── the numbers the page shows, recomputed here
-# ──────────────────────────────────────────────────────────
+# ── the numbers the page shows, recomputed here ───────────────────────────────────────────────────
 def test_layer1_input_columns_add_up():
     at = run_page("multi_head", {"mh_pipe": "1", "mh_layer": "1"})
     names = designed.DIM_NAMES
