@@ -228,3 +228,23 @@ def test_a_reservation_waits_its_turn_and_counts_while_held():
         assert running == 60 and kept + running <= 100
     assert heard and heard[0] == 1
     assert b.held()[1] == 0
+
+
+def test_a_request_from_inside_a_computation_does_not_wait_for_itself():
+    """One slot: a token view computed under the budget asks for its readings, also under the
+    budget. Waiting for a second slot would wait for itself; it runs within the first."""
+    b = Budget(1000, slots=1)
+
+    def readings():
+        return "readings"
+
+    def token_view():
+        return ("view", b.get("readings", 10, readings))
+
+    done = []
+    thread = threading.Thread(target=lambda: done.append(b.get("view", 10, token_view)))
+    thread.start()
+    thread.join(TIMEOUT)
+    assert not thread.is_alive(), "the nested request waited for its own slot"
+    assert done == [("view", "readings")]
+    assert b.get("readings", 10, readings) == "readings" and "readings" in b._results

@@ -91,6 +91,7 @@ class Budget:
         self._results: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}  # running or waiting, by key
         self._queue: deque[_Job] = deque()  # waiting, in arrival order
+        self._local = threading.local()  # .depth: how many admitted jobs this thread is inside
 
     # -- what is held ---------------------------------------------------------------------------
     def _kept(self) -> int:
@@ -129,6 +130,9 @@ class Budget:
                 if key in self._results:
                     self._results.move_to_end(key)
                     return self._results[key][0]
+            if self._inside():
+                return self._nested(key, compute)
+            with self._lock:
                 job = self._jobs.get(key)
                 mine = job is None
                 if mine:
@@ -153,11 +157,28 @@ class Budget:
             self._jobs[job.key] = job
             self._queue.append(job)
         self._wait_for_admission(job, on_wait)
+        self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
             yield
         finally:
+            self._local.depth -= 1
             with self._lock:
                 self._finish(job)
+
+    def _inside(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
+
+    def _nested(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """A request made from inside an admitted computation (a token view needs its readings):
+        computed at once within the caller's slot and reservation — waiting for another slot would
+        wait for itself — and kept like any result."""
+        value = compute()
+        size = nbytes(value)
+        with self._lock:
+            if size <= self.limit:
+                self._results[key] = (value, size)
+                self._results.move_to_end(key)
+        return value
 
     def _fits(self, job: _Job) -> bool:
         """Whether ``job`` (first in the queue) can start now, evicting old results if that makes
@@ -200,6 +221,7 @@ class Budget:
         self._lock.notify_all()
 
     def _run(self, job: _Job, compute: Callable[[], Any]) -> Any:
+        self._local.depth = getattr(self._local, "depth", 0) + 1
         try:
             value = compute()
         except BaseException as exc:
@@ -207,6 +229,8 @@ class Budget:
                 job.error = exc
                 self._finish(job)
             raise
+        finally:
+            self._local.depth -= 1
         size = nbytes(value)
         with self._lock:
             job.value = value
