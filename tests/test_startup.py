@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 from apptest_util import assert_clean, run_page
 
-from ui import cache_pretrained, warm
+from ui import budget, cache_pretrained, warm
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MiniLM
 
@@ -38,11 +38,13 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(MiniLM, "load", classmethod(counting_load))
     monkeypatch.setattr(lesson, "winograd", counting_winograd)
-    for fn in (cache_pretrained.load_model, cache_pretrained.run_text, cache_pretrained.winograd):
+    for fn in (cache_pretrained.load_model, cache_pretrained.winograd):
         fn.clear()
+    budget.shared().clear()  # the runs are kept by the replica's budget
     yield calls
-    for fn in (cache_pretrained.load_model, cache_pretrained.run_text, cache_pretrained.winograd):
+    for fn in (cache_pretrained.load_model, cache_pretrained.winograd):
         fn.clear()
+    budget.shared().clear()
 
 
 def warm_up_threads() -> list[threading.Thread]:

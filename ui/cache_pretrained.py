@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from functools import partial
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from visattn.figures import pretrained as figures
 from visattn.lessons import pretrained as lesson
@@ -74,7 +75,10 @@ def waiting_notice() -> Iterator[Callable[[int], None]]:
 
 
 def budgeted(key: tuple, cost: int, compute: Callable):
-    """``compute()`` through the replica's budget, the waiting notice shown while it waits."""
+    """``compute()`` through the replica's budget, the waiting notice shown while it waits (the
+    warm-up thread has no page to show it on)."""
+    if get_script_run_ctx() is None:
+        return budget.get(key, cost, compute)
     with waiting_notice() as on_wait:
         return budget.get(key, cost, compute, on_wait)
 

@@ -9,7 +9,7 @@ measurements. Axis letters: T tokens, D model width (d_model), Dk key/query widt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -204,7 +204,9 @@ def colour_range(*matrices: ArrayLike) -> ColourRange:
     return ColourRange(0.0, bound, None)
 
 
-def colour_ranges(tr: SelfAttentionTrace, inputs=None) -> dict[str, ColourRange]:
+def colour_ranges(
+    tr: SelfAttentionTrace, inputs: Sequence[ArrayLike] | None = None
+) -> dict[str, ColourRange]:
     """The pipeline's shared scales by step (the weights keep the 0…1 of every attention weight):
     "inputs" X, W^Q, W^K, W^V (with ``inputs``); "qkv" Q, K, V, and Z on the same scale ("out");
     "scores" QKᵀ and its scaled version over the cells the mask keeps. Z's rows mix V's rows with
