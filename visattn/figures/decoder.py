@@ -20,6 +20,8 @@ CACHED_ROW = "#1f77b4"  # rows cached by earlier steps
 COST_POINTS = 400  # steps drawn on a cost curve
 UNITS_EN = "3:k 6:M 9:B 12:T"  # powers of ten named by a unit: 10¹¹ reads 100B
 UNITS_ZH = "4:万 8:亿 12:万亿"  # 10¹¹ reads 1000亿
+# Legends to the right of the plot: below it, a projector's larger axis title ran into them.
+LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")
 
 
 def power_ticks(lo: float, hi: float, units: str = UNITS_EN) -> tuple[list[float], list[str]]:
@@ -265,7 +267,7 @@ def loss_curves(
         height=380,
         font=dict(size=font_size),
         margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", y=-0.2),
+        legend=LEGEND,
     )
     return _figure(data, layout)
 
@@ -309,7 +311,7 @@ def cost_curves(
         height=360,
         font=dict(size=font_size),
         margin=dict(l=10, r=10, t=60, b=10),
-        legend=dict(orientation="h", y=-0.25),
+        legend=LEGEND,
         colorway=["#1f77b4", "#d62728"],
     )
     return _figure(data, layout)
