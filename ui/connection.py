@@ -1,0 +1,123 @@
+"""When the connection to the server drops: Streamlit's own texts in the page's language, and a
+session that comes back on another replica (or on a restarted one) rebuilt before its first change.
+
+:func:`install` is called once per full run by ``ui/frame.py``'s ``page()``. It draws two things
+at the bottom of the sidebar, neither of them visible:
+
+1. **A rebuild on every reconnect.** Streamlit's frontend asks for a full rerun after a reconnect
+   only when its last run was a fragment run, was interrupted, or a fragment reruns on a timer;
+   otherwise it assumes the server still holds its session. A replica that died took that session
+   with it: the new session has no state and no fragments, so the first control change after the
+   move was lost — a full rerun rebuilds the controls from the URL (the session state then wins
+   over the browser's new widget value), a section's partial rerun finds no fragment and does
+   nothing. A fragment with a timer (once a day, drawing nothing) makes the frontend always ask for
+   a full rerun on reconnect; the URL holds every setting, so the new session is the old one by the
+   time the student touches a control. A reconnect to a session that survived costs one rerun.
+2. **Streamlit's texts translated.** A static script (the same bytes on every page and language:
+   the CSP in ``deploy/csp.py`` allows it by hash) watches the status widget (“Connecting”,
+   “Error”), the connection-error dialog, tooltips and error boxes, and replaces Streamlit's English
+   with the texts of ``ui/locales/<lang>/room.json``, which it reads from a data attribute beside
+   it. Texts Streamlit draws before the app's first run (“Please wait…”, a first connection that
+   never succeeds) come before this script and stay English.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import timedelta
+
+import streamlit as st
+
+from .i18n import t
+
+# How often the do-nothing fragment reruns. It only has to exist; once a day costs nothing (and
+# stays below setInterval's limit of 2**31 ms, about 24.8 days).
+REBUILD_TIMER = timedelta(days=1)
+
+# Streamlit 1.67's English (the frontend's strings and the server's redacted-error text); the
+# values are this app's texts. tests/test_room_connection.py checks each is still in Streamlit.
+GENERIC_ERROR = (
+    "This app has encountered an error. The original error message is redacted to prevent data "
+    "leaks. Full error details have been recorded in the logs (if you're on Streamlit Cloud, click "
+    "on 'Manage app' in the lower right of your app)."
+)
+# The connection-error dialog's advice for a server on localhost, and its code block (hidden).
+RESTART_ADVICE = (
+    "Is Streamlit still running? If you accidentally stopped Streamlit, just restart it in your "
+    "terminal:"
+)
+RESTART_COMMAND = "streamlit run yourscript.py"
+
+
+def streamlit_texts() -> dict[str, str]:
+    """Streamlit's English text → this app's text in the current language."""
+    return {
+        "Connecting": t("room.connecting"),
+        "Connecting to Streamlit server": t("room.connecting_help"),
+        "Error": t("room.disconnected"),
+        "Unable to connect to Streamlit server": t("room.disconnected_help"),
+        "Connection error": t("room.error_title"),
+        "Streamlit server is not responding. Are you connected to the internet?": t(
+            "room.error_body"
+        ),
+        RESTART_ADVICE: t("room.error_body"),
+        "Stop": t("room.stop"),
+        "Stopping...": t("room.stopping"),
+        GENERIC_ERROR: t("room.app_error"),
+    }
+
+
+# The watcher. Static (no language, no user data): its texts come from the data attribute, so one
+# CSP hash covers it. Installed once per page load (a flag on window); each run refreshes the texts.
+SCRIPT = """(() => {
+  const data = document.getElementById("visattn-connection");
+  if (!data) return;
+  window.visattnTexts = JSON.parse(data.dataset.texts);
+  if (window.visattnWatching) return;
+  window.visattnWatching = true;
+  const roots = '[data-testid="stStatusWidget"], [role="dialog"], [data-testid="stTooltipContent"], '
+    + '[data-baseweb="tooltip"], [data-testid="stException"]';
+  let queued = false;
+  const translate = () => {
+    queued = false;
+    const { replace, hide } = window.visattnTexts;
+    for (const root of document.querySelectorAll(roots)) {
+      const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+        const text = node.data.replace(/\\s+/g, " ").trim();
+        if (hide.includes(text)) {
+          const block = node.parentElement.closest("pre, [data-testid='stCode']") || node.parentElement;
+          block.style.display = "none";
+        } else if (Object.hasOwn(replace, text) && node.data !== replace[text]) {
+          node.data = replace[text];
+        }
+      }
+    }
+  };
+  const schedule = () => { if (!queued) { queued = true; requestAnimationFrame(translate); } };
+  new MutationObserver(schedule).observe(document.body, { childList: true, subtree: true, characterData: true });
+  schedule();
+})();"""
+
+
+def _rebuild_on_reconnect() -> None:
+    """Draws nothing: its timer alone makes the frontend rerun the page after every reconnect."""
+
+
+_reconnect_fragment = st.fragment(_rebuild_on_reconnect, run_every=REBUILD_TIMER)
+
+
+def _html() -> str:
+    texts = {"replace": streamlit_texts(), "hide": [RESTART_COMMAND]}
+    attr = html.escape(json.dumps(texts, ensure_ascii=False), quote=True)
+    return (
+        f'<div id="visattn-connection" hidden data-texts="{attr}"></div><script>{SCRIPT}</script>'
+    )
+
+
+def install() -> None:
+    """Both parts, at the end of the sidebar (call once per full run, from ``page()``)."""
+    with st.sidebar:
+        _reconnect_fragment()
+        st.html(_html(), unsafe_allow_javascript=True)
