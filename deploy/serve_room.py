@@ -361,14 +361,23 @@ def _is_ours(cmdline: str, run_dir: Path) -> bool:
     )
 
 
+def running(pid: int) -> bool:
+    """Alive: a process that has exited but not been reaped by its parent (a zombie) is not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
 def _end(pid: int, grace: float = STOP_WAIT_SECS + 5) -> None:
     """SIGTERM, then SIGKILL after ``grace`` seconds (a process that is not our child)."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if Path(f"/proc/{pid}").exists():
+        if running(pid):
             os.kill(pid, signal.SIGKILL)
             time.sleep(0.2)
 
@@ -448,7 +457,11 @@ class Room:
     def failed(self) -> str:
         """What supervisord gave up on (FATAL: too many failed starts), with its log's last line."""
         out = []
-        for name, info in self.processes().items():
+        try:
+            processes = self.processes()
+        except OSError:  # supervisord is still starting: no socket yet
+            return ""
+        for name, info in processes.items():
             if info["statename"] == "FATAL":
                 log = (self.run_dir / f"{name}.log").read_text(errors="replace").strip()
                 out.append(f"{name} would not start: {log.splitlines()[-1] if log else 'no log'}")
