@@ -49,15 +49,17 @@ def xsrf_cookie(url: str) -> str:
 
 
 @contextlib.contextmanager
-def live_session(replica_url: str):
-    """The id of a live session of the replica: connect, ask for a run, read the id from the run's
-    first message; the session lives until the block ends."""
+def live_session(url: str, headers: dict | None = None):
+    """The id of a live session (of a replica, or through nginx): connect, ask for a run, read the
+    id from the run's first message; the session lives until the block ends."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.sync.client import connect
 
-    ws_url = replica_url.replace("http", "ws") + "/_stcore/stream"
-    with connect(ws_url, subprotocols=["streamlit"], open_timeout=20) as ws:
+    ws_url = url.replace("http", "ws") + "/_stcore/stream"
+    with connect(
+        ws_url, subprotocols=["streamlit"], additional_headers=headers, open_timeout=20
+    ) as ws:
         msg = BackMsg()
         msg.rerun_script.query_string = ""
         ws.send(msg.SerializeToString())

@@ -70,22 +70,24 @@ def streamlit_texts() -> dict[str, str]:
 
 # The watcher. Static (no language, no user data): its texts come from the data attribute, so one
 # CSP hash covers it. Installed once per page load (a flag on window); each run refreshes the texts.
-SCRIPT = """(() => {
+# From a lost connection until the first run after the reconnect is over (at most 3 s for that run
+# to start, 60 s for it to end) the page takes no input and says it is being restored: a control
+# changed meanwhile would be reset by that run (it draws every control from the URL).
+SCRIPT = r"""(() => {
   const data = document.getElementById("visattn-connection");
   if (!data) return;
   window.visattnTexts = JSON.parse(data.dataset.texts);
   if (window.visattnWatching) return;
   window.visattnWatching = true;
+  const texts = () => window.visattnTexts;
   const roots = '[data-testid="stStatusWidget"], [role="dialog"], [data-testid="stTooltipContent"], '
     + '[data-baseweb="tooltip"], [data-testid="stException"]';
-  let queued = false;
   const translate = () => {
-    queued = false;
-    const { replace, hide } = window.visattnTexts;
+    const { replace, hide } = texts();
     for (const root of document.querySelectorAll(roots)) {
       const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
       for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-        const text = node.data.replace(/\\s+/g, " ").trim();
+        const text = node.data.replace(/\s+/g, " ").trim();
         if (hide.includes(text)) {
           const block = node.parentElement.closest("pre, [data-testid='stCode']") || node.parentElement;
           block.style.display = "none";
@@ -95,10 +97,53 @@ SCRIPT = """(() => {
       }
     }
   };
-  const schedule = () => { if (!queued) { queued = true; requestAnimationFrame(translate); } };
-  new MutationObserver(schedule).observe(document.body, { childList: true, subtree: true, characterData: true });
-  schedule();
+  const notice = document.createElement("div");
+  notice.id = "visattn-restoring";
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
+  document.body.appendChild(notice);
+  let restoring = false, sawRun = false, timer = 0;
+  const block = (on) => {
+    restoring = on;
+    sawRun = false;
+    clearTimeout(timer);
+    document.documentElement.classList.toggle("visattn-restoring", on);
+    notice.textContent = texts().restoring;
+    notice.hidden = !on;
+  };
+  const until = (ms) => { clearTimeout(timer); timer = setTimeout(() => block(false), ms); };
+  const follow = (m) => {
+    const now = m.target.getAttribute(m.attributeName);
+    if (m.attributeName === "data-test-connection-state") {
+      if (now !== "CONNECTED") { if (!restoring) block(true); } else if (restoring) until(3000);
+    } else if (restoring && m.target.getAttribute("data-test-connection-state") === "CONNECTED") {
+      const run = ["running", "rerunRequested"];
+      if (run.includes(m.oldValue) || run.includes(now)) { if (!sawRun) until(60000); sawRun = true; }
+      if (sawRun && now === "notRunning") block(false);
+    }
+  };
+  const stop = (e) => { if (restoring) { e.preventDefault(); e.stopImmediatePropagation(); } };
+  for (const type of ["keydown", "keypress", "beforeinput", "paste", "drop"]) {
+    window.addEventListener(type, stop, true);
+  }
+  let queued = false;
+  const observer = new MutationObserver((records) => {
+    for (const m of records) if (m.type === "attributes") follow(m);
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; translate(); }); }
+  });
+  observer.observe(document.body, {
+    childList: true, subtree: true, characterData: true, attributeOldValue: true,
+    attributeFilter: ["data-test-connection-state", "data-test-script-state"],
+  });
+  translate();
 })();"""
+
+# While restoring: the page dimmed and deaf to the pointer, and a notice at the top.
+STYLE = """html.visattn-restoring [data-testid="stMain"], html.visattn-restoring [data-testid="stSidebar"]
+{ pointer-events: none; opacity: 0.55; transition: opacity 0.2s; }
+#visattn-restoring { position: fixed; top: 0.75rem; left: 50%; transform: translateX(-50%);
+  z-index: 1000100; padding: 0.35rem 0.9rem; border-radius: 1rem; font-size: 0.9rem;
+  background: rgba(49, 51, 63, 0.92); color: #fff; }"""
 
 
 def _rebuild_on_reconnect() -> None:
@@ -109,9 +154,14 @@ _reconnect_fragment = st.fragment(_rebuild_on_reconnect, run_every=REBUILD_TIMER
 
 
 def _html() -> str:
-    texts = {"replace": streamlit_texts(), "hide": [RESTART_COMMAND]}
+    texts = {
+        "replace": streamlit_texts(),
+        "hide": [RESTART_COMMAND],
+        "restoring": t("room.restoring"),
+    }
     attr = html.escape(json.dumps(texts, ensure_ascii=False), quote=True)
     return (
+        f"<style>{STYLE}</style>"
         f'<div id="visattn-connection" hidden data-texts="{attr}"></div><script>{SCRIPT}</script>'
     )
 
