@@ -2,7 +2,7 @@
 session that comes back on another replica (or on a restarted one) rebuilt before its first change.
 
 :func:`install` is called once per full run by ``ui/frame.py``'s ``page()``. It draws two things
-at the bottom of the sidebar, neither of them visible:
+at the bottom of the sidebar, none of them visible until needed:
 
 1. **A rebuild on every reconnect.** Streamlit's frontend asks for a full rerun after a reconnect
    only when its last run was a fragment run, was interrupted, or a fragment reruns on a timer;
@@ -19,6 +19,10 @@ at the bottom of the sidebar, neither of them visible:
    with the texts of ``ui/locales/<lang>/room.json``, which it reads from a data attribute beside
    it. Texts Streamlit draws before the app's first run (“Please wait…”, a first connection that
    never succeeds) come before this script and stay English.
+3. **No input while the page is restored.** From a lost connection until the first run after the
+   reconnect is over, the same script dims the page, ignores the pointer and the keyboard, and says
+   so: that run draws every control from the URL, and a control changed meanwhile would be reset
+   in the browser while the server kept the change.
 """
 
 from __future__ import annotations
@@ -42,12 +46,10 @@ GENERIC_ERROR = (
     "leaks. Full error details have been recorded in the logs (if you're on Streamlit Cloud, click "
     "on 'Manage app' in the lower right of your app)."
 )
-# The connection-error dialog's advice for a server on localhost, and its code block (hidden).
-RESTART_ADVICE = (
-    "Is Streamlit still running? If you accidentally stopped Streamlit, just restart it in your "
-    "terminal:"
-)
-RESTART_COMMAND = "streamlit run yourscript.py"
+# The title of Streamlit's connection-error dialog. Its body varies (the reason of the last failed
+# attempt: "Is Streamlit still running? …" with a `streamlit run` command, "Connection failed with
+# status 502.", "Connection timed out.", …): the watcher replaces all of it with room.error_body.
+ERROR_TITLE = "Connection error"
 
 
 def streamlit_texts() -> dict[str, str]:
@@ -57,11 +59,7 @@ def streamlit_texts() -> dict[str, str]:
         "Connecting to Streamlit server": t("room.connecting_help"),
         "Error": t("room.disconnected"),
         "Unable to connect to Streamlit server": t("room.disconnected_help"),
-        "Connection error": t("room.error_title"),
-        "Streamlit server is not responding. Are you connected to the internet?": t(
-            "room.error_body"
-        ),
-        RESTART_ADVICE: t("room.error_body"),
+        ERROR_TITLE: t("room.error_title"),
         "Stop": t("room.stop"),
         "Stopping...": t("room.stopping"),
         GENERIC_ERROR: t("room.app_error"),
@@ -82,19 +80,27 @@ SCRIPT = r"""(() => {
   const texts = () => window.visattnTexts;
   const roots = '[data-testid="stStatusWidget"], [role="dialog"], [data-testid="stTooltipContent"], '
     + '[data-baseweb="tooltip"], [data-testid="stException"]';
+  const textNodes = (root) => {
+    const out = [], walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) out.push(node);
+    return out;
+  };
+  const put = (node, text) => { if (node.data !== text) node.data = text; };
   const translate = () => {
-    const { replace, hide } = texts();
+    const { replace, errorTitle, errorBody } = texts();
     for (const root of document.querySelectorAll(roots)) {
-      const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-      for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const node of textNodes(root)) {
         const text = node.data.replace(/\s+/g, " ").trim();
-        if (hide.includes(text)) {
-          const block = node.parentElement.closest("pre, [data-testid='stCode']") || node.parentElement;
-          block.style.display = "none";
-        } else if (Object.hasOwn(replace, text) && node.data !== replace[text]) {
-          node.data = replace[text];
-        }
+        if (Object.hasOwn(replace, text)) put(node, replace[text]);
       }
+    }
+    // The connection-error dialog: whatever Streamlit says under its title, the app's own text.
+    for (const dialog of document.querySelectorAll('[role="dialog"]')) {
+      const nodes = textNodes(dialog);
+      if (!nodes.some((n) => n.data === replace[errorTitle])) continue;
+      const body = nodes.filter((n) => !n.parentElement.closest("[slot='title'], h2, button"));
+      body.forEach((n, i) => put(n, i === 0 ? errorBody : ""));
+      for (const pre of dialog.querySelectorAll("pre")) pre.style.display = "none";
     }
   };
   const notice = document.createElement("div");
@@ -156,7 +162,8 @@ _reconnect_fragment = st.fragment(_rebuild_on_reconnect, run_every=REBUILD_TIMER
 def _html() -> str:
     texts = {
         "replace": streamlit_texts(),
-        "hide": [RESTART_COMMAND],
+        "errorTitle": ERROR_TITLE,
+        "errorBody": t("room.error_body"),
         "restoring": t("room.restoring"),
     }
     attr = html.escape(json.dumps(texts, ensure_ascii=False), quote=True)
@@ -167,7 +174,7 @@ def _html() -> str:
 
 
 def install() -> None:
-    """Both parts, at the end of the sidebar (call once per full run, from ``page()``)."""
+    """All of it, at the end of the sidebar (call once per full run, from ``page()``)."""
     with st.sidebar:
         _reconnect_fragment()
         st.html(_html(), unsafe_allow_javascript=True)
