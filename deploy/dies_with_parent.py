@@ -28,11 +28,16 @@ import time
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def arm_parent_death_signal(sig: int = signal.SIGTERM) -> None:
+def arm_parent_death_signal(sig: int = signal.SIGTERM) -> bool:
+    """Ask the kernel for ``sig`` when the parent dies; False where there is no such thing (not
+    Linux: then only an orderly stop, and the next start's clean-up, stop the children)."""
+    if not sys.platform.startswith("linux"):
+        return False
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_PDEATHSIG): {os.strerror(err)}")
+    return True
 
 
 def expected_parent(pid: int | None, pidfile: str | None, wait: float = 5.0) -> int:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import ipaddress
 import json
 import os
@@ -564,6 +565,10 @@ def serve(
     on ``bind`` from ``replica_port``; front: nginx at ``port`` for ``upstreams``."""
     if role not in ("room", "replicas", "front"):
         raise ValueError(f"unknown role {role!r}")
+    if importlib.util.find_spec("supervisor") is None:
+        raise RuntimeError(
+            "supervisor is not installed in this Python: make serve-room installs requirements.txt"
+        )
     if role != "front" and replicas < 1:
         raise ValueError("replicas must be at least 1")
     port = port or free_port()
