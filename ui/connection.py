@@ -1,8 +1,9 @@
 """When the connection to the server drops: Streamlit's own texts in the page's language, and a
 session that comes back on another replica (or on a restarted one) rebuilt before its first change.
 
-:func:`install` is called once per full run by ``ui/frame.py``'s ``page()``. It draws two things
-at the bottom of the sidebar, none of them visible until needed:
+:func:`install` is called once per full run by ``ui/frame.py``'s ``page()``. At the bottom of the
+sidebar it draws a fragment that shows nothing and a static script with its style and texts, which
+show only when needed. Together they do three things:
 
 1. **A rebuild on every reconnect.** Streamlit's frontend asks for a full rerun after a reconnect
    only when its last run was a fragment run, was interrupted, or a fragment reruns on a timer;
@@ -11,8 +12,9 @@ at the bottom of the sidebar, none of them visible until needed:
    move was lost — a full rerun rebuilds the controls from the URL (the session state then wins
    over the browser's new widget value), a section's partial rerun finds no fragment and does
    nothing. A fragment with a timer (once a day, drawing nothing) makes the frontend always ask for
-   a full rerun on reconnect; the URL holds every setting, so the new session is the old one by the
-   time the student touches a control. A reconnect to a session that survived costs one rerun.
+   a full rerun on reconnect; the URL holds every setting, so that run rebuilds the old session
+   (with 3. below, and deploy/room_server.py's third rule, before the student's next change is
+   taken). A reconnect to a session that survived costs one rerun.
 2. **Streamlit's texts translated.** A static script (the same bytes on every page and language:
    the CSP in ``deploy/csp.py`` allows it by hash) watches the status widget (“Connecting”,
    “Error”), the connection-error dialog, tooltips and error boxes, and replaces Streamlit's English
