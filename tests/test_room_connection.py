@@ -34,9 +34,11 @@ def test_the_english_replaced_is_still_streamlits():
     fails here, instead of leaving it English)."""
     from streamlit.elements import exception
 
-    bundle = "".join(p.read_text(encoding="utf-8") for p in STATIC_JS.glob("index.*.js"))
+    bundle = "".join(p.read_text(encoding="utf-8") for p in STATIC_JS.glob("*.js"))
     for english in connection.streamlit_texts():
-        if english != connection.GENERIC_ERROR:
+        if english.startswith("Press "):  # InputInstructions builds it: `Press ${key} to ${what}`
+            assert "`Press Enter to ${e}`" in bundle and "+Enter to ${e}`" in bundle
+        elif english != connection.GENERIC_ERROR:
             assert english in bundle, english
     assert exception._GENERIC_UNCAUGHT_EXCEPTION_TEXT == connection.GENERIC_ERROR
     # the frontend asks for a full rerun after a reconnect when a fragment reruns on a timer
@@ -60,6 +62,23 @@ def test_the_connection_texts_are_chinese_under_lang_zh(tmp_path_factory):
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(f"{r.url}/{page_info.url_path}?lang=zh")
                 wait_rendered(page, True)
+                # a text box being edited, and the ⋮ menu
+                page.locator('[data-testid="stTextInput"] input').first.press("End")
+                page.keyboard.type(",")
+                hint = page.locator('[data-testid="InputInstructions"]').first
+                page.wait_for_function(
+                    "(want) => document.querySelector('[data-testid=InputInstructions]')"
+                    ".innerText.includes(want)",
+                    arg=zh["enter_to_apply"],
+                    timeout=10_000,
+                )
+                assert "Press" not in hint.inner_text()
+                page.keyboard.press("Escape")
+                page.locator('[data-testid="stMainMenu"]').click()
+                menu = page.locator('[data-testid="stMainMenuList"]')
+                page.get_by_text(zh["menu_print"], exact=True).wait_for(timeout=10_000)
+                assert zh["menu_record"] in menu.inner_text()
+                page.keyboard.press("Escape")
                 r.stop_program("replica-1")  # the only replica, stopped (not restarted)
                 stopped = time.monotonic()
                 status = page.locator('[data-testid="stConnectionStatus"]')

@@ -17,7 +17,8 @@ show only when needed. Together they do three things:
    taken). A reconnect to a session that survived costs one rerun.
 2. **Streamlit's texts translated.** A static script (the same bytes on every page and language:
    the CSP in ``deploy/csp.py`` allows it by hash) watches the status widget (“Connecting”,
-   “Error”), the connection-error dialog, tooltips and error boxes, and replaces Streamlit's English
+   “Error”), the connection-error dialog, tooltips, error boxes, a text box's “Press Enter to
+   apply” and the ⋮ menu, and replaces Streamlit's English
    with the texts of ``ui/locales/<lang>/room.json``, which it reads from a data attribute beside
    it. Texts Streamlit draws before the app's first run (“Please wait…”, a first connection that
    never succeeds) come before this script and stay English.
@@ -65,6 +66,12 @@ def streamlit_texts() -> dict[str, str]:
         "Stop": t("room.stop"),
         "Stopping...": t("room.stopping"),
         GENERIC_ERROR: t("room.app_error"),
+        # under a text box while it is edited, and the ⋮ menu
+        "Press Enter to apply": t("room.enter_to_apply"),
+        "Press Ctrl+Enter to apply": t("room.ctrl_enter_to_apply"),
+        "Press ⌘+Enter to apply": t("room.cmd_enter_to_apply"),
+        "Print": t("room.menu_print"),
+        "Record screen": t("room.menu_record"),
     }
 
 
@@ -81,7 +88,8 @@ SCRIPT = r"""(() => {
   window.visattnWatching = true;
   const texts = () => window.visattnTexts;
   const roots = '[data-testid="stStatusWidget"], [role="dialog"], [data-testid="stTooltipContent"], '
-    + '[data-baseweb="tooltip"], [data-testid="stException"]';
+    + '[data-baseweb="tooltip"], [data-testid="stException"], [data-testid="InputInstructions"], '
+    + '[data-testid="stMainMenuList"]';
   const textNodes = (root) => {
     const out = [], walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walk.nextNode(); node; node = walk.nextNode()) out.push(node);
