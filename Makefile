@@ -32,14 +32,31 @@ test: lint
 clean:
 	rm -rf .venv .pytest_cache .ruff_cache .hypothesis
 
-# A room: REPLICAS Streamlit processes on 127.0.0.1 behind nginx (Debian's `nginx`), sticky sessions.
-# ROOM_HOST is the address people type (this machine's IP on the room's network); empty = localhost only.
-REPLICAS  ?= 2
-ROOM_HOST ?=
-ROOM_PORT ?= 8501
-.PHONY: serve-room
+# A room: REPLICAS Streamlit processes behind nginx (Debian's `nginx`), sticky sessions, every process under
+# supervisord (one that exits is restarted; Ctrl-C stops them all). ROOM_HOST is the address people type (the
+# front machine's IP on the room's network); empty = localhost only. One machine: `make serve-room`. Several
+# (README, "Serving a room"): `make serve-replicas BIND=<its IP> ROOM_HOST=<front's IP>` on each app machine,
+# then `make serve-front UPSTREAMS="10.0.0.2:8601 10.0.0.3:8601" ROOM_HOST=<front's IP>` on the front one.
+REPLICAS     ?= 2
+ROOM_HOST    ?=
+ROOM_PORT    ?= 8501
+REPLICA_PORT ?= 8601
+BIND         ?=
+UPSTREAMS    ?=
+.PHONY: serve-room serve-replicas serve-front
 serve-room: .venv/.stamp-run
-	$(PY) deploy/serve_room.py --replicas $(REPLICAS) --port $(ROOM_PORT) --room-host "$(ROOM_HOST)"
+	$(PY) deploy/serve_room.py room --replicas $(REPLICAS) --port $(ROOM_PORT) \
+	  --replica-port $(REPLICA_PORT) --room-host "$(ROOM_HOST)"
+
+serve-replicas: .venv/.stamp-run
+	@[ -n "$(BIND)" ] || { echo 'serve-replicas: BIND=<this machine'"'"'s IP on the room'"'"'s network>'; exit 2; }
+	$(PY) deploy/serve_room.py replicas --replicas $(REPLICAS) --bind $(BIND) \
+	  --replica-port $(REPLICA_PORT) --port $(ROOM_PORT) --room-host "$(ROOM_HOST)"
+
+serve-front: .venv/.stamp-run
+	@[ -n "$(UPSTREAMS)" ] || { echo 'serve-front: UPSTREAMS="host:port host:port …" (every replica)'; exit 2; }
+	$(PY) deploy/serve_room.py front --upstreams "$(UPSTREAMS)" --port $(ROOM_PORT) \
+	  --room-host "$(ROOM_HOST)"
 
 # Benchmarks: `make bench` builds .venv-bench (the runtime, the model package, CPU torch 2.13.0 and transformers,
 # pinned in requirements-bench.txt; nothing outside the repository) and prints the tables of benchmarks/README.md.

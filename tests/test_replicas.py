@@ -1,16 +1,20 @@
-"""Serving a room (issue 15): two replicas behind nginx, driven in Chromium; the proxy's and
-replicas' refusals; no outbound look-up from a room replica in a network namespace with no route."""
+"""Serving a room (issues 15, 21): two replicas behind nginx, driven in Chromium; the proxy's and
+replicas' refusals; no outbound look-up from a room replica in a network namespace with no route.
+The supervisor, a session's move, several machines and the security headers: tests/test_room_*.py."""
 
 from __future__ import annotations
 
 import asyncio
 import http.client
+import inspect
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import urllib.parse
+from pathlib import Path
 
 import pytest
 from apptest_util import ROOT
@@ -55,17 +59,29 @@ def get(
     return resp
 
 
-def cookie_for_replica(url: str, want: str, tries: int = 64) -> str:
-    """A sticky-cookie value that nginx routes to replica `want` (found by asking, as a browser
-    would be)."""
-    for i in range(tries):
-        value = f"test{i}"
-        if (
-            get(url, headers={"Cookie": f"visattn_replica={value}"}).getheader("X-Visattn-Replica")
-            == want
-        ):
-            return value
-    raise AssertionError(f"no cookie routed to replica {want} in {tries} tries")
+def cookie_for_replica(url: str, want: str) -> str:
+    """The sticky-cookie value that nginx routes to replica `want` (its number), checked by
+    asking."""
+    answered = get(url, headers={"Cookie": f"visattn_replica={want}"})
+    assert answered.getheader("X-Visattn-Replica") == want
+    return want
+
+
+def short_run_dir(tmp_path_factory) -> Path:
+    """A run directory whose supervisor socket path stays short (pytest's tmp_path can be long)."""
+    return Path(tempfile.mkdtemp(prefix="vr-", dir=tmp_path_factory.getbasetemp()))
+
+
+def all_running(r) -> bool:
+    return {info["statename"] for info in r.processes().values()} == {"RUNNING"}
+
+
+def ports_free(r) -> bool:
+    """No process listens on the room's ports any more."""
+    addresses = [(r.bind, p) for p in r.replica_ports]
+    if r.url:
+        addresses.append(("127.0.0.1", int(r.url.rsplit(":", 1)[1])))
+    return not any(serve_room.port_holders(h, p) for h, p in addresses)
 
 
 # ---- the room rules that config cannot give (deploy/room_server.py) ----
@@ -78,11 +94,22 @@ def test_room_server_replaces_existing_streamlit_functions():
     # the names room_server.py replaces: a Streamlit upgrade that renames them must fail here
     assert callable(net_util.get_external_ip)
     assert callable(app_session.AppSession._handle_clear_cache_request)
+    session = app_session.AppSession
+    # rule 3 wraps these two and reads the session's current script runner
+    assert list(inspect.signature(session._handle_rerun_script_request).parameters) == [
+        "self",
+        "client_state",
+    ]
+    assert list(inspect.signature(session._handle_scriptrunner_event_on_event_loop).parameters)[
+        :3
+    ] == ["self", "sender", "event"]
+    assert "self._scriptrunner = None" in inspect.getsource(session)
     code = (
         "import sys; sys.path.insert(0, 'deploy'); import room_server; room_server.harden()\n"
         "from streamlit import net_util\nfrom streamlit.runtime.app_session import AppSession\n"
         "assert net_util.get_external_ip() is None\n"
         "assert AppSession._handle_clear_cache_request is room_server._ignore_clear_cache\n"
+        "assert AppSession._handle_rerun_script_request is room_server._rerun_after_first_run\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
 
@@ -90,11 +117,13 @@ def test_room_server_replaces_existing_streamlit_functions():
 def test_nginx_config_is_valid(tmp_path):
     require_nginx()
     (tmp_path / "tmp").mkdir()
-    for host in (
-        "",
-        "192.0.2.10",
-    ):  # rehearsal (127.0.0.1 only) and a room host (TEST-NET address, never contacted)
-        (tmp_path / "nginx.conf").write_text(serve_room.render_config(18501, [18502, 18503], host))
+    # rehearsal (127.0.0.1 only), a room host (TEST-NET address, never contacted), several machines
+    for host, upstreams in (
+        ("", [18502, 18503]),
+        ("192.0.2.10", [18502]),
+        ("192.0.2.10", "192.0.2.11:8601 192.0.2.11:8602, 192.0.2.12:8601 [2001:db8::1]:8601"),
+    ):
+        (tmp_path / "nginx.conf").write_text(serve_room.render_config(18501, upstreams, host))
         out = subprocess.run(
             [
                 serve_room.nginx_path(),
@@ -113,12 +142,52 @@ def test_nginx_config_is_valid(tmp_path):
         assert out.returncode == 0, out.stderr
 
 
+def test_held_rerun_requests_merge_into_one():
+    sys.path.insert(0, str(ROOT / "deploy"))
+    import room_server
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    section = ClientState(fragment_id="f1", query_string="a=1")
+    full = ClientState(query_string="a=2")
+    newest_section = ClientState(fragment_id="f2", query_string="a=3", is_auto_rerun=True)
+    assert room_server._merged([section]).fragment_id == "f1"
+    merged = room_server._merged([full, newest_section])
+    assert merged.query_string == "a=3"  # the newest widget states and URL
+    assert merged.fragment_id == "" and not merged.is_auto_rerun  # a full run: one asked for it
+    assert room_server._merged([section, None]) is None  # "rerun with the previous state"
+
+
+def test_parse_upstreams():
+    assert serve_room.parse_upstreams("10.0.0.2:8601, 10.0.0.3:8601 [::1]:8602") == [
+        "10.0.0.2:8601",
+        "10.0.0.3:8601",
+        "[::1]:8602",
+    ]
+    assert serve_room.parse_upstreams([8601]) == ["127.0.0.1:8601"]
+    for bad in ("", "10.0.0.2", "10.0.0.2:http"):
+        with pytest.raises(ValueError):
+            serve_room.parse_upstreams(bad)
+
+
+def test_supervisor_restarts_with_backoff_and_a_limit(tmp_path):
+    conf = serve_room.supervisor_config(tmp_path, {"replica-1": ["python", "x.py"]}, "pw")
+    section = conf.split("[program:replica-1]")[1]
+    assert "autorestart=true" in section
+    assert f"startsecs={serve_room.START_SECS}" in section
+    assert f"startretries={serve_room.START_RETRIES}" in section
+    assert f"stdout_logfile={tmp_path / 'replica-1.log'}" in section
+    assert "dies_with_parent.py" in section and "--signal KILL" in section
+
+
 def test_replica_command_binds_loopback_and_lists_hosts():
     cmd = serve_room.replica_command(8601, 8501, "192.0.2.10")
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
     hosts = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--server.allowedHosts"]
     assert set(hosts) == {"localhost", "127.0.0.1", "::1", "192.0.2.10"}
     assert cmd[cmd.index("--browser.serverAddress") + 1] == "192.0.2.10"
+    # on an app machine of a room of several: its own address
+    cmd = serve_room.replica_command(8601, 8501, "192.0.2.10", bind="192.0.2.11")
+    assert cmd[cmd.index("--server.address") + 1] == "192.0.2.11"
 
 
 def test_room_replica_offline_makes_no_lookup():
@@ -144,13 +213,13 @@ def test_room_replica_offline_makes_no_lookup():
 
 
 @pytest.mark.browser
-def test_two_replicas_behind_nginx_in_chromium(tmp_path):
+def test_two_replicas_behind_nginx_in_chromium(tmp_path, tmp_path_factory):
     require_nginx()
     require_browser()
     import websockets
     from playwright.sync_api import sync_playwright
 
-    with serve_room.room(replicas=2, log_dir=tmp_path) as r:
+    with serve_room.room(replicas=2, run_dir=short_run_dir(tmp_path_factory)) as r:
         # the proxy answers only its own host names; the replicas are not reachable by another name
         # either
         with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
@@ -227,7 +296,5 @@ def test_two_replicas_behind_nginx_in_chromium(tmp_path):
                     assert page.locator('[data-testid="stException"]').count() == 0
             finally:
                 browser.close()
-        assert all(p.poll() is None for p in (r.proxy, *r.replicas)), (
-            "a process died during the test"
-        )
-    assert all(p.poll() is not None for p in (r.proxy, *r.replicas)), "a process outlived the room"
+        assert all_running(r), f"a process died during the test: {r.processes()}"
+    assert r.supervisor.poll() is not None and ports_free(r), "a process outlived the room"

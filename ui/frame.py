@@ -16,7 +16,7 @@ from functools import wraps
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from . import url_state, warm
+from . import connection, url_state, warm
 from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
@@ -89,6 +89,7 @@ def page(page_id: str):
         initial_sidebar_state="collapsed" if presenter() else "expanded",
     )
     link_slot = _sidebar(page_id)
+    connection.install()  # Streamlit's connection texts translated; a moved session rebuilt
     if presenter():
         _presenter_css()
     notice_slot = st.container()
