@@ -1,6 +1,7 @@
 """Serving a room (issues 15, 21): two replicas behind nginx, driven in Chromium; the proxy's and
 replicas' refusals; no outbound look-up from a room replica in a network namespace with no route.
-The supervisor, a session's move, several machines and the security headers: tests/test_room_*.py."""
+The supervisor, a session's move, several machines and the security headers:
+tests/test_room_*.py."""
 
 from __future__ import annotations
 

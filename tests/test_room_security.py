@@ -132,7 +132,8 @@ def test_headers_name_no_version_and_forbid_framing(one_replica):
 # Collects every CSP violation of the page, from its first script on.
 _LISTEN = """window.visattnViolations = [];
 document.addEventListener("securitypolicyviolation", (e) => window.visattnViolations.push(
-  [e.effectiveDirective, e.blockedURI, (e.sample || "").slice(0, 60), e.sourceFile].join(" | ")));"""
+  [e.effectiveDirective, e.blockedURI, (e.sample || "").slice(0, 60), e.sourceFile]
+    .join(" | ")));"""
 
 
 # Every page in English; the link box's script differs by language (its hash too), so Chinese on

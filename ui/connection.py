@@ -87,9 +87,9 @@ SCRIPT = r"""(() => {
   if (window.visattnWatching) return;
   window.visattnWatching = true;
   const texts = () => window.visattnTexts;
-  const roots = '[data-testid="stStatusWidget"], [role="dialog"], [data-testid="stTooltipContent"], '
-    + '[data-baseweb="tooltip"], [data-testid="stException"], [data-testid="InputInstructions"], '
-    + '[data-testid="stMainMenuList"]';
+  const roots = '[data-testid="stStatusWidget"], [role="dialog"], '
+    + '[data-testid="stTooltipContent"], [data-baseweb="tooltip"], [data-testid="stException"], '
+    + '[data-testid="InputInstructions"], [data-testid="stMainMenuList"]';
   const textNodes = (root) => {
     const out = [], walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walk.nextNode(); node; node = walk.nextNode()) out.push(node);
@@ -134,7 +134,10 @@ SCRIPT = r"""(() => {
       if (now !== "CONNECTED") { if (!restoring) block(true); } else if (restoring) until(3000);
     } else if (restoring && m.target.getAttribute("data-test-connection-state") === "CONNECTED") {
       const run = ["running", "rerunRequested"];
-      if (run.includes(m.oldValue) || run.includes(now)) { if (!sawRun) until(60000); sawRun = true; }
+      if (run.includes(m.oldValue) || run.includes(now)) {
+        if (!sawRun) until(60000);
+        sawRun = true;
+      }
       if (sawRun && now === "notRunning") block(false);
     }
   };
@@ -155,7 +158,8 @@ SCRIPT = r"""(() => {
 })();"""
 
 # While restoring: the page dimmed and deaf to the pointer, and a notice at the top.
-STYLE = """html.visattn-restoring [data-testid="stMain"], html.visattn-restoring [data-testid="stSidebar"]
+STYLE = """html.visattn-restoring [data-testid="stMain"],
+html.visattn-restoring [data-testid="stSidebar"]
 { pointer-events: none; opacity: 0.55; transition: opacity 0.2s; }
 #visattn-restoring { position: fixed; top: 0.75rem; left: 50%; transform: translateX(-50%);
   z-index: 1000100; padding: 0.35rem 0.9rem; border-radius: 1rem; font-size: 0.9rem;
