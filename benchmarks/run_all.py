@@ -32,6 +32,7 @@ BENCHMARKS = {  # name: (script, arguments, needs)
     "interact": ("interact.py", ["--rounds", "7"], "/usr/bin/chromium"),
     "load": ("load.py", ["--sessions", "20"], "/usr/bin/chromium"),
     "load_ws": ("load_ws.py", ["--sessions", "8,16,24"], None),
+    "burst": ("burst.py", ["--sessions", "10", "20"], None),
     "offline": ("offline_start.py", ["--dns", "none"], "unshare"),
 }
 
