@@ -108,6 +108,11 @@ def notices(run, view) -> None:
 def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dict) -> None:
     """1. Every head (or layer, or flow's one map) in one grid; the grid's layer picker (long texts)
     redraws this section only."""
+    with cache_pretrained.drawing(model, text):
+        draw_every_head(model, text, hide, merge, name, colour)
+
+
+def draw_every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dict) -> None:
     run, view = cache_pretrained.token_view(model, text, hide, merge, name)
     st.header(t("pretrained.grid_header"))
     one_layer = lesson.one_layer(len(view.tokens), view.attn)  # a view with heads, too long for 72
@@ -320,15 +325,21 @@ def lesson_body() -> None:
     text, hide, merge = choose_text()
     name = reading_views.selector(CONTROLS, "pt")
     scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
+    with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
+        draw(model, text, hide, merge, name, scale)
+
+
+def draw(model, text: str, hide: bool, merge: bool, name: str, scale: dict) -> None:
+    """The run of ``text``, its view ``name``, and the sections drawn from them."""
     with st.spinner(t("pretrained.running")):
         text_read = compute("pt_run", checked_text, model, text)
     if text_read is None:
         bind_pair(None)
         return
-    readings = reading_views.chosen(
-        "pt_view", text_read, name, cache_pretrained.readings, model, text_read, name
+    made = reading_views.chosen(
+        "pt_view", text_read, name, cache_pretrained.made, model, text_read, name
     )
-    if readings is None:
+    if made is None:
         bind_pair(None)
         return
     run, view = cache_pretrained.token_view(model, text_read, hide, merge, name)

@@ -248,3 +248,25 @@ def test_a_request_from_inside_a_computation_does_not_wait_for_itself():
     assert not thread.is_alive(), "the nested request waited for its own slot"
     assert done == [("view", "readings")]
     assert b.get("readings", 10, readings) == "readings" and "readings" in b._results
+
+
+def test_a_reservation_inside_another_or_a_small_one_runs_at_once():
+    """One slot: a page's drawing holds a reservation and a section inside it asks again (nested:
+    already covered); a short text's reservation (≤ 1 % of the budget) never queues, even while a
+    long one holds the only slot."""
+    b = Budget(1000, slots=1)
+    with b.reserve(500):
+        assert b.held()[1] == 500
+        with b.reserve(400):  # would wait for its own slot if it were admitted again
+            assert b.held()[1] == 500
+        small_done = threading.Event()
+
+        def small() -> None:
+            with b.reserve(10):  # 1 % of 1 000
+                small_done.set()
+
+        thread = threading.Thread(target=small)
+        thread.start()
+        thread.join(TIMEOUT)
+        assert small_done.is_set(), "a small reservation waited behind the long one"
+    assert b.held()[1] == 0

@@ -781,6 +781,19 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     )  # one stable key, whatever opened
 
 
+@pytest.mark.parametrize("view", ["weights", "norm_weighted"])
+def test_a_session_remembers_its_long_view_by_name_not_by_its_arrays(view):
+    """A session's last good results live as long as the session: at 512 tokens a view is 75 MB,
+    and twenty sessions kept 1.5 GB beside the budget (issue 21's burst). They keep the text and
+    the view's name; the sections look the arrays up in the shared, byte-bounded store."""
+    text = "Text. " + " ".join(["animal street"] * 300)
+    at = run_page("pretrained", {"pt_text": text, "pt_view": view}, timeout=180)
+    assert_clean(at)
+    kept = at.session_state["_last_good"]
+    assert set(kept) >= {"pt_run", "pt_view"}
+    assert budget.nbytes(kept) < MB, {k: budget.nbytes(v) for k, v in kept.items()}
+
+
 # ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
 VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 

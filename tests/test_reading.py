@@ -610,3 +610,21 @@ def test_filtered_line_view_draws_only_kept_edges():
     fig = filtered_line_view(W[0, :1], TOKENS, top_k=1, threshold=0.0)
     lines = [tr for tr in fig.data if tr.mode == "lines"]
     assert sum(len(tr.x) for tr in lines) // 3 == 6  # one edge per query
+
+
+def test_view_weights_holds_one_layer_at_a_time_beside_its_result():
+    """A page's float32 view of a long run costs the result and about one layer in float64, never
+    a float64 copy of the whole run (at 512 tokens that copy alone is 151 MB; issue 21)."""
+    import tracemalloc
+
+    A = random_weights((6, 4, 64, 64), seed=12).astype(np.float32)
+    norms = np.random.default_rng(13).uniform(0.5, 2, size=(6, 4, 64)).astype(np.float32)
+    one_layer = 4 * 64 * 64 * 8  # (H, T, T) float64
+    for view in ("norm_weighted", "mean", "max", "rollout"):
+        tracemalloc.start()
+        got = reading.view_weights(A, view, norms=norms, dtype=np.float32)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, reading.view_weights(A, view, norms=norms), rtol=1e-6)
+        assert peak <= got.nbytes + 4 * one_layer, (view, peak, got.nbytes)

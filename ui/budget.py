@@ -37,6 +37,9 @@ MB = 1_000_000
 DEFAULT_BYTES = 600 * MB  # results + work in progress per replica (VISATTN_BUDGET_MB overrides)
 DEFAULT_SLOTS = 1  # heavy computations at once per replica (VISATTN_HEAVY_SLOTS overrides)
 POLL_SECONDS = 0.25  # how often a waiting caller hears its place in the queue
+SMALL_SHARE = (
+    0.01  # a reservation of at most this share of the budget runs at once (6 MB by default)
+)
 
 
 def nbytes(value: Any, _seen: set[int] | None = None) -> int:
@@ -151,7 +154,14 @@ class Budget:
     def reserve(self, cost: int, on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
         """Hold ``cost`` bytes (and a slot) for the work done inside the ``with`` block — a page's
         drawing of a long text, whose copies and figures are not one cacheable result — admitted
-        like :meth:`get` (in arrival order, when it fits) and released when the block ends."""
+        like :meth:`get` (in arrival order, when it fits) and released when the block ends.
+        Requests made inside the block run in its slot (:meth:`_nested`), so ``cost`` covers them.
+        A reservation inside an admitted computation or reservation is already covered, and one
+        of at most :data:`SMALL_SHARE` of the budget runs at once (a short text's page never waits
+        behind a long one)."""
+        if self._inside() or cost <= SMALL_SHARE * self.limit:
+            yield
+            return
         job = _Job(object(), int(cost), threading.Event())  # a key no other request shares
         with self._lock:
             self._jobs[job.key] = job

@@ -32,10 +32,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import NamedTuple
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
+from visattn.errors import InputError
 from visattn.figures import pretrained as figures
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
@@ -49,6 +51,11 @@ BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by o
 # pass: 101.6 MB at 512 tokens for a 75.5 MB array, 31.9 MB at 256 for 18.9 MB), plus a floor.
 RUN_FACTOR, RUN_FLOOR = 1.4, 8_000_000
 VIEW_FACTOR = 2.0  # a reading or a token view: at most two arrays of that size while it is made
+# What a session's drawing of a text's page holds until the page is drawn, as a multiple of the
+# run's attention array: the run, its view, the token view, the figures and their JSON
+# (tracemalloc, one first visit at 512 tokens: peak 266 MB for weights × ‖value‖, 178 MB rollout,
+# 135 MB weights, for a 75.5 MB array).
+DRAW_FACTOR = 3.5
 
 
 def attention_bytes(n_tokens: int) -> int:
@@ -81,6 +88,26 @@ def budgeted(key: tuple, cost: int, compute: Callable):
         return budget.get(key, cost, compute)
     with waiting_notice() as on_wait:
         return budget.get(key, cost, compute, on_wait)
+
+
+@contextmanager
+def drawing(model: MiniLM, text: str) -> Iterator[None]:
+    """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
+
+    A drawing keeps its run, view and figures alive until it ends, whatever the shared cache
+    evicts meanwhile: ten sessions drawing ten 512-token texts at once held ten runs (755 MB)
+    beside the budget's 600. Admitted in turn like a computation, with the waiting notice; what
+    runs inside (the run, its views) runs in this reservation's slot; a short text's drawing, or
+    a section drawn inside the page's own drawing, starts at once
+    (:meth:`ui.budget.Budget.reserve`). A text the model cannot read reserves nothing: the page's
+    error path reports it."""
+    try:
+        n_tokens = len(model.tokenize(text, MAX_TOKENS)[0])
+    except InputError:
+        n_tokens = 0
+    cost = int(DRAW_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
+    with waiting_notice() as on_wait, budget.reserve(cost, on_wait):
+        yield
 
 
 @st.cache_resource(show_spinner=False)
@@ -143,6 +170,21 @@ def readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
     make = partial(_pretrained_readings, model, text, name, progress)
     n_tokens = len(run_text(model, text).tokens)
     return stored_readings(("pretrained", text, name), make, n_tokens)
+
+
+class Made(NamedTuple):
+    """A view made and kept in the shared store, as a session remembers it: its text and name, not
+    its arrays (a session's last good result lives as long as the session, and a 512-token view
+    is 75 MB: twenty sessions would hold 1.5 GB beside the budget)."""
+
+    text: str
+    view: str
+
+
+def made(model: MiniLM, text: str, name: str, progress=None) -> Made:
+    """:func:`readings`, remembered by name only; the sections look the arrays up again."""
+    found = readings(model, text, name, progress)
+    return Made(found.text, found.view)
 
 
 def _token_view(model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> lesson.View:

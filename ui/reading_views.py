@@ -12,19 +12,21 @@ runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from visattn.controls import Control
 from visattn.display import DEFAULT_GAMMA
 from visattn.models.minilm import INSTALL_COMMAND
-from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, VIEWS, Readings
+from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, VIEWS
 
 from . import controls as widgets
 from .errors import compute
 from .frame import explain
 from .i18n import label, t
+
+R = TypeVar("R")  # what a view's function returns: Readings, or a name of one kept elsewhere
 
 __all__ = [
     "PER_HEAD",
@@ -134,12 +136,12 @@ def line_filters(controls: Mapping[str, Control], prefix: str) -> tuple[float, i
 
 
 def chosen(
-    slot: str, text: str, name: str, fn: Callable[..., Readings], *args, progress: bool = True
-) -> Readings | None:
+    slot: str, text: str, name: str, fn: Callable[..., R], *args, progress: bool = True
+) -> R | None:
     """``fn(*args[, progress=…])`` through :func:`ui.errors.compute`: the view ``name`` of the input
-    ``text``, or None (the message shown) when it cannot be had — e.g. flow above its cap: a kept
-    result of another view or text is never drawn as this one. With ``progress``, a progress bar
-    while flow runs."""
+    ``text`` (a :class:`Readings`, or anything naming its ``text`` and ``view``), or None (the
+    message shown) when it cannot be had — e.g. flow above its cap: a kept result of another view
+    or text is never drawn as this one. With ``progress``, a progress bar while flow runs."""
     bar = st.empty()
 
     def report(done: int, total: int) -> None:

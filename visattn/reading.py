@@ -93,8 +93,9 @@ def _weights(
     square: bool = True,
     rows_sum_to_one: bool = False,
 ) -> np.ndarray:
-    """``weights`` as a float64 array of non-negative entries, (…, T, T) when ``square``."""
-    w = as_array(weights, name, ndim).astype(np.float64)
+    """``weights`` as a float64 array of non-negative entries, (…, T, T) when ``square``: the
+    caller's own array when it already is one (the functions here never write into it)."""
+    w = as_array(weights, name, ndim).astype(np.float64, copy=False)
     if w.ndim < min_ndim:
         raise InputError(
             "reading_shape",
@@ -275,6 +276,7 @@ def view_weights(
     head_fusion: str = "mean",
     max_tokens: int = FLOW_MAX_TOKENS,
     progress: Callable[[int, int], object] | None = None,
+    dtype: type = np.float64,
 ) -> np.ndarray:
     """The pages' one selector: (L, H, T, T) weights → a 4-D (rows, cols, T, T) array for the same
     head grid, heatmap and line views, every row summing to 1.
@@ -283,24 +285,41 @@ def view_weights(
     row-normalised (needs ``norms`` (L, H, T)); ``"mean"`` / ``"max"`` (L, 1, T, T)
     :func:`aggregate_heads`; ``"rollout"`` (L, 1, T, T) :func:`attention_rollout` (entry l: up to
     layer l); ``"flow"`` (1, 1, T, T) :func:`attention_flow` (refused above ``max_tokens``;
-    ``progress`` as there)."""
+    ``progress`` as there).
+
+    The views other than flow are computed one layer at a time, in float64, and stored as
+    ``dtype``: at 512 tokens a float64 copy of MiniLM's whole (6, 12, T, T) run is 151 MB, one
+    layer's 25 MB, so a page's float32 view costs its result and one layer (the same numbers as
+    the whole-array functions: each layer's arithmetic is the same)."""
     view = _choice(view, "view", VIEWS)
-    w = _weights(weights, ndim=4, rows_sum_to_one=True)
+    w = as_array(weights, "weights", 4)
     if view == "weights":
-        return w
+        return np.array(_weights(w, ndim=4, rows_sum_to_one=True), dtype=dtype)  # a copy
+    if view == "flow":
+        flow = attention_flow(
+            w, residual=residual, head_fusion=head_fusion, max_tokens=max_tokens, progress=progress
+        )
+        return flow[None, None].astype(dtype, copy=False)  # (1, 1, T, T)
     if view == "norm_weighted":
         if norms is None:
             raise InputError(
                 "reading_norms", "view='norm_weighted' needs the value norms (L, H, T)."
             )
-        return norm_weighted(w, norms, normalise=True)
-    if view in HOWS:
-        return aggregate_heads(w, view)[:, None]
-    if view == "rollout":
-        return attention_rollout(w, residual=residual, head_fusion=head_fusion)[:, None]
-    return attention_flow(
-        w, residual=residual, head_fusion=head_fusion, max_tokens=max_tokens, progress=progress
-    )[None, None]
+        norms = _norms(norms, w.shape)  # (L, H, T)
+    L, H, T, _ = w.shape
+    out = np.empty((L, H if view == "norm_weighted" else 1, T, T), dtype=dtype)
+    rolled = None  # rollout so far: (T, T), float64
+    for layer in range(L):
+        one = _weights(w[layer], ndim=3, rows_sum_to_one=True)  # (H, T, T), float64
+        if view == "norm_weighted":
+            out[layer] = norm_weighted(one, norms[layer], normalise=True)
+        elif view in HOWS:
+            out[layer, 0] = aggregate_heads(one, view)
+        else:  # rollout: R_0 = Ã_0, R_l = Ã_l · R_{l−1}
+            step = residual_attention(one[None], residual=residual, head_fusion=head_fusion)[0]
+            rolled = step if rolled is None else step @ rolled  # (T, T) x (T, T) -> (T, T)
+            out[layer, 0] = rolled
+    return out
 
 
 # ── value norms (Kobayashi et al. 2020) ──────────────────────────────────────────────────────────
@@ -348,20 +367,18 @@ def value_norms(
     return np.linalg.norm(Vh @ Oh, axis=-1)  # (H, T, Dh) x (H, Dh, D_out) -> (H, T)
 
 
-def norm_weighted(weights: ArrayLike, norms: ArrayLike, normalise: bool = False) -> np.ndarray:
-    """α_ij·‖f(x_j)‖: (…, H, T, T) weights times (…, H, T) value norms over the key axis, float64.
-
-    ``normalise=True`` divides each row by its sum, so rows sum to 1 again and read as "share of
-    what arrives" (a row of zeros stays zero)."""
-    w = _weights(weights, min_ndim=2, square=False)
+def _norms(norms: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
+    """``norms`` as float64, checked against weights of ``shape`` (…, H, T, T): (…, H, T), none
+    negative."""
     n = as_array(norms, "norms").astype(np.float64)
-    if n.shape != w.shape[:-2] + w.shape[-1:]:
+    want = shape[:-2] + shape[-1:]
+    if n.shape != want:
         raise InputError(
             "norms_shape",
-            f"norms has shape {n.shape}; for weights of shape {w.shape} it must be "
-            f"{w.shape[:-2] + w.shape[-1:]} (one norm per head and key).",
+            f"norms has shape {n.shape}; for weights of shape {shape} it must be {want} (one "
+            "norm per head and key).",
             shape=" × ".join(map(str, n.shape)),
-            want=" × ".join(map(str, w.shape[:-2] + w.shape[-1:])),
+            want=" × ".join(map(str, want)),
         )
     if (n < 0).any():
         raise InputError(
@@ -370,6 +387,16 @@ def norm_weighted(weights: ArrayLike, norms: ArrayLike, normalise: bool = False)
             name="norms",
             value=f"{n.min():.3g}",
         )
+    return n
+
+
+def norm_weighted(weights: ArrayLike, norms: ArrayLike, normalise: bool = False) -> np.ndarray:
+    """α_ij·‖f(x_j)‖: (…, H, T, T) weights times (…, H, T) value norms over the key axis, float64.
+
+    ``normalise=True`` divides each row by its sum, so rows sum to 1 again and read as "share of
+    what arrives" (a row of zeros stays zero)."""
+    w = _weights(weights, min_ndim=2, square=False)
+    n = _norms(norms, w.shape)
     out = w * n[..., None, :]
     return _normalise_rows(out) if normalise else out
 

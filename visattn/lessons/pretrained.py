@@ -112,7 +112,7 @@ def readings(
     w = result.attentions
     if name != "weights":
         norms = reading.minilm_value_norms(model, result) if name == "norm_weighted" else None
-        w = reading.view_weights(w, name, norms=norms, progress=progress).astype(np.float32)
+        w = reading.view_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
     return reading.Readings(result.text, name, w)
 
 
