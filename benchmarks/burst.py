@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/burst.py [--sessions 10 20] [--rounds 8] [--budget-mb 600]
 
-For each level N a fresh server starts (one replica, the budget from ``--budget-mb`` through
-``VISATTN_BUDGET_MB``; without it the app's default). A small session first reruns the kernel page
+For each level N a fresh server starts (one replica, with the environment serve_room.py gives a
+replica, ``REPLICA_ENV``; the budget from ``--budget-mb`` through ``VISATTN_BUDGET_MB``; without it
+the app's default). A small session first reruns the kernel page
 ``--rounds`` times alone (its idle time). Then N sessions open the pretrained page at once, each
 with its own 512-token text (distinct texts: nothing is shared) and one of four views (weights,
 weights × ‖value‖, mean, rollout), while the small session keeps rerunning. Reported: the server's
@@ -27,8 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "deploy"))
 from load import server_pid, streamlit_server  # noqa: E402
 from load_ws import RssWatch, _run_once, require_loopback  # noqa: E402
+from serve_room import REPLICA_ENV  # noqa: E402
 
 MAX_SESSIONS = 40
 VIEWS = ("weights", "norm_weighted", "mean", "rollout")
@@ -141,7 +144,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     stop_at = time.monotonic() + args.deadline
     for n in args.sessions:
-        with streamlit_server() as url:
+        with streamlit_server(env=REPLICA_ENV) as url:  # as serve_room.py starts a replica
             require_loopback(url)
             pid = server_pid(int(url.rsplit(":", 1)[1]))
             before = RssWatch.now([pid])

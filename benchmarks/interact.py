@@ -37,6 +37,13 @@ For each page:
   to it (the rounds alternate floor, page, floor, page …), which is the figure to compare between
   runs and machines. Rounds of a page run back to back; the table gives the median and the spread
   (min … max) over rounds.
+- **CPU per change**: the processor time (user + system) that this script's child processes —
+  Chromium's and the Streamlit servers' — spent from the key press until the charts settled, read
+  from ``/proc`` (clock ticks: 10 ms). On a shared machine a wall-clock time grows with everyone
+  else's load, the CPU a change costs much less: the column to read when the load average is far
+  above the 2 cores (Playwright's driver is left out; the browser's share of this script's
+  polling, every ``POLL_S``, stays in, floor and page alike), as a median and as a multiple of the
+  floor's median next to it.
 - **before and after** (``--baseline CHECKOUT``): each page is measured in that checkout ("before")
   and in this one ("after"), one after the other, each right after its own floor measurement, so
   both are measured in the same run under the same load."""
@@ -76,6 +83,9 @@ LOAD_QUIET_MS = 1500  # a first visit: no change in the main area for this long 
 PAGE_TIMEOUT_S = 120  # longest wait for a page or a rerun to settle
 STATUS = '[data-testid="stStatusWidget"]'
 STALE = '[data-testid="stMain"] [data-stale="true"]'
+# How often the script asks the page for its state while it waits: the times themselves are the
+# page's own timestamps, so this only delays noticing; each question costs the browser CPU.
+POLL_S = 0.1
 DRAG_MOVES = 8  # mouse moves of one in-figure slider drag
 DRAG_WAIT_MS = 350  # after each move: the browser's redraw is over well before this
 # One control inside a lesson section per page (its widget key): changing it reruns that section
@@ -216,6 +226,33 @@ class Server:
         self.stop()
 
 
+def children_cpu_ms() -> float:
+    """User + system CPU of every process descended from this one but Playwright's Node.js driver
+    (whose share is this script's polling): the browser's and the servers', in ms, from ``/proc``
+    (a process that has ended no longer counts: read it around one change)."""
+    parent, ticks = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # ended while we looked
+            continue
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        pid = int(stat.parent.name)
+        parent[pid] = int(fields[1])  # field 4 of stat: the parent's pid
+        driver = name.startswith("node")
+        ticks[pid] = 0 if driver else int(fields[11]) + int(fields[12])  # fields 14, 15
+    mine, total = {os.getpid()}, 0
+    for pid in sorted(parent):  # children have larger pids, except after pid wrap-around
+        if parent[pid] in mine:
+            mine.add(pid)
+    for pid in sorted(parent):  # a second pass catches the wrapped-around ones
+        if parent[pid] in mine:
+            mine.add(pid)
+    for pid in mine - {os.getpid()}:
+        total += ticks.get(pid, 0)
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def wait_settled(page, since: float) -> dict | None:
     """After a control change at ``since``: poll until the rerun has shown (a chart or the main area
     changed, an element went stale or the status widget appeared), nothing is stale, the status
@@ -238,7 +275,7 @@ def wait_settled(page, since: float) -> dict | None:
             and s["now"] - max(s["last"], since) >= QUIET_MS
         ):
             return s
-        time.sleep(0.025)
+        time.sleep(POLL_S)
     raise TimeoutError("the page did not settle")
 
 
@@ -337,21 +374,27 @@ def find_control(page, key: str | None = None):
     return None, None
 
 
-def interact(page, rounds: int, key: str | None = None) -> tuple[str | None, list[float]]:
+def interact(
+    page, rounds: int, key: str | None = None
+) -> tuple[str | None, list[float], list[float]]:
+    """``rounds`` changes of the control (``key``, or the page's first): its kind, each change's
+    time until settled (ms), and each change's CPU (ms, :func:`children_cpu_ms`)."""
     kind, change = find_control(page, key)
     if change is None:
-        return None, []
-    times = []
+        return None, [], []
+    times, cpu = [], []
     for i in range(rounds):
+        cpu_before = children_cpu_ms()
         mark = change(i)
         s = wait_settled(page, mark)
         if s is None:
             continue
+        cpu.append(children_cpu_ms() - cpu_before)
         start = s["key"] if s["key"] and s["key"] > mark else mark
         # no chart changed: the main area's last change
         end = s["last"] if s["last"] > start else s["main"]
         times.append(max(end, start) - start)
-    return kind, times
+    return kind, times, cpu
 
 
 def drag(page, sent: list) -> tuple[list[float], int | None]:
@@ -404,17 +447,18 @@ def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict
         try:
             sent: list = []
             page, row["warm"] = open_page(ctx, server.url(p), sent)
-            row["kind"], row["times"] = interact(page, args.rounds)
+            row["kind"], row["times"], row["cpu"] = interact(page, args.rounds)
             key = args.section.get(p.id)
             row["section_key"] = key
             # a control in a closed tab or expander cannot be reached: reported, the rest still
             # measured
             try:
-                row["section_kind"], row["section_times"] = (
-                    interact(page, args.rounds, key) if key else (None, [])
+                row["section_kind"], row["section_times"], row["section_cpu"] = (
+                    interact(page, args.rounds, key) if key else (None, [], [])
                 )
             except Exception as exc:  # noqa: BLE001
-                row["section_kind"], row["section_times"] = f"failed: {type(exc).__name__}", []
+                row["section_kind"] = f"failed: {type(exc).__name__}"
+                row["section_times"], row["section_cpu"] = [], []
             try:
                 row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
             except Exception as exc:  # noqa: BLE001
@@ -430,11 +474,11 @@ def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict
 
 
 def measure_floor(page, rounds: int) -> dict:
-    """The floor app's whole-run and section sliders, ``rounds`` changes each (ms)."""
-    return {
-        "whole": interact(page, rounds)[1],
-        "section": interact(page, rounds, "floor_section")[1],
-    }
+    """The floor app's whole-run and section sliders, ``rounds`` changes each: times and CPU
+    (ms)."""
+    _, whole, whole_cpu = interact(page, rounds)
+    _, section, section_cpu = interact(page, rounds, "floor_section")
+    return {"whole": whole, "section": section, "whole_cpu": whole_cpu, "section_cpu": section_cpu}
 
 
 def ms(value: float | None) -> str:
@@ -455,15 +499,16 @@ def fmt(values: list[float], floor: list[float] | None = None) -> str:
 def table_row(r: dict) -> str:
     """One page's row of the table (markdown)."""
     if "failed" in r:
-        return f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — |"
+        return f"| {r['id']} | — | — | — | — | {r['failed']} | — | — | — | — | — | — | — |"
     fresh, warm, floor = r["fresh"], r["warm"], r.get("floor", {})
     section = f"{r['section_kind']} (`{r['section_key']}`)" if r["section_kind"] else "—"
     return (
         f"| {r['id']} | {ms(fresh['first'])} | {ms(max(fresh['main'], fresh['last']))} | "
         f"{ms(warm['first'])} "
         f"| {ms(max(warm['main'], warm['last']))} | {r['kind'] or '—'} | "
-        f"{fmt(r['times'], floor.get('whole'))} "
-        f"| {section} | {fmt(r['section_times'], floor.get('section'))} | {fmt(r['drag'])} "
+        f"{fmt(r['times'], floor.get('whole'))} | {fmt(r['cpu'], floor.get('whole_cpu'))} "
+        f"| {section} | {fmt(r['section_times'], floor.get('section'))} "
+        f"| {fmt(r['section_cpu'], floor.get('section_cpu'))} | {fmt(r['drag'])} "
         f"| {'—' if r['drag_sent'] is None else r['drag_sent']} |"
     )
 
@@ -560,17 +605,21 @@ def main() -> None:
     print(
         "| page | first chart, fresh server ms | page drawn, fresh ms "
         "| first chart, warm server ms | page drawn, warm ms | first control "
-        "| → charts settled ms, median (min … max) | section control (key) | → settled ms "
-        "| in-figure drag: move → redraw ms | frames sent in the drag |"
+        "| → charts settled ms, median (min … max) | CPU ms | section control (key) "
+        "| → settled ms | CPU ms | in-figure drag: move → redraw ms | frames sent in the drag |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(table_row(r))
-    every = {k: [x for f in floors for x in f[k]] for k in ("whole", "section")}
+    every = {
+        k: [x for f in floors for x in f[k]]
+        for k in ("whole", "section", "whole_cpu", "section_cpu")
+    }
     print(
         f"\nfloor (benchmarks/floor_app.py: one slider, one three-bar chart), all {len(floors)} "
         "measurements: "
-        f"whole run {fmt(every['whole'])} ms, section (st.fragment) {fmt(every['section'])} ms; "
+        f"whole run {fmt(every['whole'])} ms (CPU {fmt(every['whole_cpu'])} ms), section "
+        f"(st.fragment) {fmt(every['section'])} ms (CPU {fmt(every['section_cpu'])} ms); "
         "its first visit "
         f"on a fresh server: first chart {ms(floor_first['first'])} ms (Streamlit's and Plotly's "
         "JavaScript)"

@@ -46,8 +46,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(timeout: float = 60):
-    """A new server process on a free localhost port; yields its base URL."""
+def streamlit_server(timeout: float = 60, env: dict[str, str] | None = None):
+    """A new server process on a free localhost port (``env``: variables added to this process's
+    environment); yields its base URL."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -62,6 +63,7 @@ def streamlit_server(timeout: float = 60):
             "true",
         ],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -178,6 +178,8 @@ def test_supervisor_restarts_with_backoff_and_a_limit(tmp_path):
     assert f"startretries={serve_room.START_RETRIES}" in section
     assert f"stdout_logfile={tmp_path / 'replica-1.log'}" in section
     assert "dies_with_parent.py" in section and "--signal KILL" in section
+    # the allocator settings that keep a replica's RSS near what it holds (burst.py measures it)
+    assert 'environment=MALLOC_ARENA_MAX="2",MALLOC_MMAP_THRESHOLD_="1048576"' in section
 
 
 def test_replica_command_binds_loopback_and_lists_hosts():
