@@ -32,6 +32,11 @@ def count(n: int) -> str:
     return f"{n:,}"
 
 
+def millions(n: int) -> str:
+    """A parameter count in millions, three significant digits (16,777,216 → 16.8)."""
+    return f"{n / 1e6:.3g}"
+
+
 # ---------------------------------------------------------------- grouped-query attention
 
 
@@ -95,8 +100,8 @@ def gqa_costs(gqa: lesson.GQASection) -> None:
         (
             row.G,
             label("modern.kinds", row.kind),
-            count(row.kv_params),
-            count(row.attention_params),
+            millions(row.kv_params),
+            millions(row.attention_params),
             row.per_token,
             row.per_sequence,
         )
@@ -153,40 +158,37 @@ def section_cache() -> None:
 
 
 def cache_table(cache: lesson.CacheSection) -> None:
-    """Every model: what it caches, bytes per token and per sequence at its own context."""
-    columns = [
-        t("modern.col_model"),
-        t("modern.col_kind"),
-        t("modern.col_layers"),
-        t("modern.col_cached"),
-        t("modern.col_token"),
-        t("modern.col_context"),
-        t("modern.col_sequence"),
-    ]
-    rows = []
+    """Two tables, each narrow enough for a projector: what each model caches, then how many bytes
+    per token and per sequence at its own context."""
+    shapes, sizes = [], []
     for row in cache.rows:
         model = row.model
+        name = label("modern.models", row.id)
         if model.kind == "mla":
             cached = t("modern.cached_mla", c=model.latent, r=model.rope_key)
         else:
             cached = t("modern.cached_kv", G=model.n_kv_heads, H=model.n_heads, Dh=model.head_dim)
+        shapes.append((name, label("modern.kinds", model.kind), model.n_layers, cached))
         context = count(model.context)
         if row.cached_tokens < model.context:
             context = t("modern.context_window", n=context, w=count(row.cached_tokens))
         per_token = [lesson.byte_size(row.bytes_token[dtype]) for dtype in lesson.DTYPES]
         per_sequence = [lesson.byte_size(row.bytes_sequence[dtype]) for dtype in lesson.DTYPES]
-        rows.append(
-            (
-                label("modern.models", row.id),
-                label("modern.kinds", model.kind),
-                model.n_layers,
-                cached,
-                " / ".join(per_token),
-                context,
-                " / ".join(per_sequence),
-            )
-        )
-    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True)
+        sizes.append((name, " / ".join(per_token), context, " / ".join(per_sequence)))
+    shape_columns = [
+        t("modern.col_model"),
+        t("modern.col_kind"),
+        t("modern.col_layers"),
+        t("modern.col_cached"),
+    ]
+    size_columns = [
+        t("modern.col_model"),
+        t("modern.col_token"),
+        t("modern.col_context"),
+        t("modern.col_sequence"),
+    ]
+    st.dataframe(pd.DataFrame(shapes, columns=shape_columns), hide_index=True)
+    st.dataframe(pd.DataFrame(sizes, columns=size_columns), hide_index=True)
     st.caption(t("modern.units") + " " + t("modern.cache_notes"))
 
 

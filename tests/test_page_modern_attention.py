@@ -59,7 +59,8 @@ def test_defaults_grouped_query_attention():
     costs = at.dataframe[0].value
     assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]
     row = costs[costs["G"] == 8].iloc[0]
-    assert row["W_k, W_v params"] == f"{2 * 8192 * 8 * 128:,}"
+    assert row["W_k, W_v (millions)"] == f"{2 * 8192 * 8 * 128 / 1e6:.1f}" == "16.8"
+    assert row["W_q, W_k, W_v, W_o (millions)"] == "151"  # 2 · 8192 · 8192 + 16.8 M
     assert row["per token"] == "328 kB" and row["4,096 tokens"] == "1.34 GB"
 
 
@@ -97,22 +98,28 @@ def test_cache_section_numbers():
     assert m["Cache per token"] == "328 kB"  # Llama 2 70B: 2 · 80 · 8 · 128 · 2 B
     assert m["Cache of one sequence of 4,096 tokens"] == "1.34 GB"
     assert m["Per token with multi-head attention (bf16)"] == "2.62 MB"
-    table = at.dataframe[0].value
-    assert list(table["model"]) == [
-        "GPT-2 small",
-        "GPT-3 175B",
-        "Llama 2 7B",
-        "Llama 2 70B",
-        "Llama 3 8B",
-        "Llama 3 70B",
-        "Mistral 7B",
-        "DeepSeek-V2",
-        "DeepSeek-V3",
-    ]
+    shapes, table = (frame.value for frame in at.dataframe)
+    assert (
+        list(shapes["model"])
+        == list(table["model"])
+        == [
+            "GPT-2 small",
+            "GPT-3 175B",
+            "Llama 2 7B",
+            "Llama 2 70B",
+            "Llama 3 8B",
+            "Llama 3 70B",
+            "Mistral 7B",
+            "DeepSeek-V2",
+            "DeepSeek-V3",
+        ]
+    )
     by_model = table.set_index("model")
     assert by_model.loc["GPT-3 175B", "per token: bf16 / fp8"] == "4.72 MB / 2.36 MB"
     assert by_model.loc["DeepSeek-V3", "one sequence: bf16 / fp8"] == "9.21 GB / 4.61 GB"
-    assert by_model.loc["DeepSeek-V2", "cached per layer"] == "latent 512 + RoPE key 64"
+    by_shape = shapes.set_index("model")
+    assert by_shape.loc["DeepSeek-V2", "cached per layer"] == "latent 512 + RoPE key 64"
+    assert by_shape.loc["Llama 3 8B", "cached per layer"] == "2 × 8 × 128 (32 query heads)"
     assert by_model.loc["Mistral 7B", "own context (tokens)"] == "8,192 (cache: 4,096)"
     (chart,) = figures(at)
     assert [d["name"] for d in chart["data"]] == list(table["model"])

@@ -347,8 +347,9 @@ def flash_live(
         )
     layout: dict = dict(
         font=dict(size=font_size),
-        height=max(360, 140 + 26 * T),
-        margin=dict(l=10, r=10, t=110, b=10),
+        height=max(360, 120 + 8 * font_size + 26 * T),
+        # room above the panels, top down: the two-line title, the panel titles, the tick labels
+        margin=dict(l=10, r=10, t=30 + 7 * font_size, b=10),
         annotations=[],
         shapes=[],
         title=_title(""),
@@ -372,7 +373,7 @@ def flash_live(
                 xref="paper",
                 yref="paper",
                 yanchor="bottom",
-                yshift=24,
+                yshift=int(2.3 * font_size),  # above the top tick labels
                 showarrow=False,
                 font=dict(size=font_size),
             )
@@ -393,7 +394,15 @@ def flash_live(
         rescale = ", ".join(f"{v:.3g}" for v in s.rescale)
         return title(j + 1, len(steps), s.skipped, section.errors[j], rescale)
 
-    layout["title"] = _title(heading(g))
+    layout["title"] = dict(
+        text=heading(g),
+        x=0.0,
+        xanchor="left",
+        y=1.0,
+        yref="container",
+        yanchor="top",
+        pad=dict(t=8),
+    )
     layout["shapes"][1] |= {
         "x0": steps[g].cols[0] + 0.5,
         "x1": steps[g].cols[1] + 0.5,
