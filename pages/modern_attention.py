@@ -40,10 +40,18 @@ def millions(n: int) -> str:
 # ---------------------------------------------------------------- grouped-query attention
 
 
-@section
 def section_gqa() -> None:
-    """H query heads sharing G key/value heads: the grouping, the maps, the cost."""
+    """H query heads sharing G key/value heads: the grouping and the maps (rerun by their own
+    controls), then the cost of every choice at a real model's shape (which none of them
+    changes)."""
     heading(label("modern.sections", "gqa"), t("modern.gqa_intro"), st.header)
+    gqa_view()
+    gqa_costs()
+
+
+@section
+def gqa_view() -> None:
+    """The example's controls, which query heads read which K/V head, and every head's map."""
     first, second, third, fourth = st.columns(4)
     T = widgets.slider(CONTROLS["mo_gt"], t("modern.tokens"), where=first)
     H = widgets.slider(CONTROLS["mo_h"], t("modern.query_heads"), where=second)
@@ -80,13 +88,12 @@ def section_gqa() -> None:
     )
     show(maps, "gqa_maps")
     st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
-    gqa_costs(gqa)
 
 
-def gqa_costs(gqa: lesson.GQASection) -> None:
+def gqa_costs() -> None:
     """Parameters and cache of every choice of G at a real model's shape."""
-    model = lesson.MODELS[gqa.cost_model]
-    name = label("modern.models", gqa.cost_model)
+    model = lesson.MODELS[lesson.COST_MODEL]
+    name = label("modern.models", lesson.COST_MODEL)
     heading(t("modern.cost_heading"), t("modern.cost_intro", model=name, G=model.n_kv_heads))
     columns = [
         t("modern.col_g"),
@@ -105,7 +112,7 @@ def gqa_costs(gqa: lesson.GQASection) -> None:
             row.per_token,
             row.per_sequence,
         )
-        for row in gqa.costs
+        for row in cache_modern.cost_rows(lesson.COST_MODEL)
     ]
     st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True)
     shape = t(
@@ -123,10 +130,19 @@ def gqa_costs(gqa: lesson.GQASection) -> None:
 # ---------------------------------------------------------------- the KV cache of real models
 
 
-@section
 def section_cache() -> None:
-    """Bytes per token and per sequence for each model's published configuration, and a chart."""
+    """One model's sum and the chart (rerun by their own controls), then every model's table and
+    the sources (which neither control changes)."""
     heading(label("modern.sections", "cache"), t("modern.cache_intro"), st.header)
+    cache_view()
+    cache = cache_modern.cache_section(lesson.COST_MODEL, "bf16")  # the tables read no control
+    cache_table(cache)
+    sources(cache)
+
+
+@section
+def cache_view() -> None:
+    """The number format and the model written out: its sum, its metrics, the chart."""
     left, right = st.columns(2)
     dtype = widgets.radio(CONTROLS["mo_dtype"], t("modern.dtype"), where=left)
     model = widgets.select(CONTROLS["mo_model"], t("modern.model"), where=right)
@@ -141,7 +157,6 @@ def section_cache() -> None:
         lesson.byte_size(chosen.bytes_sequence[dtype]),
     )
     third.metric(t("modern.as_mha_metric"), lesson.byte_size(chosen.mha_bytes_token))
-    cache_table(cache)
     names = {f"name_{row.id}": label("modern.models", row.id) for row in cache.rows}
     curves = cache_modern.cache_curves(
         model,
@@ -154,7 +169,6 @@ def section_cache() -> None:
     )
     show(curves, "kv_cache_vs_context")
     st.caption(t("modern.cache_chart_caption"))
-    sources(cache)
 
 
 def cache_table(cache: lesson.CacheSection) -> None:
@@ -283,7 +297,7 @@ def section_flash() -> None:
     block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=second)
     block_k = widgets.number(CONTROLS["mo_fbk"], t("modern.block_k"), where=third)
     causal = widgets.toggle(CONTROLS["mo_fcausal"], t("modern.causal"), where=fourth)
-    n_blocks = lesson.blocks_of(T, min(max(block_q, 1), T))
+    n_blocks = lesson.query_blocks(T, block_q)
     widgets.clamp(CONTROLS["mo_fqb"], hi=n_blocks)
     q_block = widgets.select_slider(
         CONTROLS["mo_fqb"], t("modern.q_block"), hi=n_blocks, help=t("modern.q_block_help")
@@ -339,8 +353,10 @@ def flash_steps(flash: lesson.FlashSection) -> None:
     explain(t("modern.not_fast"))
 
 
+@section
 def flash_traffic() -> None:
-    """Dao et al. 2022's memory-traffic arithmetic for a chosen N, d and on-chip memory."""
+    """Dao et al. 2022's memory-traffic arithmetic for a chosen N, d and on-chip memory: its own
+    controls rerun only this."""
     heading(t("modern.traffic_heading"), t("modern.traffic_intro"))
     first, second, third = st.columns(3)
     N = widgets.select(CONTROLS["mo_fn"], t("modern.traffic_n"), where=first)

@@ -352,7 +352,7 @@ def test_cache_formula_and_gqa_costs():
     section = lesson.gqa_section(6, 8, 2, True)
     assert section.kind == "gqa" and section.groups == ((0, 1, 2, 3), (4, 5, 6, 7))
     assert section.repeat_difference < TOL
-    by_g = {row.G: row for row in section.costs}
+    by_g = {row.G: row for row in lesson.cost_rows(lesson.MODELS[lesson.COST_MODEL])}
     assert sorted(by_g) == [1, 2, 4, 8, 16, 32, 64]
     assert by_g[8].kv_params == 2 * 8192 * 8 * 128 == 16_777_216
     assert by_g[64].attention_params == 4 * 8192 * 8192

@@ -21,6 +21,11 @@ def gqa_section(T: int, H: int, G: int, causal: bool) -> lesson.GQASection:
     return lesson.gqa_section(T, H, G, causal)
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def cost_rows(model: str) -> tuple[lesson.CostRow, ...]:
+    return lesson.cost_rows(lesson.MODELS[model])
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def cache_section(model: str, dtype: str) -> lesson.CacheSection:
     return lesson.cache_section(model, dtype)

@@ -26,6 +26,7 @@ KINDS = ("mha", "gqa", "mqa", "mla")  # multi-head, grouped-query, multi-query, 
 DTYPES = ("bf16", "fp8")  # what one cached number takes: 2 bytes (fp16 or bf16) or 1 byte
 BYTES = {"bf16": 2, "fp8": 1}
 SEED = 0
+COST_MODEL = "llama2_70b"  # the real shape whose every choice of G the cost table prices
 GQA_DH = 4  # the small example's head width
 FLASH_D = 4  # the online-softmax demo's width
 MAX_DEMO_HEADS = 16
@@ -35,16 +36,16 @@ MAX_FLASH_TOKENS = 16
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
 SRAM_KB = (100, 192, 228)  # the paper's "around 100 KB"; an A100's and an H100's SRAM per SM
-CONTEXTS = tuple(2**k for k in range(9, 18)) + (163840,)  # the cache chart's context lengths
+CONTEXTS = tuple(2**k for k in range(9, 18))  # the cache chart's context lengths: 512 … 131,072
 
 # ---------------------------------------------------------------- the models' configurations
 
 
 @dataclass(frozen=True)
 class Model:
-    """A published configuration: what its KV cache holds per token, and its own context."""
+    """A published configuration: what its KV cache holds per token, and its own context (its name
+    is the label table ``modern.models``)."""
 
-    name: str  # as its makers write it (the same in every language)
     kind: str  # one of KINDS
     n_layers: int
     n_heads: int  # query heads
@@ -78,7 +79,6 @@ _GPT2 = decode.GPT2_SMALL
 _GPT3 = decode.GPT3_175B
 MODELS = {
     "gpt2_small": Model(
-        "GPT-2 small",
         "mha",
         n_layers=_GPT2["n_layers"],
         n_heads=_GPT2["n_heads"],
@@ -93,7 +93,6 @@ MODELS = {
         ),
     ),
     "gpt3_175b": Model(
-        "GPT-3 175B",
         "mha",
         n_layers=_GPT3["n_layers"],
         n_heads=_GPT3["n_heads"],
@@ -107,7 +106,6 @@ MODELS = {
         ),
     ),
     "llama2_7b": Model(
-        "Llama 2 7B",
         "mha",
         n_layers=32,
         n_heads=32,
@@ -123,7 +121,6 @@ MODELS = {
         ),
     ),
     "llama2_70b": Model(
-        "Llama 2 70B",
         "gqa",
         n_layers=80,
         n_heads=64,
@@ -139,7 +136,6 @@ MODELS = {
         ),
     ),
     "llama3_8b": Model(
-        "Llama 3 8B",
         "gqa",
         n_layers=32,
         n_heads=32,
@@ -155,7 +151,6 @@ MODELS = {
         ),
     ),
     "llama3_70b": Model(
-        "Llama 3 70B",
         "gqa",
         n_layers=80,
         n_heads=64,
@@ -171,7 +166,6 @@ MODELS = {
         ),
     ),
     "mistral_7b": Model(
-        "Mistral 7B",
         "gqa",
         n_layers=32,
         n_heads=32,
@@ -188,7 +182,6 @@ MODELS = {
         ),
     ),
     "deepseek_v2": Model(
-        "DeepSeek-V2",
         "mla",
         n_layers=60,
         n_heads=128,
@@ -206,7 +199,6 @@ MODELS = {
         ),
     ),
     "deepseek_v3": Model(
-        "DeepSeek-V3",
         "mla",
         n_layers=61,
         n_heads=128,
@@ -289,8 +281,6 @@ class GQASection:
     result: modern.GQAResult  # weights (H, T, T), output (H, T, Dh)
     groups: tuple[tuple[int, ...], ...]  # (G,) the query heads (0-based) of each K/V head
     repeat_difference: float  # max |output − H ordinary heads with K/V copied|
-    cost_model: str  # the real shape of the cost table (a key of MODELS)
-    costs: tuple[CostRow, ...]  # one row per G that divides the real model's H
 
 
 def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
@@ -313,8 +303,6 @@ def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
         result=result,
         groups=groups,
         repeat_difference=float(np.abs(result.output - copied).max()),
-        cost_model="llama2_70b",
-        costs=cost_rows(MODELS["llama2_70b"]),
     )
 
 
@@ -542,9 +530,11 @@ def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
     )
 
 
-def blocks_of(T: int, block: int) -> int:
-    """How many blocks of ``block`` rows cover T rows (the last one may be shorter)."""
-    return math.ceil(T / block)
+def query_blocks(T: int, block_q: int) -> int:
+    """How many query blocks the query-block control may choose from: ⌈T / B_q⌉ (the last block may
+    be shorter); 1 for a block size out of range, which :func:`flash_section` refuses with a
+    message."""
+    return math.ceil(T / block_q) if 1 <= block_q <= T else 1
 
 
 def head_rows(weights: np.ndarray, columns: int) -> np.ndarray:
