@@ -3,8 +3,9 @@ sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
 figures: visattn.figures.modern, built once per input in ui.cache_modern. One section is drawn at a
-time, chosen by the section control; each is a ui.frame.section, so its own controls rerun it
-alone. Every section's controls are bound on every full run: a link keeps them all."""
+time, chosen by the section control; what a section's controls change is a ui.frame.section, so
+they rerun it alone (the tables they do not change are drawn around it). Every section's controls
+are bound on every full run: a link keeps them all."""
 
 import pandas as pd
 import streamlit as st
@@ -135,9 +136,9 @@ def section_cache() -> None:
     the sources (which neither control changes)."""
     heading(label("modern.sections", "cache"), t("modern.cache_intro"), st.header)
     cache_view()
-    cache = cache_modern.cache_section(lesson.COST_MODEL, "bf16")  # the tables read no control
-    cache_table(cache)
-    sources(cache)
+    rows = cache_modern.model_rows()
+    cache_table(rows)
+    sources(rows)
 
 
 @section
@@ -171,11 +172,11 @@ def cache_view() -> None:
     st.caption(t("modern.cache_chart_caption"))
 
 
-def cache_table(cache: lesson.CacheSection) -> None:
+def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
     """Two tables, each narrow enough for a projector: what each model caches, then how many bytes
     per token and per sequence at its own context."""
     shapes, sizes = [], []
-    for row in cache.rows:
+    for row in rows:
         model = row.model
         name = label("modern.models", row.id)
         if model.kind == "mla":
@@ -206,10 +207,10 @@ def cache_table(cache: lesson.CacheSection) -> None:
     st.caption(t("modern.units") + " " + t("modern.cache_notes"))
 
 
-def sources(cache: lesson.CacheSection) -> None:
+def sources(rows: tuple[lesson.ModelRow, ...]) -> None:
     """Where each model's numbers come from."""
     with st.expander(t("modern.sources")):
-        for row in cache.rows:
+        for row in rows:
             paper, config = row.model.source
             name = label("modern.models", row.id)
             st.markdown(t("modern.source_line", model=name, paper=paper, config=config))

@@ -369,3 +369,13 @@ def test_cache_formula_and_gqa_costs():
 def test_public_names_are_lazy_exports():
     for name in ("grouped_query_attention", "flash_attention", "GQAResult", "FlashResult"):
         assert getattr(visattn, name) is getattr(modern, name)
+
+
+def test_the_window_sliders_steps_stay_few():
+    short = lesson.window_section(20, 4, 3, 0)
+    assert short.windows == tuple(range(1, 21)) and short.active == 3
+    long = lesson.window_section(48, 5, 3, 0)
+    assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
+    assert long.windows[0] == 1 and long.windows[-1] == 48
+    for w, m in zip(long.windows, long.masks, strict=True):
+        np.testing.assert_array_equal(m, modern.window_mask(48, w))

@@ -26,6 +26,11 @@ def cost_rows(model: str) -> tuple[lesson.CostRow, ...]:
     return lesson.cost_rows(lesson.MODELS[model])
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def model_rows() -> tuple[lesson.ModelRow, ...]:
+    return lesson.model_rows()
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def cache_section(model: str, dtype: str) -> lesson.CacheSection:
     return lesson.cache_section(model, dtype)

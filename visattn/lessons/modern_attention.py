@@ -32,6 +32,7 @@ FLASH_D = 4  # the online-softmax demo's width
 MAX_DEMO_HEADS = 16
 MAX_DEMO_TOKENS = 12
 MAX_WINDOW_TOKENS = 48
+LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
 MAX_FLASH_TOKENS = 16
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
@@ -350,7 +351,9 @@ class CacheSection:
     formula: str  # LaTeX: that model's bytes per token, factor by factor
 
 
-def cache_section(model_id: str, dtype: str) -> CacheSection:
+def model_rows() -> tuple[ModelRow, ...]:
+    """Every model of MODELS: numbers and bytes per token, bytes of one sequence at its own context
+    (the tables, which no control changes)."""
     rows = []
     for key, model in MODELS.items():
         per_token = {d: modern.kv_cache_bytes(model.shape, b) for d, b in BYTES.items()}
@@ -368,6 +371,12 @@ def cache_section(model_id: str, dtype: str) -> CacheSection:
                 mha_bytes_token=modern.kv_cache_bytes(model.mha_shape, BYTES["bf16"]),
             )
         )
+    return tuple(rows)
+
+
+def cache_section(model_id: str, dtype: str) -> CacheSection:
+    """The model written out (its formula and numbers) and every model's curve in ``dtype``."""
+    rows = model_rows()
     curves = {}
     for row in rows:
         model = row.model
@@ -378,7 +387,7 @@ def cache_section(model_id: str, dtype: str) -> CacheSection:
     chosen = next(r for r in rows if r.id == model_id)
     return CacheSection(
         dtype=dtype,
-        rows=tuple(rows),
+        rows=rows,
         contexts=CONTEXTS,
         curves=curves,
         chosen=chosen,
@@ -424,7 +433,9 @@ class WindowSection:
 def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSection:
     window = modern.check_window(window)
     mask = modern.window_mask(T, window, sinks=sinks)
-    grid, active = display.with_value(range(1, T + 1), window)
+    # the in-figure slider's windows: every W up to T at most LIVE_WINDOWS of them (a 48-token mask
+    # is 2,304 numbers a step), and the control's own
+    grid, active = display.with_value(display.even_grid(1, T, 1, most=LIVE_WINDOWS), window)
     windows = tuple(int(w) for w in grid)
     masks = np.stack([modern.window_mask(T, w, sinks=sinks) for w in windows])  # (W, T, T)
     reach = modern.receptive_field(mask, layers)[:, -1, :]  # (L, T)
