@@ -379,3 +379,53 @@ def test_the_window_sliders_steps_stay_few():
     assert long.windows[0] == 1 and long.windows[-1] == 48
     for w, m in zip(long.windows, long.masks, strict=True):
         np.testing.assert_array_equal(m, modern.window_mask(48, w))
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _figure_builds():
+    """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
+    from visattn.figures import modern as modern_figures
+
+    gqa = lesson.gqa_section(6, 8, 2, True)
+    cache = lesson.cache_section("deepseek_v3", "fp8")
+    window = lesson.window_section(20, 4, 3, 2)
+    flash = lesson.flash_section(10, 4, 3, True, 3)
+    traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
+
+    def flash_title(j, n, skipped, error, rescale):
+        return f"{j}/{n} {skipped} {error:.1e} {rescale}"
+
+    return {
+        "grouping": modern_figures.grouping(gqa.result.kv_head),
+        "grouping mqa": modern_figures.grouping([0] * 16),
+        "cache curves": modern_figures.cache_curves({key: xy for key, xy in cache.curves.items()}),
+        "traffic": modern_figures.traffic_curves(
+            lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
+        ),
+        "window live": modern_figures.window_live(window, title=str),
+        "receptive": modern_figures.receptive(window.reach, layer_names=["1", "2", "3"]),
+        "flash live": modern_figures.flash_live(
+            flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")
+        ),
+    }
+
+
+def test_every_figure_passes_plotly_validation():
+    import plotly.graph_objects as go
+
+    for name, fig in _figure_builds().items():
+        assert go.Figure(fig.to_dict()).data, name
+
+
+def test_the_flash_figure_opens_on_the_last_block_and_moves_the_tile():
+    fig = _figure_builds()["flash live"].to_dict()
+    (slider,) = fig["layout"]["sliders"]
+    steps = slider["steps"]
+    assert len(steps) == 4 and slider["active"] == 3
+    # the tile outline over key block j: columns 3j + 1 … 3j + 3 (the last one shorter)
+    assert [s["args"][1]["shapes[1].x0"] for s in steps] == [0.5, 3.5, 6.5, 9.5]
+    assert [s["args"][1]["shapes[1].x1"] for s in steps] == [3.5, 6.5, 9.5, 10.5]
+    # query block 3 (rows 9 and 10) of a causal run: no tile is all future, none is skipped
+    assert all("False" in s["args"][1]["title.text"] for s in steps)

@@ -82,7 +82,12 @@ def check_window(window: object) -> int:
 
 
 def window_mask(
-    T: int, window: int | None = None, *, Tk: int | None = None, sinks: int = 0, causal=True
+    T: int,
+    window: int | None = None,
+    *,
+    Tk: int | None = None,
+    sinks: int = 0,
+    causal: bool = True,
 ) -> np.ndarray:
     """(T, Tk) boolean mask, True = query i may attend to key j.
 
