@@ -377,8 +377,12 @@ def test_the_window_sliders_steps_stay_few():
     long = lesson.window_section(48, 5, 3, 0)
     assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
     assert long.windows[0] == 1 and long.windows[-1] == 48
-    for w, m in zip(long.windows, long.masks, strict=True):
+    for w, k, m in zip(long.windows, long.window_keys, long.masks, strict=True):
         np.testing.assert_array_equal(m, modern.window_mask(48, w))
+        assert k == min(w, 48)
+    sinks = lesson.window_section(20, 4, 3, 2)
+    # W + 2 sinks while the band has not reached them, never more than T
+    assert sinks.window_keys[3] == 6 and sinks.window_keys[-1] == 20
 
 
 # ---------------------------------------------------------------- figures
@@ -404,7 +408,7 @@ def _figure_builds():
         "traffic": modern_figures.traffic_curves(
             lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
         ),
-        "window live": modern_figures.window_live(window, title=str),
+        "window live": modern_figures.window_live(window, title="W = {} · {} keys".format),
         "receptive": modern_figures.receptive(window.reach, layer_names=["1", "2", "3"]),
         "flash live": modern_figures.flash_live(
             flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")

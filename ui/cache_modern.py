@@ -91,8 +91,8 @@ def window_live(
     section = window_section(T, window, layers, sinks)
     template = words.pop("title")
 
-    def title(w: int) -> str:
-        return template.format(w=w, k=w + sinks)
+    def title(w: int, k: int) -> str:
+        return template.format(w=w, k=k)
 
     return modern_figures.window_live(section, title=title, font_size=font_size, **words)
 

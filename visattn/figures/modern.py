@@ -188,7 +188,7 @@ def _mask_z(mask: np.ndarray) -> np.ndarray:
 def window_live(
     section: WindowSection,
     *,
-    title: Callable[[int], str],
+    title: Callable[[int, int], str],
     label: str = "W = ",
     x_title: str = "key",
     y_title: str = "query",
@@ -196,14 +196,14 @@ def window_live(
     font_size: int = 14,
 ) -> go.Figure:
     """The banded causal mask (1 = may attend), with an in-figure slider over the window W
-    (``title(W)`` above each)."""
+    (``title(W, most keys a query reads)`` above each)."""
     T = section.T
     positions = list(range(1, T + 1))
     fig = heatmap(
         _mask_z(section.mask),
         positions,
         positions,
-        title=title(section.window),
+        title=title(section.window, section.keys_per_query),
         x_title=x_title,
         y_title=y_title,
         value_name=value_name,
@@ -221,9 +221,9 @@ def window_live(
         steps=[
             live.Step(
                 traces={0: {"z": live.packed(_mask_z(m))}},
-                layout={"title.text": title(w)},
+                layout={"title.text": title(w, k)},
             )
-            for w, m in zip(section.windows, section.masks, strict=True)
+            for w, k, m in zip(section.windows, section.window_keys, section.masks, strict=True)
         ],
     )
 

@@ -420,6 +420,7 @@ class WindowSection:
     mask: np.ndarray  # (T, T) True = may attend
     masks: np.ndarray  # (W_grid, T, T) the mask at each window of the in-figure slider
     windows: tuple[int, ...]  # the in-figure slider's windows, the control's among them
+    window_keys: tuple[int, ...]  # the most keys one query reads at each of those windows
     active: int  # index of the control's window
     reach: np.ndarray  # (L, T) can position j reach the last token after layer l + 1?
     span: int  # positions the last token depends on after L layers (measured)
@@ -453,6 +454,7 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
         mask=mask,
         masks=masks,
         windows=windows,
+        window_keys=tuple(int(m.sum(axis=1).max()) for m in masks),
         active=active,
         reach=reach,
         span=int(reach[-1].sum()),
