@@ -282,7 +282,6 @@ def flash_live(
     label: str = "key/value block ",
     query_name: str = "query",
     key_name: str = "key",
-    value_name: str = "value",
     font_size: int = 14,
 ) -> go.Figure:
     """The online softmax of one query block: the whole score matrix S with the block's rows and the
@@ -351,8 +350,6 @@ def flash_live(
         # room above the panels, top down: the two-line title, the panel titles, the tick labels
         margin=dict(l=10, r=10, t=30 + 7 * font_size, b=10),
         annotations=[],
-        shapes=[],
-        title=_title(""),
     )
     for k, (lo, hi) in enumerate(domains):
         sfx = "" if k == 0 else str(k + 1)
@@ -378,14 +375,9 @@ def flash_live(
                 font=dict(size=font_size),
             )
         )
-    outline = dict(type="rect", xref="x", yref="y", line=dict(width=3))
-    layout["shapes"] = [
-        outline
-        | dict(x0=0.5, x1=T + 0.5, y0=r0 + 0.5, y1=r1 + 0.5, line=dict(width=2, dash="dot")),
-        outline | dict(x0=0, x1=0, y0=r0 + 0.5, y1=r1 + 0.5, line=dict(width=3, color="#111")),
-    ]
 
     def tile(step) -> dict:
+        """The outline of the tile ``step`` computes: its key columns (shapes[1])."""
         c0, c1 = step.cols
         return {"shapes[1].x0": c0 + 0.5, "shapes[1].x1": c1 + 0.5}
 
@@ -394,6 +386,12 @@ def flash_live(
         rescale = ", ".join(f"{v:.3g}" for v in s.rescale)
         return title(j + 1, len(steps), s.skipped, section.errors[j], rescale)
 
+    rows_box = dict(type="rect", xref="x", yref="y", y0=r0 + 0.5, y1=r1 + 0.5)
+    c0, c1 = steps[g].cols
+    layout["shapes"] = [
+        rows_box | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
+        rows_box | dict(x0=c0 + 0.5, x1=c1 + 0.5, line=dict(width=3, color="#111")),  # the tile
+    ]
     layout["title"] = dict(
         text=heading(g),
         x=0.0,
@@ -403,10 +401,6 @@ def flash_live(
         yanchor="top",
         pad=dict(t=8),
     )
-    layout["shapes"][1] |= {
-        "x0": steps[g].cols[0] + 0.5,
-        "x1": steps[g].cols[1] + 0.5,
-    }
     fig = _figure(data, layout)
     return live.add_slider(
         fig,
