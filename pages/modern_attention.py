@@ -65,16 +65,21 @@ def gqa_view() -> None:
         return
     kind = label("modern.kinds", gqa.kind)
     st.markdown(t("modern.gqa_kind", H=gqa.H, G=gqa.G, kind=kind, per=gqa.H // gqa.G))
-    grouping = modern_figures.grouping(
-        gqa.result.kv_head,
+    grouping = cache_modern.grouping(
+        gqa.T,
+        gqa.H,
+        gqa.G,
+        causal,
+        font_size(),
         query_name=t("modern.query_heads_axis"),
         kv_name=t("modern.kv_heads_axis"),
         query_hover=t("modern.query_head"),
         kv_hover=t("modern.kv_head"),
-        title=t("modern.grouping_title", H=gqa.H, G=gqa.G),
-        font_size=font_size(),
+        title=t("modern.grouping_title"),
+        label=t("modern.g_prefix"),
     )
     show(grouping, "gqa_grouping")
+    kinds = {f"kind_{kind}": label("modern.kinds", kind) for kind in lesson.KINDS}
     maps = cache_modern.head_maps(
         gqa.T,
         gqa.H,
@@ -86,8 +91,10 @@ def gqa_view() -> None:
         value_name=t("common.weight"),
         query_name=t("common.query"),
         key_name=t("common.key"),
+        **kinds,
     )
     show(maps, "gqa_maps")
+    st.caption(t("modern.g_slider_caption"))
     st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
 
 

@@ -55,6 +55,25 @@ def test_defaults_grouped_query_attention():
     np.testing.assert_allclose(np.stack(cells), expected, atol=1e-6)
     titles = [a["text"] for a in maps["layout"]["annotations"]]
     assert titles[0] == "query head 1 · K/V head 1" and titles[7] == "query head 8 · K/V head 2"
+    # both figures' in-figure sliders try every G dividing 8, starting at the control's G = 2
+    for fig in (grouping, maps):
+        (slider,) = fig["layout"]["sliders"]
+        assert [step["label"] for step in slider["steps"]] == ["1", "2", "4", "8"]
+        assert slider["active"] == 1
+    (slider,) = maps["layout"]["sliders"]
+    for G, step in zip((1, 2, 4, 8), slider["steps"], strict=True):
+        K = np.random.default_rng(lesson.SEED + 1).standard_normal((G, 6, lesson.GQA_DH))
+        V = np.random.default_rng(lesson.SEED + 2).standard_normal((G, 6, lesson.GQA_DH))
+        weights = modern.grouped_query_attention(rng_q, K, V, causal=True).weights
+        sent = np.stack([array(z).reshape(6, 6) for z in step["args"][0]["z"]])
+        np.testing.assert_allclose(sent, weights, atol=1e-6)
+        layout = step["args"][1]
+        assert (
+            layout["annotations[7].text"] == f"query head 8 · K/V head {7 * G // 8 + 1}"
+        )  # h // (H / G)
+    (slider,) = grouping["layout"]["sliders"]
+    mqa = slider["steps"][0]["args"][0]  # G = 1: every line ends at the one K/V head
+    assert all(x[1] == 3.5 for x in mqa["x"][:8])
     assert "8 query heads share 2 key/value heads: **grouped-query attention**" in texts(at)
     costs = at.dataframe[0].value
     assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]

@@ -58,22 +58,50 @@ def traffic_over_n(d: int, sram_kb: int) -> tuple[list[int], list[int], list[int
     return list(lesson.FLASH_N), [r.standard for r in rows], [r.flash for r in rows]
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def gqa_steps(T: int, H: int, G: int, causal: bool) -> lesson.GQASteps:
+    return lesson.gqa_steps(T, H, G, causal)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def grouping(T: int, H: int, G: int, causal: bool, font_size: int, **words: str) -> go.Figure:
+    """Which K/V head each query head reads, with an in-figure slider over every G dividing H."""
+    steps = gqa_steps(T, H, G, causal)
+    template = words.pop("title")
+
+    def title(g: int) -> str:
+        return template.format(H=H, G=g)
+
+    return modern_figures.grouping_live(steps, title=title, font_size=font_size, **words)
+
+
 @st.cache_resource(max_entries=64, show_spinner=False)
 def head_maps(T: int, H: int, G: int, causal: bool, font_size: int, **words: str) -> go.Figure:
-    """Every query head's weights, four to a row, each titled with the K/V head it reads."""
-    section = gqa_section(T, H, G, causal)
-    template = words.pop("cell_title")
-    titles = [template.format(h=h + 1, g=int(g) + 1) for h, g in enumerate(section.result.kv_head)]
+    """Every query head's weights, four to a row, each titled with the K/V head it reads, with an
+    in-figure slider over every G dividing H (kind names: words["kind_<kind>"])."""
+    steps = gqa_steps(T, H, G, causal)
+    cell_template, title_template = words.pop("cell_title"), words.pop("title")
+    kinds = {kind: words.pop(f"kind_{kind}") for kind in lesson.KINDS}
+
+    def cell_title(h: int, g: int) -> str:
+        return cell_template.format(h=h, g=g)
+
+    def title(g: int, kind: str) -> str:
+        return title_template.format(G=g, kind=kinds[kind])
+
+    s = steps.active
     positions = list(range(1, T + 1))
-    return figures.head_grid(
-        lesson.head_rows(section.result.weights, 4),
+    grid = figures.head_grid(
+        lesson.head_rows(steps.weights[s], 4),
         positions,
         positions,
-        cell_titles=titles,
+        cell_titles=[cell_title(h + 1, int(g) + 1) for h, g in enumerate(steps.kv_heads[s])],
+        title=title(steps.Gs[s], steps.kinds[s]),
         font_size=font_size,
         cell_px=260,
         **words,
     )
+    return modern_figures.maps_live(grid, steps, cell_title=cell_title, title=title)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

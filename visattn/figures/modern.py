@@ -29,7 +29,7 @@ from .core import (
 from .matrices import heatmap
 
 if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
-    from ..lessons.modern_attention import FlashSection, WindowSection
+    from ..lessons.modern_attention import FlashSection, GQASteps, WindowSection
 
 
 def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int = 420, **extra):
@@ -42,6 +42,16 @@ def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int 
         margin=dict(l=10, r=10, t=70, b=10),
         **extra,
     )
+
+
+def _kv_x(kv_head: Sequence[int]) -> list[float]:
+    """Where each K/V head sits: under the middle of its query heads."""
+    G = max(kv_head) + 1
+    return [float(np.mean([h for h, k in enumerate(kv_head) if k == g])) for g in range(G)]
+
+
+def _colour(g: int) -> str:
+    return HEAD_COLOURS[g % len(HEAD_COLOURS)]
 
 
 def grouping(
@@ -57,7 +67,7 @@ def grouping(
     """Query heads (top row) joined to the K/V head each reads (bottom row), one colour a group."""
     kv_head = [int(g) for g in kv_head]
     H, G = len(kv_head), max(kv_head) + 1
-    kv_x = [float(np.mean([h for h in range(H) if kv_head[h] == g])) for g in range(G)]
+    kv_x = _kv_x(kv_head)
     data = []
     for h, g in enumerate(kv_head):
         data.append(
@@ -66,13 +76,13 @@ def grouping(
                 x=[h, kv_x[g]],
                 y=[1, 0],
                 mode="lines",
-                line=dict(color=HEAD_COLOURS[g % len(HEAD_COLOURS)], width=3),
+                line=dict(color=_colour(g), width=3),
                 hoverinfo="skip",
                 showlegend=False,
             )
         )
     size = 34 if H <= 8 else 24
-    colours = [HEAD_COLOURS[g % len(HEAD_COLOURS)] for g in kv_head]
+    colours = [_colour(g) for g in kv_head]
     data.append(
         dict(
             type="scatter",
@@ -95,7 +105,7 @@ def grouping(
             marker=dict(
                 size=size + 8,
                 symbol="square",
-                color=[HEAD_COLOURS[g % len(HEAD_COLOURS)] for g in range(G)],
+                color=[_colour(g) for g in range(G)],
                 line=dict(color="white", width=2),
             ),
             text=[str(g + 1) for g in range(G)],
@@ -120,6 +130,79 @@ def grouping(
         ),
     )
     return _figure(data, layout)
+
+
+def grouping_live(
+    steps: GQASteps,
+    *,
+    title: Callable[[int], str],
+    label: str = "G = ",
+    **words: str | int,
+) -> go.Figure:
+    """:func:`grouping` at the control's G, with an in-figure slider over every G that divides H:
+    each position redraws the lines, the colours and the K/V heads (``title(G)`` above)."""
+    g = steps.active
+    fig = grouping(steps.kv_heads[g], title=title(steps.Gs[g]), **words)
+    H = steps.kv_heads.shape[1]
+
+    def step(kv_head: np.ndarray, G: int) -> live.Step:
+        kv_x = _kv_x([int(k) for k in kv_head])
+        lines = {
+            h: {"x": [h, kv_x[k]], "line.color": _colour(int(k))} for h, k in enumerate(kv_head)
+        }
+        queries = {H: {"marker.color": [_colour(int(k)) for k in kv_head]}}
+        kv = {
+            H + 1: {
+                "x": kv_x,
+                "y": [0] * G,
+                "text": [str(k + 1) for k in range(G)],
+                "marker.color": [_colour(k) for k in range(G)],
+            }
+        }
+        return live.Step(traces=lines | queries | kv, layout={"title.text": title(G)})
+
+    return live.add_slider(
+        fig,
+        label=label,
+        values=steps.Gs,
+        active=g,
+        fmt=str,
+        tick_labels=True,
+        steps=[step(kv, G) for kv, G in zip(steps.kv_heads, steps.Gs, strict=True)],
+    )
+
+
+def maps_live(
+    fig: go.Figure,
+    steps: GQASteps,
+    *,
+    cell_title: Callable[[int, int], str],
+    title: Callable[[int, str], str],
+    label: str = "G = ",
+) -> go.Figure:
+    """The head grid ``fig`` (one heatmap per query head, in order) with an in-figure slider over
+    every G that divides H: each position sends every head's weights and retitles the cells
+    ``cell_title(h, g)`` (1-based) and the figure ``title(G, kind)``."""
+
+    def step(s: int) -> live.Step:
+        cells = {h: {"z": live.packed(w)} for h, w in enumerate(steps.weights[s])}
+        names = {
+            f"annotations[{h}].text": cell_title(h + 1, int(k) + 1)
+            for h, k in enumerate(steps.kv_heads[s])
+        }
+        return live.Step(
+            traces=cells, layout=names | {"title.text": title(steps.Gs[s], steps.kinds[s])}
+        )
+
+    return live.add_slider(
+        fig,
+        label=label,
+        values=steps.Gs,
+        active=steps.active,
+        fmt=str,
+        tick_labels=True,
+        steps=[step(s) for s in range(len(steps.Gs))],
+    )
 
 
 def cache_curves(

@@ -307,6 +307,32 @@ def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
     )
 
 
+@dataclass(frozen=True)
+class GQASteps:
+    """The example at every G that divides H, for the in-figure slider over G (both figures)."""
+
+    Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
+    active: int  # index of the control's G
+    kv_heads: np.ndarray  # (S, H) the K/V head each query head reads at each G
+    weights: np.ndarray  # (S, H, T, T) every query head's weights at each G
+    kinds: tuple[str, ...]  # (S,) mha, gqa or mqa
+
+
+def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
+    """:func:`gqa_section` at every G that divides H (the same seeded queries; keys and values
+    drawn for each G as the section draws them); an InputError unless G divides H."""
+    modern.kv_head_of(H, G)
+    Gs = tuple(modern.divisors(H))
+    runs = [gqa_section(T, H, g, causal) for g in Gs]
+    return GQASteps(
+        Gs=Gs,
+        active=Gs.index(G),
+        kv_heads=np.stack([run.result.kv_head for run in runs]),  # (S, H)
+        weights=np.stack([run.result.weights for run in runs]),  # (S, H, T, T)
+        kinds=tuple(run.kind for run in runs),
+    )
+
+
 def cost_rows(model: Model) -> tuple[CostRow, ...]:
     """Parameters and cache of the model's attention for every G that divides its H (fp16)."""
     D, H, Dh = model.d_model, model.n_heads, model.head_dim
