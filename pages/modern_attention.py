@@ -66,10 +66,8 @@ def gqa_view() -> None:
     kind = label("modern.kinds", gqa.kind)
     st.markdown(t("modern.gqa_kind", H=gqa.H, G=gqa.G, kind=kind, per=gqa.H // gqa.G))
     grouping = cache_modern.grouping(
-        gqa.T,
         gqa.H,
         gqa.G,
-        causal,
         font_size(),
         query_name=t("modern.query_heads_axis"),
         kv_name=t("modern.kv_heads_axis"),

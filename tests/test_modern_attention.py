@@ -405,7 +405,7 @@ def _figure_builds():
     grid = visattn.figures.head_grid(lesson.head_rows(steps.weights[steps.active], 4))
     return {
         "grouping": modern_figures.grouping(gqa.result.kv_head),
-        "grouping live": modern_figures.grouping_live(steps, title=str),
+        "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2), title=str),
         "maps live": modern_figures.maps_live(
             grid, steps, cell_title="{} · {}".format, title="{} {}".format
         ),

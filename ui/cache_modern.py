@@ -64,9 +64,10 @@ def gqa_steps(T: int, H: int, G: int, causal: bool) -> lesson.GQASteps:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def grouping(T: int, H: int, G: int, causal: bool, font_size: int, **words: str) -> go.Figure:
-    """Which K/V head each query head reads, with an in-figure slider over every G dividing H."""
-    steps = gqa_steps(T, H, G, causal)
+def grouping(H: int, G: int, font_size: int, **words: str) -> go.Figure:
+    """Which K/V head each query head reads, with an in-figure slider over every G dividing H (the
+    same figure whatever T and the mask)."""
+    steps = lesson.grouping_steps(H, G)
     template = words.pop("title")
 
     def title(g: int) -> str:

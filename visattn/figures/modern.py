@@ -29,7 +29,7 @@ from .core import (
 from .matrices import heatmap
 
 if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
-    from ..lessons.modern_attention import FlashSection, GQASteps, WindowSection
+    from ..lessons.modern_attention import FlashSection, GQASteps, GroupingSteps, WindowSection
 
 
 def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int = 420, **extra):
@@ -133,7 +133,7 @@ def grouping(
 
 
 def grouping_live(
-    steps: GQASteps,
+    steps: GroupingSteps,
     *,
     title: Callable[[int], str],
     label: str = "G = ",

@@ -179,7 +179,7 @@ MODELS = {
             "Jiang et al. 2023, §2: context_len 8192",
             "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json: "
             "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, "
-            "hidden_size 4096, sliding_window 4096",
+            "hidden_size 4096, sliding_window 4096, max_position_embeddings 32768",
         ),
     ),
     "deepseek_v2": Model(
@@ -316,6 +316,23 @@ class GQASteps:
     kv_heads: np.ndarray  # (S, H) the K/V head each query head reads at each G
     weights: np.ndarray  # (S, H, T, T) every query head's weights at each G
     kinds: tuple[str, ...]  # (S,) mha, gqa or mqa
+
+
+@dataclass(frozen=True)
+class GroupingSteps:
+    """Which K/V head each query head reads at every G that divides H (no tokens: the grouping
+    figure stays as it is when T or the mask changes)."""
+
+    Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
+    active: int  # index of the control's G
+    kv_heads: np.ndarray  # (S, H)
+
+
+def grouping_steps(H: int, G: int) -> GroupingSteps:
+    Gs = tuple(modern.divisors(H))
+    modern.kv_head_of(H, G)  # an InputError unless G divides H
+    kv_heads = np.stack([modern.kv_head_of(H, g) for g in Gs])  # (S, H)
+    return GroupingSteps(Gs=Gs, active=Gs.index(G), kv_heads=kv_heads)
 
 
 def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
