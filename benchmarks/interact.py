@@ -98,6 +98,7 @@ SECTION_CONTROL = {
     "pretrained": "pt_thr",  # one head: the line view's threshold
     "reading": "rd_thr",  # the line filters: threshold
     "decoder": "dec_step",  # the KV cache: step t
+    "modern": "mo_causal",  # grouped-query attention (the default section): the causal mask
 }
 
 # Installed before any page script: records when the first chart appears and when any chart last

@@ -156,6 +156,21 @@ NAMES = {
     "pe",
     "streamlit",
     "iqr",
+    # the modern-attention page's models, methods and cited authors (names, kept in Chinese)
+    "flashattention",
+    "streamingllm",
+    "deepseek",
+    "mistral",
+    "vllm",
+    "shazeer",
+    "ainslie",
+    "radford",
+    "brown",
+    "touvron",
+    "dubey",
+    "jiang",
+    "xiao",
+    "dao",
 }
 _PROSE_FIELDS = {
     "label",

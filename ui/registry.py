@@ -85,5 +85,13 @@ PAGES = (
         "decoder.card",
         "visattn.lessons.decoder",
     ),
+    Page(
+        "modern",
+        "pages/modern_attention.py",
+        "🚀",
+        "modern.nav",
+        "modern.card",
+        "visattn.lessons.modern_attention",
+    ),
 )
 BY_ID = {p.id: p for p in PAGES}

@@ -16,6 +16,9 @@ Where each idea lives:
     (tokens and seeded embeddings), ``token_views`` (special tokens, word pieces, pooling),
     ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
     query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
+    ``modern`` (attention as today's LLMs run it: grouped-query heads, sliding windows and attention
+    sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and its memory
+    traffic),
     ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
     hand-built transformer with readable heads), ``random`` (the block with seeded untrained
     weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2
@@ -54,6 +57,11 @@ _LAZY = {
     "fit_bandwidth": "kernel_regression",
     "loo_error": "kernel_regression",
     "nadaraya_watson": "kernel_regression",
+    "GQAResult": "modern",
+    "FlashResult": "modern",
+    "flash_attention": "modern",
+    "grouped_query_attention": "modern",
+    "window_mask": "modern",
     "alibi_bias": "positional",
     "alibi_slopes": "positional",
     "rotary": "positional",
@@ -104,6 +112,13 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         nadaraya_watson,
     )
     from .models import designed
+    from .modern import (
+        FlashResult,
+        GQAResult,
+        flash_attention,
+        grouped_query_attention,
+        window_mask,
+    )
     from .positional import (
         alibi_bias,
         alibi_slopes,
@@ -135,6 +150,11 @@ __all__ = [
     "check_heads",
     "decode_steps",
     "designed",
+    "FlashResult",
+    "GQAResult",
+    "flash_attention",
+    "grouped_query_attention",
+    "window_mask",
     "fit_bandwidth",
     "layer_norm",
     "loo_error",

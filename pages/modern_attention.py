@@ -1,0 +1,421 @@
+"""Attention as today's LLMs run it (issue 24): grouped-query heads, the KV cache of real models,
+sliding windows with attention sinks, and FlashAttention's online softmax.
+
+Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
+figures: visattn.figures.modern, built once per input in ui.cache_modern. One section is drawn at a
+time, chosen by the section control; what a section's controls change is a ui.frame.section, so
+they rerun it alone (the tables they do not change are drawn around it). Every section's controls
+are bound on every full run: a link keeps them all."""
+
+import pandas as pd
+import streamlit as st
+
+from ui import cache_modern, url_state
+from ui import controls as widgets
+from ui.charts import download_csv, show
+from ui.errors import compute
+from ui.frame import explain, font_size, page, section
+from ui.i18n import label, t
+from visattn.figures import modern as modern_figures
+from visattn.lessons import modern_attention as lesson
+
+CONTROLS = lesson.CONTROLS
+
+
+def heading(title: str, intro: str, level=st.subheader) -> None:
+    """A heading and its prose (hidden in presenter mode)."""
+    level(title)
+    explain(intro)
+
+
+def count(n: int) -> str:
+    """A whole number with thousands separators."""
+    return f"{n:,}"
+
+
+def millions(n: int) -> str:
+    """A parameter count in millions, three significant digits (16,777,216 → 16.8)."""
+    return f"{n / 1e6:.3g}"
+
+
+# ---------------------------------------------------------------- grouped-query attention
+
+
+def section_gqa() -> None:
+    """H query heads sharing G key/value heads: the grouping and the maps (rerun by their own
+    controls), then the cost of every choice at a real model's shape (which none of them
+    changes)."""
+    heading(label("modern.sections", "gqa"), t("modern.gqa_intro"), st.header)
+    gqa_view()
+    gqa_costs()
+
+
+@section
+def gqa_view() -> None:
+    """The example's controls, which query heads read which K/V head, and every head's map."""
+    first, second, third, fourth = st.columns(4)
+    T = widgets.slider(CONTROLS["mo_gt"], t("modern.tokens"), where=first)
+    H = widgets.slider(CONTROLS["mo_h"], t("modern.query_heads"), where=second)
+    G = widgets.slider(
+        CONTROLS["mo_g"], t("modern.kv_heads"), where=third, help=t("modern.kv_heads_help")
+    )
+    causal = widgets.toggle(CONTROLS["mo_causal"], t("modern.causal"), where=fourth)
+    gqa = compute("mo_gqa", cache_modern.gqa_section, T, H, G, causal)
+    if gqa is None:
+        return
+    kind = label("modern.kinds", gqa.kind)
+    st.markdown(t("modern.gqa_kind", H=gqa.H, G=gqa.G, kind=kind, per=gqa.H // gqa.G))
+    grouping = cache_modern.grouping(
+        gqa.H,
+        gqa.G,
+        font_size(),
+        query_name=t("modern.query_heads_axis"),
+        kv_name=t("modern.kv_heads_axis"),
+        query_hover=t("modern.query_head"),
+        kv_hover=t("modern.kv_head"),
+        title=t("modern.grouping_title"),
+        label=t("modern.g_prefix"),
+    )
+    show(grouping, "gqa_grouping")
+    kinds = {f"kind_{kind}": label("modern.kinds", kind) for kind in lesson.KINDS}
+    maps = cache_modern.head_maps(
+        gqa.T,
+        gqa.H,
+        gqa.G,
+        causal,
+        font_size(),
+        cell_title=t("modern.head_cell"),
+        title=t("modern.maps_title"),
+        value_name=t("common.weight"),
+        query_name=t("common.query"),
+        key_name=t("common.key"),
+        **kinds,
+    )
+    show(maps, "gqa_maps")
+    st.caption(t("modern.g_slider_caption"))
+    st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
+
+
+def gqa_costs() -> None:
+    """Parameters and cache of every choice of G at a real model's shape."""
+    model = lesson.MODELS[lesson.COST_MODEL]
+    name = label("modern.models", lesson.COST_MODEL)
+    heading(t("modern.cost_heading"), t("modern.cost_intro", model=name, G=model.n_kv_heads))
+    columns = [
+        t("modern.col_g"),
+        t("modern.col_kind"),
+        t("modern.col_kv_params"),
+        t("modern.col_attn_params"),
+        t("modern.col_per_token"),
+        t("modern.col_per_sequence", n=count(model.context)),
+    ]
+    rows = [
+        (
+            row.G,
+            label("modern.kinds", row.kind),
+            millions(row.kv_params),
+            millions(row.attention_params),
+            row.per_token,
+            row.per_sequence,
+        )
+        for row in cache_modern.cost_rows(lesson.COST_MODEL)
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True)
+    shape = t(
+        "modern.cost_caption",
+        model=name,
+        D=count(model.d_model),
+        H=model.n_heads,
+        Dh=model.head_dim,
+        L=model.n_layers,
+        G=model.n_kv_heads,
+    )
+    st.caption(shape + " " + t("modern.units"))
+
+
+# ---------------------------------------------------------------- the KV cache of real models
+
+
+def section_cache() -> None:
+    """One model's sum and the chart (rerun by their own controls), then every model's table and
+    the sources (which neither control changes)."""
+    heading(label("modern.sections", "cache"), t("modern.cache_intro"), st.header)
+    cache_view()
+    rows = cache_modern.model_rows()
+    cache_table(rows)
+    sources(rows)
+
+
+@section
+def cache_view() -> None:
+    """The number format and the model written out: its sum, its metrics, the chart."""
+    left, right = st.columns(2)
+    dtype = widgets.radio(CONTROLS["mo_dtype"], t("modern.dtype"), where=left)
+    model = widgets.select(CONTROLS["mo_model"], t("modern.model"), where=right)
+    cache = cache_modern.cache_section(model, dtype)
+    chosen = cache.chosen
+    st.latex(cache.formula)
+    explain(label("modern.kind_notes", chosen.model.kind))
+    first, second, third = st.columns(3)
+    first.metric(t("modern.per_token_metric"), lesson.byte_size(chosen.bytes_token[dtype]))
+    second.metric(
+        t("modern.per_sequence_metric", n=count(chosen.model.context)),
+        lesson.byte_size(chosen.bytes_sequence[dtype]),
+    )
+    third.metric(t("modern.as_mha_metric"), lesson.byte_size(chosen.mha_bytes_token))
+    names = {f"name_{row.id}": label("modern.models", row.id) for row in cache.rows}
+    curves = cache_modern.cache_curves(
+        model,
+        dtype,
+        font_size(),
+        title=t("modern.cache_chart_title", dtype=label("modern.dtypes", dtype)),
+        x_title=t("modern.context_axis"),
+        y_title=t("modern.cache_axis"),
+        **names,
+    )
+    show(curves, "kv_cache_vs_context")
+    st.caption(t("modern.cache_chart_caption"))
+
+
+def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
+    """Two tables, each narrow enough for a projector: what each model caches, then how many bytes
+    per token and per sequence at its own context."""
+    shapes, sizes = [], []
+    for row in rows:
+        model = row.model
+        name = label("modern.models", row.id)
+        if model.kind == "mla":
+            cached = t("modern.cached_mla", c=model.latent, r=model.rope_key)
+        else:
+            cached = t("modern.cached_kv", G=model.n_kv_heads, H=model.n_heads, Dh=model.head_dim)
+        shapes.append((name, label("modern.kinds", model.kind), model.n_layers, cached))
+        context = count(model.context)
+        if row.cached_tokens < model.context:
+            context = t("modern.context_window", n=context, w=count(row.cached_tokens))
+        per_token = [lesson.byte_size(row.bytes_token[dtype]) for dtype in lesson.DTYPES]
+        per_sequence = [lesson.byte_size(row.bytes_sequence[dtype]) for dtype in lesson.DTYPES]
+        sizes.append((name, " / ".join(per_token), context, " / ".join(per_sequence)))
+    shape_columns = [
+        t("modern.col_model"),
+        t("modern.col_kind"),
+        t("modern.col_layers"),
+        t("modern.col_cached"),
+    ]
+    size_columns = [
+        t("modern.col_model"),
+        t("modern.col_token"),
+        t("modern.col_context"),
+        t("modern.col_sequence"),
+    ]
+    st.dataframe(pd.DataFrame(shapes, columns=shape_columns), hide_index=True)
+    st.dataframe(pd.DataFrame(sizes, columns=size_columns), hide_index=True)
+    st.caption(t("modern.units") + " " + t("modern.cache_notes"))
+
+
+def sources(rows: tuple[lesson.ModelRow, ...]) -> None:
+    """Where each model's numbers come from."""
+    with st.expander(t("modern.sources")):
+        for row in rows:
+            paper, config = row.model.source
+            name = label("modern.models", row.id)
+            st.markdown(t("modern.source_line", model=name, paper=paper, config=config))
+
+
+# ---------------------------------------------------------------- sliding windows
+
+
+@section
+def section_window() -> None:
+    """The banded causal mask, its receptive field over layers, and attention sinks."""
+    heading(label("modern.sections", "window"), t("modern.window_intro"), st.header)
+    first, second, third, fourth = st.columns(4)
+    T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=first)
+    window = widgets.number(
+        CONTROLS["mo_w"], t("modern.window"), where=second, help=t("modern.window_help")
+    )
+    layers = widgets.slider(CONTROLS["mo_wl"], t("modern.layers"), where=third)
+    sinks = widgets.slider(
+        CONTROLS["mo_sinks"], t("modern.sinks"), where=fourth, help=t("modern.sinks_help")
+    )
+    windowed = compute("mo_window", cache_modern.window_section, T, window, layers, sinks)
+    if windowed is None:
+        return
+    mask = cache_modern.window_live(
+        windowed.T,
+        windowed.window,
+        windowed.layers,
+        windowed.sinks,
+        font_size(),
+        title=t("modern.mask_title"),
+        label=t("modern.window_prefix"),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=t("modern.may_attend"),
+    )
+    show(mask, "sliding_window_mask")
+    left, middle, right = st.columns(3)
+    left.metric(t("modern.keys_per_query"), windowed.keys_per_query)
+    middle.metric(t("modern.span_metric", L=windowed.layers), windowed.span)
+    right.metric(t("modern.rolling_cache"), min(windowed.T, windowed.window + windowed.sinks))
+    layer_names = [t("modern.after_layer", l=k + 1) for k in range(windowed.layers)]
+    reach = modern_figures.receptive(
+        windowed.reach,
+        layer_names=layer_names,
+        title=t("modern.reach_title", T=windowed.T),
+        x_title=t("common.position"),
+        y_title=t("modern.layer_axis"),
+        value_name=t("modern.reaches"),
+        font_size=font_size(),
+    )
+    show(reach, "sliding_window_reach")
+    st.markdown(
+        t(
+            "modern.span_text",
+            L=windowed.layers,
+            W=windowed.window,
+            formula=windowed.span_formula,
+            span=windowed.span,
+            T=windowed.T,
+        )
+    )
+    st.markdown(
+        t(
+            "modern.mistral_span",
+            span=count(windowed.mistral_span),
+            paper=count(windowed.mistral_paper),
+        )
+    )
+    st.caption(t("modern.window_check", err=f"{windowed.reference_difference:.1e}"))
+    positions = list(range(1, windowed.T + 1))
+    download_csv(windowed.mask.astype(int), "sliding_window_mask", positions, positions)
+
+
+# ---------------------------------------------------------------- FlashAttention
+
+
+@section
+def section_flash() -> None:
+    """The online softmax of one query block, block by block; then memory and traffic."""
+    heading(label("modern.sections", "flash"), t("modern.flash_intro"), st.header)
+    st.latex(lesson.FLASH_LATEX)
+    first, second, third, fourth = st.columns(4)
+    T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=first)
+    block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=second)
+    block_k = widgets.number(CONTROLS["mo_fbk"], t("modern.block_k"), where=third)
+    causal = widgets.toggle(CONTROLS["mo_fcausal"], t("modern.causal"), where=fourth)
+    n_blocks = lesson.query_blocks(T, block_q)
+    widgets.clamp(CONTROLS["mo_fqb"], hi=n_blocks)
+    q_block = widgets.select_slider(
+        CONTROLS["mo_fqb"], t("modern.q_block"), hi=n_blocks, help=t("modern.q_block_help")
+    )
+    flash = compute("mo_flash", cache_modern.flash_section, T, block_q, block_k, causal, q_block)
+    if flash is not None:
+        flash_steps(flash)
+    flash_traffic()
+
+
+def flash_steps(flash: lesson.FlashSection) -> None:
+    panel_titles = (
+        t("modern.panel_scores"),
+        "m",
+        "ℓ",
+        t("modern.panel_acc"),
+        t("modern.panel_estimate"),
+    )
+    figure = cache_modern.flash_live(
+        flash.T,
+        flash.block_q,
+        flash.block_k,
+        flash.causal,
+        flash.q_block,
+        font_size(),
+        panel_titles,
+        title=t("modern.flash_title"),
+        skipped_title=t("modern.flash_skipped"),
+        label=t("modern.kv_block_prefix"),
+        query_name=t("common.query"),
+        key_name=t("common.key"),
+    )
+    show(figure, "flash_online_softmax")
+    st.caption(t("modern.flash_caption"))
+    result = flash.result
+    first, second, third = st.columns(3)
+    first.metric(t("modern.tiles"), f"{result.n_q_blocks} × {result.n_k_blocks}")
+    second.metric(t("modern.flash_exact"), f"{flash.difference:.1e}")
+    third.metric(
+        t("modern.memory_metric"), f"{count(flash.tile_numbers)} / {count(flash.full_numbers)}"
+    )
+    st.markdown(
+        t(
+            "modern.memory_text",
+            T=flash.T,
+            full=count(flash.full_numbers),
+            Bq=flash.block_q,
+            Bk=flash.block_k,
+            d=lesson.FLASH_D,
+            tile=count(flash.tile_numbers),
+        )
+    )
+    explain(t("modern.not_fast"))
+
+
+@section
+def flash_traffic() -> None:
+    """Dao et al. 2022's memory-traffic arithmetic for a chosen N, d and on-chip memory: its own
+    controls rerun only this."""
+    heading(t("modern.traffic_heading"), t("modern.traffic_intro"))
+    first, second, third = st.columns(3)
+    N = widgets.select(CONTROLS["mo_fn"], t("modern.traffic_n"), where=first)
+    d = widgets.select(CONTROLS["mo_fd"], t("modern.traffic_d"), where=second)
+    sram = widgets.select(CONTROLS["mo_fm"], t("modern.traffic_m"), where=third)
+    traffic = compute("mo_traffic", cache_modern.traffic_section, N, d, sram)
+    if traffic is None:
+        return
+    counts = traffic.traffic
+    st.latex(lesson.traffic_latex(traffic, t("modern.alg0"), t("modern.alg1")))
+    first, second, third = st.columns(3)
+    first.metric(t("modern.standard_metric"), traffic.standard_bytes)
+    second.metric(t("modern.flash_metric"), traffic.flash_bytes)
+    third.metric(t("modern.ratio_metric"), f"{traffic.ratio:.1f} ×")
+    st.markdown(
+        t(
+            "modern.traffic_text",
+            M=count(traffic.sram_numbers),
+            kb=sram,
+            Bc=counts.block_k,
+            Br=counts.block_q,
+            Tc=counts.n_k_blocks,
+            N=count(counts.N),
+            scores=traffic.scores_bytes,
+        )
+    )
+    Ns, standard, flash = cache_modern.traffic_over_n(d, sram)
+    curves = modern_figures.traffic_curves(
+        Ns,
+        standard,
+        flash,
+        standard_name=t("modern.standard_name"),
+        flash_name="FlashAttention",
+        title=t("modern.traffic_title", d=d, kb=sram),
+        x_title=t("modern.traffic_x"),
+        y_title=t("modern.traffic_y"),
+        font_size=font_size(),
+    )
+    show(curves, "flash_hbm_traffic")
+    st.caption(t("modern.traffic_caption"))
+
+
+SECTIONS = {
+    "gqa": section_gqa,
+    "cache": section_cache,
+    "window": section_window,
+    "flash": section_flash,
+}
+
+
+with page("modern"):
+    url_state.bind_controls(CONTROLS)  # every section's controls, whichever is drawn
+    st.title(t("modern.title"))
+    explain(t("modern.intro"))
+    shown = widgets.segmented(CONTROLS["mo_sec"], t("modern.section"))
+    SECTIONS[shown]()

@@ -1,0 +1,441 @@
+"""visattn.modern and its lesson: grouped-query attention against torch's SDPA (enable_gqa), sliding
+windows against a mask built here, FlashAttention's online softmax against softmax(QKᵀ/√d)V and
+step by step against its definitions, the KV cache of every model recomputed from its published
+configuration, and Dao et al.'s traffic counts worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import visattn
+from visattn import modern
+from visattn.errors import InputError
+from visattn.lessons import modern_attention as lesson
+
+SDPA = torch.nn.functional.scaled_dot_product_attention
+TOL = 1e-12
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def bottom_right_causal(T: int, Tk: int) -> np.ndarray:
+    """(T, Tk) query i at position Tk − T + i sees keys 0 … that position: built cell by cell."""
+    return np.array([[j <= Tk - T + i for j in range(Tk)] for i in range(T)])
+
+
+def torch_sdpa(Q, K, V, mask=None, is_causal=False) -> np.ndarray:
+    args = [torch.from_numpy(np.ascontiguousarray(a)) for a in (Q, K, V)]
+    attn_mask = None if mask is None else torch.from_numpy(mask)
+    out = SDPA(*args, attn_mask=attn_mask, is_causal=is_causal, enable_gqa=True)
+    return out.numpy()
+
+
+# ---------------------------------------------------------------- grouped-query attention
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    G=st.integers(1, 4),
+    per=st.integers(1, 4),
+    T=st.integers(1, 7),
+    extra=st.integers(0, 4),
+    Dh=st.integers(1, 6),
+    causal=st.booleans(),
+    seed=st.integers(0, 10**6),
+)
+def test_gqa_equals_torch_sdpa_with_enable_gqa(G, per, T, extra, Dh, causal, seed):
+    H, Tk = G * per, T + extra
+    Q, K, V = rand((H, T, Dh), seed), rand((G, Tk, Dh), seed + 1), rand((G, Tk, Dh), seed + 2)
+    result = visattn.grouped_query_attention(Q, K, V, causal=causal)
+    if causal and Tk == T:
+        expected = torch_sdpa(Q, K, V, is_causal=True)  # torch's own causal mask
+    else:
+        expected = torch_sdpa(Q, K, V, mask=bottom_right_causal(T, Tk) if causal else None)
+    assert result.output.shape == (H, T, Dh) and result.weights.shape == (H, T, Tk)
+    np.testing.assert_allclose(result.output, expected, atol=TOL, rtol=0)
+    np.testing.assert_allclose(result.weights.sum(-1), 1.0, atol=TOL)
+    # query head h reads K/V head h // (H / G): the groups are consecutive heads
+    assert list(result.kv_head) == [h // per for h in range(H)]
+
+
+def test_gqa_multi_head_and_multi_query_are_the_two_ends():
+    H, T, Dh = 4, 5, 3
+    Q = rand((H, T, Dh), 0)
+    K, V = rand((H, T, Dh), 1), rand((H, T, Dh), 2)
+    mha = visattn.grouped_query_attention(Q, K, V, causal=True)
+    for h in range(H):  # G = H: every head its own keys and values
+        one = visattn.attention(Q[h], K[h], V[h], mask=visattn.causal_mask(T))
+        np.testing.assert_allclose(mha.output[h], one.output, atol=TOL)
+    mqa = visattn.grouped_query_attention(Q, K[:1], V[:1])
+    for h in range(H):  # G = 1: every head reads the one key/value head
+        one = visattn.attention(Q[h], K[0], V[0])
+        np.testing.assert_allclose(mqa.weights[h], one.weights, atol=TOL)
+
+
+def test_gqa_refuses_a_g_that_does_not_divide_h():
+    with pytest.raises(InputError) as err:
+        visattn.grouped_query_attention(rand((6, 3, 2), 0), rand((4, 3, 2), 1), rand((4, 3, 2), 2))
+    assert err.value.code == "gqa_groups" and err.value.params["allowed"] == "1, 2, 3, 6"
+    with pytest.raises(InputError) as err:
+        visattn.grouped_query_attention(
+            rand((2, 5, 2), 0), rand((1, 3, 2), 1), rand((1, 3, 2), 2), causal=True
+        )
+    assert err.value.code == "causal_keys"
+
+
+# ---------------------------------------------------------------- sliding windows
+
+
+def test_window_mask_worked_example():
+    """T = 6, W = 3, one sink, by hand: row i sees i − 2 … i and key 0."""
+    expected = np.array(
+        [
+            [1, 0, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0, 0],
+            [1, 1, 1, 0, 0, 0],
+            [1, 1, 1, 1, 0, 0],
+            [1, 0, 1, 1, 1, 0],
+            [1, 0, 0, 1, 1, 1],
+        ],
+        dtype=bool,
+    )
+    np.testing.assert_array_equal(modern.window_mask(6, 3, sinks=1), expected)
+    np.testing.assert_array_equal(modern.window_mask(6, 3), np.tril(np.triu(np.ones((6, 6)), -2)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    T=st.integers(1, 9),
+    extra=st.integers(0, 3),
+    W=st.integers(1, 10),
+    sinks=st.integers(0, 3),
+    per=st.integers(1, 3),
+    seed=st.integers(0, 10**6),
+)
+def test_sliding_window_equals_a_masked_reference(T, extra, W, sinks, per, seed):
+    G, Tk = 2, T + extra
+    H, Dh = G * per, 3
+    Q, K, V = rand((H, T, Dh), seed), rand((G, Tk, Dh), seed + 1), rand((G, Tk, Dh), seed + 2)
+    result = modern.grouped_query_attention(Q, K, V, causal=True, window=W, sinks=sinks)
+    mask = np.array(  # built here from the definition, cell by cell
+        [
+            [(j <= Tk - T + i) and (Tk - T + i - j < W or j < sinks) for j in range(Tk)]
+            for i in range(T)
+        ]
+    )
+    np.testing.assert_allclose(result.output, torch_sdpa(Q, K, V, mask=mask), atol=TOL, rtol=0)
+    assert (result.weights[:, ~mask] == 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(T=st.integers(2, 30), W=st.integers(1, 8), L=st.integers(1, 6))
+def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
+    reach = modern.receptive_field(modern.window_mask(T, W), L)  # (L, T, T)
+    for layer in range(L):
+        assert reach[layer, -1].sum() == min(T, modern.window_span(W, layer + 1))
+    # composition: layer l + 1 reaches what any key of layer l's reach reaches
+    assert (reach[1:] >= reach[:-1]).all()
+
+
+def test_mistral_span_and_the_papers_rounding():
+    assert modern.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
+    section = lesson.window_section(20, 4, 3, 0)
+    assert (section.mistral_span, section.mistral_paper) == (131_041, 131_072)
+    assert section.span == section.span_formula == 10
+    assert section.keys_per_query == 4 and section.reference_difference < TOL
+    with pytest.raises(InputError) as err:
+        lesson.window_section(20, 0, 3, 0)
+    assert err.value.code == "window_size"
+
+
+# ---------------------------------------------------------------- FlashAttention
+
+
+def softmax_reference(Q, K, V, causal) -> np.ndarray:
+    """softmax(QKᵀ/√d)·V at once, in torch (float64)."""
+    mask = bottom_right_causal(len(Q), len(K)) if causal else None
+    args = [torch.from_numpy(a) for a in (Q, K, V)]
+    return SDPA(*args, attn_mask=None if mask is None else torch.from_numpy(mask)).numpy()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    Tq=st.integers(1, 13),
+    extra=st.integers(0, 5),
+    d=st.integers(1, 6),
+    bq=st.integers(1, 13),
+    bk=st.integers(1, 18),
+    causal=st.booleans(),
+    seed=st.integers(0, 10**6),
+)
+def test_flash_equals_softmax_for_block_sizes_that_do_and_do_not_divide(
+    Tq, extra, d, bq, bk, causal, seed
+):
+    Tk = Tq + extra
+    bq, bk = min(bq, Tq), min(bk, Tk)
+    Q, K, V = rand((Tq, d), seed), rand((Tk, d), seed + 1), rand((Tk, d), seed + 2) * 3
+    result = visattn.flash_attention(Q, K, V, block_q=bq, block_k=bk, causal=causal)
+    np.testing.assert_allclose(result.output, softmax_reference(Q, K, V, causal), atol=TOL, rtol=0)
+    assert (result.n_q_blocks, result.n_k_blocks) == (math.ceil(Tq / bq), math.ceil(Tk / bk))
+    assert len(result.steps) == result.n_q_blocks * result.n_k_blocks
+
+
+@pytest.mark.parametrize("bq,bk", [(4, 3), (5, 5), (3, 10), (10, 1)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_step_is_its_definition(bq, bk, causal):
+    """After key block j, m is the row maximum over keys 0 … end of j, ℓ = Σ exp(s − m) and Õ =
+    Σ exp(s − m)·v over those keys (computed here at once, not step by step)."""
+    T, d = 10, 4
+    Q, K, V = rand((T, d), 3), rand((T, d), 4), rand((T, d), 5)
+    result = visattn.flash_attention(Q, K, V, block_q=bq, block_k=bk, causal=causal)
+    S = Q @ K.T / math.sqrt(d)
+    allowed = np.tril(np.ones((T, T), dtype=bool)) if causal else np.ones((T, T), dtype=bool)
+    for step in result.steps:
+        r0, r1 = step.rows
+        seen = np.zeros((T, T), dtype=bool)
+        seen[:, : step.cols[1]] = True
+        keys = (allowed & seen)[r0:r1]  # (Bq, T)
+        s = np.where(keys, S[r0:r1], -np.inf)
+        m = s.max(axis=1)
+        p = np.exp(s - m[:, None])
+        np.testing.assert_allclose(step.m, m, atol=TOL)
+        np.testing.assert_allclose(step.ell, p.sum(axis=1), atol=TOL)
+        np.testing.assert_allclose(step.acc, p @ V, atol=TOL)
+        assert step.skipped == (causal and step.cols[0] > r1 - 1)
+    for i in range(result.n_q_blocks):  # m never falls within a query block
+        ms = np.array([s.m for s in result.block(i)])
+        assert (np.diff(ms, axis=0) >= 0).all()
+    exact = visattn.attention(Q, K, V, mask=allowed)
+    np.testing.assert_allclose(
+        result.logsumexp, np.log(np.exp(np.where(allowed, S, -np.inf)).sum(1)), atol=TOL
+    )
+    np.testing.assert_allclose(result.output, exact.output, atol=TOL)
+
+
+def test_flash_refuses_a_block_larger_than_t():
+    Q = rand((5, 2), 0)
+    with pytest.raises(InputError) as err:
+        visattn.flash_attention(Q, Q, Q, block_q=6, block_k=2)
+    assert err.value.code == "block_size" and err.value.params == {
+        "name": "block_q",
+        "value": 6,
+        "n": 5,
+    }
+    with pytest.raises(InputError) as err:
+        lesson.flash_section(10, 4, 11, False, 1)
+    assert err.value.params["name"] == "block_k"
+
+
+def test_flash_section_numbers():
+    section = lesson.flash_section(10, 4, 3, False, 2)
+    assert section.difference < TOL and len(section.steps) == 4  # ⌈10 / 3⌉ key blocks
+    assert section.steps[0].rows == (4, 8) and section.errors[-1] < TOL
+    # a tile of 4 × 3 scores, Q_i and Õ (4 × 4 each), K_j and V_j (3 × 4 each), m and ℓ (4 each)
+    assert section.tile_numbers == 12 + 16 + 16 + 12 + 12 + 8 == 76
+    assert section.full_numbers == 100
+    # the shown block is clamped into range
+    assert lesson.flash_section(10, 4, 3, False, 9).q_block == 3
+
+
+def test_hbm_traffic_worked_by_hand():
+    """N = 1024, d = 64, M = 100 kB of fp16 = 50,000 numbers."""
+    t = lesson.traffic_section(1024, 64, 100).traffic
+    assert t.M == 50_000 and t.block_k == 196 and t.block_q == 64 and t.n_k_blocks == 6
+    assert t.standard == 4 * 1024 * 64 + 4 * 1024**2 == 4_456_448
+    # O, ℓ, m set (Nd + 2N); K, V once (2Nd); 6 passes of Q, O read, O written, ℓ, m (3Nd + 4N)
+    assert t.flash == 65_536 + 2_048 + 131_072 + 6 * (196_608 + 4_096) == 1_402_880
+    assert lesson.traffic_section(1024, 64, 100).ratio == pytest.approx(4_456_448 / 1_402_880)
+    with pytest.raises(InputError) as err:
+        modern.hbm_traffic(1024, 64, 200)
+    assert err.value.code == "sram_size"
+
+
+def test_flash_traffic_is_theta_n2_d2_over_m():
+    """For large N the count over N²d²/M settles near a constant (3 · 4 = 12)."""
+    ratios = [
+        modern.hbm_traffic(N, 64, 50_000).flash / (N * N * 64 * 64 / 50_000) for N in (2**16, 2**18)
+    ]
+    assert ratios[0] == pytest.approx(12, rel=0.05) and ratios[1] == pytest.approx(12, rel=0.02)
+
+
+# ---------------------------------------------------------------- the KV cache of real models
+
+# The published configurations, written out here from the sources the page names: (layers, K/V
+# heads, head width) or, for MLA, (layers, latent, RoPE key); and each model's own context.
+PUBLISHED = {
+    "gpt2_small": ((12, 12, 64), 1024),
+    "gpt3_175b": ((96, 96, 128), 2048),
+    "llama2_7b": ((32, 32, 128), 4096),
+    "llama2_70b": ((80, 8, 128), 4096),
+    "llama3_8b": ((32, 8, 128), 8192),
+    "llama3_70b": ((80, 8, 128), 8192),
+    "mistral_7b": ((32, 8, 128), 8192),
+    "deepseek_v2": ((60, 512, 64), 131072),
+    "deepseek_v3": ((61, 512, 64), 131072),
+}
+QUERY_HEADS = {  # (query heads, head width): what multi-head attention would cache
+    "gpt2_small": (12, 64),
+    "gpt3_175b": (96, 128),
+    "llama2_7b": (32, 128),
+    "llama2_70b": (64, 128),
+    "llama3_8b": (32, 128),
+    "llama3_70b": (64, 128),
+    "mistral_7b": (32, 128),
+    "deepseek_v2": (128, 128),
+    "deepseek_v3": (128, 128),
+}
+# Read off by hand from the products (decimal units: 1 kB = 1000 B).
+PER_TOKEN_BF16 = {
+    "gpt2_small": "36.9 kB",  # 2 · 12 · 12 · 64 · 2 = 36,864 B
+    "gpt3_175b": "4.72 MB",  # 2 · 96 · 96 · 128 · 2 = 4,718,592 B
+    "llama2_7b": "524 kB",  # 524,288 B
+    "llama2_70b": "328 kB",  # 327,680 B
+    "llama3_8b": "131 kB",  # 131,072 B
+    "llama3_70b": "328 kB",
+    "mistral_7b": "131 kB",
+    "deepseek_v2": "69.1 kB",  # 60 · 576 · 2 = 69,120 B
+    "deepseek_v3": "70.3 kB",  # 61 · 576 · 2 = 70,272 B
+}
+SEQUENCE_BF16 = {
+    "gpt2_small": "37.7 MB",
+    "gpt3_175b": "9.66 GB",
+    "llama2_7b": "2.15 GB",
+    "llama2_70b": "1.34 GB",
+    "llama3_8b": "1.07 GB",
+    "llama3_70b": "2.68 GB",
+    "mistral_7b": "537 MB",  # the rolling cache holds the 4,096-token window, not 8,192
+    "deepseek_v2": "9.06 GB",
+    "deepseek_v3": "9.21 GB",
+}
+
+
+def test_every_cache_figure_recomputed_from_the_published_config():
+    section = lesson.cache_section("llama2_70b", "bf16")
+    assert [row.id for row in section.rows] == list(PUBLISHED)
+    for row in section.rows:
+        (layers, a, b), context = PUBLISHED[row.id]
+        mla = row.model.kind == "mla"
+        per_layer = a + b if mla else 2 * a * b
+        tokens = min(context, 4096) if row.id == "mistral_7b" else context
+        assert row.model.context == context and row.model.n_layers == layers
+        assert row.values_per_token == layers * per_layer
+        for dtype, size in (("bf16", 2), ("fp8", 1)):
+            assert row.bytes_token[dtype] == layers * per_layer * size
+            assert row.bytes_sequence[dtype] == layers * per_layer * size * tokens
+        assert lesson.byte_size(row.bytes_token["bf16"]) == PER_TOKEN_BF16[row.id]
+        assert lesson.byte_size(row.bytes_sequence["bf16"]) == SEQUENCE_BF16[row.id]
+        H, Dh = QUERY_HEADS[row.id]
+        assert (row.model.n_heads, row.model.head_dim) == (H, Dh)
+        assert row.mha_bytes_token == 2 * layers * H * Dh * 2  # a key and a value per query head
+    # the chart: each line ends at the model's own context, Mistral's flat past its window
+    x, gb = section.curves["mistral_7b"]
+    assert x[-1] == 8192 and gb[-1] == gb[list(x).index(4096)] == 131_072 * 4096 / 1e9
+    x, gb = section.curves["deepseek_v3"]
+    assert x[-1] == 131_072 and gb[-1] == pytest.approx(9.210691584)
+
+
+def test_cache_formula_and_gqa_costs():
+    assert lesson.cache_section("llama2_70b", "bf16").formula.startswith(
+        r"2 \times 80 \times 8 \times 128 \times 2 = 327{,}680"
+    )
+    assert lesson.cache_section("deepseek_v3", "fp8").formula.startswith(
+        r"61 \times (512 + 64) \times 1 = 35{,}136"
+    )
+    section = lesson.gqa_section(6, 8, 2, True)
+    assert section.kind == "gqa" and section.groups == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert section.repeat_difference < TOL
+    by_g = {row.G: row for row in lesson.cost_rows(lesson.MODELS[lesson.COST_MODEL])}
+    assert sorted(by_g) == [1, 2, 4, 8, 16, 32, 64]
+    assert by_g[8].kv_params == 2 * 8192 * 8 * 128 == 16_777_216
+    assert by_g[64].attention_params == 4 * 8192 * 8192
+    assert (by_g[64].per_token, by_g[8].per_token, by_g[1].per_token) == (
+        "2.62 MB",
+        "328 kB",
+        "41.0 kB",
+    )
+    assert by_g[8].per_sequence == "1.34 GB" and by_g[1].kind == "mqa" and by_g[64].kind == "mha"
+    with pytest.raises(InputError):
+        lesson.gqa_section(6, 8, 3, True)
+
+
+def test_public_names_are_lazy_exports():
+    for name in ("grouped_query_attention", "flash_attention", "GQAResult", "FlashResult"):
+        assert getattr(visattn, name) is getattr(modern, name)
+
+
+def test_the_window_sliders_steps_stay_few():
+    short = lesson.window_section(20, 4, 3, 0)
+    assert short.windows == tuple(range(1, 21)) and short.active == 3
+    long = lesson.window_section(48, 5, 3, 0)
+    assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
+    assert long.windows[0] == 1 and long.windows[-1] == 48
+    for w, k, m in zip(long.windows, long.window_keys, long.masks, strict=True):
+        np.testing.assert_array_equal(m, modern.window_mask(48, w))
+        assert k == min(w, 48)
+    sinks = lesson.window_section(20, 4, 3, 2)
+    # W + 2 sinks while the band has not reached them, never more than T
+    assert sinks.window_keys[3] == 6 and sinks.window_keys[-1] == 20
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _figure_builds():
+    """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
+    from visattn.figures import modern as modern_figures
+
+    gqa = lesson.gqa_section(6, 8, 2, True)
+    cache = lesson.cache_section("deepseek_v3", "fp8")
+    window = lesson.window_section(20, 4, 3, 2)
+    flash = lesson.flash_section(10, 4, 3, True, 3)
+    traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
+
+    def flash_title(j, n, skipped, error, rescale):
+        return f"{j}/{n} {skipped} {error:.1e} {rescale}"
+
+    steps = lesson.gqa_steps(6, 8, 2, True)
+    grid = visattn.figures.head_grid(lesson.head_rows(steps.weights[steps.active], 4))
+    return {
+        "grouping": modern_figures.grouping(gqa.result.kv_head),
+        "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2), title=str),
+        "maps live": modern_figures.maps_live(
+            grid, steps, cell_title="{} · {}".format, title="{} {}".format
+        ),
+        "grouping mqa": modern_figures.grouping([0] * 16),
+        "cache curves": modern_figures.cache_curves({key: xy for key, xy in cache.curves.items()}),
+        "traffic": modern_figures.traffic_curves(
+            lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
+        ),
+        "window live": modern_figures.window_live(window, title="W = {} · {} keys".format),
+        "receptive": modern_figures.receptive(window.reach, layer_names=["1", "2", "3"]),
+        "flash live": modern_figures.flash_live(
+            flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")
+        ),
+    }
+
+
+def test_every_figure_passes_plotly_validation():
+    import plotly.graph_objects as go
+
+    for name, fig in _figure_builds().items():
+        assert go.Figure(fig.to_dict()).data, name
+
+
+def test_the_flash_figure_opens_on_the_last_block_and_moves_the_tile():
+    fig = _figure_builds()["flash live"].to_dict()
+    (slider,) = fig["layout"]["sliders"]
+    steps = slider["steps"]
+    assert len(steps) == 4 and slider["active"] == 3
+    # the tile outline over key block j: columns 3j + 1 … 3j + 3 (the last one shorter)
+    assert [s["args"][1]["shapes[1].x0"] for s in steps] == [0.5, 3.5, 6.5, 9.5]
+    assert [s["args"][1]["shapes[1].x1"] for s in steps] == [3.5, 6.5, 9.5, 10.5]
+    # query block 3 (rows 9 and 10) of a causal run: no tile is all future, none is skipped
+    assert all("False" in s["args"][1]["title.text"] for s in steps)

@@ -1,0 +1,299 @@
+"""The modern-attention page through AppTest: each section's defaults and numbers, its controls in
+the URL, bad inputs in English and Chinese (H not divisible by G, window 0, block size > T), a
+tampered URL, presenter mode, and the Chinese views."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+from apptest_util import (
+    ROOT,
+    array,
+    assert_clean,
+    english_words,
+    errors,
+    figures,
+    run_page,
+    texts,
+    warnings,
+)
+
+from visattn import modern
+from visattn.lessons import modern_attention as lesson
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def qp(at) -> dict:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_defaults_grouped_query_attention():
+    at = run_page("modern")
+    assert_clean(at)
+    assert not errors(at) and not warnings(at) and not at.query_params
+    grouping, maps = figures(at)
+    # the grouping: a line from each of the 8 query heads to its K/V head, then the two rows
+    lines = [d for d in grouping["data"] if d["mode"] == "lines"]
+    assert len(lines) == 8
+    assert [line["x"][0] for line in lines] == list(range(8))
+    assert [d["text"] for d in grouping["data"][-2:]] == [
+        [str(h) for h in range(1, 9)],
+        ["1", "2"],
+    ]
+    # the maps: every query head's weights, equal to grouped-query attention of the same inputs
+    rng_q = np.random.default_rng(lesson.SEED).standard_normal((8, 6, lesson.GQA_DH))
+    rng_k = np.random.default_rng(lesson.SEED + 1).standard_normal((2, 6, lesson.GQA_DH))
+    rng_v = np.random.default_rng(lesson.SEED + 2).standard_normal((2, 6, lesson.GQA_DH))
+    expected = modern.grouped_query_attention(rng_q, rng_k, rng_v, causal=True).weights
+    cells = [array(d["z"]).reshape(6, 6) for d in maps["data"]]
+    assert len(cells) == 8
+    np.testing.assert_allclose(np.stack(cells), expected, atol=1e-6)
+    titles = [a["text"] for a in maps["layout"]["annotations"]]
+    assert titles[0] == "query head 1 · K/V head 1" and titles[7] == "query head 8 · K/V head 2"
+    # both figures' in-figure sliders try every G dividing 8, starting at the control's G = 2
+    for fig in (grouping, maps):
+        (slider,) = fig["layout"]["sliders"]
+        assert [step["label"] for step in slider["steps"]] == ["1", "2", "4", "8"]
+        assert slider["active"] == 1
+    (slider,) = maps["layout"]["sliders"]
+    for G, step in zip((1, 2, 4, 8), slider["steps"], strict=True):
+        K = np.random.default_rng(lesson.SEED + 1).standard_normal((G, 6, lesson.GQA_DH))
+        V = np.random.default_rng(lesson.SEED + 2).standard_normal((G, 6, lesson.GQA_DH))
+        weights = modern.grouped_query_attention(rng_q, K, V, causal=True).weights
+        sent = np.stack([array(z).reshape(6, 6) for z in step["args"][0]["z"]])
+        np.testing.assert_allclose(sent, weights, atol=1e-6)
+        layout = step["args"][1]
+        assert (
+            layout["annotations[7].text"] == f"query head 8 · K/V head {7 * G // 8 + 1}"
+        )  # h // (H / G)
+    (slider,) = grouping["layout"]["sliders"]
+    mqa = slider["steps"][0]["args"][0]  # G = 1: every line ends at the one K/V head
+    assert all(x[1] == 3.5 for x in mqa["x"][:8])
+    assert "8 query heads share 2 key/value heads: **grouped-query attention**" in texts(at)
+    costs = at.dataframe[0].value
+    assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]
+    row = costs[costs["G"] == 8].iloc[0]
+    assert row["W_k, W_v (millions)"] == f"{2 * 8192 * 8 * 128 / 1e6:.1f}" == "16.8"
+    assert row["W_q, W_k, W_v, W_o (millions)"] == "151"  # 2 · 8192 · 8192 + 16.8 M
+    assert row["per token"] == "328 kB" and row["4,096 tokens"] == "1.34 GB"
+
+
+def test_g_one_and_g_equal_h_name_their_kind_and_stay_in_the_url():
+    at = run_page("modern", {"mo_h": "4", "mo_g": "1"})
+    assert_clean(at)
+    assert "**multi-query attention**" in texts(at)
+    at.slider(key="mo_g").set_value(4).run()
+    assert qp(at)["mo_g"] == "4" and "**multi-head attention**" in texts(at)
+    assert len(figures(at)[1]["data"]) == 4
+
+
+@pytest.mark.parametrize(
+    "lang,phrase",
+    [("en", "G must divide H (for H = 8: G = 1, 2, 4, 8)"), ("zh", "G 必须整除 H")],
+)
+def test_h_not_divisible_by_g(lang, phrase):
+    at = run_page("modern", {"mo_g": "3", "lang": lang})
+    assert_clean(at)
+    (message,) = errors(at)
+    assert phrase in message and not figures(at)
+
+
+def test_a_bad_g_keeps_the_last_good_view():
+    at = run_page("modern")
+    at.slider(key="mo_g").set_value(5).run()
+    assert_clean(at)
+    assert errors(at) and len(figures(at)) == 2  # the last good view, under the message
+
+
+def test_cache_section_numbers():
+    at = run_page("modern", {"mo_sec": "cache"})
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Cache per token"] == "328 kB"  # Llama 2 70B: 2 · 80 · 8 · 128 · 2 B
+    assert m["Cache of one sequence of 4,096 tokens"] == "1.34 GB"
+    assert m["Per token with multi-head attention (bf16)"] == "2.62 MB"
+    shapes, table = (frame.value for frame in at.dataframe)
+    assert (
+        list(shapes["model"])
+        == list(table["model"])
+        == [
+            "GPT-2 small",
+            "GPT-3 175B",
+            "Llama 2 7B",
+            "Llama 2 70B",
+            "Llama 3 8B",
+            "Llama 3 70B",
+            "Mistral 7B",
+            "DeepSeek-V2",
+            "DeepSeek-V3",
+        ]
+    )
+    by_model = table.set_index("model")
+    assert by_model.loc["GPT-3 175B", "per token: bf16 / fp8"] == "4.72 MB / 2.36 MB"
+    assert by_model.loc["DeepSeek-V3", "one sequence: bf16 / fp8"] == "9.21 GB / 4.61 GB"
+    by_shape = shapes.set_index("model")
+    assert by_shape.loc["DeepSeek-V2", "cached per layer"] == "latent 512 + RoPE key 64"
+    assert by_shape.loc["Llama 3 8B", "cached per layer"] == "2 × 8 × 128 (32 query heads)"
+    assert by_model.loc["Mistral 7B", "own context (tokens)"] == "8,192 (cache: 4,096)"
+    (chart,) = figures(at)
+    assert [d["name"] for d in chart["data"]] == list(table["model"])
+    assert chart["layout"]["xaxis"]["type"] == "log"
+    assert "1 kB = 1,000 B" in texts(at)
+    sources = [e.value for e in at.expander[0].markdown]
+    assert len(sources) == 9 and "kv_lora_rank 512" in sources[-1]
+
+
+def test_cache_dtype_and_model_in_the_url():
+    at = run_page("modern", {"mo_sec": "cache", "mo_dtype": "fp8", "mo_model": "gpt2_small"})
+    assert_clean(at)
+    assert metrics(at)["Cache per token"] == f"{2 * 12 * 12 * 64 / 1e3:.1f} kB" == "18.4 kB"
+    (chart,) = figures(at)
+    gpt3 = chart["data"][1]
+    assert array(gpt3["y"])[-1] == pytest.approx(4_718_592 / 2 * 2048 / 1e9, rel=1e-6)
+
+
+def test_window_section():
+    at = run_page("modern", {"mo_sec": "window"})
+    assert_clean(at)
+    mask_fig, reach_fig = figures(at)
+    T, W = 20, 4
+    mask = array(mask_fig["data"][0]["z"]).reshape(T, T)
+    expected = [[(j <= i) and (i - j < W) for j in range(T)] for i in range(T)]
+    np.testing.assert_array_equal(mask == 1, expected)
+    # the in-figure slider over the window: every W from 1 to T, starting at the control's
+    (slider,) = mask_fig["layout"]["sliders"]
+    assert len(slider["steps"]) == T and slider["active"] == W - 1
+    m = metrics(at)
+    assert m["Most keys one query reads"] == "4" and m["Reach after 3 layers"] == "10"
+    reach = array(reach_fig["data"][0]["z"]).reshape(3, T)
+    assert list(reach.sum(axis=1)) == [4, 7, 10]
+    assert "**131,041** positions" in texts(at)
+    at.slider(key="mo_sinks").set_value(2).run()
+    assert qp(at)["mo_sinks"] == "2" and metrics(at)["Most keys one query reads"] == "6"
+
+
+@pytest.mark.parametrize("lang,phrase", [("en", "at least 1 key"), ("zh", "至少要包含 1 个键")])
+def test_window_zero(lang, phrase):
+    at = run_page("modern", {"mo_sec": "window", "mo_w": "0", "lang": lang})
+    assert_clean(at)
+    (message,) = errors(at)
+    assert phrase in message
+
+
+def test_flash_section():
+    at = run_page("modern", {"mo_sec": "flash"})
+    assert_clean(at)
+    flash_fig, traffic_fig = figures(at)
+    (slider,) = flash_fig["layout"]["sliders"]
+    assert len(slider["steps"]) == 4 and slider["active"] == 3  # ⌈10 / 3⌉ key blocks, the last
+    section = lesson.flash_section(10, 4, 3, False, 1)
+    # each step sends m, ℓ, Õ and Õ/ℓ of that step
+    for step, spec in zip(section.steps, slider["steps"], strict=True):
+        data = spec["args"][0]
+        np.testing.assert_allclose(np.ravel(data["z"][0]), step.m, rtol=1e-5)
+        np.testing.assert_allclose(np.ravel(data["z"][1]), step.ell, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(data["z"][2]), step.acc, rtol=1e-5, atol=1e-6)
+    m = metrics(at)
+    assert m["Tiles (query blocks × key/value blocks)"] == "3 × 4"
+    assert float(m["Largest |flash − softmax(QKᵀ/√d)V|"]) < 1e-12
+    assert m["Standard ÷ flash"] == f"{68_157_440 / 17_653_760:.1f} ×"
+    assert "not the point is speed" in texts(at) and "not written to be fast" in texts(at)
+    assert [d["name"] for d in traffic_fig["data"]] == ["standard (Algorithm 0)", "FlashAttention"]
+
+
+def test_flash_controls_in_the_url_and_the_query_block_clamped():
+    at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "3", "mo_fcausal": "true"})
+    assert_clean(at)
+    assert qp(at)["mo_fqb"] == "3"
+    (slider,) = figures(at)[0]["layout"]["sliders"]
+    assert len(slider["steps"]) == 4
+    assert "skipped" not in slider["steps"][-1]["args"][1]["title.text"]  # rows 9–10 see key 10
+    at.number_input(key="mo_fbq").set_value(10).run()  # one query block: the shown block → 1
+    assert_clean(at)
+    assert metrics(at)["Tiles (query blocks × key/value blocks)"] == "1 × 4"
+
+
+@pytest.mark.parametrize(
+    "lang,phrase", [("en", "larger than the 10 rows"), ("zh", "超过了要切分的 10 行")]
+)
+def test_block_larger_than_t(lang, phrase):
+    at = run_page("modern", {"mo_sec": "flash", "mo_fbk": "12", "lang": lang})
+    assert_clean(at)
+    (message,) = errors(at)
+    assert phrase in message
+    assert len(figures(at)) == 1  # the traffic arithmetic does not depend on the blocks
+
+
+def test_tampered_url():
+    at = run_page(
+        "modern",
+        {"mo_sec": "bogus", "mo_h": "999", "mo_causal": "maybe", "mo_model": "gpt9", "mo_fn": "7"},
+    )
+    assert_clean(at)
+    (w,) = warnings(at)
+    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn"):
+        assert name.replace("_", "\\_") in w
+    assert not errors(at) and len(figures(at)) == 2  # the defaults
+
+
+def test_each_section_holds_its_own_controls():
+    """Every control but the section choice is read inside the one section it redraws."""
+    tree = ast.parse((ROOT / "pages" / "modern_attention.py").read_text(encoding="utf-8"))
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    sections = {
+        name
+        for name, f in functions.items()
+        if any(getattr(d, "id", None) == "section" for d in f.decorator_list)
+    }
+    assert sections == {
+        "gqa_view",  # inside section_gqa, which draws the cost table once per full run
+        "cache_view",  # inside section_cache, which draws the tables and sources
+        "section_window",
+        "section_flash",
+        "flash_traffic",  # inside section_flash: N, d and M redraw the arithmetic alone
+    }
+
+    def keys(f):
+        return {
+            n.slice.value
+            for n in ast.walk(f)
+            if isinstance(n, ast.Subscript) and getattr(n.value, "id", None) == "CONTROLS"
+        }
+
+    assert keys(functions["flash_traffic"]) == {"mo_fn", "mo_fd", "mo_fm"}
+    assert keys(functions["gqa_view"]) == {"mo_gt", "mo_h", "mo_g", "mo_causal"}
+    assert keys(functions["cache_view"]) == {"mo_dtype", "mo_model"}
+    assert not keys(functions["section_gqa"]) and not keys(functions["section_cache"])
+    assert keys(functions["section_window"]) == {"mo_wt", "mo_w", "mo_wl", "mo_sinks"}
+    assert keys(functions["section_flash"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal", "mo_fqb"}
+
+
+@pytest.mark.parametrize("sec", lesson.SECTIONS)
+def test_presenter_mode_draws_the_same_figures(sec):
+    at = run_page("modern", {"mo_sec": sec, "present": "1"})
+    assert_clean(at)
+    normal = run_page("modern", {"mo_sec": sec})
+    assert len(figures(at)) == len(figures(normal)) > 0
+    assert figures(at)[0]["layout"]["font"]["size"] > figures(normal)[0]["layout"]["font"]["size"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"mo_g": "1"},
+        {"mo_sec": "cache", "mo_model": "deepseek_v2"},
+        {"mo_sec": "window", "mo_sinks": "2"},
+        {"mo_sec": "flash", "mo_fcausal": "1", "present": "1"},
+    ],
+)
+def test_chinese_views_show_no_english(params):
+    at = run_page("modern", {"lang": "zh"} | params)
+    assert_clean(at)
+    assert english_words(at) == {}
+    assert "分组查询注意力" in texts(at) or params.get("mo_sec")

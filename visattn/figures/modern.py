@@ -1,0 +1,502 @@
+"""The figures of the lesson on attention as today's LLMs run it: which query heads share which K/V
+head, the KV cache against context length, the sliding-window mask (with an in-figure slider over
+the window) and its receptive field, FlashAttention's online softmax (with an in-figure slider over
+the key/value blocks), and the memory traffic of standard and flash attention.
+
+Every word shown is a parameter (the page passes translated ones); the English defaults are for
+notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from . import live
+from .core import (
+    DIVERGING_SCALE,
+    HEAD_COLOURS,
+    WEIGHT_SCALE,
+    _figure,
+    _scale,
+    _title,
+    cell_text,
+    compact,
+)
+from .matrices import heatmap
+
+if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
+    from ..lessons.modern_attention import FlashSection, GQASteps, GroupingSteps, WindowSection
+
+
+def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int = 420, **extra):
+    return dict(
+        title=_title(title),
+        xaxis=dict(title=_title(x_title)) | extra.pop("xaxis", {}),
+        yaxis=dict(title=_title(y_title)) | extra.pop("yaxis", {}),
+        height=height,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=70, b=10),
+        **extra,
+    )
+
+
+def _kv_x(kv_head: Sequence[int]) -> list[float]:
+    """Where each K/V head sits: under the middle of its query heads."""
+    G = max(kv_head) + 1
+    return [float(np.mean([h for h, k in enumerate(kv_head) if k == g])) for g in range(G)]
+
+
+def _colour(g: int) -> str:
+    return HEAD_COLOURS[g % len(HEAD_COLOURS)]
+
+
+def grouping(
+    kv_head: Sequence[int],
+    *,
+    query_name: str = "query heads",
+    kv_name: str = "K/V heads",
+    query_hover: str = "query head",
+    kv_hover: str = "K/V head",
+    title: str = "",
+    font_size: int = 14,
+) -> go.Figure:
+    """Query heads (top row) joined to the K/V head each reads (bottom row), one colour a group."""
+    kv_head = [int(g) for g in kv_head]
+    H, G = len(kv_head), max(kv_head) + 1
+    kv_x = _kv_x(kv_head)
+    data = []
+    for h, g in enumerate(kv_head):
+        data.append(
+            dict(
+                type="scatter",
+                x=[h, kv_x[g]],
+                y=[1, 0],
+                mode="lines",
+                line=dict(color=_colour(g), width=3),
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    size = 34 if H <= 8 else 24
+    colours = [_colour(g) for g in kv_head]
+    data.append(
+        dict(
+            type="scatter",
+            x=list(range(H)),
+            y=[1] * H,
+            mode="markers+text",
+            marker=dict(size=size, color=colours, line=dict(color="white", width=2)),
+            text=[str(h + 1) for h in range(H)],
+            textfont=dict(color="white", size=font_size),
+            hovertemplate=f"{query_hover} %{{text}}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    data.append(
+        dict(
+            type="scatter",
+            x=kv_x,
+            y=[0] * G,
+            mode="markers+text",
+            marker=dict(
+                size=size + 8,
+                symbol="square",
+                color=[_colour(g) for g in range(G)],
+                line=dict(color="white", width=2),
+            ),
+            text=[str(g + 1) for g in range(G)],
+            textfont=dict(color="white", size=font_size),
+            hovertemplate=f"{kv_hover} %{{text}}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    layout = _layout(
+        title,
+        "",
+        "",
+        font_size,
+        height=300,
+        xaxis=dict(visible=False, range=[-0.7, H - 0.3]),
+        yaxis=dict(
+            tickvals=[0, 1],
+            ticktext=[kv_name, query_name],
+            range=[-0.4, 1.4],
+            zeroline=False,
+            showgrid=False,
+        ),
+    )
+    return _figure(data, layout)
+
+
+def grouping_live(
+    steps: GroupingSteps,
+    *,
+    title: Callable[[int], str],
+    label: str = "G = ",
+    **words: str | int,
+) -> go.Figure:
+    """:func:`grouping` at the control's G, with an in-figure slider over every G that divides H:
+    each position redraws the lines, the colours and the K/V heads (``title(G)`` above)."""
+    g = steps.active
+    fig = grouping(steps.kv_heads[g], title=title(steps.Gs[g]), **words)
+    H = steps.kv_heads.shape[1]
+
+    def step(kv_head: np.ndarray, G: int) -> live.Step:
+        kv_x = _kv_x([int(k) for k in kv_head])
+        lines = {
+            h: {"x": [h, kv_x[k]], "line.color": _colour(int(k))} for h, k in enumerate(kv_head)
+        }
+        queries = {H: {"marker.color": [_colour(int(k)) for k in kv_head]}}
+        kv = {
+            H + 1: {
+                "x": kv_x,
+                "y": [0] * G,
+                "text": [str(k + 1) for k in range(G)],
+                "marker.color": [_colour(k) for k in range(G)],
+            }
+        }
+        return live.Step(traces=lines | queries | kv, layout={"title.text": title(G)})
+
+    return live.add_slider(
+        fig,
+        label=label,
+        values=steps.Gs,
+        active=g,
+        fmt=str,
+        tick_labels=True,
+        steps=[step(kv, G) for kv, G in zip(steps.kv_heads, steps.Gs, strict=True)],
+    )
+
+
+def maps_live(
+    fig: go.Figure,
+    steps: GQASteps,
+    *,
+    cell_title: Callable[[int, int], str],
+    title: Callable[[int, str], str],
+    label: str = "G = ",
+) -> go.Figure:
+    """The head grid ``fig`` (one heatmap per query head, in order) with an in-figure slider over
+    every G that divides H: each position sends every head's weights and retitles the cells
+    ``cell_title(h, g)`` (1-based) and the figure ``title(G, kind)``."""
+
+    def step(s: int) -> live.Step:
+        cells = {h: {"z": live.packed(w)} for h, w in enumerate(steps.weights[s])}
+        names = {
+            f"annotations[{h}].text": cell_title(h + 1, int(k) + 1)
+            for h, k in enumerate(steps.kv_heads[s])
+        }
+        return live.Step(
+            traces=cells, layout=names | {"title.text": title(steps.Gs[s], steps.kinds[s])}
+        )
+
+    return live.add_slider(
+        fig,
+        label=label,
+        values=steps.Gs,
+        active=steps.active,
+        fmt=str,
+        tick_labels=True,
+        steps=[step(s) for s in range(len(steps.Gs))],
+    )
+
+
+def cache_curves(
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    *,
+    title: str = "",
+    x_title: str = "context (tokens)",
+    y_title: str = "KV cache of one sequence (GB)",
+    font_size: int = 14,
+) -> go.Figure:
+    """One line per model {name: (context lengths, GB)}, each up to the model's own context, on
+    log–log axes."""
+    dashes = ("solid", "dash", "dot", "dashdot")
+    data = [
+        dict(
+            type="scatter",
+            x=compact(x),
+            y=compact(y),
+            mode="lines+markers",
+            name=str(name),
+            line=dict(color=HEAD_COLOURS[k % len(HEAD_COLOURS)], dash=dashes[k % len(dashes)]),
+            marker=dict(size=5),
+            hovertemplate=f"{name}<br>%{{x:,}}: %{{y:.3g}} GB<extra></extra>",
+        )
+        for k, (name, (x, y)) in enumerate(curves.items())
+    ]
+    layout = _layout(
+        title,
+        x_title,
+        y_title,
+        font_size,
+        height=520,
+        xaxis=dict(type="log"),
+        yaxis=dict(type="log"),
+    )
+    return _figure(data, layout)
+
+
+def traffic_curves(
+    N: ArrayLike,
+    standard: ArrayLike,
+    flash: ArrayLike,
+    *,
+    standard_name: str = "standard",
+    flash_name: str = "FlashAttention",
+    title: str = "",
+    x_title: str = "N",
+    y_title: str = "HBM accesses",
+    font_size: int = 14,
+) -> go.Figure:
+    """HBM reads and writes of both algorithms against N, on log–log axes."""
+    data = [
+        dict(type="scatter", x=compact(N), y=compact(y), mode="lines+markers", name=name)
+        for name, y in ((standard_name, standard), (flash_name, flash))
+    ]
+    layout = _layout(
+        title, x_title, y_title, font_size, xaxis=dict(type="log"), yaxis=dict(type="log")
+    )
+    return _figure(data, layout)
+
+
+def _mask_z(mask: np.ndarray) -> np.ndarray:
+    return np.asarray(mask, dtype=np.float64)
+
+
+def window_live(
+    section: WindowSection,
+    *,
+    title: Callable[[int, int], str],
+    label: str = "W = ",
+    x_title: str = "key",
+    y_title: str = "query",
+    value_name: str = "may attend",
+    font_size: int = 14,
+) -> go.Figure:
+    """The banded causal mask (1 = may attend), with an in-figure slider over the window W
+    (``title(W, most keys a query reads)`` above each)."""
+    T = section.T
+    positions = list(range(1, T + 1))
+    fig = heatmap(
+        _mask_z(section.mask),
+        positions,
+        positions,
+        title=title(section.window, section.keys_per_query),
+        x_title=x_title,
+        y_title=y_title,
+        value_name=value_name,
+        show_text=False,
+        font_size=font_size,
+        tick_angle=0,
+        height=min(760, 160 + 14 * T),
+    )
+    return live.add_slider(
+        fig,
+        label=label,
+        values=section.windows,
+        active=section.active,
+        fmt=str,
+        steps=[
+            live.Step(
+                traces={0: {"z": live.packed(_mask_z(m))}},
+                layout={"title.text": title(w, k)},
+            )
+            for w, k, m in zip(section.windows, section.window_keys, section.masks, strict=True)
+        ],
+    )
+
+
+def receptive(
+    reach: ArrayLike,
+    *,
+    layer_names: Sequence[str],
+    title: str = "",
+    x_title: str = "position",
+    y_title: str = "layer",
+    value_name: str = "reaches the last token",
+    font_size: int = 14,
+) -> go.Figure:
+    """(L, T) which positions reach the last token after each layer (1 = yes)."""
+    reach = np.asarray(reach, dtype=np.float64)
+    L, T = reach.shape
+    return heatmap(
+        reach,
+        list(range(1, T + 1)),
+        list(layer_names),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        value_name=value_name,
+        show_text=False,
+        font_size=font_size,
+        tick_angle=0,
+        height=150 + 40 * L,
+    )
+
+
+# ---------------------------------------------------------------- FlashAttention
+
+
+def _panel(z, text, xaxis: str, yaxis: str, colorscale, hover: str, **extra) -> dict:
+    return dict(
+        type="heatmap",
+        z=compact(z),
+        text=text,
+        texttemplate="%{text}" if text is not None else None,
+        colorscale=_scale(colorscale),
+        showscale=False,
+        xaxis=xaxis,
+        yaxis=yaxis,
+        hovertemplate=hover,
+        **extra,
+    )
+
+
+def flash_live(
+    section: FlashSection,
+    *,
+    title: Callable[[int, int, bool, float, str], str],
+    panel_titles: Sequence[str],
+    label: str = "key/value block ",
+    query_name: str = "query",
+    key_name: str = "key",
+    font_size: int = 14,
+) -> go.Figure:
+    """The online softmax of one query block: the whole score matrix S with the block's rows and the
+    current tile outlined (a picture: flash never holds S), then m, ℓ, the accumulator Õ and Õ/ℓ
+    after each key/value block, with an in-figure slider over the blocks. ``title(j, n, skipped,
+    error, rescale)`` titles step j (1-based) of n; ``panel_titles`` names the five panels."""
+    T = section.T
+    steps = section.steps
+    r0, r1 = steps[0].rows
+    rows = list(range(r0 + 1, r1 + 1))
+    d = steps[0].acc.shape[1]
+    dims = list(range(1, d + 1))
+    S = np.where(np.isfinite(section.scores), section.scores, np.nan)
+    bound = float(np.nanmax(np.abs(S))) or 1.0
+    positions = list(range(1, T + 1))
+    small = font_size - 2
+    domains = ((0.0, 0.34), (0.40, 0.47), (0.52, 0.59), (0.64, 0.80), (0.84, 1.0))
+    hover = f"{query_name} %{{y}}<br>{key_name} %{{x}}<br>S = %{{z:.3f}}<extra></extra>"
+    data = [
+        _panel(
+            S,
+            cell_text(np.nan_to_num(S), 1, fixed=True) if T <= 12 else None,
+            "x",
+            "y",
+            DIVERGING_SCALE,
+            hover,
+            x=positions,
+            y=positions,
+            zmin=-bound,
+            zmax=bound,
+            textfont=dict(size=max(8, small - 3)),
+        )
+    ]
+
+    def panels(step) -> list[tuple[np.ndarray, list]]:
+        """(z, text) of m, ℓ, Õ and Õ/ℓ after ``step``."""
+        m = step.m[:, None]
+        ell = step.ell[:, None]
+        return [
+            (m, cell_text(m, 2, fixed=True)),
+            (ell, cell_text(ell, 2, fixed=True)),
+            (step.acc, cell_text(step.acc, 2, fixed=True)),
+            (step.estimate, cell_text(step.estimate, 2, fixed=True)),
+        ]
+
+    g = len(steps) - 1  # the figure opens on the last block: the block's final output
+    for k, (z, text) in enumerate(panels(steps[g])):
+        columns = [1] if k < 2 else dims
+        name = panel_titles[k + 1]
+        data.append(
+            _panel(
+                z,
+                text,
+                f"x{k + 2}",
+                f"y{k + 2}",
+                WEIGHT_SCALE if k < 2 else DIVERGING_SCALE,
+                f"{query_name} %{{y}}<br>{name}: %{{z:.4g}}<extra></extra>",
+                x=columns,
+                y=rows,
+                textfont=dict(size=small),
+            )
+        )
+    layout: dict = dict(
+        font=dict(size=font_size),
+        height=max(360, 120 + 8 * font_size + 26 * T),
+        # room above the panels, top down: the two-line title, the panel titles, the tick labels
+        margin=dict(l=10, r=10, t=30 + 7 * font_size, b=10),
+        annotations=[],
+    )
+    for k, (lo, hi) in enumerate(domains):
+        sfx = "" if k == 0 else str(k + 1)
+        layout[f"xaxis{sfx}"] = dict(
+            domain=[lo, hi], anchor=f"y{sfx}", side="top", dtick=1, showgrid=False
+        )
+        layout[f"yaxis{sfx}"] = dict(
+            domain=[0.0, 1.0], anchor=f"x{sfx}", autorange="reversed", dtick=1, showgrid=False
+        )
+        if k:
+            layout[f"xaxis{sfx}"]["showticklabels"] = k >= 3  # the width d of Õ and Õ/ℓ
+            layout[f"yaxis{sfx}"]["showticklabels"] = k == 1  # query rows once, left of m
+        layout["annotations"].append(
+            dict(
+                text=panel_titles[k],
+                x=(lo + hi) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                yshift=int(2.3 * font_size),  # above the top tick labels
+                showarrow=False,
+                font=dict(size=font_size),
+            )
+        )
+
+    def tile(step) -> dict:
+        """The outline of the tile ``step`` computes: its key columns (shapes[1])."""
+        c0, c1 = step.cols
+        return {"shapes[1].x0": c0 + 0.5, "shapes[1].x1": c1 + 0.5}
+
+    def heading(j: int) -> str:
+        s = steps[j]
+        rescale = ", ".join(f"{v:.3g}" for v in s.rescale)
+        return title(j + 1, len(steps), s.skipped, section.errors[j], rescale)
+
+    rows_box = dict(type="rect", xref="x", yref="y", y0=r0 + 0.5, y1=r1 + 0.5)
+    c0, c1 = steps[g].cols
+    layout["shapes"] = [
+        rows_box | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
+        rows_box | dict(x0=c0 + 0.5, x1=c1 + 0.5, line=dict(width=3, color="#111")),  # the tile
+    ]
+    layout["title"] = dict(
+        text=heading(g),
+        x=0.0,
+        xanchor="left",
+        y=1.0,
+        yref="container",
+        yanchor="top",
+        pad=dict(t=8),
+    )
+    fig = _figure(data, layout)
+    return live.add_slider(
+        fig,
+        label=label,
+        values=list(range(1, len(steps) + 1)),
+        active=g,
+        fmt=str,
+        tick_labels=True,
+        steps=[
+            live.Step(
+                traces={k + 1: {"z": z, "text": text} for k, (z, text) in enumerate(panels(step))},
+                layout={"title.text": heading(j)} | tile(step),
+            )
+            for j, step in enumerate(steps)
+        ],
+    )

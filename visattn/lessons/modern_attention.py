@@ -1,0 +1,630 @@
+"""The lesson "attention as today's LLMs run it" (issue 24) as data: grouped-query heads, the KV
+cache of real models, sliding windows with attention sinks, and FlashAttention's online softmax.
+
+One function per section of ``pages/modern_attention.py``, each returning a frozen dataclass with
+every number that section shows; ``CONTROLS`` declares every URL parameter of the page; ``MODELS``
+holds the published configuration of each model the cache section compares, with its source.
+
+Blocks, heads and layers count from 1 on the page (as its prose and links do) and from 0 in
+:mod:`visattn.modern`; :func:`flash_section` is where the two meet."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import decode, display, modern
+from ..attention import attention
+from ..controls import Control, table
+from ..errors import InputError
+from .decoder import byte_size
+
+SECTIONS = ("gqa", "cache", "window", "flash")
+KINDS = ("mha", "gqa", "mqa", "mla")  # multi-head, grouped-query, multi-query, multi-head latent
+DTYPES = ("bf16", "fp8")  # what one cached number takes: 2 bytes (fp16 or bf16) or 1 byte
+BYTES = {"bf16": 2, "fp8": 1}
+SEED = 0
+COST_MODEL = "llama2_70b"  # the real shape whose every choice of G the cost table prices
+GQA_DH = 4  # the small example's head width
+FLASH_D = 4  # the online-softmax demo's width
+MAX_DEMO_HEADS = 16
+MAX_DEMO_TOKENS = 12
+MAX_WINDOW_TOKENS = 48
+LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
+MAX_FLASH_TOKENS = 16
+FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
+FLASH_DH = (64, 128, 256)
+SRAM_KB = (100, 192, 228)  # the paper's "around 100 KB"; an A100's and an H100's SRAM per SM
+CONTEXTS = tuple(2**k for k in range(9, 18))  # the cache chart's context lengths: 512 … 131,072
+
+# ---------------------------------------------------------------- the models' configurations
+
+
+@dataclass(frozen=True)
+class Model:
+    """A published configuration: what its KV cache holds per token, and its own context (its name
+    is the label table ``modern.models``)."""
+
+    kind: str  # one of KINDS
+    n_layers: int
+    n_heads: int  # query heads
+    n_kv_heads: int  # key/value heads (MLA: as many as query heads, rebuilt from the latent)
+    head_dim: int
+    d_model: int
+    context: int  # the model's own maximum context, in tokens
+    source: tuple[str, str]  # (paper, config.json with its values): where each number comes from
+    latent: int = 0  # MLA: d_c, the compressed K/V latent cached per layer
+    rope_key: int = 0  # MLA: d_h^R, the decoupled RoPE key cached per layer
+    window: int | None = None  # sliding window: a rolling cache holds this many tokens
+
+    @property
+    def shape(self) -> modern.CacheShape:
+        if self.kind == "mla":
+            return modern.CacheShape(self.n_layers, latent=self.latent, rope_key=self.rope_key)
+        return modern.CacheShape(self.n_layers, self.n_kv_heads, self.head_dim)
+
+    @property
+    def mha_shape(self) -> modern.CacheShape:
+        """The same model with a key and a value per query head (what multi-head attention
+        caches)."""
+        return modern.CacheShape(self.n_layers, self.n_heads, self.head_dim)
+
+    def cached_tokens(self, tokens: int) -> int:
+        """Tokens in the cache after ``tokens``: all of them, or the window of a rolling cache."""
+        return min(tokens, self.window) if self.window else tokens
+
+
+_GPT2 = decode.GPT2_SMALL
+_GPT3 = decode.GPT3_175B
+MODELS = {
+    "gpt2_small": Model(
+        "mha",
+        n_layers=_GPT2["n_layers"],
+        n_heads=_GPT2["n_heads"],
+        n_kv_heads=_GPT2["n_heads"],
+        head_dim=_GPT2["d_model"] // _GPT2["n_heads"],
+        d_model=_GPT2["d_model"],
+        context=_GPT2["context"],
+        source=(
+            "Radford et al. 2019",
+            "https://huggingface.co/openai-community/gpt2/blob/main/config.json: "
+            "n_layer 12, n_head 12, n_embd 768, n_positions 1024",
+        ),
+    ),
+    "gpt3_175b": Model(
+        "mha",
+        n_layers=_GPT3["n_layers"],
+        n_heads=_GPT3["n_heads"],
+        n_kv_heads=_GPT3["n_heads"],
+        head_dim=_GPT3["d_model"] // _GPT3["n_heads"],
+        d_model=_GPT3["d_model"],
+        context=_GPT3["context"],
+        source=(
+            "Brown et al. 2020, §2.1",
+            "n_layers 96, d_model 12288, n_heads 96, d_head 128, n_ctx 2048",
+        ),
+    ),
+    "llama2_7b": Model(
+        "mha",
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=32,
+        head_dim=128,
+        d_model=4096,
+        context=4096,
+        source=(
+            "Touvron et al. 2023, §2.2",
+            "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json: "
+            "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 32, "
+            "hidden_size 4096, max_position_embeddings 4096",
+        ),
+    ),
+    "llama2_70b": Model(
+        "gqa",
+        n_layers=80,
+        n_heads=64,
+        n_kv_heads=8,
+        head_dim=128,
+        d_model=8192,
+        context=4096,
+        source=(
+            "Touvron et al. 2023, §2.2",
+            "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json: "
+            "num_hidden_layers 80, num_attention_heads 64, num_key_value_heads 8, "
+            "hidden_size 8192, max_position_embeddings 4096",
+        ),
+    ),
+    "llama3_8b": Model(
+        "gqa",
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        head_dim=128,
+        d_model=4096,
+        context=8192,
+        source=(
+            "Dubey et al. 2024",
+            "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json: "
+            "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, "
+            "hidden_size 4096, max_position_embeddings 8192",
+        ),
+    ),
+    "llama3_70b": Model(
+        "gqa",
+        n_layers=80,
+        n_heads=64,
+        n_kv_heads=8,
+        head_dim=128,
+        d_model=8192,
+        context=8192,
+        source=(
+            "Dubey et al. 2024",
+            "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json: "
+            "num_hidden_layers 80, num_attention_heads 64, num_key_value_heads 8, "
+            "hidden_size 8192, max_position_embeddings 8192",
+        ),
+    ),
+    "mistral_7b": Model(
+        "gqa",
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        head_dim=128,
+        d_model=4096,
+        context=8192,
+        window=4096,
+        source=(
+            "Jiang et al. 2023, §2: context_len 8192",
+            "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json: "
+            "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, "
+            "hidden_size 4096, sliding_window 4096, max_position_embeddings 32768",
+        ),
+    ),
+    "deepseek_v2": Model(
+        "mla",
+        n_layers=60,
+        n_heads=128,
+        n_kv_heads=128,
+        head_dim=128,
+        d_model=5120,
+        context=128 * 1024,
+        latent=512,
+        rope_key=64,
+        source=(
+            "DeepSeek-AI 2024, §2.1",
+            "https://huggingface.co/deepseek-ai/DeepSeek-V2/blob/main/config.json: "
+            "num_hidden_layers 60, num_attention_heads 128, kv_lora_rank 512, "
+            "qk_rope_head_dim 64, v_head_dim 128, max_position_embeddings 163840",
+        ),
+    ),
+    "deepseek_v3": Model(
+        "mla",
+        n_layers=61,
+        n_heads=128,
+        n_kv_heads=128,
+        head_dim=128,
+        d_model=7168,
+        context=128 * 1024,
+        latent=512,
+        rope_key=64,
+        source=(
+            "DeepSeek-AI 2024, §4.2",
+            "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json: "
+            "num_hidden_layers 61, num_attention_heads 128, kv_lora_rank 512, "
+            "qk_rope_head_dim 64, v_head_dim 128, max_position_embeddings 163840",
+        ),
+    ),
+}
+CONTROLS = table(
+    Control("mo_sec", "gqa", options=SECTIONS, labels="modern.sections"),
+    # grouped-query attention: T tokens, H query heads sharing G key/value heads
+    Control("mo_gt", 6, lo=2, hi=MAX_DEMO_TOKENS),
+    Control("mo_h", 8, lo=1, hi=MAX_DEMO_HEADS),
+    Control("mo_g", 2, lo=1, hi=MAX_DEMO_HEADS),
+    Control("mo_causal", True),
+    # the KV cache of real models: the model whose sum is written out, the number format
+    Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern.models"),
+    Control("mo_dtype", "bf16", options=DTYPES, labels="modern.dtypes"),
+    # sliding windows: tokens, window (0 is refused, with a message), layers, sinks
+    Control("mo_wt", 20, lo=8, hi=MAX_WINDOW_TOKENS),
+    Control("mo_w", 4, lo=0, hi=MAX_WINDOW_TOKENS),
+    Control("mo_wl", 3, lo=1, hi=8),
+    Control("mo_sinks", 0, lo=0, hi=4),
+    # FlashAttention: T, the block sizes (larger than T is refused), causal, the query block shown
+    Control("mo_ft", 10, lo=2, hi=MAX_FLASH_TOKENS),
+    Control("mo_fbq", 4, lo=1, hi=MAX_FLASH_TOKENS),
+    Control("mo_fbk", 3, lo=1, hi=MAX_FLASH_TOKENS),
+    Control("mo_fcausal", False),
+    Control("mo_fqb", 1, lo=1, hi=MAX_FLASH_TOKENS),
+    # the memory-traffic arithmetic: sequence length N, head width d, on-chip memory M
+    Control("mo_fn", 4096, options=FLASH_N),
+    Control("mo_fd", 64, options=FLASH_DH),
+    Control("mo_fm", 100, options=SRAM_KB, labels="modern.sram"),
+)
+
+
+# Value sets that are not controls: the kind of attention of each model or choice of G.
+LABELS = {"modern.kinds": KINDS, "modern.kind_notes": KINDS}
+
+
+def kind_of(n_heads: int, n_kv_heads: int) -> str:
+    """mha (G = H), mqa (G = 1 < H) or gqa (in between)."""
+    if n_kv_heads == n_heads:
+        return "mha"
+    return "mqa" if n_kv_heads == 1 else "gqa"
+
+
+def seeded(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+# ---------------------------------------------------------------- grouped-query attention
+
+
+@dataclass(frozen=True)
+class CostRow:
+    G: int
+    kind: str
+    kv_params: int  # W_k and W_v of one layer: 2 · D · G · Dh
+    attention_params: int  # W_q, W_k, W_v and W_o of one layer
+    per_token: str  # cache one token adds (all layers), fp16
+    per_sequence: str  # cache of one sequence at the model's context, fp16
+
+
+@dataclass(frozen=True)
+class GQASection:
+    H: int
+    G: int
+    T: int
+    kind: str
+    result: modern.GQAResult  # weights (H, T, T), output (H, T, Dh)
+    groups: tuple[tuple[int, ...], ...]  # (G,) the query heads (0-based) of each K/V head
+    repeat_difference: float  # max |output − H ordinary heads with K/V copied|
+
+
+def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
+    """Seeded Q (H, T, Dh) and K, V (G, T, Dh); an InputError unless G divides H."""
+    modern.kv_head_of(H, G)  # the error first: nothing is drawn for a G that does not divide H
+    Q = seeded((H, T, GQA_DH), SEED)
+    K = seeded((G, T, GQA_DH), SEED + 1)
+    V = seeded((G, T, GQA_DH), SEED + 2)
+    result = modern.grouped_query_attention(Q, K, V, causal=causal)
+    mask = result.mask if causal else None
+    copied = np.stack(
+        [attention(Q[h], K[g], V[g], mask=mask).output for h, g in enumerate(result.kv_head)]
+    )  # (H, T, Dh)
+    groups = tuple(tuple(int(h) for h in np.flatnonzero(result.kv_head == g)) for g in range(G))
+    return GQASection(
+        H=H,
+        G=G,
+        T=T,
+        kind=kind_of(H, G),
+        result=result,
+        groups=groups,
+        repeat_difference=float(np.abs(result.output - copied).max()),
+    )
+
+
+@dataclass(frozen=True)
+class GQASteps:
+    """The example at every G that divides H, for the in-figure slider over G (both figures)."""
+
+    Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
+    active: int  # index of the control's G
+    kv_heads: np.ndarray  # (S, H) the K/V head each query head reads at each G
+    weights: np.ndarray  # (S, H, T, T) every query head's weights at each G
+    kinds: tuple[str, ...]  # (S,) mha, gqa or mqa
+
+
+@dataclass(frozen=True)
+class GroupingSteps:
+    """Which K/V head each query head reads at every G that divides H (no tokens: the grouping
+    figure stays as it is when T or the mask changes)."""
+
+    Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
+    active: int  # index of the control's G
+    kv_heads: np.ndarray  # (S, H)
+
+
+def grouping_steps(H: int, G: int) -> GroupingSteps:
+    Gs = tuple(modern.divisors(H))
+    modern.kv_head_of(H, G)  # an InputError unless G divides H
+    kv_heads = np.stack([modern.kv_head_of(H, g) for g in Gs])  # (S, H)
+    return GroupingSteps(Gs=Gs, active=Gs.index(G), kv_heads=kv_heads)
+
+
+def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
+    """:func:`gqa_section` at every G that divides H (the same seeded queries; keys and values
+    drawn for each G as the section draws them); an InputError unless G divides H."""
+    modern.kv_head_of(H, G)
+    Gs = tuple(modern.divisors(H))
+    runs = [gqa_section(T, H, g, causal) for g in Gs]
+    return GQASteps(
+        Gs=Gs,
+        active=Gs.index(G),
+        kv_heads=np.stack([run.result.kv_head for run in runs]),  # (S, H)
+        weights=np.stack([run.result.weights for run in runs]),  # (S, H, T, T)
+        kinds=tuple(run.kind for run in runs),
+    )
+
+
+def cost_rows(model: Model) -> tuple[CostRow, ...]:
+    """Parameters and cache of the model's attention for every G that divides its H (fp16)."""
+    D, H, Dh = model.d_model, model.n_heads, model.head_dim
+    rows = []
+    for G in reversed(modern.divisors(H)):
+        shape = modern.CacheShape(model.n_layers, G, Dh)
+        kv = 2 * D * G * Dh
+        rows.append(
+            CostRow(
+                G=G,
+                kind=kind_of(H, G),
+                kv_params=kv,
+                attention_params=2 * D * H * Dh + kv,
+                per_token=byte_size(modern.kv_cache_bytes(shape, BYTES["bf16"])),
+                per_sequence=byte_size(modern.kv_cache_bytes(shape, BYTES["bf16"], model.context)),
+            )
+        )
+    return tuple(rows)
+
+
+# ---------------------------------------------------------------- the KV cache of real models
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    id: str
+    model: Model
+    values_per_token: int  # numbers one token adds to the cache, all layers
+    bytes_token: dict[str, int]  # dtype → bytes per token
+    bytes_sequence: dict[str, int]  # dtype → bytes of one sequence at the model's own context
+    cached_tokens: int  # tokens the cache holds at that context (a rolling window: fewer)
+    mha_bytes_token: int  # bf16 bytes per token if every query head had its own key and value
+
+
+@dataclass(frozen=True)
+class CacheSection:
+    dtype: str
+    rows: tuple[ModelRow, ...]
+    contexts: tuple[int, ...]  # the chart's x
+    curves: dict[str, tuple[np.ndarray, np.ndarray]]  # model id → (contexts ≤ its own, GB)
+    chosen: ModelRow  # the model whose sum is written out
+    formula: str  # LaTeX: that model's bytes per token, factor by factor
+
+
+def model_rows() -> tuple[ModelRow, ...]:
+    """Every model of MODELS: numbers and bytes per token, bytes of one sequence at its own context
+    (the tables, which no control changes)."""
+    rows = []
+    for key, model in MODELS.items():
+        per_token = {d: modern.kv_cache_bytes(model.shape, b) for d, b in BYTES.items()}
+        cached = model.cached_tokens(model.context)
+        rows.append(
+            ModelRow(
+                id=key,
+                model=model,
+                values_per_token=model.shape.values_per_token,
+                bytes_token=per_token,
+                bytes_sequence={
+                    d: modern.kv_cache_bytes(model.shape, b, cached) for d, b in BYTES.items()
+                },
+                cached_tokens=cached,
+                mha_bytes_token=modern.kv_cache_bytes(model.mha_shape, BYTES["bf16"]),
+            )
+        )
+    return tuple(rows)
+
+
+def cache_section(model_id: str, dtype: str) -> CacheSection:
+    """The model written out (its formula and numbers) and every model's curve in ``dtype``."""
+    rows = model_rows()
+    curves = {}
+    for row in rows:
+        model = row.model
+        x = np.array([n for n in CONTEXTS if n <= model.context] + [model.context])
+        x = np.unique(x)
+        cached = np.array([model.cached_tokens(int(n)) for n in x])
+        curves[row.id] = (x, row.bytes_token[dtype] * cached / 1e9)
+    chosen = next(r for r in rows if r.id == model_id)
+    return CacheSection(
+        dtype=dtype,
+        rows=rows,
+        contexts=CONTEXTS,
+        curves=curves,
+        chosen=chosen,
+        formula=cache_formula(chosen.model, dtype),
+    )
+
+
+def cache_formula(model: Model, dtype: str) -> str:
+    """LaTeX of one token's cache: layers × (keys and values of the K/V heads, or latent + RoPE
+    key) × bytes."""
+    b = BYTES[dtype]
+    total = modern.kv_cache_bytes(model.shape, b)
+    if model.kind == "mla":
+        factors = rf"{model.n_layers} \times ({model.latent} + {model.rope_key}) \times {b}"
+    else:
+        factors = rf"2 \times {model.n_layers} \times {model.n_kv_heads} \times {model.head_dim}"
+        factors += rf" \times {b}"
+    return rf"{factors} = {total:,}\ \mathrm{{B}} = \text{{{byte_size(total)}}}".replace(",", "{,}")
+
+
+# ---------------------------------------------------------------- sliding windows
+
+
+@dataclass(frozen=True)
+class WindowSection:
+    T: int
+    window: int
+    layers: int
+    sinks: int
+    mask: np.ndarray  # (T, T) True = may attend
+    masks: np.ndarray  # (W_grid, T, T) the mask at each window of the in-figure slider
+    windows: tuple[int, ...]  # the in-figure slider's windows, the control's among them
+    window_keys: tuple[int, ...]  # the most keys one query reads at each of those windows
+    active: int  # index of the control's window
+    reach: np.ndarray  # (L, T) can position j reach the last token after layer l + 1?
+    span: int  # positions the last token depends on after L layers (measured)
+    span_formula: int  # L·(W − 1) + 1 (without sinks; capped at T)
+    keys_per_query: int  # the most keys one query reads
+    reference_difference: float  # max |sliding-window GQA − masked single-head attention|
+    mistral_span: int  # 32·(4096 − 1) + 1
+    mistral_paper: int  # W × L as the Mistral paper writes it: 4096 × 32
+
+
+def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSection:
+    window = modern.check_window(window)
+    mask = modern.window_mask(T, window, sinks=sinks)
+    # the in-figure slider's windows: every W up to T at most LIVE_WINDOWS of them (a 48-token mask
+    # is 2,304 numbers a step), and the control's own
+    grid, active = display.with_value(display.even_grid(1, T, 1, most=LIVE_WINDOWS), window)
+    windows = tuple(int(w) for w in grid)
+    masks = np.stack([modern.window_mask(T, w, sinks=sinks) for w in windows])  # (W, T, T)
+    reach = modern.receptive_field(mask, layers)[:, -1, :]  # (L, T)
+    Q = seeded((1, T, GQA_DH), SEED)
+    K = seeded((1, T, GQA_DH), SEED + 1)
+    V = seeded((1, T, GQA_DH), SEED + 2)
+    windowed = modern.grouped_query_attention(Q, K, V, causal=True, window=window, sinks=sinks)
+    reference = attention(Q[0], K[0], V[0], mask=mask).output
+    mistral = MODELS["mistral_7b"]
+    return WindowSection(
+        T=T,
+        window=window,
+        layers=layers,
+        sinks=sinks,
+        mask=mask,
+        masks=masks,
+        windows=windows,
+        window_keys=tuple(int(m.sum(axis=1).max()) for m in masks),
+        active=active,
+        reach=reach,
+        span=int(reach[-1].sum()),
+        span_formula=min(T, modern.window_span(window, layers)),
+        keys_per_query=int(mask.sum(axis=1).max()),
+        reference_difference=float(np.abs(windowed.output[0] - reference).max()),
+        mistral_span=modern.window_span(mistral.window, mistral.n_layers),
+        mistral_paper=mistral.window * mistral.n_layers,
+    )
+
+
+# ---------------------------------------------------------------- FlashAttention
+
+
+@dataclass(frozen=True)
+class FlashSection:
+    T: int
+    block_q: int
+    block_k: int
+    causal: bool
+    q_block: int  # the query block shown, 1-based
+    result: modern.FlashResult
+    scores: np.ndarray  # (T, T) the whole S = QKᵀ/√d (−inf where masked): what flash never holds
+    reference: np.ndarray  # (T, d) softmax(S)·V at once
+    difference: float  # max |flash − reference|
+    steps: tuple[modern.FlashStep, ...]  # the shown query block's steps, one per key block
+    errors: tuple[float, ...]  # after each step: max |Õ/ℓ − final O| of the block's rows
+    full_numbers: int  # T² scores (and as many weights) the standard way holds
+    tile_numbers: int  # a tile, the block's Q rows, m, ℓ and the accumulator
+
+
+def flash_section(T: int, block_q: int, block_k: int, causal: bool, q_block: int) -> FlashSection:
+    Q = seeded((T, FLASH_D), SEED)
+    K = seeded((T, FLASH_D), SEED + 1)
+    V = seeded((T, FLASH_D), SEED + 2)
+    result = modern.flash_attention(Q, K, V, block_q=block_q, block_k=block_k, causal=causal)
+    mask = modern.window_mask(T, causal=True) if causal else None
+    exact = attention(Q, K, V, mask=mask)
+    scores = exact.scores if mask is None else np.where(mask, exact.scores, -np.inf)
+    q_block = min(max(int(q_block), 1), result.n_q_blocks)
+    steps = result.block(q_block - 1)
+    r0, r1 = steps[0].rows
+    final = exact.output[r0:r1]
+    Bq, Bk = result.block_q, result.block_k
+    return FlashSection(
+        T=T,
+        block_q=Bq,
+        block_k=Bk,
+        causal=causal,
+        q_block=q_block,
+        result=result,
+        scores=scores,
+        reference=exact.output,
+        difference=float(np.abs(result.output - exact.output).max()),
+        steps=steps,
+        errors=tuple(float(np.abs(s.estimate - final).max()) for s in steps),
+        full_numbers=T * T,
+        tile_numbers=Bq * Bk + 2 * Bq * FLASH_D + Bk * 2 * FLASH_D + 2 * Bq,
+    )
+
+
+@dataclass(frozen=True)
+class TrafficSection:
+    traffic: modern.Traffic
+    sram_numbers: int  # M: the on-chip memory in fp16 numbers
+    ratio: float  # standard / flash
+    standard_bytes: str
+    flash_bytes: str
+    scores_bytes: str  # the N × N scores of one head in fp16
+
+
+def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
+    """Dao et al. 2022's HBM accesses for N tokens, head width d and ``sram_kb`` kB on chip (fp16:
+    2 bytes a number)."""
+    if sram_kb not in SRAM_KB:
+        raise InputError("sram_choice", f"sram_kb must be one of {SRAM_KB}.", value=sram_kb)
+    M = sram_kb * 1000 // BYTES["bf16"]
+    traffic = modern.hbm_traffic(N, d, M)
+    return TrafficSection(
+        traffic=traffic,
+        sram_numbers=M,
+        ratio=traffic.standard / traffic.flash,
+        standard_bytes=byte_size(traffic.standard * BYTES["bf16"]),
+        flash_bytes=byte_size(traffic.flash * BYTES["bf16"]),
+        scores_bytes=byte_size(N * N * BYTES["bf16"]),
+    )
+
+
+def query_blocks(T: int, block_q: int) -> int:
+    """How many query blocks the query-block control may choose from: ⌈T / B_q⌉ (the last block may
+    be shorter); 1 for a block size out of range, which :func:`flash_section` refuses with a
+    message."""
+    return math.ceil(T / block_q) if 1 <= block_q <= T else 1
+
+
+def head_rows(weights: np.ndarray, columns: int) -> np.ndarray:
+    """(R, C, T, Tk) the heads of ``weights`` (H, T, Tk) in rows of ``columns``, the last row padded
+    with blank (NaN) cells."""
+    H, T, Tk = weights.shape
+    C = min(columns, H)
+    R = math.ceil(H / C)
+    grid = np.full((R * C, T, Tk), np.nan)
+    grid[:H] = weights
+    return grid.reshape(R, C, T, Tk)  # (R, C, T, Tk)
+
+
+FLASH_LATEX = (
+    r"\begin{gathered} S_{ij} = \frac{Q_i K_j^\top}{\sqrt{d}},\quad "
+    r"m_{ij} = \max\big(m_{i,j-1},\ \mathrm{rowmax}(S_{ij})\big),\quad "
+    r"\tilde P_{ij} = e^{S_{ij} - m_{ij}} \\ "
+    r"\ell_{ij} = e^{m_{i,j-1} - m_{ij}}\,\ell_{i,j-1} + \mathrm{rowsum}(\tilde P_{ij}),\quad "
+    r"\tilde O_{ij} = e^{m_{i,j-1} - m_{ij}}\,\tilde O_{i,j-1} + \tilde P_{ij} V_j,\quad "
+    r"O_i = \tilde O_{i,T_c} / \ell_{i,T_c} \end{gathered}"
+)
+
+
+def traffic_latex(section: TrafficSection, standard_name: str, flash_name: str) -> str:
+    """Both counts with the chosen N, d and M put in, each after its (translated) name."""
+    c = section.traffic
+    N, d, Tc = c.N, c.d, c.n_k_blocks
+
+    def num(n: int) -> str:
+        return f"{n:,}".replace(",", "{,}")
+
+    standard = rf"\text{{{standard_name}}}:\ 4Nd + 4N^2 = {num(c.standard)}"
+    flash = (
+        rf"\text{{{flash_name}}}:\ 3Nd + 2N + T_c(3Nd + 4N) = {num(3 * N * d + 2 * N)} + {Tc}"
+        rf" \times {num(3 * N * d + 4 * N)} = {num(c.flash)}"
+    )
+    return r"\begin{gathered} " + standard + r" \\ " + flash + r" \end{gathered}"
