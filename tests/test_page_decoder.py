@@ -275,3 +275,68 @@ def test_chinese_page_opens_on_the_chinese_example_and_compares_with_chance():
     V = len(induction.VOCAB)
     assert metrics(at)["Chance (1 / V)"] == f"{100 / V:.2f} %" == "0.40 %"
     assert f"ln V = ln {V} = {np.log(V):.2f}" in texts(at) and "= 5.51" in texts(at)
+
+
+# ── 5. the trained decoder (issue 23) ─────────────────────────────────────────────────────────
+QUICK = {"dec_tsteps": "100", "dec_tlayers": "1", "dec_tseed": "7"}  # seconds, not minutes
+
+
+def test_training_waits_for_the_button_and_its_controls_stay_out_of_a_clean_url():
+    at = run_page("decoder")
+    assert_clean(at)
+    assert at.button(key="dec_train_main").label == "Train"
+    assert not any(k.startswith("dec_t") for k in qp(at))
+    assert "Phase change (step)" not in metrics(at)  # nothing trained, nothing shown
+
+
+def test_train_button_trains_once_for_the_room_and_shows_every_part():
+    at = run_page("decoder", QUICK)
+    at.button(key="dec_train_main").click().run(timeout=600)
+    assert_clean(at)
+    assert not errors(at)
+    m = metrics(at)
+    assert m["Chance (1 / V)"] == f"{100 / 64:.2f} %" and "Accuracy on repeated tokens" in m
+    maps = [f for f in figures(at) if f["layout"].get("sliders")]
+    checkpoints = lesson.training.checkpoint_steps(lesson.training_config(1, 100), 100)
+    (grid,) = [f for f in maps if len(f["layout"]["sliders"][0]["steps"]) == len(checkpoints)]
+    labels = [s["label"] for s in grid["layout"]["sliders"][0]["steps"]]
+    assert labels == [str(s) for s in checkpoints] and len(grid["data"]) == 4  # 1 layer × 4 heads
+    assert "checkpoints kept" in texts(at)
+    # another session with the same config and seed is shown the run kept by the room at once
+    other = run_page("decoder", QUICK)
+    assert_clean(other)
+    assert other.button(key="dec_train_main").disabled
+    assert metrics(other)["Accuracy on repeated tokens"] == m["Accuracy on repeated tokens"]
+
+
+def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
+    from ui import budget, cache_training
+
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 123, "session-a")
+    cache_training.leave(config, 123, "session-a")  # the Stop button, the only watcher
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done and job.section is not None and job.section.stopped
+    assert job.section.run.steps_done < 2000
+    assert cache_training.result(config, 123) is None  # not kept as the run of (config, 123)
+    assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_tampered_training_url_falls_back_to_the_defaults():
+    at = run_page("decoder", {"dec_tlayers": "9", "dec_tsteps": "abc", "dec_tseed": "-1"})
+    assert_clean(at)
+    (w,) = warnings(at)
+    for name in ("dec_tlayers", "dec_tsteps", "dec_tseed"):
+        assert name.replace("_", "\\_") in w
+    assert not errors(at)
+
+
+def test_trained_section_in_chinese_shows_no_english():
+    # trained from an English session (a click on a zh page reads its options' labels in English:
+    # CONTRIBUTING), then shown to a Chinese one from the room's kept run
+    run_page("decoder", QUICK).button(key="dec_train_main").click().run(timeout=600)
+    at = run_page("decoder", {"lang": "zh", "present": "1"} | QUICK)
+    assert_clean(at)
+    assert not errors(at)
+    assert english_words(at) == {}
+    assert "相变（步）" in metrics(at)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import decode
+from .. import decode, training
 from ..attention import self_attention
 from ..controls import Control, table
 from ..errors import InputError
@@ -55,6 +55,14 @@ MAX_SEED = 9999
 DEFAULT_STEP = 5
 DEFAULT_SHAPE = "gpt3_2k"
 MEMORY_TOKENS = (1024, 2048, 8192)  # the columns of the cache-memory table
+TRAIN_DEFAULT = training.DecoderConfig()  # 5. the trained decoder: the page's model and task
+MAX_TRAIN_STEPS = 2000
+ROLES = ("previous", "induction", "other")  # what a learned head is named for (its scores)
+TRAIN_CONTROLS = table(
+    Control("dec_tlayers", TRAIN_DEFAULT.n_layers, lo=1, hi=3),
+    Control("dec_tsteps", TRAIN_DEFAULT.steps, lo=100, hi=MAX_TRAIN_STEPS, step=100),
+    Control("dec_tseed", 0, lo=0, hi=MAX_SEED),
+)
 
 CONTROLS = table(
     # the sequence every section reads
@@ -68,9 +76,15 @@ CONTROLS = table(
     Control("dec_shape", DEFAULT_SHAPE, options=SHAPES, labels="decoder.shapes"),
     # 4. the induction circuit: knock out the previous-token head
     Control("dec_ablate", False),
+    # 5. the trained decoder: its layers, steps and seed
+    TRAIN_CONTROLS.values(),
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
-LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}
+LABELS = {
+    "decoder.examples": tuple(EXAMPLES),
+    "decoder.models": tuple(decode.MODELS),
+    "decoder.roles": ROLES,
+}
 
 
 def text_for(lang: str) -> str:
@@ -373,3 +387,143 @@ def circuit_pair(tokens: list[str]) -> tuple[CircuitSection, CircuitSection]:
     one."""
     runs = (induction.run(tokens), induction.run(tokens, ablate="previous"))
     return circuit_section(tokens, False, runs), circuit_section(tokens, True, runs)
+
+
+# ── 5. learned, not designed: a decoder trained in NumPy (issue 23) ──────────────────────────
+DESIGNED_N = 20  # the designed circuit's scores: a repeated sequence of 20 words …
+DESIGNED_SEEDS = range(8)  # … on these seeds
+
+
+def training_config(n_layers: int, steps: int) -> training.DecoderConfig:
+    """The page's model with the reader's layers and steps (bounds: :data:`TRAIN_CONTROLS`)."""
+    for key, value in (("dec_tlayers", n_layers), ("dec_tsteps", steps)):
+        control = TRAIN_CONTROLS[key]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not control.lo <= value <= control.hi
+        ):
+            raise InputError(
+                "training_bound",
+                f"{key} must be a whole number in {control.lo:g} … {control.hi:g}, got {value!r}.",
+                name=key,
+                lo=f"{control.lo:g}",
+                hi=f"{control.hi:g}",
+                value=str(value)[:20],
+            )
+    return replace(TRAIN_DEFAULT, n_layers=int(n_layers), steps=int(steps))
+
+
+@dataclass(frozen=True)
+class DesignedScores:
+    """The designed circuit's two heads measured with the learned heads' scores."""
+
+    previous: float  # layer 1 "previous": previous-token score
+    induction: float  # layer 2 "induction": prefix-matching score
+    previous_of_induction: float  # the induction head's previous-token score (≈ 0)
+    induction_of_previous: float  # the previous head's prefix-matching score (≈ 0)
+
+
+def designed_scores() -> DesignedScores:
+    """The scores of :mod:`visattn.models.induction`'s two heads over repeated sequences of
+    DESIGNED_N nonsense words (k = DESIGNED_N), averaged over DESIGNED_SEEDS."""
+    previous, prefix = [], []
+    for seed in DESIGNED_SEEDS:
+        result = induction.run(induction.repeated_sequence(DESIGNED_N, seed))
+        weights = result.weights[None]  # (1, L, 1, T, T)
+        p, s = training.head_scores(weights, np.array([DESIGNED_N]))
+        previous.append(p[:, 0])
+        prefix.append(s[:, 0])
+    p, s = np.mean(previous, axis=0), np.mean(prefix, axis=0)  # (L,) each
+    return DesignedScores(float(p[0]), float(s[1]), float(p[1]), float(s[0]))
+
+
+@dataclass(frozen=True)
+class TrainingSection:
+    """Everything the training section shows of one finished (or stopped) run."""
+
+    run: training.TrainingRun
+    steps: np.ndarray  # (M,) the measured steps
+    loss: np.ndarray  # (M,) the batch loss at each (NaN at step 0)
+    repeated: np.ndarray  # (M,) accuracy on repeated tokens, probe batch
+    first: np.ndarray  # (M,) … on first-seen tokens
+    previous: np.ndarray  # (M, L·H) each head's previous-token score
+    prefix: np.ndarray  # (M, L·H) each head's prefix-matching (induction) score
+    positions: tuple[str, ...]  # (L·H,) L1H1 …
+    roles: tuple[str, ...]  # (L·H,) a key of ROLES per head, from its final scores
+    final_previous: np.ndarray  # (L, H)
+    final_prefix: np.ndarray  # (L, H)
+    phase_step: int | None  # where the best induction score passes halfway
+    checkpoint_steps: tuple[int, ...]  # (C,)
+    maps: np.ndarray  # (C, L, H, T, T) every head on the probe sequence at each checkpoint
+    probe_labels: tuple[str, ...]  # (T,) the probe's tokens as "t12"
+    probe_span: int  # its k
+    ablation: training.Ablation
+    chance: float  # 1 / V
+    checkpoint_bytes: int  # the most the checkpoints may hold
+    held_bytes: int  # what they hold
+    final_repeated: float
+    final_first: float
+    stopped: bool
+
+
+def training_section(run: training.TrainingRun) -> TrainingSection:
+    history = run.history
+    names = training.head_names(run.config)
+    previous, prefix = training.final_scores(run)
+    roles = training.head_roles(previous, prefix)
+    maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
+    held = sum(c.maps.nbytes + sum(p.nbytes for p in c.params.values()) for c in run.checkpoints)
+    return TrainingSection(
+        run=run,
+        steps=history["step"].to_numpy(),
+        loss=history["loss"].to_numpy(),
+        repeated=history["repeat_accuracy"].to_numpy(),
+        first=history["first_accuracy"].to_numpy(),
+        previous=history[[f"prev_{n}" for n in names]].to_numpy(),
+        prefix=history[[f"induction_{n}" for n in names]].to_numpy(),
+        positions=tuple(names),
+        roles=tuple(str(r) for r in roles.ravel()),
+        final_previous=previous,
+        final_prefix=prefix,
+        phase_step=training.phase_change_step(history),
+        checkpoint_steps=tuple(c.step for c in run.checkpoints),
+        maps=maps,
+        probe_labels=tuple(f"t{int(i)}" for i in run.probe),
+        probe_span=run.probe_span,
+        ablation=training.ablations(run),
+        chance=1 / run.config.vocab,
+        checkpoint_bytes=training.checkpoint_bytes(run.config),
+        held_bytes=int(held),
+        final_repeated=float(history["repeat_accuracy"].iloc[-1]),
+        final_first=float(history["first_accuracy"].iloc[-1]),
+        stopped=run.stopped,
+    )
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """A running training's measurements so far, for the live figures."""
+
+    steps: np.ndarray  # (M,)
+    loss: np.ndarray  # (M,)
+    repeated: np.ndarray  # (M,)
+    first: np.ndarray  # (M,)
+    previous: np.ndarray  # (M, L·H)
+    prefix: np.ndarray  # (M, L·H)
+    positions: tuple[str, ...]  # (L·H,) L1H1 …: nothing is named before the scores are in
+    chance: float
+
+
+def live_view(history, config: training.DecoderConfig) -> LiveView:
+    names = training.head_names(config)
+    return LiveView(
+        steps=history["step"].to_numpy(),
+        loss=history["loss"].to_numpy(),
+        repeated=history["repeat_accuracy"].to_numpy(),
+        first=history["first_accuracy"].to_numpy(),
+        previous=history[[f"prev_{n}" for n in names]].to_numpy(),
+        prefix=history[[f"induction_{n}" for n in names]].to_numpy(),
+        positions=tuple(names),
+        chance=1 / config.vocab,
+    )
