@@ -583,23 +583,22 @@ def training_results(section: lesson.TrainingSection) -> None:
 
 
 def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
-    """Zero the learned induction head, then the previous-token head feeding it."""
+    """Zero the learned induction heads, then the previous-token heads feeding them."""
     st.subheader(t("decoder.t_ablate_h"))
     explain(t("decoder.t_ablate_text"))
     found = section.ablation
-    H = section.run.config.n_heads
     intact, no_induction, no_previous = st.columns(3)
     intact.metric(t("decoder.t_intact"), percent(found.intact))
-    for column, head, value, text in (
-        (no_induction, found.induction_head, found.without_induction, "decoder.t_without"),
-        (no_previous, found.previous_head, found.without_previous, "decoder.t_without"),
+    for column, heads, value, role in (
+        (no_induction, section.induction_at, found.without_induction, "induction"),
+        (no_previous, section.previous_at, found.without_previous, "previous"),
     ):
-        if head is None:
-            column.metric(t("decoder.t_no_head"), "—")
+        title = t("decoder.t_without", heads=label("decoder.roles_plural", role))
+        if not heads:
+            column.metric(title, "—", help=t("decoder.t_no_head"))
             continue
-        name = names[head[0] * H + head[1]]
         drop = f"{100 * (value - found.intact):+.0f} %"
-        column.metric(t(text, head=name), percent(value), delta=drop)
+        column.metric(title, percent(value), delta=drop, help=", ".join(heads))
     st.caption(t("decoder.t_ablate_caption", chance=f"{100 * found.chance:.2f} %"))
 
 
@@ -636,19 +635,21 @@ def learned_and_designed(section: lesson.TrainingSection) -> None:
     """The designed circuit of section 4 against the learned one: which head, which scores."""
     st.subheader(t("decoder.t_designed_h"))
     designed = cache_decoder.designed_scores()
-    found = section.ablation
-    H = section.run.config.n_heads
-
-    def learned(head, scores) -> tuple[str, float]:
-        if head is None:
-            return "—", float("nan")
-        return section.positions[head[0] * H + head[1]], float(scores[head])
-
-    prev_at, prev_score = learned(found.previous_head, section.final_previous)
-    ind_at, ind_score = learned(found.induction_head, section.final_prefix)
     rows = [
-        (label("decoder.roles", "previous"), "L1H1", designed.previous, prev_at, prev_score),
-        (label("decoder.roles", "induction"), "L2H1", designed.induction, ind_at, ind_score),
+        (
+            label("decoder.roles", "previous"),
+            "L1H1",
+            designed.previous,
+            ", ".join(section.previous_at) or "—",
+            section.previous_mean,
+        ),
+        (
+            label("decoder.roles", "induction"),
+            "L2H1",
+            designed.induction,
+            ", ".join(section.induction_at) or "—",
+            section.induction_mean,
+        ),
     ]
     columns = [
         t("decoder.t_col_role"),

@@ -84,6 +84,7 @@ LABELS = {
     "decoder.examples": tuple(EXAMPLES),
     "decoder.models": tuple(decode.MODELS),
     "decoder.roles": ROLES,
+    "decoder.roles_plural": ROLES,
 }
 
 
@@ -459,6 +460,10 @@ class TrainingSection:
     probe_labels: tuple[str, ...]  # (T,) the probe's tokens as "t12"
     probe_span: int  # its k
     ablation: training.Ablation
+    previous_at: tuple[str, ...]  # the heads named previous-token heads: L1H1 …
+    induction_at: tuple[str, ...]  # … and induction heads
+    previous_mean: float  # their mean previous-token score (NaN when none)
+    induction_mean: float  # their mean prefix-matching score (NaN when none)
     chance: float  # 1 / V
     checkpoint_bytes: int  # the most the checkpoints may hold
     held_bytes: int  # what they hold
@@ -474,6 +479,15 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
     roles = training.head_roles(previous, prefix)
     maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
     held = sum(c.maps.nbytes + sum(p.nbytes for p in c.params.values()) for c in run.checkpoints)
+    ablation = training.ablations(run)
+    H = run.config.n_heads
+
+    def at(heads) -> tuple[str, ...]:
+        return tuple(names[layer * H + head] for layer, head in heads)
+
+    def mean(scores, heads) -> float:
+        return float(np.mean([scores[h] for h in heads])) if heads else float("nan")
+
     return TrainingSection(
         run=run,
         steps=history["step"].to_numpy(),
@@ -491,7 +505,11 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         maps=maps,
         probe_labels=tuple(f"t{int(i)}" for i in run.probe),
         probe_span=run.probe_span,
-        ablation=training.ablations(run),
+        ablation=ablation,
+        previous_at=at(ablation.previous_heads),
+        induction_at=at(ablation.induction_heads),
+        previous_mean=mean(previous, ablation.previous_heads),
+        induction_mean=mean(prefix, ablation.induction_heads),
         chance=1 / run.config.vocab,
         checkpoint_bytes=training.checkpoint_bytes(run.config),
         held_bytes=int(held),
