@@ -5,6 +5,7 @@ ablating the learned induction or previous-token head drops it near chance."""
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import replace
 
@@ -214,3 +215,43 @@ def test_roles_by_hand():
         ["previous", "other"],
         ["other", "induction"],
     ]
+
+
+# ── the figures ───────────────────────────────────────────────────────────────────────────────
+def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_checkpoint():
+    import plotly.graph_objects as go
+
+    from visattn.figures import training as figures
+
+    config = replace(TINY, eval_every=5, probe_batch=8, batch=4)
+    run = training.train(config, seed=1, steps=20)
+    steps = run.history["step"].to_numpy()
+    curves = figures.training_curves(
+        steps,
+        run.history["loss"],
+        steps * 0,
+        steps * 0,
+        total_steps=20,
+        chance=0.125,
+        phase_step=10,
+    )
+    names = training.head_names(config)
+    previous = run.history[[f"prev_{n}" for n in names]].to_numpy()
+    scores = figures.score_curves(steps, previous, previous, names, total_steps=20, phase_step=10)
+    maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
+    grid = figures.checkpoint_maps(
+        maps, [c.step for c in run.checkpoints], list("abcdefghijkl"), names
+    )
+    compare = figures.layer_comparison({"1": (steps, steps * 0)}, total_steps=20, chance=0.125)
+    for fig in (curves, scores, grid, compare):
+        go.Figure(fig.to_plotly_json())  # Plotly's own validation
+    (slider,) = grid.layout.sliders
+    assert [s["label"] for s in slider["steps"]] == ["0", "5", "10", "15", "20"]
+    assert slider["active"] == 4 and len(grid.data) == 4  # 2 layers × 2 heads
+    first = slider["steps"][0]["args"][0]["z"]  # every head's map at step 0
+    z = np.frombuffer(base64.b64decode(first[3]["bdata"]), dtype=np.float32).reshape(12, 12)
+    assert np.array_equal(z, maps[0, 1, 1].astype(np.float32))  # float32 typed arrays
+    long = np.zeros((50, 1, 1, 2, 2))  # 50 checkpoints: at most MAX_FRAMES on the slider
+    many = figures.checkpoint_maps(long, list(range(50)), ["a", "b"], ["h"])
+    labels = [s["label"] for s in many.layout.sliders[0]["steps"]]
+    assert len(labels) == figures.MAX_FRAMES and labels[0] == "0" and labels[-1] == "49"

@@ -16,6 +16,7 @@ Where each idea lives:
     (tokens and seeded embeddings), ``token_views`` (special tokens, word pieces, pooling),
     ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
     query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
+    ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
     ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
     hand-built transformer with readable heads), ``random`` (the block with seeded untrained
     weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2

@@ -14,11 +14,12 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from .core import HEAD_COLOURS, _figure, _title, compact
-from .live import Step, add_slider
+from .live import Step, add_slider, packed
 from .matrices import head_grid
 
 LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")  # to the right, as the decoder's figures
 PHASE_COLOUR = "#d62728"
+MAX_FRAMES = 21  # checkpoints on the maps' slider: 21 × 8 maps of 48 × 48 float32 = 1.5 MB
 
 
 def _phase_line(step: float | None, label: str, yref: str = "paper") -> tuple[list, list]:
@@ -208,10 +209,17 @@ def checkpoint_maps(
 ) -> go.Figure:
     """Every head's weights on the probe sequence at each checkpoint: ``maps`` (C, L, H, T, T), a
     layer × head grid with an in-figure slider over the C checkpoints (no server round trip; the
-    maps travel as float32 typed arrays). Starts at the last checkpoint unless ``active``."""
+    maps travel as float32 typed arrays). At most MAX_FRAMES checkpoints, evenly spaced, the first
+    and the last kept. Starts at the last checkpoint unless ``active`` (an index into ``steps``)."""
     maps = np.asarray(maps, dtype=np.float64)
+    pick = np.unique(
+        np.linspace(0, len(steps) - 1, min(len(steps), MAX_FRAMES)).round().astype(int)
+    )
+    if active is not None:
+        pick = np.union1d(pick, [int(active)])
+    maps, steps = maps[pick], [steps[i] for i in pick]
     C, L, H, T, _ = maps.shape
-    active = C - 1 if active is None else int(active)
+    active = C - 1 if active is None else int(np.searchsorted(pick, int(active)))
     fig = head_grid(
         maps[active],
         list(tokens),
@@ -226,12 +234,7 @@ def checkpoint_maps(
     )
     cells = [(layer, head) for layer in range(L) for head in range(H)]
     slider_steps = [
-        Step(
-            {
-                k: {"z": maps[c, layer, head].astype(np.float32)}
-                for k, (layer, head) in enumerate(cells)
-            }
-        )
+        Step({k: {"z": packed(maps[c, layer, head])} for k, (layer, head) in enumerate(cells)})
         for c in range(C)
     ]
     return add_slider(
