@@ -380,6 +380,7 @@ def training_view() -> None:
     if section is None:
         return
     training_results(section)
+    own_sequence_view(section)
     layer_comparison(section, config, seed)
     learned_and_designed(section)
 
@@ -600,6 +601,52 @@ def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
         drop = f"{100 * (value - found.intact):+.0f} %"
         column.metric(title, percent(value), delta=drop, help=", ".join(heads))
     st.caption(t("decoder.t_ablate_caption", chance=f"{100 * found.chance:.2f} %"))
+
+
+def own_sequence_view(section: lesson.TrainingSection) -> None:
+    """The trained model on the reader's own token ids: its guesses, and where its induction heads
+    look."""
+    st.subheader(t("decoder.t_own_h"))
+    text = widgets.text(
+        CONTROLS["dec_tprobe"],
+        t("decoder.t_own"),
+        help=t("decoder.t_own_help", top=section.run.config.vocab - 1),
+        placeholder=lesson.PROBE_EXAMPLE,
+    )
+    own = compute("dec_tprobe", lesson.own_sequence, section, text or lesson.PROBE_EXAMPLE)
+    if own is None:
+        return
+    seen = "—" if own.n_seen == 0 else percent(own.accuracy_seen)
+    st.metric(t("decoder.t_own_seen", n=own.n_seen), seen, help=t("decoder.t_own_seen_help"))
+    heat = figures.heatmap(
+        own.induction_map,
+        list(own.labels),
+        list(own.labels),
+        title=t("decoder.t_own_map"),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=t("common.weight"),
+        font_size=font_size(),
+    )
+    show(heat, "decoder_own_induction")
+    columns = [
+        t("common.position"),
+        t("common.token"),
+        t("decoder.col_next"),
+        t("decoder.col_guess"),
+        t("decoder.col_right"),
+    ]
+    rows = [
+        (
+            position,
+            f"t{token}",
+            "" if after is None else f"t{after}",
+            f"t{guess}",
+            right_mark(right),
+        )
+        for position, token, after, guess, right in own.rows
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
 
 
 def layers_of(section: lesson.TrainingSection) -> int:

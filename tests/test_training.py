@@ -255,3 +255,17 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
     many = figures.checkpoint_maps(long, list(range(50)), ["a", "b"], ["h"])
     labels = [s["label"] for s in many.layout.sliders[0]["steps"]]
     assert len(labels) == figures.MAX_FRAMES and labels[0] == "0" and labels[-1] == "49"
+
+
+def test_the_trained_model_copies_the_readers_own_sequence(two_runs):
+    from visattn.lessons import decoder as lesson
+
+    section = lesson.training_section(two_runs[1])
+    own = lesson.own_sequence(section, "3 14 15 9 26 5 3 14 15 9 26")
+    assert own.n_seen == 4  # 3 → 14, 14 → 15, 15 → 9, 9 → 26 continue the earlier copy
+    assert own.accuracy_seen >= 0.75
+    assert own.rows[0] == (1, 3, 14, own.guesses[0], own.guesses[0] == 14)
+    assert own.induction_map.shape == (11, 11)
+    for bad in ("7", "1 2 x", "1 64", " ".join(["1"] * 49)):
+        with pytest.raises(InputError):
+            lesson.own_sequence(section, bad)

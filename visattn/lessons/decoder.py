@@ -62,6 +62,7 @@ TRAIN_CONTROLS = table(
     Control("dec_tlayers", TRAIN_DEFAULT.n_layers, lo=1, hi=3),
     Control("dec_tsteps", TRAIN_DEFAULT.steps, lo=100, hi=MAX_TRAIN_STEPS, step=100),
     Control("dec_tseed", 0, lo=0, hi=MAX_SEED),
+    Control("dec_tprobe", "", max_chars=400),  # the reader's own token ids for the trained model
 )
 
 CONTROLS = table(
@@ -544,4 +545,77 @@ def live_view(history, config: training.DecoderConfig) -> LiveView:
         prefix=history[[f"induction_{n}" for n in names]].to_numpy(),
         positions=tuple(names),
         chance=1 / config.vocab,
+    )
+
+
+PROBE_EXAMPLE = "3 14 15 9 26 5 3 14 15 9 26"  # the placeholder: a span of five, then its copy
+
+
+@dataclass(frozen=True)
+class OwnSequence:
+    """The trained model on the reader's own token ids."""
+
+    tokens: tuple[int, ...]  # (T,)
+    labels: tuple[str, ...]  # (T,) "t3" …
+    guesses: tuple[int, ...]  # (T,) the argmax next token after each position
+    rows: tuple[tuple, ...]  # (1-based position, token, next token or None, guess, right or None)
+    induction_map: np.ndarray  # (T, T) the mean weights of the heads named induction heads
+    accuracy_seen: float  # share right where the next token continues an earlier copy (NaN if none)
+    n_seen: int
+
+
+def own_sequence(section: TrainingSection, text: str) -> OwnSequence:
+    """Parse ``text`` (whole numbers 0 … V − 1, separated by spaces or commas; 2 … T of them) and
+    run the trained model on it."""
+    config, params = section.run.config, section.run.params
+    parts = str(text).replace(",", " ").split()
+    if not 2 <= len(parts) <= config.seq_len or not all(p.isdigit() for p in parts):
+        raise InputError(
+            "training_probe",
+            f"Give 2 to {config.seq_len} whole numbers from 0 to {config.vocab - 1}, separated by "
+            "spaces.",
+            most=config.seq_len,
+            top=config.vocab - 1,
+        )
+    ids = np.array([int(p) for p in parts])
+    if ids.max() >= config.vocab:
+        raise InputError(
+            "training_probe",
+            f"Give 2 to {config.seq_len} whole numbers from 0 to {config.vocab - 1}, separated by "
+            "spaces.",
+            most=config.seq_len,
+            top=config.vocab - 1,
+        )
+    with training.one_blas_thread():
+        guesses = training.predictions(params, config, ids[None])[0]  # (T,)
+        maps = training.attention_maps(params, config, ids[None])[0]  # (L, H, T, T)
+    heads = section.ablation.induction_heads
+    T = len(ids)
+    induction_map = (
+        np.mean([maps[layer, head] for layer, head in heads], axis=0) if heads else np.zeros((T, T))
+    )
+    # a next token the model could copy: the current token occurred before, followed by it
+    seen = [
+        any(ids[j] == ids[i] and ids[j + 1] == ids[i + 1] for j in range(i)) for i in range(T - 1)
+    ]
+    right = guesses[:-1] == ids[1:]  # (T − 1,)
+    rows = tuple(
+        (
+            i + 1,
+            int(ids[i]),
+            int(ids[i + 1]) if i + 1 < T else None,
+            int(guesses[i]),
+            bool(right[i]) if i + 1 < T else None,
+        )
+        for i in range(T)
+    )
+    n_seen = int(np.sum(seen))
+    return OwnSequence(
+        tokens=tuple(int(i) for i in ids),
+        labels=tuple(f"t{int(i)}" for i in ids),
+        guesses=tuple(int(g) for g in guesses),
+        rows=rows,
+        induction_map=induction_map,
+        accuracy_seen=float(right[np.array(seen)].mean()) if n_seen else float("nan"),
+        n_seen=n_seen,
     )
