@@ -358,3 +358,21 @@ def test_own_sequence_on_the_trained_model_and_a_bad_one():
     assert_clean(at)
     assert any("from 0 to 63" in e for e in errors(at))
     assert qp(at)["dec_tprobe"] == "1 2 99"
+
+
+def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
+    from ui import cache_training
+
+    monkeypatch.setattr(cache_training, "HEARTBEAT_SECONDS", 0.5)
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 321, "session-b")  # started, then never polled again
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done and job.section is not None and job.section.stopped
+    # a config the session moved away from is left at once (the page calls leave)
+    again = cache_training.start(config, 322, "session-c")
+    again.seen("session-d")  # two sessions watch it …
+    cache_training.leave(config, 322, "session-c")
+    assert not again.cancelled  # … one left: it goes on for the other
+    cache_training.leave(config, 322, "session-d")
+    cache_training.wait_for_stop(again, most=120)
+    assert again.done and again.section.stopped
