@@ -656,6 +656,7 @@ def layers_of(section: lesson.TrainingSection) -> int:
 def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None:
     """One layer against two, same seed and steps: only two layers can compose an induction head."""
     st.subheader(t("decoder.t_layers_h"))
+    st.markdown(t("decoder.t_layers_reason"))  # the reason stays on a projector too
     explain(t("decoder.t_layers_text"))
     other_layers = 1 if config.n_layers >= 2 else 2
     other = train_and_watch(replace(config, n_layers=other_layers), seed, "other")
