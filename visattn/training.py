@@ -112,7 +112,7 @@ def param_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def init_params(config: DecoderConfig, seed: int = 0, dtype=np.float64) -> Params:
+def init_params(config: DecoderConfig, seed: int = 0, dtype: type = np.float64) -> Params:
     """Seeded initial weights: matrices N(0, 1/D) (embeddings and positions N(0, 1)... scaled to
     unit-width rows), LayerNorm gains 1 and biases 0."""
     rng = np.random.default_rng(seed)
@@ -349,13 +349,21 @@ def head_scores(weights: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.
     return previous, total / count
 
 
-def predictions(params: Params, config: DecoderConfig, tokens, head_mask=None) -> np.ndarray:
+def predictions(
+    params: Params, config: DecoderConfig, tokens: np.ndarray, head_mask: np.ndarray | None = None
+) -> np.ndarray:
     """The argmax next token at every position (B, T)."""
     logits, _ = _forward(params, config, np.asarray(tokens), head_mask)
     return logits.argmax(-1)
 
 
-def accuracies(params, config, tokens, spans, head_mask=None) -> tuple[float, float]:
+def accuracies(
+    params: Params,
+    config: DecoderConfig,
+    tokens: np.ndarray,
+    spans: np.ndarray,
+    head_mask: np.ndarray | None = None,
+) -> tuple[float, float]:
     """(accuracy on repeated tokens, on first-seen tokens) of the argmax guess."""
     guess = predictions(params, config, tokens, head_mask)[:, :-1]  # (B, T − 1)
     right = guess == tokens[:, 1:]

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from .. import decode, training
 from ..attention import self_attention
@@ -534,7 +535,7 @@ class LiveView:
     chance: float
 
 
-def live_view(history, config: training.DecoderConfig) -> LiveView:
+def live_view(history: pd.DataFrame, config: training.DecoderConfig) -> LiveView:
     names = training.head_names(config)
     return LiveView(
         steps=history["step"].to_numpy(),
