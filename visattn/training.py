@@ -22,9 +22,9 @@ The phase change is the step where the best induction score first passes halfway
 its highest value.
 
 Dtypes: :func:`loss_and_grads` computes in the dtype of the parameters (float64 in, float64 out: the
-gradient test); :func:`train` runs float32 (about twice as fast on this machine's BLAS; the
-checkpoints are float32 too). Same config and seed → bit-identical checkpoints (one thread of
-deterministic NumPy; BLAS on a different thread count may round differently).
+gradient test); :func:`train` runs float32 (half the bytes through every step; the checkpoints
+are float32 too). Same config and seed → bit-identical checkpoints: the batches come from seeded
+generators and BLAS runs on one thread (:func:`one_blas_thread`), so no sum is reordered.
 
 Axis letters: B batch, T tokens, D model width, H heads, Dh head width, V vocabulary, L layers."""
 
