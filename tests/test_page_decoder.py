@@ -376,3 +376,35 @@ def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
     cache_training.leave(config, 322, "session-d")
     cache_training.wait_for_stop(again, most=120)
     assert again.done and again.section.stopped
+
+
+def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
+    import threading
+    import time
+
+    from ui import budget, cache_training
+
+    holding, release = threading.Event(), threading.Event()
+
+    def heavy() -> None:
+        with budget.shared().reserve(100_000_000):  # another session's long text, say
+            holding.set()
+            release.wait(120)
+
+    threading.Thread(target=heavy, daemon=True).start()
+    assert holding.wait(30)
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 555, "session-e")
+    deadline = time.monotonic() + 60
+    while not job.ahead and time.monotonic() < deadline:
+        job.seen("session-e")  # the page's poll: "waiting, n ahead of you"
+        time.sleep(0.1)
+    assert job.ahead == 1 and job.history is None  # queued, not started
+    release.set()
+    while job.ahead is not None and time.monotonic() < deadline:
+        job.seen("session-e")
+        time.sleep(0.1)
+    assert job.ahead is None  # admitted once the slot is free
+    cache_training.leave(config, 555, "session-e")
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done
