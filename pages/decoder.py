@@ -528,7 +528,15 @@ def training_results(section: lesson.TrainingSection) -> None:
         for role, position in zip(section.roles, section.positions, strict=True)
     ]
     st.subheader(t("decoder.t_scores_h"))
-    explain(t("decoder.t_scores_text"))
+    explain(
+        t(
+            "decoder.t_scores_text",
+            induction=lesson.training.INDUCTION_THRESHOLD,
+            previous=lesson.training.PREVIOUS_THRESHOLD,
+            even_previous=f"{section.even_previous:.2f}",
+            even_prefix=f"{section.even_prefix:.2f}",
+        )
+    )
     scores = training_figures.score_curves(
         section.steps,
         section.previous,
@@ -540,7 +548,7 @@ def training_results(section: lesson.TrainingSection) -> None:
     )
     show(scores, "decoder_scores")
     if phase is None:
-        st.caption(t("decoder.t_no_phase"))
+        st.caption(t("decoder.t_no_phase", rise=lesson.training.PHASE_RISE))
     else:
         st.caption(t("decoder.t_phase_caption", step=phase))
     roles = pd.DataFrame(
@@ -575,6 +583,7 @@ def training_results(section: lesson.TrainingSection) -> None:
     st.caption(
         t(
             "decoder.t_memory",
+            limit=lesson.training.MAX_CHECKPOINTS,
             n=len(section.checkpoint_steps),
             held=lesson.byte_size(section.held_bytes),
             most=lesson.byte_size(section.checkpoint_bytes),
@@ -600,7 +609,8 @@ def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
             continue
         drop = f"{100 * (value - found.intact):+.0f} %"
         column.metric(title, percent(value), delta=drop, help=", ".join(heads))
-    st.caption(t("decoder.t_ablate_caption", chance=f"{100 * found.chance:.2f} %"))
+    chance = f"{100 * found.chance:.2f} %"
+    st.caption(t("decoder.t_ablate_caption", chance=chance, n=lesson.training.ABLATION_BATCH))
 
 
 def own_sequence_view(section: lesson.TrainingSection) -> None:
@@ -713,7 +723,7 @@ def learned_and_designed(section: lesson.TrainingSection) -> None:
         width="stretch",
         column_config={columns[2]: number, columns[4]: number},
     )
-    explain(t("decoder.t_designed_text"))
+    explain(t("decoder.t_designed_text", n=lesson.DESIGNED_N, seeds=len(lesson.DESIGNED_SEEDS)))
 
 
 with page("decoder"):

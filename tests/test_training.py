@@ -269,3 +269,11 @@ def test_the_trained_model_copies_the_readers_own_sequence(two_runs):
     for bad in ("7", "1 2 x", "1 64", " ".join(["1"] * 49)):
         with pytest.raises(InputError):
             lesson.own_sequence(section, bad)
+
+
+def test_even_attention_scores_by_hand():
+    # T = 4, every span k = 2: previous = mean(1/2, 1/3, 1/4); prefix: query 3 on key 2 → 1/4
+    config = DecoderConfig(vocab=5, seq_len=4, d_model=4, n_heads=1, min_repeat=2, max_repeat=2)
+    previous, prefix = training.uniform_scores(config)
+    assert previous == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert prefix == pytest.approx(1 / 4)

@@ -467,6 +467,10 @@ class TrainingSection:
     previous_mean: float  # their mean previous-token score (NaN when none)
     induction_mean: float  # their mean prefix-matching score (NaN when none)
     chance: float  # 1 / V
+    even_previous: (
+        float  # the scores of a head spreading its weight evenly (training.uniform_scores)
+    )
+    even_prefix: float
     checkpoint_bytes: int  # the most the checkpoints may hold
     held_bytes: int  # what they hold
     final_repeated: float
@@ -482,6 +486,7 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
     maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
     held = sum(c.maps.nbytes + sum(p.nbytes for p in c.params.values()) for c in run.checkpoints)
     ablation = training.ablations(run)
+    even = training.uniform_scores(run.config)
     H = run.config.n_heads
 
     def at(heads) -> tuple[str, ...]:
@@ -513,6 +518,8 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         previous_mean=mean(previous, ablation.previous_heads),
         induction_mean=mean(prefix, ablation.induction_heads),
         chance=1 / run.config.vocab,
+        even_previous=even[0],
+        even_prefix=even[1],
         checkpoint_bytes=training.checkpoint_bytes(run.config),
         held_bytes=int(held),
         final_repeated=float(history["repeat_accuracy"].iloc[-1]),
