@@ -10,13 +10,13 @@ Axis letters in shapes, one meaning each across the package:
     width · Nv vocabulary size.
 
 Where each idea lives:
+    ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
     ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
     ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
     ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
     (tokens and seeded embeddings), ``token_views`` (special tokens, word pieces, pooling),
     ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
     query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
-    ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
     ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
     hand-built transformer with readable heads), ``random`` (the block with seeded untrained
     weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2
