@@ -29,6 +29,7 @@ BENCHMARKS = {  # name: (script, arguments, needs)
     "pretrained": ("bench_pretrained.py", ["--threads", THREADS, "--rounds", "5"], None),
     "reading": ("bench_reading.py", ["--rounds", "7"], None),
     "pages": ("bench_pages.py", [], None),
+    "training": ("bench_training.py", ["--rounds", "5", "--full"], None),
     "interact": ("interact.py", ["--rounds", "7"], "/usr/bin/chromium"),
     "load": ("load.py", ["--sessions", "20"], "/usr/bin/chromium"),
     "load_ws": ("load_ws.py", ["--sessions", "8,16,24"], None),

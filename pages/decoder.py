@@ -10,19 +10,23 @@ control (the step, the model, the ablation) reruns that section alone."""
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui import cache_decoder, url_state
+from ui import cache_decoder, cache_training, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
-from ui.errors import compute
+from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page, section
 from ui.i18n import label, lang, t
 from ui.text import escape
 from visattn import figures
 from visattn.figures import decoder as decoder_figures
+from visattn.figures import training as training_figures
 from visattn.lessons import decoder as lesson
 from visattn.models import induction
 
@@ -335,9 +339,397 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
     )
 
 
+# ── 5. Learned, not designed: a decoder trained in NumPy while the class watches (issue 23) ──────
+def session_id() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "local"
+
+
+def head_label(role: str, position: str) -> str:
+    """A learned head named by what its scores say it does, its place in brackets."""
+    return t("decoder.t_head", role=label("decoder.roles", role), position=position)
+
+
+@section
+def training_view() -> None:
+    """5. Train the page's decoder: the Train and Stop buttons, the live curves, then what the
+    heads learned. The section's controls rerun it alone."""
+    st.header(t("decoder.t_h"))
+    explain(t("decoder.t_text"))
+    layers_column, steps_column, seed_column = st.columns([2, 2, 1])
+    n_layers = widgets.slider(CONTROLS["dec_tlayers"], t("decoder.t_layers"), where=layers_column)
+    steps = widgets.slider(CONTROLS["dec_tsteps"], t("decoder.t_steps"), where=steps_column)
+    seed = widgets.number(CONTROLS["dec_tseed"], t("decoder.t_seed"), where=seed_column)
+    config = compute("dec_tconfig", lesson.training_config, n_layers, steps)
+    if config is None:
+        return
+    st.caption(
+        t(
+            "decoder.t_model",
+            L=config.n_layers,
+            H=config.n_heads,
+            D=config.d_model,
+            V=config.vocab,
+            T=config.seq_len,
+            lo=config.min_repeat,
+            hi=config.max_repeat,
+            batch=config.batch,
+        )
+    )
+    section = train_and_watch(config, seed, "main")
+    if section is None:
+        return
+    training_results(section)
+    own_sequence_view(section)
+    layer_comparison(section, config, seed)
+    learned_and_designed(section)
+
+
+def train_and_watch(config, seed: int, where: str) -> lesson.TrainingSection | None:
+    """The Train / Stop buttons of one run (``where`` names them), its live progress while this
+    session watches it, and its result (kept by the room, or this session's stopped run)."""
+    session = session_id()
+    watched = st.session_state.setdefault("_dec_watching", {})
+    previous = watched.get(where)
+    if previous is not None and previous != (config, seed):
+        cache_training.leave(*previous, session)  # the reader changed the config: let it go
+    watched[where] = (config, seed)
+    result = cache_training.result(config, seed)
+    job = cache_training.find(config, seed)
+    train_column, stop_column = st.columns([1, 3])
+    train = train_column.button(
+        t("decoder.t_train") if where == "main" else t("decoder.t_train_other", L=config.n_layers),
+        key=f"dec_train_{where}",
+        type="primary",
+        disabled=result is not None,
+    )
+    stop = stop_column.button(t("decoder.t_stop"), key=f"dec_stop_{where}")
+    if stop:
+        cache_training.leave(config, seed, session)
+        cache_training.wait_for_stop(job)
+    elif train and result is None:
+        job = cache_training.start(config, seed, session)
+    running = job is not None and not job.done and not stop
+    if running and session in job.watchers:
+        watch(job, session, config.steps)
+        result = cache_training.result(config, seed)
+    if job is not None and job.error is not None:
+        show_error(job.error)
+    if result is None and job is not None and job.done:
+        result = job.section  # a stopped run: this session's to look at
+    if result is None:
+        if running:
+            st.info(t("decoder.t_elsewhere"))
+        return None
+    if result.stopped:
+        st.warning(t("decoder.t_stopped", step=result.run.steps_done, steps=config.steps))
+    return result
+
+
+def live_figures(job: cache_training.Job) -> tuple:
+    """The loss and accuracy curves and the heads' scores, as measured so far."""
+    live = lesson.live_view(job.history, job.config)
+    curves = training_figures.training_curves(
+        live.steps,
+        live.loss,
+        live.repeated,
+        live.first,
+        total_steps=job.config.steps,
+        chance=live.chance,
+        **curve_words(),
+    )
+    scores = training_figures.score_curves(
+        live.steps,
+        live.previous,
+        live.prefix,
+        live.positions,
+        total_steps=job.config.steps,
+        **score_words(),
+    )
+    return curves, scores
+
+
+def curve_words() -> dict:
+    return dict(
+        loss_name=t("decoder.t_loss"),
+        repeated_name=t("decoder.t_repeated"),
+        first_name=t("decoder.t_first"),
+        chance_name=t("decoder.t_chance"),
+        phase_name=t("decoder.t_phase"),
+        x_title=t("decoder.t_step"),
+        loss_title=t("decoder.loss_y"),
+        accuracy_title=t("decoder.t_accuracy"),
+        font_size=font_size(),
+    )
+
+
+def score_words() -> dict:
+    return dict(
+        previous_title=t("decoder.t_prev_score"),
+        induction_title=t("decoder.t_induction_score"),
+        phase_name=t("decoder.t_phase"),
+        x_title=t("decoder.t_step"),
+        font_size=font_size(),
+    )
+
+
+def watch(job: cache_training.Job, session: str, steps: int) -> None:
+    """Redraw the job's progress every POLL_SECONDS until it ends. Each poll renews this session's
+    heartbeat; a rerun (Stop, a changed control) or the session leaving ends the loop at its next
+    element, and the training, watched by nobody, stops within HEARTBEAT_SECONDS."""
+    bar = st.empty()
+    curves_slot = st.empty()
+    scores_slot = st.empty()
+    drawn = 0
+    while not job.done:
+        job.seen(session)
+        history = job.history
+        if job.ahead is not None:
+            bar.progress(0.0, text=t("common.waiting", n=job.ahead))
+        elif history is not None:
+            step = int(history["step"].iloc[-1])
+            bar.progress(step / steps, text=t("decoder.t_progress", step=step, steps=steps))
+            if len(history) > drawn:
+                drawn = len(history)
+                curves, scores = live_figures(job)
+                with curves_slot:
+                    show(curves, "decoder_training", key=f"dec_tlive_curves_{drawn}")
+                with scores_slot:
+                    show(scores, "decoder_scores", key=f"dec_tlive_scores_{drawn}")
+        time.sleep(cache_training.POLL_SECONDS)
+    bar.empty()
+    curves_slot.empty()
+    scores_slot.empty()
+
+
+def training_results(section: lesson.TrainingSection) -> None:
+    """The finished run: its numbers, its curves, its heads named, every head's map over the
+    checkpoints, and the ablations."""
+    config = section.run.config
+    phase = section.phase_step
+    first, second, chance, change = st.columns(4)
+    second.metric(t("decoder.t_repeated"), percent(section.final_repeated))
+    first.metric(t("decoder.t_first"), percent(section.final_first))
+    chance.metric(t("decoder.chance"), f"{100 * section.chance:.2f} %")
+    change.metric(t("decoder.t_phase"), "—" if phase is None else f"{phase}")
+    curves = training_figures.training_curves(
+        section.steps,
+        section.loss,
+        section.repeated,
+        section.first,
+        total_steps=config.steps,
+        chance=section.chance,
+        phase_step=phase,
+        **curve_words(),
+    )
+    show(curves, "decoder_training")
+    names = [
+        head_label(role, position)
+        for role, position in zip(section.roles, section.positions, strict=True)
+    ]
+    st.subheader(t("decoder.t_scores_h"))
+    explain(
+        t(
+            "decoder.t_scores_text",
+            induction=lesson.training.INDUCTION_THRESHOLD,
+            previous=lesson.training.PREVIOUS_THRESHOLD,
+            even_previous=f"{section.even_previous:.2f}",
+            even_prefix=f"{section.even_prefix:.2f}",
+        )
+    )
+    scores = training_figures.score_curves(
+        section.steps,
+        section.previous,
+        section.prefix,
+        names,
+        total_steps=config.steps,
+        phase_step=phase,
+        **score_words(),
+    )
+    show(scores, "decoder_scores")
+    if phase is None:
+        st.caption(t("decoder.t_no_phase", rise=lesson.training.PHASE_RISE))
+    else:
+        st.caption(t("decoder.t_phase_caption", step=phase))
+    roles = pd.DataFrame(
+        {
+            t("decoder.t_col_head"): names,
+            t("decoder.t_prev_score"): section.final_previous.ravel(),
+            t("decoder.t_induction_score"): section.final_prefix.ravel(),
+        }
+    )
+    st.dataframe(
+        roles,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            t("decoder.t_prev_score"): st.column_config.NumberColumn(format="%.2f"),
+            t("decoder.t_induction_score"): st.column_config.NumberColumn(format="%.2f"),
+        },
+    )
+    st.subheader(t("decoder.t_maps_h"))
+    explain(t("decoder.t_maps_text", k=section.probe_span))
+    maps = cache_training.checkpoint_maps(
+        section,
+        (section.run.config, section.run.seed),
+        font_size(),
+        tuple(names),
+        step_prefix=t("decoder.step_prefix"),
+        value_name=t("common.weight"),
+        query_name=t("common.query"),
+        key_name=t("common.key"),
+    )
+    show(maps, "decoder_checkpoints")
+    st.caption(
+        t(
+            "decoder.t_memory",
+            limit=lesson.training.MAX_CHECKPOINTS,
+            n=len(section.checkpoint_steps),
+            held=lesson.byte_size(section.held_bytes),
+            most=lesson.byte_size(section.checkpoint_bytes),
+        )
+    )
+    ablation_view(section, names)
+
+
+def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
+    """Zero the learned induction heads, then the previous-token heads feeding them."""
+    st.subheader(t("decoder.t_ablate_h"))
+    explain(t("decoder.t_ablate_text"))
+    found = section.ablation
+    intact, no_induction, no_previous = st.columns(3)
+    intact.metric(t("decoder.t_intact"), percent(found.intact))
+    for column, heads, value, role in (
+        (no_induction, section.induction_at, found.without_induction, "induction"),
+        (no_previous, section.previous_at, found.without_previous, "previous"),
+    ):
+        title = t("decoder.t_without", heads=label("decoder.roles_plural", role))
+        if not heads:
+            column.metric(title, "—", help=t("decoder.t_no_head"))
+            continue
+        drop = f"{100 * (value - found.intact):+.0f} %"
+        column.metric(title, percent(value), delta=drop, help=", ".join(heads))
+    chance = f"{100 * found.chance:.2f} %"
+    st.caption(t("decoder.t_ablate_caption", chance=chance, n=lesson.training.ABLATION_BATCH))
+
+
+def own_sequence_view(section: lesson.TrainingSection) -> None:
+    """The trained model on the reader's own token ids: its guesses, and where its induction heads
+    look."""
+    st.subheader(t("decoder.t_own_h"))
+    text = widgets.text(
+        CONTROLS["dec_tprobe"],
+        t("decoder.t_own"),
+        help=t("decoder.t_own_help", top=section.run.config.vocab - 1),
+        placeholder=lesson.PROBE_EXAMPLE,
+    )
+    own = compute("dec_tprobe", lesson.own_sequence, section, text or lesson.PROBE_EXAMPLE)
+    if own is None:
+        return
+    seen = "—" if own.n_seen == 0 else percent(own.accuracy_seen)
+    st.metric(t("decoder.t_own_seen", n=own.n_seen), seen, help=t("decoder.t_own_seen_help"))
+    heat = figures.heatmap(
+        own.induction_map,
+        list(own.labels),
+        list(own.labels),
+        title=t("decoder.t_own_map"),
+        x_title=t("common.key"),
+        y_title=t("common.query"),
+        value_name=t("common.weight"),
+        font_size=font_size(),
+    )
+    show(heat, "decoder_own_induction")
+    columns = [
+        t("common.position"),
+        t("common.token"),
+        t("decoder.col_next"),
+        t("decoder.col_guess"),
+        t("decoder.col_right"),
+    ]
+    rows = [
+        (
+            position,
+            f"t{token}",
+            "" if after is None else f"t{after}",
+            f"t{guess}",
+            right_mark(right),
+        )
+        for position, token, after, guess, right in own.rows
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
+
+
+def layers_of(section: lesson.TrainingSection) -> int:
+    return section.run.config.n_layers
+
+
+def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None:
+    """One layer against two, same seed and steps: only two layers can compose an induction head."""
+    st.subheader(t("decoder.t_layers_h"))
+    st.markdown(t("decoder.t_layers_reason"))  # the reason stays on a projector too
+    explain(t("decoder.t_layers_text"))
+    other_layers = 1 if config.n_layers >= 2 else 2
+    other = train_and_watch(replace(config, n_layers=other_layers), seed, "other")
+    if other is None:
+        return
+    pair = sorted((section, other), key=layers_of)
+    runs = {t("decoder.t_n_layers", L=layers_of(s)): (s.steps, s.repeated) for s in pair}
+    figure = training_figures.layer_comparison(
+        runs,
+        total_steps=config.steps,
+        chance=section.chance,
+        chance_name=t("decoder.t_chance"),
+        x_title=t("decoder.t_step"),
+        y_title=t("decoder.t_repeated"),
+        font_size=font_size(),
+    )
+    show(figure, "decoder_layers")
+    columns = st.columns(2)
+    for column, s in zip(columns, pair, strict=True):
+        column.metric(t("decoder.t_n_layers", L=layers_of(s)), percent(s.final_repeated))
+
+
+def learned_and_designed(section: lesson.TrainingSection) -> None:
+    """The designed circuit of section 4 against the learned one: which head, which scores."""
+    st.subheader(t("decoder.t_designed_h"))
+    designed = cache_decoder.designed_scores()
+    rows = [
+        (
+            label("decoder.roles", "previous"),
+            "L1H1",
+            designed.previous,
+            ", ".join(section.previous_at) or "—",
+            section.previous_mean,
+        ),
+        (
+            label("decoder.roles", "induction"),
+            "L2H1",
+            designed.induction,
+            ", ".join(section.induction_at) or "—",
+            section.induction_mean,
+        ),
+    ]
+    columns = [
+        t("decoder.t_col_role"),
+        t("decoder.t_col_designed_at"),
+        t("decoder.t_col_designed"),
+        t("decoder.t_col_learned_at"),
+        t("decoder.t_col_learned"),
+    ]
+    number = st.column_config.NumberColumn(format="%.2f")
+    st.dataframe(
+        pd.DataFrame(rows, columns=columns),
+        hide_index=True,
+        width="stretch",
+        column_config={columns[2]: number, columns[4]: number},
+    )
+    explain(t("decoder.t_designed_text", n=lesson.DESIGNED_N, seeds=len(lesson.DESIGNED_SEEDS)))
+
+
 with page("decoder"):
     url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
     explain(t("decoder.intro"))
     sequence_and_sections()
+    training_view()

@@ -88,6 +88,7 @@ NAMES = {
     "layernorm",
     "transformer",
     "numpy",
+    "adam",
     "plotly",
     "pytorch",
     "torch",

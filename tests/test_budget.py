@@ -84,6 +84,16 @@ def test_identical_requests_share_one_computation():
     assert b.get("key", 10, compute) == "a" and probe.calls == 1  # kept
 
 
+def test_peek_returns_a_kept_result_and_never_computes():
+    b = Budget(limit=10_000)
+    assert b.peek("k") is None and b.held() == (0, 0)
+    value = np.zeros(10)
+    assert b.get("k", 100, lambda: value) is value
+    assert b.peek("k") is value
+    b.clear()
+    assert b.peek("k") is None
+
+
 def test_work_in_progress_never_passes_the_budget():
     b, probe = Budget(100, slots=8), Probe()
     jobs = [probe.job(f"j{i}", 60) for i in range(5)]

@@ -275,3 +275,136 @@ def test_chinese_page_opens_on_the_chinese_example_and_compares_with_chance():
     V = len(induction.VOCAB)
     assert metrics(at)["Chance (1 / V)"] == f"{100 / V:.2f} %" == "0.40 %"
     assert f"ln V = ln {V} = {np.log(V):.2f}" in texts(at) and "= 5.51" in texts(at)
+
+
+# ── 5. the trained decoder (issue 23) ─────────────────────────────────────────────────────────
+QUICK = {"dec_tsteps": "100", "dec_tlayers": "1", "dec_tseed": "7"}  # seconds, not minutes
+
+
+def trained(params: dict):
+    """The page with ``params`` after its Train button, or as shown when the room already trained
+    it (the button is then disabled: the run is kept)."""
+    at = run_page("decoder", params)
+    if not at.button(key="dec_train_main").disabled:
+        at.button(key="dec_train_main").click().run(timeout=600)
+    return at
+
+
+def test_training_waits_for_the_button_and_its_controls_stay_out_of_a_clean_url():
+    at = run_page("decoder")
+    assert_clean(at)
+    assert at.button(key="dec_train_main").label == "Train"
+    assert not any(k.startswith("dec_t") for k in qp(at))
+    assert "Phase change (step)" not in metrics(at)  # nothing trained, nothing shown
+
+
+def test_train_button_trains_once_for_the_room_and_shows_every_part():
+    at = run_page("decoder", QUICK | {"dec_tseed": "8"})  # a seed no other test trains
+    at.button(key="dec_train_main").click().run(timeout=600)
+    assert_clean(at)
+    assert not errors(at)
+    m = metrics(at)
+    assert m["Chance (1 / V)"] == f"{100 / 64:.2f} %" and "Accuracy on repeated tokens" in m
+    maps = [f for f in figures(at) if f["layout"].get("sliders")]
+    checkpoints = lesson.training.checkpoint_steps(lesson.training_config(1, 100), 100)
+    (grid,) = [f for f in maps if len(f["layout"]["sliders"][0]["steps"]) == len(checkpoints)]
+    labels = [s["label"] for s in grid["layout"]["sliders"][0]["steps"]]
+    assert labels == [str(s) for s in checkpoints] and len(grid["data"]) == 4  # 1 layer × 4 heads
+    assert "checkpoints kept" in texts(at)
+    # another session with the same config and seed is shown the run kept by the room at once
+    other = run_page("decoder", QUICK | {"dec_tseed": "8"})
+    assert_clean(other)
+    assert other.button(key="dec_train_main").disabled
+    assert metrics(other)["Accuracy on repeated tokens"] == m["Accuracy on repeated tokens"]
+
+
+def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
+    from ui import budget, cache_training
+
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 123, "session-a")
+    cache_training.leave(config, 123, "session-a")  # the Stop button, the only watcher
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done and job.section is not None and job.section.stopped
+    assert job.section.run.steps_done < 2000
+    assert cache_training.result(config, 123) is None  # not kept as the run of (config, 123)
+    assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_tampered_training_url_falls_back_to_the_defaults():
+    at = run_page("decoder", {"dec_tlayers": "9", "dec_tsteps": "abc", "dec_tseed": "-1"})
+    assert_clean(at)
+    (w,) = warnings(at)
+    for name in ("dec_tlayers", "dec_tsteps", "dec_tseed"):
+        assert name.replace("_", "\\_") in w
+    assert not errors(at)
+
+
+def test_trained_section_in_chinese_shows_no_english():
+    # trained from an English session (a click on a zh page reads its options' labels in English:
+    # CONTRIBUTING), then shown to a Chinese one from the room's kept run
+    trained(QUICK)
+    at = run_page("decoder", {"lang": "zh", "present": "1"} | QUICK)
+    assert_clean(at)
+    assert not errors(at)
+    assert english_words(at) == {}
+    assert "相变（步）" in metrics(at)
+
+
+def test_own_sequence_on_the_trained_model_and_a_bad_one():
+    at = trained(QUICK)
+    assert "Your own sequence" in [h.value for h in at.subheader]
+    at.text_input(key="dec_tprobe").set_value("1 2 99").run(timeout=600)
+    assert_clean(at)
+    assert any("from 0 to 63" in e for e in errors(at))
+    assert qp(at)["dec_tprobe"] == "1 2 99"
+
+
+def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
+    from ui import cache_training
+
+    monkeypatch.setattr(cache_training, "HEARTBEAT_SECONDS", 0.5)
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 321, "session-b")  # started, then never polled again
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done and job.section is not None and job.section.stopped
+    # a config the session moved away from is left at once (the page calls leave)
+    again = cache_training.start(config, 322, "session-c")
+    again.seen("session-d")  # two sessions watch it …
+    cache_training.leave(config, 322, "session-c")
+    assert not again.cancelled  # … one left: it goes on for the other
+    cache_training.leave(config, 322, "session-d")
+    cache_training.wait_for_stop(again, most=120)
+    assert again.done and again.section.stopped
+
+
+def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
+    import threading
+    import time
+
+    from ui import budget, cache_training
+
+    holding, release = threading.Event(), threading.Event()
+
+    def heavy() -> None:
+        with budget.shared().reserve(100_000_000):  # another session's long text, say
+            holding.set()
+            release.wait(120)
+
+    threading.Thread(target=heavy, daemon=True).start()
+    assert holding.wait(30)
+    config = lesson.training_config(1, 2000)
+    job = cache_training.start(config, 555, "session-e")
+    deadline = time.monotonic() + 60
+    while not job.ahead and time.monotonic() < deadline:
+        job.seen("session-e")  # the page's poll: "waiting, n ahead of you"
+        time.sleep(0.1)
+    assert job.ahead == 1 and job.history is None  # queued, not started
+    release.set()
+    while job.ahead is not None and time.monotonic() < deadline:
+        job.seen("session-e")
+        time.sleep(0.1)
+    assert job.ahead is None  # admitted once the slot is free
+    cache_training.leave(config, 555, "session-e")
+    cache_training.wait_for_stop(job, most=120)
+    assert job.done

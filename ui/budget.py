@@ -150,6 +150,15 @@ class Budget:
             except _Withdrawn:
                 continue  # the session that asked first left: ask again
 
+    def peek(self, key: Hashable) -> Any:
+        """The result kept for ``key``, or None: nothing is computed or waited for (a page asking
+        whether a training it may show has already been done)."""
+        with self._lock:
+            if key in self._results:
+                self._results.move_to_end(key)
+                return self._results[key][0]
+        return None
+
     @contextmanager
     def reserve(self, cost: int, on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
         """Hold ``cost`` bytes (and a slot) for the work done inside the ``with`` block — a page's
@@ -306,6 +315,11 @@ def get(
 ) -> Any:
     """:meth:`Budget.get` on the replica's budget."""
     return shared().get(key, cost, compute, on_wait)
+
+
+def peek(key: Hashable) -> Any:
+    """:meth:`Budget.peek` on the replica's budget."""
+    return shared().peek(key)
 
 
 def reserve(cost: int, on_wait: Callable[[int], None] | None = None):

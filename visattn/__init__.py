@@ -10,6 +10,7 @@ Axis letters in shapes, one meaning each across the package:
     width · Nv vocabulary size.
 
 Where each idea lives:
+    ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
     ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
     ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
     ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``

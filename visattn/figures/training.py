@@ -1,0 +1,296 @@
+"""Figures of the training section (issue 23): loss and accuracy over the steps, each head's
+previous-token and induction scores over the steps with the phase change marked, every head's map
+on the probe sequence at each checkpoint (an in-figure slider), one layer against two.
+
+Every word is a parameter (the page passes translated ones); the English defaults are for notebooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from .core import HEAD_COLOURS, _figure, _title, compact
+from .live import Step, add_slider, packed
+from .matrices import head_grid
+
+LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")  # to the right, as the decoder's figures
+PHASE_COLOUR = "#d62728"
+MAX_FRAMES = 21  # checkpoints on the maps' slider: 21 × 8 maps of 48 × 48 float32 = 1.5 MB
+
+
+def _phase_line(step: float | None, label: str, yref: str = "paper") -> tuple[list, list]:
+    """A dashed vertical line at the phase change and its label (nothing when there is none)."""
+    if step is None:
+        return [], []
+    line = dict(
+        type="line",
+        xref="x",
+        yref=yref,
+        x0=step,
+        x1=step,
+        y0=0,
+        y1=1,
+        line=dict(dash="dash", color=PHASE_COLOUR, width=2),
+    )
+    note = dict(
+        text=label,
+        xref="x",
+        yref=yref,
+        x=step,
+        y=1,
+        xanchor="left",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(color=PHASE_COLOUR),
+    )
+    return [line], [note]
+
+
+def training_curves(
+    steps: ArrayLike,
+    loss: ArrayLike,
+    repeated: ArrayLike,
+    first: ArrayLike,
+    *,
+    total_steps: int,
+    chance: float,
+    phase_step: float | None = None,
+    loss_name: str = "loss",
+    repeated_name: str = "accuracy on repeated tokens",
+    first_name: str = "accuracy on first-seen tokens",
+    chance_name: str = "chance (1 / V)",
+    phase_name: str = "phase change",
+    x_title: str = "step",
+    loss_title: str = "loss (nats)",
+    accuracy_title: str = "accuracy",
+    font_size: int = 14,
+) -> go.Figure:
+    """Two panels over the steps: the training loss (top) and the accuracy on repeated and on
+    first-seen tokens with chance dotted (bottom); the x axis spans ``total_steps`` from the start,
+    so a live figure fills from the left."""
+    x = compact(steps)
+    data = [
+        dict(
+            type="scatter",
+            x=x,
+            y=compact(loss),
+            mode="lines",
+            name=loss_name,
+            xaxis="x",
+            yaxis="y",
+            line=dict(color="#7f7f7f", width=2),
+        ),
+        dict(
+            type="scatter",
+            x=x,
+            y=compact(repeated),
+            mode="lines+markers",
+            name=repeated_name,
+            xaxis="x2",
+            yaxis="y2",
+            line=dict(color="#2ca02c", width=3),
+        ),
+        dict(
+            type="scatter",
+            x=x,
+            y=compact(first),
+            mode="lines",
+            name=first_name,
+            xaxis="x2",
+            yaxis="y2",
+            line=dict(color="#1f77b4", width=2, dash="dash"),
+        ),
+        dict(
+            type="scatter",
+            x=[0, total_steps],
+            y=[chance, chance],
+            mode="lines",
+            name=chance_name,
+            xaxis="x2",
+            yaxis="y2",
+            line=dict(color="#7f7f7f", width=1, dash="dot"),
+        ),
+    ]
+    shapes, notes = _phase_line(phase_step, phase_name)
+    span = [0, total_steps]
+    layout = dict(
+        xaxis=dict(domain=[0, 1], anchor="y", range=span, showticklabels=False),
+        yaxis=dict(domain=[0.58, 1], title=_title(loss_title), rangemode="tozero"),
+        xaxis2=dict(domain=[0, 1], anchor="y2", range=span, title=_title(x_title)),
+        yaxis2=dict(domain=[0, 0.48], title=_title(accuracy_title), range=[0, 1.05]),
+        shapes=shapes,
+        annotations=notes,
+        height=480,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=LEGEND,
+        hovermode="x unified",
+    )
+    return _figure(data, layout)
+
+
+def score_curves(
+    steps: ArrayLike,
+    previous: ArrayLike,
+    induction: ArrayLike,
+    head_labels: Sequence[str],
+    *,
+    total_steps: int,
+    phase_step: float | None = None,
+    previous_title: str = "previous-token score",
+    induction_title: str = "prefix-matching (induction) score",
+    phase_name: str = "phase change",
+    x_title: str = "step",
+    font_size: int = 14,
+) -> go.Figure:
+    """Each head's two scores over the steps, side by side: ``previous`` and ``induction`` are
+    (steps, heads); one colour per head in both panels, the legend naming each once."""
+    x = compact(steps)
+    previous, induction = (np.asarray(a, dtype=np.float64) for a in (previous, induction))
+    data = []
+    for column, (scores, axis) in enumerate(((previous, ""), (induction, "2"))):
+        for h, name in enumerate(head_labels):
+            data.append(
+                dict(
+                    type="scatter",
+                    x=x,
+                    y=compact(scores[:, h]),
+                    mode="lines",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=column == 0,
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                    line=dict(color=HEAD_COLOURS[h % len(HEAD_COLOURS)], width=2),
+                    hovertemplate=f"{name}: %{{y:.2f}}<extra></extra>",
+                )
+            )
+    shapes, notes = [], []
+    for axis in ("", "2"):
+        line, note = _phase_line(phase_step, phase_name)
+        for item in line + note:
+            item["xref"] = f"x{axis}"
+        shapes += line
+        notes += note
+    span = [0, total_steps]
+    layout = dict(
+        xaxis=dict(domain=[0, 0.46], range=span, title=_title(x_title)),
+        yaxis=dict(range=[0, 1.05], title=_title(previous_title)),
+        xaxis2=dict(domain=[0.54, 1], range=span, title=_title(x_title), anchor="y2"),
+        yaxis2=dict(range=[0, 1.05], title=_title(induction_title), anchor="x2"),
+        shapes=shapes,
+        annotations=notes,
+        height=400,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=LEGEND,
+    )
+    return _figure(data, layout)
+
+
+def checkpoint_maps(
+    maps: ArrayLike,
+    steps: Sequence[int],
+    tokens: Sequence[str],
+    cell_titles: Sequence[str],
+    *,
+    active: int | None = None,
+    step_prefix: str = "step ",
+    title: str = "",
+    value_name: str = "weight",
+    query_name: str = "query",
+    key_name: str = "key",
+    font_size: int = 14,
+    cell_px: int = 260,
+) -> go.Figure:
+    """Every head's weights on the probe sequence at each checkpoint: ``maps`` (C, L, H, T, T), a
+    layer × head grid with an in-figure slider over the C checkpoints (no server round trip; the
+    maps travel as float32 typed arrays). At most MAX_FRAMES checkpoints, evenly spaced, the first
+    and the last kept. Starts at the last checkpoint unless ``active`` (an index into ``steps``)."""
+    maps = np.asarray(maps, dtype=np.float64)
+    pick = np.unique(
+        np.linspace(0, len(steps) - 1, min(len(steps), MAX_FRAMES)).round().astype(int)
+    )
+    if active is not None:
+        pick = np.union1d(pick, [int(active)])
+    maps, steps = maps[pick], [steps[i] for i in pick]
+    C, L, H, T, _ = maps.shape
+    active = C - 1 if active is None else int(np.searchsorted(pick, int(active)))
+    fig = head_grid(
+        maps[active],
+        list(tokens),
+        list(tokens),
+        cell_titles=list(cell_titles),
+        title=title,
+        value_name=value_name,
+        query_name=query_name,
+        key_name=key_name,
+        font_size=font_size,
+        cell_px=cell_px,
+    )
+    cells = [(layer, head) for layer in range(L) for head in range(H)]
+    slider_steps = [
+        Step({k: {"z": packed(maps[c, layer, head])} for k, (layer, head) in enumerate(cells)})
+        for c in range(C)
+    ]
+    return add_slider(
+        fig,
+        label=step_prefix,
+        values=list(steps),
+        steps=slider_steps,
+        active=active,
+        fmt=str,
+        digits=3,
+    )
+
+
+def layer_comparison(
+    runs: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    *,
+    total_steps: int,
+    chance: float,
+    chance_name: str = "chance (1 / V)",
+    x_title: str = "step",
+    y_title: str = "accuracy on repeated tokens",
+    font_size: int = 14,
+) -> go.Figure:
+    """Repeated-token accuracy over the steps for each run {name: (steps, accuracy)}: one layer
+    against two, same seed and steps."""
+    colours = ("#9467bd", "#2ca02c", "#ff7f0e")
+    data = [
+        dict(
+            type="scatter",
+            x=compact(x),
+            y=compact(y),
+            mode="lines",
+            name=name,
+            line=dict(color=colours[k % len(colours)], width=3),
+        )
+        for k, (name, (x, y)) in enumerate(runs.items())
+    ]
+    data.append(
+        dict(
+            type="scatter",
+            x=[0, total_steps],
+            y=[chance, chance],
+            mode="lines",
+            name=chance_name,
+            line=dict(color="#7f7f7f", width=1, dash="dot"),
+        )
+    )
+    layout = dict(
+        xaxis=dict(range=[0, total_steps], title=_title(x_title)),
+        yaxis=dict(range=[0, 1.05], title=_title(y_title)),
+        height=340,
+        font=dict(size=font_size),
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=LEGEND,
+    )
+    return _figure(data, layout)
+
+
+__all__ = ["checkpoint_maps", "layer_comparison", "score_curves", "training_curves"]
