@@ -67,8 +67,9 @@ HIDE_CSS = """[data-testid="stMetricValue"], [data-testid="stMetricDelta"],
 HANDOUT_CSS = """[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"], [data-testid="stHeader"], [data-testid="stToolbar"],
 [data-testid="stDecoration"], [data-testid="stStatusWidget"], .modebar-container,
-[data-testid="stElementContainer"]:has(input, button, textarea, select, [role="slider"],
-[role="radiogroup"], [data-testid="stDataFrame"]) { display: none !important; }
+[data-testid="stElementToolbar"], [data-testid="stElementContainer"]:not(:has(.js-plotly-plot)):has(
+input, button, textarea, select, [role="slider"], [role="radiogroup"], [data-testid="stDataFrame"]
+) { display: none !important; }
 [data-testid="stMain"] .block-container { padding-top: 1rem; max-width: 100%; }
 @media print {
   @page { size: A4 landscape; margin: 10mm; }
