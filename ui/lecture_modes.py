@@ -82,7 +82,7 @@ input, button, textarea, select, [role="slider"], [role="radiogroup"], [data-tes
 
 def install() -> None:
     """The styles of the modes that are on (called once per full run by the frame)."""
-    css = [tour.BAR_STYLE]
+    css = [tour.BAR_STYLE, tour.SPEAKER_STYLE] if speaker() else [tour.BAR_STYLE]
     if handout():
         css.append(HANDOUT_CSS)
     if hide_level() and "*" not in revealed():

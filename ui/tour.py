@@ -12,6 +12,7 @@ browser, same origin), never through the server.
 from __future__ import annotations
 
 import html
+import json
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -375,4 +376,126 @@ def keep() -> dict[str, str]:
     return {lesson.TOUR.key: text, lesson.STEP.key: str(st.session_state.get(lesson.STEP.key, 1))}
 
 
-SCRIPTS = (BAR_SCRIPT,)  # every inline script of this module (deploy/csp.py allows them by hash)
+# --- the speaker view (a second tab, on the lecturer's screen) -----------------------------------
+_SPEAKER_HTML = """<div id="visattn-speaker" class="visattn-speaker" data-steps="{steps}"
+data-step="{step}" data-tour="{tour}" data-lang="{lang}" data-counter="{counter}"
+data-next-word="{next_word}" data-last="{last}">
+<div class="visattn-sp-top"><span class="visattn-sp-count">{counter_now}</span>
+<span class="visattn-sp-clock" aria-label="{clock}"></span>
+<span class="visattn-sp-elapsed" aria-label="{elapsed}"></span></div>
+<h2 class="visattn-sp-title">{title}</h2>
+<div class="visattn-sp-notes">{notes}</div>
+<div class="visattn-sp-next">{next_line}</div>
+<div class="visattn-sp-buttons">
+<button type="button" class="visattn-go" data-go="prev">◀ {prev}</button>
+<button type="button" class="visattn-go" data-go="next">{next} ▶</button></div>
+</div><script>{script}</script>"""
+SPEAKER_STYLE = """.visattn-speaker { font-size: 1.1rem; }
+.visattn-sp-top { display: flex; gap: 1.5rem; font-weight: 600; }
+.visattn-sp-clock, .visattn-sp-elapsed { font-variant-numeric: tabular-nums; }
+.visattn-sp-notes { white-space: pre-wrap; font-size: 1.35rem; line-height: 1.5;
+  padding: 0.8rem 1rem; border-radius: 0.5rem; background: rgba(128,128,128,0.08); }
+.visattn-sp-next { margin-top: 1rem; opacity: 0.75; }
+.visattn-sp-buttons { margin-top: 1rem; display: flex; gap: 1rem; }
+.visattn-sp-buttons .visattn-go { font-size: 1.1rem; background: transparent; cursor: pointer; }"""
+# Static: the steps' titles and notes come from the data attribute and are set as text. It follows
+# the projector tab (each step it opens says where it is) and drives it (its buttons, and a
+# clicker's keys on this tab, ask the projector to move); a clock and the time since it opened.
+SPEAKER_SCRIPT = r"""(() => {
+  const el = document.getElementById("visattn-speaker");
+  if (!el) return;
+  const d = el.dataset, steps = JSON.parse(d.steps);
+  let step = Number(d.step);
+  const put = (cls, text) => { el.querySelector(cls).textContent = text; };
+  const draw = () => {
+    const now = steps[step - 1] || { title: "", notes: "" };
+    put(".visattn-sp-count", d.counter.replace("{n}", step).replace("{total}", steps.length));
+    put(".visattn-sp-title", now.title);
+    put(".visattn-sp-notes", now.notes);
+    const next = steps[step];
+    put(".visattn-sp-next", next ? d.nextWord.replace("{title}", next.title) : d.last);
+  };
+  const started = Date.now();
+  const two = (n) => String(n).padStart(2, "0");
+  const tick = () => {
+    const t = new Date(), s = Math.floor((Date.now() - started) / 1000);
+    put(".visattn-sp-clock", `${two(t.getHours())}:${two(t.getMinutes())}:${two(t.getSeconds())}`);
+    put(".visattn-sp-elapsed", `+${two(Math.floor(s / 60))}:${two(s % 60)}`);
+  };
+  clearInterval(window.visattnClock);
+  window.visattnClock = setInterval(tick, 1000);
+  tick();
+  draw();
+  if (!("BroadcastChannel" in window)) return;
+  if (window.visattnSpeaker) window.visattnSpeaker.close();
+  const channel = window.visattnSpeaker = new BroadcastChannel("visattn-lecture");
+  channel.onmessage = (m) => {
+    if (!m.data || m.data.type !== "at") return;
+    if (m.data.tour !== d.tour) {
+      const u = new URL(location.href);
+      u.search = new URLSearchParams({ speaker: "1", lang: d.lang, tour: String(m.data.tour),
+        step: String(m.data.step) }).toString();
+      location.assign(u.toString());
+      return;
+    }
+    step = Number(m.data.step);
+    el.dataset.step = String(step);
+    draw();
+  };
+  const go = (to) => channel.postMessage({ type: "go", to });
+  el.querySelectorAll("[data-go]").forEach((b) => { b.onclick = () => go(b.dataset.go); });
+  if (!window.visattnSpeakerKeys) {
+    window.visattnSpeakerKeys = true;
+    window.addEventListener("keydown", (e) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || !window.visattnSpeaker) return;
+      const next = ["ArrowRight", "PageDown", " "].includes(e.key);
+      const prev = ["ArrowLeft", "PageUp"].includes(e.key);
+      if (next || prev) {
+        e.preventDefault();
+        window.visattnSpeaker.postMessage({ type: "go", to: next ? "next" : "prev" });
+      }
+    }, true);
+  }
+  channel.postMessage({ type: "where" });
+})();"""
+
+
+def speaker_view() -> None:
+    """The speaker view: the current step's notes, the next step's title, a clock; it follows the
+    projector tab and moves it (never through the server: the tabs talk in the browser)."""
+    st.title(t("lecture.speaker_title"))
+    tour = current()
+    if tour is None or not len(tour):
+        st.info(t("lecture.speaker_none"))
+        return
+    st.caption(t("lecture.speaker_help"))
+    number = step_number(tour)
+    steps = [{"title": title(tour, s), "notes": notes(tour, s)} for s in tour.steps]
+    following = steps[number] if number < len(steps) else None
+    counter = t("lecture.counter", n="{n}", total="{total}")
+    next_word = t("lecture.speaker_next", title="{title}")
+    next_line = next_word.replace("{title}", following["title"]) if following else ""
+    st.html(
+        _SPEAKER_HTML.format(
+            steps=html.escape(json.dumps(steps, ensure_ascii=False)),
+            step=number,
+            tour=html.escape(tour_param(tour)),
+            lang=html.escape(lang()),
+            counter=html.escape(counter),
+            next_word=html.escape(next_word),
+            last=html.escape(t("lecture.speaker_last")),
+            counter_now=html.escape(t("lecture.counter", n=number, total=len(tour))),
+            clock=html.escape(t("lecture.speaker_clock")),
+            elapsed=html.escape(t("lecture.speaker_elapsed")),
+            title=html.escape(steps[number - 1]["title"]),
+            notes=html.escape(steps[number - 1]["notes"]),
+            next_line=html.escape(next_line or t("lecture.speaker_last")),
+            prev=html.escape(t("lecture.prev")),
+            next=html.escape(t("lecture.next")),
+            script=SPEAKER_SCRIPT,
+        ),
+        unsafe_allow_javascript=True,
+    )
+
+
+SCRIPTS = (BAR_SCRIPT, SPEAKER_SCRIPT)  # this module's inline scripts (deploy/csp.py: by hash)
