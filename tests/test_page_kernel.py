@@ -491,7 +491,7 @@ def test_the_chinese_page_names_d2l_s_attention_pooling():
     assert "attention pooling" in texts(run_page("kernel"))
 
 
-# --- issue 26: predict, then reveal (?hide=1) -------------------------------------------------------
+# --- issue 26: predict, then reveal (?hide=1) ----------------------------------------------------
 def test_hide_keeps_the_estimate_for_the_reveal():
     shown = run_page("kernel")
     at = run_page("kernel", {"hide": "1"})
