@@ -221,3 +221,13 @@ def test_add_this_view_builds_a_tour_in_the_url():
     raw = at.query_params["tour"]
     tour = model.from_link(raw[0] if isinstance(raw, list) else raw)
     assert tour.step(1).title == "First look" and tour.step(1).notes == "Say why."
+
+
+def test_a_bare_link_to_a_step_opens_its_view():
+    at = run_page("home", {"tour": "intro", "step": "5"})
+    assert_clean(at)
+    assert 'data-open="./single_head?sh_view=sqrt&amp;lang=en&amp;tour=intro&amp;step=5"' in bar(at)
+    here = run_page("single_head", {"tour": "intro", "step": "3"})  # already the step's view
+    assert 'data-open=""' in bar(here)
+    changed = run_page("single_head", {"tour": "intro", "step": "5", "sh_temp": "2"})
+    assert 'data-open=""' in bar(changed)  # a view of its own (a step changed, then reloaded)

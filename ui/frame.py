@@ -100,7 +100,7 @@ def page(page_id: str):
     lecture_modes.install()  # handout's and predict-then-reveal's styles
     notice_slot = st.container()
     if not lecture_modes.handout() and not lecture_modes.speaker():
-        tour.bar()  # a tour's counter and Prev/Next; on a projector, the first figure in view
+        tour.bar(page_id)  # the tour's counter, Prev/Next; on a projector, the first figure
     try:
         yield
     finally:

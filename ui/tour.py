@@ -94,7 +94,7 @@ def forget_charts() -> None:
 # --- the bar over the page: counter, Prev/Next, keys, scrolling to the figure --------------------
 _BAR_HTML = """<div id="visattn-lecture" class="visattn-lecture" data-figure="{figure}"
 data-present="{present}" data-prev="{prev}" data-next="{next}" data-tour="{tour}"
-data-step="{step}" data-total="{total}">{bar}</div><script>{script}</script>"""
+data-step="{step}" data-total="{total}" data-open="{open}">{bar}</div><script>{script}</script>"""
 _BAR_VISIBLE = """<nav class="visattn-bar" aria-label="{label}">
 <a class="visattn-go{prev_off}" href="{prev}" aria-disabled="{prev_dis}">◀ {prev_word}</a>
 <span class="visattn-count">{counter}</span><span class="visattn-title">{title}</span>
@@ -119,6 +119,7 @@ BAR_SCRIPT = r"""(() => {
   const el = data();
   if (!el) return;
   const d = el.dataset;
+  if (d.open) { location.replace(d.open); return; }  // a bare ?tour=…&step=N: open that step
   const seen = location.pathname + "|" + d.step + "|" + d.figure;
   if ((d.figure || d.present === "1") && window.visattnScrolled !== seen) {
     window.visattnScrolled = seen;
@@ -179,7 +180,20 @@ BAR_SCRIPT = r"""(() => {
 })();"""
 
 
-def bar() -> None:
+def _bare_link(tour: Tour, number: int, page_id: str) -> str:
+    """Where a link that names only the tour (``?tour=intro``, ``&step=N``) must go: the step's own
+    view, once per session; "" when this is it (or the URL holds a view of its own, such as a step
+    the lecturer changed and reloaded)."""
+    if st.session_state.get("_lecture_opened"):
+        return ""
+    st.session_state["_lecture_opened"] = True
+    step = tour.step(number)
+    if any(k not in lesson.LECTURE_KEYS for k in st.query_params):
+        return ""
+    return step_href(tour, number) if step.page != page_id or step.params() else ""
+
+
+def bar(page_id: str) -> None:
     """At the top of the page: the tour's counter, the step's title and Prev/Next (nothing without a
     tour but, on a projector, the script that opens the page on its first figure)."""
     tour = current()
@@ -195,6 +209,7 @@ def bar() -> None:
                     tour="",
                     step="",
                     total="",
+                    open="",
                     bar="",
                     script=BAR_SCRIPT,
                 ),
@@ -227,6 +242,7 @@ def bar() -> None:
             tour=html.escape(tour_param(tour)),
             step=number,
             total=len(tour),
+            open=html.escape(_bare_link(tour, number, page_id)),
             bar=visible,
             script=BAR_SCRIPT,
         ),
