@@ -231,3 +231,15 @@ def test_a_bare_link_to_a_step_opens_its_view():
     assert 'data-open=""' in bar(here)
     changed = run_page("single_head", {"tour": "intro", "step": "5", "sh_temp": "2"})
     assert 'data-open=""' in bar(changed)  # a view of its own (a step changed, then reloaded)
+
+
+@pytest.mark.parametrize("page", ["single_head", "home"])
+def test_the_lecture_in_chinese_shows_no_english(page):
+    from apptest_util import english_words
+
+    params = {"lang": "zh", "tour": "intro", "step": "4", "hide": "1"}
+    if page == "home":
+        params["speaker"] = "1"
+    at = run_page(page, params)
+    assert_clean(at)
+    assert english_words(at) == {}
