@@ -203,3 +203,33 @@ def test_presenter_first_screen_shows_the_main_figure(tmp_path):
         wait_rendered(page, True)
         assert "sh_view=sqrt" in page.evaluate("location.search")
         assert 0 <= on_first_screen(page, lecture.INTRO.step(5).figure)["top"] < 200
+
+
+def test_slides_zip_holds_every_chart_as_svg_and_png_at_1920_by_1080(tmp_path):
+    """The Lecture panel's slides: made in the browser by Plotly, one zip, text at the
+    presenter's size (20 px on the 1280×720 layout, saved at 1.5×) though the page is not in
+    presenter mode."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        page.goto(f"{url}/single_head?lang=en")
+        wait_rendered(page, True)
+        charts = page.locator('[data-testid="stMain"] [class*="st-key-chart_"]').count()
+        panel = '[data-testid="stSidebar"] [data-testid="stExpander"] summary'
+        page.locator(panel).filter(has_text="Lecture").click()
+        with page.expect_download(timeout=120_000) as download:
+            page.locator("#visattn-slides button").click()
+        download.value.save_as(tmp_path / "slides.zip")
+    archive = zipfile.ZipFile(tmp_path / "slides.zip")
+    assert archive.testzip() is None  # every CRC right
+    names = archive.namelist()
+    assert len(names) == 2 * charts and "visattn_worked_weights.svg" in names
+    for name in names:
+        data = archive.read(name)
+        if name.endswith(".png"):
+            assert data[:8] == b"\x89PNG\r\n\x1a\n"
+            assert (int.from_bytes(data[16:20]), int.from_bytes(data[20:24])) == (1920, 1080)
+        else:
+            svg = data.decode("utf-8")
+            assert re.search(r'<svg[^>]* width="1920" height="1080"', svg), name
+            sizes = [float(s) for s in re.findall(r"font-size: ?([\d.]+)px", svg)]
+            assert sizes and min(sizes) >= 18, (name, sorted(set(sizes)))

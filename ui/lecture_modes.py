@@ -113,6 +113,7 @@ def sidebar(slot, page_id: str) -> None:
             show_all.button(t("lecture.reveal_all"), on_click=reveal_all, key="lec_reveal_all")
             again.button(t("lecture.hide_again"), on_click=hide_again, key="lec_hide_again")
         widgets.segmented(lesson.SLIDE_FORMAT, t("lecture.slide"), help=t("lecture.slide_help"))
+        export.slides_button(page_id)
         export.zip_button(page_id)
         tour.link(t("lecture.handout"), _here(page_id, handout="1"), new_tab=True)
         st.divider()
