@@ -243,3 +243,26 @@ def test_the_lecture_in_chinese_shows_no_english(page):
     at = run_page(page, params)
     assert_clean(at)
     assert english_words(at) == {}
+
+
+def tour_of(at) -> Tour:
+    raw = at.query_params["tour"]
+    return model.from_link(raw[0] if isinstance(raw, list) else raw)
+
+
+def test_reorder_and_delete_in_the_panel():
+    at = run_page("kernel", {"kr_q": "2.5"})
+    at.button(key="lec_add").click().run()  # step 1: this view
+    at.selectbox(key="lec_figure").select("chart_kernel_fitted_curve").run()
+    at.button(key="lec_add").click().run()  # step 2, after it: the same view, on another figure
+    assert_clean(at)
+    assert [s.figure for s in tour_of(at).steps] == ["", "chart_kernel_fitted_curve"]
+    assert at.query_params["step"] in ("2", ["2"])
+    at.button(key="lec_up").click().run()  # step 2 becomes step 1
+    assert [s.figure for s in tour_of(at).steps] == ["chart_kernel_fitted_curve", ""]
+    assert "step" not in at.query_params  # step 1, the default
+    at.button(key="lec_delete").click().run()
+    assert [s.figure for s in tour_of(at).steps] == [""]
+    at.button(key="lec_delete").click().run()  # the last step: no tour left
+    assert_clean(at)
+    assert "tour" not in at.query_params and not bar(at)
