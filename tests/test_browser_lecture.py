@@ -216,6 +216,9 @@ def test_slides_zip_holds_every_chart_as_svg_and_png_at_1920_by_1080(tmp_path):
         charts = page.locator('[data-testid="stMain"] [class*="st-key-chart_"]').count()
         panel = '[data-testid="stSidebar"] [data-testid="stExpander"] summary'
         page.locator(panel).filter(has_text="Lecture").click()
+        page.wait_for_function(  # its script has run (once the panel is open)
+            "() => document.querySelector('#visattn-slides button')?.onclick", timeout=30_000
+        )
         with page.expect_download(timeout=120_000) as download:
             page.locator("#visattn-slides button").click()
         download.value.save_as(tmp_path / "slides.zip")

@@ -11,7 +11,7 @@ from functools import partial
 import streamlit as st
 
 from visattn import export
-from visattn.figures.core import PRESENTER_FONT
+from visattn.display import PRESENTER_FONT
 from visattn.lessons import lecture
 
 from .i18n import lang, t
@@ -49,7 +49,7 @@ style="background:transparent;cursor:pointer">{label}</button></div><script>{scr
 # one zip (stored, with their CRC-32) that the browser downloads. Nothing goes to the server.
 SLIDES_SCRIPT = r"""(() => {
   const box = document.getElementById("visattn-slides");
-  if (!box || !window.Plotly) return;
+  if (!box) return;
   const d = box.dataset;
   const crcTable = Array.from({ length: 256 }, (_, n) => {
     let c = n;
@@ -102,6 +102,7 @@ SLIDES_SCRIPT = r"""(() => {
     return new TextEncoder().encode(decodeURIComponent(body));
   };
   const slides = async () => {
+    if (!window.Plotly) return;  // loaded with the first chart (Streamlit's Plotly bundle)
     const files = [];
     const boxes = document.querySelectorAll('[data-testid="stMain"] [class*="st-key-chart_"]');
     for (const chart of boxes) {
