@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 from plotly.colors import get_colorscale
 
+from .. import display
+
 WEIGHT_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
 HEAD_COLOURS = (
@@ -137,14 +139,11 @@ def unique_labels(labels: Iterable[object] | None, n: int) -> list[str]:
 
 
 MAX_TICKS = 40
-# The smallest text of a figure on a projector (a presenter's font size, 20 px, and up) and
-# elsewhere: numbers in cells and smaller panels shrink with the matrix, never below this.
-PRESENTER_FONT, PRESENTER_MIN_TEXT, MIN_TEXT = 20, 18, 9
 
 
 def smallest_text(font_size: int) -> int:
     """The least a text of a figure drawn at ``font_size`` may shrink to."""
-    return PRESENTER_MIN_TEXT if font_size >= PRESENTER_FONT else MIN_TEXT
+    return display.PRESENTER_MIN_TEXT if font_size >= display.PRESENTER_FONT else display.MIN_TEXT
 
 
 def cell_text_px(font_size: int, side: int) -> int:
