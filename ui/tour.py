@@ -112,8 +112,9 @@ BAR_STYLE = """.visattn-bar { display: flex; align-items: center; gap: 0.8rem; p
 [class*="st-key-chart_"] { scroll-margin-top: 3.75rem; }"""
 
 # Static: every value comes from the data attributes. Once per page load (and view) it scrolls to
-# the step's figure — or, on a projector, to the page's first figure — unless the reader scrolled
-# first; once per document it listens for a clicker's keys and for the speaker tab.
+# the step's figure (the page's first one when the step names none) — and on a projector without a
+# tour, to the page's first figure — unless the reader scrolled first; once per document it listens
+# for a clicker's keys and for the speaker tab.
 BAR_SCRIPT = r"""(() => {
   const data = () => document.getElementById("visattn-lecture");
   const el = data();
@@ -121,7 +122,7 @@ BAR_SCRIPT = r"""(() => {
   const d = el.dataset;
   if (d.open) { location.replace(d.open); return; }  // a bare ?tour=…&step=N: open that step
   const seen = location.pathname + "|" + d.step + "|" + d.figure;
-  if ((d.figure || d.present === "1") && window.visattnScrolled !== seen) {
+  if ((d.total || d.present === "1") && window.visattnScrolled !== seen) {
     window.visattnScrolled = seen;
     let moved = false, tries = 0, settled = 0;
     const stop = () => { moved = true; };
