@@ -1,17 +1,22 @@
-"""visattn home page: what attention is, and a card per page. Run with `make run`."""
+"""visattn home page: what attention is, and a card per page (or, with ?speaker=1, a lecture's
+speaker view). Run with `make run`."""
 
 import streamlit as st
 
 from ui.frame import explain, nav_label, page
 from ui.i18n import lang, t
+from ui.lecture_modes import speaker
 from ui.registry import PAGES
+from ui.tour import speaker_view
 
 CARDS_PER_ROW = 3
 ATTENTION = (
     r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
 )
 
-with page("home"):
+
+def cards() -> None:
+    """What attention is, and a card per page."""
     st.title(t("home.title"))
     st.markdown(t("home.lead"))
     st.latex(ATTENTION)
@@ -27,3 +32,10 @@ with page("home"):
                 st.markdown(t(lesson_page.card))
                 st.page_link(lesson_page.path, label=t("home.open"), icon="➡️", query_params=keep)
     st.caption(t("home.footer"))
+
+
+with page("home"):
+    if speaker():  # ?speaker=1: the lecture's speaker view, on the lecturer's own screen
+        speaker_view()
+    else:
+        cards()

@@ -105,6 +105,9 @@ def wait_rendered(page, want_chart: bool, timeout_ms: int = 90_000) -> None:
     """Until the script has finished running (and a Plotly chart has drawn, when one is
     expected)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    # the first run has drawn the page's title (before it starts there is no status widget either:
+    # a page without a chart would otherwise count as rendered while still blank)
+    page.wait_for_selector('[data-testid="stMain"] h1', state="attached", timeout=timeout_ms)
     if want_chart:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=timeout_ms)
     # the running-man status widget disappears when the script run ends

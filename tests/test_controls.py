@@ -18,9 +18,10 @@ from apptest_util import run_page
 from ui.registry import PAGES
 from visattn import lessons
 from visattn.controls import Control, table
+from visattn.lessons import lecture
 
 ROOT = Path(__file__).resolve().parent.parent
-FRAME_KEYS = {"lang", "present"}
+FRAME_KEYS = {"lang", "present"} | set(lecture.CONTROLS)  # the frame binds these on every page
 LESSON_PAGES = [p for p in PAGES if p.lesson is not None]
 LOCALES = ROOT / "ui" / "locales"
 

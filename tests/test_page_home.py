@@ -54,3 +54,40 @@ def test_url_numbers_round_trip_exactly():
         assert p.parse(p.dump(v)) == v
     m = [[0.1 + 0.2, 1e-200], [62.123456789, -7.0]]
     assert url_state.decode_matrix(url_state.encode_matrix(m)) == m
+
+
+# --- issue 26: the speaker view (?speaker=1), on the home page ------------------------------------
+def speaker_html(at) -> str:
+    found = [h.proto.body for h in at.get("html") if 'id="visattn-speaker"' in h.proto.body]
+    return found[0] if found else ""
+
+
+def test_speaker_view_shows_the_steps_notes_and_the_next_title():
+    at = run_page("home", {"speaker": "1", "tour": "intro", "step": "3"})
+    assert_clean(at)
+    html = speaker_html(at)
+    assert "Step 3 / 12" in html and "Q, K and V from the same X" in html
+    assert "Let the class compute q₁ by hand" in html  # step 3's notes
+    assert "Next: Scores, softmax, weights" in html
+    assert [e.value for e in at.title] == ["🗒 Speaker view"]  # and not the home page's cards
+
+
+def test_speaker_view_in_chinese_and_without_a_tour():
+    at = run_page("home", {"speaker": "1", "tour": "intro", "lang": "zh"})
+    assert_clean(at)
+    assert "第 1 / 12 步" in speaker_html(at) and "下一步：核回归" not in speaker_html(at)
+    assert "下一步：估计值：权重乘以值" in speaker_html(at)
+    alone = run_page("home", {"speaker": "1"})
+    assert_clean(alone)
+    assert not speaker_html(alone) and "No tour is open" in texts(alone)
+
+
+def test_a_lecturers_notes_are_escaped_in_the_speaker_view():
+    from visattn import tour as model
+
+    step = model.Step("kernel", title="<b>x</b>", notes="</div><script>alert(1)</script>")
+    at = run_page("home", {"speaker": "1", "tour": model.to_link(model.Tour((step,)))})
+    assert_clean(at)
+    html = speaker_html(at)
+    assert "<script>alert" not in html and "&lt;/div&gt;&lt;script&gt;alert(1)" in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html

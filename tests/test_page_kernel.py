@@ -489,3 +489,17 @@ def test_the_chinese_page_names_d2l_s_attention_pooling():
     home = run_page("home", {"lang": "zh"})
     assert "注意力汇聚" in texts(home)
     assert "attention pooling" in texts(run_page("kernel"))
+
+
+# --- issue 26: predict, then reveal (?hide=1) ----------------------------------------------------
+def test_hide_keeps_the_estimate_for_the_reveal():
+    shown = run_page("kernel")
+    at = run_page("kernel", {"hide": "1"})
+    assert_clean(at)
+    notes = [a["text"] for f in figures(at) for a in f["layout"].get("annotations", [])]
+    before = [a["text"] for f in figures(shown) for a in f["layout"].get("annotations", [])]
+    assert any("112.5" in n for n in before)  # article 002's estimate, 0.5 × 110 + 0.5 × 115
+    assert not any("112.5" in n for n in notes) and any("= ?" in n for n in notes)
+    assert any("stMetricValue" in h.proto.body and "blur" in h.proto.body for h in at.get("html"))
+    assert len(figures(at)) == len(figures(shown))  # the same figures, with a Reveal under each
+    assert len([b for b in at.button if b.key.startswith("reveal_")]) == len(figures(at))

@@ -761,3 +761,58 @@ def test_minilm_says_a_chinese_sentence_is_mostly_unk():
     assert "中文句子对它来说大多是 [UNK]" in texts(at)
     at = run_page("single_head", {"sh_view": "sentence", "sh_emb": "pretrained"})
     assert not at.info or "[UNK]" not in " ".join(i.value for i in at.info)
+
+
+# --- issue 26: predict, then reveal (?hide=1, ?hide=2) and the handout (?handout=1) ---------------
+def heatmap_traces(at) -> list[dict]:
+    return [f["data"][0] for f in figures(at) if f["data"][0].get("type") == "heatmap"]
+
+
+def test_hide_keeps_the_matrices_but_not_their_numbers_until_revealed():
+    at = run_page("single_head", {"hide": "1"})
+    assert_clean(at)
+    traces = heatmap_traces(at)
+    assert len(traces) == len(WORKED)
+    for trace, (name, want) in zip(traces, WORKED, strict=True):
+        assert not trace.get("text") and not trace.get("texttemplate"), name
+        assert "%{z" not in trace.get("hovertemplate", ""), name
+        # the colours still show the (right) matrix
+        np.testing.assert_allclose(
+            array(trace["z"]).astype(float), np.array(want, float), atol=1e-6
+        )
+    assert any("filter: blur" in h.proto.body for h in at.get("html"))  # metrics and tables
+    at.button(key="reveal_chart_worked_q").click().run()
+    assert_clean(at)
+    q = heatmap_traces(at)[4]
+    assert [[float(c) for c in row] for row in q["text"]] == REF["Q"]
+    assert not heatmap_traces(at)[5].get("text")  # K is still hidden
+    assert {k: at.query_params[k] for k in at.query_params} in ({"hide": "1"}, {"hide": ["1"]})
+
+
+def test_hide_2_hides_the_colours_too_and_reveal_all_shows_everything():
+    at = run_page("single_head", {"hide": "2", "lang": "zh"})
+    assert_clean(at)
+    for trace in heatmap_traces(at):
+        assert {c for _, c in trace["colorscale"]} == {"rgb(214, 214, 214)"}
+    at.button(key="lec_reveal_all").click().run()
+    assert_clean(at)
+    assert all(trace.get("texttemplate") for trace in heatmap_traces(at))
+    assert not any("filter: blur" in h.proto.body for h in at.get("html"))
+
+
+@pytest.mark.parametrize("bad", ["3", "yes", "-1"])
+def test_a_tampered_hide_is_reset(bad):
+    at = run_page("single_head", {"hide": bad})
+    assert_clean(at)
+    assert any("hide" in plain(w) for w in warnings(at))
+    assert all(trace.get("texttemplate") for trace in heatmap_traces(at))
+
+
+def test_handout_draws_the_worked_example_without_widget_chrome():
+    at = run_page("single_head", {"handout": "1", "hide": "1"})
+    assert_clean(at)
+    css = "".join(h.proto.body for h in at.get("html"))
+    assert '[data-testid="stSidebar"]' in css and "@media print" in css
+    assert all(trace.get("texttemplate") for trace in heatmap_traces(at))  # never hidden on paper
+    assert "lec_add" not in [b.key for b in at.button]  # no lecture panel
+    assert "Printed vs computed" in texts(at)  # the article's differing numbers

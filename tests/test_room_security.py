@@ -180,3 +180,39 @@ def test_every_page_satisfies_the_csp_in_chromium(page_id, lang, one_replica):
             )
         finally:
             browser.close()
+
+
+# Issue 26: the lecture's scripts (the tour bar with its keys and scrolling, the speaker view) are
+# inline too, allowed by their hashes.
+LECTURE = [
+    ("kernel_regression?tour=intro&step=1&present=1", "window.visattnKeys === true"),
+    ("?speaker=1&tour=intro&step=2&lang=zh", "window.visattnSpeaker instanceof BroadcastChannel"),
+]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("path", "ran"), LECTURE, ids=["tour_bar", "speaker_view"])
+def test_the_lecture_scripts_satisfy_the_csp(path, ran, one_replica):
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+            ctx.add_init_script(_LISTEN)
+            page = ctx.new_page()
+            console = []
+
+            def keep(message):
+                console.append(message.text)
+
+            page.on("console", keep)
+            page.goto(f"{one_replica.url}/{path}")
+            wait_rendered(page, "speaker" not in path)
+            page.wait_for_function(f"() => {ran}", timeout=30_000)
+            violations = page.evaluate("window.visattnViolations")
+            blocked = [m for m in console if "Content Security Policy" in m]
+            assert violations == [] and blocked == [], json.dumps([violations, blocked])
+        finally:
+            browser.close()

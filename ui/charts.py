@@ -9,7 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from .frame import presenter
+from visattn import export
+from visattn.lessons import lecture
+
+from . import lecture_modes, tour
 from .i18n import t
 from .widgets import token_label
 
@@ -19,17 +22,27 @@ def _slug(name: str) -> str:
 
 
 def show(fig: go.Figure, name: str, key: str | None = None) -> None:
-    """Draw ``fig`` full width; the camera button saves ``visattn_<name>.png`` at slide
-    resolution."""
+    """Draw ``fig`` full width; the camera button saves ``visattn_<name>`` as a 1920×1080 slide (PNG
+    or SVG, the lecture panel's choice) with its text as large as on the projector. With
+    predict-then-reveal on, the figure is drawn without its numbers until revealed."""
+    slug = _slug(name)
+    key = key or f"chart_{slug}"  # also the figure's anchor on the page (class st-key-<key>)
+    tour.charts()[key] = fig  # the page's charts of this run: the export zip, a step's figure
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {
-            "format": "png",
-            "filename": f"visattn_{_slug(name)}",
-            "scale": 3 if presenter() else 2,
+            "format": st.session_state.get(lecture.SLIDE_FORMAT.key, "png"),
+            "filename": f"visattn_{slug}",
+            "width": lecture.SLIDE_WIDTH,
+            "height": lecture.SLIDE_HEIGHT,
+            "scale": lecture.SLIDE_SCALE,
         },
     }
-    st.plotly_chart(fig, width="stretch", config=config, key=key or f"chart_{_slug(name)}")
+    hidden = lecture_modes.hidden(key)
+    drawn = export.without_numbers(fig, colours=lecture_modes.hide_level() > 1) if hidden else fig
+    st.plotly_chart(drawn, width="stretch", config=config, key=key)
+    if hidden:
+        lecture_modes.reveal_button(key)
 
 
 def matrix_frame(m, row_labels=None, col_labels=None) -> pd.DataFrame:

@@ -16,7 +16,9 @@ from functools import wraps
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from . import connection, url_state, warm
+from visattn.lessons import lecture
+
+from . import connection, lecture_modes, tour, url_state, warm
 from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
@@ -53,7 +55,7 @@ def _sidebar(current: str):
             help=t("common.presenter_help"),
         )
         st.divider()
-        keep = {"lang": lang()} | ({"present": "1"} if presenter() else {})
+        keep = {"lang": lang()} | ({"present": "1"} if presenter() else {}) | tour.keep()
         for p in PAGES:
             st.page_link(
                 p.path,
@@ -62,10 +64,11 @@ def _sidebar(current: str):
                 query_params=keep,
                 disabled=p.id == current,
             )
+        lecture_slot = st.container()
         link_slot = st.container()
         st.divider()
         st.caption(t("common.sidebar_footer"))
-    return link_slot
+    return lecture_slot, link_slot
 
 
 def _presenter_css() -> None:
@@ -82,21 +85,27 @@ def page(page_id: str):
     # The language must be known before any text: bind it (URL, else browser) before drawing.
     url_state.bind("lang", browser_lang(), options=list(LANGUAGES))
     url_state.bind("present", False)  # and presenter mode, which sets the sidebar's first state
+    url_state.bind_controls(lecture.CONTROLS)  # a tour and its step, hide, handout, speaker view
+    tour.forget_charts()
     st.set_page_config(
         page_title=f"{nav_label(page_id)} · visattn",
         page_icon=BY_ID[page_id].icon,
         layout="wide",
-        initial_sidebar_state="collapsed" if presenter() else "expanded",
+        initial_sidebar_state="collapsed" if presenter() or lecture_modes.handout() else "expanded",
     )
-    link_slot = _sidebar(page_id)
+    lecture_slot, link_slot = _sidebar(page_id)
     connection.install()  # Streamlit's connection texts translated; a moved session rebuilt
     if presenter():
         _presenter_css()
+    lecture_modes.install()  # handout's and predict-then-reveal's styles
     notice_slot = st.container()
+    if not lecture_modes.handout() and not lecture_modes.speaker():
+        tour.bar(page_id)  # the tour's counter, Prev/Next; on a projector, the first figure
     try:
         yield
     finally:
         bad = url_state.finish()
+        lecture_modes.sidebar(lecture_slot, page_id)
         _link(link_slot)
         warm.in_background()  # once per server, after the first page a visitor opens
         _reset_notice(bad, notice_slot)

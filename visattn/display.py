@@ -13,6 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# A figure's text on a projector: the presenter's font size (ui.frame.font_size), and the smallest
+# any text may shrink to there (cell numbers, smaller panels) and elsewhere.
+PRESENTER_FONT, PRESENTER_MIN_TEXT, MIN_TEXT = 20, 18, 9
+
 MAX_TEXT_CELLS = 24  # above this many rows or columns, numbers are in the hover only
 SCALES = ("linear", "log", "power")  # how a value maps to a colour
 PALETTES = ("Blues", "Viridis", "Greys")  # Viridis: colour-blind safe; Greys: print

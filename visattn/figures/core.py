@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 from plotly.colors import get_colorscale
 
+from .. import display
+
 WEIGHT_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
 HEAD_COLOURS = (
@@ -79,10 +81,27 @@ def _sized(data: list[dict], layout: dict) -> None:
                 axis["title"].setdefault("font", {}).setdefault("size", size)
     if isinstance(layout.get("title"), dict):
         layout["title"].setdefault("font", {}).setdefault("size", size)
-    if isinstance(layout.get("legend"), dict) or any(d.get("showlegend") for d in data):
+    # a legend shows by default once there are two traces (and wherever one asks for it)
+    if (
+        isinstance(layout.get("legend"), dict)
+        or len(data) > 1
+        or any(d.get("showlegend") for d in data)
+    ):
         layout.setdefault("legend", {}).setdefault("font", {}).setdefault("size", size)
-    for trace in data:
-        colorbar = trace.get("colorbar")
+    # the colour bars of the traces and of the shared colour axes (coloraxis, coloraxis2, …)
+    shared = [
+        axis.setdefault("colorbar", {})
+        for key, axis in layout.items()
+        if key.startswith("coloraxis") and isinstance(axis, dict)
+    ]
+    own = [
+        trace.setdefault("colorbar", {})
+        if trace.get("type") == "heatmap"
+        else trace.get("colorbar")
+        for trace in data
+        if "coloraxis" not in trace
+    ]
+    for colorbar in own + shared:
         if isinstance(colorbar, dict):
             colorbar.setdefault("tickfont", {}).setdefault("size", size)
             if isinstance(colorbar.get("title"), dict):
@@ -120,6 +139,16 @@ def unique_labels(labels: Iterable[object] | None, n: int) -> list[str]:
 
 
 MAX_TICKS = 40
+
+
+def smallest_text(font_size: int) -> int:
+    """The least a text of a figure drawn at ``font_size`` may shrink to."""
+    return display.PRESENTER_MIN_TEXT if font_size >= display.PRESENTER_FONT else display.MIN_TEXT
+
+
+def cell_text_px(font_size: int, side: int) -> int:
+    """The size a heatmap of ``side`` rows or columns writes its cell numbers in."""
+    return max(smallest_text(font_size), font_size - 2 - side // 6)
 
 
 def _ticks(labels, n, most: int = MAX_TICKS):

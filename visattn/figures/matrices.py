@@ -20,6 +20,7 @@ from .core import (
     _title,
     _top_margin,
     cell_text,
+    cell_text_px,
     compact,
 )
 
@@ -83,7 +84,7 @@ def heatmap(
             colorscale=_scale(colorscale),
             text=text,
             texttemplate="%{text}" if show_text else None,
-            textfont=dict(size=max(9, font_size - 2 - max(rows, cols) // 6)),
+            textfont=dict(size=cell_text_px(font_size, max(rows, cols))),
             hovertemplate=(
                 f"{y_title or 'row'}: %{{y}}<br>{x_title or 'column'}: %{{x}}"
                 f"<br>{value_name}: %{{z:.4g}}<extra></extra>"

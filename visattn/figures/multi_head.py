@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..display import MAX_TEXT_CELLS
+from .core import cell_text_px
 from .lines import bars
 from .matrices import head_grid, heatmap
 
@@ -97,9 +98,7 @@ def step_matrix(
     m = panel.m
     text = panel.text
     if text is None:
-        text_px = max(
-            9, font_size - 2 - max(m.shape) // 6
-        )  # the size heatmap() writes cell numbers in
+        text_px = cell_text_px(font_size, max(m.shape))  # the size heatmap() writes them in
         text = max(m.shape) <= MAX_TEXT_CELLS and m.shape[1] * 2 * text_px <= 300
     return heatmap(
         m,

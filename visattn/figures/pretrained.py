@@ -7,6 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..lessons.pretrained import Finder, Grid, Lines, OneHead
+from .core import smallest_text
 from .lines import bars, filtered_line_view
 from .matrices import head_grid, heatmap
 
@@ -41,7 +42,7 @@ def grid_figure(
             g.labels,
             g.labels,
             cell_titles=g.titles,
-            font_size=max(9, font_size - 3),
+            font_size=max(smallest_text(font_size), font_size - 3),
             cell_px=110 if presenter else 85,
             **words,
         )

@@ -1,0 +1,238 @@
+"""Issue 26 in the real browser: the speaker view in a second tab follows and drives the projector
+tab; a chart exported as standalone HTML opens from disk with the network off and its slider drags;
+the single-head handout printed to PDF holds every number of the worked example and no widget; at
+1280×720 with present=1 every page and every step of the built-in tour opens on its figure, with
+no chart text below 18 px."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import zipfile
+
+import numpy as np
+import pytest
+from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+from test_single_head import REF
+
+from ui.registry import PAGES
+from visattn.lessons import lecture
+
+pytestmark = pytest.mark.browser
+
+
+def count(page) -> str:
+    return page.locator(".visattn-sp-count").inner_text()
+
+
+def test_speaker_view_follows_and_drives_the_projector():
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 720) as first:
+        tabs = first.context.browser.new_context(viewport={"width": 1280, "height": 720})
+        projector = tabs.new_page()
+        projector.goto(f"{url}/kernel_regression?tour=intro&step=1&present=1&lang=en")
+        wait_rendered(projector, True)
+        speaker = tabs.new_page()  # a second tab of the same browser (and origin)
+        speaker.goto(f"{url}/?speaker=1&tour=intro&step=1&lang=en")
+        wait_rendered(speaker, False)
+        assert count(speaker) == "Step 1 / 12"
+        assert "one query looks at every key" in speaker.locator(".visattn-sp-notes").inner_text()
+        assert re.fullmatch(r"\d\d:\d\d:\d\d", speaker.locator(".visattn-sp-clock").inner_text())
+        # the speaker drives: its Next moves the projector, which says where it is now
+        speaker.locator('[data-go="next"]').click()
+        projector.wait_for_function("() => location.search.includes('step=2')", timeout=60_000)
+        wait_rendered(projector, True)
+        speaker.wait_for_function(
+            "() => document.querySelector('.visattn-sp-count').textContent === 'Step 2 / 12'",
+            timeout=60_000,
+        )
+        assert (
+            speaker.locator(".visattn-sp-next").inner_text() == "Next: Q, K and V from the same X"
+        )
+        # the projector's clicker: the speaker follows
+        projector.keyboard.press("PageDown")
+        projector.wait_for_function("() => location.search.includes('step=3')", timeout=60_000)
+        wait_rendered(projector, True)
+        speaker.wait_for_function(
+            "() => document.querySelector('.visattn-sp-count').textContent === 'Step 3 / 12'",
+            timeout=60_000,
+        )
+        assert "/single_head" in projector.evaluate("location.pathname")
+        # the notes never show on the projector
+        notes = speaker.locator(".visattn-sp-notes").inner_text()
+        assert notes and notes not in projector.locator("body").inner_text()
+        projector.keyboard.press("ArrowLeft")
+        projector.wait_for_function("() => location.search.includes('step=2')", timeout=60_000)
+        speaker.wait_for_function(
+            "() => document.querySelector('.visattn-sp-count').textContent === 'Step 2 / 12'",
+            timeout=60_000,
+        )
+
+
+SLIDER_STATE = """() => {
+    const gd = document.querySelector('.js-plotly-plot');
+    return {active: gd.layout.sliders[0].active, z: JSON.stringify(gd.data[0].z)};
+}"""
+
+
+def test_exported_html_opens_offline_and_its_slider_drags(tmp_path):
+    """The single-head page's "export figures" zip, downloaded in the browser; its τ heatmap (an
+    in-figure slider) opened from disk with the network off."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        page.goto(f"{url}/single_head?lang=en")
+        wait_rendered(page, True)
+        panel = '[data-testid="stSidebar"] [data-testid="stExpander"] summary'
+        page.locator(panel).filter(has_text="Lecture").click()
+        with page.expect_download(timeout=120_000) as download:
+            page.locator(".st-key-lec_zip button").filter(has_text="Export figures").first.click()
+        download.value.save_as(tmp_path / "figures.zip")
+        data = (tmp_path / "figures.zip").read_bytes()
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        assert "visattn_worked_weights.html" in archive.namelist()
+        archive.extract("visattn_worked_weights.html", tmp_path)
+        offline = page.context.browser.new_context(viewport={"width": 1280, "height": 800})
+        offline.set_offline(True)
+        requests = []
+        figure = offline.new_page()
+        figure.on("request", lambda r: requests.append(r.url))
+        figure.goto((tmp_path / "visattn_worked_weights.html").as_uri())
+        figure.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+        before = figure.evaluate(SLIDER_STATE)
+        rail = figure.locator(".slider-rail-rect").bounding_box()
+        grip = figure.locator(".slider-grip-rect").bounding_box()
+        figure.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+        figure.mouse.down()
+        figure.mouse.move(rail["x"] + rail["width"] * 0.9, rail["y"] + rail["height"] / 2, steps=8)
+        figure.mouse.up()
+        figure.wait_for_timeout(500)
+        after = figure.evaluate(SLIDER_STATE)
+        assert after["active"] > before["active"] and after["z"] != before["z"]
+        assert all(r.startswith(("file:", "data:", "blob:")) for r in requests), requests
+        offline.close()
+
+
+def shown(v: float) -> str:
+    """A number as the worked example writes it (at most four decimals, no trailing zeros)."""
+    return f"{v:.4f}".rstrip("0").rstrip(".")
+
+
+WIDGET_WORDS = ("Download CSV", "Presenter mode", "Copy link", "Predict, then reveal", "Tour")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_handout_prints_every_number_of_the_worked_example(lang, tmp_path):
+    require_browser()
+    if not shutil.which("pdftotext"):
+        pytest.fail("pdftotext missing: apt-get install -y poppler-utils (as .ci/run does)")
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        page.goto(f"{url}/single_head?handout=1&lang={lang}")
+        wait_rendered(page, True)
+        page.wait_for_timeout(1500)
+        page.emulate_media(media="print")
+        page.pdf(path=str(tmp_path / "handout.pdf"), print_background=True)
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "handout.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    words = set(re.findall(r"\d+(?:\.\d+)?", text))
+    for name in ("Q", "K", "V", "raw", "scores", "weights", "Z"):
+        for v in np.ravel(REF[name]):
+            assert shown(v) in words, (name, shown(v))
+    for v in (0.012, 0.988, 4, 16, 2, 8, 1.97):  # article 001's printed numbers, beside them
+        assert shown(v) in words, v
+    assert ("Printed vs computed" if lang == "en" else "文中数字与计算结果对照") in text
+    if lang == "en":
+        for word in WIDGET_WORDS:
+            assert word not in text, word
+
+
+FIRST_SCREEN = """(figure) => {
+    const boxes = Array.from(document.querySelectorAll(
+        '[data-testid="stMain"] [class*="st-key-chart_"]'))
+        .filter(b => b.getBoundingClientRect().height > 0);
+    const box = figure ? boxes.find(b => b.classList.contains('st-key-' + figure)) : boxes[0];
+    if (!box) return null;
+    const r = box.getBoundingClientRect();
+    const sizes = Array.from(box.querySelectorAll('.main-svg text'))
+        .filter(t => t.textContent.trim() && t.getBoundingClientRect().height > 0)
+        .map(t => parseFloat(getComputedStyle(t).fontSize));
+    return {top: r.top, bottom: r.bottom, height: innerHeight, smallest: Math.min(...sizes)};
+}"""
+
+
+def on_first_screen(page, figure: str = "") -> dict:
+    """Until the page has scrolled to ``figure`` (or its first chart): where it is."""
+    page.wait_for_function(
+        f"() => ({FIRST_SCREEN})({figure!r}) !== null "
+        f"&& ({FIRST_SCREEN})({figure!r}).top < innerHeight / 3",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(1500)  # the scroll settles (it is redone while the page still grows)
+    return page.evaluate(FIRST_SCREEN, figure)
+
+
+def test_presenter_first_screen_shows_the_main_figure(tmp_path):
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 720) as page:
+        for p in PAGES:
+            if p.id == "home":
+                continue
+            page.goto(f"{url}/{p.url_path}?present=1&lang=en")
+            wait_rendered(page, True)
+            where = on_first_screen(page)
+            page.screenshot(path=str(tmp_path / f"{p.id}.png"))
+            assert 0 <= where["top"] < 200, (p.id, where)
+            assert where["smallest"] >= 18, (p.id, where)
+        for number, step in enumerate(lecture.INTRO.steps, start=1):
+            path = next(p.url_path for p in PAGES if p.id == step.page)
+            view = f"{step.query}&" if step.query else ""
+            page.goto(f"{url}/{path}?{view}tour=intro&step={number}&present=1&lang=zh")
+            wait_rendered(page, True)
+            where = on_first_screen(page, step.figure)
+            assert 0 <= where["top"] < 200, (number, where)
+            assert where["smallest"] >= 18, (number, where)
+            assert page.locator(".visattn-bar").is_visible()  # Prev/Next stay on screen
+        # a bare link to a step opens that step's view, on its figure
+        page.goto(f"{url}/?tour=intro&step=5&present=1")
+        page.wait_for_function("() => location.pathname.endsWith('/single_head')", timeout=60_000)
+        wait_rendered(page, True)
+        assert "sh_view=sqrt" in page.evaluate("location.search")
+        assert 0 <= on_first_screen(page, lecture.INTRO.step(5).figure)["top"] < 200
+
+
+def test_slides_zip_holds_every_chart_as_svg_and_png_at_1920_by_1080(tmp_path):
+    """The Lecture panel's slides: made in the browser by Plotly, one zip, text at the
+    presenter's size (20 px on the 1280×720 layout, saved at 1.5×) though the page is not in
+    presenter mode."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        page.goto(f"{url}/single_head?lang=en")
+        wait_rendered(page, True)
+        charts = page.locator('[data-testid="stMain"] [class*="st-key-chart_"]').count()
+        panel = '[data-testid="stSidebar"] [data-testid="stExpander"] summary'
+        page.locator(panel).filter(has_text="Lecture").click()
+        page.wait_for_function(  # its script has run (once the panel is open)
+            "() => document.querySelector('#visattn-slides button')?.onclick", timeout=30_000
+        )
+        with page.expect_download(timeout=120_000) as download:
+            page.locator("#visattn-slides button").click()
+        download.value.save_as(tmp_path / "slides.zip")
+    archive = zipfile.ZipFile(tmp_path / "slides.zip")
+    assert archive.testzip() is None  # every CRC right
+    names = archive.namelist()
+    assert len(names) == 2 * charts and "visattn_worked_weights.svg" in names
+    for name in names:
+        data = archive.read(name)
+        if name.endswith(".png"):
+            assert data[:8] == b"\x89PNG\r\n\x1a\n"
+            assert (int.from_bytes(data[16:20]), int.from_bytes(data[20:24])) == (1920, 1080)
+        else:
+            svg = data.decode("utf-8")
+            assert re.search(r'<svg[^>]* width="1920" height="1080"', svg), name
+            sizes = [float(s) for s in re.findall(r"font-size: ?([\d.]+)px", svg)]
+            assert sizes and min(sizes) >= 18, (name, sorted(set(sizes)))

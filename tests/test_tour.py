@@ -1,0 +1,268 @@
+"""Issue 26, tours: the Tour/Step model (edit, reorder, delete), one link and the JSON file read
+back exactly, every bound, tampered links refused with an InputError, the built-in tour's steps
+valid, and through AppTest: the URL's tour and step, "add this view", a lecturer's words
+escaped."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import zlib
+
+import pytest
+from apptest_util import assert_clean, run_page, warnings
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ui.registry import BY_ID
+from visattn import tour as model
+from visattn.errors import InputError
+from visattn.lessons import lecture
+from visattn.tour import Step, Tour
+
+A = Step("kernel", "kr_q=2.5", "chart_kernel_weights_bars", "Weights", "Ask first.")
+B = Step("single_head", "sh_view=sqrt", "", "√d_k", "")
+C = Step("decoder", "", "", "", "Mask.\nThen cache.")
+
+
+def test_add_edit_move_delete():
+    tour = Tour().add(A).add(C).add(B, after=1)  # B lands between A and C
+    assert [s.page for s in tour.steps] == ["kernel", "single_head", "decoder"]
+    tour = tour.edit(2, "Why scale", "Variance d_k.")
+    assert tour.step(2).title == "Why scale" and tour.step(2).notes == "Variance d_k."
+    assert tour.step(2).query == "sh_view=sqrt"  # the view stays
+    moved = tour.move(3, -2)
+    assert [s.page for s in moved.steps] == ["decoder", "kernel", "single_head"]
+    assert moved.move(1, -5).steps == moved.steps  # held within the tour
+    assert [s.page for s in tour.delete(1).steps] == ["single_head", "decoder"]
+    assert tour.step(0) == tour.step(1) and tour.step(99) == tour.step(3)
+
+
+def test_params_of_a_step():
+    assert A.params() == {"kr_q": "2.5"}
+    assert model.view_query({"kr_q": "1", "lang": "zh", "tour": "x", "step": "2"}, {"lang"}) == (
+        "kr_q=1&tour=x&step=2"
+    )
+    assert model.view_query({"kr_q": "1", "tour": "x"}, lecture.LECTURE_KEYS) == "kr_q=1"
+
+
+words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+steps = st.builds(
+    Step,
+    st.sampled_from([p.id for p in BY_ID.values()]),
+    st.sampled_from(["", "kr_q=2.5", "sh_view=sqrt&sh_temp=0.5", "dec_text=a%26b%3Dc"]),
+    st.sampled_from(["", "chart_worked_x", "chart_decoder_kv_cache"]),
+    words,
+    words,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(steps, max_size=8))
+def test_link_and_file_read_back_exactly(items):
+    tour = Tour(tuple(items))
+    link = model.to_link(tour)
+    assert link.startswith(model.LINK_PREFIX) and len(link) <= model.MAX_LINK
+    assert set(link[len(model.LINK_PREFIX) :]) <= set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    )  # safe in a URL as it is
+    assert model.from_link(link) == tour
+    assert model.from_json(model.to_json(tour)) == tour
+
+
+def test_bounds():
+    long_title = Step("kernel", title="x" * (model.MAX_TITLE + 1))
+    long_notes = Step("kernel", notes="x" * (model.MAX_NOTES + 1))
+    for step, code in ((long_title, "tour_title_long"), (long_notes, "tour_notes_long")):
+        with pytest.raises(InputError) as err:
+            Tour().add(step)
+        assert err.value.code == code
+    assert Tour().add(Step("kernel", title="x" * model.MAX_TITLE)).step(1).title
+    full = Tour((A,) * model.MAX_STEPS)
+    with pytest.raises(InputError) as err:
+        full.add(B)
+    assert err.value.code == "tour_full" and err.value.params["limit"] == model.MAX_STEPS
+    with pytest.raises(InputError) as err:
+        Tour().add(Step("kernel", "k=" + "1" * model.MAX_QUERY))
+    assert err.value.code == "tour_view_long"
+    # random notes do not compress: a tour that no longer fits in a link is refused
+    noise = random.Random(26)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    notes = ["".join(noise.choices(alphabet, k=model.MAX_NOTES)) for _ in range(12)]
+    big = Tour(tuple(Step("kernel", notes=text) for text in notes))
+    with pytest.raises(InputError) as err:
+        model.to_link(big)
+    assert err.value.code == "tour_link_long"
+
+
+def packed(rows) -> str:
+    raw = zlib.compress(json.dumps(rows).encode())
+    return model.LINK_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+BAD_LINKS = [
+    "",
+    "intro2",
+    "t1.",
+    "t1.!!!!",
+    "t1." + base64.urlsafe_b64encode(b"not zlib").decode(),
+    packed({"steps": []}),
+    packed([["kernel", "", ""]]),
+    packed([["Kernel!", "", "", "", ""]]),
+    packed([["kernel", "<b>=1", "", "", ""]]),
+    packed([["kernel", "", "a b", "", ""]]),
+    packed([["kernel", "", "", 5, ""]]),
+    packed([["kernel", "", "", "", ""]] * (model.MAX_STEPS + 1)),
+    # a small link that would unpack to far more than any tour (a zip bomb)
+    model.LINK_PREFIX
+    + base64.urlsafe_b64encode(zlib.compress(b"[" + b" " * 10_000_000 + b"]", 9))
+    .decode()
+    .rstrip("="),
+]
+
+
+@pytest.mark.parametrize("link", BAD_LINKS, ids=range(len(BAD_LINKS)))
+def test_tampered_links_are_refused(link):
+    with pytest.raises(InputError) as err:
+        model.from_link(link)
+    assert err.value.code in ("tour_bad", "tour_full")
+
+
+@pytest.mark.parametrize("text", ["", "[]", '{"visattn_tour": 2, "steps": []}', "{" * 50])
+def test_bad_files_are_refused(text):
+    with pytest.raises(InputError):
+        model.from_json(text)
+
+
+def test_the_builtin_tour_follows_the_articles():
+    steps = lecture.INTRO.steps
+    assert 10 <= len(steps) <= 14
+    order = [
+        "kernel",
+        "single_head",
+        "multi_head",
+        "positional",
+        "pretrained",
+        "reading",
+        "decoder",
+    ]
+    assert [p for i, p in enumerate(s.page for s in steps) if i == 0 or steps[i - 1].page != p] == (
+        order
+    )
+    assert any(s.params().get("sh_view") == "sqrt" for s in steps)  # √d_k has its own steps
+    for step in steps:
+        assert model.check_step(step) == step and step.page in BY_ID
+    assert model.from_link(model.to_link(Tour(steps))) == Tour(steps)
+
+
+# --- through the app ------------------------------------------------------------------------------
+def bar(at) -> str:
+    """The tour bar's HTML (the st.html element holding it), or ""."""
+    found = [h.proto.body for h in at.get("html") if 'id="visattn-lecture"' in h.proto.body]
+    return found[0] if found else ""
+
+
+def test_a_link_opens_the_builtin_tour_at_its_step():
+    at = run_page("single_head", {"tour": "intro", "step": "4"})
+    assert_clean(at)
+    html = bar(at)
+    assert 'data-step="4"' in html and f'data-total="{len(lecture.INTRO)}"' in html
+    assert 'data-figure="chart_worked_weights"' in html
+    assert "Step 4 / 12" in html and "Scores, softmax, weights" in html
+    # Next opens step 5 (the √d_k view) with the tour; Prev step 3
+    assert "./single_head?sh_view=sqrt&amp;lang=en&amp;tour=intro&amp;step=5" in html
+    assert "./single_head?lang=en&amp;tour=intro&amp;step=3" in html
+    assert dict(at.query_params) == {"tour": ["intro"], "step": ["4"]} or {
+        k: at.query_params[k] for k in at.query_params
+    } == {"tour": "intro", "step": "4"}
+
+
+def test_the_tour_in_chinese():
+    at = run_page("kernel", {"tour": "intro", "step": "1", "lang": "zh"})
+    assert_clean(at)
+    assert "第 1 / 12 步" in bar(at) and "注意力是加权平均" in bar(at)
+    assert 'aria-disabled="true"' in bar(at)  # no step before the first
+
+
+def test_a_lecturers_tour_is_escaped_everywhere():
+    evil = Step("kernel", "", "", '<img src=x onerror=alert(1)>"', "**bold** [x](http://e.vil)")
+    at = run_page("kernel", {"tour": model.to_link(Tour((evil, A)))})
+    assert_clean(at)
+    html = bar(at)
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;&quot;" in html
+    assert at.text_input(key="lec_title").value == evil.title  # the editor holds the words as typed
+    assert at.text_area(key="lec_notes").value == evil.notes
+
+
+@pytest.mark.parametrize("bad", ["t1.garbage", "x" * (model.MAX_LINK + 1), "nope"])
+def test_a_tampered_tour_is_dropped_with_a_notice(bad):
+    at = run_page("kernel", {"tour": bad})
+    assert_clean(at)
+    assert warnings(at)  # which one: the tour could not be read, or the parameter was reset
+    assert not bar(at)
+    assert "tour" not in at.query_params
+
+
+def test_add_this_view_builds_a_tour_in_the_url():
+    at = run_page("kernel", {"kr_q": "2.5"})
+    at.button(key="lec_add").click().run()
+    assert_clean(at)
+    tour = model.from_link(
+        at.query_params["tour"][0]
+        if isinstance(at.query_params["tour"], list)
+        else at.query_params["tour"]
+    )
+    assert tour.steps == (Step("kernel", "kr_q=2.5"),)
+    at.text_input(key="lec_title").input("First look")
+    at.text_area(key="lec_notes").input("Say why.")
+    at.button(key="FormSubmitter:lec_edit-" + "Save title and notes").click().run()
+    assert_clean(at)
+    raw = at.query_params["tour"]
+    tour = model.from_link(raw[0] if isinstance(raw, list) else raw)
+    assert tour.step(1).title == "First look" and tour.step(1).notes == "Say why."
+
+
+def test_a_bare_link_to_a_step_opens_its_view():
+    at = run_page("home", {"tour": "intro", "step": "5"})
+    assert_clean(at)
+    assert 'data-open="./single_head?sh_view=sqrt&amp;lang=en&amp;tour=intro&amp;step=5"' in bar(at)
+    here = run_page("single_head", {"tour": "intro", "step": "3"})  # already the step's view
+    assert 'data-open=""' in bar(here)
+    changed = run_page("single_head", {"tour": "intro", "step": "5", "sh_temp": "2"})
+    assert 'data-open=""' in bar(changed)  # a view of its own (a step changed, then reloaded)
+
+
+@pytest.mark.parametrize("page", ["single_head", "home"])
+def test_the_lecture_in_chinese_shows_no_english(page):
+    from apptest_util import english_words
+
+    params = {"lang": "zh", "tour": "intro", "step": "4", "hide": "1"}
+    if page == "home":
+        params["speaker"] = "1"
+    at = run_page(page, params)
+    assert_clean(at)
+    assert english_words(at) == {}
+
+
+def tour_of(at) -> Tour:
+    raw = at.query_params["tour"]
+    return model.from_link(raw[0] if isinstance(raw, list) else raw)
+
+
+def test_reorder_and_delete_in_the_panel():
+    at = run_page("kernel", {"kr_q": "2.5"})
+    at.button(key="lec_add").click().run()  # step 1: this view
+    at.selectbox(key="lec_figure").select("chart_kernel_fitted_curve").run()
+    at.button(key="lec_add").click().run()  # step 2, after it: the same view, on another figure
+    assert_clean(at)
+    assert [s.figure for s in tour_of(at).steps] == ["", "chart_kernel_fitted_curve"]
+    assert at.query_params["step"] in ("2", ["2"])
+    at.button(key="lec_up").click().run()  # step 2 becomes step 1
+    assert [s.figure for s in tour_of(at).steps] == ["chart_kernel_fitted_curve", ""]
+    assert "step" not in at.query_params  # step 1, the default
+    at.button(key="lec_delete").click().run()
+    assert [s.figure for s in tour_of(at).steps] == [""]
+    at.button(key="lec_delete").click().run()  # the last step: no tour left
+    assert_clean(at)
+    assert "tour" not in at.query_params and not bar(at)
