@@ -17,6 +17,7 @@ import binascii
 import json
 import re
 import zlib
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, urlencode
 
@@ -94,7 +95,7 @@ class Tour:
         return Tour(self.steps[: number - 1] + self.steps[number:])
 
 
-def view_query(params: dict[str, str], lecture_keys) -> str:
+def view_query(params: dict[str, str], lecture_keys: Collection[str]) -> str:
     """A view's query from the URL's parameters, less the lecture's own (``lecture_keys``)."""
     return urlencode({k: v for k, v in params.items() if k not in lecture_keys})
 
