@@ -335,3 +335,72 @@ def test_byte_fallback_pieces():
 def test_byte_decoder_is_a_bijection():
     table = pieces.byte_decoder()
     assert sorted(table.values()) == list(range(256)) and table["Ġ"] == 32
+
+
+# ---------------------------------------------------------------- sources (point 3)
+
+
+def hub_with(tmp_path: Path, repo: str, family: str) -> Path:
+    """A Hugging Face hub cache holding ``repo`` as a snapshot copied from a fixture."""
+    hub = tmp_path / "hub"
+    entry = hub / f"models--{repo.replace('/', '--')}"
+    shutil.copytree(FIXTURES / family, entry / "snapshots" / "abc123")
+    (entry / "refs").mkdir()
+    (entry / "refs" / "main").write_text("abc123")
+    return hub
+
+
+def test_sources_from_env_dirs_and_the_hub_cache(tmp_path):
+    from visattn.models import sources
+
+    hub = hub_with(tmp_path, "tiny-org/tiny-llama", "llama")
+    env = {"VISATTN_MODELS": str(FIXTURES), "HF_HUB_CACHE": str(hub)}
+    found = sources.find([FIXTURES / "gpt2"], env=env)
+    ids = [s.id for s in found]
+    assert ids == ["bert", "gpt2", "llama", "mistral", "qwen2", "tiny-org/tiny-llama"]
+    by_id = {s.id: s for s in found}
+    assert by_id["tiny-org/tiny-llama"].origin == "hf_cache"
+    gpt2 = by_id["gpt2"]
+    assert (gpt2.family, gpt2.n_layers, gpt2.n_heads, gpt2.usable) == ("gpt2", 2, 4, True)
+    expected = sum(int(np.prod(t.shape)) for t in loading.Weights.open(gpt2.path).tensors.values())
+    assert gpt2.n_params == expected and gpt2.disk_bytes == 2 * expected  # float16
+    assert by_id["qwen2"].causal and not by_id["bert"].causal
+
+
+def test_sources_over_the_budget_and_unreadable_are_listed_with_the_reason(tmp_path):
+    from visattn.models import sources
+
+    broken = copy("llama", tmp_path)
+    (broken / "tokenizer.json").unlink()
+    env = {"VISATTN_MODEL_BUDGET": "130kB", "HF_HUB_CACHE": str(tmp_path / "none")}
+    found = {s.id: s for s in sources.find([FIXTURES / "qwen2", FIXTURES / "gpt2", broken], env)}
+    assert found["qwen2"].usable and found["qwen2"].float32_bytes < 130_000
+    assert found["gpt2"].over_budget and not found["gpt2"].usable
+    assert found["gpt2"].float32_bytes > 130_000
+    assert found["llama"].problem.code == "model_no_tokenizer" and not found["llama"].usable
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("", 2_000_000_000),
+        ("4GB", 4 * 10**9),
+        ("500 MB", 5 * 10**8),
+        ("123", 123),
+        ("x", 2 * 10**9),
+    ],
+)
+def test_budget_from_the_environment(raw, expected):
+    from visattn.models import sources
+
+    assert sources.budget_bytes({"VISATTN_MODEL_BUDGET": raw}) == expected
+
+
+def test_equal_folder_names_get_distinct_ids(tmp_path):
+    from visattn.models import sources
+
+    for parent in ("a", "b"):
+        shutil.copytree(FIXTURES / "gpt2", tmp_path / parent / "gpt2")
+    env = {"HF_HUB_CACHE": str(tmp_path / "none")}
+    found = sources.find([tmp_path / "a", tmp_path / "b"], env)
+    assert [s.id for s in found] == ["gpt2", "gpt2-2"]
