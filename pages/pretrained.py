@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_pretrained, reading_views, url_state
+from ui import cache_models, cache_pretrained, reading_views, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
@@ -28,12 +28,12 @@ from visattn.models.minilm import MAX_TOKENS
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str, layer: str | None = None) -> dict[str, str]:
+def words(name: str, layer: str | None = None, n_layers: int = lesson.N_LAYERS) -> dict[str, str]:
     """What the figures call a cell's value, a row and a column, in the page's language: a query and
-    a key, or for rollout and flow an output token (after ``layer``; flow: the last layer; None: a
-    grid of layers) and an input token."""
+    a key, or for rollout and flow an output token (after ``layer``; flow: the last of
+    ``n_layers``; None: a grid of layers) and an input token."""
     if name == "flow":
-        layer = lesson.layer_name(lesson.N_LAYERS - 1)
+        layer = lesson.layer_name(n_layers - 1)
     return {"value_name": reading_views.value_name(name), **reading_views.axis_words(name, layer)}
 
 
@@ -118,6 +118,7 @@ def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dic
         layer = widgets.radio(
             CONTROLS["pt_glayer"],
             t("pretrained.grid_layer"),
+            options=range(model.config.n_layers),
             format_func=lesson.layer_name,
             help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX),
         )
@@ -125,7 +126,10 @@ def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dic
     if grid.block > 1:
         st.caption(t("pretrained.pooled", T=grid.n_tokens, B=len(grid.labels), size=grid.block))
     png = file_name(name) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
-    figure = cache_pretrained.grid_figure(grid, font_size(), presenter(), colour, **words(name))
+    n_layers = model.config.n_layers
+    figure = cache_pretrained.grid_figure(
+        grid, font_size(), presenter(), colour, **words(name, n_layers=n_layers)
+    )
     show(figure, png)
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
@@ -147,7 +151,7 @@ def finder_and_head(
     finder opens a head below, and the finder marks the head that is open."""
     _, view = cache_pretrained.token_view(model, text, hide, merge, name)
     source = head_finder(model, view, name, keys)
-    one_head(view, name, colour, source)
+    one_head(model, view, name, colour, source)
 
 
 def verdict(twins: lesson.Winograd) -> str:
@@ -157,7 +161,7 @@ def verdict(twins: lesson.Winograd) -> str:
     return t("pretrained.winograd_no_switch")
 
 
-def strong_heads(found: lesson.Finder, view, source: str, target: str) -> str:
+def strong_heads(found: lesson.Finder, view, source: str, target: str, n_layers: int) -> str:
     """The finder's sentence: the heads that link source to target, or the strongest one."""
     if not found.strong:
         weight = f"{found.best.weight:.3f}"
@@ -165,7 +169,7 @@ def strong_heads(found: lesson.Finder, view, source: str, target: str) -> str:
     heads = [
         t(
             "pretrained.head_weight",
-            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape),
+            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape, n_layers),
             w=f"{hw.weight:.3f}",
         )
         for hw in found.strong
@@ -195,11 +199,12 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
             t("pretrained.target"), target_key, view.tokens, help=t("pretrained.target_help")
         )
     open_head = (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"]))
-    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head)
+    n_layers = model.config.n_layers
+    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head, n_layers)
     if found is None:
         return src
     source, target = view.tokens[src], view.tokens[tgt]
-    st.markdown(strong_heads(found, view, escape(source), escape(target)))
+    st.markdown(strong_heads(found, view, escape(source), escape(target), n_layers))
     per_head = name in reading_views.PER_HEAD
     if per_head:
         title = t("pretrained.finder_title", n=len(found.top), src=source, tgt=target)
@@ -235,12 +240,13 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
         on_click=cache_pretrained.open_head,
         args=(found.best.layer, found.best.head),
     )
-    twins = cache_pretrained.winograd(model)
-    explain(t("pretrained.winograd", **twins.cells()) + " " + verdict(twins))
+    twins = cache_pretrained.twins(model)
+    if twins is not None:  # a tokenizer that splits "animal" has no twin to measure
+        explain(t("pretrained.winograd", **twins.cells()) + " " + verdict(twins))
     return src
 
 
-def one_head(view, name: str, colour: dict, src: int) -> None:
+def one_head(model, view, name: str, colour: dict, src: int) -> None:
     """One head (or one map of the view) large: the heatmap, its CSV, and as lines."""
     st.header(t("pretrained.one_header"))
     layer_column, head_column = st.columns(2)
@@ -248,6 +254,7 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
         CONTROLS["pt_layer"],
         t("pretrained.layer"),
         where=layer_column,
+        options=range(model.config.n_layers),
         format_func=lesson.layer_name,
         disabled=name == "flow",
     )
@@ -255,10 +262,12 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
         CONTROLS["pt_head"],
         t("pretrained.head"),
         where=head_column,
+        options=range(model.config.n_heads),
         format_func=lesson.head_label,
         disabled=name not in reading_views.PER_HEAD,
     )
-    large = lesson.one_head(view.tokens, view.attn, layer, head)
+    n_layers = model.config.n_layers
+    large = lesson.one_head(view.tokens, view.attn, layer, head, n_layers)
     if large.block > 1:
         st.caption(
             t("pretrained.pooled", T=len(view.tokens), B=len(large.labels), size=large.block)
@@ -268,7 +277,11 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
     else:
         title = t("reading.cell_title", view=reading_views.view_label(name), name=large.name)
     figure = figures.head_figure(
-        large, title=title, font_size=font_size(), colour=colour, **words(name, large.name)
+        large,
+        title=title,
+        font_size=font_size(),
+        colour=colour,
+        **words(name, large.name, n_layers),
     )
     show(figure, f"{file_name(name)}_{large.name}")
     if large.hover_only:
@@ -310,12 +323,26 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
     show(lines, f"{file_name(name)}_lines_{large.name}")
 
 
-def lesson_body() -> None:
+def choose_model():
+    """The model picker (its id in the URL), one line on the model, and the layer and head
+    controls cut to its size; None when no model can be loaded."""
     with st.spinner(t("pretrained.loading")):
-        model, reason = cache_pretrained.model_or_error()
+        model, reason, source = cache_models.choose(CONTROLS["pt_model"])
+    if model is None:
+        reading_views.model_missing(reason)
+        return None
+    cache_models.describe(source)
+    cache_pretrained.remember_shape(model)
+    for key in ("pt_glayer", "pt_layer"):
+        cache_models.fit_choice(CONTROLS[key], model.config.n_layers)
+    cache_models.fit_choice(CONTROLS["pt_head"], model.config.n_heads)
+    return model
+
+
+def lesson_body() -> None:
+    model = choose_model()
     if model is None:
         bind_pair(None)
-        reading_views.model_missing(reason)
         return
     text, hide, merge = choose_text()
     name = reading_views.selector(CONTROLS, "pt")

@@ -404,3 +404,42 @@ def test_equal_folder_names_get_distinct_ids(tmp_path):
     env = {"HF_HUB_CACHE": str(tmp_path / "none")}
     found = sources.find([tmp_path / "a", tmp_path / "b"], env)
     assert [s.id for s in found] == ["gpt2", "gpt2-2"]
+
+
+# ---------------------------------------------------------------- value norms (norm-weighted view)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "qwen2", "mistral"], indirect=True)
+def test_head_values_add_up_to_the_attention_block(loaded, family):
+    """Σ_h A_h · (v_j W_O^h) (+ b_O) is what attention adds to the residual stream: with the
+    feed-forward output zeroed, the next layer's input is x + that sum. head_values is checked
+    against the forward pass, and the norms are its row norms."""
+    import copy
+    import dataclasses
+
+    model, ref = loaded
+    ids = ref["ids_0"]
+    zeroed = copy.copy(model)
+    if family == "gpt2":
+        zeroed.layers = tuple(
+            dataclasses.replace(layer, W_2=np.zeros_like(layer.W_2), b_2=np.zeros_like(layer.b_2))
+            for layer in model.layers
+        )
+    else:
+        zeroed.layers = tuple(
+            dataclasses.replace(layer, W_down=np.zeros_like(layer.W_down)) for layer in model.layers
+        )
+    inputs = np.empty((model.config.n_layers, len(ids), model.config.d_model), np.float32)
+    att, _ = zeroed.forward(ids, layer_inputs=inputs)
+    values = zeroed.head_values(0, inputs[0])  # (H, T, D)
+    added = np.einsum("hts,hsd->td", att[0], values)  # (T, D)
+    bias = getattr(model.layers[0], "b_o", None)
+    if bias is not None:
+        added += bias
+    np.testing.assert_allclose(inputs[0] + added, inputs[1], atol=1e-5)
+    result = model.run(str(ref["text_0"]))
+    norms = model.value_norms(result)  # (L, H, T)
+    assert norms.shape == result.attentions.shape[:3]
+    np.testing.assert_allclose(
+        norms[1], np.linalg.norm(model.head_values(1, result.layer_inputs[1]), axis=-1), rtol=1e-6
+    )

@@ -35,6 +35,8 @@ class DecoderResult:
     next_logits: np.ndarray  # (Nv,) float32 logits of the token after the last one
     truncated: bool
     n_tokens_in: int
+    byte_level: bool = True  # pieces are byte-level BPE (GPT-2, LLaMA 3, Qwen2)
+    special: frozenset[str] = frozenset()  # the tokenizer's special tokens ("<s>", "<|endoftext|>")
     read_all: bool = True
     causal: bool = True
 
@@ -133,6 +135,21 @@ class Decoder:
     def final_norm(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
+        """Layer i's value vectors of every head moved to the residual stream, (H, T, D): head h's
+        v_j W_O^h for the layer input x (T, D)."""
+        raise NotImplementedError
+
+    def value_norms(self, result: DecoderResult) -> np.ndarray:
+        """(L, H, T) float64 ‖v_j W_O^h‖: how much token j's value adds when head h attends to it
+        (the norm-weighted view's factor)."""
+        return np.stack(
+            [
+                np.linalg.norm(self.head_values(i, x).astype(np.float64), axis=-1)
+                for i, x in enumerate(result.layer_inputs)
+            ]
+        )
+
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -230,6 +247,8 @@ class Decoder:
             next_logits=self.unembed(hidden[-1:])[0],
             truncated=n_in > len(ids),
             n_tokens_in=n_in,
+            byte_level=self.byte_level,
+            special=self.special,
         )
 
     def next_probabilities(self, token_ids) -> np.ndarray:

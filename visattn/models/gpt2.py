@@ -215,6 +215,14 @@ class GPT2(Decoder):
     def final_norm(self, x: np.ndarray) -> np.ndarray:
         return layer_norm(x, *self.ln_f, self.config.layer_norm_eps)
 
+    def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
+        c, layer = self.config, self.layers[i]
+        T, H, D, Dh = x.shape[0], c.n_heads, c.d_model, c.d_head
+        a = layer_norm(x, *layer.ln1, c.layer_norm_eps)
+        v = a @ layer.W_qkv[:, 2 * D :] + layer.b_qkv[2 * D :]  # (T, D)
+        v = v.reshape(T, H, Dh).transpose(1, 0, 2)  # (H, T, Dh)
+        return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
+
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         return hidden @ self.wte.T  # (T, D) x (D, Nv) -> (T, Nv)
 

@@ -297,6 +297,16 @@ class Llama(Decoder):
     def final_norm(self, x: np.ndarray) -> np.ndarray:
         return rms_norm(x, self.norm, self.config.rms_eps)
 
+    def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
+        c, layer = self.config, self.layers[i]
+        T, H, Hkv, Dh, D = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head, c.d_model
+        v = rms_norm(x, layer.ln1, c.rms_eps) @ layer.W_v  # (T, Hkv·Dh)
+        if layer.b_v is not None:
+            v += layer.b_v
+        v = v.reshape(T, Hkv, Dh).transpose(1, 0, 2)  # (Hkv, T, Dh)
+        v = np.repeat(v, H // Hkv, axis=0)  # (H, T, Dh): query head h reads key/value head h // G
+        return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
+
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
 
