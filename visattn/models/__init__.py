@@ -58,3 +58,14 @@ def load(path: str | Path):
     tokenizer = loading.read_tokenizer(folder)
     module = importlib.import_module(f"{__name__}.{family}")
     return module.build(folder, config, weights, tokenizer)
+
+
+def value_norms(model, result):
+    """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted view's factor)."""
+    from .causal import Decoder
+
+    if isinstance(model, Decoder):
+        return model.value_norms(result)
+    from ..reading import minilm_value_norms
+
+    return minilm_value_norms(model, result)
