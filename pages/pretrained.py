@@ -49,17 +49,19 @@ def checked_text(model, text: str) -> str:
     return cache_pretrained.run_text(model, text).text
 
 
-def bind_pair(tokens: list[str] | None) -> tuple[str, str]:
-    """The finder's source and target positions, reset to "it" → "animal" (or the first two words)
-    when the tokens change; tokens None (nothing to pick from): the URL's positions are kept."""
-    source, target = lesson.default_pair(tokens) if tokens else (0, 0)
+def bind_pair(tokens: list[str] | None, causal: bool = False) -> tuple[str, str]:
+    """The finder's source and target positions, reset to "it" → "animal" (or the first two words;
+    a decoder's last and first) when the tokens change; tokens None (nothing to pick from): the
+    URL's positions are kept."""
+    source, target = lesson.default_pair(tokens, causal) if tokens else (0, 0)
     source_key = bind_token(CONTROLS["pt_src"], tokens, source)
     target_key = bind_token(CONTROLS["pt_tgt"], tokens, target)
     return source_key, target_key
 
 
-def choose_text() -> tuple[str, bool, bool]:
-    """The preset buttons, the text box and the two toggles of how tokens are shown."""
+def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
+    """The preset buttons, the text box and the two toggles of how tokens are shown (a decoder's:
+    its special tokens, its byte pieces)."""
     presets = {
         name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
     }
@@ -73,17 +75,15 @@ def choose_text() -> tuple[str, bool, bool]:
         help=t("pretrained.text_help", limit=MAX_TOKENS, chars=CONTROLS["pt_text"].max_chars),
     )
     hide_column, merge_column = st.columns(2)
-    hide = widgets.toggle(
-        CONTROLS["pt_hide"],
-        t("pretrained.hide"),
-        where=hide_column,
-        help=t("pretrained.hide_help"),
-    )
+    if causal:
+        hide_words = (t("models.hide"), t("models.hide_help"))
+        merge_words = (t("models.merge"), t("models.merge_help"))
+    else:
+        hide_words = (t("pretrained.hide"), t("pretrained.hide_help"))
+        merge_words = (t("pretrained.merge"), t("pretrained.merge_help"))
+    hide = widgets.toggle(CONTROLS["pt_hide"], hide_words[0], where=hide_column, help=hide_words[1])
     merge = widgets.toggle(
-        CONTROLS["pt_merge"],
-        t("pretrained.merge"),
-        where=merge_column,
-        help=t("pretrained.merge_help"),
+        CONTROLS["pt_merge"], merge_words[0], where=merge_column, help=merge_words[1]
     )
     return text, hide, merge
 
@@ -112,7 +112,8 @@ def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dic
     st.header(t("pretrained.grid_header"))
     one_layer = lesson.one_layer(len(view.tokens), view.attn)  # a view with heads, too long for 72
     if not one_layer and name in reading_views.PER_HEAD:
-        explain(t("pretrained.grid_all_intro"))
+        L, H = model.config.n_layers, model.config.n_heads
+        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
     if one_layer:
         layer = widgets.radio(
@@ -120,7 +121,7 @@ def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dic
             t("pretrained.grid_layer"),
             options=range(model.config.n_layers),
             format_func=lesson.layer_name,
-            help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX),
+            help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX, H=model.config.n_heads),
         )
     grid = lesson.grid(view.tokens, view.attn, layer)
     if grid.block > 1:
@@ -133,13 +134,14 @@ def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dic
     show(figure, png)
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
+    total = model.config.n_layers * model.config.n_heads
+    prev = separator.join(patterns.prev) or none
+    if getattr(run, "causal", False):  # the first token, not [CLS]; no head can look ahead
+        explain(t("models.grid_read_causal", n_cls=patterns.n_cls, total=total, prev=prev))
+        return
+    next_heads = separator.join(patterns.next) or none
     explain(
-        t(
-            "pretrained.grid_read",
-            n_cls=patterns.n_cls,
-            prev=separator.join(patterns.prev) or none,
-            next=separator.join(patterns.next) or none,
-        )
+        t("pretrained.grid_read", n_cls=patterns.n_cls, total=total, prev=prev, next=next_heads)
     )
 
 
@@ -187,7 +189,7 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     """All heads ranked by the weight the source token puts on the target token; returns the
     source position."""
     st.header(t("pretrained.finder_header"))
-    explain(t("pretrained.finder_intro"))
+    explain(t("pretrained.finder_intro", n=model.config.n_layers * model.config.n_heads))
     source_key, target_key = keys
     source_column, target_column = st.columns(2)
     with source_column:
@@ -344,7 +346,7 @@ def lesson_body() -> None:
     if model is None:
         bind_pair(None)
         return
-    text, hide, merge = choose_text()
+    text, hide, merge = choose_text(getattr(model, "causal", False))
     name = reading_views.selector(CONTROLS, "pt")
     scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
     with st.spinner(t("pretrained.running")):
@@ -360,7 +362,7 @@ def lesson_body() -> None:
         return
     run, view = cache_pretrained.token_view(model, text_read, hide, merge, name)
     notices(run, view)
-    keys = bind_pair(view.tokens)
+    keys = bind_pair(view.tokens, getattr(run, "causal", False))
     colour = colour_scale(view.attn, **scale)
     every_head(model, text_read, hide, merge, name, colour)
     finder_and_head(model, text_read, hide, merge, name, colour, keys)

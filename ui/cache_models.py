@@ -133,7 +133,8 @@ def describe(source: Source | None) -> None:
     """One line on the model shown, and for a decoder what its maps are."""
     if source is None:
         return
-    st.caption(option_text(source.id))
+    if len(available()) == 1:  # no picker drawn: say which model this is
+        st.caption(option_text(source.id))
     if source.causal:
         st.info(t("models.causal"), icon="↘️")
 

@@ -214,12 +214,15 @@ def _decoder_view(result, hide: bool, merge: bool, attn: np.ndarray) -> View:
     return View(tokens=tokens, attn=attn, kept_specials=kept)
 
 
-def default_pair(tokens: list[str]) -> tuple[int, int]:
-    """Source "it" and target "animal" when present; else the first word and the word after it."""
+def default_pair(tokens: list[str], causal: bool = False) -> tuple[int, int]:
+    """Source "it" and target "animal" when present; else the first word and the word after it
+    (``causal``: the last word and the first, since a decoder's token sees only those before
+    it)."""
     words = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] or list(
         range(len(tokens))
     )
-    src = tokens.index("it") if "it" in tokens else words[0]
+    first = words[-1] if causal else words[0]
+    src = tokens.index("it") if "it" in tokens else first
     if "animal" in tokens and tokens.index("animal") != src:
         return src, tokens.index("animal")
     others = [i for i in words if i != src]

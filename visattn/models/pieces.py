@@ -83,8 +83,8 @@ def groups(
 
 def _text(tokens: Sequence[str], group: tuple[int, ...], byte_level: bool) -> str:
     raw = b"".join(piece_bytes(tokens[i], byte_level) for i in group)
-    text = raw.decode("utf-8", errors="replace").strip()
-    return text or tokens[group[0]].replace("\n", "⏎")
+    text = raw.decode("utf-8", errors="replace")
+    return text.strip() or text.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥")
 
 
 def display(tokens: Sequence[str], byte_level: bool, special: Collection[str] = ()) -> list[str]:
