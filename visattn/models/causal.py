@@ -76,6 +76,17 @@ def softmax_(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
+def _mask(start: int, T: int, S: int, window: int | None) -> np.ndarray:
+    """(T, S) float32: 0 where query start + t may see key s (s ≤ start + t, and within the
+    window), −inf elsewhere."""
+    rows = np.arange(start, start + T)[:, None]  # (T, 1) absolute query positions
+    cols = np.arange(S)[None, :]  # (1, S)
+    hidden = cols > rows
+    if window is not None:
+        hidden |= rows - cols >= window
+    return np.where(hidden, np.float32(-np.inf), np.float32(0.0))
+
+
 def causal_attention(
     q: np.ndarray,
     k: np.ndarray,
@@ -97,12 +108,7 @@ def causal_attention(
     scores = grouped @ k.transpose(0, 2, 1)  # (Hkv, G·T, Dh) x (Hkv, Dh, S) -> (Hkv, G·T, S)
     scores *= np.float32(scale)
     scores = scores.reshape(H, T, S)  # (Hkv, G·T, S) -> (H, T, S)
-    rows = np.arange(start, start + T)[:, None]  # (T, 1) absolute query positions
-    cols = np.arange(S)[None, :]  # (1, S)
-    hidden = cols > rows
-    if window is not None:
-        hidden |= rows - cols >= window
-    scores[:, hidden] = -np.inf
+    scores += _mask(start, T, S, window)  # one pass: −inf on the keys a query may not see
     weights = softmax_(scores)
     out = weights.reshape(Hkv, G * T, S) @ v  # (Hkv, G·T, S) x (Hkv, S, Dh) -> (Hkv, G·T, Dh)
     out = out.reshape(H, T, Dh).transpose(1, 0, 2).reshape(T, H * Dh)  # (T, H·Dh)
