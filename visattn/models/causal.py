@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import pieces
+from .minilm import GELU_ROWS, SINGLE_THREAD_PRODUCT, _share
 
 MAX_TOKENS = 512  # the longest text the app runs (a model may allow more)
 
@@ -94,25 +95,50 @@ def causal_attention(
     start: int,
     scale: float,
     window: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Masked attention of T new queries (H, T, Dh) at positions start … start + T − 1 on S keys and
-    values (Hkv, S, Dh). Returns (weights (H, T, S), outputs (T, H·Dh)).
+    values (Hkv, S, Dh). Returns (weights (H, T, S), outputs (T, H·Dh)); ``weights``: an (H, T, S)
+    float32 array to write them into.
 
-    Query heads h·G … h·G + G − 1 share key/value head h: the queries are viewed as (Hkv, G·T, Dh)
-    so one batched product serves a group without copying the keys. ``window``: a key more than
-    window − 1 positions before its query is masked too (Mistral's sliding window)."""
+    Query head h reads key/value head h // G (G = H / Hkv, grouped-query attention). ``window``: a
+    key more than window − 1 positions before its query is masked too (Mistral's sliding window).
+    As in MiniLM's encoder (:func:`visattn.models.minilm._share`), the rows are computed by blocks
+    small enough for BLAS to keep on one thread, on this thread and the one shared helper thread,
+    each block's scores staying in cache from the product through the softmax to the values."""
     H, T, Dh = q.shape
     Hkv, S, _ = k.shape
-    G = H // Hkv
-    grouped = q.reshape(Hkv, G * T, Dh)  # (H, T, Dh) -> (Hkv, G·T, Dh)
-    scores = grouped @ k.transpose(0, 2, 1)  # (Hkv, G·T, Dh) x (Hkv, Dh, S) -> (Hkv, G·T, S)
-    scores *= np.float32(scale)
-    scores = scores.reshape(H, T, S)  # (Hkv, G·T, S) -> (H, T, S)
-    scores += _mask(start, T, S, window)  # one pass: −inf on the keys a query may not see
-    weights = softmax_(scores)
-    out = weights.reshape(Hkv, G * T, S) @ v  # (Hkv, G·T, S) x (Hkv, S, Dh) -> (Hkv, G·T, Dh)
-    out = out.reshape(H, T, Dh).transpose(1, 0, 2).reshape(T, H * Dh)  # (T, H·Dh)
+    if Hkv != H:  # (Hkv, S, Dh) -> (H, S, Dh): each key/value head for its G query heads
+        k, v = np.repeat(k, H // Hkv, axis=0), np.repeat(v, H // Hkv, axis=0)
+    q = np.ascontiguousarray(q * np.float32(scale))  # (H, T, Dh), the scale applied once
+    k_t = np.ascontiguousarray(k.transpose(0, 2, 1))  # (H, Dh, S)
+    v = np.ascontiguousarray(v)
+    mask = _mask(start, T, S, window)  # (T, S)
+    if weights is None:
+        weights = np.empty((H, T, S), dtype=np.float32)
+    out = np.empty((T, H * Dh), dtype=np.float32)
+
+    def attend(a: int, b: int) -> None:  # query rows a … b − 1
+        block = weights[:, a:b]  # (H, n, S) view
+        np.matmul(q[:, a:b], k_t, out=block)  # (H, n, Dh) x (H, Dh, S) -> (H, n, S)
+        block += mask[a:b]
+        softmax_(block)
+        heads_out = out[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view
+        np.matmul(block, v, out=heads_out)  # (H, n, S) x (H, S, Dh) -> (H, n, Dh)
+
+    _share(attend, T, max(1, SINGLE_THREAD_PRODUCT // (S * Dh)))
     return weights, out
+
+
+def by_rows(activation, h: np.ndarray) -> np.ndarray:
+    """``activation(h[a:b])`` in place over blocks of rows of h (T, Dff), on two threads as the
+    attention blocks."""
+
+    def rows(a: int, b: int) -> None:
+        activation(h[a:b])
+
+    _share(rows, h.shape[0], GELU_ROWS)
+    return h
 
 
 class Decoder:
@@ -135,7 +161,9 @@ class Decoder:
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
         raise NotImplementedError
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+        """Layer i on x (T, D) → the next x; its attention weights written into ``weights`` (H,
+        T, S)."""
         raise NotImplementedError
 
     def final_norm(self, x: np.ndarray) -> np.ndarray:
@@ -203,7 +231,7 @@ class Decoder:
         for i in range(c.n_layers):
             if layer_inputs is not None:
                 layer_inputs[i] = x
-            x, attentions[i] = self.layer(i, x, start, cache)
+            x = self.layer(i, x, start, cache, attentions[i])
         return attentions, self.final_norm(x)
 
     def encode(self, text: str, max_tokens: int = MAX_TOKENS):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import loading
-from .causal import Cache, Decoder, causal_attention, tokenizer_flavour
+from .causal import Cache, Decoder, by_rows, causal_attention, tokenizer_flavour
 
 ANCHOR = "wte.weight"
 SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))
@@ -191,7 +191,7 @@ class GPT2(Decoder):
         x += self.wpe[start : start + ids.size]
         return x
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
         c, layer = self.config, self.layers[i]
         T, H, Dh = x.shape[0], c.n_heads, c.d_head
         a = layer_norm(x, *layer.ln1, c.layer_norm_eps)
@@ -199,18 +199,18 @@ class GPT2(Decoder):
         qkv += layer.b_qkv
         q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh)
         k, v = cache.extend(i, np.ascontiguousarray(k), np.ascontiguousarray(v))  # (H, S, Dh)
-        weights, out = causal_attention(np.ascontiguousarray(q), k, v, start, Dh**-0.5)
+        _, out = causal_attention(q, k, v, start, Dh**-0.5, weights=weights)
         y = out @ layer.W_o  # (T, D) x (D, D) -> (T, D)
         y += layer.b_o
         x = x + y
         m = layer_norm(x, *layer.ln2, c.layer_norm_eps)
         h = m @ layer.W_1  # (T, D) x (D, Dff) -> (T, Dff)
         h += layer.b_1
-        self.activation(h)
+        by_rows(self.activation, h)
         y = h @ layer.W_2  # (T, Dff) x (Dff, D) -> (T, D)
         y += layer.b_2
         x += y
-        return x, weights
+        return x
 
     def final_norm(self, x: np.ndarray) -> np.ndarray:
         return layer_norm(x, *self.ln_f, self.config.layer_norm_eps)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import loading
-from .causal import Cache, Decoder, causal_attention, tokenizer_flavour
+from .causal import Cache, Decoder, by_rows, causal_attention, tokenizer_flavour
 
 ANCHOR = "embed_tokens.weight"
 FAMILY_TYPES = ("llama", "mistral", "qwen2")
@@ -261,7 +261,7 @@ class Llama(Decoder):
         angles = np.concatenate([freqs, freqs], axis=-1)  # (T, Dh)
         return np.cos(angles), np.sin(angles)
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
         c, layer = self.config, self.layers[i]
         T, H, Hkv, Dh = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head
         n = rms_norm(x, layer.ln1, c.rms_eps)
@@ -276,7 +276,7 @@ class Llama(Decoder):
         cos, sin = self.rotation(start, T)
         q, k = rope_(q, cos, sin), rope_(k, cos, sin)
         k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
-        weights, out = causal_attention(q, k, v, start, Dh**-0.5, c.window)
+        _, out = causal_attention(q, k, v, start, Dh**-0.5, c.window, weights)
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         if layer.b_o is not None:
             y += layer.b_o
@@ -286,13 +286,13 @@ class Llama(Decoder):
         if layer.b_mlp is not None:
             gate += layer.b_mlp[0]
             up += layer.b_mlp[1]
-        silu_(gate)
+        by_rows(silu_, gate)
         gate *= up
         y = gate @ layer.W_down  # (T, Dff) x (Dff, D) -> (T, D)
         if layer.b_mlp is not None:
             y += layer.b_mlp[2]
         x += y
-        return x, weights
+        return x
 
     def final_norm(self, x: np.ndarray) -> np.ndarray:
         return rms_norm(x, self.norm, self.config.rms_eps)
