@@ -443,3 +443,56 @@ def test_head_values_add_up_to_the_attention_block(loaded, family):
     np.testing.assert_allclose(
         norms[1], np.linalg.norm(model.head_values(1, result.layer_inputs[1]), axis=-1), rtol=1e-6
     )
+
+
+# ---------------------------------------------------------------- generation and induction heads
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"], indirect=True)
+def test_steps_are_greedy_generation_with_real_probabilities(loaded):
+    from visattn.models import generation
+
+    model, ref = loaded
+    result = model.run(str(ref["text_0"]))
+    found = generation.steps(model, result.token_ids, 6)
+    assert [s.token_id for s in found] == ref["greedy_0"][:6].tolist()
+    first = generation.probabilities(result.next_logits)
+    assert found[0].top_probabilities[0] == pytest.approx(first.max(), rel=1e-6)
+    for s in found:
+        assert list(s.top_probabilities) == sorted(s.top_probabilities, reverse=True)
+        assert 0 < sum(s.top_probabilities) <= 1 + 1e-9 and s.top_ids[0] == s.token_id
+    T = len(result.token_ids)
+    assert [s.cache_length for s in found] == list(range(T, T + 6))  # the cache grows one a step
+
+
+def test_prefix_matching_score_by_hand():
+    """Two layers of one head on start = 1, length = 3 (T = 7): head (0, 0) attends from each
+    second-copy token to the token after its first occurrence (score 1); head (1, 0) is uniform over
+    the causal prefix, so query q puts 1 / (q + 1) on any key: (1/5 + 1/6) / 2."""
+    from visattn.models.generation import prefix_matching_scores
+
+    T, start, length = 7, 1, 3
+    att = np.zeros((2, 1, T, T))
+    for q in range(T):
+        att[1, 0, q, : q + 1] = 1 / (q + 1)
+        att[0, 0, q, 0] = 1.0
+    for i in range(length - 1):
+        att[0, 0, start + length + i] = 0
+        att[0, 0, start + length + i, start + i + 1] = 1.0
+    scores = prefix_matching_scores(att, start, length)
+    np.testing.assert_allclose(scores, [[1.0], [(1 / 5 + 1 / 6) / 2]])
+
+
+def test_repeated_sequence_and_ranking():
+    from visattn.models import generation
+
+    llama = models.load(FIXTURES / "llama")
+    ids, start = generation.repeated_sequence(llama, length=10)
+    assert start == 1 and ids[0] == llama.tokenizer.token_to_id("<s>")
+    np.testing.assert_array_equal(ids[1:11], ids[11:])
+    assert not set(ids[1:].tolist()) & {llama.tokenizer.token_to_id(t) for t in llama.special}
+    ranked = generation.prefix_matching(llama, length=10)
+    assert len(ranked) == 2 * 4 and ranked[0].weight >= ranked[-1].weight
+    with pytest.raises(InputError) as caught:
+        generation.steps(models.load(FIXTURES / "bert"), [1, 2], 2)
+    assert caught.value.code == "model_not_decoder"
