@@ -152,3 +152,40 @@ def fit_choice(control: Control, n: int) -> range:
 
 
 __all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model"]
+
+
+def choose_decoder(control: Control):
+    """The decoder picker of the decoder page → (model, its Source), or (None, None) when the server
+    has no usable decoder. An id it does not have falls back to its first decoder with a notice."""
+    decoders = [s.id for s in available() if s.usable and s.causal]
+    if not decoders:
+        return None, None
+    wanted = st.session_state.get(control.key, control.default)
+    if wanted not in decoders:
+        if wanted != control.default:
+            st.warning(t("models.unknown_decoder", id=escape(str(wanted))), icon="🔎")
+        st.session_state[control.key] = decoders[0]
+    widgets.select(control, t("models.dec_pick"), options=decoders, format_func=option_text)
+    source = by_id()[st.session_state[control.key]]
+    try:
+        with st.spinner(t("pretrained.loading")):
+            return load_checkpoint(source.id), source
+    except (OSError, ValueError) as exc:
+        st.error(t("models.dec_failed", name=escape(source.name), why=message(exc)))
+        return None, None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def generate(id: str, prompt: str, n_new: int):
+    """The decoder ``id``'s greedy continuation of ``prompt`` (visattn.lessons.own_decoder)."""
+    from visattn.lessons import own_decoder
+
+    return own_decoder.generate(load_checkpoint(id), prompt, n_new)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def induction_heads(id: str):
+    """The decoder ``id``'s heads with the highest prefix-matching score."""
+    from visattn.lessons import own_decoder
+
+    return own_decoder.induction_heads(load_checkpoint(id))

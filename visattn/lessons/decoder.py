@@ -29,6 +29,7 @@ from ..controls import Control, table
 from ..errors import InputError
 from ..models import induction
 from ..text import seeded_embedding
+from . import own_decoder
 
 SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
 SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
@@ -68,6 +69,8 @@ CONTROLS = table(
     Control("dec_shape", DEFAULT_SHAPE, options=SHAPES, labels="decoder.shapes"),
     # 4. the induction circuit: knock out the previous-token head
     Control("dec_ablate", False),
+    # 5. a decoder from a checkpoint
+    own_decoder.CONTROLS.values(),
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
 LABELS = {"decoder.examples": tuple(EXAMPLES), "decoder.models": tuple(decode.MODELS)}

@@ -125,9 +125,16 @@ def _special_ids(model) -> set[int]:
     return {i for i in found if i is not None}
 
 
+def fitted_length(model, length: int = REPEAT) -> int:
+    """``length``, or less for a model with fewer positions than a beginning token and two
+    copies."""
+    return max(2, min(length, (model.config.max_positions - 1) // 2))
+
+
 def prefix_matching(model, length: int = REPEAT, seed: int = 0) -> list[HeadWeight]:
-    """Every head ranked by its prefix-matching score on a random sequence repeated twice."""
-    ids, start = repeated_sequence(model, length, seed)
+    """Every head ranked by its prefix-matching score on a random sequence repeated twice (of
+    :func:`fitted_length` tokens)."""
+    ids, start = repeated_sequence(model, fitted_length(model, length), seed)
     attentions, _ = model.forward(ids)
     scores = prefix_matching_scores(attentions, start, length)  # (L, H)
     order = np.argsort(scores, axis=None)[::-1]
