@@ -496,3 +496,11 @@ def test_repeated_sequence_and_ranking():
     with pytest.raises(InputError) as caught:
         generation.steps(models.load(FIXTURES / "bert"), [1, 2], 2)
     assert caught.value.code == "model_not_decoder"
+
+
+def test_stray_bytes_are_shown_as_bytes_not_replacement_characters():
+    zhong = "中".encode()
+    assert pieces.readable(zhong[:2] + b"a") == "‹e4›‹b8›a"
+    assert pieces.readable(b"a \\x41 " + zhong) == "a \\x41 中"
+    table = {b: c for c, b in pieces.byte_decoder().items()}
+    assert pieces.display([table[zhong[0]]], byte_level=True) == ["‹e4›"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..controls import Control, table
-from ..models import generation
+from ..models import generation, pieces
 from ..models.sources import MAX_ID
 from ..token_views import HeadWeight
 
@@ -37,7 +37,8 @@ def generate(model, prompt: str, n_new: int) -> Generation:
     """Greedy continuation of ``prompt`` by ``n_new`` tokens (InputError for an empty prompt)."""
     tokens, ids, _, _ = model.tokenize(prompt)
     found = generation.steps(model, ids, n_new)
-    text = model.tokenizer.decode(list(ids) + [s.token_id for s in found])
+    every = [model.tokenizer.id_to_token(i) or "" for i in [*ids, *(s.token_id for s in found)]]
+    text = pieces.text_of(every, model.byte_level, model.special)  # no "�" for a cut character
     return Generation(tuple(tokens), tuple(found), text)
 
 

@@ -81,9 +81,28 @@ def groups(
     return found
 
 
+def _bytes_shown(error: UnicodeDecodeError) -> tuple[str, int]:
+    """The decoding error handler of :func:`readable`: each stray byte as ‹e4›."""
+    stray = error.object[error.start : error.end]
+    return "".join(f"‹{b:02x}›" for b in stray), error.end
+
+
+codecs.register_error("visattn_bytes", _bytes_shown)
+
+
+def readable(raw: bytes) -> str:
+    """UTF-8 bytes as text, a byte that belongs to no whole character written ‹e4› (not "�")."""
+    return raw.decode("utf-8", errors="visattn_bytes")
+
+
+def text_of(tokens: Sequence[str], byte_level: bool, special: Collection[str] = ()) -> str:
+    """The text a run of pieces stands for (special tokens left out)."""
+    return readable(b"".join(piece_bytes(t, byte_level) for t in tokens if t not in special))
+
+
 def _text(tokens: Sequence[str], group: tuple[int, ...], byte_level: bool) -> str:
     raw = b"".join(piece_bytes(tokens[i], byte_level) for i in group)
-    text = raw.decode("utf-8", errors="replace")
+    text = readable(raw)
     return text.strip() or text.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥")
 
 
