@@ -159,7 +159,8 @@ class GPT2(Decoder):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
 
         def w(name: str) -> np.ndarray:
-            return np.array(weights[name], dtype=np.float32)  # a copy: the file may be closed
+            # float32 tensors stay read-only views into the mapped file (loading copies nothing)
+            return np.asarray(weights[name], dtype=np.float32)
 
         D = config.d_model
         self.wte = w("wte.weight")  # (Nv, D)

@@ -6,7 +6,7 @@ n), W_v n)`` with n = RMSNorm₁(x), then ``x = x + W_down(SiLU(W_gate m) ⊙ W_
 RMSNorm₂(x); the last hidden state goes through the final RMSNorm; logits = hidden · W_lmᵀ (the
 embedding table when ``tie_word_embeddings``). No position embeddings: RoPE turns each query and key
 by its position, so a score depends on the distance between the two. Mistral masks keys more than
-``sliding_window`` − 1 positions back. Torch's Linear weights are (out, in): transposed at load.
+``sliding_window`` − 1 positions back. Linear weights (out, in) are read through their transpose.
 """
 
 from __future__ import annotations
@@ -211,10 +211,11 @@ class Llama(Decoder):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
 
         def w(name: str) -> np.ndarray:
-            return np.array(weights[name], dtype=np.float32)
+            # float32 tensors stay read-only views into the mapped file (loading copies nothing)
+            return np.asarray(weights[name], dtype=np.float32)
 
-        def linear(name: str) -> np.ndarray:  # (out, in) -> contiguous (in, out)
-            return np.ascontiguousarray(weights[name].T, dtype=np.float32)
+        def linear(name: str) -> np.ndarray:  # (out, in) -> its (in, out) transposed view
+            return w(name).T
 
         def bias(name: str, present: bool) -> np.ndarray | None:
             return w(name) if present else None
