@@ -504,3 +504,13 @@ def test_stray_bytes_are_shown_as_bytes_not_replacement_characters():
     assert pieces.readable(b"a \\x41 " + zhong) == "a \\x41 中"
     table = {b: c for c, b in pieces.byte_decoder().items()}
     assert pieces.display([table[zhong[0]]], byte_level=True) == ["‹e4›"]
+
+
+def test_float32_weights_are_not_copied_at_load():
+    """Mistral's fixture is float32: its weights stay read-only views into the mapped shards;
+    GPT-2's is float16, widened into arrays of its own."""
+    mistral = models.load(FIXTURES / "mistral")
+    W_q = mistral.layers[0].W_q  # (D, H·Dh): the transposed view of q_proj.weight
+    assert not W_q.flags.writeable and not W_q.flags.owndata and W_q.flags.f_contiguous
+    gpt2 = models.load(FIXTURES / "gpt2")
+    assert gpt2.layers[0].W_qkv.flags.writeable and gpt2.layers[0].W_qkv.dtype == np.float32
