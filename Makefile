@@ -3,6 +3,7 @@
 PY      := .venv/bin/python
 PIP     := $(PY) -m pip --disable-pip-version-check -q
 ARGS    ?=
+MODELS  ?=
 
 .PHONY: run test lint clean
 
@@ -19,8 +20,10 @@ ARGS    ?=
 	$(PIP) install -r requirements-test.txt
 	touch $@
 
+# MODELS=DIR: checkpoint folders the model picker offers besides MiniLM and the Hugging Face cache
+# (a folder of checkpoints or one checkpoint; server side only, a URL never names a path)
 run: .venv/.stamp-run
-	$(PY) -m streamlit run app.py $(ARGS)
+	$(PY) -m streamlit run app.py $(ARGS) $(if $(MODELS),-- --models $(MODELS))
 
 lint: .venv/.stamp-test
 	$(PY) -m ruff format --check .

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui import cache_decoder, cache_training, url_state
+from ui import cache_decoder, cache_models, cache_training, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
@@ -726,6 +726,60 @@ def learned_and_designed(section: lesson.TrainingSection) -> None:
     explain(t("decoder.t_designed_text", n=lesson.DESIGNED_N, seeds=len(lesson.DESIGNED_SEEDS)))
 
 
+@section
+def own_decoder_view() -> None:
+    """6. A decoder read from a checkpoint generating (real next-token probabilities, the cache
+    growing), and its heads ranked by prefix-matching score."""
+    st.header(t("models.dec_header"))
+    explain(t("models.dec_intro"))
+    model, source = cache_models.choose_decoder(CONTROLS["dec_model"])
+    if model is None:
+        st.caption(t("models.dec_none"))  # a note, not a problem: the section above shows it all
+        return
+    prompt = widgets.text(CONTROLS["dec_prompt"], t("models.dec_prompt"))
+    n_new = widgets.slider(CONTROLS["dec_new"], t("models.dec_new"))
+    found = compute("dec_own", cache_models.generate, source.id, prompt, n_new)
+    if found is not None:
+        st.markdown(t("models.dec_text", text=escape(found.text)))
+        columns = [
+            t("models.dec_step"),
+            t("models.dec_token"),
+            t("models.dec_p"),
+            t("models.dec_cache"),
+            t("models.dec_top"),
+        ]
+        rows = [
+            [
+                k + 1,
+                step.token,
+                step.top_probabilities[0],
+                step.cache_length,
+                " · ".join(
+                    f"{tok} {p:.3f}"
+                    for tok, p in zip(step.top_tokens[1:], step.top_probabilities[1:], strict=True)
+                ),
+            ]
+            for k, step in enumerate(found.steps)
+        ]
+        st.dataframe(
+            pd.DataFrame(rows, columns=columns),
+            hide_index=True,
+            width="stretch",
+            column_config={columns[2]: st.column_config.NumberColumn(format="%.3f")},
+        )
+    st.subheader(t("models.dec_heads_header"))
+    heads = compute("dec_own_heads", cache_models.induction_heads, source.id)
+    if heads is not None:
+        explain(t("models.dec_heads_intro", n=heads.length, top=len(heads.top)))
+        head_rows = [[f"L{h.layer + 1}·H{h.head + 1}", h.weight] for h in heads.top]
+        head_columns = [t("models.dec_heads_head"), t("models.dec_heads_score")]
+        st.dataframe(
+            pd.DataFrame(head_rows, columns=head_columns),
+            hide_index=True,
+            column_config={head_columns[1]: st.column_config.NumberColumn(format="%.3f")},
+        )
+
+
 with page("decoder"):
     url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
@@ -733,3 +787,4 @@ with page("decoder"):
     explain(t("decoder.intro"))
     sequence_and_sections()
     training_view()
+    own_decoder_view()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_pretrained, reading_views, url_state
+from ui import cache_models, cache_pretrained, reading_views, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
@@ -28,12 +28,12 @@ from visattn.models.minilm import MAX_TOKENS
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str, layer: str | None = None) -> dict[str, str]:
+def words(name: str, layer: str | None = None, n_layers: int = lesson.N_LAYERS) -> dict[str, str]:
     """What the figures call a cell's value, a row and a column, in the page's language: a query and
-    a key, or for rollout and flow an output token (after ``layer``; flow: the last layer; None: a
-    grid of layers) and an input token."""
+    a key, or for rollout and flow an output token (after ``layer``; flow: the last of
+    ``n_layers``; None: a grid of layers) and an input token."""
     if name == "flow":
-        layer = lesson.layer_name(lesson.N_LAYERS - 1)
+        layer = lesson.layer_name(n_layers - 1)
     return {"value_name": reading_views.value_name(name), **reading_views.axis_words(name, layer)}
 
 
@@ -49,17 +49,19 @@ def checked_text(model, text: str) -> str:
     return cache_pretrained.run_text(model, text).text
 
 
-def bind_pair(tokens: list[str] | None) -> tuple[str, str]:
-    """The finder's source and target positions, reset to "it" → "animal" (or the first two words)
-    when the tokens change; tokens None (nothing to pick from): the URL's positions are kept."""
-    source, target = lesson.default_pair(tokens) if tokens else (0, 0)
+def bind_pair(tokens: list[str] | None, causal: bool = False) -> tuple[str, str]:
+    """The finder's source and target positions, reset to "it" → "animal" (or the first two words;
+    a decoder's last and first) when the tokens change; tokens None (nothing to pick from): the
+    URL's positions are kept."""
+    source, target = lesson.default_pair(tokens, causal) if tokens else (0, 0)
     source_key = bind_token(CONTROLS["pt_src"], tokens, source)
     target_key = bind_token(CONTROLS["pt_tgt"], tokens, target)
     return source_key, target_key
 
 
-def choose_text() -> tuple[str, bool, bool]:
-    """The preset buttons, the text box and the two toggles of how tokens are shown."""
+def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
+    """The preset buttons, the text box and the two toggles of how tokens are shown (a decoder's:
+    its special tokens, its byte pieces)."""
     presets = {
         name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
     }
@@ -73,17 +75,15 @@ def choose_text() -> tuple[str, bool, bool]:
         help=t("pretrained.text_help", limit=MAX_TOKENS, chars=CONTROLS["pt_text"].max_chars),
     )
     hide_column, merge_column = st.columns(2)
-    hide = widgets.toggle(
-        CONTROLS["pt_hide"],
-        t("pretrained.hide"),
-        where=hide_column,
-        help=t("pretrained.hide_help"),
-    )
+    if causal:
+        hide_words = (t("models.hide"), t("models.hide_help"))
+        merge_words = (t("models.merge"), t("models.merge_help"))
+    else:
+        hide_words = (t("pretrained.hide"), t("pretrained.hide_help"))
+        merge_words = (t("pretrained.merge"), t("pretrained.merge_help"))
+    hide = widgets.toggle(CONTROLS["pt_hide"], hide_words[0], where=hide_column, help=hide_words[1])
     merge = widgets.toggle(
-        CONTROLS["pt_merge"],
-        t("pretrained.merge"),
-        where=merge_column,
-        help=t("pretrained.merge_help"),
+        CONTROLS["pt_merge"], merge_words[0], where=merge_column, help=merge_words[1]
     )
     return text, hide, merge
 
@@ -117,30 +117,36 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, name: str, colour
     st.header(t("pretrained.grid_header"))
     one_layer = lesson.one_layer(len(view.tokens), view.attn)  # a view with heads, too long for 72
     if not one_layer and name in reading_views.PER_HEAD:
-        explain(t("pretrained.grid_all_intro"))
+        L, H = model.config.n_layers, model.config.n_heads
+        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
     if one_layer:
         layer = widgets.radio(
             CONTROLS["pt_glayer"],
             t("pretrained.grid_layer"),
+            options=range(model.config.n_layers),
             format_func=lesson.layer_name,
-            help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX),
+            help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX, H=model.config.n_heads),
         )
     grid = lesson.grid(view.tokens, view.attn, layer)
     if grid.block > 1:
         st.caption(t("pretrained.pooled", T=grid.n_tokens, B=len(grid.labels), size=grid.block))
     png = file_name(name) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
-    figure = cache_pretrained.grid_figure(grid, font_size(), presenter(), colour, **words(name))
+    n_layers = model.config.n_layers
+    figure = cache_pretrained.grid_figure(
+        grid, font_size(), presenter(), colour, **words(name, n_layers=n_layers)
+    )
     show(figure, png)
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
+    total = model.config.n_layers * model.config.n_heads
+    prev = separator.join(patterns.prev) or none
+    if getattr(run, "causal", False):  # the first token, not [CLS]; no head can look ahead
+        explain(t("models.grid_read_causal", n_cls=patterns.n_cls, total=total, prev=prev))
+        return
+    next_heads = separator.join(patterns.next) or none
     explain(
-        t(
-            "pretrained.grid_read",
-            n_cls=patterns.n_cls,
-            prev=separator.join(patterns.prev) or none,
-            next=separator.join(patterns.next) or none,
-        )
+        t("pretrained.grid_read", n_cls=patterns.n_cls, total=total, prev=prev, next=next_heads)
     )
 
 
@@ -150,9 +156,10 @@ def finder_and_head(
 ) -> None:
     """2. The head finder and the Winograd twin; 3. one head, large. One section: a bar of the
     finder opens a head below, and the finder marks the head that is open."""
-    _, view = cache_pretrained.token_view(model, text, hide, merge, name)
-    source = head_finder(model, view, name, keys)
-    one_head(view, name, colour, source)
+    with cache_pretrained.drawing(model, text):
+        _, view = cache_pretrained.token_view(model, text, hide, merge, name)
+        source = head_finder(model, view, name, keys)
+        one_head(model, view, name, colour, source)
 
 
 def verdict(twins: lesson.Winograd) -> str:
@@ -162,7 +169,7 @@ def verdict(twins: lesson.Winograd) -> str:
     return t("pretrained.winograd_no_switch")
 
 
-def strong_heads(found: lesson.Finder, view, source: str, target: str) -> str:
+def strong_heads(found: lesson.Finder, view, source: str, target: str, n_layers: int) -> str:
     """The finder's sentence: the heads that link source to target, or the strongest one."""
     if not found.strong:
         weight = f"{found.best.weight:.3f}"
@@ -170,7 +177,7 @@ def strong_heads(found: lesson.Finder, view, source: str, target: str) -> str:
     heads = [
         t(
             "pretrained.head_weight",
-            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape),
+            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape, n_layers),
             w=f"{hw.weight:.3f}",
         )
         for hw in found.strong
@@ -188,7 +195,7 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     """All heads ranked by the weight the source token puts on the target token; returns the
     source position."""
     st.header(t("pretrained.finder_header"))
-    explain(t("pretrained.finder_intro"))
+    explain(t("pretrained.finder_intro", n=model.config.n_layers * model.config.n_heads))
     source_key, target_key = keys
     source_column, target_column = st.columns(2)
     with source_column:
@@ -200,11 +207,12 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
             t("pretrained.target"), target_key, view.tokens, help=t("pretrained.target_help")
         )
     open_head = (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"]))
-    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head)
+    n_layers = model.config.n_layers
+    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head, n_layers)
     if found is None:
         return src
     source, target = view.tokens[src], view.tokens[tgt]
-    st.markdown(strong_heads(found, view, escape(source), escape(target)))
+    st.markdown(strong_heads(found, view, escape(source), escape(target), n_layers))
     per_head = name in reading_views.PER_HEAD
     if per_head:
         title = t("pretrained.finder_title", n=len(found.top), src=source, tgt=target)
@@ -240,12 +248,13 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
         on_click=cache_pretrained.open_head,
         args=(found.best.layer, found.best.head),
     )
-    twins = cache_pretrained.winograd(model)
-    explain(t("pretrained.winograd", **twins.cells()) + " " + verdict(twins))
+    twins = cache_pretrained.twins(model)
+    if twins is not None:  # a tokenizer that splits "animal" has no twin to measure
+        explain(t("pretrained.winograd", **twins.cells()) + " " + verdict(twins))
     return src
 
 
-def one_head(view, name: str, colour: dict, src: int) -> None:
+def one_head(model, view, name: str, colour: dict, src: int) -> None:
     """One head (or one map of the view) large: the heatmap, its CSV, and as lines."""
     st.header(t("pretrained.one_header"))
     layer_column, head_column = st.columns(2)
@@ -253,6 +262,7 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
         CONTROLS["pt_layer"],
         t("pretrained.layer"),
         where=layer_column,
+        options=range(model.config.n_layers),
         format_func=lesson.layer_name,
         disabled=name == "flow",
     )
@@ -260,10 +270,12 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
         CONTROLS["pt_head"],
         t("pretrained.head"),
         where=head_column,
+        options=range(model.config.n_heads),
         format_func=lesson.head_label,
         disabled=name not in reading_views.PER_HEAD,
     )
-    large = lesson.one_head(view.tokens, view.attn, layer, head)
+    n_layers = model.config.n_layers
+    large = lesson.one_head(view.tokens, view.attn, layer, head, n_layers)
     if large.block > 1:
         st.caption(
             t("pretrained.pooled", T=len(view.tokens), B=len(large.labels), size=large.block)
@@ -273,7 +285,11 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
     else:
         title = t("reading.cell_title", view=reading_views.view_label(name), name=large.name)
     figure = figures.head_figure(
-        large, title=title, font_size=font_size(), colour=colour, **words(name, large.name)
+        large,
+        title=title,
+        font_size=font_size(),
+        colour=colour,
+        **words(name, large.name, n_layers),
     )
     show(figure, f"{file_name(name)}_{large.name}")
     if large.hover_only:
@@ -315,14 +331,28 @@ def one_head(view, name: str, colour: dict, src: int) -> None:
     show(lines, f"{file_name(name)}_lines_{large.name}")
 
 
-def lesson_body() -> None:
+def choose_model():
+    """The model picker (its id in the URL), one line on the model, and the layer and head
+    controls cut to its size; None when no model can be loaded."""
     with st.spinner(t("pretrained.loading")):
-        model, reason = cache_pretrained.model_or_error()
+        model, reason, source = cache_models.choose(CONTROLS["pt_model"])
+    if model is None:
+        reading_views.model_missing(reason)
+        return None
+    cache_models.describe(source)
+    cache_pretrained.remember_shape(model)
+    for key in ("pt_glayer", "pt_layer"):
+        cache_models.fit_choice(CONTROLS[key], model.config.n_layers)
+    cache_models.fit_choice(CONTROLS["pt_head"], model.config.n_heads)
+    return model
+
+
+def lesson_body() -> None:
+    model = choose_model()
     if model is None:
         bind_pair(None)
-        reading_views.model_missing(reason)
         return
-    text, hide, merge = choose_text()
+    text, hide, merge = choose_text(getattr(model, "causal", False))
     name = reading_views.selector(CONTROLS, "pt")
     scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
@@ -344,7 +374,7 @@ def draw(model, text: str, hide: bool, merge: bool, name: str, scale: dict) -> N
         return
     run, view = cache_pretrained.token_view(model, text_read, hide, merge, name)
     notices(run, view)
-    keys = bind_pair(view.tokens)
+    keys = bind_pair(view.tokens, getattr(run, "causal", False))
     colour = colour_scale(view.attn, **scale)
     every_head(model, text_read, hide, merge, name, colour)
     finder_and_head(model, text_read, hide, merge, name, colour, keys)

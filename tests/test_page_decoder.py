@@ -408,3 +408,58 @@ def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
     cache_training.leave(config, 555, "session-e")
     cache_training.wait_for_stop(job, most=120)
     assert job.done
+
+
+# ---- issue 25: a decoder from a checkpoint (tests/fixtures/models) generating, its induction heads
+
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
+
+
+@pytest.fixture
+def fixture_models(monkeypatch):
+    """The server offers the tiny checkpoints of tests/fixtures/models (found once per process:
+    cleared before and after)."""
+    from ui import cache_models
+
+    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
+    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
+    cache_models.available.clear()
+    yield cache_models
+    cache_models.available.clear()
+
+
+def test_without_a_decoder_the_section_says_how_to_get_one(monkeypatch):
+    from ui import cache_models
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
+    monkeypatch.delenv("VISATTN_MODELS", raising=False)
+    cache_models.available.clear()
+    at = run_page("decoder")
+    cache_models.available.clear()
+    assert not at.exception and not errors(at)
+    assert any("no decoder checkpoint" in str(c.value) for c in at.caption)
+
+
+def test_a_loaded_decoder_generates_with_its_cache_growing(fixture_models):
+    from visattn.models import generation
+
+    at = run_page("decoder", {"dec_model": "llama", "dec_new": "5", "dec_prompt": "the keys"})
+    assert not at.exception and not errors(at)
+    model = fixture_models.load_checkpoint("llama")
+    ids = model.tokenize("the keys")[1]
+    expected = generation.steps(model, ids, 5)
+    table = at.dataframe[-2].value
+    assert table.iloc[:, 1].tolist() == [s.token for s in expected]
+    assert table.iloc[:, 3].tolist() == list(range(len(ids), len(ids) + 5))
+    np.testing.assert_allclose(table.iloc[:, 2], [s.top_probabilities[0] for s in expected])
+    heads = at.dataframe[-1].value
+    ranked = generation.prefix_matching(model, generation.fitted_length(model))
+    assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
+    np.testing.assert_allclose(heads.iloc[:, 1], [h.weight for h in ranked])
+
+
+def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
+    at = run_page("decoder", {"dec_model": "nope", "lang": "zh"})
+    assert not at.exception and not errors(at)
+    assert any("没有解码器“nope”" in w for w in warnings(at))
+    assert at.selectbox(key="dec_model").value == "gpt2"

@@ -946,3 +946,109 @@ def test_a_preset_that_is_mostly_unk_says_so_in_its_name(model):
                 locale = ROOT / "ui" / "locales" / lang / f"{page_name}.json"
                 names = json.loads(locale.read_text("utf-8"))["presets"]
                 assert ("[UNK]" in names[name]) == mostly_unk, (lang, page_name, name)
+
+
+# ---- issue 25: any checkpoint the server has (tests/fixtures/models), chosen by id in the URL ----
+
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
+
+
+@pytest.fixture
+def fixture_models(monkeypatch):
+    """The server offers MiniLM and the tiny checkpoints of tests/fixtures/models (the list is
+    found once per process: cleared before and after)."""
+    from ui import cache_models
+
+    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
+    monkeypatch.setenv("HF_HUB_CACHE", str(ROOT / "no-hub-here"))
+    cache_models.available.clear()
+    yield cache_models
+    cache_models.available.clear()
+
+
+def grid_cells(at) -> dict:
+    """The head grid: the figure whose heatmaps are titled L1·H1 …"""
+    return next(f for f in figures(at) if len(f["data"]) > 1 and f["data"][0]["type"] == "heatmap")
+
+
+@pytest.mark.parametrize(("id", "L", "H"), [("gpt2", 2, 4), ("qwen2", 2, 4), ("bert", 2, 4)])
+def test_a_checkpoint_chosen_by_id_draws_its_own_heads(fixture_models, id, L, H):
+    text = "the keys the values"  # few tokens: every head in the grid
+    at = run_page("pretrained", {"pt_model": id, "pt_text": text})
+    assert_clean(at)
+    assert at.selectbox(key="pt_model").value == id
+    assert at.selectbox(key="pt_layer").options == [f"L{i + 1}" for i in range(L)]
+    assert at.selectbox(key="pt_head").options == [f"H{i + 1}" for i in range(H)]
+    grid = grid_cells(at)
+    assert len(grid["data"]) == L * H
+    model = fixture_models.load_checkpoint(id)
+    expected = model.run(text).attentions  # (L, H, T, T)
+    np.testing.assert_allclose(array(grid["data"][L * H - 1]["z"]), expected[-1, -1], atol=1e-6)
+    causal = "causal masking" in texts(at)
+    assert causal == (id != "bert")
+    # the default layer (L4) is beyond the model: its last layer is open, without a notice
+    assert at.selectbox(key="pt_layer").value == L - 1 and not warnings(at)
+    assert params(at) == {"pt_model": id, "pt_text": text, "pt_layer": str(L - 1)}
+
+
+def test_a_decoder_shows_chinese_characters_not_bytes(fixture_models):
+    text = "小明喜欢吃苹果。"
+    at = run_page("pretrained", {"pt_model": "gpt2", "pt_text": text})
+    assert_clean(at)
+    shown = grid_cells(at)["data"][0]["x"]
+    assert "�" not in "".join(shown) and all(any(ch in tok for ch in text) for tok in shown)
+    merged = run_page("pretrained", {"pt_model": "gpt2", "pt_text": text, "pt_merge": "1"})
+    tokens = [tok.replace("\u200b", "") for tok in grid_cells(merged)["data"][0]["x"]]
+    assert "".join(tokens) == text
+
+
+def test_an_unknown_id_falls_back_to_minilm_with_a_notice(fixture_models):
+    at = run_page("pretrained", {"pt_model": "no/such-model"})
+    assert_clean(at)
+    assert any("no model “no/such" in w for w in warnings(at)), warnings(at)
+    assert at.selectbox(key="pt_model").value == "minilm"
+    assert len(grid_cells(at)["data"]) == 72
+
+
+def test_a_layer_beyond_the_model_is_reset_with_the_notice(fixture_models):
+    at = run_page("pretrained", {"pt_model": "llama", "pt_layer": "5", "pt_head": "3"})
+    assert any("pt\\_layer" in w for w in warnings(at))
+    assert at.selectbox(key="pt_layer").value == 1 and at.selectbox(key="pt_head").value == 3
+
+
+def test_models_above_the_budget_are_listed_greyed_with_the_reason(fixture_models, monkeypatch):
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "130kB")
+    at = run_page("pretrained", {"pt_model": "gpt2"})
+    assert_clean(at)
+    assert any("no model “gpt2”" in w for w in warnings(at))
+    captions = [str(c.value) for c in at.caption]
+    assert any("Not available: gpt2" in c and "130.0 kB" in c for c in captions), captions
+    assert "gpt2" not in at.selectbox(key="pt_model").options
+
+
+def test_an_unreadable_folder_is_listed_with_its_translated_reason(
+    fixture_models, monkeypatch, tmp_path
+):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "t5"}')
+    monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}:{tmp_path}")
+    at = run_page("pretrained", {"lang": "zh"})
+    assert_clean(at)
+    captions = [str(c.value) for c in at.caption]
+    assert any("不可用：broken" in c and "t5" in c for c in captions), captions
+
+
+def test_a_decoder_in_chinese_speaks_chinese(fixture_models):
+    at = run_page("pretrained", {"pt_model": "qwen2", "lang": "zh"})
+    assert_clean(at)
+    assert "因果掩码" in texts(at)
+    # the model names (the fixtures' folders) are names, not prose
+    assert not english_words(at, allowed={"qwen", "gpt", "mistral", "llama", "bert"})
+
+
+def test_models_flag_names_folders():
+    from ui.cache_models import model_dirs
+
+    assert model_dirs(["--models", "/a", "--server.port", "1", "--models", "/b"]) == ["/a", "/b"]
+    assert model_dirs([]) == []

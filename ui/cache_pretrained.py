@@ -47,6 +47,7 @@ from . import budget
 from .i18n import t
 
 BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by open_clicked
+SHAPE = "_pt_model_shape"  # (layers, heads) of the model shown, for open_clicked
 # What a forward pass holds while it runs, as a multiple of its attention array (tracemalloc, one
 # pass: 101.6 MB at 512 tokens for a 75.5 MB array, 31.9 MB at 256 for 18.9 MB), plus a floor.
 RUN_FACTOR, RUN_FLOOR = 1.4, 8_000_000
@@ -58,9 +59,18 @@ VIEW_FACTOR = 2.0  # a reading or a token view: at most two arrays of that size 
 DRAW_FACTOR = 3.5
 
 
-def attention_bytes(n_tokens: int) -> int:
-    """Bytes of MiniLM's (L, H, T, T) float32 attention for ``n_tokens`` word pieces."""
-    return lesson.N_LAYERS * lesson.N_HEADS * n_tokens * n_tokens * 4
+def attention_bytes(n_tokens: int, model=None) -> int:
+    """Bytes of the (L, H, T, T) float32 attention of ``model`` (None: MiniLM's 6 × 12) for
+    ``n_tokens`` tokens."""
+    n_layers, n_heads = lesson.N_LAYERS, lesson.N_HEADS
+    if model is not None:
+        n_layers, n_heads = model.config.n_layers, model.config.n_heads
+    return n_layers * n_heads * n_tokens * n_tokens * 4
+
+
+def model_key(model) -> str:
+    """What tells the loaded models apart in the shared caches: the folder it was read from."""
+    return str(model.path)
 
 
 @contextmanager
@@ -91,7 +101,7 @@ def budgeted(key: tuple, cost: int, compute: Callable):
 
 
 @contextmanager
-def drawing(model: MiniLM, text: str) -> Iterator[None]:
+def drawing(model, text: str) -> Iterator[None]:
     """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
 
     A drawing keeps its run, view and figures alive until it ends, whatever the shared cache
@@ -105,7 +115,7 @@ def drawing(model: MiniLM, text: str) -> Iterator[None]:
         n_tokens = len(model.tokenize(text, MAX_TOKENS)[0])
     except InputError:
         n_tokens = 0
-    cost = int(DRAW_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
+    cost = int(DRAW_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
     with waiting_notice() as on_wait, budget.reserve(cost, on_wait):
         yield
 
@@ -126,7 +136,7 @@ def model_or_error() -> tuple[MiniLM | None, str | None]:
 
 
 def _read_only(r: MiniLMResult) -> MiniLMResult:
-    for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs):
+    for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
         if a is not None:
             a.flags.writeable = False  # shared by every session
     return r
@@ -140,8 +150,8 @@ def run_text(model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMRe
     """One forward pass (InputError for text the model cannot read), shared and kept by the
     budget."""
     n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
-    cost = int(RUN_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
-    key = ("minilm", text, max_tokens)
+    cost = int(RUN_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
+    key = ("run", model_key(model), text, max_tokens)
     return budgeted(key, cost, partial(_run, model, text, max_tokens))
 
 
@@ -150,9 +160,11 @@ def _stored(found: Readings) -> Readings:
     return found
 
 
-def stored_readings(key: tuple, make: Callable[[], Readings], n_tokens: int) -> Readings:
+def stored_readings(
+    key: tuple, make: Callable[[], Readings], n_tokens: int, model=None
+) -> Readings:
     """The readings under ``key``, made by ``make()`` through the budget when missing."""
-    cost = int(VIEW_FACTOR * attention_bytes(n_tokens)) + RUN_FLOOR
+    cost = int(VIEW_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
 
     def make_shared() -> Readings:
         return _stored(make())
@@ -169,7 +181,7 @@ def readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
     view is the run's own array)."""
     make = partial(_pretrained_readings, model, text, name, progress)
     n_tokens = len(run_text(model, text).tokens)
-    return stored_readings(("pretrained", text, name), make, n_tokens)
+    return stored_readings(("pretrained", model_key(model), text, name), make, n_tokens, model)
 
 
 class Made(NamedTuple):
@@ -204,8 +216,8 @@ def token_view(
     session, whatever the run cache evicts). Two entries: the hidden or merged copies are as large
     as the run; the budget keeps them by bytes."""
     run = run_text(model, text)
-    cost = int(VIEW_FACTOR * attention_bytes(len(run.tokens))) + RUN_FLOOR
-    key = ("token_view", text, hide, merge, name)
+    cost = int(VIEW_FACTOR * attention_bytes(len(run.tokens), model)) + RUN_FLOOR
+    key = ("token_view", model_key(model), text, hide, merge, name)
     return run, budgeted(key, cost, partial(_token_view, model, text, hide, merge, name))
 
 
@@ -233,8 +245,23 @@ def grid_figure(
 
 
 @st.cache_resource(show_spinner=False)
-def winograd(_model: MiniLM) -> lesson.Winograd:
+def winograd(_model: MiniLM, path: str = "") -> lesson.Winograd | None:
+    """The Winograd twins measured on a model (``path``: :func:`model_key` of one other than the
+    bundled MiniLM, so that each model has its own entry)."""
     return lesson.winograd(_model)
+
+
+def twins(model) -> lesson.Winograd | None:
+    """:func:`winograd` of any model: the bundled one under the entry the warm-up fills, any other
+    under its folder."""
+    bundled, _ = model_or_error()
+    return winograd(model) if model is bundled else winograd(model, model_key(model))
+
+
+def remember_shape(model) -> None:
+    """The layers and heads of the model the page shows, for :func:`open_clicked` (a callback runs
+    before the script and sees no model)."""
+    st.session_state[SHAPE] = (model.config.n_layers, model.config.n_heads)
 
 
 def warm_up() -> None:
@@ -268,5 +295,6 @@ def open_clicked() -> None:
     BARS."""
     points = ((st.session_state.get(BARS) or {}).get("selection") or {}).get("points") or []
     picked = head_of_point(points[0]) if points else None
-    if picked is not None and 0 <= picked[0] < lesson.N_LAYERS and 0 <= picked[1] < lesson.N_HEADS:
+    n_layers, n_heads = st.session_state.get(SHAPE, (lesson.N_LAYERS, lesson.N_HEADS))
+    if picked is not None and 0 <= picked[0] < n_layers and 0 <= picked[1] < n_heads:
         open_head(*picked)

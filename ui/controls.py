@@ -65,10 +65,14 @@ def number(control: Control, label: str, *, where: Any = st, hi: float | None = 
     )
 
 
-def radio(control: Control, label: str, *, where: Any = st, horizontal: bool = True, **kw) -> Any:
-    """A radio over ``control.options``, labelled from ``control.labels``."""
+def radio(
+    control: Control, label: str, *, where: Any = st, horizontal: bool = True, options=None, **kw
+) -> Any:
+    """A radio over ``control.options`` (or a subset ``options`` of them), labelled from
+    ``control.labels``."""
+    shown = control.options if options is None else tuple(options)
     return where.radio(
-        label, control.options, key=control.key, horizontal=horizontal, **_options(control, kw)
+        label, shown, key=control.key, horizontal=horizontal, **_options(control, kw)
     )
 
 

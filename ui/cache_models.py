@@ -1,0 +1,191 @@
+"""The model picker: which checkpoints this server offers (:mod:`visattn.models.sources`, found once
+per server), the one a session chose (its id in the URL, never a path), loaded once per server.
+
+The bundled MiniLM is :func:`ui.cache_pretrained.load_model` (shared with the pages that know only
+it); any other checkpoint is :func:`load_checkpoint`, which keeps the two last used (a model is its
+weights in float32, up to the budget each). Folders come from ``VISATTN_MODELS`` and from
+``--models DIR`` after the script's name (``make run MODELS=DIR`` runs ``streamlit run app.py --
+--models DIR``). A failed load is not cached: the page shows the translated reason and MiniLM stays
+usable."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+
+import streamlit as st
+
+from visattn.controls import Control
+from visattn.models import load
+from visattn.models import sources as model_sources
+from visattn.models.minilm import ModelNotInstalled, model_dir
+from visattn.models.sources import BUNDLED, Source
+
+from . import controls as widgets
+from . import url_state
+from .cache_pretrained import load_model, model_or_error
+from .errors import message
+from .i18n import label, t
+from .text import escape
+
+
+def model_dirs(argv: list[str]) -> list[str]:
+    """The folders named by ``--models DIR`` (any number of times) among the script's
+    arguments."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--models", action="append", default=[])
+    known, _ = parser.parse_known_args(argv)
+    return known.models
+
+
+@st.cache_resource(show_spinner=False)
+def available() -> tuple[Source, ...]:
+    """Every checkpoint of this server, described without loading (a directory scan, once)."""
+    try:
+        bundled = model_dir()
+    except ModelNotInstalled:
+        bundled = None
+    return tuple(model_sources.find(model_dirs(sys.argv[1:]), bundled=bundled))
+
+
+def by_id() -> Mapping[str, Source]:
+    return {source.id: source for source in available()}
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def load_checkpoint(id: str):
+    """The checkpoint ``id`` in NumPy (InputError when its folder cannot be read: not cached)."""
+    return load(by_id()[id].path)
+
+
+def size_text(n_bytes: int) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.1f} {unit}"
+    return f"{n_bytes} B"
+
+
+def option_text(id: str) -> str:
+    """A picker entry: name · family · layers × heads · size."""
+    source = by_id()[id]
+    return t(
+        "models.option",
+        name=source.name,
+        family=label("models.families", source.family),
+        layers=source.n_layers,
+        heads=source.n_heads,
+        size=size_text(source.disk_bytes),
+    )
+
+
+def greyed(sources: list[Source]) -> None:
+    """The checkpoints that cannot be chosen, each with its reason, in grey."""
+    budget = size_text(model_sources.budget_bytes())
+    for source in sources:
+        if source.problem is not None:
+            why = message(source.problem)
+        else:
+            why = t("models.over_budget", size=size_text(source.float32_bytes), budget=budget)
+        st.caption(t("models.greyed", name=escape(source.name), why=why))  # why: escaped
+
+
+def choose(control: Control):
+    """The picker (when the server has more than the bundled model) → (model or None, the reason
+    it is None, its Source or None). An id the server does not have falls back to MiniLM with a
+    notice."""
+    found = list(available())
+    usable = [s.id for s in found if s.usable]
+    wanted = st.session_state.get(control.key, control.default)
+    if wanted not in usable:
+        if wanted != control.default:
+            st.warning(t("models.unknown", id=escape(str(wanted))), icon="🔎")
+        st.session_state[control.key] = control.default if control.default in usable else None
+        if not usable:
+            model, reason = model_or_error()
+            return model, reason, None
+        if st.session_state[control.key] is None:
+            st.session_state[control.key] = usable[0]
+    if len(found) > 1:
+        widgets.select(
+            control,
+            t("models.pick"),
+            options=usable,
+            format_func=option_text,
+            help=t("models.pick_help"),
+        )
+        greyed([s for s in found if not s.usable])
+    source = by_id()[st.session_state[control.key]]
+    if source.id == BUNDLED:
+        model, reason = model_or_error()
+        return model, reason, source
+    try:
+        with st.spinner(t("pretrained.loading")):
+            return load_checkpoint(source.id), None, source
+    except (OSError, ValueError) as exc:  # an InputError naming the file, translated
+        st.error(t("models.failed", name=escape(source.name), why=message(exc)))
+        st.session_state[control.key] = control.default
+        model, reason = model_or_error()
+        return model, reason, by_id().get(BUNDLED)
+
+
+def describe(source: Source | None) -> None:
+    """One line on the model shown, and for a decoder what its maps are."""
+    if source is None:
+        return
+    if len(available()) == 1:  # no picker drawn: say which model this is
+        st.caption(option_text(source.id))
+    if source.causal:
+        st.info(t("models.causal"), icon="↘️")
+
+
+def fit_choice(control: Control, n: int) -> range:
+    """The options of a layer or head control cut to a model's ``n``; a session value beyond them
+    goes back to the control's default (or the last) and the URL notice names it."""
+    options = range(n)
+    value = st.session_state.get(control.key, control.default)
+    if value not in options:
+        st.session_state[control.key] = control.default if control.default < n else n - 1
+        if value != control.default:  # the link asked for it; a default too big is no news
+            url_state.notices().append(control.key)
+    return options
+
+
+__all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model"]
+
+
+def choose_decoder(control: Control):
+    """The decoder picker of the decoder page → (model, its Source), or (None, None) when the server
+    has no usable decoder. An id it does not have falls back to its first decoder with a notice."""
+    decoders = [s.id for s in available() if s.usable and s.causal]
+    if not decoders:
+        return None, None
+    wanted = st.session_state.get(control.key, control.default)
+    if wanted not in decoders:
+        if wanted != control.default:
+            st.warning(t("models.unknown_decoder", id=escape(str(wanted))), icon="🔎")
+        st.session_state[control.key] = decoders[0]
+    widgets.select(control, t("models.dec_pick"), options=decoders, format_func=option_text)
+    source = by_id()[st.session_state[control.key]]
+    try:
+        with st.spinner(t("pretrained.loading")):
+            return load_checkpoint(source.id), source
+    except (OSError, ValueError) as exc:
+        st.error(t("models.dec_failed", name=escape(source.name), why=message(exc)))
+        return None, None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def generate(id: str, prompt: str, n_new: int):
+    """The decoder ``id``'s greedy continuation of ``prompt`` (visattn.lessons.own_decoder)."""
+    from visattn.lessons import own_decoder
+
+    return own_decoder.generate(load_checkpoint(id), prompt, n_new)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def induction_heads(id: str):
+    """The decoder ``id``'s heads with the highest prefix-matching score."""
+    from visattn.lessons import own_decoder
+
+    return own_decoder.induction_heads(load_checkpoint(id))

@@ -1,0 +1,119 @@
+"""The figures of the pages, for a notebook: any model's attention in one call each.
+
+Attention comes as a NumPy array (L, H, T, T) (or one layer's (H, T, T)), or as what Hugging Face
+``transformers`` returns with ``output_attentions=True``: a tuple of L tensors (batch, H, T, T).
+Tensors are read by duck typing — ``detach()``, ``cpu()`` and ``numpy()`` when the object has them,
+else ``__array__`` — so nothing here imports torch. See docs/notebook.md.
+
+Axis letters: L layers, H heads, T tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import reading
+from ..errors import InputError
+from .lines import filtered_line_view
+from .matrices import head_grid
+
+
+def _to_numpy(x) -> np.ndarray:
+    """One array or tensor as a NumPy array, without importing its library."""
+    if hasattr(x, "detach"):
+        x = x.detach()
+    if "bfloat16" in str(getattr(x, "dtype", "")) and hasattr(x, "float"):
+        x = x.float()  # NumPy has no bfloat16
+    if hasattr(x, "cpu"):
+        x = x.cpu()
+    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
+        x = x.numpy()
+    return np.asarray(x)
+
+
+def attentions(attention, batch: int = 0) -> np.ndarray:
+    """(L, H, T, T) float32 from an (L, H, T, T) or (H, T, T) array, or from a tuple / list of L
+    (batch, H, T, T) tensors (``batch`` picks the example)."""
+    if isinstance(attention, tuple | list):
+        layers = [_to_numpy(a) for a in attention]
+        if not layers or any(a.ndim != 4 for a in layers):
+            raise InputError(
+                "attn_layers",
+                "attention given as a sequence must hold one (batch, heads, T, T) tensor per "
+                "layer, as transformers returns with output_attentions=True.",
+            )
+        if not 0 <= batch < layers[0].shape[0]:
+            raise InputError(
+                "too_large",
+                f"batch={batch}; the tensors hold {layers[0].shape[0]} examples.",
+                name="batch",
+                value=batch,
+                maximum=layers[0].shape[0] - 1,
+            )
+        w = np.stack([a[batch] for a in layers])  # L × (H, T, T) -> (L, H, T, T)
+    else:
+        w = _to_numpy(attention)
+        if w.ndim == 3:
+            w = w[None]  # (H, T, T) -> (1, H, T, T)
+    if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
+        raise InputError(
+            "attn_shape",
+            f"attention has shape {w.shape}; it must be (layers, heads, T, T).",
+            shape=" × ".join(map(str, w.shape)),
+            n=w.shape[-1] if w.ndim else 0,
+        )
+    return w.astype(np.float32, copy=False)
+
+
+def _head_names(layer: int, n_heads: int) -> list[str]:
+    return [f"L{layer + 1}·H{h + 1}" for h in range(n_heads)]
+
+
+def heads(attention, tokens: Sequence[str], layer: int | None = None, **kw) -> go.Figure:
+    """Every head on one 0…1 scale: the layer × head grid, or one layer's heads (``layer``, from
+    0) in a row."""
+    w = attentions(attention)
+    L, H = w.shape[:2]
+    if layer is not None:
+        titles = _head_names(layer, H)
+        return head_grid(w[layer][None], tokens, tokens, cell_titles=titles, **kw)
+    titles = [name for l in range(L) for name in _head_names(l, H)]
+    return head_grid(w, tokens, tokens, cell_titles=titles, **{"cell_px": 120, **kw})
+
+
+def lines(
+    attention,
+    tokens: Sequence[str],
+    layer: int,
+    heads: Sequence[int] | None = None,
+    threshold: float = 0.02,
+    top_k: int | None = None,
+) -> go.Figure:
+    """One layer's heads (``heads``: some of them) as lines from query tokens (left) to key tokens
+    (right), opacity = weight; edges under ``threshold`` dropped, ``top_k`` per query kept."""
+    w = attentions(attention)[layer]  # (H, T, T)
+    names = _head_names(layer, w.shape[0])
+    return filtered_line_view(
+        w, list(tokens), threshold=threshold, top_k=top_k, head_names=names, visible=heads
+    )
+
+
+def rollout(attention, tokens: Sequence[str], residual: float = 0.5) -> go.Figure:
+    """Attention rollout (Abnar & Zuidema 2020) after each layer: how much of each output token
+    comes from each input token."""
+    w = attentions(attention)
+    rolled = reading.attention_rollout(w, residual=residual)  # (L, T, T)
+    titles = [f"≤ L{l + 1}" for l in range(len(rolled))]
+    return head_grid(rolled[None], tokens, tokens, cell_titles=titles, value_name="share")
+
+
+def value_norm_view(attention, norms, tokens: Sequence[str], layer: int) -> go.Figure:
+    """One layer's heads as α_ij·‖v_j W_O^h‖ (Kobayashi et al. 2020), each row rescaled to sum 1:
+    what each key token actually adds to the query, not only how much it is looked at. ``norms``
+    (L, H, T): :func:`visattn.models.value_norms`."""
+    w = attentions(attention)
+    weighted = reading.norm_weighted(w[layer], np.asarray(norms)[layer], normalise=True)
+    titles = _head_names(layer, w.shape[1])
+    return head_grid(weighted[None], tokens, tokens, cell_titles=titles, value_name="share")

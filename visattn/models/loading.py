@@ -1,0 +1,321 @@
+"""Reading a checkpoint folder without torch: config.json, safetensors weights, tokenizer.json.
+
+A folder as Hugging Face writes it: ``config.json``; the weights in ``model.safetensors`` or in
+shards named by ``model.safetensors.index.json``; ``tokenizer.json`` (the fast tokenizer's file,
+read by the ``tokenizers`` package). Weights are read by memory map: a tensor is a view into the
+mapped file until the model copies it into its own float32 layout, so opening a 500 MB file costs
+no read. fp32, fp16 and bf16 tensors become float32; NumPy has no bfloat16, so a bf16 tensor is
+widened by bits (the 16 bits are the top half of the float32 with the same value).
+
+Every way a folder can be unusable raises :class:`~visattn.errors.InputError` naming the file: no
+config, an unreadable config, a model type no family implements, weights only as
+``pytorch_model.bin`` (a pickle that needs torch), a truncated safetensors file, a tensor missing
+or with a shape the config disagrees with, no tokenizer.json.
+
+The safetensors format: 8 bytes little-endian header length N, N bytes of JSON ``{name: {"dtype",
+"shape", "data_offsets": [begin, end]}}`` (offsets from the end of the header), then the data."""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+CONFIG = "config.json"
+TOKENIZER = "tokenizer.json"
+SINGLE = "model.safetensors"
+INDEX = "model.safetensors.index.json"
+TORCH_BIN = "pytorch_model.bin"
+MAX_HEADER = 100_000_000  # a header larger than this is not a safetensors header
+# safetensors dtype → (NumPy dtype of its bytes, bytes per element)
+DTYPES = {
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "BF16": np.dtype("<u2"),  # read as bits, widened by bf16_to_float32
+    "F64": np.dtype("<f8"),
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
+    "U8": np.dtype("u1"),
+    "BOOL": np.dtype("u1"),
+}
+
+
+def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 values given as their uint16 bits → float32 with exactly the same values (the bits
+    moved to the top half of a 32-bit word)."""
+    wide = np.asarray(bits, dtype=np.uint16).astype(np.uint32)
+    wide <<= 16
+    return wide.view(np.float32)
+
+
+def read_config(folder: str | Path) -> dict:
+    """config.json of ``folder`` as a dict; InputError when the folder or the file is unusable."""
+    folder = Path(folder)
+    path = folder / CONFIG
+    if not folder.is_dir():
+        raise InputError(
+            "model_folder", f"{folder} is not a folder; name a checkpoint folder.", file=str(folder)
+        )
+    if not path.is_file():
+        raise InputError(
+            "model_no_config",
+            f"{path} is missing; a checkpoint folder holds config.json, its weights as "
+            "*.safetensors and tokenizer.json.",
+            file=str(path),
+        )
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(
+            "model_config", f"{path} is not readable JSON ({exc}).", file=str(path)
+        ) from None
+    if not isinstance(config, dict):
+        raise InputError("model_config", f"{path} is not a JSON object.", file=str(path))
+    return config
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    file: Path
+    dtype: str  # safetensors dtype: "F32", "F16", "BF16" …
+    shape: tuple[int, ...]
+    start: int  # byte offset of the data in the file
+    end: int
+
+
+def _truncated(path: Path, why: str) -> InputError:
+    return InputError(
+        "model_truncated",
+        f"{path} is truncated or not a safetensors file ({why}); download it again.",
+        file=str(path),
+    )
+
+
+def read_header(path: Path) -> dict[str, TensorInfo]:
+    """The tensors of one safetensors file (names, dtypes, shapes, byte ranges), from its header
+    alone: a few kB read, whatever the file's size. InputError for a truncated or foreign file."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                raise _truncated(path, f"{size} bytes")
+            (n,) = struct.unpack("<Q", head)
+            if n > MAX_HEADER or 8 + n > size:
+                raise _truncated(path, f"a header of {n} bytes in a file of {size}")
+            raw = f.read(n)
+    except OSError as exc:
+        raise InputError(
+            "model_unreadable", f"{path} cannot be read ({exc}).", file=str(path)
+        ) from None
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise _truncated(path, "its header is not JSON") from None
+    tensors = {}
+    base = 8 + n
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype, shape = entry["dtype"], tuple(int(d) for d in entry["shape"])
+            begin, end = (int(o) for o in entry["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise _truncated(path, f"tensor {name!r} has no dtype, shape or offsets") from None
+        if dtype not in DTYPES:
+            raise InputError(
+                "model_dtype",
+                f"{path}: tensor {name!r} is {dtype}; this app reads F32, F16 and BF16 weights.",
+                file=str(path),
+                name=name,
+                dtype=dtype,
+            )
+        if end - begin != DTYPES[dtype].itemsize * int(np.prod(shape, dtype=np.int64)):
+            raise _truncated(path, f"tensor {name!r} has {end - begin} bytes for shape {shape}")
+        if base + end > size:
+            raise _truncated(path, f"tensor {name!r} ends at byte {base + end} of {size}")
+        tensors[name] = TensorInfo(path, dtype, shape, base + begin, base + end)
+    return tensors
+
+
+def weight_files(folder: str | Path) -> list[Path]:
+    """The safetensors files of a checkpoint: the one ``model.safetensors``, or the shards its
+    index names; InputError when there are none (naming pytorch_model.bin when only that is
+    there)."""
+    folder = Path(folder)
+    index = folder / INDEX
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            shards = sorted(set(weight_map.values()))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(
+                "model_config", f"{index} is not a readable shard index ({exc}).", file=str(index)
+            ) from None
+        missing = [name for name in shards if not (folder / name).is_file()]
+        if missing:
+            raise InputError(
+                "model_shard_missing",
+                f"{index} names {missing[0]}, which is not in the folder.",
+                file=str(folder / missing[0]),
+            )
+        return [folder / name for name in shards]
+    if (folder / SINGLE).is_file():
+        return [folder / SINGLE]
+    loose = sorted(folder.glob("*.safetensors"))
+    if loose:
+        return loose
+    if any((folder / name).is_file() for name in (TORCH_BIN, TORCH_BIN + ".index.json")):
+        raise InputError(
+            "model_torch_bin",
+            f"{folder / TORCH_BIN}: the weights are a PyTorch pickle, which needs torch to read; "
+            "save the model as safetensors (model.save_pretrained(folder) does by default).",
+            file=str(folder / TORCH_BIN),
+        )
+    raise InputError(
+        "model_no_weights",
+        f"{folder} has no weights: no {SINGLE}, no {INDEX}, no *.safetensors.",
+        file=str(folder / SINGLE),
+    )
+
+
+class Weights(Mapping):
+    """The tensors of a checkpoint by name, read from memory-mapped files on access and returned as
+    float32 arrays (fp32: a read-only view into the file; fp16 and bf16: a widened copy).
+
+    ``prefix`` is stripped from the names (``"bert."`` of a BertForMaskedLM checkpoint,
+    ``"transformer."`` of GPT2LMHeadModel), so a family reads ``embeddings.word_embeddings.weight``
+    whatever head the checkpoint was saved with."""
+
+    def __init__(self, tensors: dict[str, TensorInfo], source: Path, prefix: str = ""):
+        self.tensors = tensors
+        self.source = source  # the file a message names: model.safetensors or the shard index
+        self.prefix = prefix
+        self._maps: dict[Path, np.memmap] = {}
+
+    @classmethod
+    def open(cls, folder: str | Path) -> Weights:
+        tensors: dict[str, TensorInfo] = {}
+        files = weight_files(folder)
+        for path in files:
+            tensors.update(read_header(path))
+        index = Path(folder) / INDEX
+        return cls(tensors, index if index.is_file() else files[0])
+
+    def with_prefix(self, prefix: str) -> Weights:
+        return Weights(self.tensors, self.source, prefix)
+
+    def info(self, name: str) -> TensorInfo:
+        return self.tensors[self.prefix + name]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        info = self.tensors[self.prefix + name]
+        if info.file not in self._maps:
+            self._maps[info.file] = np.memmap(info.file, dtype=np.uint8, mode="r")
+        raw = self._maps[info.file][info.start : info.end].view(DTYPES[info.dtype])
+        raw = raw.reshape(info.shape)
+        if info.dtype == "BF16":
+            return bf16_to_float32(raw)
+        if info.dtype == "F32":
+            return np.asarray(raw)
+        return raw.astype(np.float32)
+
+    def __iter__(self) -> Iterator[str]:
+        n = len(self.prefix)
+        return (name[n:] for name in self.tensors if name.startswith(self.prefix))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.prefix + name in self.tensors
+
+    def n_params(self) -> int:
+        return sum(int(np.prod(t.shape, dtype=np.int64)) for t in self.tensors.values())
+
+    def nbytes(self) -> int:
+        """Bytes on disk of every tensor."""
+        return sum(t.end - t.start for t in self.tensors.values())
+
+
+def find_prefix(weights: Weights, anchor: str) -> str:
+    """The prefix before ``anchor`` (a tensor every checkpoint of the family has) in the tensor
+    names: "" for a base model, "bert." or "transformer." for one saved with a head."""
+    for name in weights.tensors:
+        if name == anchor or name.endswith("." + anchor):
+            return name[: len(name) - len(anchor)]
+    raise InputError(
+        "model_tensor_missing",
+        f"{weights.source} has no tensor {anchor!r}; is it a checkpoint of this family?",
+        file=str(weights.source),
+        name=anchor,
+    )
+
+
+def check_shapes(weights: Weights, expected: dict[str, tuple[int, ...]]) -> None:
+    """Every tensor the family needs is there with the shape config.json implies."""
+    for name, shape in expected.items():
+        if name not in weights:
+            raise InputError(
+                "model_tensor_missing",
+                f"{weights.source} has no tensor {weights.prefix + name!r}, which config.json "
+                "implies.",
+                file=str(weights.source),
+                name=weights.prefix + name,
+            )
+        info = weights.info(name)
+        if info.shape != tuple(shape):
+            raise InputError(
+                "model_shape",
+                f"{info.file}: tensor {weights.prefix + name!r} has shape {info.shape}, but "
+                f"config.json implies {tuple(shape)}.",
+                file=str(info.file),
+                name=weights.prefix + name,
+                shape=" × ".join(map(str, info.shape)),
+                expected=" × ".join(map(str, shape)),
+            )
+
+
+def read_tokenizer(folder: str | Path):
+    """tokenizer.json of ``folder`` as a ``tokenizers.Tokenizer`` without padding or truncation."""
+    from tokenizers import Tokenizer
+
+    path = Path(folder) / TOKENIZER
+    if not path.is_file():
+        raise InputError(
+            "model_no_tokenizer",
+            f"{path} is missing; this app reads the fast tokenizer's tokenizer.json (save it with "
+            "tokenizer.save_pretrained(folder)).",
+            file=str(path),
+        )
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # the Rust side raises a plain Exception for a bad file
+        raise InputError(
+            "model_tokenizer", f"{path} cannot be read as a tokenizer ({exc}).", file=str(path)
+        ) from None
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def config_int(config: dict, names: tuple[str, ...], path: Path, default: int | None = None) -> int:
+    """The first of ``names`` present in config.json, as an int (configs of one family spell the
+    same number differently: n_embd / hidden_size); ``default`` when none is there."""
+    present = [config[name] for name in names if config.get(name) is not None]
+    if not present and default is not None:
+        return default
+    if present and isinstance(present[0], int) and not isinstance(present[0], bool):
+        return present[0]
+    raise InputError(
+        "model_config_field",
+        f"{path} has no whole number {names[0]!r}.",
+        file=str(path),
+        name=names[0],
+    )

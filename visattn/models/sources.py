@@ -1,0 +1,180 @@
+"""Where the app finds checkpoints, described without loading them (server side only: a URL names a
+model's id, never a path).
+
+Three places, in this order: the bundled all-MiniLM-L6-v2 (id ``minilm``); folders named by the
+``VISATTN_MODELS`` environment variable (a path list, ``os.pathsep``-separated) or by ``--models
+DIR`` (``make run MODELS=DIR``); and the snapshots in the local Hugging Face cache
+(``HF_HUB_CACHE``, else ``HF_HOME``/hub, else ~/.cache/huggingface/hub). A named folder is a
+checkpoint itself or holds checkpoints one level down. A checkpoint is described from its
+config.json and its safetensors headers (a few kB whatever its size): name, family, layers × heads,
+parameters, size on disk. One that cannot be read, or whose float32 weights exceed the memory budget
+(default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a unit: "4GB", "500MB"), is listed with the
+reason and cannot be chosen."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from . import family_of, loading
+
+BUNDLED = "minilm"
+DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
+UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+MAX_ID = 120  # characters of an id (the URL's control takes this many)
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str  # what the URL holds
+    name: str  # what the picker shows
+    path: Path
+    origin: str  # "bundled" | "folder" | "hf_cache"
+    family: str = ""  # "bert" | "gpt2" | "llama" ("" when unreadable)
+    model_type: str = ""
+    n_layers: int = 0
+    n_heads: int = 0
+    n_params: int = 0
+    disk_bytes: int = 0
+    problem: InputError | None = None  # why it cannot be read
+    over_budget: bool = False
+
+    @property
+    def float32_bytes(self) -> int:
+        return 4 * self.n_params
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None and not self.over_budget
+
+    @property
+    def causal(self) -> bool:
+        return self.family in ("gpt2", "llama")
+
+
+def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
+    """The memory budget for one model's float32 weights: VISATTN_MODEL_BUDGET or 2 GB."""
+    raw = env.get("VISATTN_MODEL_BUDGET", "").strip().upper().replace(" ", "")
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)B?", raw)
+    if not found:
+        return DEFAULT_BUDGET
+    number, unit = found.groups()
+    return int(float(number) * UNITS[unit + "B" if unit else ""])
+
+
+def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Source:
+    """A checkpoint folder described from config.json and the safetensors headers; an unreadable
+    one is a Source with its ``problem``."""
+    try:
+        config = loading.read_config(folder)
+        family = family_of(config, folder / loading.CONFIG)
+        weights = loading.Weights.open(folder)
+        if not (folder / loading.TOKENIZER).is_file():
+            loading.read_tokenizer(folder)  # raises model_no_tokenizer
+    except InputError as problem:
+        return Source(id, name, folder, origin, problem=problem)
+    path = folder / loading.CONFIG
+    try:
+        n_layers = loading.config_int(config, ("num_hidden_layers", "n_layer"), path)
+        n_heads = loading.config_int(config, ("num_attention_heads", "n_head"), path)
+    except InputError as problem:
+        return Source(id, name, folder, origin, problem=problem)
+    n_params = weights.n_params()
+    return Source(
+        id=id,
+        name=name,
+        path=folder,
+        origin=origin,
+        family=family,
+        model_type=str(config.get("model_type")),
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_params=n_params,
+        disk_bytes=weights.nbytes(),
+        over_budget=4 * n_params > budget,
+    )
+
+
+def checkpoint_folders(root: Path) -> list[Path]:
+    """``root`` if it holds a config.json, else its sub-folders that do (sorted by name)."""
+    if (root / loading.CONFIG).is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / loading.CONFIG).is_file())
+
+
+def hub_dir(env: Mapping[str, str] = os.environ) -> Path:
+    if env.get("HF_HUB_CACHE"):
+        return Path(env["HF_HUB_CACHE"])
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]) / "hub"
+    return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+def hub_snapshots(hub: Path) -> list[tuple[str, Path]]:
+    """(repo id "org/name", snapshot folder) of every model in a Hugging Face hub cache: the
+    snapshot refs/main names, else the newest."""
+    found = []
+    if not hub.is_dir():
+        return found
+    for repo in sorted(hub.glob("models--*")):
+        snapshots = repo / "snapshots"
+        if not snapshots.is_dir():
+            continue
+        main = repo / "refs" / "main"
+        chosen = None
+        if main.is_file():
+            chosen = snapshots / main.read_text(encoding="utf-8").strip()
+        if chosen is None or not chosen.is_dir():
+            candidates = [p for p in snapshots.iterdir() if p.is_dir()]
+            if not candidates:
+                continue
+            chosen = max(candidates, key=lambda p: p.stat().st_mtime)
+        if (chosen / loading.CONFIG).is_file():
+            found.append((repo.name.removeprefix("models--").replace("--", "/"), chosen))
+    return found
+
+
+def _unique(id: str, taken: set[str]) -> str:
+    base, n = id[:MAX_ID], 2
+    while id in taken or len(id) > MAX_ID:
+        id = f"{base[: MAX_ID - 4]}-{n}"
+        n += 1
+    taken.add(id)
+    return id
+
+
+def find(
+    model_dirs: Iterable[str | Path] = (),
+    env: Mapping[str, str] = os.environ,
+    bundled: Path | None = None,
+) -> list[Source]:
+    """Every checkpoint the server can offer, bundled MiniLM first (``bundled``: its folder, None
+    when the package is missing)."""
+    budget = budget_bytes(env)
+    taken: set[str] = set()
+    found: list[Source] = []
+    if bundled is not None:
+        taken.add(BUNDLED)
+        found.append(describe(bundled, BUNDLED, "all-MiniLM-L6-v2", "bundled", budget))
+    roots = [Path(p) for p in env.get("VISATTN_MODELS", "").split(os.pathsep) if p.strip()]
+    roots += [Path(p) for p in model_dirs]
+    seen: set[Path] = set()
+    for root in roots:
+        for folder in checkpoint_folders(root.expanduser()):
+            if folder.resolve() in seen:
+                continue
+            seen.add(folder.resolve())
+            id = _unique(folder.name, taken)
+            found.append(describe(folder, id, folder.name, "folder", budget))
+    for repo, folder in hub_snapshots(hub_dir(env)):
+        if folder.resolve() in seen:
+            continue
+        seen.add(folder.resolve())
+        found.append(describe(folder, _unique(repo, taken), repo, "hf_cache", budget))
+    return found
