@@ -103,7 +103,7 @@ def test_package_imports_lazily_and_exports_the_same_objects():
     ]
     import visattn
     from visattn import attention as attention_fn
-    from visattn import decode, kernel_regression, positional, reading, text
+    from visattn import decode, kernel_regression, modern, positional, reading, text
     from visattn.models import designed
 
     assert callable(attention_fn) and attention_fn is sys.modules["visattn.attention"].attention
@@ -125,6 +125,7 @@ def test_package_imports_lazily_and_exports_the_same_objects():
                 sys.modules["visattn.activations"],
                 decode,
                 kernel_regression,
+                modern,
                 positional,
                 reading,
                 text,

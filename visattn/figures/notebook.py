@@ -10,14 +10,20 @@ Axis letters: L layers, H heads, T tokens."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from .. import reading
 from ..errors import InputError
 from .lines import filtered_line_view
 from .matrices import head_grid
+
+# What a notebook passes: an (L, H, T, T) or (H, T, T) array, or transformers' tuple of L (batch, H,
+# T, T) tensors (anything with ``numpy()`` or ``__array__``; torch is never imported here).
+Attention = ArrayLike | Sequence[Any]
 
 
 def _to_numpy(x) -> np.ndarray:
@@ -33,7 +39,7 @@ def _to_numpy(x) -> np.ndarray:
     return np.asarray(x)
 
 
-def attentions(attention, batch: int = 0) -> np.ndarray:
+def attentions(attention: Attention, batch: int = 0) -> np.ndarray:
     """(L, H, T, T) float32 from an (L, H, T, T) or (H, T, T) array, or from a tuple / list of L
     (batch, H, T, T) tensors (``batch`` picks the example)."""
     if isinstance(attention, tuple | list):
@@ -71,7 +77,9 @@ def _head_names(layer: int, n_heads: int) -> list[str]:
     return [f"L{layer + 1}·H{h + 1}" for h in range(n_heads)]
 
 
-def heads(attention, tokens: Sequence[str], layer: int | None = None, **kw) -> go.Figure:
+def heads(
+    attention: Attention, tokens: Sequence[str], layer: int | None = None, **kw: Any
+) -> go.Figure:
     """Every head on one 0…1 scale: the layer × head grid, or one layer's heads (``layer``, from
     0) in a row."""
     w = attentions(attention)
@@ -84,7 +92,7 @@ def heads(attention, tokens: Sequence[str], layer: int | None = None, **kw) -> g
 
 
 def lines(
-    attention,
+    attention: Attention,
     tokens: Sequence[str],
     layer: int,
     heads: Sequence[int] | None = None,
@@ -100,7 +108,7 @@ def lines(
     )
 
 
-def rollout(attention, tokens: Sequence[str], residual: float = 0.5) -> go.Figure:
+def rollout(attention: Attention, tokens: Sequence[str], residual: float = 0.5) -> go.Figure:
     """Attention rollout (Abnar & Zuidema 2020) after each layer: how much of each output token
     comes from each input token."""
     w = attentions(attention)
@@ -109,7 +117,9 @@ def rollout(attention, tokens: Sequence[str], residual: float = 0.5) -> go.Figur
     return head_grid(rolled[None], tokens, tokens, cell_titles=titles, value_name="share")
 
 
-def value_norm_view(attention, norms, tokens: Sequence[str], layer: int) -> go.Figure:
+def value_norm_view(
+    attention: Attention, norms: ArrayLike, tokens: Sequence[str], layer: int
+) -> go.Figure:
     """One layer's heads as α_ij·‖v_j W_O^h‖ (Kobayashi et al. 2020), each row rescaled to sum 1:
     what each key token actually adds to the query, not only how much it is looked at. ``norms``
     (L, H, T): :func:`visattn.models.value_norms`."""

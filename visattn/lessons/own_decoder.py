@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..controls import Control, table
 from ..models import generation, pieces
+from ..models.causal import Decoder
 from ..models.sources import MAX_ID
 from ..token_views import HeadWeight
 
@@ -33,7 +34,7 @@ class Generation:
     text: str  # the prompt and its continuation, decoded
 
 
-def generate(model, prompt: str, n_new: int) -> Generation:
+def generate(model: Decoder, prompt: str, n_new: int) -> Generation:
     """Greedy continuation of ``prompt`` by ``n_new`` tokens (InputError for an empty prompt)."""
     tokens, ids, _, _ = model.tokenize(prompt)
     found = generation.steps(model, ids, n_new)
@@ -48,7 +49,7 @@ class InductionHeads:
     top: tuple[HeadWeight, ...]  # the heads with the highest prefix-matching score, highest first
 
 
-def induction_heads(model, top: int = TOP_HEADS) -> InductionHeads:
+def induction_heads(model: Decoder, top: int = TOP_HEADS) -> InductionHeads:
     """The ``top`` heads with the highest prefix-matching score."""
     length = generation.fitted_length(model)
     return InductionHeads(length, tuple(generation.prefix_matching(model, length)[:top]))

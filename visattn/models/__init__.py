@@ -14,8 +14,15 @@ safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mis
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # annotations only: importing visattn.models loads no model code
+    import numpy as np
+
+    from .causal import Decoder, DecoderResult
+    from .minilm import MiniLM, MiniLMResult
 
 # config.json's model_type → the module that builds it
 FAMILIES = {
@@ -41,7 +48,7 @@ def family_of(config: dict, path: Path) -> str:
     return FAMILIES[model_type]
 
 
-def load(path: str | Path):
+def load(path: str | Path) -> MiniLM | Decoder:
     """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), in NumPy.
 
     Returns a :class:`~visattn.models.minilm.MiniLM` (BERT family) or a
@@ -60,7 +67,7 @@ def load(path: str | Path):
     return module.build(folder, config, weights, tokenizer)
 
 
-def value_norms(model, result):
+def value_norms(model: MiniLM | Decoder, result: MiniLMResult | DecoderResult) -> np.ndarray:
     """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted view's factor)."""
     from .causal import Decoder
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tokenizers import Tokenizer
+
 from . import loading
 from .minilm import MiniLM, MiniLMConfig
 
@@ -46,7 +48,7 @@ def shapes(c: MiniLMConfig, type_vocab: int) -> dict[str, tuple[int, ...]]:
     return expected
 
 
-def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer) -> MiniLM:
+def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> MiniLM:
     path = folder / loading.CONFIG
     for name in (
         "num_hidden_layers",

@@ -10,11 +10,12 @@ D model width, Dh head width, Nv vocabulary size."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
 from ..errors import InputError
 from . import pieces
@@ -130,7 +131,7 @@ def causal_attention(
     return weights, out
 
 
-def by_rows(activation, h: np.ndarray) -> np.ndarray:
+def by_rows(activation: Callable[[np.ndarray], np.ndarray], h: np.ndarray) -> np.ndarray:
     """``activation(h[a:b])`` in place over blocks of rows of h (T, Dff), on two threads as the
     attention blocks."""
 
@@ -308,7 +309,7 @@ class Decoder:
         return out, cache
 
 
-def tokenizer_flavour(tokenizer) -> tuple[bool, frozenset[str]]:
+def tokenizer_flavour(tokenizer: Tokenizer) -> tuple[bool, frozenset[str]]:
     """(byte-level BPE?, the special tokens' strings) of a ``tokenizers.Tokenizer``."""
     import json
 

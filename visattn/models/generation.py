@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..checks import positive_int
 from ..errors import InputError
@@ -52,7 +53,7 @@ def probabilities(logits: np.ndarray) -> np.ndarray:
     return z / z.sum()
 
 
-def steps(model, token_ids, n_new: int, top: int = TOP) -> list[Step]:
+def steps(model: Decoder, token_ids: ArrayLike, n_new: int, top: int = TOP) -> list[Step]:
     """Greedy continuation of ``token_ids`` by ``n_new`` tokens (at most MAX_NEW, within the
     model's positions) with the KV cache: the prompt in one pass, then one position per step."""
     model = _check_decoder(model)
@@ -101,7 +102,9 @@ def prefix_matching_scores(attentions: np.ndarray, start: int, length: int) -> n
     return a[:, :, queries, keys].mean(axis=-1)  # (L, H, length − 1) -> (L, H)
 
 
-def repeated_sequence(model, length: int = REPEAT, seed: int = 0) -> tuple[np.ndarray, int]:
+def repeated_sequence(
+    model: Decoder, length: int = REPEAT, seed: int = 0
+) -> tuple[np.ndarray, int]:
     """A random sequence of ``length`` ordinary tokens (no special ones) twice, after the
     tokenizer's beginning-of-sequence token when it adds one; returns (ids, start)."""
     model = _check_decoder(model)
@@ -125,13 +128,13 @@ def _special_ids(model) -> set[int]:
     return {i for i in found if i is not None}
 
 
-def fitted_length(model, length: int = REPEAT) -> int:
+def fitted_length(model: Decoder, length: int = REPEAT) -> int:
     """``length``, or less for a model with fewer positions than a beginning token and two
     copies."""
     return max(2, min(length, (model.config.max_positions - 1) // 2))
 
 
-def prefix_matching(model, length: int = REPEAT, seed: int = 0) -> list[HeadWeight]:
+def prefix_matching(model: Decoder, length: int = REPEAT, seed: int = 0) -> list[HeadWeight]:
     """Every head ranked by its prefix-matching score on a random sequence repeated twice (of
     :func:`fitted_length` tokens)."""
     ids, start = repeated_sequence(model, fitted_length(model, length), seed)

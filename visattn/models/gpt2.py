@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
 from ..errors import InputError
 from . import loading
@@ -228,7 +229,7 @@ class GPT2(Decoder):
         return hidden @ self.wte.T  # (T, D) x (D, Nv) -> (T, Nv)
 
 
-def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer) -> GPT2:
+def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> GPT2:
     config = GPT2Config.from_dict(cfg, folder / loading.CONFIG)
     weights = weights.with_prefix(loading.find_prefix(weights, ANCHOR))
     loading.check_shapes(weights, config.shapes())

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
 from ..errors import InputError
 from . import loading
@@ -312,7 +313,7 @@ class Llama(Decoder):
         return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
 
 
-def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer) -> Llama:
+def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> Llama:
     config = LlamaConfig.from_dict(cfg, folder / loading.CONFIG)
     prefix = loading.find_prefix(weights, ANCHOR)
     body = weights.with_prefix(prefix)

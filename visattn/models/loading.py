@@ -22,10 +22,14 @@ import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # read_tokenizer imports it when called
+    from tokenizers import Tokenizer
 
 CONFIG = "config.json"
 TOKENIZER = "tokenizer.json"
@@ -282,7 +286,7 @@ def check_shapes(weights: Weights, expected: dict[str, tuple[int, ...]]) -> None
             )
 
 
-def read_tokenizer(folder: str | Path):
+def read_tokenizer(folder: str | Path) -> Tokenizer:
     """tokenizer.json of ``folder`` as a ``tokenizers.Tokenizer`` without padding or truncation."""
     from tokenizers import Tokenizer
 

@@ -119,7 +119,7 @@ def display(tokens: Sequence[str], byte_level: bool, special: Collection[str] = 
 
 
 def merge_groups(
-    tokens: Sequence[str], attn, byte_level: bool, special: Collection[str] = ()
+    tokens: Sequence[str], attn: np.ndarray, byte_level: bool, special: Collection[str] = ()
 ) -> TokenView:
     """Pieces of one character (or word piece run) merged: a group receives the sum of the weights
     on its pieces and sends the mean of its pieces' rows. Rows that summed to 1 still do."""
