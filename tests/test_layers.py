@@ -41,3 +41,20 @@ def test_visattn_knows_no_streamlit(path):
 @pytest.mark.parametrize("path", modules("ui"), ids=lambda p: p.name)
 def test_ui_imports_no_page(path):
     assert not {m for m in imported(path) if m.split(".")[0] == "pages"}
+
+
+APP_CODE = [
+    ROOT / "app.py",
+    *modules("pages"),
+    *modules("ui"),
+    *modules("visattn"),
+    *modules("deploy"),
+]
+
+
+@pytest.mark.parametrize("path", APP_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_app_never_imports_the_test_references(path):
+    """torch and transformers are the tests' references (requirements-test.txt pins torch); the
+    app runs without them: no module of it imports either, not even lazily inside a function."""
+    references = {m for m in imported(path) if m.split(".")[0] in ("torch", "transformers")}
+    assert not references, f"{path.name} imports {sorted(references)}"
