@@ -238,6 +238,7 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
         width="stretch",
         config=config,
         key=cache_pretrained.BARS,
+        theme=None,  # the figures' own (visattn.figures.core.TEMPLATE)
         on_select=cache_pretrained.open_clicked,
         selection_mode="points",
     )

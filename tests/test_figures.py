@@ -104,3 +104,33 @@ def test_line_view_legend_is_full_colour_and_labels_stand_clear():
     labels = [d for d in fig["data"] if d.get("mode") == "text"]
     left, right = (set(d["x"]) for d in labels)
     assert max(left) < min(ends) and min(right) > max(ends)
+
+
+@pytest.mark.parametrize("name", BUILDS)
+def test_every_figure_carries_its_own_look(name, monkeypatch):
+    """The figures look the same wherever they are drawn (app, notebook, exported file): their own
+    template, whatever default Plotly has (Streamlit sets its own on import)."""
+    import plotly.io as pio
+
+    monkeypatch.setattr(pio.templates, "default", "plotly")
+    layout = validated(BUILDS[name]()).layout
+    assert layout.template.layout.font.family == '"Source Sans", sans-serif'
+    assert layout.template.layout.paper_bgcolor == "#FFFFFF"
+    assert layout.template.layout.colorway[0] == "#0068c9"
+
+
+def test_the_app_draws_figures_in_their_own_look():
+    """Every ``st.plotly_chart`` of the app passes ``theme=None``: Streamlit's chart theme would
+    re-theme each figure's JSON in the browser on every redraw (benchmarks/README.md, interact.py)
+    and the figures already carry that look."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    calls = []
+    for path in [*root.glob("pages/*.py"), *root.glob("ui/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "plotly_chart":
+                theme = [k.value for k in node.keywords if k.arg == "theme"]
+                calls.append((path.name, len(theme) == 1 and ast.literal_eval(theme[0]) is None))
+    assert len(calls) >= 2 and all(ok for _, ok in calls), calls

@@ -40,7 +40,7 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     }
     hidden = lecture_modes.hidden(key)
     drawn = export.without_numbers(fig, colours=lecture_modes.hide_level() > 1) if hidden else fig
-    st.plotly_chart(drawn, width="stretch", config=config, key=key)
+    st.plotly_chart(drawn, width="stretch", config=config, key=key, theme=None)
     if hidden:
         lecture_modes.reveal_button(key)
 

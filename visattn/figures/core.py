@@ -34,6 +34,102 @@ HEAD_COLOURS = (
     "#ad494a",
 )
 
+# The look of every figure: Streamlit's light chart theme, written out (the values its browser code
+# fills in for ``theme="streamlit"``, read from the figures it drew). The app draws with
+# ``theme=None`` (``ui.charts``): the browser then skips re-theming each figure's JSON on every
+# redraw (a third of a heatmap grid's redraw, benchmarks/README.md), and a figure looks the same in
+# the app, in a notebook and in an exported file.
+_FONT = '"Source Sans", sans-serif'
+_TEXT, _HEADING, _BODY, _GRID = "#808495", "#2F2D2B", "#262730", "#e6eaf1"
+_SEQUENTIAL = "#e4f5ff #c7ebff #a6dcff #83c9ff #60b4ff #3d9df3 #1c83e1 #0068c9 #0054a3 #004280"
+_DIVERGING = "#7d353b #bd4043 #ff4b4b #ff8c8c #ffc7c7 #a6dcff #60b4ff #1c83e1 #0054a3 #004280"
+
+
+def _steps(colours: str) -> list[list]:
+    """A colour scale of evenly spaced colours (Streamlit's ten)."""
+    names = colours.split()
+    return [[i / (len(names) - 1), name] for i, name in enumerate(names)]
+
+
+def _axis(**extra) -> dict:
+    return {
+        "zerolinecolor": _GRID,
+        "gridcolor": _GRID,
+        "minor": {"gridcolor": _GRID},
+        "tickcolor": _GRID,
+        "tickfont": {"color": _TEXT, "size": 12},
+        "automargin": True,
+        **extra,
+    }
+
+
+TEMPLATE = {
+    "layout": {
+        "font": {"color": _TEXT, "family": _FONT, "size": 12, "weight": 400},
+        "title": {
+            "font": {"family": _FONT, "size": 16, "color": _HEADING, "weight": 700},
+            "pad": {"l": 4},
+            "xanchor": "left",
+            "x": 0,
+        },
+        "legend": {
+            "title": {"font": {"size": 12, "color": _TEXT}, "side": "top"},
+            "valign": "top",
+            "bordercolor": "rgba(0,0,0,0)",
+            "borderwidth": 0,
+            "font": {"size": 12, "color": _BODY},
+        },
+        "paper_bgcolor": "#FFFFFF",
+        "plot_bgcolor": "#FFFFFF",
+        "xaxis": _axis(
+            showgrid=False,
+            zeroline=False,
+            title={"font": {"color": _TEXT, "size": 14}, "standoff": 20},
+        ),
+        "yaxis": _axis(
+            ticklabelposition="outside",
+            title={"font": {"color": _TEXT, "size": 14}, "standoff": 24},
+        ),
+        "margin": {"pad": 8, "r": 0, "l": 0},
+        "hoverlabel": {
+            "bgcolor": "#FFFFFF",
+            "bordercolor": "#DCD8D4",
+            "font": {"color": _TEXT, "family": _FONT, "size": 12},
+        },
+        "coloraxis": {
+            "colorbar": {
+                "thickness": 16,
+                "xpad": 24,
+                "ticklabelposition": "outside",
+                "outlinecolor": "rgba(0,0,0,0)",
+                "outlinewidth": 8,
+                "len": 0.75,
+                "y": 0.5745,
+                "title": {"font": {"color": _TEXT, "size": 14}},
+                "tickfont": {"color": _TEXT, "size": 12},
+            }
+        },
+        "colorscale": {
+            "sequential": _steps(_SEQUENTIAL),
+            "sequentialminus": _steps(_SEQUENTIAL),
+            "diverging": _steps(_DIVERGING),
+        },
+        "colorway": [
+            "#0068c9",
+            "#83c9ff",
+            "#ff2b2b",
+            "#ffabab",
+            "#29b09d",
+            "#7defa1",
+            "#ff8700",
+            "#ffd16a",
+            "#6d3fc0",
+            "#d5dae5",
+        ],
+    },
+    "data": {"scatter": [{"marker": {"line": {"width": 0}}}]},
+}
+
 
 def _fmt(v: float, digits: int) -> str:
     if v == 0:
@@ -62,6 +158,7 @@ def _figure(data: list[dict], layout: dict) -> go.Figure:
     the builders here write only well-formed properties (tests validate every builder's output
     once)."""
     _sized(data, layout)
+    layout.setdefault("template", TEMPLATE)
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 

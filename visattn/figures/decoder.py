@@ -12,7 +12,16 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from .core import DIVERGING_SCALE, _figure, _scale, _sized, _ticks, _title, compact
+from .core import (
+    DIVERGING_SCALE,
+    TEMPLATE,
+    _figure,
+    _scale,
+    _sized,
+    _ticks,
+    _title,
+    compact,
+)
 
 FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
 NEW_ROW = "#ff7f0e"  # the row the step shown appends
@@ -66,6 +75,7 @@ def _with_frames(data: list[dict], layout: dict, frames: list[dict]) -> go.Figur
     reach frames (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly;
     tests validate the result. Its text is at the layout's font size, as :func:`_figure`'s."""
     _sized(data, layout)
+    layout.setdefault("template", TEMPLATE)
     fig = go.Figure({"data": data, "layout": layout}, _validate=False)
     fig._frame_objs = tuple(go.Frame(f, _validate=False) for f in frames)
     return fig
