@@ -332,18 +332,12 @@ def one_head(model, view, name: str, colour: dict, src: int) -> None:
 
 
 def choose_model():
-    """The model picker (its id in the URL), one line on the model, and the layer and head
-    controls cut to its size; None when no model can be loaded."""
-    with st.spinner(t("pretrained.loading")):
-        model, reason, source = cache_models.choose(CONTROLS["pt_model"])
-    if model is None:
-        reading_views.model_missing(reason)
-        return None
-    cache_models.describe(source)
-    cache_pretrained.remember_shape(model)
-    for key in ("pt_glayer", "pt_layer"):
-        cache_models.fit_choice(CONTROLS[key], model.config.n_layers)
-    cache_models.fit_choice(CONTROLS["pt_head"], model.config.n_heads)
+    """The model picker (ui.cache_models.picker: its id in the URL, the layer and head controls
+    cut to its size); None when no model can be loaded."""
+    layers = (CONTROLS["pt_glayer"], CONTROLS["pt_layer"])
+    model = cache_models.picker(CONTROLS["pt_model"], layers, (CONTROLS["pt_head"],))
+    if model is not None:
+        cache_pretrained.remember_shape(model)
     return model
 
 

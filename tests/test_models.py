@@ -445,6 +445,49 @@ def test_head_values_add_up_to_the_attention_block(loaded, family):
     )
 
 
+@pytest.mark.parametrize("i", range(N_TEXTS))
+def test_queries_and_keys_give_transformers_attention(loaded, i):
+    """The reading page's query/key plane: softmax(q·kᵀ), masked as the model masks (causal;
+    Mistral's window of 4), is transformers' eager attention for every head, with the transformers
+    layer inputs (a RoPE model's queries and keys rotated, a grouped-query head's shared key)."""
+    model, ref = loaded
+    result = model.run(str(ref[f"text_{i}"]))
+    expected = ref[f"attentions_{i}"]  # (L, H, T, T) from transformers
+    L, H, T, _ = expected.shape
+    window = getattr(model.config, "window", None) if isinstance(model, Decoder) else None
+    rows, cols = np.arange(T)[:, None], np.arange(T)[None, :]
+    hidden = cols > rows if isinstance(model, Decoder) else np.zeros((T, T), bool)
+    if window is not None:
+        hidden |= rows - cols >= window
+    for layer in range(L):
+        for head in range(H):
+            q, k = models.queries_keys(model, result, layer, head)  # (T, Dh) each
+            assert q.shape == k.shape == (T, model.config.d_head)
+            scores = np.where(hidden, -np.inf, q @ k.T)  # (T, T)
+            w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            w /= w.sum(axis=-1, keepdims=True)
+            np.testing.assert_allclose(w, expected[layer, head], rtol=0, atol=TOL)
+
+
+def test_queries_keys_refuse_a_head_the_model_lacks():
+    model = models.load(FIXTURES / "gpt2")
+    result = model.run("the keys")
+    with pytest.raises(InputError) as info:
+        models.queries_keys(model, result, 0, model.config.n_heads)
+    assert info.value.code == "reading_index"
+
+
+def test_position_kinds():
+    kinds = {family: models.load(FIXTURES / family).positions for family in FAMILIES}
+    assert kinds == {
+        "bert": "learned",
+        "gpt2": "learned",
+        "llama": "rotary",
+        "qwen2": "rotary",
+        "mistral": "rotary",
+    }
+
+
 # ---------------------------------------------------------------- generation and induction heads
 
 
