@@ -520,3 +520,19 @@ def test_the_page_drawing_reserves_the_budget_for_the_models_size(
     expected = int(cache_pretrained.DRAW_FACTOR * L * H * T * T * 4) + cache_pretrained.RUN_FLOOR
     assert asked and set(asked) == {expected}
     assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_a_tokenizer_marker_is_drawn_as_itself_not_as_plotly_markup(fixture_models):
+    """LLaMA's "<s>" is Plotly's strike-through tag: every label, hover and line-view word reaches
+    the browser as "&lt;s>", which Plotly shows as <s>."""
+    at = run_page("reading", {"rd_model": "llama", "rd_text": "the keys the values"})
+    assert_clean(at)
+    grid = heatmaps(at)[0]
+    assert grid["data"][0]["x"][0] == "&lt;s>" and grid["data"][0]["y"][0] == "&lt;s>"
+    (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
+    words = [d["text"] for d in lines["data"] if d.get("mode") == "text"]
+    assert words and all(w[0] == "&lt;s>" for w in words)
+    hovers = [h for d in lines["data"] if d.get("mode") == "lines" for h in d.get("text") or []]
+    assert not any("<s>" in h for h in hovers if h)
+    queries, keys = plane(at)["data"]
+    assert "<s>" not in " ".join(queries["customdata"] + keys["customdata"])
