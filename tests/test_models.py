@@ -491,6 +491,47 @@ def test_position_kinds():
 # ---------------------------------------------------------------- generation and induction heads
 
 
+@pytest.mark.parametrize("planted", [0, 1])
+def test_the_head_finder_ranks_a_planted_gpt2_induction_head_first(tmp_path, planted):
+    """Issue 25.4, "a user with GPT-2 small on disk finds its induction heads": a checkpoint in
+    GPT-2's format with an induction head planted in layer 2, head ``planted``
+    (tests/induction_checkpoint.py), loaded through visattn.models.load; the decoder page's
+    finder ranks that head first, with the scores of an independent forward pass in torch."""
+    import induction_checkpoint
+
+    from visattn.lessons import own_decoder
+    from visattn.models import generation
+    from visattn.models.gpt2 import GPT2
+
+    folder = induction_checkpoint.write(tmp_path / "gpt2-planted", planted)
+    model = models.load(folder)
+    assert isinstance(model, GPT2)
+    found = own_decoder.induction_heads(model)
+    length = generation.fitted_length(model)
+    assert found.length == length == (induction_checkpoint.P - 1) // 2
+    ids, start = generation.repeated_sequence(model, length)
+    assert start == 1 and ids[0] == model.tokenizer.token_to_id(induction_checkpoint.END)
+    expected = induction_checkpoint.reference_scores(folder, ids, start, length)  # (L, H)
+    assert (found.top[0].layer, found.top[0].head) == (1, planted)
+    assert expected[1, planted] > 0.99 and np.delete(expected.ravel(), 2 + planted).max() < 0.1
+    for head in found.top:
+        assert head.weight == pytest.approx(expected[head.layer, head.head], abs=1e-5)
+    assert [h.weight for h in found.top] == sorted((h.weight for h in found.top), reverse=True)
+
+
+def test_the_planted_induction_head_makes_greedy_generation_continue_a_repeat(tmp_path):
+    import induction_checkpoint
+
+    from visattn.models import generation
+
+    model = models.load(induction_checkpoint.write(tmp_path / "gpt2-planted"))
+    prompt = "w5 w3 w7 w1 w9 w3 w7"  # w5 first: position 0 reads as its own previous token
+    ids = model.tokenize(prompt)[1]
+    steps = generation.steps(model, ids, 4)
+    assert [s.token for s in steps] == ["w1", "w9", "w3", "w7"]  # what followed w7, w1, w9, w3
+    assert [s.cache_length for s in steps] == [7, 8, 9, 10]
+
+
 @pytest.mark.parametrize("family", ["gpt2", "llama"], indirect=True)
 def test_steps_are_greedy_generation_with_real_probabilities(loaded):
     from visattn.models import generation
