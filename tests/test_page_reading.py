@@ -536,3 +536,20 @@ def test_a_tokenizer_marker_is_drawn_as_itself_not_as_plotly_markup(fixture_mode
     assert not any("<s>" in h for h in hovers if h)
     queries, keys = plane(at)["data"]
     assert "<s>" not in " ".join(queries["customdata"] + keys["customdata"])
+
+
+def test_a_decoders_unnormalised_norm_view_is_alpha_times_its_value_norms(fixture_models):
+    from visattn.models import value_norms
+
+    text, A = transformers_run("qwen2")  # grouped-query attention: two query heads per value head
+    model = fixture_models.load_checkpoint("qwen2")
+    N = value_norms(model, model.run(text))  # (L, H, T)
+    at = run_page(
+        "reading",
+        {"rd_model": "qwen2", "rd_view": "norm_weighted", "rd_raw": "1", "rd_text": text},
+    )
+    assert_clean(at)
+    layer, head = 1, 1  # the defaults L4·H2 cut to the model's last layer
+    raw = A[layer, head] * N[layer, head][None, :]
+    np.testing.assert_allclose(large_cell(at), raw, rtol=1e-4, atol=1e-5)
+    assert np.all(np.triu(large_cell(at), 1) == 0)
