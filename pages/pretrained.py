@@ -22,6 +22,7 @@ from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import pretrained as figures
 from visattn.figures.colour import colour_scale
+from visattn.figures.core import plotly_text
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS
 
@@ -214,10 +215,11 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     source, target = view.tokens[src], view.tokens[tgt]
     st.markdown(strong_heads(found, view, escape(source), escape(target), n_layers))
     per_head = name in reading_views.PER_HEAD
+    drawn = {"src": plotly_text(source), "tgt": plotly_text(target)}  # "<s>" is not markup
     if per_head:
-        title = t("pretrained.finder_title", n=len(found.top), src=source, tgt=target)
+        title = t("pretrained.finder_title", n=len(found.top), **drawn)
     else:
-        title = t("pretrained.finder_title_maps", n=len(found.top), src=source, tgt=target)
+        title = t("pretrained.finder_title_maps", n=len(found.top), **drawn)
     figure = figures.finder_figure(
         found,
         title=title,

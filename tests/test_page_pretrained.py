@@ -1002,6 +1002,14 @@ def test_a_decoder_shows_chinese_characters_not_bytes(fixture_models):
     assert "".join(tokens) == text
 
 
+def test_a_tokenizer_marker_in_the_finder_title_is_not_plotly_markup(fixture_models):
+    at = run_page("pretrained", {"pt_model": "llama", "pt_text": "the keys the values"})
+    assert_clean(at)
+    (bars,) = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "bar"]
+    title = bars["layout"]["title"]["text"]
+    assert "&lt;s>" in title and "<s>" not in title  # the target: LLaMA's first token, "<s>"
+
+
 def test_an_unknown_id_falls_back_to_minilm_with_a_notice(fixture_models):
     at = run_page("pretrained", {"pt_model": "no/such-model"})
     assert_clean(at)
