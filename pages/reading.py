@@ -53,11 +53,10 @@ def percent(share: float) -> str:
     return f"{100 * share:.0f}"
 
 
-def choose_text() -> str:
-    """The preset buttons and the text box; returns the text."""
-    presets = {
-        name: (label("reading.presets", name), text) for name, text in lesson.PRESETS.items()
-    }
+def choose_text(model) -> str:
+    """The preset buttons (named as ``model`` reads them) and the text box; returns the text."""
+    table = lesson.preset_table(model)
+    presets = {name: (label(table, name), text) for name, text in lesson.PRESETS.items()}
     preset_buttons("rd_text", presets, caption=t("reading.try_presets"), help_template="“{text}”")
     return widgets.text_area(
         CONTROLS["rd_text"],
@@ -299,7 +298,7 @@ def lesson_body() -> None:
     )
     if model is None:
         return
-    text = choose_text()
+    text = choose_text(model)
     name, layer, head, scale, raw = choose_view(model)
     with cache_pretrained.drawing(model, text, lesson.MAX_TOKENS):  # waits its turn in a room
         draw(model, text, name, layer, head, scale, raw)

@@ -553,3 +553,26 @@ def test_a_decoders_unnormalised_norm_view_is_alpha_times_its_value_norms(fixtur
     raw = A[layer, head] * N[layer, head][None, :]
     np.testing.assert_allclose(large_cell(at), raw, rtol=1e-4, atol=1e-5)
     assert np.all(np.triu(large_cell(at), 1) == 0)
+
+
+@pytest.mark.parametrize(("family", "unk"), [("minilm", True), ("bert", False), ("gpt2", False)])
+def test_the_chinese_preset_says_mostly_unk_only_for_a_model_that_reads_it_so(
+    fixture_models, family, unk
+):
+    """MiniLM reads most of 小明喜欢吃苹果。 as [UNK]; the BERT fixture's vocabulary has the
+    characters, and a byte-level decoder reads every byte."""
+    model = (
+        fixture_models.load_model()
+        if family == "minilm"
+        else fixture_models.load_checkpoint(family)
+    )
+    tokens = [
+        tok for tok in model.run(lesson.PRESETS["chinese"]).tokens if tok not in lesson.SPECIALS
+    ]
+    assert (tokens.count("[UNK]") > len(tokens) / 2) == unk
+    for lang in ("en", "zh"):
+        at = run_page("reading", {"rd_model": family, "lang": lang})
+        assert_clean(at)
+        button = at.button(key="rd_text__preset_chinese")
+        assert ("[UNK]" in button.label) == unk
+        assert button.label == locale(lang)["presets" if unk else "presets_read"]["chinese"]

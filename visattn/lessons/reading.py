@@ -64,6 +64,7 @@ __all__ = [
     "line_weights",
     "QK_TOP_KEYS",
     "focus_default",
+    "preset_table",
     "View",
     "view",
     "Share",
@@ -95,7 +96,9 @@ CONTROLS = table(
     Control("rd_qkfocus", 0, lo=0, hi=MAX_TOKENS - 1),  # the query the plane labels (and its keys)
 )
 QK_TOP_KEYS = 3  # keys the plane labels (and its hover lists) for the focus query
-LABELS = {"reading.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
+# the preset buttons' names, keyed as PRESETS: as MiniLM reads them, and as a model that reads
+# Chinese does (preset_table)
+LABELS = {"reading.presets": tuple(PRESETS), "reading.presets_read": tuple(PRESETS)}
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,15 @@ def raw_readings(r: Run) -> Readings:
     al. 2020 report it (the selector's "norm_weighted" rescales each row to sum 1, this app's
     choice). Cheap (one product), so it is not stored."""
     return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
+
+
+def preset_table(model: MiniLM | Decoder) -> str:
+    """The preset buttons' label table for ``model``: "reading.presets" says the Chinese preset is
+    mostly [UNK], as it is for MiniLM's English vocabulary; "reading.presets_read" for a model
+    that reads most of its characters (a decoder's bytes, a Chinese BERT vocabulary)."""
+    tokens = model.tokenize(PRESETS["chinese"])[0]
+    words = [tok for tok in tokens if tok not in SPECIALS]
+    return "reading.presets" if words.count("[UNK]") > len(words) / 2 else "reading.presets_read"
 
 
 def focus_default(tokens: list[str], causal: bool = False) -> int:
