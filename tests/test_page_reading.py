@@ -576,3 +576,11 @@ def test_the_chinese_preset_says_mostly_unk_only_for_a_model_that_reads_it_so(
         button = at.button(key="rd_text__preset_chinese")
         assert ("[UNK]" in button.label) == unk
         assert button.label == locale(lang)["presets" if unk else "presets_read"]["chinese"]
+
+
+def test_a_tampered_model_id_is_dropped_with_the_url_notice(fixture_models):
+    at = run_page("reading", {"rd_model": "x" * 500, "rd_layer": "1"})
+    assert_clean(at)
+    assert any("rd\\_model" in w for w in warnings(at)), warnings(at)
+    assert at.selectbox(key="rd_model").value == "minilm"
+    assert len(at.selectbox(key="rd_head").options) == lesson.N_HEADS and not errors(at)
