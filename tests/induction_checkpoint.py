@@ -26,7 +26,10 @@ has no token before it: its previous-token head attends to itself, so it reads a
 predecessor; a begin token there (as in the finder's sequence) keeps that out of the way.
 
 The vocabulary: the words WORDS (w0 … w23) and "<|endoftext|>", which is also the unknown token,
-so :func:`visattn.models.generation.repeated_sequence` starts with it as GPT-2's begin token."""
+so :func:`visattn.models.generation.repeated_sequence` starts with it as GPT-2's begin token.
+
+:func:`write_trained` writes a model trained by :mod:`visattn.training` in the same format, and
+:func:`reference_scores` is the independent (torch) forward pass the tests compare with."""
 
 from __future__ import annotations
 
@@ -178,3 +181,50 @@ def reference_scores(folder: Path, ids: np.ndarray, start: int, length: int) -> 
     att = torch.stack(maps).numpy()  # (L, H, T, T)
     i = np.arange(length - 1)
     return att[:, :, start + length + i, start + 1 + i].mean(-1)  # (L, H)
+
+
+def write_trained(folder: Path, params: dict[str, np.ndarray], config) -> Path:
+    """A model of :mod:`visattn.training` (attention-only, pre-LayerNorm, learned positions, as
+    GPT-2) in GPT-2's format: its tensors under GPT-2's names, the feed-forward weights zero, a
+    word-level tokenizer whose pieces are the task's tokens ("a", "b", …). GPT-2 ties its output
+    layer to the token embeddings, so the training's own unembedding is not kept: the attention is
+    the training model's, the logits are not."""
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    folder.mkdir(parents=True, exist_ok=True)
+    D, f32 = config.d_model, np.float32
+    t = {"wte.weight": params["embed"], "wpe.weight": params["pos"]}
+    t["ln_f.weight"], t["ln_f.bias"] = params["ln_f_g"], params["ln_f_b"]
+    for layer in range(config.n_layers):
+        p, q = f"h.{layer}.", f"l{layer}."
+        t[p + "ln_1.weight"], t[p + "ln_1.bias"] = params[q + "ln_g"], params[q + "ln_b"]
+        t[p + "attn.c_attn.weight"] = params[q + "W_qkv"]  # the same column order: q, k, v
+        t[p + "attn.c_attn.bias"] = np.zeros(3 * D, f32)
+        t[p + "attn.c_proj.weight"] = params[q + "W_o"]
+        t[p + "attn.c_proj.bias"] = np.zeros(D, f32)
+        t[p + "ln_2.weight"], t[p + "ln_2.bias"] = np.ones(D, f32), np.zeros(D, f32)
+        t[p + "mlp.c_fc.weight"] = np.zeros((D, 1), f32)
+        t[p + "mlp.c_fc.bias"] = np.zeros(1, f32)
+        t[p + "mlp.c_proj.weight"] = np.zeros((1, D), f32)
+        t[p + "mlp.c_proj.bias"] = np.zeros(D, f32)
+    save_file(
+        {name: np.ascontiguousarray(w, f32) for name, w in t.items()},
+        str(folder / "model.safetensors"),
+    )
+    words = [chr(ord("a") + i) for i in range(config.vocab)]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    (folder / "tokenizer.json").write_text(tok.to_str(), "utf-8")
+    gpt2 = {
+        "model_type": "gpt2",
+        "n_layer": config.n_layers,
+        "n_head": config.n_heads,
+        "n_embd": D,
+        "n_inner": 1,
+        "n_positions": config.seq_len,
+        "vocab_size": config.vocab,
+        "layer_norm_epsilon": 1e-5,
+    }
+    (folder / "config.json").write_text(json.dumps(gpt2, indent=2), "utf-8")
+    return folder

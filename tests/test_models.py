@@ -519,6 +519,34 @@ def test_the_head_finder_ranks_a_planted_gpt2_induction_head_first(tmp_path, pla
     assert [h.weight for h in found.top] == sorted((h.weight for h in found.top), reverse=True)
 
 
+def test_a_model_trained_by_visattn_loads_as_gpt2_with_its_own_attention(tmp_path):
+    """visattn.training's decoder is GPT-2's block without the feed-forward part: written in
+    GPT-2's format it loads through visattn.models.load with the attention the training's own
+    forward pass computes, and the finder ranks its heads as the training's maps score them."""
+    import induction_checkpoint
+
+    from visattn import training
+    from visattn.lessons import own_decoder
+    from visattn.models import generation
+
+    config = training.DecoderConfig(
+        vocab=16, seq_len=24, d_model=16, n_heads=2, min_repeat=2, max_repeat=12
+    )
+    run = training.train(config, seed=0, steps=30)
+    folder = induction_checkpoint.write_trained(tmp_path / "trained", run.params, config)
+    model = models.load(folder)
+    length = generation.fitted_length(model)
+    ids, start = generation.repeated_sequence(model, length)
+    assert start == 0 and len(ids) == 2 * length <= config.seq_len
+    maps = training.attention_maps(run.params, config, ids[None])[0]  # (L, H, T, T)
+    np.testing.assert_allclose(model.forward(ids)[0], maps, rtol=0, atol=TOL)
+    scores = generation.prefix_matching_scores(maps, start, length)  # (L, H)
+    found = own_decoder.induction_heads(model)
+    order = np.argsort(scores, axis=None)[::-1]
+    assert [(h.layer, h.head) for h in found.top] == [divmod(int(k), 2) for k in order]
+    np.testing.assert_allclose([h.weight for h in found.top], scores.flat[order], atol=TOL)
+
+
 def test_the_planted_induction_head_makes_greedy_generation_continue_a_repeat(tmp_path):
     import induction_checkpoint
 
