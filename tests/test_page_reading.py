@@ -584,3 +584,19 @@ def test_a_tampered_model_id_is_dropped_with_the_url_notice(fixture_models):
     assert any("rd\\_model" in w for w in warnings(at)), warnings(at)
     assert at.selectbox(key="rd_model").value == "minilm"
     assert len(at.selectbox(key="rd_head").options) == lesson.N_HEADS and not errors(at)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_models, family):
+    """A larger checkpoint makes a larger run: the page's runs are the budget's, by bytes."""
+    from ui import budget
+    from ui.cache_pretrained import model_key
+
+    text, _ = transformers_run(family)
+    at = run_page("reading", {"rd_model": family, "rd_text": text})
+    assert_clean(at)
+    model = fixture_models.load_checkpoint(family)
+    kept = budget.shared().peek(("reading_run", model_key(model), text))
+    assert kept is not None and kept.tokens == model.run(text).tokens
+    assert not kept.attn.flags.writeable and not kept.norms.flags.writeable
+    assert not kept.result.layer_inputs.flags.writeable

@@ -56,6 +56,7 @@ __all__ = [
     "VIEWS",
     "PER_HEAD",
     "Run",
+    "RUN_ARRAYS",
     "run",
     "Readings",
     "readings",
@@ -141,6 +142,9 @@ class Run:
     def n_tokens_in(self) -> int:
         """Tokens of the text before the cut."""
         return self.result.n_tokens_in
+
+
+RUN_ARRAYS = ("attentions", "hidden", "token_ids", "layer_inputs", "next_logits")  # of a result
 
 
 def run(model: MiniLM | Decoder, text: str) -> Run:
@@ -315,7 +319,7 @@ def geometry(model: MiniLM | Decoder, r: Run, layer: int, head: int) -> Geometry
     return Geometry(
         projection=p,
         tokens=r.tokens,
-        weights=r.attn[layer, head],
+        weights=np.array(r.attn[layer, head]),  # a copy: a view would keep the whole run alive
         explained=tuple(f"{100 * e:.0f}" for e in p.explained),
         name=head_name(layer, head),
         rotary=model.positions == "rotary",
