@@ -22,6 +22,7 @@ from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import pretrained as figures
 from visattn.figures.colour import colour_scale
+from visattn.figures.core import plotly_text
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS
 
@@ -214,10 +215,11 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     source, target = view.tokens[src], view.tokens[tgt]
     st.markdown(strong_heads(found, view, escape(source), escape(target), n_layers))
     per_head = name in reading_views.PER_HEAD
+    drawn = {"src": plotly_text(source), "tgt": plotly_text(target)}  # "<s>" is not markup
     if per_head:
-        title = t("pretrained.finder_title", n=len(found.top), src=source, tgt=target)
+        title = t("pretrained.finder_title", n=len(found.top), **drawn)
     else:
-        title = t("pretrained.finder_title_maps", n=len(found.top), src=source, tgt=target)
+        title = t("pretrained.finder_title_maps", n=len(found.top), **drawn)
     figure = figures.finder_figure(
         found,
         title=title,
@@ -333,18 +335,12 @@ def one_head(model, view, name: str, colour: dict, src: int) -> None:
 
 
 def choose_model():
-    """The model picker (its id in the URL), one line on the model, and the layer and head
-    controls cut to its size; None when no model can be loaded."""
-    with st.spinner(t("pretrained.loading")):
-        model, reason, source = cache_models.choose(CONTROLS["pt_model"])
-    if model is None:
-        reading_views.model_missing(reason)
-        return None
-    cache_models.describe(source)
-    cache_pretrained.remember_shape(model)
-    for key in ("pt_glayer", "pt_layer"):
-        cache_models.fit_choice(CONTROLS[key], model.config.n_layers)
-    cache_models.fit_choice(CONTROLS["pt_head"], model.config.n_heads)
+    """The model picker (ui.cache_models.picker: its id in the URL, the layer and head controls
+    cut to its size); None when no model can be loaded."""
+    layers = (CONTROLS["pt_glayer"], CONTROLS["pt_layer"])
+    model = cache_models.picker(CONTROLS["pt_model"], layers, (CONTROLS["pt_head"],))
+    if model is not None:
+        cache_pretrained.remember_shape(model)
     return model
 
 

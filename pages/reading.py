@@ -1,5 +1,7 @@
-"""Reading attention in MiniLM (issue 12): one text read six ways, what [CLS] and [SEP] take by
-value norms, two sentences side by side, one head's queries and keys in a plane.
+"""Reading attention (issue 12) in any model the server has (issue 25: the bundled MiniLM, a BERT
+encoder, a GPT-2 or LLaMA-family decoder, picked as on the pretrained page): one text read six
+ways, what [CLS] and [SEP] (a decoder: its first token) take by value norms, two sentences side by
+side, one head's queries and keys in a plane.
 
 Compute: visattn.lessons.reading (cached in ui.cache_reading); every control is declared in its
 ``CONTROLS``. Names count from 1 ("L4·H2"), URL parameters from 0. The body runs in functions: no
@@ -10,9 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_reading, reading_views, url_state
+from ui import cache_models, cache_pretrained, cache_reading, reading_views, url_state
 from ui import controls as widgets
-from ui.cache_pretrained import model_or_error
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
@@ -29,12 +30,12 @@ from visattn.lessons import reading as lesson
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str, layer: str | None = None) -> dict[str, str]:
+def words(name: str, n_layers: int, layer: str | None = None) -> dict[str, str]:
     """What the figures call a row and a column of the view, in the page's language: a query and a
-    key, or for rollout and flow an output token (after ``layer``; flow: the last layer; None: a
-    grid of layers) and an input token."""
+    key, or for rollout and flow an output token (after ``layer``; flow: the last of ``n_layers``;
+    None: a grid of layers) and an input token."""
     if name == "flow":
-        layer = lesson.layer_name(lesson.N_LAYERS - 1)
+        layer = lesson.layer_name(n_layers - 1)
     return reading_views.axis_words(name, layer)
 
 
@@ -52,11 +53,10 @@ def percent(share: float) -> str:
     return f"{100 * share:.0f}"
 
 
-def choose_text() -> str:
-    """The preset buttons and the text box; returns the text."""
-    presets = {
-        name: (label("reading.presets", name), text) for name, text in lesson.PRESETS.items()
-    }
+def choose_text(model) -> str:
+    """The preset buttons (named as ``model`` reads them) and the text box; returns the text."""
+    table = lesson.preset_table(model)
+    presets = {name: (label(table, name), text) for name, text in lesson.PRESETS.items()}
     preset_buttons("rd_text", presets, caption=t("reading.try_presets"), help_template="“{text}”")
     return widgets.text_area(
         CONTROLS["rd_text"],
@@ -66,10 +66,13 @@ def choose_text() -> str:
     )
 
 
-def choose_view() -> tuple[str, int, int, dict, bool]:
-    """The reading, its layer and head, its colour scale, and whether the norm-weighted view is
-    unnormalised: every section reads them, so none of these controls is in a section."""
+def choose_view(model) -> tuple[str, int, int, dict, bool]:
+    """The reading, its layer and head (among the model's), its colour scale, and whether the
+    norm-weighted view is unnormalised: every section reads them, so none of these controls is in
+    a section."""
     name = reading_views.selector(CONTROLS, "rd")
+    if model.causal and name in THROUGH_LAYERS:
+        explain(t("reading.causal_through"))
     raw = False
     if name == "norm_weighted":
         raw = widgets.toggle(CONTROLS["rd_raw"], t("reading.raw"), help=t("reading.raw_help"))
@@ -78,6 +81,7 @@ def choose_view() -> tuple[str, int, int, dict, bool]:
         CONTROLS["rd_layer"],
         t("reading.layer"),
         where=layer_column,
+        options=range(model.config.n_layers),
         format_func=lesson.layer_name,
         disabled=name == "flow",
     )
@@ -85,6 +89,7 @@ def choose_view() -> tuple[str, int, int, dict, bool]:
         CONTROLS["rd_head"],
         t("reading.head"),
         where=head_column,
+        options=range(model.config.n_heads),
         format_func=lesson.head_label,
         disabled=name not in lesson.PER_HEAD,
     )
@@ -93,10 +98,19 @@ def choose_view() -> tuple[str, int, int, dict, bool]:
 
 
 @section
-def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool) -> dict:
+def six_readings(
+    model, run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool
+) -> dict:
     """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
     filters redraw this section only). Returns the colour scale it drew with (the unit scale when
     the reading cannot be had), for the two sentences below."""
+    with cache_pretrained.drawing(model, run.text, lesson.MAX_TOKENS):
+        return draw_readings(model, run, name, layer, head, scale, raw)
+
+
+def draw_readings(
+    model, run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool
+) -> dict:
     st.header(t("reading.views_header"))
     if raw:  # one product, not stored (a cached wrapper is the lead's to add)
         readings = reading_views.chosen(
@@ -104,12 +118,12 @@ def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict,
         )
     else:
         readings = reading_views.chosen(
-            "rd_view", run.text, name, cache_reading.readings, run, name
+            "rd_view", run.text, name, cache_reading.readings, model, run, name
         )
     if readings is None:
         return colour_scale(**{**scale, "value_range": "unit"})
-    view = lesson.view(readings, layer, head)
-    cell_words = words(name, view.name)
+    view = lesson.view(readings, layer, head, run.n_layers)
+    cell_words = words(name, run.n_layers, view.name)
     colour = colour_scale(view.grid, **scale)
     grid_figure = head_grid(
         view.grid,
@@ -120,7 +134,7 @@ def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict,
         font_size=font_size(),
         title=t("reading.grid_title", view=view_title(name, raw)),
         **colour,
-        **words(name),
+        **words(name, run.n_layers),
     )
     show(grid_figure, f"reading_grid_{name}")
     cell_figure = heatmap(
@@ -154,18 +168,24 @@ def six_readings(run: lesson.Run, name: str, layer: int, head: int, scale: dict,
 
 
 def specials(run: lesson.Run, layer: int, head: int) -> None:
-    """2. How much of the attention [CLS] and [SEP] take, by weights and by what arrives."""
-    st.header(t("reading.share_header"))
+    """2. How much of the attention [CLS] and [SEP] (a decoder: its first token) take, by weights
+    and by what arrives."""
     share = lesson.share(run, layer, head)
-    summary = t(
-        "reading.share",
-        w=percent(share.by_weight),
-        n=percent(share.by_norm),
-        head=share.head,
-        hw=percent(share.head_weight),
-        hn=percent(share.head_norm),
-    )
-    st.markdown(summary)
+    numbers = {
+        "w": percent(share.by_weight),
+        "n": percent(share.by_norm),
+        "head": share.head,
+        "hw": percent(share.head_weight),
+        "hn": percent(share.head_norm),
+        "even": percent(share.even),
+    }
+    if share.causal:
+        st.header(t("reading.share_header_causal"))
+        st.markdown(t("reading.share_causal", token=escape(run.tokens[0]), **numbers))
+        explain(t("reading.share_means_causal"))
+        return
+    st.header(t("reading.share_header"))
+    st.markdown(t("reading.share", **numbers))
     explain(t("reading.share_means"))
 
 
@@ -219,7 +239,7 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict, raw: bo
         note_unaligned=t("reading.unaligned_short"),
         colour=colour,
         font_size=font_size(),
-        **words(name, pair.name),
+        **words(name, model.config.n_layers, pair.name),
     )
     show(figure, f"reading_pair_{name}")
     st.info(alignment_note(pair), icon="ℹ️")
@@ -241,7 +261,7 @@ def plane_figure(geometry: lesson.Geometry, by_position: bool, focus: int):
         position_name=t("common.position"),
         top_keys_name=t("reading.top_keys"),
         font_size=font_size(),
-        **words("weights"),
+        **reading_views.axis_words("weights"),
     )
 
 
@@ -264,6 +284,8 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
         return
     if run.truncated:
         st.caption(t("reading.qk_capped", n=len(geometry.tokens), total=run.n_tokens_in))
+    if geometry.rotary:
+        st.caption(t("reading.qk_rotary"))
     st.caption(t("reading.qk_labels", token=escape(run.tokens[focus]), k=lesson.QK_TOP_KEYS))
     figure = compute("rd_qk_figure", plane_figure, geometry, by_position, focus)
     if figure is not None:
@@ -271,23 +293,31 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
 
 
 def lesson_body() -> None:
-    with st.spinner(t("pretrained.loading")):
-        model, reason = model_or_error()
+    model = cache_models.picker(
+        CONTROLS["rd_model"], (CONTROLS["rd_layer"],), (CONTROLS["rd_head"],)
+    )
     if model is None:
-        reading_views.model_missing(reason)
         return
-    text = choose_text()
-    name, layer, head, scale, raw = choose_view()
+    text = choose_text(model)
+    name, layer, head, scale, raw = choose_view(model)
+    with cache_pretrained.drawing(model, text, lesson.MAX_TOKENS):  # waits its turn in a room
+        draw(model, text, name, layer, head, scale, raw)
+
+
+def draw(model, text: str, name: str, layer: int, head: int, scale: dict, raw: bool) -> None:
+    """The run of ``text`` and the four sections drawn from it."""
     with st.spinner(t("pretrained.running")):
         run = compute("rd_run", cache_reading.run, model, text)
+    if run is not None and run.model != cache_pretrained.model_key(model):
+        run = None  # the last good run was another model's: its layers and heads are not these
     tokens = run.tokens if run is not None else None
-    focus_default = lesson.focus_default(tokens) if tokens else 0
+    focus_default = lesson.focus_default(tokens, model.causal) if tokens else 0
     focus_key = bind_token(CONTROLS["rd_qkfocus"], tokens, focus_default)
     if run is None:
         return
     if run.truncated:
         st.warning(t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS), icon="✂️")
-    colour = six_readings(run, name, layer, head, scale, raw)
+    colour = six_readings(model, run, name, layer, head, scale, raw)
     specials(run, layer, head)
     two_sentences(model, name, layer, head, colour, raw)
     queries_and_keys(model, run, layer, head, focus_key)

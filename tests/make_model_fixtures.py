@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "fixtures" / "models"
 N_NEW = 8
-WIDTH, FF, LAYERS, HEADS, POSITIONS = 32, 64, 2, 4, 64
+WIDTH, FF, LAYERS, HEADS, POSITIONS = 32, 32, 2, 4, 64
 # wider than transformers' 0.02, so that a random model's logits are far apart and greedy choices
 # do not hang on rounding
 INIT = 0.1
@@ -50,7 +50,7 @@ CORPUS = [
     "查询与键比较，注意力权重对值加权平均。中文的字被拆成字节。",
 ] * 4
 TEXTS = [
-    "The animal didn't cross the street because it was too tired.",
+    "The animal didn't cross the street.",  # 25 byte-level pieces: RoPE beyond llama3's 16
     "小明喜欢吃苹果。",
     "the keys the keys the values",
 ]
@@ -121,6 +121,7 @@ def configs(vocab: int) -> dict:
             n_embd=WIDTH,
             n_layer=LAYERS,
             n_head=HEADS,
+            n_inner=FF,  # not 4 × width: the loader reads n_inner
             n_positions=POSITIONS,
             initializer_range=INIT,
             bos_token_id=0,

@@ -372,11 +372,11 @@ def test_sources_over_the_budget_and_unreadable_are_listed_with_the_reason(tmp_p
 
     broken = copy("llama", tmp_path)
     (broken / "tokenizer.json").unlink()
-    env = {"VISATTN_MODEL_BUDGET": "130kB", "HF_HUB_CACHE": str(tmp_path / "none")}
+    env = {"VISATTN_MODEL_BUDGET": "90kB", "HF_HUB_CACHE": str(tmp_path / "none")}
     found = {s.id: s for s in sources.find([FIXTURES / "qwen2", FIXTURES / "gpt2", broken], env)}
-    assert found["qwen2"].usable and found["qwen2"].float32_bytes < 130_000
+    assert found["qwen2"].usable and found["qwen2"].float32_bytes < 90_000
     assert found["gpt2"].over_budget and not found["gpt2"].usable
-    assert found["gpt2"].float32_bytes > 130_000
+    assert found["gpt2"].float32_bytes > 90_000
     assert found["llama"].problem.code == "model_no_tokenizer" and not found["llama"].usable
 
 
@@ -445,7 +445,119 @@ def test_head_values_add_up_to_the_attention_block(loaded, family):
     )
 
 
+@pytest.mark.parametrize("i", range(N_TEXTS))
+def test_queries_and_keys_give_transformers_attention(loaded, i):
+    """The reading page's query/key plane: softmax(q·kᵀ), masked as the model masks (causal;
+    Mistral's window of 4), is transformers' eager attention for every head, with the transformers
+    layer inputs (a RoPE model's queries and keys rotated, a grouped-query head's shared key)."""
+    model, ref = loaded
+    result = model.run(str(ref[f"text_{i}"]))
+    expected = ref[f"attentions_{i}"]  # (L, H, T, T) from transformers
+    L, H, T, _ = expected.shape
+    window = getattr(model.config, "window", None) if isinstance(model, Decoder) else None
+    rows, cols = np.arange(T)[:, None], np.arange(T)[None, :]
+    hidden = cols > rows if isinstance(model, Decoder) else np.zeros((T, T), bool)
+    if window is not None:
+        hidden |= rows - cols >= window
+    for layer in range(L):
+        for head in range(H):
+            q, k = models.queries_keys(model, result, layer, head)  # (T, Dh) each
+            assert q.shape == k.shape == (T, model.config.d_head)
+            scores = np.where(hidden, -np.inf, q @ k.T)  # (T, T)
+            w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            w /= w.sum(axis=-1, keepdims=True)
+            np.testing.assert_allclose(w, expected[layer, head], rtol=0, atol=TOL)
+
+
+def test_queries_keys_refuse_a_head_the_model_lacks():
+    model = models.load(FIXTURES / "gpt2")
+    result = model.run("the keys")
+    with pytest.raises(InputError) as info:
+        models.queries_keys(model, result, 0, model.config.n_heads)
+    assert info.value.code == "reading_index"
+
+
+def test_position_kinds():
+    kinds = {family: models.load(FIXTURES / family).positions for family in FAMILIES}
+    assert kinds == {
+        "bert": "learned",
+        "gpt2": "learned",
+        "llama": "rotary",
+        "qwen2": "rotary",
+        "mistral": "rotary",
+    }
+
+
 # ---------------------------------------------------------------- generation and induction heads
+
+
+@pytest.mark.parametrize("planted", [0, 1])
+def test_the_head_finder_ranks_a_planted_gpt2_induction_head_first(tmp_path, planted):
+    """Issue 25.4, "a user with GPT-2 small on disk finds its induction heads": a checkpoint in
+    GPT-2's format with an induction head planted in layer 2, head ``planted``
+    (tests/induction_checkpoint.py), loaded through visattn.models.load; the decoder page's
+    finder ranks that head first, with the scores of an independent forward pass in torch."""
+    import induction_checkpoint
+
+    from visattn.lessons import own_decoder
+    from visattn.models import generation
+    from visattn.models.gpt2 import GPT2
+
+    folder = induction_checkpoint.write(tmp_path / "gpt2-planted", planted)
+    model = models.load(folder)
+    assert isinstance(model, GPT2)
+    found = own_decoder.induction_heads(model)
+    length = generation.fitted_length(model)
+    assert found.length == length == (induction_checkpoint.P - 1) // 2
+    ids, start = generation.repeated_sequence(model, length)
+    assert start == 1 and ids[0] == model.tokenizer.token_to_id(induction_checkpoint.END)
+    expected = induction_checkpoint.reference_scores(folder, ids, start, length)  # (L, H)
+    assert (found.top[0].layer, found.top[0].head) == (1, planted)
+    assert expected[1, planted] > 0.99 and np.delete(expected.ravel(), 2 + planted).max() < 0.1
+    for head in found.top:
+        assert head.weight == pytest.approx(expected[head.layer, head.head], abs=1e-5)
+    assert [h.weight for h in found.top] == sorted((h.weight for h in found.top), reverse=True)
+
+
+def test_a_model_trained_by_visattn_loads_as_gpt2_with_its_own_attention(tmp_path):
+    """visattn.training's decoder is GPT-2's block without the feed-forward part: written in
+    GPT-2's format it loads through visattn.models.load with the attention the training's own
+    forward pass computes, and the finder ranks its heads as the training's maps score them."""
+    import induction_checkpoint
+
+    from visattn import training
+    from visattn.lessons import own_decoder
+    from visattn.models import generation
+
+    config = training.DecoderConfig(
+        vocab=16, seq_len=24, d_model=16, n_heads=2, min_repeat=2, max_repeat=12
+    )
+    run = training.train(config, seed=0, steps=30)
+    folder = induction_checkpoint.write_trained(tmp_path / "trained", run.params, config)
+    model = models.load(folder)
+    length = generation.fitted_length(model)
+    ids, start = generation.repeated_sequence(model, length)
+    assert start == 0 and len(ids) == 2 * length <= config.seq_len
+    maps = training.attention_maps(run.params, config, ids[None])[0]  # (L, H, T, T)
+    np.testing.assert_allclose(model.forward(ids)[0], maps, rtol=0, atol=TOL)
+    scores = generation.prefix_matching_scores(maps, start, length)  # (L, H)
+    found = own_decoder.induction_heads(model)
+    order = np.argsort(scores, axis=None)[::-1]
+    assert [(h.layer, h.head) for h in found.top] == [divmod(int(k), 2) for k in order]
+    np.testing.assert_allclose([h.weight for h in found.top], scores.flat[order], atol=TOL)
+
+
+def test_the_planted_induction_head_makes_greedy_generation_continue_a_repeat(tmp_path):
+    import induction_checkpoint
+
+    from visattn.models import generation
+
+    model = models.load(induction_checkpoint.write(tmp_path / "gpt2-planted"))
+    prompt = "w5 w3 w7 w1 w9 w3 w7"  # w5 first: position 0 reads as its own previous token
+    ids = model.tokenize(prompt)[1]
+    steps = generation.steps(model, ids, 4)
+    assert [s.token for s in steps] == ["w1", "w9", "w3", "w7"]  # what followed w7, w1, w9, w3
+    assert [s.cache_length for s in steps] == [7, 8, 9, 10]
 
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"], indirect=True)

@@ -458,6 +458,35 @@ def test_a_loaded_decoder_generates_with_its_cache_growing(fixture_models):
     np.testing.assert_allclose(heads.iloc[:, 1], [h.weight for h in ranked])
 
 
+def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp_path):
+    """A GPT-2-format checkpoint with an induction head planted at L2·H1
+    (tests/induction_checkpoint.py): the section's table ranks it first, every score as an
+    independent torch forward pass computes it."""
+    import induction_checkpoint
+
+    from ui import cache_models
+    from visattn.models import generation, load
+
+    folder = induction_checkpoint.write(tmp_path / "gpt2-planted", induction=0)
+    monkeypatch.setenv("VISATTN_MODELS", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub-here"))
+    cache_models.available.clear()
+    at = run_page("decoder", {"dec_model": "gpt2-planted", "dec_prompt": "w5 w3 w7 w1 w3"})
+    cache_models.available.clear()
+    assert not at.exception and not errors(at)
+    assert at.selectbox(key="dec_model").value == "gpt2-planted"
+    model = load(folder)
+    length = generation.fitted_length(model)
+    ids, start = generation.repeated_sequence(model, length)
+    expected = induction_checkpoint.reference_scores(folder, ids, start, length)  # (L, H)
+    heads = at.dataframe[-1].value
+    assert heads.iloc[0, 0] == "L2·H1" and heads.iloc[0, 1] > 0.99
+    for name, score in zip(heads.iloc[:, 0], heads.iloc[:, 1], strict=True):
+        layer, head = (int(part) - 1 for part in name[1:].split("·H"))
+        assert score == pytest.approx(expected[layer, head], abs=1e-5)
+    assert at.dataframe[-2].value.iloc[:, 1].tolist()[:2] == ["w7", "w1"]  # it copies, too
+
+
 def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
     at = run_page("decoder", {"dec_model": "nope", "lang": "zh"})
     assert not at.exception and not errors(at)

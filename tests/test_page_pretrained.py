@@ -1002,6 +1002,14 @@ def test_a_decoder_shows_chinese_characters_not_bytes(fixture_models):
     assert "".join(tokens) == text
 
 
+def test_a_tokenizer_marker_in_the_finder_title_is_not_plotly_markup(fixture_models):
+    at = run_page("pretrained", {"pt_model": "llama", "pt_text": "the keys the values"})
+    assert_clean(at)
+    (bars,) = [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "bar"]
+    title = bars["layout"]["title"]["text"]
+    assert "&lt;s>" in title and "<s>" not in title  # the target: LLaMA's first token, "<s>"
+
+
 def test_an_unknown_id_falls_back_to_minilm_with_a_notice(fixture_models):
     at = run_page("pretrained", {"pt_model": "no/such-model"})
     assert_clean(at)
@@ -1017,12 +1025,12 @@ def test_a_layer_beyond_the_model_is_reset_with_the_notice(fixture_models):
 
 
 def test_models_above_the_budget_are_listed_greyed_with_the_reason(fixture_models, monkeypatch):
-    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "130kB")
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "90kB")
     at = run_page("pretrained", {"pt_model": "gpt2"})
     assert_clean(at)
     assert any("no model “gpt2”" in w for w in warnings(at))
     captions = [str(c.value) for c in at.caption]
-    assert any("Not available: gpt2" in c and "130.0 kB" in c for c in captions), captions
+    assert any("Not available: gpt2" in c and "90.0 kB" in c for c in captions), captions
     assert "gpt2" not in at.selectbox(key="pt_model").options
 
 

@@ -343,3 +343,260 @@ def test_chinese_wording_is_one_wording_across_pages():
     assert zh["sentence_a"] == positional["text_a"] == "句子 A" and zh["sentence_b"] == "句子 B"
     assert zh["presets"] == locale("zh", "pretrained")["presets"]
     assert locale("en")["presets"] == locale("en", "pretrained")["presets"]
+
+
+# ---- issue 25: the reading page on every checkpoint family (tests/fixtures/models) -------------
+# Expected maps from transformers' own eager attention (reference.npz, written by
+# tests/make_model_fixtures.py), combined here with plain NumPy.
+
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
+FAMILIES = ("bert", "gpt2", "llama", "mistral", "qwen2")
+DECODERS = FAMILIES[1:]
+ROTARY = ("llama", "mistral", "qwen2")
+PAIR_B = "the values the keys the keys"  # sentence B, short enough for flow in every fixture
+
+
+@pytest.fixture
+def fixture_models(monkeypatch):
+    """The server offers MiniLM and the tiny checkpoints of tests/fixtures/models (the list is
+    found once per process: cleared before and after)."""
+    from ui import cache_models
+
+    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
+    monkeypatch.setenv("HF_HUB_CACHE", str(ROOT / "no-hub-here"))
+    cache_models.available.clear()
+    yield cache_models
+    cache_models.available.clear()
+
+
+def transformers_run(family: str, i: int = 2) -> tuple[str, np.ndarray]:
+    """Text i of the fixture and transformers' (L, H, T, T) attention on it (text 2: "the keys the
+    keys the values", short enough for flow)."""
+    with np.load(FIXTURE_MODELS / family / "reference.npz") as ref:
+        return str(ref[f"text_{i}"]), ref[f"attentions_{i}"].astype(np.float64)
+
+
+def large_cell(at) -> np.ndarray:
+    (fig,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]  # the one cell, large
+    return array(fig["data"][0]["z"])
+
+
+def rows_normalised(w: np.ndarray) -> np.ndarray:
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def expected_map(view: str, A: np.ndarray, norms: np.ndarray, layer: int, head: int):
+    """The view's large map of layer ``layer`` (head ``head``) by its definition; None for flow
+    (a max-flow: checked by its properties)."""
+    if view == "weights":
+        return A[layer, head]
+    if view == "norm_weighted":
+        return rows_normalised(A[layer, head] * norms[layer, head][None, :])
+    if view == "mean":
+        return A[layer].mean(axis=0)
+    if view == "max":
+        return rows_normalised(A[layer].max(axis=0))
+    if view == "rollout":  # Ã = ½ I + ½ mean_h A, rows renormalised; R_l = Ã_l ⋯ Ã_0
+        eye = np.eye(A.shape[-1])
+        rolled = eye
+        for a in A[: layer + 1]:
+            rolled = rows_normalised(0.5 * eye + 0.5 * a.mean(axis=0)) @ rolled
+        return rolled
+    return None
+
+
+@pytest.mark.parametrize("view", lesson.VIEWS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_reading_of_every_family(fixture_models, family, view):
+    from visattn.models import value_norms
+
+    text, A = transformers_run(family)
+    L, H, T, _ = A.shape
+    model = fixture_models.load_checkpoint(family)
+    norms = value_norms(model, model.run(text))  # checked in test_models (the attention block)
+    params = {"rd_model": family, "rd_view": view, "rd_layer": "1", "rd_head": "2"}
+    short = {"rd_text": text, "rd_a": text, "rd_b": PAIR_B}  # the fixtures' pieces are short
+    at = run_page("reading", params | short)
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert len(figures(at)) == 5  # grid, heatmap, line view, comparison, query/key plane
+    assert at.selectbox(key="rd_model").value == family
+    assert at.selectbox(key="rd_layer").options == [f"L{i + 1}" for i in range(L)]
+    assert at.selectbox(key="rd_head").options == [f"H{i + 1}" for i in range(H)]
+    cells = {"flow": 1, "mean": L, "max": L, "rollout": L}.get(view, H)
+    assert len(heatmaps(at)[0]["data"]) == cells
+    z = large_cell(at)
+    assert z.shape == (T, T)
+    expected = expected_map(view, A, norms, 1, 2)
+    if expected is not None:
+        np.testing.assert_allclose(z, expected, atol=1e-4)
+    np.testing.assert_allclose(z.sum(axis=-1), 1.0, atol=1e-4)
+    if family in DECODERS:  # causal: no row reaches a later token, the first row is all on itself
+        assert np.all(np.triu(z, 1) == 0), view
+        assert z[0, 0] == pytest.approx(1.0)
+        assert "causal masking" in texts(at)
+    through = "rollout and flow are made of causal maps" in texts(at)
+    assert through == (family in DECODERS and view in ("rollout", "flow"))
+    points = [len(array(d["x"])) for d in plane(at)["data"]]
+    assert points == [T, T]  # every query and every key of the text
+
+
+@pytest.mark.parametrize("family", DECODERS)
+def test_a_decoder_reads_its_first_token_as_the_sink(fixture_models, family):
+    from visattn.models import value_norms
+
+    text, A = transformers_run(family)
+    T = A.shape[-1]
+    model = fixture_models.load_checkpoint(family)
+    N = value_norms(model, model.run(text))  # (L, H, T)
+    by_weight = A[..., 0].mean()
+    by_norm = rows_normalised(A * N[:, :, None, :])[..., 0].mean()
+    even = np.mean([1 / (i + 1) for i in range(T)])  # query i sees i + 1 tokens
+    at = run_page("reading", {"rd_model": family, "rd_text": text})
+    assert_clean(at)
+    shown = texts(at)
+    assert "What the first token really takes" in shown and "[CLS]" not in shown
+    assert f"**{100 * by_weight:.0f} %**" in shown and f"**{100 * by_norm:.0f} %**" in shown
+    assert f"would give it {100 * even:.0f} %" in shown
+    rotary = "No position embeddings" in shown and "RoPE rotates each query" in shown
+    assert rotary == (family in ROTARY)
+
+
+def test_an_encoder_checkpoint_keeps_cls_and_sep(fixture_models):
+    text, A = transformers_run("bert")
+    at = run_page("reading", {"rd_model": "bert", "rd_text": text})
+    assert_clean(at)
+    shown = texts(at)
+    assert "What [CLS] and [SEP] really take" in shown
+    assert f"**{100 * (A[..., 0] + A[..., -1]).mean():.0f} %**" in shown
+    assert "causal masking" not in shown and "No position embeddings" not in shown
+
+
+def test_an_unknown_model_falls_back_to_minilm_and_a_layer_beyond_it_is_reset(fixture_models):
+    at = run_page("reading", {"rd_model": "no/such-model"})
+    assert_clean(at)
+    assert any("no model “no/such" in w for w in warnings(at)), warnings(at)
+    assert at.selectbox(key="rd_model").value == "minilm"
+    assert len(at.selectbox(key="rd_layer").options) == lesson.N_LAYERS
+    small = run_page("reading", {"rd_model": "llama", "rd_layer": "5", "rd_head": "3"})
+    assert_clean(small)
+    assert any("rd\\_layer" in w for w in warnings(small))
+    assert small.selectbox(key="rd_layer").value == 1 and small.selectbox(key="rd_head").value == 3
+    default = run_page("reading", {"rd_model": "gpt2"})  # L4 by default: beyond 2 layers, no notice
+    assert_clean(default)
+    assert default.selectbox(key="rd_layer").value == 1 and not warnings(default)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "qwen2"])
+def test_a_decoder_in_chinese_speaks_chinese(fixture_models, family):
+    at = run_page("reading", {"rd_model": family, "lang": "zh", "rd_view": "rollout"})
+    assert_clean(at)
+    shown = texts(at)
+    assert "因果掩码" in shown and "第一个词元真正拿到了多少" in shown
+    assert ("没有位置嵌入" in shown) == (family == "qwen2")
+    assert not english_words(at, allowed={"qwen", "gpt", "mistral", "llama", "bert"})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_page_drawing_reserves_the_budget_for_the_models_size(
+    fixture_models, monkeypatch, family
+):
+    """The page's drawing holds a reservation of DRAW_FACTOR × the model's own (L, H, T, T) float32
+    attention (T: the tokens the page reads), whatever the model."""
+    from ui import budget, cache_pretrained
+
+    text, A = transformers_run(family)
+    L, H, T, _ = A.shape
+    asked: list[int] = []
+    reserve = budget.reserve
+
+    def recording(cost, on_wait=None):
+        asked.append(cost)
+        return reserve(cost, on_wait)
+
+    monkeypatch.setattr(budget, "reserve", recording)
+    at = run_page("reading", {"rd_model": family, "rd_text": text})
+    assert_clean(at)
+    expected = int(cache_pretrained.DRAW_FACTOR * L * H * T * T * 4) + cache_pretrained.RUN_FLOOR
+    assert asked and set(asked) == {expected}
+    assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_a_tokenizer_marker_is_drawn_as_itself_not_as_plotly_markup(fixture_models):
+    """LLaMA's "<s>" is Plotly's strike-through tag: every label, hover and line-view word reaches
+    the browser as "&lt;s>", which Plotly shows as <s>."""
+    at = run_page("reading", {"rd_model": "llama", "rd_text": "the keys the values"})
+    assert_clean(at)
+    grid = heatmaps(at)[0]
+    assert grid["data"][0]["x"][0] == "&lt;s>" and grid["data"][0]["y"][0] == "&lt;s>"
+    (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
+    words = [d["text"] for d in lines["data"] if d.get("mode") == "text"]
+    assert words and all(w[0] == "&lt;s>" for w in words)
+    hovers = [h for d in lines["data"] if d.get("mode") == "lines" for h in d.get("text") or []]
+    assert not any("<s>" in h for h in hovers if h)
+    queries, keys = plane(at)["data"]
+    assert "<s>" not in " ".join(queries["customdata"] + keys["customdata"])
+
+
+def test_a_decoders_unnormalised_norm_view_is_alpha_times_its_value_norms(fixture_models):
+    from visattn.models import value_norms
+
+    text, A = transformers_run("qwen2")  # grouped-query attention: two query heads per value head
+    model = fixture_models.load_checkpoint("qwen2")
+    N = value_norms(model, model.run(text))  # (L, H, T)
+    at = run_page(
+        "reading",
+        {"rd_model": "qwen2", "rd_view": "norm_weighted", "rd_raw": "1", "rd_text": text},
+    )
+    assert_clean(at)
+    layer, head = 1, 1  # the defaults L4·H2 cut to the model's last layer
+    raw = A[layer, head] * N[layer, head][None, :]
+    np.testing.assert_allclose(large_cell(at), raw, rtol=1e-4, atol=1e-5)
+    assert np.all(np.triu(large_cell(at), 1) == 0)
+
+
+@pytest.mark.parametrize(("family", "unk"), [("minilm", True), ("bert", False), ("gpt2", False)])
+def test_the_chinese_preset_says_mostly_unk_only_for_a_model_that_reads_it_so(
+    fixture_models, family, unk
+):
+    """MiniLM reads most of 小明喜欢吃苹果。 as [UNK]; the BERT fixture's vocabulary has the
+    characters, and a byte-level decoder reads every byte."""
+    model = (
+        fixture_models.load_model()
+        if family == "minilm"
+        else fixture_models.load_checkpoint(family)
+    )
+    tokens = [
+        tok for tok in model.run(lesson.PRESETS["chinese"]).tokens if tok not in lesson.SPECIALS
+    ]
+    assert (tokens.count("[UNK]") > len(tokens) / 2) == unk
+    for lang in ("en", "zh"):
+        at = run_page("reading", {"rd_model": family, "lang": lang})
+        assert_clean(at)
+        button = at.button(key="rd_text__preset_chinese")
+        assert ("[UNK]" in button.label) == unk
+        assert button.label == locale(lang)["presets" if unk else "presets_read"]["chinese"]
+
+
+def test_a_tampered_model_id_is_dropped_with_the_url_notice(fixture_models):
+    at = run_page("reading", {"rd_model": "x" * 500, "rd_layer": "1"})
+    assert_clean(at)
+    assert any("rd\\_model" in w for w in warnings(at)), warnings(at)
+    assert at.selectbox(key="rd_model").value == "minilm"
+    assert len(at.selectbox(key="rd_head").options) == lesson.N_HEADS and not errors(at)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_models, family):
+    """A larger checkpoint makes a larger run: the page's runs are the budget's, by bytes."""
+    from ui import budget
+    from ui.cache_pretrained import model_key
+
+    text, _ = transformers_run(family)
+    at = run_page("reading", {"rd_model": family, "rd_text": text})
+    assert_clean(at)
+    model = fixture_models.load_checkpoint(family)
+    kept = budget.shared().peek(("reading_run", model_key(model), text))
+    assert kept is not None and kept.tokens == model.run(text).tokens
+    assert not kept.attn.flags.writeable and not kept.norms.flags.writeable
+    assert not kept.result.layer_inputs.flags.writeable

@@ -23,7 +23,7 @@ from visattn.models.minilm import ModelNotInstalled, model_dir
 from visattn.models.sources import BUNDLED, Source
 
 from . import controls as widgets
-from . import url_state
+from . import reading_views, url_state
 from .cache_pretrained import load_model, model_or_error
 from .errors import message
 from .i18n import label, t
@@ -130,13 +130,16 @@ def choose(control: Control):
 
 
 def describe(source: Source | None) -> None:
-    """One line on the model shown, and for a decoder what its maps are."""
+    """One line on the model shown; for a decoder what its maps are, for a RoPE model where its
+    positions are."""
     if source is None:
         return
     if len(available()) == 1:  # no picker drawn: say which model this is
         st.caption(option_text(source.id))
     if source.causal:
         st.info(t("models.causal"), icon="↘️")
+    if source.family == "llama":
+        st.caption(t("models.rotary"))
 
 
 def fit_choice(control: Control, n: int) -> range:
@@ -151,7 +154,26 @@ def fit_choice(control: Control, n: int) -> range:
     return options
 
 
-__all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model"]
+def picker(
+    control: Control, layer_controls: tuple[Control, ...], head_controls: tuple[Control, ...]
+):
+    """The model picker of the pretrained and reading pages: the model chosen by ``control`` (its
+    id in the URL), one line on it, and the layer and head controls cut to its size; None (the
+    install command shown) when no model can be loaded."""
+    with st.spinner(t("pretrained.loading")):
+        model, reason, source = choose(control)
+    if model is None:
+        reading_views.model_missing(reason)
+        return None
+    describe(source)
+    for layer_control in layer_controls:
+        fit_choice(layer_control, model.config.n_layers)
+    for head_control in head_controls:
+        fit_choice(head_control, model.config.n_heads)
+    return model
+
+
+__all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model", "picker"]
 
 
 def choose_decoder(control: Control):

@@ -101,7 +101,7 @@ def budgeted(key: tuple, cost: int, compute: Callable):
 
 
 @contextmanager
-def drawing(model, text: str) -> Iterator[None]:
+def drawing(model, text: str, max_tokens: int = MAX_TOKENS) -> Iterator[None]:
     """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
 
     A drawing keeps its run, view and figures alive until it ends, whatever the shared cache
@@ -110,9 +110,9 @@ def drawing(model, text: str) -> Iterator[None]:
     runs inside (the run, its views) runs in this reservation's slot; a short text's drawing, or
     a section drawn inside the page's own drawing, starts at once
     (:meth:`ui.budget.Budget.reserve`). A text the model cannot read reserves nothing: the page's
-    error path reports it."""
+    error path reports it. ``max_tokens``: where the page cuts the text (the reading page's 64)."""
     try:
-        n_tokens = len(model.tokenize(text, MAX_TOKENS)[0])
+        n_tokens = len(model.tokenize(text, max_tokens)[0])
     except InputError:
         n_tokens = 0
     cost = int(DRAW_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR

@@ -222,10 +222,19 @@ def compact(a: ArrayLike) -> np.ndarray:
     return a.astype(np.float32) if not (np.abs(a[np.isfinite(a)]) > F32_MAX).any() else a
 
 
+def plotly_text(text: str) -> str:
+    """``text`` as Plotly shows it literally: Plotly reads ``<s>``, ``<b>`` … in any label as its
+    own markup (a LLaMA tokenizer's "<s>" struck through every label after it and broke the
+    heatmap's layout), so "<" becomes the entity "&lt;". Applying it twice changes nothing."""
+    return text.replace("<", "&lt;")
+
+
 def unique_labels(labels: Iterable[object] | None, n: int) -> list[str]:
-    """``labels`` as strings (or 0…n−1), each repeat made distinct with trailing zero-width
-    spaces."""
-    labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    """``labels`` as strings (or 0…n−1), shown literally (:func:`plotly_text`), each repeat made
+    distinct with trailing zero-width spaces."""
+    labels = (
+        [plotly_text(str(x)) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    )
     seen: dict[str, int] = {}
     out = []
     for lab in labels:

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..reading import filter_edges
-from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact
+from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact, plotly_text
 
 LABEL_GAP = 0.04  # x distance (the lines run from 0 to 1) between a line's end and its token
 
@@ -36,6 +36,7 @@ def line_view(
     the lines' ends."""
     w = np.asarray(w, dtype=np.float64)
     H, T, _ = w.shape
+    tokens = [plotly_text(str(tok)) for tok in tokens]  # "<s>" shown as itself, not as markup
     names = list(head_names) if head_names is not None else [str(h) for h in range(H)]
     visible = range(H) if visible is None else visible
     data = []

@@ -31,6 +31,7 @@ from .core import (
     _ticks,
     _title,
     compact,
+    plotly_text,
     unique_labels,
 )
 
@@ -218,7 +219,7 @@ def qk_geometry(
             shape=f"{Pq.shape[0]} × {Pk.shape[0]}",
         )
     k = positive_int(top_k, "top_k")
-    labels = [str(t) for t in tokens]
+    labels = [plotly_text(str(t)) for t in tokens]  # "<s>" shown as itself, not as markup
     hover_q = [f"{query_name}: {lab}" for lab in labels]
     if weights is not None:
         w = as_array(weights, "weights", 2)

@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
 from ..models.minilm import MAX_TOKENS, MiniLM, MiniLMResult
-from ..models.sources import BUNDLED, MAX_ID
+from ..models.sources import id_control
 from ..token_views import (
     SPECIAL_TOKENS,
     HeadWeight,
@@ -59,7 +59,7 @@ MAX_LAYERS, MAX_HEADS = 128, 128
 # Every URL parameter of the page: its own controls, the reading selector's (prefix "pt") and the
 # finder's source and target positions (their default follows the sentence: ``default_pair``).
 CONTROLS = table(
-    Control("pt_model", BUNDLED, max_chars=MAX_ID),  # a model's id (visattn.models.sources)
+    id_control("pt_model"),  # a model's id (visattn.models.sources)
     Control("pt_text", SENTENCE),
     Control("pt_hide", False),
     Control("pt_merge", False),

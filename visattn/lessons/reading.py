@@ -1,10 +1,12 @@
-"""Reading attention in MiniLM (issue 12): one selector of views, what [CLS]/[SEP] take, two
-sentences, q/k geometry.
+"""Reading attention (issue 12) in any loaded model (issue 25: the bundled MiniLM, a BERT
+encoder, a GPT-2 or LLaMA-family decoder): one selector of views, what the specials ([CLS]/[SEP],
+or a decoder's first token) take, two sentences, q/k geometry.
 
 Compute for pages/reading.py over :mod:`visattn.reading`. Every section returns a frozen dataclass
 the page only draws. Numbering as on the pretrained page: names count from 1 ("L4·H2"), arrays and
-URL parameters from 0. Texts are cut at MAX_TOKENS word pieces (the page draws a layer's 12 heads
-and whole-text maps at that size).
+URL parameters from 0. Texts are cut at MAX_TOKENS tokens (the page draws a layer's heads and
+whole-text maps at that size). A decoder's maps are causal (zero above the diagonal), and so are
+rollout and flow made of them: an output token draws only on input tokens at or before it.
 
 Axis letters: L layers, H heads, T tokens, R/C rows and columns of the grid.
 """
@@ -18,20 +20,28 @@ import numpy as np
 
 from .. import reading
 from ..controls import Control, table
+from ..models import queries_keys, value_norms
+from ..models.causal import Decoder, DecoderResult
 from ..models.minilm import MiniLM, MiniLMResult
+from ..models.sources import id_control
 from . import views
 from .pretrained import (
+    MAX_HEADS,
+    MAX_LAYERS,
     N_HEADS,
     N_LAYERS,
     PRESETS,
     SENTENCE,
     WIDE,
+    grid_rows,
     head_label,
     head_name,
     layer_name,
 )
 
 __all__ = [
+    "MAX_HEADS",
+    "MAX_LAYERS",
     "N_HEADS",
     "N_LAYERS",
     "PRESETS",
@@ -46,6 +56,7 @@ __all__ = [
     "VIEWS",
     "PER_HEAD",
     "Run",
+    "RUN_ARRAYS",
     "run",
     "Readings",
     "readings",
@@ -54,25 +65,30 @@ __all__ = [
     "line_weights",
     "QK_TOP_KEYS",
     "focus_default",
+    "preset_table",
     "View",
     "view",
     "Share",
     "share",
+    "sink_keys",
+    "even_share",
     "Pair",
     "pair",
     "Geometry",
     "geometry",
 ]
-MAX_TOKENS = 64  # word pieces read (the rest is cut, with a notice)
+MAX_TOKENS = 64  # tokens read (the rest is cut, with a notice)
 VIEWS = reading.VIEWS  # weights | norm_weighted | mean | max | rollout | flow
 PER_HEAD = reading.PER_HEAD  # views with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
-# Every URL parameter of the page: the reading selector's (prefix "rd"), the layer and head it
-# reads, the text, the two sentences compared, and how the query/key plane is coloured.
+# Every URL parameter of the page: the model (its id), the reading selector's (prefix "rd"), the
+# layer and head it reads (the widgets offer the model's own), the text, the two sentences
+# compared, and how the query/key plane is coloured.
 CONTROLS = table(
+    id_control("rd_model"),
     views.controls("rd"),
-    Control("rd_layer", 3, options=range(N_LAYERS)),
-    Control("rd_head", 1, options=range(N_HEADS)),
+    Control("rd_layer", 3, options=range(MAX_LAYERS)),
+    Control("rd_head", 1, options=range(MAX_HEADS)),
     Control("rd_text", SENTENCE),
     Control("rd_a", SENTENCE),
     Control("rd_b", WIDE),
@@ -81,13 +97,17 @@ CONTROLS = table(
     Control("rd_qkfocus", 0, lo=0, hi=MAX_TOKENS - 1),  # the query the plane labels (and its keys)
 )
 QK_TOP_KEYS = 3  # keys the plane labels (and its hover lists) for the focus query
-LABELS = {"reading.presets": tuple(PRESETS)}  # the preset buttons' names, keyed as PRESETS
+# the preset buttons' names, keyed as PRESETS: as MiniLM reads them, and as a model that reads
+# Chinese does (preset_table)
+LABELS = {"reading.presets": tuple(PRESETS), "reading.presets_read": tuple(PRESETS)}
 
 
 @dataclass(frozen=True)
 class Run:
-    result: MiniLMResult  # the forward pass of the text cut at MAX_TOKENS, with each layer's input
+    # the forward pass of the text cut at MAX_TOKENS, with each layer's input
+    result: MiniLMResult | DecoderResult
     norms: np.ndarray  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi 2020)
+    model: str = ""  # the folder of the model that read it
 
     @property
     def text(self) -> str:
@@ -95,8 +115,18 @@ class Run:
 
     @property
     def tokens(self) -> list[str]:
-        """T word pieces, [CLS] first, [SEP] last."""
+        """T tokens as shown: an encoder's word pieces ([CLS] first, [SEP] last), a decoder's
+        pieces with their bytes made readable."""
         return self.result.tokens
+
+    @property
+    def causal(self) -> bool:
+        """A decoder's run: every map is zero above its diagonal."""
+        return getattr(self.result, "causal", False)
+
+    @property
+    def n_layers(self) -> int:
+        return self.result.attentions.shape[0]
 
     @property
     def attn(self) -> np.ndarray:
@@ -105,20 +135,23 @@ class Run:
 
     @property
     def truncated(self) -> bool:
-        """Whether the text had more than MAX_TOKENS word pieces (and was cut)."""
+        """Whether the text had more than MAX_TOKENS tokens (and was cut)."""
         return self.result.truncated
 
     @property
     def n_tokens_in(self) -> int:
-        """Word pieces of the text before the cut."""
+        """Tokens of the text before the cut."""
         return self.result.n_tokens_in
 
 
-def run(model: MiniLM, text: str) -> Run:
-    """One forward pass of at most MAX_TOKENS word pieces and the value norms (InputError for text
-    the model cannot read)."""
+RUN_ARRAYS = ("attentions", "hidden", "token_ids", "layer_inputs", "next_logits")  # of a result
+
+
+def run(model: MiniLM | Decoder, text: str) -> Run:
+    """One forward pass of at most MAX_TOKENS tokens and the value norms (InputError for text the
+    model cannot read)."""
     result = model.run(text, max_tokens=MAX_TOKENS)
-    return Run(result, reading.minilm_value_norms(model, result))
+    return Run(result, value_norms(model, result), str(model.path))
 
 
 Readings = reading.Readings  # text, view, w
@@ -139,12 +172,24 @@ def raw_readings(r: Run) -> Readings:
     return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
 
 
-def focus_default(tokens: list[str]) -> int:
-    """The query the plane labels by default: "it" when the text has it, else the first word."""
+def preset_table(model: MiniLM | Decoder) -> str:
+    """The preset buttons' label table for ``model``: "reading.presets" says the Chinese preset is
+    mostly [UNK], as it is for MiniLM's English vocabulary; "reading.presets_read" for a model
+    that reads most of its characters (a decoder's bytes, a Chinese BERT vocabulary)."""
+    tokens = model.tokenize(PRESETS["chinese"])[0]
+    words = [tok for tok in tokens if tok not in SPECIALS]
+    return "reading.presets" if words.count("[UNK]") > len(words) / 2 else "reading.presets_read"
+
+
+def focus_default(tokens: list[str], causal: bool = False) -> int:
+    """The query the plane labels by default: "it" when the text has it, else the first word (a
+    decoder's last: its first token has only itself to look at)."""
     if "it" in tokens:
         return tokens.index("it")
     words = [i for i, tok in enumerate(tokens) if tok not in SPECIALS]
-    return words[0] if words else 0
+    if not words:
+        return 0
+    return words[-1] if causal else words[0]
 
 
 @dataclass(frozen=True)
@@ -155,41 +200,60 @@ class View:
     name: str  # its title
 
 
-def view(rd: Readings, layer: int, head: int) -> View:
-    """Per-head views: layer ``layer``'s 12 heads (3 × 4), head ``head`` large; mean, max and
-    rollout: one map per layer (2 × 3), layer ``layer`` large; flow: one map (last layer →
-    inputs)."""
+def view(rd: Readings, layer: int, head: int, n_layers: int = N_LAYERS) -> View:
+    """Per-head views: layer ``layer``'s H heads (MiniLM's 12: 3 × 4), head ``head`` large; mean,
+    max and rollout: one map per layer (MiniLM's 6: 2 × 3), layer ``layer`` large; flow: one map
+    (last of the model's ``n_layers`` → inputs)."""
     w, T = rd.w, rd.w.shape[-1]
+    L, H = w.shape[:2]
     if rd.view in PER_HEAD:
         return View(
-            w[layer].reshape(3, 4, T, T),
-            [head_name(layer, h) for h in range(N_HEADS)],
+            w[layer].reshape(grid_rows(H), -1, T, T),  # (H, T, T) -> (R, C, T, T)
+            [head_name(layer, h) for h in range(H)],
             w[layer, head],
             head_name(layer, head),
         )
     if rd.view != "flow":
         return View(
-            w[:, 0].reshape(2, 3, T, T),
-            [layer_name(l) for l in range(N_LAYERS)],
+            w[:, 0].reshape(grid_rows(L), -1, T, T),  # (L, T, T) -> (R, C, T, T)
+            [layer_name(l) for l in range(L)],
             w[layer, 0],
             layer_name(layer),
         )
-    return View(w, [f"L1–L{N_LAYERS}"], w[0, 0], f"L1–L{N_LAYERS}")
+    return View(w, [f"L1–L{n_layers}"], w[0, 0], f"L1–L{n_layers}")
 
 
 @dataclass(frozen=True)
 class Share:
-    by_weight: float  # share of attention on [CLS]+[SEP], all heads and queries, by weights
+    by_weight: float  # share of attention on the sink keys, all heads and queries, by weights
     by_norm: float  # … by norm-weighted weights α·‖f(x)‖
     head_weight: float  # the same for the chosen head
     head_norm: float
     head: str
+    causal: bool  # a decoder's run: the sink is its first token, not [CLS] and [SEP]
+    even: float  # the share a head spreading its weight evenly over what it can see would give
+
+
+def sink_keys(r: Run) -> list[int]:
+    """The keys where heads park their weight: [CLS] and [SEP] in an encoder; a decoder's first
+    token (every query can see it, and the first query sees nothing else)."""
+    if r.causal:
+        return [0]
+    return [i for i, tok in enumerate(r.tokens) if tok in SPECIALS]
+
+
+def even_share(T: int, keys: list[int], causal: bool) -> float:
+    """The share of ``keys`` for attention spread evenly: len(keys) / T for an encoder; a decoder's
+    query i sees i + 1 tokens, so the first token gets the mean of 1 / (i + 1)."""
+    if not causal:
+        return len(keys) / T
+    return float(np.mean(1.0 / np.arange(1, T + 1)))
 
 
 def share(r: Run, layer: int, head: int) -> Share:
-    """How much of the attention lands on [CLS] and [SEP], by weights and by what actually
-    arrives."""
-    keys = [i for i, tok in enumerate(r.tokens) if tok in SPECIALS]
+    """How much of the attention lands on the sink keys (:func:`sink_keys`), by weights and by what
+    actually arrives."""
+    keys = sink_keys(r)
     a = reading.key_share(r.attn, keys)  # (L, H)
     n = reading.key_share(reading.norm_weighted(r.attn, r.norms), keys)  # (L, H)
     return Share(
@@ -198,6 +262,8 @@ def share(r: Run, layer: int, head: int) -> Share:
         float(a[layer, head]),
         float(n[layer, head]),
         head_name(layer, head),
+        r.causal,
+        even_share(len(r.tokens), keys, r.causal),
     )
 
 
@@ -214,7 +280,7 @@ class Pair:
 def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> Pair:
     """The same head (or aggregate) of one reading for two texts (``ra``, ``rb``: :func:`readings`
     of ``a``, ``b``)."""
-    va, vb = view(ra, layer, head), view(rb, layer, head)
+    va, vb = view(ra, layer, head, a.n_layers), view(rb, layer, head, b.n_layers)
     return Pair(
         va.cell, vb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), va.name
     )
@@ -237,22 +303,24 @@ def line_weights(cell: np.ndarray, raw: bool) -> np.ndarray:
 @dataclass(frozen=True)
 class Geometry:
     projection: reading.QKProjection  # T queries and T keys in one plane
-    tokens: list[str]  # T word pieces: the run's, so the plane has as many points as the run tokens
+    tokens: list[str]  # T tokens: the run's, so the plane has as many points as the run tokens
     weights: np.ndarray  # (T, T) the head's attention (the hover's top keys)
     explained: tuple[str, str]  # each axis's share of the variance, in percent
     name: str
+    rotary: bool  # RoPE: the points are the rotated queries and keys the scores use
 
 
-def geometry(model: MiniLM, r: Run, layer: int, head: int) -> Geometry:
+def geometry(model: MiniLM | Decoder, r: Run, layer: int, head: int) -> Geometry:
     """One head's queries and keys on the two principal axes of both together, for the tokens the
     run read (at most MAX_TOKENS: the queries and keys come from the run's own layer inputs, never
     from the text tokenised again)."""
-    q, k = reading.minilm_queries_keys(model, r.result, layer, head)  # (T, Dh) each
+    q, k = queries_keys(model, r.result, layer, head)  # (T, Dh) each
     p = reading.qk_projection(q, k)
     return Geometry(
         projection=p,
         tokens=r.tokens,
-        weights=r.attn[layer, head],
+        weights=np.array(r.attn[layer, head]),  # a copy: a view would keep the whole run alive
         explained=tuple(f"{100 * e:.0f}" for e in p.explained),
         name=head_name(layer, head),
+        rotary=model.positions == "rotary",
     )

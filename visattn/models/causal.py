@@ -149,6 +149,7 @@ class Decoder:
 
     family = "decoder"
     causal = True
+    positions = "learned"  # "learned": position embeddings added to the input; "rotary": RoPE
 
     def __init__(self, config, tokenizer, path: Path, byte_level: bool, special: Collection[str]):
         self.config = config
@@ -184,6 +185,11 @@ class Decoder:
                 for i, x in enumerate(result.layer_inputs)
             ]
         )
+
+    def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """Head ``head`` of layer i's queries and keys for the layer input x (T, D), each (T, Dh)
+        float64 as the scores use them (queries scaled by 1/√Dh; a RoPE model's rotated)."""
+        raise NotImplementedError
 
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         raise NotImplementedError

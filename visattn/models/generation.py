@@ -137,7 +137,8 @@ def fitted_length(model: Decoder, length: int = REPEAT) -> int:
 def prefix_matching(model: Decoder, length: int = REPEAT, seed: int = 0) -> list[HeadWeight]:
     """Every head ranked by its prefix-matching score on a random sequence repeated twice (of
     :func:`fitted_length` tokens)."""
-    ids, start = repeated_sequence(model, fitted_length(model, length), seed)
+    length = fitted_length(model, length)
+    ids, start = repeated_sequence(model, length, seed)
     attentions, _ = model.forward(ids)
     scores = prefix_matching_scores(attentions, start, length)  # (L, H)
     order = np.argsort(scores, axis=None)[::-1]

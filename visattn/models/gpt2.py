@@ -225,6 +225,16 @@ class GPT2(Decoder):
         v = v.reshape(T, H, Dh).transpose(1, 0, 2)  # (H, T, Dh)
         return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
 
+    def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
+        c, layer = self.config, self.layers[i]
+        D, Dh = c.d_model, c.d_head
+        a = layer_norm(x, *layer.ln1, c.layer_norm_eps).astype(np.float64)  # (T, D)
+        q_cols = slice(head * Dh, (head + 1) * Dh)  # head h's columns of the query block
+        k_cols = slice(D + head * Dh, D + (head + 1) * Dh)  # … of the key block
+        q = a @ layer.W_qkv[:, q_cols] + layer.b_qkv[q_cols]  # (T, Dh)
+        k = a @ layer.W_qkv[:, k_cols] + layer.b_qkv[k_cols]  # (T, Dh)
+        return q * Dh**-0.5, k
+
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         return hidden @ self.wte.T  # (T, D) x (D, Nv) -> (T, Nv)
 

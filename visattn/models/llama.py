@@ -207,6 +207,7 @@ class _Layer:
 
 class Llama(Decoder):
     family = "llama"
+    positions = "rotary"  # no position embeddings: RoPE rotates queries and keys in every layer
 
     def __init__(self, config: LlamaConfig, weights, tokenizer, path: Path):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
@@ -308,6 +309,19 @@ class Llama(Decoder):
         v = v.reshape(T, Hkv, Dh).transpose(1, 0, 2)  # (Hkv, T, Dh)
         v = np.repeat(v, H // Hkv, axis=0)  # (H, T, Dh): query head h reads key/value head h // G
         return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
+
+    def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
+        c, layer = self.config, self.layers[i]
+        T, Dh = x.shape[0], c.d_head
+        shared = head // (c.n_heads // c.n_kv_heads)  # the key/value head this query head reads
+        q_cols = slice(head * Dh, (head + 1) * Dh)
+        k_cols = slice(shared * Dh, (shared + 1) * Dh)
+        n = rms_norm(x, layer.ln1, c.rms_eps).astype(np.float64)  # (T, D)
+        q, k = n @ layer.W_q[:, q_cols], n @ layer.W_k[:, k_cols]  # (T, Dh) each
+        if layer.b_q is not None:
+            q, k = q + layer.b_q[q_cols], k + layer.b_k[k_cols]
+        cos, sin = self.rotation(0, T)  # (T, Dh): positions 0 … T − 1
+        return rope_(q, cos, sin) * Dh**-0.5, rope_(k, cos, sin)
 
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)

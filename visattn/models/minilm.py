@@ -298,6 +298,9 @@ class MiniLM:
     """all-MiniLM-L6-v2's BERT encoder in NumPy. Build it with :meth:`MiniLM.load`, then call
     :meth:`run`."""
 
+    causal = False  # every token attends to every token
+    positions = "learned"  # position embeddings added to the input (as the decoders' GPT-2)
+
     def __init__(self, config: MiniLMConfig, weights: dict[str, np.ndarray], tokenizer, path: Path):
         self.config = config
         self.path = Path(path)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..controls import Control
 from ..errors import InputError
 from . import family_of, loading
 
@@ -26,6 +27,12 @@ BUNDLED = "minilm"
 DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 MAX_ID = 120  # characters of an id (the URL's control takes this many)
+
+
+def id_control(key: str) -> Control:
+    """The URL parameter of a page's model: a checkpoint's id (never a path), the bundled MiniLM
+    by default. The pretrained and reading pages declare theirs with it."""
+    return Control(key, BUNDLED, max_chars=MAX_ID)
 
 
 @dataclass(frozen=True)
