@@ -21,7 +21,7 @@ from ui import cache_decoder, cache_models, cache_training, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
-from ui.frame import explain, font_size, page, section
+from ui.frame import explain, font_size, page, section, when_open
 from ui.i18n import label, lang, t
 from ui.text import escape
 from visattn import figures
@@ -287,17 +287,21 @@ def circuit_heads(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> No
 
 
 def induction_lines(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
-    """From each repeated token to the key it copies from."""
-    st.subheader(t("decoder.lines_h"))
-    explain(t("decoder.lines_text"))
-    lines = cache_decoder.induction_lines(
-        circuit.line_weights,
-        tokens,
-        font_size(),
-        head_names=(t("decoder.head_induction"),),
-        value_name=t("common.weight"),
-    )
-    show(lines, "decoder_induction_lines")
+    """From each repeated token to the key it copies from: the induction head's weights again, as
+    lines (drawn while its expander is open)."""
+    as_lines = when_open(t("decoder.lines_h"), key="dec_lines_open")
+    if as_lines is None:
+        return
+    with as_lines:
+        explain(t("decoder.lines_text"))
+        lines = cache_decoder.induction_lines(
+            circuit.line_weights,
+            tokens,
+            font_size(),
+            head_names=(t("decoder.head_induction"),),
+            value_name=t("common.weight"),
+        )
+        show(lines, "decoder_induction_lines")
 
 
 def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:

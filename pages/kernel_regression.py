@@ -17,7 +17,7 @@ from ui import cache_kernel, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter, section
+from ui.frame import explain, font_size, page, presenter, section, when_open
 from ui.i18n import label, t
 from ui.widgets import matrix_editor, set_matrix, slider_and_number
 from visattn.controls import Control
@@ -251,8 +251,11 @@ def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> No
     words = figure_words(labels)
     for figure, png in cache_kernel.regression_figures(regression, words, font_size()):
         show(figure, png)
-    if regression.fit is not None:
-        with st.expander(t("kernel.loo_expander"), expanded=False):
+    if regression.fit is None:
+        return
+    how_fitted = when_open(t("kernel.loo_expander"), key="kr_loo_open")
+    if how_fitted is not None:
+        with how_fitted:
             explain(t("kernel.loo_explain"))
             show(cache_kernel.loo_figure(regression, words, font_size()), "kernel_loo_error")
 

@@ -95,6 +95,23 @@ def test_defaults_show_every_section():
     assert "Measured: the previous-token head puts at least 1.00" in texts(at)
 
 
+def test_induction_lines_are_drawn_while_their_expander_is_open():
+    """The induction head as lines: not drawn (nor redrawn by a new sequence) while closed."""
+
+    def line_charts(at) -> int:  # figures of scatter traces only: the loss curves, the line view
+        return sum({d["type"] for d in f["data"]} == {"scatter"} for f in figures(at))
+
+    at = run_page("decoder")
+    total, closed = len(figures(at)), line_charts(at)
+    at.session_state["dec_lines_open"] = True
+    at.run()
+    assert_clean(at)
+    assert (len(figures(at)), line_charts(at)) == (total + 1, closed + 1)
+    at.session_state["dec_lines_open"] = False
+    at.run()
+    assert (len(figures(at)), line_charts(at)) == (total, closed)
+
+
 def test_step_slider_and_shape_are_in_the_url():
     at = run_page("decoder", {"dec_step": "12", "dec_shape": "gpt2_small_1k"})
     assert_clean(at)

@@ -148,9 +148,16 @@ def test_fit_sigma_sets_the_leave_one_out_minimum():
     assert float(at.query_params["kr_sigma"]) == pytest.approx(
         at.session_state["kr_sigma"], rel=1e-5
     )
-    assert any(
-        "Leave-one-out" in (f["layout"].get("title") or {}).get("text", "") for f in figures(at)
-    )
+
+    def loo_drawn() -> bool:
+        return any(
+            "Leave-one-out" in (f["layout"].get("title") or {}).get("text", "") for f in figures(at)
+        )
+
+    assert not loo_drawn()  # drawn only while its expander is open
+    at.session_state["kr_loo_open"] = True
+    at.run()
+    assert loo_drawn()
     assert "cannot choose a bandwidth" not in texts(at)  # 50 noisy points have a real optimum
 
 

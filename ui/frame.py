@@ -194,3 +194,11 @@ def explain(text: str) -> None:
     """Long explanations: shown normally, hidden in presenter mode (the figures stay)."""
     if not presenter():
         st.markdown(text)
+
+
+def when_open(label: str, key: str):
+    """An expander whose content is drawn only while it is open (opening or closing it reruns the
+    section it is in), so that a control above it redraws nothing inside it while it is closed;
+    the handout prints it open. Returns the expander when open, else None."""
+    box = st.expander(label, expanded=lecture_modes.handout(), key=key, on_change="rerun")
+    return box if box.open else None
