@@ -34,6 +34,7 @@ _OPEN = "_lecture_open"  # the sections being drawn now, innermost last
 _PARENTS = "_lecture_parents"  # {section: the section it is drawn in}, as the full runs found it
 _DRAWN = "_lecture_drawn"  # the sections boxed in this run (a box's key is used once a run)
 SECTION_KEY = "lec_sec_{}"  # a section's box (its CSS class: st-key-lec_sec_<name>)
+SECTION_BUTTON = "lec_section_{}"  # its reveal button
 
 
 def handout() -> bool:
@@ -194,7 +195,7 @@ def _section_button(name: str) -> None:
         t("lecture.hide_section") if own else t("lecture.reveal_section"),
         on_click=toggle_section,
         args=(name,),
-        key=f"lec_reveal_{name}",
+        key=SECTION_BUTTON.format(name),
         icon="🙈" if own else "👁",
         help=t("lecture.reveal_section_help"),
     )
