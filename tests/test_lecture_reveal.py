@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
 from ui import lecture_modes
+from ui.registry import PAGES as REGISTRY
 from visattn.display import PRESENTER_FONT
 from visattn.lessons import lecture
 
@@ -183,7 +184,7 @@ def test_no_reveal_buttons_when_nothing_is_hidden(params):
     assert_clean(at)
     assert not [b for b in at.button if b.key.startswith(("lec_section_", "reveal_"))]
     assert lecture_modes.HIDE_CSS not in styles(at)
-    assert {b.key for b in at.get("flex_container") if b.key} >= {"lec_sec_" + s for s in SECTIONS}
+    assert section_boxes(at) == set(SECTIONS)
 
 
 # --- point 4: the camera button's slide -----------------------------------------------------------
@@ -210,3 +211,17 @@ def test_every_chart_s_camera_saves_a_slide(present, font):
         assert json.loads(chart.proto.spec)["layout"]["font"]["size"] == font
         layout = (options["width"], options["height"], options["scale"])
         assert layout == lecture.slide_layout(font)
+
+
+def section_boxes(at) -> set[str]:
+    keys = [b.key or "" for b in at.get("flex_container")]
+    return {k.removeprefix("lec_sec_") for k in keys if k.startswith("lec_sec_")}
+
+
+@pytest.mark.parametrize("page", [p.id for p in REGISTRY if p.id != "home"])
+def test_every_page_s_sections_have_their_reveal_button(page):
+    at = run_page(page, {"hide": "1"})
+    assert_clean(at)
+    buttons = {b.key.removeprefix("lec_section_") for b in at.button if b.key}
+    assert section_boxes(at) and section_boxes(at) <= buttons, page
+    assert lecture_modes.HIDE_CSS in styles(at)
