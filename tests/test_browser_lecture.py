@@ -280,6 +280,7 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         metric = f'{BANDWIDTH} [data-testid="stMetricValue"]'
         assert blurred(page, metric) == [True]
         assert blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]') == [True]  # key by key
+        assert all(blurred(page, f"{BANDWIDTH} .katex-display"))  # the formula with its numbers
         assert "= ?" in bars_note(page) and "112.5" not in bars_note(page)
         for selector in INPUTS:
             assert blurred(page, selector) and not any(blurred(page, selector)), selector
@@ -291,7 +292,7 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         wait_rendered(page, True)
         assert page.locator(metric).inner_text() == "112.5"
         assert not any(blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]'))
-        assert not any(blurred(page, f"{BANDWIDTH} .katex"))  # the formula with its numbers
+        assert not any(blurred(page, f"{BANDWIDTH} .katex-display"))
         assert "112.5" in bars_note(page)
         page.screenshot(path=str(tmp_path / "revealed.png"))
         # the next section: still hidden
@@ -303,6 +304,11 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         editors = f'{VECTORS} [data-testid="stDataFrame"]:has([aria-readonly="false"])'
         assert blurred(page, editors) and not any(blurred(page, editors))  # Q, K, V: inputs
         page.screenshot(path=str(tmp_path / "next_section.png"))
+        # the symbols inline in a section's prose stay readable (the decoder's "row i", "token t")
+        page.goto(f"{url}/decoder?hide=1&lang=en")
+        wait_rendered(page, True)
+        inline = '[class*="st-key-lec_sec_"] [data-testid="stMarkdownContainer"] p .katex'
+        assert blurred(page, inline) and not any(blurred(page, inline))
 
 
 # --- the camera button's slide (point 4) ----------------------------------------------------------

@@ -106,14 +106,15 @@ def hide_again() -> None:
 
 # Predict, then reveal: the results blurred until revealed — metric values, table cells, a
 # dataframe (a canvas: the whole element; a data editor, whose cells are not read-only, stays
-# readable) and, in a section, its formulas (written with this input's numbers).
+# readable) and, in a section, its displayed formulas (st.latex, written with this input's
+# numbers; the symbols inline in the prose stay readable).
 RESULTS = (
     '[data-testid="stMetricValue"]',
     '[data-testid="stMetricDelta"]',
     '[data-testid="stTable"] td',
     '[data-testid="stTable"] tbody th',
     '[data-testid="stDataFrame"]:not(:has([aria-readonly="false"]))',
-    '[class*="st-key-lec_sec_"] .katex',
+    '[class*="st-key-lec_sec_"] .katex-display',
 )
 HIDE_CSS = (
     ",\n".join(RESULTS)
