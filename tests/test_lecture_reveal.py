@@ -225,3 +225,35 @@ def test_every_page_s_sections_have_their_reveal_button(page):
     buttons = {b.key.removeprefix("lec_section_") for b in at.button if b.key}
     assert section_boxes(at) and section_boxes(at) <= buttons, page
     assert lecture_modes.HIDE_CSS in styles(at)
+
+
+def numbered_steps_script():
+    """A page's numbered steps made units of their own inside one section (no fragment)."""
+    import streamlit as st
+
+    from ui import lecture_modes
+
+    st.session_state["hide"] = 1
+    lecture_modes.install()
+    with lecture_modes.section("view"):
+        st.metric("x", 1)
+        for step in (1, 2):
+            with lecture_modes.section(f"step_{step}"):
+                st.metric(f"step {step}", step)
+
+
+def test_a_numbered_step_inside_a_section_is_a_unit_of_its_own():
+    at = AppTest.from_function(numbered_steps_script, default_timeout=30)
+    at.run()
+    assert_clean(at)
+    assert {b.key for b in at.button} == {
+        "lec_section_view",
+        "lec_section_step_1",
+        "lec_section_step_2",
+    }
+    at.button(key="lec_section_step_1").click().run()
+    assert revealed_by_css(at) == {"step_1"}
+    assert hidden_results(at) == {"view": [True], "step_1": [False], "step_2": [True]}
+    at.button(key="lec_section_view").click().run()  # the view: its steps with it
+    assert hidden_results(at) == {"view": [False], "step_1": [False], "step_2": [False]}
+    assert "lec_section_step_2" not in {b.key for b in at.button}
