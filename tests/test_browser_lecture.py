@@ -312,11 +312,11 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
 
 
 # --- the camera button's slide (point 4) ----------------------------------------------------------
-def camera(page, url: str, query: str, fmt: str) -> bytes:
-    """What the weight bars' camera button saves (``fmt``: the lecture panel's png or svg)."""
+def camera(page, url: str, query: str, fmt: str, chart: str = "chart_kernel_weights_bars") -> bytes:
+    """What a chart's camera button saves (``fmt``: the lecture panel's png or svg)."""
     page.goto(f"{url}/kernel_regression?lang=en&slide={fmt}{query}")
     wait_rendered(page, True)
-    plot = page.locator(".st-key-chart_kernel_weights_bars .js-plotly-plot")
+    plot = page.locator(f".st-key-{chart} .js-plotly-plot")
     plot.scroll_into_view_if_needed()
     plot.hover()
     with page.expect_download(timeout=60_000) as download:
@@ -354,5 +354,8 @@ def test_the_camera_saves_a_1920_by_1080_slide_with_presenter_size_text():
             svg = camera(page, url, query, "svg").decode("utf-8")
             assert re.search(r'<svg[^>]* width="1920" height="1080"', svg)
             sizes[mode] = slide_text_px(svg)
+        # a dense heatmap (21 queries × 3 keys): its cell texts, the smallest text there is
+        grid = camera(page, url, "", "svg", "chart_kernel_weights_heatmap").decode("utf-8")
+        assert min(slide_text_px(grid)) >= 18
     assert min(sizes["presenter"]) >= 18 and min(sizes["normal"]) >= min(sizes["presenter"])
     assert ink["normal"] >= 0.95 * ink["presenter"], ink

@@ -170,6 +170,8 @@ def section(name: str) -> Iterator[None]:
         _parents()[name] = _open()[-1]
     elif _partial_rerun():
         drawn.clear()  # a section rerun alone: its run starts here
+    else:
+        _parents().pop(name, None)  # drawn at the top of the page this time
     _open().append(name)
     try:
         if name in drawn:  # drawn twice in one run: the second shares the first one's reveal
