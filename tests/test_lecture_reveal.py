@@ -257,3 +257,15 @@ def test_a_numbered_step_inside_a_section_is_a_unit_of_its_own():
     at.button(key="lec_section_view").click().run()  # the view: its steps with it
     assert hidden_results(at) == {"view": [False], "step_1": [False], "step_2": [False]}
     assert "lec_section_step_2" not in {b.key for b in at.button}
+
+
+def test_another_page_opens_with_its_numbers_hidden():
+    at = run_page("kernel", {"hide": "1"})
+    at.button(key="lec_section_vectors").click().run()
+    assert revealed(at) == {"§vectors"}
+    at.switch_page(PAGES["single_head"])
+    at.query_params["hide"] = "1"  # hide is a page's own (the sidebar's page links leave it out)
+    at.run()
+    assert_clean(at)
+    assert revealed(at) == set()
+    assert at.button(key="lec_section_view_and_options").label == "Reveal this section"

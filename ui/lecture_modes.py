@@ -10,7 +10,7 @@ metric values, table cells, dataframes, formulas with their numbers and the char
 inputs (sliders, number boxes, the data editors) stay readable.
 
 The modes are this session's (URL and session state); a reveal is an action, kept in the session
-only, not in the link.
+only, not in the link, while the page stays the same (another page opens with its numbers hidden).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .i18n import t
 from .registry import BY_ID
 
 _REVEALED = "_lecture_revealed"  # what this session revealed: chart keys, "§<section>"; "*": all
+_PAGE = "_lecture_page"  # the page the reveals were made on (a new page starts hidden)
 _OPEN = "_lecture_open"  # the sections being drawn now, innermost last
 _PARENTS = "_lecture_parents"  # {section: the section it is drawn in}, as the full runs found it
 _DRAWN = "_lecture_drawn"  # the sections boxed in this run (a box's key is used once a run)
@@ -47,7 +48,7 @@ def speaker() -> bool:
 
 def hide_level() -> int:
     """0 shown, 1 numbers hidden, 2 numbers and heatmap colours hidden (never in a handout)."""
-    return 0 if handout() else int(st.session_state.get(lesson.HIDE.key, 0))
+    return 0 if handout() else int(st.session_state.get(lesson.HIDE.key) or 0)
 
 
 def revealed() -> set[str]:
@@ -147,6 +148,11 @@ def install() -> None:
     """The styles of the modes that are on (called once per full run by the frame)."""
     st.session_state[_OPEN] = []  # a new full run: no section drawn yet
     st.session_state[_DRAWN] = set()
+    ctx = get_script_run_ctx()
+    here = ctx.page_script_hash if ctx else ""
+    if st.session_state.setdefault(_PAGE, here) != here:  # another page: its numbers hidden anew
+        revealed().clear()
+        st.session_state[_PAGE] = here
     css = [tour.BAR_STYLE, tour.SPEAKER_STYLE] if speaker() else [tour.BAR_STYLE]
     if handout():
         css.append(HANDOUT_CSS)
