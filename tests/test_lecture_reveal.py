@@ -93,7 +93,7 @@ def test_every_section_is_a_box_with_its_reveal_button():
     results = hidden_results(at)
     assert set(results) == {"bandwidth", "vectors", "self_attention"}  # ① draws its own in σ's
     assert all(all(hidden) for hidden in results.values())
-    assert len(results["bandwidth"]) >= 5  # the estimate, the key-by-key table, three charts
+    assert len(results["bandwidth"]) >= 4  # the estimate, the key-by-key table, its charts
     assert lecture_modes.HIDE_CSS in styles(at) and not revealed_by_css(at)
 
 
