@@ -236,3 +236,126 @@ def test_slides_zip_holds_every_chart_as_svg_and_png_at_1920_by_1080(tmp_path):
             assert re.search(r'<svg[^>]* width="1920" height="1080"', svg), name
             sizes = [float(s) for s in re.findall(r"font-size: ?([\d.]+)px", svg)]
             assert sizes and min(sizes) >= 18, (name, sorted(set(sizes)))
+
+
+# --- predict, then reveal, section by section (point 6) -------------------------------------------
+BLURRED = """(selector) => Array.from(document.querySelectorAll(selector))
+    .filter(e => e.getBoundingClientRect().height > 0)
+    .map(e => {
+        for (let n = e; n; n = n.parentElement) {
+            if (getComputedStyle(n).filter.includes('blur')) return true;
+        }
+        return false;
+    })"""
+BANDWIDTH = ".st-key-lec_sec_bandwidth"
+VECTORS = ".st-key-lec_sec_vectors"
+INPUTS = (  # what the lecturer sets: never blurred
+    '[data-testid="stSlider"]',
+    '[data-testid="stNumberInput"]',
+    '[data-testid="stSelectbox"]',
+    '.st-key-kr_data__ed0 [data-testid="stDataFrame"]',  # the key→value table's editor
+)
+
+
+def blurred(page, selector: str) -> list[bool]:
+    """Whether each visible element matched is drawn blurred (by itself or a box around it)."""
+    return page.evaluate(BLURRED, selector)
+
+
+def bars_note(page) -> str:
+    return page.evaluate(
+        "() => document.querySelector('.st-key-chart_kernel_weights_bars .js-plotly-plot')"
+        ".layout.annotations.map(a => a.text).join(' | ')"
+    )
+
+
+def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
+    """The kernel page with hide=1: ①'s estimate is blurred and its chart says "= ?"; the reveal
+    button of σ's section shows them, and the vectors section (tab ②) stays hidden. What the
+    lecturer sets (sliders, number boxes, the data editor) is never blurred."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 1600) as page:
+        page.goto(f"{url}/kernel_regression?hide=1&lang=en")
+        wait_rendered(page, True)
+        metric = f'{BANDWIDTH} [data-testid="stMetricValue"]'
+        assert blurred(page, metric) == [True]
+        assert blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]') == [True]  # key by key
+        assert all(blurred(page, f"{BANDWIDTH} .katex-display"))  # the formula with its numbers
+        assert "= ?" in bars_note(page) and "112.5" not in bars_note(page)
+        for selector in INPUTS:
+            assert blurred(page, selector) and not any(blurred(page, selector)), selector
+        page.screenshot(path=str(tmp_path / "hidden.png"))
+        page.locator(".st-key-lec_section_bandwidth button").first.click()
+        page.wait_for_function(
+            f"() => !({BLURRED})('{metric}')[0]", timeout=60_000
+        )  # the section's rerun drew its style
+        wait_rendered(page, True)
+        assert page.locator(metric).inner_text() == "112.5"
+        assert not any(blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]'))
+        assert not any(blurred(page, f"{BANDWIDTH} .katex-display"))
+        assert "112.5" in bars_note(page)
+        page.screenshot(path=str(tmp_path / "revealed.png"))
+        # the next section: still hidden
+        page.locator('[data-testid="stTab"]').nth(1).click()
+        page.wait_for_timeout(1000)
+        output = f'{VECTORS} [data-testid="stDataFrame"]:not(:has([aria-readonly="false"]))'
+        assert blurred(page, output) and all(blurred(page, output))
+        assert all(blurred(page, f'{VECTORS} [data-testid="stTable"] td'))
+        editors = f'{VECTORS} [data-testid="stDataFrame"]:has([aria-readonly="false"])'
+        assert blurred(page, editors) and not any(blurred(page, editors))  # Q, K, V: inputs
+        page.screenshot(path=str(tmp_path / "next_section.png"))
+        # the symbols inline in a section's prose stay readable (the decoder's "row i", "token t")
+        page.goto(f"{url}/decoder?hide=1&lang=en")
+        wait_rendered(page, True)
+        inline = '[class*="st-key-lec_sec_"] [data-testid="stMarkdownContainer"] p .katex'
+        assert blurred(page, inline) and not any(blurred(page, inline))
+
+
+# --- the camera button's slide (point 4) ----------------------------------------------------------
+def camera(page, url: str, query: str, fmt: str, chart: str = "chart_kernel_weights_bars") -> bytes:
+    """What a chart's camera button saves (``fmt``: the lecture panel's png or svg)."""
+    page.goto(f"{url}/kernel_regression?lang=en&slide={fmt}{query}")
+    wait_rendered(page, True)
+    plot = page.locator(f".st-key-{chart} .js-plotly-plot")
+    plot.scroll_into_view_if_needed()
+    plot.hover()
+    with page.expect_download(timeout=60_000) as download:
+        plot.locator('.modebar-btn[data-title^="Download plot"]').click()
+    return open(download.value.path(), "rb").read()
+
+
+def slide_text_px(svg: str) -> list[float]:
+    """Every font size of an SVG slide, in pixels of the slide (its viewBox is the layout)."""
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)"', svg).group(1))
+    layout = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+    return [float(s) * width / layout for s in re.findall(r"font-size: ?([\d.]+)px", svg)]
+
+
+def title_ink_px(png: bytes) -> int:
+    """The height in pixels of the dark title text at the top left of a slide."""
+    from PIL import Image  # Pillow comes with Streamlit
+
+    grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    rows = np.flatnonzero((grey[:150, :900] < 100).any(axis=1))
+    return int(rows.max() - rows.min() + 1)
+
+
+def test_the_camera_saves_a_1920_by_1080_slide_with_presenter_size_text():
+    """Off a projector the chart's text is 13 px; its camera slide must still carry the presenter's
+    (20 px at 1280×720 saved at 1.5×: 30 px on the slide)."""
+    require_browser()
+    sizes, ink = {}, {}
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        for mode, query in (("normal", ""), ("presenter", "&present=1")):
+            png = camera(page, url, query, "png")
+            assert png[:8] == b"\x89PNG\r\n\x1a\n"
+            assert (int.from_bytes(png[16:20]), int.from_bytes(png[20:24])) == (1920, 1080)
+            ink[mode] = title_ink_px(png)
+            svg = camera(page, url, query, "svg").decode("utf-8")
+            assert re.search(r'<svg[^>]* width="1920" height="1080"', svg)
+            sizes[mode] = slide_text_px(svg)
+        # a dense heatmap (21 queries × 3 keys): its cell texts, the smallest text there is
+        grid = camera(page, url, "", "svg", "chart_kernel_weights_heatmap").decode("utf-8")
+        assert min(slide_text_px(grid)) >= 18
+    assert min(sizes["presenter"]) >= 18 and min(sizes["normal"]) >= min(sizes["presenter"])
+    assert ink["normal"] >= 0.95 * ink["presenter"], ink

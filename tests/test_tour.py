@@ -266,3 +266,14 @@ def test_reorder_and_delete_in_the_panel():
     at.button(key="lec_delete").click().run()  # the last step: no tour left
     assert_clean(at)
     assert "tour" not in at.query_params and not bar(at)
+
+
+def test_the_figure_select_names_each_chart_by_its_title():
+    """Not by its key (chart_kernel_weights_bars): in the page's language."""
+    at = run_page("kernel", {"lang": "zh"})
+    assert_clean(at)
+    options = at.selectbox(key="lec_figure").options
+    assert options[0] == "页面的第一张图" and "查询 62 对各个键的注意力权重" in options
+    assert not any("chart_" in o for o in options) and len(set(options)) == len(options)
+    en = run_page("kernel").selectbox(key="lec_figure").options
+    assert "Attention weights of the query 62 over the keys" in en and len(en) == len(options)

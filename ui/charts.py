@@ -16,6 +16,8 @@ from . import lecture_modes, tour
 from .i18n import t
 from .widgets import token_label
 
+PLOTLY_FONT = 12  # Plotly's font size when a figure names none
+
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "visattn"
@@ -23,19 +25,21 @@ def _slug(name: str) -> str:
 
 def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     """Draw ``fig`` full width; the camera button saves ``visattn_<name>`` as a 1920×1080 slide (PNG
-    or SVG, the lecture panel's choice) with its text as large as on the projector. With
-    predict-then-reveal on, the figure is drawn without its numbers until revealed."""
+    or SVG, the lecture panel's choice) with its text as large as on the projector, in presenter
+    mode or not (:func:`visattn.lessons.lecture.slide_layout`). With predict-then-reveal on, the
+    figure is drawn without its numbers until its section, or the chart, is revealed."""
     slug = _slug(name)
     key = key or f"chart_{slug}"  # also the figure's anchor on the page (class st-key-<key>)
     tour.charts()[key] = fig  # the page's charts of this run: the export zip, a step's figure
+    width, height, scale = lecture.slide_layout(fig.layout.font.size or PLOTLY_FONT)
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {
             "format": st.session_state.get(lecture.SLIDE_FORMAT.key, "png"),
             "filename": f"visattn_{slug}",
-            "width": lecture.SLIDE_WIDTH,
-            "height": lecture.SLIDE_HEIGHT,
-            "scale": lecture.SLIDE_SCALE,
+            "width": width,
+            "height": height,
+            "scale": scale,
         },
     }
     hidden = lecture_modes.hidden(key)

@@ -180,7 +180,8 @@ def section(fn: Callable) -> Callable:
     @wraps(fn)
     def body(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with lecture_modes.section(fn.__name__):  # its box: predict-then-reveal's unit
+                return fn(*args, **kwargs)
         finally:
             if _partial_rerun():
                 _reset_notice(

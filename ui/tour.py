@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -27,6 +28,8 @@ from .i18n import lang, t
 from .registry import BY_ID
 from .text import escape
 
+_TAG = re.compile(r"<[^>]+>")  # a chart title's markup (<b>, <br>, <sub>): plain text in a select
+_MARKS = {"<sub>": "_", "<sup>": "^", "<br>": " "}
 _CHARTS = "_lecture_charts"  # {chart key: figure} of this run (ui.charts.show fills it)
 
 
@@ -325,6 +328,21 @@ def link(text: str, href: str, new_tab: bool = False) -> None:
     st.html(f'<a class="visattn-go" href="{html.escape(href)}"{target}>{html.escape(text)}</a>')
 
 
+def figure_names() -> dict[str, str]:
+    """{chart key: what the figure select shows}: the page's first figure, then each chart by its
+    title as drawn (in the page's language), numbered when two read alike or one has none."""
+    names = {"": t("lecture.figure_first")}
+    for number, (key, fig) in enumerate(charts().items(), start=1):
+        title = str(fig.layout.title.text or "")
+        for tag, mark in _MARKS.items():
+            title = title.replace(tag, mark)
+        title = _TAG.sub("", title).strip()
+        if not title or title in names.values():
+            title = t("lecture.figure_n", n=number, title=title).strip()
+        names[key] = title
+    return names
+
+
 def panel(page_id: str) -> None:
     """The tour in the sidebar: start the built-in one, add this view, edit the current step (title,
     notes, place, delete), download the tour, open the speaker view."""
@@ -332,11 +350,14 @@ def panel(page_id: str) -> None:
     if error is not None:
         show_error(error)
     tour = current()
-    first = t("lecture.figure_first")  # options are their labels: no format_func (see CONTRIBUTING)
-    choice = st.selectbox(
-        t("lecture.figure"), [first, *charts()], key="lec_figure", help=t("lecture.figure_help")
+    names = figure_names()
+    figure = st.selectbox(
+        t("lecture.figure"),
+        list(names),
+        format_func=names.get,  # a dict of this run's words: no t() outside the run
+        key="lec_figure",
+        help=t("lecture.figure_help"),
     )
-    figure = "" if choice == first else choice
     st.button(
         t("lecture.add_view"),
         on_click=_add_view,

@@ -10,6 +10,7 @@ same tour reads in either language.
 from __future__ import annotations
 
 from ..controls import Control, table
+from ..display import PRESENTER_FONT
 from ..tour import MAX_LINK, MAX_STEPS, Step, Tour
 
 BUILTIN = "intro"  # ?tour=intro: the built-in tour
@@ -29,9 +30,23 @@ CONTROLS = table(TOUR, STEP, HIDE, HANDOUT, SPEAKER, SLIDE_FORMAT)
 # The lecture's own parameters and the frame's: never part of a step's view.
 LECTURE_KEYS = frozenset(CONTROLS) | {"lang", "present"}
 
-# A chart's slide: laid out at 1280×720 and saved at 1.5× (1920×1080 pixels), so its text is as
-# large on the slide as on the projector.
+# A chart's slide, 1920×1080 pixels: the slides zip lays each chart out at 1280×720 with the
+# presenter's text and saves it at 1.5×, so its text is as large on the slide as on the projector.
 SLIDE_WIDTH, SLIDE_HEIGHT, SLIDE_SCALE = 1280, 720, 1.5
+SLIDE_SCALES = (1.5, 2.0, 2.5, 3.0, 4.0)  # each divides 1920 × 1080 into whole CSS pixels
+
+
+def slide_layout(font: float) -> tuple[int, int, float]:
+    """What a chart's camera button saves a chart drawn with ``font``-px text at: the layout's width
+    and height in CSS pixels and the scale, 1920×1080 pixels in all, the text at least as large as
+    presenter mode's (``PRESENTER_FONT`` px at 1.5×). The camera saves the chart as it is drawn, so
+    a chart drawn with smaller text is laid out smaller and scaled up more (a canvas truncates its
+    size: only scales that give whole pixels)."""
+    wanted = SLIDE_SCALE * PRESENTER_FONT / font
+    scale = next((s for s in SLIDE_SCALES if s >= wanted), SLIDE_SCALES[-1])
+    size = SLIDE_SCALE / scale
+    return round(SLIDE_WIDTH * size), round(SLIDE_HEIGHT * size), scale
+
 
 # --- the built-in tour ----------------------------------------------------------------------------
 INTRO = Tour(
