@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from ui.registry import PAGES as REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of every family
 PAGES = {p.id: p.path for p in REGISTRY}
 
 

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from apptest_util import (
+    FIXTURE_MODELS,
     ROOT,
     array,
     assert_clean,
@@ -428,21 +429,6 @@ def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
 
 
 # ---- issue 25: a decoder from a checkpoint (tests/fixtures/models) generating, its induction heads
-
-FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
-
-
-@pytest.fixture
-def fixture_models(monkeypatch):
-    """The server offers the tiny checkpoints of tests/fixtures/models (found once per process:
-    cleared before and after)."""
-    from ui import cache_models
-
-    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
-    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
-    cache_models.available.clear()
-    yield cache_models
-    cache_models.available.clear()
 
 
 def test_without_a_decoder_the_section_says_how_to_get_one(monkeypatch):

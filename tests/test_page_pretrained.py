@@ -18,6 +18,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from apptest_util import (
+    FIXTURE_MODELS,
     array,
     assert_clean,
     english_words,
@@ -949,21 +950,6 @@ def test_a_preset_that_is_mostly_unk_says_so_in_its_name(model):
 
 
 # ---- issue 25: any checkpoint the server has (tests/fixtures/models), chosen by id in the URL ----
-
-FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
-
-
-@pytest.fixture
-def fixture_models(monkeypatch):
-    """The server offers MiniLM and the tiny checkpoints of tests/fixtures/models (the list is
-    found once per process: cleared before and after)."""
-    from ui import cache_models
-
-    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
-    monkeypatch.setenv("HF_HUB_CACHE", str(ROOT / "no-hub-here"))
-    cache_models.available.clear()
-    yield cache_models
-    cache_models.available.clear()
 
 
 def grid_cells(at) -> dict:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from apptest_util import (
+    FIXTURE_MODELS,
     array,
     assert_clean,
     english_words,
@@ -349,24 +350,10 @@ def test_chinese_wording_is_one_wording_across_pages():
 # Expected maps from transformers' own eager attention (reference.npz, written by
 # tests/make_model_fixtures.py), combined here with plain NumPy.
 
-FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
 FAMILIES = ("bert", "gpt2", "llama", "mistral", "qwen2")
 DECODERS = FAMILIES[1:]
 ROTARY = ("llama", "mistral", "qwen2")
 PAIR_B = "the values the keys the keys"  # sentence B, short enough for flow in every fixture
-
-
-@pytest.fixture
-def fixture_models(monkeypatch):
-    """The server offers MiniLM and the tiny checkpoints of tests/fixtures/models (the list is
-    found once per process: cleared before and after)."""
-    from ui import cache_models
-
-    monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
-    monkeypatch.setenv("HF_HUB_CACHE", str(ROOT / "no-hub-here"))
-    cache_models.available.clear()
-    yield cache_models
-    cache_models.available.clear()
 
 
 def transformers_run(family: str, i: int = 2) -> tuple[str, np.ndarray]:
