@@ -5,6 +5,7 @@ Chinese views."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 import numpy as np
@@ -329,6 +330,27 @@ def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
     assert job.section.run.steps_done < 2000
     assert cache_training.result(config, 123) is None  # not kept as the run of (config, 123)
     assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_two_layers_with_the_mlp_show_layer_one_feeding_layer_two():
+    from ui import cache_training
+
+    params = {"dec_tsteps": "100", "dec_tlayers": "2", "dec_tseed": "9", "dec_tmlp": "1"}
+    at = trained(params)
+    assert_clean(at)
+    assert not errors(at)
+    assert qp(at)["dec_tmlp"] == "1" and "MLP block: 64 → 256 → 64" in texts(at)
+    assert "Layer 1 feeding layer 2: K-composition" in [h.value for h in at.subheader]
+    (heat,) = [f for f in figures(at) if "K-composition" in json.dumps(f["data"][0])]
+    config = lesson.training_config(2, 100, True)
+    run = cache_training.result(config, 9).run
+    expected = lesson.training.k_composition(run.params, config)  # (H, H)
+    assert np.allclose(array(heat["data"][0]["z"]), expected, atol=1e-6)
+    assert "Highest:" in texts(at)
+    zh = run_page("decoder", {"lang": "zh"} | params)  # the room's kept run, in Chinese
+    assert_clean(zh)
+    assert english_words(zh) == {}
+    assert "第 1 层喂给第 2 层：K 组合" in [h.value for h in zh.subheader]
 
 
 def test_tampered_training_url_falls_back_to_the_defaults():
