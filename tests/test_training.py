@@ -136,6 +136,18 @@ def test_one_adam_step_matches_torch_optim_adam():
         assert np.abs(p - reference[name].detach().numpy()).max() <= 1e-10, name
 
 
+def test_the_learning_rate_warms_up_linearly_then_stays():
+    config = DecoderConfig(lr=1e-2, warmup=100)
+    assert [training.learning_rate(config, s) for s in (1, 50, 100, 101, 900)] == [
+        pytest.approx(1e-4),
+        pytest.approx(5e-3),
+        1e-2,
+        1e-2,
+        1e-2,
+    ]
+    assert training.learning_rate(replace(config, warmup=0), 1) == 1e-2
+
+
 # ── the task ──────────────────────────────────────────────────────────────────────────────────
 def test_the_batch_repeats_its_first_k_tokens_with_k_in_range():
     config = DecoderConfig()

@@ -185,6 +185,12 @@ def _sum_last(a: np.ndarray) -> np.ndarray:
     return (a.reshape(-1, width) @ np.ones(width, dtype=a.dtype)).reshape(*a.shape[:-1], 1)
 
 
+def _times_transposed(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """a @ wᵀ for a (…, m) and w (n, m), as one 2-D product: NumPy multiplies a 3-D array by a
+    transposed view batch row by batch row, 1.4× slower (0.68 against 0.48 ms for dqkv W_qkvᵀ)."""
+    return (a.reshape(-1, a.shape[-1]) @ w.T).reshape(*a.shape[:-1], w.shape[0])
+
+
 def _causal_bias(T: int, dtype) -> np.ndarray:
     """(T, T) 0 where key j may be read by query i (j ≤ i), −∞ above the diagonal: added to the
     scores, it makes a future key's weight exactly 0 (the diagonal is always allowed, so a row's
@@ -278,7 +284,7 @@ def loss_and_grads(
     np.put_along_axis(scored, targets, np.take_along_axis(scored, targets, -1) - 1 / n, -1)
     # logits = h_f @ unembed: (B, T, D) @ (D, V)
     grads["unembed"] = h_f.reshape(-1, D).T @ dlogits.reshape(-1, V)  # (D, V)
-    dh_f = dlogits @ params["unembed"].T  # (B, T, D)
+    dh_f = _times_transposed(dlogits, params["unembed"])  # (B, T, D)
     # h_f = LayerNorm_f(x): (B, T, D) → (B, T, D)
     dx, grads["ln_f_g"], grads["ln_f_b"] = _layer_norm_backward(
         dh_f, x_hat_f, inv_sigma_f, params["ln_f_g"]
@@ -290,14 +296,14 @@ def loss_and_grads(
             # x ← x + act @ W_out + b_out: the residual passes dx through; (B, T, 4D) @ (4D, D)
             grads[f"l{layer}.mlp_out_b"] = _sum_rows(dx)  # (D,)
             grads[f"l{layer}.W_out"] = act.reshape(-1, 4 * D).T @ dx.reshape(-1, D)  # (4D, D)
-            dact = dx @ params[f"l{layer}.W_out"].T  # (B, T, 4D)
+            dact = _times_transposed(dx, params[f"l{layer}.W_out"])  # (B, T, 4D)
             # act = relu(pre): the gradient passes where pre > 0
             dpre = dact
             dpre *= pre > 0  # (B, T, 4D)
             # pre = h2 @ W_in + b_in: (B, T, D) @ (D, 4D)
             grads[f"l{layer}.mlp_in_b"] = _sum_rows(dpre)  # (4D,)
             grads[f"l{layer}.W_in"] = h2.reshape(-1, D).T @ dpre.reshape(-1, 4 * D)  # (D, 4D)
-            dh2 = dpre @ params[f"l{layer}.W_in"].T  # (B, T, D)
+            dh2 = _times_transposed(dpre, params[f"l{layer}.W_in"])  # (B, T, D)
             # h2 = LayerNorm₂(x): its gradient adds to the residual's
             dx_ln2, grads[f"l{layer}.ln2_g"], grads[f"l{layer}.ln2_b"] = _layer_norm_backward(
                 dh2, x_hat2, inv_sigma2, params[f"l{layer}.ln2_g"]
@@ -305,7 +311,7 @@ def loss_and_grads(
             dx = dx + dx_ln2  # (B, T, D)
         # x ← x + merged @ W_o: the residual passes dx through; (B, T, D) @ (D, D)
         grads[f"l{layer}.W_o"] = cache.merged.reshape(-1, D).T @ dx.reshape(-1, D)  # (D, D)
-        dmerged = dx @ params[f"l{layer}.W_o"].T  # (B, T, D)
+        dmerged = _times_transposed(dx, params[f"l{layer}.W_o"])  # (B, T, D)
         # merged = z with heads side by side: (B, H, T, Dh) → (B, T, D)
         dz = dmerged.reshape(B, T, H, Dh).transpose(0, 2, 1, 3)  # (B, H, T, Dh)
         # q, k, v are views of one (B, T, 3D) array; their gradients fill one the same way
@@ -317,7 +323,7 @@ def loss_and_grads(
         # weights = softmax(scores) over the keys: dscores = w ⊙ (dw − Σ_j w_j dw_j), and
         # Σ_j w_j dw_j = Σ_j w_j (dz · v_j) = dz · z, a dot over Dh instead of a sum over T;
         # a future key's w is 0, so its dscores is too (the causal bias is a constant)
-        dscores -= (dz * cache.z).sum(-1, keepdims=True)  # (B, H, T, 1) broadcast
+        dscores -= _sum_last(dz * cache.z)  # (B, H, T, 1) broadcast
         dscores *= cache.weights  # (B, H, T, T)
         # scores = (q / √Dh) @ kᵀ: (B, H, T, Dh) @ (B, H, Dh, T)
         np.matmul(dscores, cache.k, out=dq)
@@ -326,7 +332,7 @@ def loss_and_grads(
         dk *= 1 / math.sqrt(Dh)  # (B, H, T, Dh)
         # qkv = h @ W_qkv: (B, T, D) @ (D, 3D)
         grads[f"l{layer}.W_qkv"] = cache.h.reshape(-1, D).T @ dqkv.reshape(-1, 3 * D)  # (D, 3D)
-        dh = dqkv @ params[f"l{layer}.W_qkv"].T  # (B, T, D)
+        dh = _times_transposed(dqkv, params[f"l{layer}.W_qkv"])  # (B, T, D)
         # h = LayerNorm(x): the pre-LN branch adds its gradient to the residual's
         dx_ln, grads[f"l{layer}.ln_g"], grads[f"l{layer}.ln_b"] = _layer_norm_backward(
             dh, cache.x_hat, cache.inv_sigma, params[f"l{layer}.ln_g"]
@@ -578,6 +584,11 @@ def train(
         )
 
 
+def learning_rate(config: DecoderConfig, step: int) -> float:
+    """The learning rate of step 1, 2, …: rising linearly over the first ``warmup`` steps."""
+    return config.lr * min(1.0, step / config.warmup) if config.warmup else config.lr
+
+
 def _train(config, seed, steps, on_step, should_stop) -> TrainingRun:
     params = init_params(config, seed, dtype=np.float32)
     adam = Adam(config.lr, config.beta1, config.beta2, config.eps)
@@ -609,7 +620,7 @@ def _train(config, seed, steps, on_step, should_stop) -> TrainingRun:
     record(0, float("nan"))
     for step in range(1, steps + 1):
         tokens, _ = repeated_batch(config, data_rng, config.batch)
-        adam.lr = config.lr * min(1.0, step / config.warmup) if config.warmup else config.lr
+        adam.lr = learning_rate(config, step)
         loss, grads = loss_and_grads(params, config, tokens)
         adam.step(params, grads)
         if should_stop is not None and should_stop():
