@@ -717,9 +717,20 @@ def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
         font_size=font_size(),
     )
     show(figure, "decoder_composition")
+    reads = [
+        t(
+            "decoder.t_comp_read",
+            target=names[H + target],
+            source=names[source],
+            score=f"{score:.2f}",
+        )
+        for target, source, score in section.strongest_reads
+    ]
     row, column = divmod(int(section.composition.argmax()), H)
     st.caption(
-        t(
+        " ".join(reads)
+        + " "
+        + t(
             "decoder.t_comp_caption",
             source=names[row],
             target=names[H + column],

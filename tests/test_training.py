@@ -255,6 +255,20 @@ def test_ablating_the_learned_heads_drops_repeated_accuracy_near_chance(two_runs
     assert found.previous_heads and {layer for layer, _ in found.previous_heads} == {0}
 
 
+def test_each_learned_induction_heads_keys_read_a_previous_token_head_most(two_runs):
+    _, two = two_runs
+    scores = training.k_composition(two.params, two.config)  # (H, H): layer 1 × layer 2
+    roles = training.head_roles(*training.final_scores(two))
+    previous = {int(h) for h in np.nonzero(roles[0] == "previous")[0]}
+    induction = [int(h) for h in np.nonzero(roles[1] == "induction")[0]]
+    assert previous and induction
+    for head in induction:
+        assert int(scores[:, head].argmax()) in previous, (head, scores[:, head])
+    # and above every pair's level at step 0, with random weights
+    start = training.k_composition(two.checkpoints[0].params, two.config)
+    assert max(scores[p, h] for p in previous for h in induction) > start.max()
+
+
 def test_roles_by_hand():
     previous = np.array([[0.5, 0.05], [0.6, 0.0]])
     induction = np.array([[0.9, 0.0], [0.1, 0.3]])

@@ -14,7 +14,7 @@ run in a background thread through the room's budget, watched live by every sess
   is not kept by the budget (it is not the run its key names); its job keeps it, for the session
   that stopped it, among the last KEEP_JOBS jobs.
 - **Bounded**: a run keeps at most ``visattn.training.MAX_CHECKPOINTS`` checkpoints
-  (:func:`visattn.training.checkpoint_bytes`: 10.3 MB for the default model).
+  (:func:`visattn.training.checkpoint_bytes`: 10.0 MB for the default model).
 
 No widget here; the page draws what :class:`Job` reports."""
 

@@ -485,6 +485,8 @@ class TrainingSection:
     composition: np.ndarray | None
     composition_start: np.ndarray | None  # the same at step 0: random weights' level
     composed_pairs: tuple[tuple[int, int], ...]  # (row, column): a previous head → an induction one
+    # per layer-2 induction head (column): the layer-1 head (row) its keys read most, and the score
+    strongest_reads: tuple[tuple[int, int, float], ...]
 
 
 def training_section(run: training.TrainingRun) -> TrainingSection:
@@ -514,6 +516,13 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         for later, target in ablation.induction_heads
         if (layer, later) == (0, 1)
     )
+    reads = ()
+    if composition is not None:
+        reads = tuple(
+            (target, int(composition[:, target].argmax()), float(composition[:, target].max()))
+            for layer, target in ablation.induction_heads
+            if layer == 1
+        )
 
     return TrainingSection(
         run=run,
@@ -548,6 +557,7 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         composition=composition,
         composition_start=start,
         composed_pairs=pairs,
+        strongest_reads=reads,
     )
 
 
