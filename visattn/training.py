@@ -708,7 +708,9 @@ def head_roles(previous: np.ndarray, induction: np.ndarray) -> np.ndarray:
 
 
 # ── composition across layers (Elhage et al. 2021) ──────────────────────────────────────────
-def head_matrices(params: Params, config: DecoderConfig, layer: int):
+def head_matrices(
+    params: Params, config: DecoderConfig, layer: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One layer's per-head weights cut out of W_qkv and W_o: (W_Q, W_K, W_V) each (H, D, Dh),
     W_O (H, Dh, D). Row vectors: head h's query is x @ W_Q[h], its output z_h @ W_O[h]."""
     D, H, Dh = config.d_model, config.n_heads, config.d_head
