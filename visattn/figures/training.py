@@ -178,9 +178,9 @@ def score_curves(
         notes += note
     span = [0, total_steps]
     layout = dict(
-        xaxis=dict(domain=[0, 0.46], range=span, title=_title(x_title)),
+        xaxis=dict(domain=[0, 0.42], range=span, title=_title(x_title)),
         yaxis=dict(range=[0, 1.05], title=_title(previous_title)),
-        xaxis2=dict(domain=[0.54, 1], range=span, title=_title(x_title), anchor="y2"),
+        xaxis2=dict(domain=[0.58, 1], range=span, title=_title(x_title), anchor="y2"),
         yaxis2=dict(range=[0, 1.05], title=_title(induction_title), anchor="x2"),
         shapes=shapes,
         annotations=notes,
