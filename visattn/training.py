@@ -2,7 +2,8 @@
 
 A decoder-only, attention-only transformer (Elhage et al. 2021's toy models): token embeddings plus
 learned positions, ``n_layers`` causal attention layers with pre-LayerNorm and residual
-connections, a final LayerNorm and an unembedding, trained with Adam on the mean next-token
+connections (each optionally followed by an MLP block, ``DecoderConfig.mlp``), a final LayerNorm and
+an unembedding, trained with Adam (a linear warm-up, then a constant rate) on the mean next-token
 cross-entropy. The backward pass is written out layer by layer, each step under a comment that
 names the forward step it undoes and the shapes; nothing here uses an autograd library (the tests
 check every gradient against torch's autograd in float64).
@@ -157,8 +158,8 @@ def _mean_last(a: np.ndarray) -> np.ndarray:
 
 
 def _sum_rows(a: np.ndarray) -> np.ndarray:
-    """The sum over every axis but the last, as a vector-matrix product: (D,)."""
-    rows = a.reshape(-1, a.shape[-1])  # (B·T, D)
+    """The sum over every axis but the last, as a vector-matrix product: (width,)."""
+    rows = a.reshape(-1, a.shape[-1])  # (B·T, width)
     return np.ones(len(rows), dtype=a.dtype) @ rows
 
 
@@ -730,9 +731,9 @@ def k_composition(
     row x_k as x_q W_QK x_kᵀ (W_QK = W_Q W_Kᵀ). With h₁'s output in the key, the score reads
     x_q W_QK W_OVᵀ x_srcᵀ, and the score is ‖W_OV W_QKᵀ‖_F / (‖W_OV‖_F ‖W_QKᵀ‖_F): how much of
     what h₁ writes h₂'s keys read (the paper's ‖W_QK W_OV‖ in its column-vector convention;
-    TransformerLens's ``all_composition_scores("K")``). The LayerNorm between the layers is
-    ignored, as in the paper: it rescales each position's row and shifts it, not the directions
-    these products compare."""
+    TransformerLens's ``all_composition_scores("K")``). The LayerNorm before the target layer is
+    ignored, as in the paper: its centring, each row's scale and its gains are left out, so the
+    score compares the raw weight matrices."""
     if not 0 <= source < target < config.n_layers:
         raise ValueError(f"layers {source} → {target} of {config.n_layers}")
     _, _, W_V, W_O = head_matrices(params, config, source)
