@@ -360,11 +360,14 @@ def training_view() -> None:
     heads learned. The section's controls rerun it alone."""
     st.header(t("decoder.t_h"))
     explain(t("decoder.t_text"))
-    layers_column, steps_column, seed_column = st.columns([2, 2, 1])
+    layers_column, steps_column, seed_column, mlp_column = st.columns([2, 2, 1, 1])
     n_layers = widgets.slider(CONTROLS["dec_tlayers"], t("decoder.t_layers"), where=layers_column)
     steps = widgets.slider(CONTROLS["dec_tsteps"], t("decoder.t_steps"), where=steps_column)
     seed = widgets.number(CONTROLS["dec_tseed"], t("decoder.t_seed"), where=seed_column)
-    config = compute("dec_tconfig", lesson.training_config, n_layers, steps)
+    mlp = widgets.toggle(
+        CONTROLS["dec_tmlp"], t("decoder.t_mlp"), where=mlp_column, help=t("decoder.t_mlp_help")
+    )
+    config = compute("dec_tconfig", lesson.training_config, n_layers, steps, mlp)
     if config is None:
         return
     st.caption(
@@ -379,6 +382,7 @@ def training_view() -> None:
             hi=config.max_repeat,
             batch=config.batch,
         )
+        + (" " + t("decoder.t_model_mlp", D=config.d_model, F=4 * config.d_model) if mlp else "")
     )
     section = train_and_watch(config, seed, "main")
     if section is None:
@@ -386,6 +390,7 @@ def training_view() -> None:
     training_results(section)
     own_sequence_view(section)
     layer_comparison(section, config, seed)
+    composition_view(section, names_of(section))
     learned_and_designed(section)
 
 
@@ -527,10 +532,7 @@ def training_results(section: lesson.TrainingSection) -> None:
         **curve_words(),
     )
     show(curves, "decoder_training")
-    names = [
-        head_label(role, position)
-        for role, position in zip(section.roles, section.positions, strict=True)
-    ]
+    names = names_of(section)
     st.subheader(t("decoder.t_scores_h"))
     explain(
         t(
@@ -691,6 +693,56 @@ def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None
     columns = st.columns(2)
     for column, s in zip(columns, pair, strict=True):
         column.metric(t("decoder.t_n_layers", L=layers_of(s)), percent(s.final_repeated))
+
+
+def names_of(section: lesson.TrainingSection) -> list[str]:
+    """Every head named by its role, its place in brackets."""
+    return [
+        head_label(role, position)
+        for role, position in zip(section.roles, section.positions, strict=True)
+    ]
+
+
+def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
+    """Layer 1's heads feeding layer 2's keys, measured on the learned weights (K-composition)."""
+    if section.composition is None:
+        return  # one layer: nothing to compose
+    st.subheader(t("decoder.t_comp_h"))
+    explain(t("decoder.t_comp_text"))
+    H = section.run.config.n_heads
+    figure = training_figures.composition_map(
+        section.composition,
+        names[:H],
+        names[H : 2 * H],
+        marked=section.composed_pairs,
+        x_title=t("decoder.t_comp_x"),
+        y_title=t("decoder.t_comp_y"),
+        value_name=t("decoder.t_comp_value"),
+        font_size=font_size(),
+    )
+    show(figure, "decoder_composition")
+    reads = [
+        t(
+            "decoder.t_comp_read",
+            target=names[H + target],
+            source=names[source],
+            score=f"{score:.2f}",
+        )
+        for target, source, score in section.strongest_reads
+    ]
+    row, column = divmod(int(section.composition.argmax()), H)
+    st.caption(
+        " ".join(reads)
+        + " "
+        + t(
+            "decoder.t_comp_caption",
+            source=names[row],
+            target=names[H + column],
+            score=f"{section.composition[row, column]:.2f}",
+            lo=f"{section.composition_start.min():.2f}",
+            hi=f"{section.composition_start.max():.2f}",
+        )
+    )
 
 
 def learned_and_designed(section: lesson.TrainingSection) -> None:

@@ -5,6 +5,7 @@ Chinese views."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 import numpy as np
@@ -322,7 +323,8 @@ def test_train_button_trains_once_for_the_room_and_shows_every_part():
     assert_clean(at)
     assert not errors(at)
     m = metrics(at)
-    assert m["Chance (1 / V)"] == f"{100 / 64:.2f} %" and "Accuracy on repeated tokens" in m
+    V = lesson.TRAIN_DEFAULT.vocab
+    assert m["Chance (1 / V)"] == f"{100 / V:.2f} %" and "Accuracy on repeated tokens" in m
     maps = [f for f in figures(at) if f["layout"].get("sliders")]
     checkpoints = lesson.training.checkpoint_steps(lesson.training_config(1, 100), 100)
     (grid,) = [f for f in maps if len(f["layout"]["sliders"][0]["steps"]) == len(checkpoints)]
@@ -347,6 +349,27 @@ def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
     assert job.section.run.steps_done < 2000
     assert cache_training.result(config, 123) is None  # not kept as the run of (config, 123)
     assert budget.shared().held()[1] == 0  # nothing reserved any more
+
+
+def test_two_layers_with_the_mlp_show_layer_one_feeding_layer_two():
+    from ui import cache_training
+
+    params = {"dec_tsteps": "100", "dec_tlayers": "2", "dec_tseed": "9", "dec_tmlp": "1"}
+    at = trained(params)
+    assert_clean(at)
+    assert not errors(at)
+    assert qp(at)["dec_tmlp"] == "1" and "MLP block: 64 → 256 → 64" in texts(at)
+    assert "Layer 1 feeding layer 2: K-composition" in [h.value for h in at.subheader]
+    (heat,) = [f for f in figures(at) if "K-composition" in json.dumps(f["data"][0])]
+    config = lesson.training_config(2, 100, True)
+    run = cache_training.result(config, 9).run
+    expected = lesson.training.k_composition(run.params, config)  # (H, H)
+    assert np.allclose(array(heat["data"][0]["z"]), expected, atol=1e-6)
+    assert "The highest pair of all:" in texts(at)
+    zh = run_page("decoder", {"lang": "zh"} | params)  # the room's kept run, in Chinese
+    assert_clean(zh)
+    assert english_words(zh) == {}
+    assert "第 1 层喂给第 2 层：K 组合" in [h.value for h in zh.subheader]
 
 
 def test_tampered_training_url_falls_back_to_the_defaults():
@@ -374,7 +397,7 @@ def test_own_sequence_on_the_trained_model_and_a_bad_one():
     assert "Your own sequence" in [h.value for h in at.subheader]
     at.text_input(key="dec_tprobe").set_value("1 2 99").run(timeout=600)
     assert_clean(at)
-    assert any("from 0 to 63" in e for e in errors(at))
+    assert any(f"from 0 to {lesson.TRAIN_DEFAULT.vocab - 1}" in e for e in errors(at))
     assert qp(at)["dec_tprobe"] == "1 2 99"
 
 

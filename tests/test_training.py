@@ -36,6 +36,11 @@ def torch_loss(params: dict, config: DecoderConfig, tokens: np.ndarray) -> torch
         weights = scores.masked_fill(future, float("-inf")).softmax(-1)
         z = (weights @ qkv[2]).permute(0, 2, 1, 3).reshape(B, T, D)
         x = x + z @ params[f"l{layer}.W_o"]
+        if config.mlp:
+            g2, b2 = params[f"l{layer}.ln2_g"], params[f"l{layer}.ln2_b"]
+            h2 = torch.nn.functional.layer_norm(x, (D,), g2, b2, eps=1e-5)
+            hidden = torch.relu(h2 @ params[f"l{layer}.W_in"] + params[f"l{layer}.mlp_in_b"])
+            x = x + hidden @ params[f"l{layer}.W_out"] + params[f"l{layer}.mlp_out_b"]
     h = torch.nn.functional.layer_norm(x, (D,), params["ln_f_g"], params["ln_f_b"], eps=1e-5)
     logits = h @ params["unembed"]
     return torch.nn.functional.cross_entropy(
@@ -47,14 +52,19 @@ def relative_error(mine: np.ndarray, reference: np.ndarray) -> float:
     return float(np.abs(mine - reference).max() / max(np.abs(reference).max(), 1e-300))
 
 
+def small_config(V: int, T: int, Dh: int, H: int, L: int, B: int, mlp: bool):
+    return DecoderConfig(V, T, Dh * H, H, L, 2, T // 2, mlp=mlp), B
+
+
 configs = st.builds(
-    lambda V, T, Dh, H, L, B: (DecoderConfig(V, T, Dh * H, H, L, 2, T // 2), B),
+    small_config,
     st.integers(2, 9),
     st.integers(4, 10),
     st.integers(2, 4),  # head width: LayerNorm over a width of 1 is constant
     st.integers(1, 3),
     st.integers(1, 3),
     st.integers(1, 3),
+    st.booleans(),  # the optional MLP block
 )
 
 
@@ -73,6 +83,33 @@ def test_every_gradient_matches_torch_autograd_in_float64(case, seed):
     for name, p in params.items():
         assert grads[name].dtype == np.float64 and grads[name].shape == p.shape
         assert relative_error(grads[name], reference[name].grad.numpy()) <= 1e-8, name
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_the_optional_mlp_gradients_match_torch_autograd(layers):
+    config = DecoderConfig(7, 9, 8, 2, layers, 2, 4, mlp=True)
+    params = training.init_params(config, 5)
+    assert params["l0.W_in"].shape == (8, 32) and params["l0.mlp_in_b"].shape == (32,)
+    tokens = np.random.default_rng(5).integers(0, 7, size=(3, 9))
+    loss, grads = training.loss_and_grads(params, config, tokens)
+    reference = {name: torch.tensor(p, requires_grad=True) for name, p in params.items()}
+    expected = torch_loss(reference, config, tokens)
+    expected.backward()
+    assert loss == pytest.approx(expected.item(), rel=1e-12)
+    for name in params:
+        assert relative_error(grads[name], reference[name].grad.numpy()) <= 1e-8, name
+
+
+def test_the_mlp_is_off_by_default_and_leaves_the_default_model_alone():
+    assert not DecoderConfig().mlp
+    plain = training.init_params(DecoderConfig(), 0)
+    with_mlp = training.init_params(replace(DecoderConfig(), mlp=True), 0)
+    assert set(plain) < set(with_mlp)
+    assert {n for n in with_mlp if n not in plain} == {
+        f"l{layer}.{name}"
+        for layer in range(2)
+        for name in ("ln2_g", "ln2_b", "W_in", "mlp_in_b", "W_out", "mlp_out_b")
+    }
 
 
 def test_gradients_follow_the_parameters_dtype():
@@ -97,6 +134,18 @@ def test_one_adam_step_matches_torch_optim_adam():
         optimiser.step()
     for name, p in params.items():
         assert np.abs(p - reference[name].detach().numpy()).max() <= 1e-10, name
+
+
+def test_the_learning_rate_warms_up_linearly_then_stays():
+    config = DecoderConfig(lr=1e-2, warmup=100)
+    assert [training.learning_rate(config, s) for s in (1, 50, 100, 101, 900)] == [
+        pytest.approx(1e-4),
+        pytest.approx(5e-3),
+        1e-2,
+        1e-2,
+        1e-2,
+    ]
+    assert training.learning_rate(replace(config, warmup=0), 1) == 1e-2
 
 
 # ── the task ──────────────────────────────────────────────────────────────────────────────────
@@ -206,6 +255,20 @@ def test_ablating_the_learned_heads_drops_repeated_accuracy_near_chance(two_runs
     assert found.previous_heads and {layer for layer, _ in found.previous_heads} == {0}
 
 
+def test_each_learned_induction_heads_keys_read_a_previous_token_head_most(two_runs):
+    _, two = two_runs
+    scores = training.k_composition(two.params, two.config)  # (H, H): layer 1 × layer 2
+    roles = training.head_roles(*training.final_scores(two))
+    previous = {int(h) for h in np.nonzero(roles[0] == "previous")[0]}
+    induction = [int(h) for h in np.nonzero(roles[1] == "induction")[0]]
+    assert previous and induction
+    for head in induction:
+        assert int(scores[:, head].argmax()) in previous, (head, scores[:, head])
+    # and above every pair's level at step 0, with random weights
+    start = training.k_composition(two.checkpoints[0].params, two.config)
+    assert max(scores[p, h] for p in previous for h in induction) > start.max()
+
+
 def test_roles_by_hand():
     previous = np.array([[0.5, 0.05], [0.6, 0.0]])
     induction = np.array([[0.9, 0.0], [0.1, 0.3]])
@@ -215,6 +278,49 @@ def test_roles_by_hand():
         ["previous", "other"],
         ["other", "induction"],
     ]
+
+
+# ── composition ───────────────────────────────────────────────────────────────────────────
+def k_composition_by_loops(params: dict, config: DecoderConfig) -> np.ndarray:
+    """The K-composition scores of layer 1's heads with layer 2's, head by head in torch, each
+    matrix sliced out of W_qkv's and W_o's columns and rows directly."""
+    D, H, Dh = config.d_model, config.n_heads, config.d_head
+    qkv = [torch.tensor(params[f"l{layer}.W_qkv"]) for layer in (0, 1)]
+    W_o = torch.tensor(params["l0.W_o"])
+    scores = np.zeros((H, H))
+    for h1 in range(H):
+        cut = slice(h1 * Dh, (h1 + 1) * Dh)
+        W_V = qkv[0][:, 2 * D :][:, cut]  # (D, Dh)
+        W_OV = W_V @ W_o[cut, :]  # (D, D)
+        for h2 in range(H):
+            cut2 = slice(h2 * Dh, (h2 + 1) * Dh)
+            W_QK = qkv[1][:, :D][:, cut2] @ qkv[1][:, D : 2 * D][:, cut2].T  # (D, D)
+            # h1's output x W_OV as the key: x_q W_QK (x W_OV)ᵀ
+            product = torch.linalg.matrix_norm(W_QK @ W_OV.T)
+            norms = torch.linalg.matrix_norm(W_OV) * torch.linalg.matrix_norm(W_QK)
+            scores[h1, h2] = (product / norms).item()
+    return scores
+
+
+@settings(max_examples=10)
+@given(st.integers(1, 4), st.integers(1, 3), st.integers(0, 2**16))
+def test_k_composition_matches_a_head_by_head_computation(H, Dh, seed):
+    config = DecoderConfig(5, 6, H * Dh, H, 2, 2, 3)
+    params = training.init_params(config, seed)
+    scores = training.k_composition(params, config)
+    assert scores.shape == (H, H)
+    assert np.allclose(scores, k_composition_by_loops(params, config), rtol=1e-12, atol=0)
+    assert (scores >= 0).all() and (scores <= 1 + 1e-12).all()  # ‖AB‖ ≤ ‖A‖ ‖B‖
+
+
+def test_a_head_writing_where_no_key_reads_does_not_compose():
+    config = DecoderConfig(5, 6, 4, 2, 2, 2, 3)
+    params = training.init_params(config, 0)
+    # layer 1's head 1 writes only into dimension 0; layer 2's head 2 keys read only dimension 3
+    params["l0.W_o"][:2, 1:] = 0  # head 1's rows of W_o
+    params["l1.W_qkv"][:3, 4 + 2 : 4 + 4] = 0
+    scores = training.k_composition(params, config)
+    assert scores[0, 1] == 0 and scores[0, 0] > 0
 
 
 # ── the figures ───────────────────────────────────────────────────────────────────────────────

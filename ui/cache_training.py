@@ -14,7 +14,7 @@ run in a background thread through the room's budget, watched live by every sess
   is not kept by the budget (it is not the run its key names); its job keeps it, for the session
   that stopped it, among the last KEEP_JOBS jobs.
 - **Bounded**: a run keeps at most ``visattn.training.MAX_CHECKPOINTS`` checkpoints
-  (:func:`visattn.training.checkpoint_bytes`: 10.3 MB for the default model).
+  (:func:`visattn.training.checkpoint_bytes`: 10.0 MB for the default model).
 
 No widget here; the page draws what :class:`Job` reports."""
 
@@ -42,6 +42,7 @@ KEEP_JOBS = 6  # finished, stopped or failed jobs remembered (running ones alway
 # (B, H, T, T) float32 arrays per layer a step holds at its peak: tracemalloc, 40 steps of the
 # default model, peak 22.7 MB with 3 checkpoints, against 5 × 64 × 2 × 4 × 48² × 4 B = 23.6 MB
 WORK_FACTOR = 5
+MLP_ARRAYS = 3  # (B, T, 4D) arrays per layer an MLP block adds: pre, act (kept), dpre
 
 
 def cost_of(config: training.DecoderConfig) -> int:
@@ -49,6 +50,8 @@ def cost_of(config: training.DecoderConfig) -> int:
     training and the probe batch), the checkpoints, and a floor for the rest."""
     batch = max(config.batch, config.probe_batch)
     work = WORK_FACTOR * batch * config.n_layers * config.n_heads * config.seq_len**2 * 4
+    if config.mlp:  # its (B, T, 4D) float32 arrays: pre-activation, activation, their gradient
+        work += MLP_ARRAYS * batch * config.n_layers * config.seq_len * 4 * config.d_model * 4
     return work + training.checkpoint_bytes(config) + 4_000_000
 
 

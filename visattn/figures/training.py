@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from .core import HEAD_COLOURS, _figure, _title, compact
 from .live import Step, add_slider, packed
-from .matrices import head_grid
+from .matrices import head_grid, heatmap
 
 LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")  # to the right, as the decoder's figures
 PHASE_COLOUR = "#d62728"
@@ -178,9 +178,9 @@ def score_curves(
         notes += note
     span = [0, total_steps]
     layout = dict(
-        xaxis=dict(domain=[0, 0.46], range=span, title=_title(x_title)),
+        xaxis=dict(domain=[0, 0.42], range=span, title=_title(x_title)),
         yaxis=dict(range=[0, 1.05], title=_title(previous_title)),
-        xaxis2=dict(domain=[0.54, 1], range=span, title=_title(x_title), anchor="y2"),
+        xaxis2=dict(domain=[0.58, 1], range=span, title=_title(x_title), anchor="y2"),
         yaxis2=dict(range=[0, 1.05], title=_title(induction_title), anchor="x2"),
         shapes=shapes,
         annotations=notes,
@@ -293,4 +293,61 @@ def layer_comparison(
     return _figure(data, layout)
 
 
-__all__ = ["checkpoint_maps", "layer_comparison", "score_curves", "training_curves"]
+MARK_COLOUR = "#d62728"  # the outline of a named previous-token → induction pair
+
+
+def composition_map(
+    scores: ArrayLike,
+    source_labels: Sequence[str],
+    target_labels: Sequence[str],
+    *,
+    marked: Sequence[tuple[int, int]] = (),
+    title: str = "",
+    x_title: str = "layer 2 head (keys read)",
+    y_title: str = "layer 1 head (writes)",
+    value_name: str = "K-composition",
+    font_size: int = 14,
+) -> go.Figure:
+    """K-composition scores (H₁, H₂) of layer 1's heads (rows) with layer 2's (columns), 0 at the
+    bottom of the scale; each ``marked`` (row, column) pair — a head named previous-token feeding
+    one named induction — outlined."""
+    scores = np.asarray(scores, dtype=np.float64)
+    fig = heatmap(
+        scores,
+        list(target_labels),
+        list(source_labels),
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        value_name=value_name,
+        weights=False,
+        zmin=0.0,
+        zmax=float(np.nanmax(scores)) if scores.size else 1.0,
+        font_size=font_size,
+        tick_angle=0,
+        height=int(160 + 70 * len(source_labels)),
+    )
+    outlines = [
+        dict(
+            type="rect",
+            xref="x",
+            yref="y",
+            x0=col - 0.5,
+            x1=col + 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line=dict(color=MARK_COLOUR, width=4),
+        )
+        for row, col in marked
+    ]
+    fig.update_layout(shapes=outlines)
+    return fig
+
+
+__all__ = [
+    "checkpoint_maps",
+    "composition_map",
+    "layer_comparison",
+    "score_curves",
+    "training_curves",
+]

@@ -64,6 +64,7 @@ TRAIN_CONTROLS = table(
     Control("dec_tlayers", TRAIN_DEFAULT.n_layers, lo=1, hi=3),
     Control("dec_tsteps", TRAIN_DEFAULT.steps, lo=100, hi=MAX_TRAIN_STEPS, step=100),
     Control("dec_tseed", 0, lo=0, hi=MAX_SEED),
+    Control("dec_tmlp", TRAIN_DEFAULT.mlp),  # an MLP block after each attention layer
     Control("dec_tprobe", "", max_chars=400),  # the reader's own token ids for the trained model
 )
 
@@ -400,8 +401,9 @@ DESIGNED_N = 20  # the designed circuit's scores: a repeated sequence of 20 word
 DESIGNED_SEEDS = range(8)  # … on these seeds
 
 
-def training_config(n_layers: int, steps: int) -> training.DecoderConfig:
-    """The page's model with the reader's layers and steps (bounds: :data:`TRAIN_CONTROLS`)."""
+def training_config(n_layers: int, steps: int, mlp: bool = False) -> training.DecoderConfig:
+    """The page's model with the reader's layers, steps and MLP choice (bounds:
+    :data:`TRAIN_CONTROLS`)."""
     for key, value in (("dec_tlayers", n_layers), ("dec_tsteps", steps)):
         control = TRAIN_CONTROLS[key]
         if (
@@ -417,7 +419,7 @@ def training_config(n_layers: int, steps: int) -> training.DecoderConfig:
                 hi=f"{control.hi:g}",
                 value=str(value)[:20],
             )
-    return replace(TRAIN_DEFAULT, n_layers=int(n_layers), steps=int(steps))
+    return replace(TRAIN_DEFAULT, n_layers=int(n_layers), steps=int(steps), mlp=mlp is True)
 
 
 @dataclass(frozen=True)
@@ -479,6 +481,12 @@ class TrainingSection:
     final_repeated: float
     final_first: float
     stopped: bool
+    # K-composition of layer 1's heads (rows) with layer 2's (columns), (H, H); None with 1 layer
+    composition: np.ndarray | None
+    composition_start: np.ndarray | None  # the same at step 0: random weights' level
+    composed_pairs: tuple[tuple[int, int], ...]  # (row, column): a previous head → an induction one
+    # per layer-2 induction head (column): the layer-1 head (row) its keys read most, and the score
+    strongest_reads: tuple[tuple[int, int, float], ...]
 
 
 def training_section(run: training.TrainingRun) -> TrainingSection:
@@ -497,6 +505,24 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
 
     def mean(scores, heads) -> float:
         return float(np.mean([scores[h] for h in heads])) if heads else float("nan")
+
+    composition = start = None
+    if run.config.n_layers >= 2:
+        composition = training.k_composition(run.params, run.config)
+        start = training.k_composition(run.checkpoints[0].params, run.config)
+    pairs = tuple(
+        (source, target)
+        for layer, source in ablation.previous_heads
+        for later, target in ablation.induction_heads
+        if (layer, later) == (0, 1)
+    )
+    reads = ()
+    if composition is not None:
+        reads = tuple(
+            (target, int(composition[:, target].argmax()), float(composition[:, target].max()))
+            for layer, target in ablation.induction_heads
+            if layer == 1
+        )
 
     return TrainingSection(
         run=run,
@@ -528,6 +554,10 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         final_repeated=float(history["repeat_accuracy"].iloc[-1]),
         final_first=float(history["first_accuracy"].iloc[-1]),
         stopped=run.stopped,
+        composition=composition,
+        composition_start=start,
+        composed_pairs=pairs,
+        strongest_reads=reads,
     )
 
 

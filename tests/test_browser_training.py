@@ -1,0 +1,70 @@
+"""The decoder page's trained checkpoints in a real browser: dragging the slider inside the heads'
+maps replays the checkpoints — every head's map redrawn — and the page sends nothing to the server
+while it does (issue 23, point 3)."""
+
+import json
+
+import pytest
+from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+
+pytestmark = pytest.mark.browser
+
+# One layer, 100 steps: a few seconds of training; a seed no other test trains.
+QUICK = "dec_tlayers=1&dec_tsteps=100&dec_tseed=11"
+# The checkpoint maps: heatmaps with an in-figure slider, one trace per head.
+FIND = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).findIndex(
+    el => el.data && el.data.length > 1 && el.data.every(d => d.type === 'heatmap')
+          && (el.layout.sliders || []).length > 0)"""
+STATE = """(i) => {
+    const el = document.querySelectorAll('.js-plotly-plot')[i];
+    const z = el._fullData.map(d => Array.from(d.z, row => Array.from(row)));
+    const drawn = Array.from(el.querySelectorAll('.hm image')).map(im => im.getAttribute('href'));
+    return JSON.stringify({z, drawn, active: el.layout.sliders[0].active,
+                           labels: el.layout.sliders[0].steps.map(s => s.label)});
+}"""
+
+
+def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        sent: list[str] = []
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:80])),
+        )
+        page.goto(f"{url}/decoder?lang=en&{QUICK}")
+        wait_rendered(page, True)
+        train = page.locator(".st-key-dec_train_main button")
+        train.scroll_into_view_if_needed()
+        train.click()
+        page.wait_for_function(f"() => ({FIND})() >= 0", timeout=300_000)
+        i = page.evaluate(FIND)
+        plot = page.locator(".js-plotly-plot").nth(i)
+        plot.scroll_into_view_if_needed()
+        grip = plot.locator(".slider-container .slider-grip-rect")
+        rail = plot.locator(".slider-container .slider-rail-touch-rect")
+        grip.wait_for(state="visible")
+        page.wait_for_timeout(2000)  # the page settles after the training's last rerun
+        before = json.loads(page.evaluate(STATE, i))
+        assert before["labels"][0] == "0" and before["labels"][-1] == "100"
+        assert before["active"] == len(before["labels"]) - 1  # opens on the last checkpoint
+        assert len(before["z"]) == 4  # 1 layer × 4 heads
+        g, r = grip.bounding_box(), rail.bounding_box()
+        y = g["y"] + g["height"] / 2
+        frames_before_drag = len(sent)
+        assert frames_before_drag > 0  # the recorder works: the page asked for its runs
+        page.mouse.move(g["x"] + g["width"] / 2, y)
+        page.mouse.down()
+        page.mouse.move(r["x"] + 2, y, steps=12)  # back to step 0: the untrained heads
+        page.mouse.up()
+        page.wait_for_function(
+            f"(i) => JSON.parse(({STATE})(i)).active === 0", arg=i, timeout=10_000
+        )
+        after = json.loads(page.evaluate(STATE, i))
+        # every head's map changed, in the data and in the drawn image
+        assert all(a != b for a, b in zip(after["z"], before["z"], strict=True))
+        assert after["drawn"] != before["drawn"]
+        assert sent[frames_before_drag:] == [], (
+            f"frames sent while dragging: {sent[frames_before_drag:]}"
+        )
+        assert page.locator('[data-testid="stException"]').count() == 0
