@@ -37,8 +37,8 @@ HEAD_COLOURS = (
 # The look of every figure: Streamlit's light chart theme, written out (the values its browser code
 # fills in for ``theme="streamlit"``, read from the figures it drew). The app draws with
 # ``theme=None`` (``ui.charts``): the browser then skips re-theming each figure's JSON on every
-# redraw (a third of a heatmap grid's redraw, benchmarks/README.md), and a figure looks the same in
-# the app, in a notebook and in an exported file.
+# redraw (a third of the GQA maps' redraw in a scratch app; benchmarks/README.md), and a figure
+# looks the same in the app, in a notebook and in an exported file.
 _FONT = '"Source Sans", sans-serif'
 _TEXT, _HEADING, _BODY, _GRID = "#808495", "#2F2D2B", "#262730", "#e6eaf1"
 _SEQUENTIAL = "#e4f5ff #c7ebff #a6dcff #83c9ff #60b4ff #3d9df3 #1c83e1 #0068c9 #0054a3 #004280"
