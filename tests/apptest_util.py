@@ -17,13 +17,18 @@ FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of e
 PAGES = {p.id: p.path for p in REGISTRY}
 
 
-def run_page(name: str, params: dict | None = None, timeout: float = 60) -> AppTest:
-    """Run one page script as its first request, with ``params`` in the URL."""
+def run_page(
+    name: str, params: dict | None = None, timeout: float = 60, state: dict | None = None
+) -> AppTest:
+    """Run one page script as its first request, with ``params`` in the URL (and ``state`` in the
+    session already: e.g. an expander open, without a second run)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     if name != "home":
         at.switch_page(PAGES[name])  # the page runs with app.py as entrypoint, as on the server
     for k, v in (params or {}).items():
         at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
     at.run()
     return at
 
