@@ -33,6 +33,18 @@ from visattn.models import induction
 CONTROLS = lesson.CONTROLS
 
 
+def guess_columns() -> list[str]:
+    """The columns of a position-by-position table of guesses (the designed circuit's, a trained
+    model's on the user's own sequence)."""
+    return [
+        t("common.position"),
+        t("common.token"),
+        t("decoder.col_next"),
+        t("decoder.col_guess"),
+        t("decoder.col_right"),
+    ]
+
+
 def percent(share: float) -> str:
     """A share as a whole percentage; a dash where no position of that kind exists (NaN)."""
     return "—" if math.isnan(share) else f"{100 * share:.0f} %"
@@ -323,14 +335,7 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
         font_size=font_size(),
     )
     show(curves, "decoder_loss")
-    columns = [
-        t("common.position"),
-        t("common.token"),
-        t("decoder.col_next"),
-        t("decoder.col_guess"),
-        t("decoder.col_right"),
-        t("decoder.col_p"),
-    ]
+    columns = [*guess_columns(), t("decoder.col_p")]
     rows = [
         (position, token, next_token, guess, right_mark(right), p_next)
         for position, token, next_token, guess, right, p_next in circuit.rows
@@ -645,13 +650,7 @@ def own_sequence_view(section: lesson.TrainingSection) -> None:
         font_size=font_size(),
     )
     show(heat, "decoder_own_induction")
-    columns = [
-        t("common.position"),
-        t("common.token"),
-        t("decoder.col_next"),
-        t("decoder.col_guess"),
-        t("decoder.col_right"),
-    ]
+    columns = guess_columns()
     rows = [
         (
             position,
