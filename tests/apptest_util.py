@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from ui.charts import CHART_NAME
 from ui.registry import PAGES as REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,9 +39,37 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def charts(at: AppTest) -> list:
+    """The page's chart elements (ui.charts.show's, and st.plotly_chart's where a chart takes
+    clicks), in page order."""
+    return [e for e in at.get("bidi_component") if e.proto.component_name == CHART_NAME] + list(
+        at.get("plotly_chart")
+    )
+
+
+def chart_spec(element) -> str:
+    """A chart element's figure as the JSON string sent to the browser."""
+    if element.type == "plotly_chart":
+        return element.proto.spec
+    return json.loads(element.proto.json)["figure"]
+
+
+def chart_config(element) -> dict:
+    """A chart element's Plotly config (the camera button's options among them)."""
+    if element.type == "plotly_chart":
+        return json.loads(element.proto.config)
+    return json.loads(element.proto.json)["config"]
+
+
+def is_chart(element) -> bool:
+    return element.type == "plotly_chart" or (
+        element.type == "bidi_component" and element.proto.component_name == CHART_NAME
+    )
+
+
 def figures(at: AppTest) -> list[dict]:
     """The Plotly figures on the page as dicts."""
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [json.loads(chart_spec(c)) for c in charts(at)]
 
 
 def array(v) -> np.ndarray:

@@ -11,7 +11,17 @@ import json
 import re
 
 import pytest
-from apptest_util import PAGES, ROOT, assert_clean, english_words, run_page
+from apptest_util import (
+    PAGES,
+    ROOT,
+    assert_clean,
+    chart_config,
+    chart_spec,
+    charts,
+    english_words,
+    is_chart,
+    run_page,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -25,7 +35,7 @@ from visattn.lessons import lecture
 # The kernel page's sections: ① one_query (σ and what it redraws inside it: bandwidth), ② vectors,
 # ③ self_attention.
 SECTIONS = ("one_query", "bandwidth", "vectors", "self_attention")
-RESULT_TYPES = ("metric", "table", "arrow_data_frame", "plotly_chart")
+RESULT_TYPES = ("metric", "table", "arrow_data_frame")
 
 
 def boxes(node, around: tuple[str, ...] = ()):
@@ -52,7 +62,7 @@ def revealed_by_css(at) -> set[str]:
 
 def chart_hidden(element) -> bool:
     """A chart drawn without its numbers: no cell or bar text and no "= number" in its notes."""
-    spec = json.loads(element.proto.spec)
+    spec = json.loads(chart_spec(element))
     texts = [trace.get("texttemplate") or trace.get("text") for trace in spec["data"]]
     notes = [a.get("text", "") for a in spec["layout"].get("annotations", [])]
     return not any(texts) and not any(re.search(r"=\s*[\d.]", n) for n in notes)
@@ -66,11 +76,11 @@ def hidden_results(at) -> dict[str, list[bool]]:
     shown = revealed_by_css(at)
     out: dict[str, list[bool]] = {}
     for element, around in boxes(at.main):
-        if element.type not in RESULT_TYPES or not around:
+        if not (element.type in RESULT_TYPES or is_chart(element)) or not around:
             continue
         if element.type == "arrow_data_frame" and element.proto.editing_mode:
             continue  # a data editor: an input, never hidden
-        if element.type == "plotly_chart":
+        if is_chart(element):
             hidden = chart_hidden(element)
         else:
             hidden = blur and not (set(around) & shown)
@@ -149,8 +159,8 @@ def test_hide_2_greys_only_the_heatmaps_of_hidden_sections():
     assert_clean(at)
     grey = {}
     for element, around in boxes(at.main):
-        if element.type == "plotly_chart":
-            for trace in json.loads(element.proto.spec)["data"]:
+        if is_chart(element):
+            for trace in json.loads(chart_spec(element))["data"]:
                 if trace["type"] == "heatmap":
                     colours = {c for _, c in trace["colorscale"]}
                     grey.setdefault(around[-1], set()).add(colours == {"rgb(214, 214, 214)"})
@@ -204,11 +214,11 @@ def test_the_presenter_font_gives_the_zips_layout():
 def test_every_chart_s_camera_saves_a_slide(present, font):
     at = run_page("kernel", {"present": present})
     assert_clean(at)
-    charts = at.get("plotly_chart")
-    assert charts
-    for chart in charts:
-        options = json.loads(chart.proto.config)["toImageButtonOptions"]
-        assert json.loads(chart.proto.spec)["layout"]["font"]["size"] == font
+    drawn = charts(at)
+    assert drawn
+    for chart in drawn:
+        options = chart_config(chart)["toImageButtonOptions"]
+        assert json.loads(chart_spec(chart))["layout"]["font"]["size"] == font
         layout = (options["width"], options["height"], options["scale"])
         assert layout == lecture.slide_layout(font)
 

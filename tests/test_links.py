@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apptest_util import assert_clean, run_page, warnings
+from apptest_util import assert_clean, charts, run_page, warnings
 
 LINKS = json.loads((Path(__file__).parent / "fixtures" / "links_5988806.json").read_text("utf-8"))
 
@@ -38,4 +38,4 @@ def test_an_old_link_opens_the_same_view(link):
     at = run_page(link["page"], link["params"], state=opened)
     assert_clean(at)
     assert written_back(at) == link["url"]
-    assert len(at.get("plotly_chart")) == link["charts"]
+    assert len(charts(at)) == link["charts"]

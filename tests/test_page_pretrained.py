@@ -21,6 +21,8 @@ from apptest_util import (
     FIXTURE_MODELS,
     array,
     assert_clean,
+    chart_spec,
+    charts,
     english_words,
     errors,
     figures,
@@ -298,7 +300,7 @@ def test_600_tokens_are_cut_to_512_with_a_notice():
     assert "pooled into 128" in texts(at) and "pooled into 256" in texts(at)
     _, m = head_matrix(at)
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-4)
-    assert all(len(c.proto.spec) <= MAX_FIGURE_BYTES for c in at.get("plotly_chart"))
+    assert all(len(chart_spec(c)) <= MAX_FIGURE_BYTES for c in charts(at))
     at.radio(key="pt_glayer").set_value(4).run()
     assert [a["text"] for a in grid_fig(at)["layout"]["annotations"]][:2] == ["L5·H1", "L5·H2"]
 
@@ -315,7 +317,7 @@ def test_figures_stay_light_at_128_tokens(model):
     assert_clean(at)
     assert "128 tokens:" in texts(at)
     assert len(grid_fig(at)["data"]) == 12  # one layer, not 72 heads
-    sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+    sizes = [len(chart_spec(c)) for c in charts(at)]
     assert max(sizes) <= MAX_FIGURE_BYTES, sizes
     assert "Tokens 1–64 of 128: the line view draws a window of 64 tokens" in texts(
         at

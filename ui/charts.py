@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io
 import streamlit as st
 
 from visattn import export
@@ -17,6 +19,16 @@ from .i18n import t
 from .widgets import token_label
 
 PLOTLY_FONT = 12  # Plotly's font size when a figure names none
+
+# The chart element (ui/chart.js): a figure redrawn in place with Plotly.react. It reuses the
+# Plotly that Streamlit ships (its lazily loaded chunk, which sets window.Plotly).
+CHART_NAME = "visattn_chart"
+PLOTLY_CHUNK = next(
+    (Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js")
+).name
+_chart = st.components.v2.component(
+    CHART_NAME, js=Path(__file__).with_name("chart.js").read_text(), isolate_styles=False
+)
 
 
 def _slug(name: str) -> str:
@@ -44,7 +56,14 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     }
     hidden = lecture_modes.hidden(key)
     drawn = export.without_numbers(fig, colours=lecture_modes.hide_level() > 1) if hidden else fig
-    st.plotly_chart(drawn, width="stretch", config=config, key=key, theme=None)
+    figure = plotly.io.to_json(drawn, validate=False)
+    data = {
+        "figure": figure,
+        "config": config,
+        "plotly": PLOTLY_CHUNK,
+        "fullScreen": t("common.fullscreen"),
+    }
+    _chart(key=key, data=data)
     if hidden:
         lecture_modes.reveal_button(key)
 

@@ -5,6 +5,7 @@ deep link rather than the home page."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 
@@ -18,6 +19,12 @@ def _warm_up() -> None:
         from . import cache_pretrained, charts  # noqa: F401 — Plotly, pandas, visattn and MiniLM's code, imported once
 
         cache_pretrained.warm_up()
+        # Streamlit runs a full garbage collection after every script run (runner.postScriptGC):
+        # over the libraries, MiniLM and everything imported that is ~170 ms per control change,
+        # on the server's one Python thread. What is loaded now lives as long as the server, so it
+        # is moved out of the collector's sight; what runs create later is collected as before.
+        gc.collect()
+        gc.freeze()
     except Exception:  # noqa: BLE001 — a failed warm-up only means the page computes on its first visit, as before
         logging.getLogger(__name__).exception("visattn warm-up failed")
 

@@ -1,0 +1,108 @@
+// visattn's chart element (ui/charts.py, a Streamlit v2 component): one Plotly figure, drawn
+// into the same <div> on every rerun with Plotly.react. st.plotly_chart gives a changed figure a
+// new element id, so Streamlit mounts a new chart (Plotly.newPlot, a new React tree) each time a
+// control changes it; here only what changed is redrawn. data: {figure: JSON string, config,
+// plotly: the file name of Streamlit's own Plotly chunk, loaded when no chart has loaded it yet,
+// fullScreen: the full-screen button's title}.
+
+let loading = null;
+
+// Four corners: the full-screen button Streamlit's own chart toolbar would have had
+const FULL_SCREEN_ICON = {
+  width: 1000,
+  height: 1000,
+  path: "M0 0h380v110H110v270H0zM620 0h380v380H890V110H620zM0 620h110v270h270v110H0z"
+    + "M890 620h110v380H620V890h270z",
+};
+
+function plotly(chunk) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!loading) {
+    // Streamlit's entry script lives beside its chunks (./static/js/), under any base path
+    const entry = document.querySelector('script[type="module"][src*="static/js/index."]');
+    const url = new URL(chunk, entry ? entry.src : new URL("static/js/", document.baseURI));
+    loading = import(url.href).then(() => window.Plotly);
+  }
+  return loading;
+}
+
+function toggleFullScreen(gd) {
+  if (document.fullscreenElement) document.exitFullscreen();
+  else gd.requestFullscreen();
+}
+
+// In full screen the figure takes the screen's height; out of it, its own again.
+function fitFullScreen(Plotly, gd) {
+  const full = document.fullscreenElement === gd;
+  gd.style.background = full ? "white" : "";
+  Plotly.relayout(gd, { height: full ? window.innerHeight : gd.__visattnHeight });
+}
+
+function draw(Plotly, gd, figure, config) {
+  const layout = figure.layout || {};
+  if (document.fullscreenElement === gd) layout.height = window.innerHeight;
+  return Plotly.react(gd, {
+    data: figure.data || [],
+    layout,
+    frames: figure.frames || undefined,
+    config,
+  });
+}
+
+function watch(Plotly, gd) {
+  if (gd.__visattnResize) return;
+  // the column's width changes without a window resize (the sidebar, a tab shown)
+  gd.__visattnResize = new ResizeObserver(() => {
+    if (gd._fullLayout) Plotly.Plots.resize(gd);
+  });
+  gd.__visattnResize.observe(gd);
+  gd.__visattnFullScreen = () => fitFullScreen(Plotly, gd);
+  gd.addEventListener("fullscreenchange", gd.__visattnFullScreen);
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  let gd = parentElement.querySelector(":scope > .visattn-chart");
+  if (!gd) {
+    gd = document.createElement("div");
+    gd.className = "visattn-chart";
+    gd.style.width = "100%";
+    parentElement.appendChild(gd);
+  }
+  // Streamlit calls this again when only the element's state changes (a rerun starting, ending):
+  // Plotly.react compares the arrays of a new figure by identity and would draw it all again
+  const drawn = JSON.stringify([data.figure, data.config, data.fullScreen]);
+  if (gd.__visattnDrawn === drawn) return cleanup(gd);
+  gd.__visattnDrawn = drawn;
+  const figure = JSON.parse(data.figure);
+  gd.__visattnHeight = (figure.layout || {}).height;
+  // one button object for the chart's life: a new one each run would make Plotly.react see a new
+  // config and draw the whole chart again
+  gd.__visattnButton ??= {
+    name: "visattn-full-screen",
+    icon: FULL_SCREEN_ICON,
+    click: () => toggleFullScreen(gd),
+  };
+  gd.__visattnButton.title = data.fullScreen;
+  const config = { ...data.config, modeBarButtonsToAdd: [gd.__visattnButton] };
+  plotly(data.plotly).then((Plotly) => {
+    watch(Plotly, gd);
+    draw(Plotly, gd, figure, config);
+  });
+  return cleanup(gd);
+}
+
+// What Streamlit calls when the chart leaves the page, and also, at once, when a call was
+// overtaken by the next one (its data changed again while Plotly loaded): only a chart that has
+// left the document is let go.
+function cleanup(gd) {
+  return () => {
+    if (gd.isConnected) return;
+    if (gd.__visattnResize) gd.__visattnResize.disconnect();
+    gd.__visattnResize = null;
+    gd.removeEventListener("fullscreenchange", gd.__visattnFullScreen);
+    gd.__visattnFullScreen = null;
+    gd.__visattnDrawn = null;
+    if (window.Plotly) window.Plotly.purge(gd);
+  };
+}
