@@ -122,10 +122,13 @@ def mask_view(tokens: tuple[str, ...]) -> None:
         x_title=t("common.key"),
         y_title=t("common.query"),
         value_name=t("common.weight"),
+        show_text=len(tokens) <= lesson.MASK_NUMBERS,
         font_size=font_size(),
     )
     show(weights, "decoder_causal")
     st.caption(t("decoder.mask_caption", n=mask.n_future, largest=f"{mask.largest_future:g}"))
+    if len(tokens) > lesson.MASK_NUMBERS:
+        st.caption(t("decoder.mask_hover", n=lesson.MASK_NUMBERS))
 
 
 @section

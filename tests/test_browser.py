@@ -66,6 +66,39 @@ def test_link_reproduces_the_view():
         assert other.locator('[data-testid="stException"]').count() == 0
 
 
+MARK_CHARTS = """() => document.querySelectorAll('.js-plotly-plot').forEach(
+    (el, i) => { el.__probe = i; })"""
+CHARTS_NOW = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
+    el => [el.__probe ?? null, JSON.stringify((el.data || []).map(tr => tr.y ?? tr.z ?? null))])"""
+
+
+def test_a_control_redraws_its_charts_in_place():
+    """σ changes the kernel page's three figures of ①: each is redrawn in the element it was drawn
+    in (ui/chart.js, Plotly.react), none is built anew."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        page.evaluate(MARK_CHARTS)
+        before = page.evaluate(CHARTS_NOW)
+        sigma = page.locator(".st-key-kr_sigma_n input")
+        sigma.fill("0.6")
+        sigma.press("Enter")
+        page.wait_for_function(
+            """(before) => { const now = Array.from(document.querySelectorAll('.js-plotly-plot'))
+                .map(el => JSON.stringify((el.data || []).map(tr => tr.y ?? tr.z ?? null)));
+              return now.filter((d, i) => d !== before[i][1]).length >= 3; }""",
+            arg=before,
+            timeout=60_000,
+        )
+        after = page.evaluate(CHARTS_NOW)
+        assert [probe for probe, _ in after] == list(range(len(before)))  # the same elements
+        changed = [
+            i for i, ((_, a), (_, b)) in enumerate(zip(before, after, strict=True)) if a != b
+        ]
+        assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
+
+
 LAYOUT = """() => {
     const box = el => {
         const r = el.getBoundingClientRect();

@@ -179,6 +179,12 @@ class MaskSection:
     largest_future: float  # the largest weight on a future key (0.0)
 
 
+# Up to this many tokens the mask's heatmap prints every weight in its cell; a longer sequence (the
+# default repeats 10 words: 20 tokens) shows the triangle, and each weight in the hover. Redrawing
+# 400 numbers is most of what a new sequence length costs in the browser (benchmarks/README.md).
+MASK_NUMBERS = 12
+
+
 def mask_section(tokens: list[str]) -> MaskSection:
     X = seeded_embedding(tokens, DEMO_D, DEMO_SEED)  # (T, D)
     trace = self_attention(X, *demo_weights(), causal=True)
