@@ -69,7 +69,7 @@ def test_link_reproduces_the_view():
 MARK_CHARTS = """() => document.querySelectorAll('.js-plotly-plot').forEach(
     (el, i) => { el.__probe = i; })"""
 CHARTS_NOW = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
-    el => [el.__probe ?? null, JSON.stringify((el.data || []).map(tr => tr.y ?? tr.z ?? null))])"""
+    el => [el.__probe ?? null, JSON.stringify((el.data || []).map(tr => tr.z ?? tr.y ?? null))])"""
 
 
 def test_a_control_redraws_its_charts_in_place():
@@ -86,7 +86,7 @@ def test_a_control_redraws_its_charts_in_place():
         sigma.press("Enter")
         page.wait_for_function(
             """(before) => { const now = Array.from(document.querySelectorAll('.js-plotly-plot'))
-                .map(el => JSON.stringify((el.data || []).map(tr => tr.y ?? tr.z ?? null)));
+                .map(el => JSON.stringify((el.data || []).map(tr => tr.z ?? tr.y ?? null)));
               return now.filter((d, i) => d !== before[i][1]).length >= 3; }""",
             arg=before,
             timeout=60_000,
