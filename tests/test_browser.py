@@ -99,6 +99,36 @@ def test_a_control_redraws_its_charts_in_place():
         assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
 
 
+def test_a_chart_goes_full_screen_and_back():
+    """The full-screen button (ui/chart.js; its title translated) gives the figure the screen, and
+    Esc gives it back its size in the column."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=zh")
+        wait_rendered(page, True)
+        chart = page.locator(".st-key-chart_kernel_weights_bars .js-plotly-plot")
+        chart.scroll_into_view_if_needed()
+        size = "(el) => [el._fullLayout.width, el._fullLayout.height]"
+        before = chart.evaluate(size)
+        chart.hover()
+        page.locator(
+            ".st-key-chart_kernel_weights_bars .modebar-btn[data-title='全屏（按 Esc 退出）']"
+        ).click()
+        page.wait_for_function("() => document.fullscreenElement !== null", timeout=10_000)
+        screen = page.evaluate("() => [window.innerWidth, window.innerHeight]")
+        page.wait_for_function(
+            "(s) => { const gd = document.fullscreenElement;"
+            " return gd._fullLayout.width === s[0] && gd._fullLayout.height === s[1]; }",
+            arg=screen,
+            timeout=10_000,
+        )
+        page.keyboard.press("Escape")
+        page.evaluate("() => document.fullscreenElement && document.exitFullscreen()")
+        page.wait_for_function("() => document.fullscreenElement === null", timeout=10_000)
+        page.wait_for_timeout(500)
+        assert chart.evaluate(size) == before
+
+
 LAYOUT = """() => {
     const box = el => {
         const r = el.getBoundingClientRect();

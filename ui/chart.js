@@ -35,12 +35,17 @@ function toggleFullScreen(gd) {
 function fitFullScreen(Plotly, gd) {
   const full = document.fullscreenElement === gd;
   gd.style.background = full ? "white" : "";
-  Plotly.relayout(gd, { height: full ? window.innerHeight : gd.__visattnHeight });
+  const height = full ? window.innerHeight : gd.__visattnHeight;
+  // null: the column's width again (autosize)
+  Plotly.relayout(gd, { height, width: full ? window.innerWidth : null });
 }
 
 function draw(Plotly, gd, figure, config) {
   const layout = figure.layout || {};
-  if (document.fullscreenElement === gd) layout.height = window.innerHeight;
+  if (document.fullscreenElement === gd) {
+    layout.height = window.innerHeight;
+    layout.width = window.innerWidth;
+  }
   return Plotly.react(gd, {
     data: figure.data || [],
     layout,
@@ -49,6 +54,7 @@ function draw(Plotly, gd, figure, config) {
   });
 }
 
+// Once per chart: its width follows its column, its size the full screen.
 function watch(Plotly, gd) {
   if (gd.__visattnResize) return;
   // the column's width changes without a window resize (the sidebar, a tab shown)

@@ -46,6 +46,9 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     width, height, scale = lecture.slide_layout(fig.layout.font.size or PLOTLY_FONT)
     config = {
         "displaylogo": False,
+        # as Streamlit's own charts: no Chart Studio link (the app runs offline), no selection tools
+        "showSendToCloud": False,
+        "modeBarButtonsToRemove": ["sendDataToCloud", "lasso2d", "select2d"],
         "toImageButtonOptions": {
             "format": st.session_state.get(lecture.SLIDE_FORMAT.key, "png"),
             "filename": f"visattn_{slug}",
