@@ -14,17 +14,22 @@ import streamlit as st
 THREAD_NAME = "visattn-warm-up"
 
 
+def _keep() -> None:
+    """Streamlit runs a full garbage collection after every script run (runner.postScriptGC): over
+    the libraries and everything imported that is ~170 ms per control change here, on the server's
+    one Python thread. What is loaded by now lives as long as the server, so it is moved out of the
+    collector's sight; what runs create later is collected as before."""
+    gc.collect()
+    gc.freeze()
+
+
 def _warm_up() -> None:
     try:
         from . import cache_pretrained, charts  # noqa: F401 — Plotly, pandas, visattn and MiniLM's code, imported once
 
+        _keep()  # the libraries: most of the objects, and at once (MiniLM takes seconds)
         cache_pretrained.warm_up()
-        # Streamlit runs a full garbage collection after every script run (runner.postScriptGC):
-        # over the libraries, MiniLM and everything imported that is ~170 ms per control change,
-        # on the server's one Python thread. What is loaded now lives as long as the server, so it
-        # is moved out of the collector's sight; what runs create later is collected as before.
-        gc.collect()
-        gc.freeze()
+        _keep()  # MiniLM and its first sentences
     except Exception:  # noqa: BLE001 — a failed warm-up only means the page computes on its first visit, as before
         logging.getLogger(__name__).exception("visattn warm-up failed")
 
