@@ -113,6 +113,7 @@ def mask_view(tokens: tuple[str, ...]) -> None:
     st.header(t("decoder.mask_h"))
     explain(t("decoder.mask_text"))
     mask = cache_decoder.mask_section(tokens)
+    numbers = len(tokens) <= lesson.MASK_NUMBERS  # beyond, each weight is in the hover only
     weights = figures.heatmap(
         mask.weights,
         list(tokens),
@@ -122,12 +123,12 @@ def mask_view(tokens: tuple[str, ...]) -> None:
         x_title=t("common.key"),
         y_title=t("common.query"),
         value_name=t("common.weight"),
-        show_text=len(tokens) <= lesson.MASK_NUMBERS,
+        show_text=numbers,
         font_size=font_size(),
     )
     show(weights, "decoder_causal")
     st.caption(t("decoder.mask_caption", n=mask.n_future, largest=f"{mask.largest_future:g}"))
-    if len(tokens) > lesson.MASK_NUMBERS:
+    if not numbers:
         st.caption(t("decoder.mask_hover", n=lesson.MASK_NUMBERS))
 
 

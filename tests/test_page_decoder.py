@@ -518,3 +518,15 @@ def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
     assert not at.exception and not errors(at)
     assert any("没有解码器“nope”" in w for w in warnings(at))
     assert at.selectbox(key="dec_model").value == "gpt2"
+
+
+@pytest.mark.parametrize(("n", "numbers"), [(6, True), (10, False)])
+def test_the_mask_prints_its_weights_up_to_mask_numbers_tokens(n, numbers):
+    """2n tokens: 12 print every weight in its cell; the default 20 show the triangle, the weights
+    in the hover, and say so."""
+    at = run_page("decoder", {"dec_n": str(n)})
+    assert_clean(at)
+    mask = next(f for f in figures(at) if "future keys masked" in f["layout"]["title"]["text"])
+    assert bool(mask["data"][0].get("texttemplate")) == numbers
+    said = "hover over a cell to read its weight" in texts(at)
+    assert said == (not numbers)
