@@ -2,7 +2,8 @@
 the charts settle.
 
     .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …]
-        [--width 1280] [--section decoder=dec_step …] [--no-drag] [--baseline /tmp/old]
+        [--width 1280] [--section decoder=dec_step …] [--query modern=mo_sec=window …]
+        [--no-drag] [--baseline /tmp/old]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
 `playwright install`. Loopback only; every wait is bounded.
@@ -440,14 +441,16 @@ def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict
     """One page of the checkout ``root`` on its own fresh server: first visit fresh and warm, the
     first control, a section's control and an in-figure drag in the warm session."""
     row = dict(id=f"{p.id} {version}".strip())
+    query = args.query.get(p.id, "")
     with Server(root=root) as server:
+        url = server.url(p) + (f"?{query}" if query else "")
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
-        _, row["fresh"] = open_page(ctx, server.url(p))
+        _, row["fresh"] = open_page(ctx, url)
         ctx.close()
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
         try:
             sent: list = []
-            page, row["warm"] = open_page(ctx, server.url(p), sent)
+            page, row["warm"] = open_page(ctx, url, sent)
             row["kind"], row["times"], row["cpu"] = interact(page, args.rounds)
             key = args.section.get(p.id)
             row["section_key"] = key
@@ -538,6 +541,14 @@ def main() -> None:
         "(default: SECTION_CONTROL)",
     )
     parser.add_argument(
+        "--query",
+        nargs="*",
+        default=[],
+        metavar="PAGE=QUERY",
+        help="a query string to open a page with, e.g. modern=mo_sec=window (a link to one of "
+        "its sections)",
+    )
+    parser.add_argument(
         "--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag"
     )
     parser.add_argument(
@@ -550,6 +561,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.section = section_map(args.section)
+    args.query = dict(item.partition("=")[::2] for item in args.query)
     # a kill still stops the server it started
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not Path(CHROMIUM).exists():
