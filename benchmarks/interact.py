@@ -517,12 +517,20 @@ def table_row(r: dict) -> str:
     )
 
 
+def per_page(items: list[str]) -> dict[str, str]:
+    """``page=value`` items as {page: value}; the value may hold "=" itself (a query string)."""
+    out = {}
+    for item in items:
+        page, _, value = item.partition("=")
+        out[page] = value
+    return out
+
+
 def section_map(items: list[str]) -> dict[str, str]:
     """SECTION_CONTROL overridden by ``page=key`` items (``page=`` alone: no section control on that
     page)."""
     out = dict(SECTION_CONTROL)
-    for item in items:
-        page, _, key = item.partition("=")
+    for page, key in per_page(items).items():
         out[page] = key or None
     return out
 
@@ -561,7 +569,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.section = section_map(args.section)
-    args.query = dict(item.partition("=")[::2] for item in args.query)
+    args.query = per_page(args.query)
     # a kill still stops the server it started
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not Path(CHROMIUM).exists():
