@@ -224,10 +224,16 @@ def sources(rows: tuple[lesson.ModelRow, ...]) -> None:
 # ---------------------------------------------------------------- sliding windows
 
 
-@section
 def section_window() -> None:
-    """The banded causal mask, its receptive field over layers, and attention sinks."""
+    """The banded causal mask, its receptive field over layers, and attention sinks (rerun by
+    their own controls)."""
     heading(label("modern.sections", "window"), t("modern.window_intro"), st.header)
+    window_view()
+
+
+@section
+def window_view() -> None:
+    """The example's controls, its mask, its reach and its rolling cache."""
     first, second, third, fourth = st.columns(4)
     T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=first)
     window = widgets.number(
@@ -293,11 +299,18 @@ def section_window() -> None:
 # ---------------------------------------------------------------- FlashAttention
 
 
-@section
 def section_flash() -> None:
-    """The online softmax of one query block, block by block; then memory and traffic."""
+    """The online softmax of one query block, block by block (rerun by its own controls); then
+    memory traffic (rerun by its own)."""
     heading(label("modern.sections", "flash"), t("modern.flash_intro"), st.header)
     st.latex(lesson.FLASH_LATEX)
+    flash_view()
+    flash_traffic()
+
+
+@section
+def flash_view() -> None:
+    """The example's controls and the online softmax of the chosen query block."""
     first, second, third, fourth = st.columns(4)
     T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=first)
     block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=second)
@@ -311,7 +324,6 @@ def section_flash() -> None:
     flash = compute("mo_flash", cache_modern.flash_section, T, block_q, block_k, causal, q_block)
     if flash is not None:
         flash_steps(flash)
-    flash_traffic()
 
 
 def flash_steps(flash: lesson.FlashSection) -> None:

@@ -429,6 +429,31 @@ def test_every_figure_passes_plotly_validation():
         assert go.Figure(fig.to_dict()).data, name
 
 
+def test_the_flash_figure_numbers_s_on_the_query_block_and_shares_the_running_axes():
+    fig = _figure_builds()["flash live"].to_dict()
+    scores, *running = fig["data"]
+    # query block 3 of T = 10 with block 4: rows 9 and 10 (0-based 8, 9) carry S's numbers
+    numbered = [i for i, row in enumerate(scores["text"]) if any(row)]
+    assert numbered == [8, 9]
+    assert all(len(row) == 10 for row in scores["text"])
+    # m, ℓ, Õ and Õ/ℓ on one pair of axes, one column apart; Õ's d = 4 columns numbered 1 … 4
+    assert {(t["xaxis"], t["yaxis"]) for t in running} == {("x2", "y2")}
+    assert [list(t["x"]) for t in running] == [[1], [3], [5, 6, 7, 8], [10, 11, 12, 13]]
+    axis = fig["layout"]["xaxis2"]
+    assert list(axis["tickvals"]) == [5, 6, 7, 8, 10, 11, 12, 13]
+    assert list(axis["ticktext"]) == ["1", "2", "3", "4"] * 2
+    assert list(axis["range"]) == [0.5, 13.5]
+    # each panel's title centred over its columns
+    titles = {a["text"]: (a["xref"], a["x"]) for a in fig["layout"]["annotations"]}
+    assert titles == {
+        "S": ("x", 5.5),
+        "m": ("x2", 1),
+        "l": ("x2", 3),
+        "O": ("x2", 6.5),
+        "O/l": ("x2", 11.5),
+    }
+
+
 def test_the_flash_figure_opens_on_the_last_block_and_moves_the_tile():
     fig = _figure_builds()["flash live"].to_dict()
     (slider,) = fig["layout"]["sliders"]

@@ -368,25 +368,36 @@ def flash_live(
     font_size: int = 14,
 ) -> go.Figure:
     """The online softmax of one query block: the whole score matrix S with the block's rows and the
-    current tile outlined (a picture: flash never holds S), then m, ℓ, the accumulator Õ and Õ/ℓ
-    after each key/value block, with an in-figure slider over the blocks. ``title(j, n, skipped,
-    error, rescale)`` titles step j (1-based) of n; ``panel_titles`` names the five panels."""
+    current tile outlined (a picture: flash never holds S; its numbers on the block's rows), then m,
+    ℓ, the accumulator Õ and Õ/ℓ after each key/value block, with an in-figure slider over the
+    blocks. ``title(j, n, skipped, error, rescale)`` titles step j (1-based) of n;
+    ``panel_titles`` names the five panels.
+
+    The four running panels share one pair of axes, one column apart (m, ℓ, then Õ's and Õ/ℓ's
+    d columns): a Plotly redraw costs per axis, and these four change together."""
     T = section.T
     steps = section.steps
     r0, r1 = steps[0].rows
     rows = list(range(r0 + 1, r1 + 1))
     d = steps[0].acc.shape[1]
-    dims = list(range(1, d + 1))
+    # the running panels' columns on their shared x axis: m, ℓ, Õ (d wide), Õ/ℓ (d wide)
+    acc_x = list(range(5, 5 + d))
+    estimate_x = list(range(6 + d, 6 + 2 * d))
+    columns = ([1], [3], acc_x, estimate_x)
     S = np.where(np.isfinite(section.scores), section.scores, np.nan)
     bound = float(np.nanmax(np.abs(S))) or 1.0
     positions = list(range(1, T + 1))
     small = font_size - 2
-    domains = ((0.0, 0.34), (0.40, 0.47), (0.52, 0.59), (0.64, 0.80), (0.84, 1.0))
     hover = f"{query_name} %{{y}}<br>{key_name} %{{x}}<br>S = %{{z:.3f}}<extra></extra>"
+    S_text = None
+    if T <= 12:
+        S_text = cell_text(np.nan_to_num(S), 1, fixed=True)
+        for i in set(range(T)) - set(range(r0, r1)):
+            S_text[i] = [""] * T  # numbers where the lesson is: the query block's rows
     data = [
         _panel(
             S,
-            cell_text(np.nan_to_num(S), 1, fixed=True) if T <= 12 else None,
+            S_text,
             "x",
             "y",
             DIVERGING_SCALE,
@@ -412,52 +423,57 @@ def flash_live(
 
     g = len(steps) - 1  # the figure opens on the last block: the block's final output
     for k, (z, text) in enumerate(panels(steps[g])):
-        columns = [1] if k < 2 else dims
         name = panel_titles[k + 1]
         data.append(
             _panel(
                 z,
                 text,
-                f"x{k + 2}",
-                f"y{k + 2}",
+                "x2",
+                "y2",
                 WEIGHT_SCALE if k < 2 else DIVERGING_SCALE,
                 f"{query_name} %{{y}}<br>{name}: %{{z:.4g}}<extra></extra>",
-                x=columns,
+                x=columns[k],
                 y=rows,
                 textfont=dict(size=small),
             )
         )
+    axis = dict(dtick=1, showgrid=False, zeroline=False)
     layout: dict = dict(
         font=dict(size=font_size),
         height=max(360, 120 + 8 * font_size + 26 * T),
         # room above the panels, top down: the two-line title, the panel titles, the tick labels
         margin=dict(l=10, r=10, t=30 + 7 * font_size, b=10),
-        annotations=[],
+        xaxis=axis | dict(domain=[0.0, 0.34], anchor="y", side="top"),
+        yaxis=axis | dict(domain=[0.0, 1.0], anchor="x", autorange="reversed"),
+        xaxis2=axis
+        | dict(
+            domain=[0.40, 1.0],
+            anchor="y2",
+            side="top",
+            range=[0.5, estimate_x[-1] + 0.5],
+            # Õ's and Õ/ℓ's columns are numbered 1 … d; m and ℓ have only their titles
+            tickmode="array",
+            tickvals=acc_x + estimate_x,
+            ticktext=[str(j) for j in range(1, d + 1)] * 2,
+        ),
+        # the query rows once, left of m
+        yaxis2=axis | dict(domain=[0.0, 1.0], anchor="x2", autorange="reversed"),
     )
-    for k, (lo, hi) in enumerate(domains):
-        sfx = "" if k == 0 else str(k + 1)
-        layout[f"xaxis{sfx}"] = dict(
-            domain=[lo, hi], anchor=f"y{sfx}", side="top", dtick=1, showgrid=False
+    centres = [("x", (T + 1) / 2)] + [("x2", sum(x) / len(x)) for x in columns]
+    layout["annotations"] = [
+        dict(
+            text=text,
+            x=x,
+            y=1.0,
+            xref=xref,
+            yref="paper",
+            yanchor="bottom",
+            yshift=int(2.3 * font_size),  # above the top tick labels
+            showarrow=False,
+            font=dict(size=font_size),
         )
-        layout[f"yaxis{sfx}"] = dict(
-            domain=[0.0, 1.0], anchor=f"x{sfx}", autorange="reversed", dtick=1, showgrid=False
-        )
-        if k:
-            layout[f"xaxis{sfx}"]["showticklabels"] = k >= 3  # the width d of Õ and Õ/ℓ
-            layout[f"yaxis{sfx}"]["showticklabels"] = k == 1  # query rows once, left of m
-        layout["annotations"].append(
-            dict(
-                text=panel_titles[k],
-                x=(lo + hi) / 2,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                yshift=int(2.3 * font_size),  # above the top tick labels
-                showarrow=False,
-                font=dict(size=font_size),
-            )
-        )
+        for text, (xref, x) in zip(panel_titles, centres, strict=True)
+    ]
 
     def tile(step) -> dict:
         """The outline of the tile ``step`` computes: its key columns (shapes[1])."""
