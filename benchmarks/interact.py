@@ -16,9 +16,10 @@ For each page:
 - **first chart, warm server**: the same page opened again in a new browser context (a new session)
   on the same server, whose caches are now warm.
 - **first control → settled**: in that second session, the page's first control in the main area (a
-  slider, else a number input, radio, segmented control, toggle) is changed: a slider is focused and
-  moved by one step with the keyboard (→, then ← next round, so the value alternates), which sends
-  the value as a release does; a number input gets ↑/↓ then Enter; the others are clicked. This
+  slider, else a number input, radio, segmented control, toggle, select box) is changed: a slider is
+  focused and moved by one step with the keyboard (→, then ← next round, so the value alternates),
+  which sends the value as a release does; a number input gets ↑/↓ then Enter; a select box is
+  opened and its next option clicked; the others are clicked. This
   control usually feeds every section, so the whole page reruns. The time runs from the key press
   (or click) to the last change of any Plotly chart's DOM, once no element is stale (``data-stale``:
   Streamlit fades what a run has not redrawn yet), the status widget ("Running…") is gone and no
@@ -320,8 +321,9 @@ def open_page(context, url: str, sent: list | None = None) -> tuple[object, dict
 
 def find_control(page, key: str | None = None):
     """(kind, change(round)) for the first control of the main area (or of the widget with this key)
-    in the order slider, number input, radio, segmented control, toggle; each change alternates
-    between two values. (None, None) when there is none."""
+    in the order slider, number input, radio, segmented control, toggle, select box; each change
+    alternates between two values (a select box steps to its next option). (None, None) when there
+    is none."""
     main = page.locator(
         f'[data-testid="stMain"] .st-key-{key}' if key else '[data-testid="stMain"]'
     )
@@ -352,6 +354,27 @@ def find_control(page, key: str | None = None):
 
         return change
 
+    def choose(box):
+        """Open the select box, then click its next option (its first, from the last): the time
+        runs from that click, as a person's choice does."""
+
+        def change(i):
+            box.scroll_into_view_if_needed()
+            box.click()
+            options = page.locator('[role="listbox"] [role="option"]')
+            options.first.wait_for(timeout=PAGE_TIMEOUT_S * 1000)
+            chosen = options.evaluate_all(
+                "(os) => os.findIndex((o) => o.getAttribute('aria-selected') === 'true')"
+            )
+            target = options.nth((chosen + 1) % options.count())
+            target.hover()
+            page.wait_for_timeout(200)
+            mark = page.evaluate(STATE)["now"]
+            target.click()
+            return mark
+
+        return change
+
     # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no
     # role="slider" element)
     slider = main.locator(
@@ -373,6 +396,9 @@ def find_control(page, key: str | None = None):
     toggle = main.locator('[data-testid="stCheckbox"] label')
     if toggle.count():
         return "toggle", clicks(lambda i: toggle.first)
+    select = main.locator('[data-testid="stSelectbox"] [role="combobox"]')
+    if select.count():
+        return "select box", choose(select.first)
     return None, None
 
 
