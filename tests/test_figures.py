@@ -134,3 +134,27 @@ def test_the_app_draws_figures_in_their_own_look():
                 theme = [k.value for k in node.keywords if k.arg == "theme"]
                 calls.append((path.name, len(theme) == 1 and ast.literal_eval(theme[0]) is None))
     assert calls and all(ok for _, ok in calls), calls
+
+
+def test_label_room_is_estimated_per_character_and_for_each_script():
+    from visattn.figures.core import _bottom_margin, _label_px, _left_margin
+
+    # "the": t narrow (0.32 em), h and e 0.56 em; Chinese characters one em; repeat markers none
+    assert _label_px(["the"], 10) == pytest.approx(14.4)
+    assert _label_px(["注意力", "a"], 14) == pytest.approx(42.0)
+    assert _label_px(["the\u200b\u200b"], 10) == _label_px(["the"], 10)
+    # the room: 24 + font/2 beyond the labels, and 18 + font for an axis title beside them
+    assert _left_margin(["注意力"], 14, title=False) == int(24 + 7 + 42)
+    assert _left_margin(["注意力"], 14, title=True) == int(24 + 7 + 42 + 32)
+    # slanted 60° below: the label's width × sin 60° plus its line height × cos 60°
+    assert _bottom_margin(["注意力"], 14, 60) == int(31 + 4.2 + 42 * 3**0.5 / 2 + 1.2 * 14 / 2)
+
+
+def test_a_heatmap_leaves_room_for_its_row_labels_before_plotly_measures_them():
+    short = figures.heatmap(np.eye(2), ["a", "b"], ["a", "b"], font_size=14)
+    long = figures.heatmap(np.eye(2), ["a", "b"], ["注意力机制", "b"], font_size=14)
+    assert long.layout.margin.l - short.layout.margin.l == int(24 + 7 + 70 + 32) - int(
+        24 + 7 + 0.56 * 14 + 32
+    )
+    grid = figures.head_grid(np.eye(2)[None, None], ["注意力", "b"], ["注意力", "b"], font_size=14)
+    assert grid.layout.margin.l == int(24 + 7 + 42)

@@ -8,6 +8,8 @@ where it stays readable (≤ 24×24), and arrays are sent as float32 to keep the
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
@@ -265,6 +267,51 @@ def _ticks(labels, n, most: int = MAX_TICKS):
     ):  # a long axis names every k-th category (at most ``most``); the hover still names every cell
         axis["tickvals"] = labels[:: -(-n // most)]
     return axis, labels
+
+
+# Widths in em of Source Sans, the app's font, by kind of character (measured in Chromium): a
+# generous guess of how wide a tick label draws, to leave room for it before Plotly measures it.
+_NARROW, _WIDE = set("ijlftr.,:;'!|()[] "), set("mwMW@%")
+
+
+def _char_em(c: str) -> float:
+    if unicodedata.east_asian_width(c) in "WF":
+        return 1.0
+    if c in _NARROW:
+        return 0.32
+    if c in _WIDE:
+        return 0.9
+    return 0.68 if c.isupper() else 0.56
+
+
+def _label_px(labels, font_size: int) -> float:
+    """The widest label's width in pixels at ``font_size``, a little generous; repeat markers
+    (zero-width spaces) take none."""
+    widest = max((sum(map(_char_em, str(s).replace("\u200b", ""))) for s in labels), default=1)
+    return font_size * widest
+
+
+# Room Plotly's automargin takes beyond the labels themselves (margin.pad, tick, label gap), and for
+# an axis title beside them (its standoff and its line), in pixels: fitted to what it pushes for
+# labels of 1 to 12 characters, Latin and Chinese, at font sizes 14 and 22.
+def _tick_room(font_size: int) -> float:
+    return 24 + font_size / 2
+
+
+def _left_margin(labels, font_size: int, title: bool) -> int:
+    """Room left of a plot for its row labels (and an axis title beside them), a little more than
+    Plotly's automargin pushes. Automargin still widens it for a label wider than guessed; but
+    when the labels change (another sentence, another length) and fit, the browser draws the
+    figure once instead of twice (measured: 50–100 ms less per heatmap with new token labels)."""
+    title_room = 18 + font_size if title else 0
+    return int(_tick_room(font_size) + _label_px(labels, font_size) + title_room)
+
+
+def _bottom_margin(labels, font_size: int, degrees: float) -> int:
+    """Room below a plot for column labels slanted by ``degrees``, as :func:`_left_margin`."""
+    slant = math.radians(abs(degrees))
+    height = _label_px(labels, font_size) * math.sin(slant) + 1.2 * font_size * math.cos(slant)
+    return int(_tick_room(font_size) + 0.3 * font_size + height)
 
 
 def _top_margin(labels, font_size: int, angled: bool, title: bool) -> int:

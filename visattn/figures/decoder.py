@@ -16,6 +16,7 @@ from .core import (
     DIVERGING_SCALE,
     TEMPLATE,
     _figure,
+    _left_margin,
     _scale,
     _sized,
     _ticks,
@@ -183,7 +184,7 @@ def cache_animation(
         sliders=[slider],
         updatemenus=[buttons],
         height=int(min(1100, max(340, 190 + 22 * T))),
-        margin=dict(l=10, r=10, t=90, b=10),
+        margin=dict(l=_left_margin(yl, font_size, False), r=10, t=90, b=10),
     )
     return _with_frames(_cache_step(K, V, W, step, full=True, **base), layout, frames)
 

@@ -14,7 +14,9 @@ from .core import (
     DIVERGING_SCALE,
     MAX_TICKS,
     WEIGHT_SCALE,
+    _bottom_margin,
     _figure,
+    _left_margin,
     _scale,
     _ticks,
     _title,
@@ -120,7 +122,7 @@ def heatmap(
         font=dict(size=font_size),
         height=height or int(min(900, max(260, 120 + 34 * side))),
         margin=dict(
-            l=10,
+            l=_left_margin(yl, font_size, True),  # Plotly keeps room for a title, even empty
             r=10,
             t=_top_margin(xl, font_size, angled, bool(title)) + (20 if x_title else 0),
             b=10,
@@ -246,6 +248,11 @@ def head_grid(
         ),
         font=dict(size=font_size),
         height=int(min(2400, 80 + cell_px * R)),
-        margin=dict(l=10, r=10, t=60 if not title else 90, b=10),
+        margin=dict(
+            l=_left_margin(yl, font_size, False) if show_ticks else 10,
+            r=10,
+            t=60 if not title else 90,
+            b=_bottom_margin(xl, font_size, 60) if show_ticks else 10,
+        ),
     )
     return _figure(data, layout)
