@@ -498,7 +498,7 @@ def flash_live(
         y=1.0,
         yref="container",
         yanchor="top",
-        pad=dict(t=8),
+        pad=dict(t=font_size),  # the first line whole: Plotly tops a two-line title by its second
     )
     fig = _figure(data, layout)
     return live.add_slider(
