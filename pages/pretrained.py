@@ -14,7 +14,7 @@ import streamlit as st
 
 from ui import cache_models, cache_pretrained, reading_views, url_state
 from ui import controls as widgets
-from ui.charts import download_csv, show
+from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import label, t
@@ -234,6 +234,7 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
             "filename": "visattn_pretrained_finder",
             "scale": 3 if presenter() else 2,
         },
+        **plotly_words(),
     }
     st.plotly_chart(
         figure,

@@ -101,7 +101,7 @@ def test_a_control_redraws_its_charts_in_place():
 
 def test_a_chart_goes_full_screen_and_back():
     """The full-screen button (ui/chart.js; its title translated) gives the figure the screen, and
-    Esc gives it back its size in the column."""
+    Esc gives it back its size in the column. Plotly's own buttons speak Chinese too."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/kernel_regression?lang=zh")
@@ -111,6 +111,10 @@ def test_a_chart_goes_full_screen_and_back():
         size = "(el) => [el._fullLayout.width, el._fullLayout.height]"
         before = chart.evaluate(size)
         chart.hover()
+        buttons = chart.locator(".modebar-btn").evaluate_all(
+            "(bs) => bs.map((b) => b.getAttribute('data-title'))"
+        )
+        assert {"下载图表（PNG）", "平移", "放大", "缩小", "重置坐标轴"} <= set(buttons), buttons
         page.locator(
             ".st-key-chart_kernel_weights_bars .modebar-btn[data-title='全屏（按 Esc 退出）']"
         ).click()

@@ -3,8 +3,18 @@ alerts, table headers, figure titles, hovers, legends, colour bars) are Chinese 
 symbols and the user's own or the lesson's quoted example words. Pages test their own bad inputs in
 Chinese in ``test_page_<page>.py``."""
 
+import re
+
 import pytest
-from apptest_util import PAGES, assert_clean, english_words, run_page, visible_text
+from apptest_util import (
+    PAGES,
+    assert_clean,
+    chart_config,
+    charts,
+    english_words,
+    run_page,
+    visible_text,
+)
 
 
 @pytest.mark.parametrize("page", list(PAGES))
@@ -19,3 +29,22 @@ def test_the_detector_sees_english():
     at = run_page("home", {"lang": "en"})
     found = english_words(at)
     assert len(found) > 20, found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_plotlys_own_words_follow_the_language(lang):
+    """Every chart's config hands Plotly its toolbar's words in the page's language: the charts of
+    ui.charts.show and the pretrained finder's st.plotly_chart alike."""
+    at = run_page("pretrained", {"lang": lang})
+    assert_clean(at)
+    kinds = {chart.type for chart in charts(at)}
+    assert kinds == {"bidi_component", "plotly_chart"}, kinds
+    for chart in charts(at):
+        config = chart_config(chart)
+        words = config["locales"][config["locale"]]["dictionary"]
+        reset = words["Reset axes"]
+        assert reset == ("重置坐标轴" if lang == "zh" else "Reset axes")
+        if lang == "zh":
+            assert all(re.search("[\u4e00-\u9fff]", text) for text in words.values()), words
+        else:
+            assert all(key == text for key, text in words.items())

@@ -15,7 +15,7 @@ from visattn import export
 from visattn.lessons import lecture
 
 from . import lecture_modes, tour
-from .i18n import t
+from .i18n import t, table
 from .widgets import token_label
 
 PLOTLY_FONT = 12  # Plotly's font size when a figure names none
@@ -33,6 +33,16 @@ _chart = st.components.v2.component(
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "visattn"
+
+
+def plotly_words() -> dict:
+    """Plotly's own words (its toolbar's tooltips, its notices) in the page's language, as entries
+    of a chart's config: Streamlit ships Plotly without its locale files, so the dictionary is
+    ours (``common.plotly_ui``, keyed by Plotly's English)."""
+    return {
+        "locale": "visattn",
+        "locales": {"visattn": {"dictionary": table("common.plotly_ui")}},
+    }
 
 
 def show(fig: go.Figure, name: str, key: str | None = None) -> None:
@@ -56,6 +66,7 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
             "height": height,
             "scale": scale,
         },
+        **plotly_words(),
     }
     hidden = lecture_modes.hidden(key)
     drawn = export.without_numbers(fig, colours=lecture_modes.hide_level() > 1) if hidden else fig

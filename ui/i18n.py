@@ -78,6 +78,11 @@ def label(table: str, value, **fmt) -> str:
     return _filled(table, entry, fmt)
 
 
+def table(name: str) -> dict[str, str]:
+    """A whole label table in the current language (English where this language has none)."""
+    return tables(lang()).get(name) or tables(DEFAULT_LANG)[name]
+
+
 def labeller(table: str):
     """A ``format_func`` for a widget whose options are labelled by ``table``."""
 
