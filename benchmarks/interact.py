@@ -354,11 +354,11 @@ def find_control(page, key: str | None = None):
 
         return change
 
-    def choose(box):
-        """Open the select box, then click its next option (its first, from the last): the time
-        runs from that click, as a person's choice does."""
+    def next_option(box):
+        """Open the select box; its next option (its first, after the last), for :func:`clicks`:
+        the time runs from the click on it, as a person's choice does."""
 
-        def change(i):
+        def pick(i):
             box.scroll_into_view_if_needed()
             box.click()
             options = page.locator('[role="listbox"] [role="option"]')
@@ -366,14 +366,9 @@ def find_control(page, key: str | None = None):
             chosen = options.evaluate_all(
                 "(os) => os.findIndex((o) => o.getAttribute('aria-selected') === 'true')"
             )
-            target = options.nth((chosen + 1) % options.count())
-            target.hover()
-            page.wait_for_timeout(200)
-            mark = page.evaluate(STATE)["now"]
-            target.click()
-            return mark
+            return options.nth((chosen + 1) % options.count())
 
-        return change
+        return pick
 
     # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no
     # role="slider" element)
@@ -398,7 +393,7 @@ def find_control(page, key: str | None = None):
         return "toggle", clicks(lambda i: toggle.first)
     select = main.locator('[data-testid="stSelectbox"] [role="combobox"]')
     if select.count():
-        return "select box", choose(select.first)
+        return "select box", clicks(next_option(select.first))
     return None, None
 
 
