@@ -42,8 +42,7 @@ def test_plotlys_own_words_follow_the_language(lang):
     for chart in charts(at):
         config = chart_config(chart)
         words = config["locales"][config["locale"]]["dictionary"]
-        reset = words["Reset axes"]
-        assert reset == ("重置坐标轴" if lang == "zh" else "Reset axes")
+        assert words["Reset axes"] == ("重置坐标轴" if lang == "zh" else "Reset axes")
         if lang == "zh":
             assert all(re.search("[\u4e00-\u9fff]", text) for text in words.values()), words
         else:

@@ -15,7 +15,7 @@ from visattn import export
 from visattn.lessons import lecture
 
 from . import lecture_modes, tour
-from .i18n import t, table
+from .i18n import label_table, t
 from .widgets import token_label
 
 PLOTLY_FONT = 12  # Plotly's font size when a figure names none
@@ -41,7 +41,7 @@ def plotly_words() -> dict:
     ours (``common.plotly_ui``, keyed by Plotly's English)."""
     return {
         "locale": "visattn",
-        "locales": {"visattn": {"dictionary": table("common.plotly_ui")}},
+        "locales": {"visattn": {"dictionary": label_table("common.plotly_ui")}},
     }
 
 

@@ -78,7 +78,7 @@ def label(table: str, value, **fmt) -> str:
     return _filled(table, entry, fmt)
 
 
-def table(name: str) -> dict[str, str]:
+def label_table(name: str) -> dict[str, str]:
     """A whole label table in the current language (English where this language has none)."""
     return tables(lang()).get(name) or tables(DEFAULT_LANG)[name]
 
