@@ -30,6 +30,29 @@ CONTROLS = table(TOUR, STEP, HIDE, HANDOUT, SPEAKER, SLIDE_FORMAT)
 # The lecture's own parameters and the frame's: never part of a step's view.
 LECTURE_KEYS = frozenset(CONTROLS) | {"lang", "present"}
 
+# Plotly's own words on a chart (its toolbar's tooltips, its download notices), by its English:
+# their translations are the table common.plotly_ui, which every chart's config hands to Plotly.
+PLOTLY_WORDS = (
+    "Download plot as a PNG",
+    "Download plot",
+    "Preparing image - this may take a few seconds",
+    "Image download succeeded",
+    "Sorry, there was a problem downloading your image!",
+    "Zoom",
+    "Pan",
+    "Box Select",
+    "Lasso Select",
+    "Zoom in",
+    "Zoom out",
+    "Autoscale",
+    "Reset axes",
+    "Double-click to zoom back out",
+    "Show closest data on hover",
+    "Compare data on hover",
+    "Toggle Spike Lines",
+)
+LABELS = {"common.plotly_ui": PLOTLY_WORDS}
+
 # A chart's slide, 1920×1080 pixels: the slides zip lays each chart out at 1280×720 with the
 # presenter's text and saves it at 1.5×, so its text is as large on the slide as on the projector.
 SLIDE_WIDTH, SLIDE_HEIGHT, SLIDE_SCALE = 1280, 720, 1.5
