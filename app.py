@@ -30,7 +30,12 @@ def cards() -> None:
             with column.container(border=True):
                 st.subheader(f"{lesson_page.icon} {nav_label(lesson_page.id)}")
                 st.markdown(t(lesson_page.card))
-                st.page_link(lesson_page.path, label=t("home.open"), icon="➡️", query_params=keep)
+                st.page_link(
+                    lesson_page.path,
+                    label=t("home.open"),
+                    icon=":material/arrow_forward:",
+                    query_params=keep,
+                )
     st.caption(t("home.footer"))
 
 

@@ -97,7 +97,7 @@ def set_sigma(sigma: float) -> None:
 
 
 def new_additive_weights() -> None:
-    """🎲: the additive score's weights drawn again, with the next seed."""
+    """The dice button: the additive score's weights drawn again, with the next seed."""
     st.session_state["kr_seed"] = st.session_state.get("kr_seed", 0) + 1
     drawn = lesson.additive_weights(st.session_state["kr_seed"])
     for matrix, weights in zip(lesson.ADDITIVE, drawn, strict=True):
@@ -199,8 +199,9 @@ def one_query() -> None:
 
 @section
 def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
-    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing 🎯
-    reruns this alone; the data set, the query and the kernel rerun it with new arguments."""
+    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing
+    "Fit σ" reruns this alone; the data set, the query and the kernel rerun it with new
+    arguments."""
     fit = cache_kernel.fit_sigma(table, kernel)
     with where:
         slider_and_number(
@@ -217,7 +218,7 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
             args=(None if fit is None else fit.sigma,),
             disabled=fit is None,
             help=t("kernel.fit_help"),
-            icon="🎯",
+            icon=":material/target:",
             key="kr_fit",
         )
         if fit is None:
@@ -245,7 +246,7 @@ def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> No
     plane), and how σ is fitted."""
     b = regression.breakdown
     for kind, params in regression.warnings(t("kernel.row_sep")):
-        st.warning(label("kernel.warnings", kind, **params), icon="⚠️")
+        st.warning(label("kernel.warnings", kind, **params), icon=":material/warning:")
     estimate = f"{b.estimate:.6g}" if b.supported else "—"
     st.metric(t("kernel.estimate_at", q=lesson.key_text(b.query)), estimate)
     words = figure_words(labels)
@@ -302,7 +303,12 @@ def additive_weights() -> list[np.ndarray | None]:
         weights = []
         for where, matrix in zip(st.columns(3), lesson.ADDITIVE, strict=True):
             weights.append(matrix_input(where, matrix))
-        st.button(t("kernel.reseed"), on_click=new_additive_weights, icon="🎲", key="kr_reseed")
+        st.button(
+            t("kernel.reseed"),
+            on_click=new_additive_weights,
+            icon=":material/casino:",
+            key="kr_reseed",
+        )
     return weights
 
 

@@ -199,7 +199,7 @@ def line_view(result, layer_maps, view, token, titles, value_name) -> None:
     )
     threshold, top_k = reading_views.line_filters(CONTROLS, "mh")
     if not visible:
-        st.info(t("multi_head.lines_none"), icon="ℹ️")
+        st.info(t("multi_head.lines_none"), icon=":material/info:")
         return
     lines = filtered_line_view(
         lesson.focus_lines(result, layer_maps.layer, token, only_focus, view),
@@ -422,7 +422,7 @@ with page("multi_head"):
         unknown = lesson.unknown_words(result)
         if unknown:
             words = escape(t("common.list_sep").join(unknown))
-            st.info(t("multi_head.unknown_words", words=words), icon="ℹ️")
+            st.info(t("multi_head.unknown_words", words=words), icon=":material/info:")
         every_head(result, layer_maps, titles, head_names, value_name, colour)
         token_focus(result, layer_maps, readings.w, titles, value_name, colour)
         one_head(result, layer_maps, titles, head_names, value_name, colour)

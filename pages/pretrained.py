@@ -92,15 +92,20 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
 def notices(run, view) -> None:
     """The text as the model read it: cut, characters it does not know, the tokens."""
     if run.truncated:
-        st.warning(t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS), icon="✂️")
+        st.warning(
+            t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS),
+            icon=":material/content_cut:",
+        )
     unknown = lesson.unknown(run)
     # statements, not `a if c else b`: Streamlit's magic would st.write that
     if unknown is not None and unknown.every:
-        st.warning(t("pretrained.all_unk", chars=escape(unknown.chars)), icon="⚠️")
+        st.warning(t("pretrained.all_unk", chars=escape(unknown.chars)), icon=":material/warning:")
     elif unknown is not None:
-        st.info(t("pretrained.unk", n=unknown.n, chars=escape(unknown.chars)), icon="ℹ️")
+        st.info(
+            t("pretrained.unk", n=unknown.n, chars=escape(unknown.chars)), icon=":material/info:"
+        )
     if view.kept_specials:
-        st.info(t("pretrained.nothing_left"), icon="ℹ️")
+        st.info(t("pretrained.nothing_left"), icon=":material/info:")
     shown = escape(lesson.shown_tokens(view.tokens))
     st.caption(t("pretrained.tokens", n=len(view.tokens), tokens=shown))
 

@@ -242,7 +242,7 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict, raw: bo
         **words(name, model.config.n_layers, pair.name),
     )
     show(figure, f"reading_pair_{name}")
-    st.info(alignment_note(pair), icon="ℹ️")
+    st.info(alignment_note(pair), icon=":material/info:")
 
 
 def plane_figure(geometry: lesson.Geometry, by_position: bool, focus: int):
@@ -316,7 +316,10 @@ def draw(model, text: str, name: str, layer: int, head: int, scale: dict, raw: b
     if run is None:
         return
     if run.truncated:
-        st.warning(t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS), icon="✂️")
+        st.warning(
+            t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS),
+            icon=":material/content_cut:",
+        )
     colour = six_readings(model, run, name, layer, head, scale, raw)
     specials(run, layer, head)
     two_sentences(model, name, layer, head, colour, raw)

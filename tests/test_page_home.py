@@ -69,7 +69,7 @@ def test_speaker_view_shows_the_steps_notes_and_the_next_title():
     assert "Step 3 / 12" in html and "Q, K and V from the same X" in html
     assert "Let the class compute q₁ by hand" in html  # step 3's notes
     assert "Next: Scores, softmax, weights" in html
-    assert [e.value for e in at.title] == ["🗒 Speaker view"]  # and not the home page's cards
+    assert [e.value for e in at.title] == ["Speaker view"]  # and not the home page's cards
 
 
 def test_speaker_view_in_chinese_and_without_a_tour():

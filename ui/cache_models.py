@@ -99,7 +99,7 @@ def choose(control: Control):
     wanted = st.session_state.get(control.key, control.default)
     if wanted not in usable:
         if wanted != control.default:
-            st.warning(t("models.unknown", id=escape(str(wanted))), icon="🔎")
+            st.warning(t("models.unknown", id=escape(str(wanted))), icon=":material/search_off:")
         st.session_state[control.key] = control.default if control.default in usable else None
         if not usable:
             model, reason = model_or_error()
@@ -137,7 +137,7 @@ def describe(source: Source | None) -> None:
     if len(available()) == 1:  # no picker drawn: say which model this is
         st.caption(option_text(source.id))
     if source.causal:
-        st.info(t("models.causal"), icon="↘️")
+        st.info(t("models.causal"), icon=":material/south_east:")
     if source.family == "llama":
         st.caption(t("models.rotary"))
 
@@ -185,7 +185,9 @@ def choose_decoder(control: Control):
     wanted = st.session_state.get(control.key, control.default)
     if wanted not in decoders:
         if wanted != control.default:
-            st.warning(t("models.unknown_decoder", id=escape(str(wanted))), icon="🔎")
+            st.warning(
+                t("models.unknown_decoder", id=escape(str(wanted))), icon=":material/search_off:"
+            )
         st.session_state[control.key] = decoders[0]
     widgets.select(control, t("models.dec_pick"), options=decoders, format_func=option_text)
     source = by_id()[st.session_state[control.key]]

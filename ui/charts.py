@@ -110,5 +110,5 @@ def download_csv(m, name: str, row_labels=None, col_labels=None, key: str | None
         file_name=f"visattn_{_slug(name)}.csv",
         mime="text/csv",
         key=key or f"csv_{_slug(name)}",
-        icon="⬇️",
+        icon=":material/download:",
     )

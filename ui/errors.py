@@ -39,7 +39,7 @@ def message(exc: Exception) -> str:
 
 def show_error(exc: Exception) -> None:
     """One red box with the translated heading and message."""
-    st.error(f"**{t('errors.heading')}** {message(exc)}", icon="🚫")
+    st.error(f"**{t('errors.heading')}** {message(exc)}", icon=":material/block:")
 
 
 def last_good(slot: str) -> Any:

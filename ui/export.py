@@ -34,7 +34,7 @@ def zip_button(page_id: str) -> None:
         file_name=f"visattn_{page_id}_figures.zip",
         mime="application/zip",
         key="lec_zip",
-        icon="📦",
+        icon=":material/inventory_2:",
         on_click="ignore",
         help=t("lecture.export_help"),
     )

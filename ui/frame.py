@@ -117,7 +117,8 @@ def _reset_notice(bad: list[str], slot) -> None:
     if bad:
         names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
         slot.warning(
-            t("common.bad_params", names=escape(t("common.list_sep").join(names))), icon="⚠️"
+            t("common.bad_params", names=escape(t("common.list_sep").join(names))),
+            icon=":material/warning:",
         )
 
 

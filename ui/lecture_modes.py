@@ -163,7 +163,13 @@ def install() -> None:
 
 def reveal_button(name: str) -> None:
     """Under a hidden chart: reveal its numbers."""
-    st.button(t("lecture.reveal"), on_click=reveal, args=(name,), key=f"reveal_{name}", icon="👁")
+    st.button(
+        t("lecture.reveal"),
+        on_click=reveal,
+        args=(name,),
+        key=f"reveal_{name}",
+        icon=":material/visibility:",
+    )
 
 
 @contextmanager
@@ -205,7 +211,7 @@ def _section_button(name: str) -> None:
         on_click=toggle_section,
         args=(name,),
         key=SECTION_BUTTON.format(name),
-        icon="🙈" if own else "👁",
+        icon=":material/visibility_off:" if own else ":material/visibility:",
         help=t("lecture.reveal_section_help"),
     )
 

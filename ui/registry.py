@@ -28,11 +28,11 @@ class Page(NamedTuple):
 
 
 PAGES = (
-    Page("home", "app.py", "🏠", "home.nav", None, None),
+    Page("home", "app.py", ":material/home:", "home.nav", None, None),
     Page(
         "kernel",
         "pages/kernel_regression.py",
-        "📈",
+        ":material/show_chart:",
         "kernel.nav",
         "kernel.card",
         "visattn.lessons.kernel",
@@ -40,7 +40,7 @@ PAGES = (
     Page(
         "single_head",
         "pages/single_head.py",
-        "🔎",
+        ":material/search:",
         "single_head.nav",
         "single_head.card",
         "visattn.lessons.single_head",
@@ -48,7 +48,7 @@ PAGES = (
     Page(
         "multi_head",
         "pages/multi_head.py",
-        "🧠",
+        ":material/psychology:",
         "multi_head.nav",
         "multi_head.card",
         "visattn.lessons.multi_head",
@@ -56,7 +56,7 @@ PAGES = (
     Page(
         "positional",
         "pages/positional_encoding.py",
-        "〰️",
+        ":material/waves:",
         "positional.nav",
         "positional.card",
         "visattn.lessons.positional",
@@ -64,7 +64,7 @@ PAGES = (
     Page(
         "pretrained",
         "pages/pretrained.py",
-        "🤖",
+        ":material/smart_toy:",
         "pretrained.nav",
         "pretrained.card",
         "visattn.lessons.pretrained",
@@ -72,7 +72,7 @@ PAGES = (
     Page(
         "reading",
         "pages/reading.py",
-        "🔬",
+        ":material/biotech:",
         "reading.nav",
         "reading.card",
         "visattn.lessons.reading",
@@ -80,7 +80,7 @@ PAGES = (
     Page(
         "decoder",
         "pages/decoder.py",
-        "⏭️",
+        ":material/skip_next:",
         "decoder.nav",
         "decoder.card",
         "visattn.lessons.decoder",
@@ -88,7 +88,7 @@ PAGES = (
     Page(
         "modern",
         "pages/modern_attention.py",
-        "🚀",
+        ":material/rocket_launch:",
         "modern.nav",
         "modern.card",
         "visattn.lessons.modern_attention",

@@ -46,7 +46,7 @@ def current() -> Tour | None:
         return model.from_link(text)
     except InputError as exc:
         st.session_state[lesson.TOUR.key] = ""
-        st.warning(message(exc), icon="⚠️")
+        st.warning(message(exc), icon=":material/warning:")
         return None
 
 
@@ -362,7 +362,7 @@ def panel(page_id: str) -> None:
         t("lecture.add_view"),
         on_click=_add_view,
         args=(page_id, figure or ""),
-        icon="➕",
+        icon=":material/add:",
         width="stretch",
         key="lec_add",
     )
@@ -393,7 +393,13 @@ def panel(page_id: str) -> None:
         key="lec_down",
         help=t("lecture.later"),
     )
-    delete.button("🗑", on_click=_delete, args=(number,), key="lec_delete", help=t("lecture.delete"))
+    delete.button(
+        ":material/delete:",
+        on_click=_delete,
+        args=(number,),
+        key="lec_delete",
+        help=t("lecture.delete"),
+    )
     link(t("lecture.speaker_open"), step_href(tour, number, speaker=True), new_tab=True)
     st.download_button(
         t("lecture.download"),
@@ -401,7 +407,7 @@ def panel(page_id: str) -> None:
         file_name="visattn_tour.json",
         mime="application/json",
         key="lec_json",
-        icon="⬇️",
+        icon=":material/download:",
     )
     st.button(t("lecture.end"), on_click=_end, key="lec_end")
 
