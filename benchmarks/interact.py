@@ -321,7 +321,8 @@ def open_page(context, url: str, sent: list | None = None) -> tuple[object, dict
 
 def find_control(page, key: str | None = None):
     """(kind, change(round)) for the first control of the main area (or of the widget with this key)
-    in the order slider, number input, radio, segmented control, toggle, select box; each change
+    in the order slider, number input, radio, segmented control, toggle, select box (a key may name
+    a tab container: its tabs); each change
     alternates between two values (a select box steps to its next option). (None, None) when there
     is none."""
     main = page.locator(
@@ -370,6 +371,11 @@ def find_control(page, key: str | None = None):
 
         return pick
 
+    # A key that names a tab container (st.tabs(key=…)): its tabs are the control, clicked in turn
+    # (the second, then the first)
+    tabs = main.locator(':scope[data-testid="stTabs"] > div > [role="tablist"] [role="tab"]')
+    if key and tabs.count() >= 2:
+        return "tabs", clicks(lambda i: tabs.nth(1 if i % 2 == 0 else 0))
     # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no
     # role="slider" element)
     slider = main.locator(

@@ -2,10 +2,10 @@
 sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
-figures: visattn.figures.modern, built once per input in ui.cache_modern. One section is drawn at a
-time, chosen by the section control; what a section's controls change is a ui.frame.section, so
-they rerun it alone (the tables they do not change are drawn around it). Every section's controls
-are bound on every full run: a link keeps them all."""
+figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab, and
+every tab is drawn: opening one shows what the browser already has (the open tab is a control, in
+the URL). What a section's controls change is a ui.frame.section, so they rerun it alone (the tables
+they do not change are drawn around it)."""
 
 import pandas as pd
 import streamlit as st
@@ -22,9 +22,9 @@ from visattn.lessons import modern_attention as lesson
 CONTROLS = lesson.CONTROLS
 
 
-def heading(title: str, intro: str, level=st.subheader) -> None:
+def heading(title: str, intro: str) -> None:
     """A heading and its prose (hidden in presenter mode)."""
-    level(title)
+    st.subheader(title)
     explain(intro)
 
 
@@ -45,7 +45,7 @@ def section_gqa() -> None:
     """H query heads sharing G key/value heads: the grouping and the maps (rerun by their own
     controls), then the cost of every choice at a real model's shape (which none of them
     changes)."""
-    heading(label("modern.sections", "gqa"), t("modern.gqa_intro"), st.header)
+    explain(t("modern.gqa_intro"))
     gqa_view()
     gqa_costs()
 
@@ -139,7 +139,7 @@ def gqa_costs() -> None:
 def section_cache() -> None:
     """One model's sum and the chart (rerun by their own controls), then every model's table and
     the sources (which neither control changes)."""
-    heading(label("modern.sections", "cache"), t("modern.cache_intro"), st.header)
+    explain(t("modern.cache_intro"))
     cache_view()
     rows = cache_modern.model_rows()
     cache_table(rows)
@@ -227,7 +227,7 @@ def sources(rows: tuple[lesson.ModelRow, ...]) -> None:
 def section_window() -> None:
     """The banded causal mask, its receptive field over layers, and attention sinks (rerun by
     their own controls)."""
-    heading(label("modern.sections", "window"), t("modern.window_intro"), st.header)
+    explain(t("modern.window_intro"))
     window_view()
 
 
@@ -302,7 +302,7 @@ def window_view() -> None:
 def section_flash() -> None:
     """The online softmax of one query block, block by block (rerun by its own controls); then
     memory traffic (rerun by its own)."""
-    heading(label("modern.sections", "flash"), t("modern.flash_intro"), st.header)
+    explain(t("modern.flash_intro"))
     st.latex(lesson.FLASH_LATEX)
     flash_view()
     flash_traffic()
@@ -425,9 +425,15 @@ SECTIONS = {
 }
 
 
+def sections() -> None:
+    """Every section, each in its tab (every tab drawn: opening one is instant)."""
+    for name, tab in widgets.tabs(CONTROLS["mo_sec"]).items():
+        with tab:
+            SECTIONS[name]()
+
+
 with page("modern"):
-    url_state.bind_controls(CONTROLS)  # every section's controls, whichever is drawn
+    url_state.bind_controls(CONTROLS)  # every section's controls
     st.title(t("modern.title"))
     explain(t("modern.intro"))
-    shown = widgets.segmented(CONTROLS["mo_sec"], t("modern.section"))
-    SECTIONS[shown]()
+    sections()

@@ -123,6 +123,7 @@ NAMES = {
     "layernorm",
     "transformer",
     "numpy",
+    "python",
     "adam",
     "plotly",
     "pytorch",

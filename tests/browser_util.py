@@ -108,8 +108,10 @@ def wait_rendered(page, want_chart: bool, timeout_ms: int = 90_000) -> None:
     # the first run has drawn the page's title (before it starts there is no status widget either:
     # a page without a chart would otherwise count as rendered while still blank)
     page.wait_for_selector('[data-testid="stMain"] h1', state="attached", timeout=timeout_ms)
-    if want_chart:
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=timeout_ms)
+    if want_chart:  # a chart that shows (the first may be in a tab not open)
+        page.locator(".js-plotly-plot .main-svg").locator("visible=true").first.wait_for(
+            timeout=timeout_ms
+        )
     # the running-man status widget disappears when the script run ends
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms

@@ -99,6 +99,38 @@ def test_a_control_redraws_its_charts_in_place():
         assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
 
 
+SHOWN_CHARTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(el => el.getBoundingClientRect().width > 100).length"""
+
+
+def test_a_tab_opens_at_once_and_the_url_holds_it():
+    """The modern page's sections are tabs, every one drawn: opening one builds and redraws no
+    chart (only sizes the tab's two charts to their column), and the server learns which tab is
+    open (the URL holds it) without drawing anything; a section's rerun afterwards keeps it."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/modern_attention?lang=en&mo_sec=window")
+        wait_rendered(page, True)
+        assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Sliding windows"
+        assert page.evaluate(SHOWN_CHARTS) == 2  # the mask and the reach; the others hidden
+        page.evaluate(MARK_CHARTS)
+        before = page.evaluate(CHARTS_NOW)
+        page.get_by_role("tab", name="FlashAttention").click()
+        page.wait_for_function(
+            "() => new URLSearchParams(location.search).get('mo_sec') === 'flash'", timeout=60_000
+        )
+        wait_rendered(page, True)
+        assert page.evaluate(CHARTS_NOW) == before  # the same elements, the same data
+        assert page.evaluate(SHOWN_CHARTS) == 2  # the online softmax and the traffic
+        slider = page.locator('.st-key-mo_ft input[type="range"]')
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => location.search.includes('mo_ft=11')", timeout=60_000)
+        assert "mo_sec=flash" in page.evaluate("location.search")
+        page.get_by_role("tab", name="Grouped-query attention").click()  # the default: no mo_sec
+        page.wait_for_function("() => !location.search.includes('mo_sec')", timeout=60_000)
+
+
 def test_a_chart_goes_full_screen_and_back():
     """The full-screen button (ui/chart.js; its title translated) gives the figure the screen, and
     Esc gives it back its size in the column. Plotly's own buttons speak Chinese too."""

@@ -32,11 +32,47 @@ def qp(at) -> dict:
     return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
 
 
+def tab(at, sec: str):
+    """The tab of section ``sec``: every tab is drawn, whichever is open."""
+    return at.tabs[lesson.SECTIONS.index(sec)]
+
+
+def open_tab(at) -> int:
+    """The index of the tab the browser opens first (the one tab container's default)."""
+    found = []
+
+    def walk(node):
+        if getattr(node, "type", None) == "tab_container":
+            found.append(node.proto.tab_container.default_tab_index)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    (index,) = found
+    return index
+
+
+def test_every_section_is_drawn_in_its_tab_and_the_url_opens_one():
+    at = run_page("modern")
+    assert_clean(at)
+    assert [box.label for box in at.tabs] == [
+        "Grouped-query attention",
+        "The KV cache of real models",
+        "Sliding windows",
+        "FlashAttention",
+    ]
+    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
+    for sec in lesson.SECTIONS:
+        opened = run_page("modern", {"mo_sec": sec})
+        assert open_tab(opened) == lesson.SECTIONS.index(sec)
+        assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
+
+
 def test_defaults_grouped_query_attention():
     at = run_page("modern")
     assert_clean(at)
     assert not errors(at) and not warnings(at) and not at.query_params
-    grouping, maps = figures(at)
+    grouping, maps = figures(tab(at, "gqa"))
     # the grouping: a line from each of the 8 query heads to its K/V head, then the two rows
     lines = [d for d in grouping["data"] if d["mode"] == "lines"]
     assert len(lines) == 8
@@ -89,7 +125,7 @@ def test_g_one_and_g_equal_h_name_their_kind_and_stay_in_the_url():
     assert "**multi-query attention**" in texts(at)
     at.slider(key="mo_g").set_value(4).run()
     assert qp(at)["mo_g"] == "4" and "**multi-head attention**" in texts(at)
-    assert len(figures(at)[1]["data"]) == 4
+    assert len(figures(tab(at, "gqa"))[1]["data"]) == 4
 
 
 @pytest.mark.parametrize(
@@ -100,14 +136,14 @@ def test_h_not_divisible_by_g(lang, phrase):
     at = run_page("modern", {"mo_g": "3", "lang": lang})
     assert_clean(at)
     (message,) = errors(at)
-    assert phrase in message and not figures(at)
+    assert phrase in message and not figures(tab(at, "gqa"))
 
 
 def test_a_bad_g_keeps_the_last_good_view():
     at = run_page("modern")
     at.slider(key="mo_g").set_value(5).run()
     assert_clean(at)
-    assert errors(at) and len(figures(at)) == 2  # the last good view, under the message
+    assert errors(at) and len(figures(tab(at, "gqa"))) == 2  # the last good view, under the message
 
 
 def test_cache_section_numbers():
@@ -117,7 +153,7 @@ def test_cache_section_numbers():
     assert m["Cache per token"] == "328 kB"  # Llama 2 70B: 2 · 80 · 8 · 128 · 2 B
     assert m["Cache of one sequence of 4,096 tokens"] == "1.34 GB"
     assert m["Per token with multi-head attention (bf16)"] == "2.62 MB"
-    shapes, table = (frame.value for frame in at.dataframe)
+    shapes, table = (frame.value for frame in tab(at, "cache").dataframe)
     assert (
         list(shapes["model"])
         == list(table["model"])
@@ -140,11 +176,11 @@ def test_cache_section_numbers():
     assert by_shape.loc["DeepSeek-V2", "cached per layer"] == "latent 512 + RoPE key 64"
     assert by_shape.loc["Llama 3 8B", "cached per layer"] == "2 × 8 × 128 (32 query heads)"
     assert by_model.loc["Mistral 7B", "own context (tokens)"] == "8,192 (cache: 4,096)"
-    (chart,) = figures(at)
+    (chart,) = figures(tab(at, "cache"))
     assert [d["name"] for d in chart["data"]] == list(table["model"])
     assert chart["layout"]["xaxis"]["type"] == "log"
     assert "1 kB = 1,000 B" in texts(at)
-    sources = [e.value for e in at.expander[0].markdown]
+    sources = [e.value for e in tab(at, "cache").expander[0].markdown]
     assert len(sources) == 9 and "kv_lora_rank 512" in sources[-1]
 
 
@@ -152,7 +188,7 @@ def test_cache_dtype_and_model_in_the_url():
     at = run_page("modern", {"mo_sec": "cache", "mo_dtype": "fp8", "mo_model": "gpt2_small"})
     assert_clean(at)
     assert metrics(at)["Cache per token"] == f"{2 * 12 * 12 * 64 / 1e3:.1f} kB" == "18.4 kB"
-    (chart,) = figures(at)
+    (chart,) = figures(tab(at, "cache"))
     gpt3 = chart["data"][1]
     assert array(gpt3["y"])[-1] == pytest.approx(4_718_592 / 2 * 2048 / 1e9, rel=1e-6)
 
@@ -160,7 +196,7 @@ def test_cache_dtype_and_model_in_the_url():
 def test_window_section():
     at = run_page("modern", {"mo_sec": "window"})
     assert_clean(at)
-    mask_fig, reach_fig = figures(at)
+    mask_fig, reach_fig = figures(tab(at, "window"))
     T, W = 20, 4
     mask = array(mask_fig["data"][0]["z"]).reshape(T, T)
     expected = [[(j <= i) and (i - j < W) for j in range(T)] for i in range(T)]
@@ -188,7 +224,7 @@ def test_window_zero(lang, phrase):
 def test_flash_section():
     at = run_page("modern", {"mo_sec": "flash"})
     assert_clean(at)
-    flash_fig, traffic_fig = figures(at)
+    flash_fig, traffic_fig = figures(tab(at, "flash"))
     (slider,) = flash_fig["layout"]["sliders"]
     assert len(slider["steps"]) == 4 and slider["active"] == 3  # ⌈10 / 3⌉ key blocks, the last
     section = lesson.flash_section(10, 4, 3, False, 1)
@@ -210,7 +246,7 @@ def test_flash_controls_in_the_url_and_the_query_block_clamped():
     at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "3", "mo_fcausal": "true"})
     assert_clean(at)
     assert qp(at)["mo_fqb"] == "3"
-    (slider,) = figures(at)[0]["layout"]["sliders"]
+    (slider,) = figures(tab(at, "flash"))[0]["layout"]["sliders"]
     assert len(slider["steps"]) == 4
     assert "skipped" not in slider["steps"][-1]["args"][1]["title.text"]  # rows 9–10 see key 10
     at.number_input(key="mo_fbq").set_value(10).run()  # one query block: the shown block → 1
@@ -226,7 +262,7 @@ def test_block_larger_than_t(lang, phrase):
     assert_clean(at)
     (message,) = errors(at)
     assert phrase in message
-    assert len(figures(at)) == 1  # the traffic arithmetic does not depend on the blocks
+    assert len(figures(tab(at, "flash"))) == 1  # the traffic arithmetic does not need blocks
 
 
 def test_tampered_url():
@@ -238,7 +274,7 @@ def test_tampered_url():
     (w,) = warnings(at)
     for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn"):
         assert name.replace("_", "\\_") in w
-    assert not errors(at) and len(figures(at)) == 2  # the defaults
+    assert not errors(at) and len(figures(at)) == 7  # the defaults
 
 
 def test_each_section_holds_its_own_controls():
@@ -297,4 +333,4 @@ def test_chinese_views_show_no_english(params):
     at = run_page("modern", {"lang": "zh"} | params)
     assert_clean(at)
     assert english_words(at) == {}
-    assert "分组查询注意力" in texts(at) or params.get("mo_sec")
+    assert "分组查询注意力" in texts(at)  # the first tab's, whichever is open

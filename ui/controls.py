@@ -11,12 +11,15 @@ the page clamped the session's value with :func:`clamp`.
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from visattn.controls import Control
 
+from . import url_state
 from .i18n import labeller
 
 
@@ -100,6 +103,53 @@ def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
     return where.segmented_control(
         label, control.options, key=control.key, required=True, **_options(control, kw)
     )
+
+
+# st.tabs switches tabs in the browser without telling the server; this element (ui/tabs.js, shows
+# nothing) tells it which tab is open, in a fragment of its own, so that the URL holds the tab
+_follower = st.components.v2.component(
+    "visattn_tabs", js=Path(__file__).with_name("tabs.js").read_text(), isolate_styles=False
+)
+
+
+def _tab_opened(control: Control) -> None:
+    """The browser opened another tab: the control takes the option it shows."""
+    opened = st.session_state[control.key + "_follow"]["open"]
+    for option in control.options:
+        if str(option) == opened:
+            st.session_state[control.key] = option
+
+
+@st.fragment
+def _follow_tabs(control: Control) -> None:
+    """The follower of ``control``'s tabs; a tab opened reruns this alone, then the URL is
+    written as at the end of a whole run."""
+    value = str(st.session_state[control.key])
+    _follower(
+        key=control.key + "_follow",
+        data={
+            "key": control.key + "_tab",
+            "options": [str(option) for option in control.options],
+            "open": value,
+        },
+        default={"open": value},
+        height=0,
+        on_open_change=partial(_tab_opened, control),
+    )
+    if url_state.partial_rerun():
+        url_state.finish()
+
+
+def tabs(control: Control) -> dict[Any, Any]:
+    """One tab per option of ``control``, labelled from ``control.labels``, every one drawn: opening
+    a tab shows what the browser already has, with no wait. The open tab is the control's value,
+    in the URL. Returns option → tab container."""
+    names = labeller(control.labels)
+    labels = [names(option) for option in control.options]
+    chosen = labels[control.options.index(st.session_state[control.key])]
+    containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
+    _follow_tabs(control)
+    return dict(zip(control.options, containers, strict=True))
 
 
 def toggle(control: Control, label: str, *, where: Any = st, **kw) -> bool:

@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from functools import wraps
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from visattn.lessons import lecture
 
@@ -167,11 +166,6 @@ def _link(slot) -> None:
         )
 
 
-def _partial_rerun() -> bool:
-    ctx = get_script_run_ctx()
-    return bool(ctx and ctx.fragment_ids_this_run)
-
-
 def section(fn: Callable) -> Callable:
     """A lesson section that reruns alone (``st.fragment``) when one of its own controls changes;
     afterwards the URL and the link box are brought up to date, as at the end of a whole run. Rule:
@@ -184,7 +178,7 @@ def section(fn: Callable) -> Callable:
             with lecture_modes.section(fn.__name__):  # its box: predict-then-reveal's unit
                 return fn(*args, **kwargs)
         finally:
-            if _partial_rerun():
+            if url_state.partial_rerun():
                 _reset_notice(
                     url_state.finish(), st
                 )  # a notice raised here shows at the section's end

@@ -25,7 +25,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from visattn.lessons import lecture as lesson
 
 from . import controls as widgets
-from . import export, tour
+from . import export, tour, url_state
 from .i18n import t
 from .registry import BY_ID
 
@@ -53,11 +53,6 @@ def hide_level() -> int:
 
 def revealed() -> set[str]:
     return st.session_state.setdefault(_REVEALED, set())
-
-
-def _partial_rerun() -> bool:
-    ctx = get_script_run_ctx()
-    return bool(ctx and ctx.fragment_ids_this_run)
 
 
 def _open() -> list[str]:
@@ -180,7 +175,7 @@ def section(name: str) -> Iterator[None]:
     drawn = st.session_state.setdefault(_DRAWN, set())
     if _open():
         _parents()[name] = _open()[-1]
-    elif _partial_rerun():
+    elif url_state.partial_rerun():
         drawn.clear()  # a section rerun alone: its run starts here
     else:
         _parents().pop(name, None)  # drawn at the top of the page this time

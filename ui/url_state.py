@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from visattn.controls import MAX_MATRIX, MAX_TEXT, Control
 
@@ -185,6 +186,13 @@ def follow_language(key: str, default_for: Callable[[str], Any], lang: str) -> N
 def start_run() -> None:
     """Forget last run's registrations (each run registers what it draws)."""
     st.session_state[_REGISTRY] = {}
+
+
+def partial_rerun() -> bool:
+    """Whether this run is a section's alone (an ``st.fragment``), not the whole page's: the URL is
+    then written at the section's end (:func:`finish`), as a whole run writes it at the page's."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
 
 
 def finish() -> list[str]:
