@@ -65,13 +65,13 @@ def test_room_hardening():
 
 
 def _icon_strings(f: Path) -> list[str]:
-    """The string literals in the values passed as ``icon=`` or ``page_icon=`` in one script
-    (both branches of ``icon=a if c else b``)."""
+    """The string literals in the values passed as ``icon=`` in one script (both branches of
+    ``icon=a if c else b``)."""
     with f.open(encoding="utf-8") as src:
         tokens = [t for t in tokenize.generate_tokens(src.readline) if t.type != tokenize.NL]
     found = []
     for at, (name, eq) in enumerate(zip(tokens, tokens[1:], strict=False)):
-        if name.string not in ("icon", "page_icon") or eq.string != "=":
+        if name.string != "icon" or eq.string != "=":
             continue
         depth = 0
         for token in tokens[at + 2 :]:
@@ -88,7 +88,8 @@ def test_icons_are_streamlit_s_own_material_symbols():
     # An emoji icon is drawn by the viewer's emoji font and shows as an empty box on a machine
     # without one (this headless Chromium, many lecture-hall PCs). ":material/…:" icons come from
     # the Material Symbols font that Streamlit serves from its own static files: no font to
-    # install, nothing fetched from the internet.
+    # install, nothing fetched from the internet. The browser tab's icon is the exception: a
+    # ":material/…:" page icon is fetched from fonts.gstatic.com, so it is a file of our own.
     import streamlit
 
     static = Path(streamlit.__file__).parent / "static"
@@ -96,10 +97,16 @@ def test_icons_are_streamlit_s_own_material_symbols():
     from ui.registry import PAGES
 
     icons = [p.icon for p in PAGES]
-    for f in [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]:
+    scripts = [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]
+    for f in scripts:
         icons += _icon_strings(f)
     assert len(icons) > len(PAGES) + 20  # the alerts' and buttons' icons were found too
     assert all(re.fullmatch(r":material/[a-z0-9_]+:", i) for i in icons), icons
+    from ui.frame import FAVICON
+
+    assert Path(FAVICON).is_file()
+    page_icons = [re.findall(r"page_icon=(\w+)", f.read_text(encoding="utf-8")) for f in scripts]
+    assert sum(page_icons, []) == ["FAVICON"]
 
 
 def test_requirements_pinned_and_torch_free():

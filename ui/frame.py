@@ -12,6 +12,7 @@ import html
 from collections.abc import Callable
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 
 import streamlit as st
 
@@ -21,6 +22,10 @@ from . import connection, lecture_modes, tour, url_state, warm
 from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
+
+# The browser tab's icon: a file the server sends. A ":material/…:" page icon would make the
+# browser fetch it from fonts.gstatic.com (the icons inside the page use Streamlit's own font)
+FAVICON = str(Path(__file__).with_name("favicon.png"))
 
 
 def nav_label(page_id: str) -> str:
@@ -88,7 +93,7 @@ def page(page_id: str):
     tour.forget_charts()
     st.set_page_config(
         page_title=f"{nav_label(page_id)} · visattn",
-        page_icon=BY_ID[page_id].icon,
+        page_icon=FAVICON,
         layout="wide",
         initial_sidebar_state="collapsed" if presenter() or lecture_modes.handout() else "expanded",
     )
