@@ -377,27 +377,28 @@ def find_control(page, key: str | None = None):
     if key and tabs.count() >= 2:
         return "tabs", clicks(lambda i: tabs.nth(1 if i % 2 == 0 else 0))
     # Streamlit 1.67's slider is react-aria's: an <input type="range"> in each thumb (no
-    # role="slider" element)
+    # role="slider" element). Only a control that shows: not one in a tab that is not open
     slider = main.locator(
-        '[data-testid="stSlider"] input[type="range"], [data-testid="stSlider"] [role="slider"]'
+        '[data-testid="stSlider"]:visible input[type="range"],'
+        ' [data-testid="stSlider"]:visible [role="slider"]'
     )
     if slider.count():
         return "slider", keys(slider.first, ["ArrowRight"], ["ArrowLeft"])
-    number = main.locator('[data-testid="stNumberInput"] input')
+    number = main.locator('[data-testid="stNumberInput"]:visible input')
     if number.count():
         return "number input", keys(number.first, ["ArrowUp", "Enter"], ["ArrowDown", "Enter"])
     for kind, group, option in (
-        ("radio", '[data-testid="stRadio"]', 'label:has(input[type="radio"])'),
-        ("segmented control", '[data-testid="stButtonGroup"]', "button"),
+        ("radio", '[data-testid="stRadio"]:visible', 'label:has(input[type="radio"])'),
+        ("segmented control", '[data-testid="stButtonGroup"]:visible', "button"),
     ):
         groups = main.locator(group)
         if groups.count() and groups.first.locator(option).count() >= 2:
             options = groups.first.locator(option)
             return kind, clicks(lambda i, options=options: options.nth(1 if i % 2 == 0 else 0))
-    toggle = main.locator('[data-testid="stCheckbox"] label')
+    toggle = main.locator('[data-testid="stCheckbox"]:visible label')
     if toggle.count():
         return "toggle", clicks(lambda i: toggle.first)
-    select = main.locator('[data-testid="stSelectbox"] [role="combobox"]')
+    select = main.locator('[data-testid="stSelectbox"]:visible [role="combobox"]')
     if select.count():
         return "select box", clicks(next_option(select.first))
     return None, None
