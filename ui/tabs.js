@@ -18,7 +18,8 @@ export default function (component) {
   // a click or a key (the arrows move between tabs) in the tab list: once the tab has switched
   const listener = (event) => {
     const now = parentElement.__visattnTabs;
-    if (!event.target.closest || !event.target.closest(`.st-key-${now.key}`)) return;
+    const tablist = `.st-key-${now.key} [role="tablist"]`;
+    if (!event.target.closest || !event.target.closest(tablist)) return;
     setTimeout(() => {
       const open = openTab(now.key);
       if (open >= 0 && open < now.options.length && now.options[open] !== now.open) {
