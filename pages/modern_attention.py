@@ -2,10 +2,10 @@
 sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
-figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab, and
-every tab is drawn: opening one shows what the browser already has (the open tab is a control, in
-the URL). What a section's controls change is a ui.frame.section, so they rerun it alone (the tables
-they do not change are drawn around it)."""
+figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab (the
+open tab is a control, in the URL), drawn the first time it opens and kept: going back to one shows
+what the browser already has. What a section's controls change is a ui.frame.section, so they rerun
+it alone (the tables they do not change are drawn around it)."""
 
 import pandas as pd
 import streamlit as st
@@ -426,7 +426,7 @@ SECTIONS = {
 
 
 def sections() -> None:
-    """Every section, each in its tab (every tab drawn: opening one is instant)."""
+    """Every section in its tab: the tabs opened so far this session (ui.controls.tabs)."""
     for name, tab in widgets.tabs(CONTROLS["mo_sec"]).items():
         with tab:
             SECTIONS[name]()

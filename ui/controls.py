@@ -20,7 +20,7 @@ import streamlit as st
 from visattn.controls import Control
 
 from . import url_state
-from .i18n import labeller
+from .i18n import labeller, t
 
 
 def clamp(control: Control, hi: float | None = None) -> None:
@@ -106,7 +106,8 @@ def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
 
 
 # st.tabs switches tabs in the browser without telling the server; this element (ui/tabs.js, shows
-# nothing) tells it which tab is open, in a fragment of its own, so that the URL holds the tab
+# nothing) tells it which tab is open, in a fragment of its own, so that the URL holds the tab and
+# a tab opened for the first time is drawn
 _follower = st.components.v2.component(
     "visattn_tabs", js=Path(__file__).with_name("tabs.js").read_text(), isolate_styles=False
 )
@@ -122,8 +123,8 @@ def _tab_opened(control: Control) -> None:
 
 @st.fragment
 def _follow_tabs(control: Control) -> None:
-    """The follower of ``control``'s tabs; a tab opened reruns this alone, then the URL is
-    written as at the end of a whole run."""
+    """The follower of ``control``'s tabs. A tab opened reruns this alone, then the URL is written
+    as at the end of a whole run; a tab not drawn yet is drawn by a run of the whole page."""
     value = str(st.session_state[control.key])
     _follower(
         key=control.key + "_follow",
@@ -138,18 +139,30 @@ def _follow_tabs(control: Control) -> None:
     )
     if url_state.partial_rerun():
         url_state.finish()
+        if st.session_state[control.key] not in st.session_state[control.key + "_drawn"]:
+            st.rerun()
 
 
 def tabs(control: Control) -> dict[Any, Any]:
-    """One tab per option of ``control``, labelled from ``control.labels``, every one drawn: opening
-    a tab shows what the browser already has, with no wait. The open tab is the control's value,
-    in the URL. Returns option → tab container."""
+    """One tab per option of ``control``, labelled from ``control.labels``. The open tab is the
+    control's value, in the URL. A tab is drawn the first time it opens and stays drawn for the
+    session, so going back to it shows what the browser already has, with no wait; a tab never
+    opened holds one line, so the page stays small (every element on it costs each rerun of any
+    section some time in the browser). Returns option → tab container, for the tabs to draw."""
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
     chosen = labels[control.options.index(st.session_state[control.key])]
     containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
+    drawn = st.session_state.setdefault(control.key + "_drawn", set())
+    drawn.add(st.session_state[control.key])
     _follow_tabs(control)
-    return dict(zip(control.options, containers, strict=True))
+    shown = {}
+    for option, container in zip(control.options, containers, strict=True):
+        if option in drawn:
+            shown[option] = container
+        else:
+            container.caption(t("common.tab_drawing"))
+    return shown
 
 
 def toggle(control: Control, label: str, *, where: Any = st, **kw) -> bool:
