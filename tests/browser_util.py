@@ -117,3 +117,20 @@ def wait_rendered(page, want_chart: bool, timeout_ms: int = 90_000) -> None:
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
     )
     page.wait_for_timeout(500)
+
+
+def settled_value(page, script: str, quiet_ms: int = 1_000, timeout_ms: int = 90_000):
+    """``script``'s value once it has stopped changing for ``quiet_ms`` and nothing in the main
+    area is stale: a section's partial rerun shows no status widget, so :func:`wait_rendered` alone
+    can return while its charts are still being redrawn (seen on a loaded machine)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    value, since = page.evaluate(script), time.monotonic()
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+        now = page.evaluate(script)
+        stale = page.locator('[data-testid="stMain"] [data-stale="true"]').count()
+        if now != value or stale:
+            value, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_ms / 1000:
+            return value
+    raise TimeoutError("the page kept changing")

@@ -5,7 +5,7 @@ from urllib.parse import urlparse
 
 import pytest
 from apptest_util import ROOT
-from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+from browser_util import chromium, require_browser, settled_value, streamlit_server, wait_rendered
 
 from ui.registry import PAGES as REGISTRY
 
@@ -58,11 +58,11 @@ def test_link_reproduces_the_view():
         )
         link = page.locator('[data-testid="stSidebar"] #visattn-link').inner_text().strip()
         assert "mh_layer=1" in link and link.startswith(url)
-        made = page.evaluate(FIGURE_DATA)
+        made = settled_value(page, FIGURE_DATA)
         other = page.context.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         other.goto(link)
         wait_rendered(other, True)
-        assert other.evaluate(FIGURE_DATA) == made
+        assert settled_value(other, FIGURE_DATA) == made
         assert other.locator('[data-testid="stException"]').count() == 0
 
 
