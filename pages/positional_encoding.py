@@ -1,9 +1,10 @@
 """Positional encoding (article 003): the sinusoidal table, relative position, why attention needs
 order, and RoPE and ALiBi beside the sinusoid.
 
-Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. One
-lesson section is drawn at a time, chosen by the section control; each is a ui.frame.section, so its
-own controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
+Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. Each
+lesson section is a tab (the open tab is a control, in the URL), drawn the first time it opens and
+kept: going back to one shows what the browser already has. Each is a ui.frame.section, so its own
+controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
 all."""
 
 import pandas as pd
@@ -378,9 +379,15 @@ SECTIONS = {
 }
 
 
+def sections() -> None:
+    """Every section in its tab: the tabs opened so far this session (ui.controls.tabs)."""
+    for name, tab in widgets.tabs(lesson.CONTROLS["pe_sec"]).items():
+        with tab:
+            SECTIONS[name]()
+
+
 with page("positional"):
     url_state.bind_controls(lesson.CONTROLS)  # every section's controls, whichever is drawn
     st.title(t("positional.title"))
     explain(t("positional.intro"))
-    shown = widgets.segmented(lesson.CONTROLS["pe_sec"], t("positional.section"))
-    SECTIONS[shown]()
+    sections()

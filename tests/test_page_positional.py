@@ -178,7 +178,8 @@ def test_url_round_trip():
     at = run_page("positional")
     at.number_input(key="pe_n").set_value(100).run()
     at.text_input(key="pe_dims").set_value("2, 3").run()
-    at.segmented_control(key="pe_sec").set_value("beyond").run()
+    at.session_state["pe_sec"] = "beyond"  # a tab opened (as ui/tabs.js tells the server)
+    at.run()
     at.slider(key="pe_bh").set_value(4).run()
     assert_clean(at)
     params = {k: at.query_params[k] for k in at.query_params}
@@ -187,11 +188,15 @@ def test_url_round_trip():
     again = run_page("positional", params)
     assert_clean(again)
     assert not warnings(again)
-    assert again.segmented_control(key="pe_sec").value == "beyond"
+    assert again.session_state["pe_sec"] == "beyond"
+    assert [len(figures(tab)) > 0 for tab in again.tabs] == [False, False, False, True]
     assert again.slider(key="pe_bh").value == 4
     assert len(figures(again)[1]["data"]) == 4  # four ALiBi heads
-    # back to the table: the values set before the section switch are still there
-    again.segmented_control(key="pe_sec").set_value("table").run()
+    # back to the table: the values set before the section switch are still there (and the
+    # section left stays drawn)
+    again.session_state["pe_sec"] = "table"
+    again.run()
+    assert [len(figures(tab)) > 0 for tab in again.tabs] == [True, False, False, True]
     assert again.number_input(key="pe_n").value == 100
     assert heatmap_z(figures(again)[0]).shape == (100, 128)
 
