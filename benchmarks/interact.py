@@ -33,12 +33,13 @@ For each page:
   pointer event to the chart's last DOM change, and the websocket frames the page sent during the
   whole drag (0 = no server round trip).
 - **floor**: ``benchmarks/floor_app.py``, a Streamlit app with one slider and one three-bar chart
-  (the slider once for a whole run, once inside a fragment), on its own server for the whole run,
-  measured the same way right before each page. It is the least any Streamlit control costs in this
-  browser on this machine; each page's median is also given as a multiple of the floor measured next
-  to it (the rounds alternate floor, page, floor, page …), which is the figure to compare between
-  runs and machines. Rounds of a page run back to back; the table gives the median and the spread
-  (min … max) over rounds.
+  (the slider once for a whole run, once inside a fragment), on its own server and in its own tab
+  for the whole run. It is the least any Streamlit control costs in this browser on this machine.
+  Its slider is changed right before each change of a page's control (the whole-run slider before
+  the first control's, the fragment's before a section control's): the rounds alternate floor,
+  page, floor, page …, so both see the same load, and each page's median is also given as a
+  multiple of the floor's median over the same rounds, which is the figure to compare between
+  runs and machines. The table gives the median and the spread (min … max) over rounds.
 - **CPU per change**: the processor time (user + system) that this script's child processes —
   Chromium's and the Streamlit servers' — spent from the key press until the charts settled, read
   from ``/proc`` (clock ticks: 10 ms). On a shared machine a wall-clock time grows with everyone
@@ -47,8 +48,8 @@ For each page:
   polling, every ``POLL_S``, stays in, floor and page alike), as a median and as a multiple of the
   floor's median next to it.
 - **before and after** (``--baseline CHECKOUT``): each page is measured in that checkout ("before")
-  and in this one ("after"), one after the other, each right after its own floor measurement, so
-  both are measured in the same run under the same load."""
+  and in this one ("after"), one after the other, each against the floor in alternating rounds of
+  its own, so both are measured in the same run under the same load."""
 
 from __future__ import annotations
 
@@ -405,26 +406,45 @@ def find_control(page, key: str | None = None):
 
 
 def interact(
-    page, rounds: int, key: str | None = None
-) -> tuple[str | None, list[float], list[float]]:
+    page, rounds: int, key: str | None = None, floor=None
+) -> tuple[str | None, list[float], list[float], dict]:
     """``rounds`` changes of the control (``key``, or the page's first): its kind, each change's
-    time until settled (ms), and each change's CPU (ms, :func:`children_cpu_ms`)."""
+    time until settled (ms), and each change's CPU (ms, :func:`children_cpu_ms`). With ``floor`` =
+    (the floor app's page, its control's key), each change is preceded by one of the floor's, so
+    the rounds alternate floor, page, floor, page …; the last item is then the floor's {"times",
+    "cpu"} (else empty)."""
     kind, change = find_control(page, key)
     if change is None:
-        return None, [], []
-    times, cpu = [], []
+        return None, [], [], {}
+    floor_change = find_control(*floor)[1] if floor else None
+    times, cpu, floor_times, floor_cpu = [], [], [], []
     for i in range(rounds):
-        cpu_before = children_cpu_ms()
-        mark = change(i)
-        s = wait_settled(page, mark)
-        if s is None:
-            continue
-        cpu.append(children_cpu_ms() - cpu_before)
-        start = s["key"] if s["key"] and s["key"] > mark else mark
-        # no chart changed: the main area's last change
-        end = s["last"] if s["last"] > start else s["main"]
-        times.append(max(end, start) - start)
-    return kind, times, cpu
+        if floor_change is not None:
+            measured = settle(floor[0], floor_change, i)
+            if measured is not None:
+                floor_times.append(measured[0])
+                floor_cpu.append(measured[1])
+        measured = settle(page, change, i)
+        if measured is not None:
+            times.append(measured[0])
+            cpu.append(measured[1])
+    paired = {"times": floor_times, "cpu": floor_cpu} if floor else {}
+    return kind, times, cpu, paired
+
+
+def settle(page, change, i: int) -> tuple[float, float] | None:
+    """Change number ``i`` of a control (``change``, from :func:`find_control`): the time from the
+    key press or click until settled, and the CPU it cost (ms); None when nothing changed."""
+    cpu_before = children_cpu_ms()
+    mark = change(i)
+    s = wait_settled(page, mark)
+    if s is None:
+        return None
+    cpu = children_cpu_ms() - cpu_before
+    start = s["key"] if s["key"] and s["key"] > mark else mark
+    # no chart changed: the main area's last change
+    end = s["last"] if s["last"] > start else s["main"]
+    return max(end, start) - start, cpu
 
 
 def drag(page, sent: list) -> tuple[list[float], int | None]:
@@ -465,9 +485,11 @@ def drag(page, sent: list) -> tuple[list[float], int | None]:
     return times, len(sent) - before
 
 
-def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict:
-    """One page of the checkout ``root`` on its own fresh server: first visit fresh and warm, the
-    first control, a section's control and an in-figure drag in the warm session."""
+def measure_page(browser, p, args, floor_page, root: Path = ROOT, version: str = "") -> dict:
+    """One page of the checkout ``root`` on its own fresh server: first visit fresh and warm, then
+    in the warm session the first control and a section's control, each change right after one of
+    the floor app's (in ``floor_page``: its whole-run slider, then its section's), and an in-figure
+    drag."""
     row = dict(id=f"{p.id} {version}".strip())
     query = args.query.get(p.id, "")
     with Server(root=root) as server:
@@ -476,21 +498,28 @@ def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict
         _, row["fresh"] = open_page(ctx, url)
         ctx.close()
         ctx = browser.new_context(viewport={"width": args.width, "height": 900})
+        floor = {}
         try:
             sent: list = []
             page, row["warm"] = open_page(ctx, url, sent)
-            row["kind"], row["times"], row["cpu"] = interact(page, args.rounds)
+            row["kind"], row["times"], row["cpu"], whole = interact(
+                page, args.rounds, floor=(floor_page, None)
+            )
+            floor |= {"whole": whole.get("times", []), "whole_cpu": whole.get("cpu", [])}
             key = args.section.get(p.id)
             row["section_key"] = key
             # a control in a closed tab or expander cannot be reached: reported, the rest still
             # measured
             try:
-                row["section_kind"], row["section_times"], row["section_cpu"] = (
-                    interact(page, args.rounds, key) if key else (None, [], [])
+                row["section_kind"], row["section_times"], row["section_cpu"], section = (
+                    interact(page, args.rounds, key, floor=(floor_page, "floor_section"))
+                    if key
+                    else (None, [], [], {})
                 )
             except Exception as exc:  # noqa: BLE001
                 row["section_kind"] = f"failed: {type(exc).__name__}"
-                row["section_times"], row["section_cpu"] = [], []
+                row["section_times"], row["section_cpu"], section = [], [], {}
+            floor |= {"section": section.get("times", []), "section_cpu": section.get("cpu", [])}
             try:
                 row["drag"], row["drag_sent"] = drag(page, sent) if args.drag else ([], None)
             except Exception as exc:  # noqa: BLE001
@@ -502,15 +531,7 @@ def measure_page(browser, p, args, root: Path = ROOT, version: str = "") -> dict
                 row["drag"], row["drag_sent"] = [], None
         finally:
             ctx.close()
-    return row
-
-
-def measure_floor(page, rounds: int) -> dict:
-    """The floor app's whole-run and section sliders, ``rounds`` changes each: times and CPU
-    (ms)."""
-    _, whole, whole_cpu = interact(page, rounds)
-    _, section, section_cpu = interact(page, rounds, "floor_section")
-    return {"whole": whole, "section": section, "whole_cpu": whole_cpu, "section_cpu": section_cpu}
+    return row | {"floor": floor}
 
 
 def ms(value: float | None) -> str:
@@ -593,7 +614,7 @@ def main() -> None:
         default=None,
         metavar="CHECKOUT",
         help="another checkout of the app (git worktree add /tmp/old COMMIT): each page is "
-        "measured there and here in turn, each right after the floor",
+        "measured there and here in turn, each in rounds alternating with the floor",
     )
     args = parser.parse_args()
     args.section = section_map(args.section)
@@ -620,12 +641,10 @@ def main() -> None:
                     [("before", args.baseline), ("after", ROOT)] if args.baseline else [("", ROOT)]
                 )
                 for p, (version, root) in itertools.product(pages, versions):
-                    # right before the page: floor, page, floor, page …
-                    floor = measure_floor(floor_page, args.rounds)
-                    floors.append(floor)
                     try:
-                        row = measure_page(browser, p, args, root, version)
-                        rows.append(row | {"floor": floor})
+                        row = measure_page(browser, p, args, floor_page, root, version)
+                        rows.append(row)
+                        floors.append(row["floor"])
                         # a cut-short run keeps its rows
                         print(
                             f"  {table_row(rows[-1])}  (load {os.getloadavg()[0]:.1f})",
