@@ -119,6 +119,15 @@ def test_every_figure_carries_its_own_look(name, monkeypatch):
     assert layout.template.layout.colorway[0] == "#0068c9"
 
 
+@pytest.mark.parametrize("name", BUILDS)
+def test_the_hover_label_is_as_large_as_the_figure_text(name):
+    """On a projector (text at 20 px) a hover label at the template's 12 px cannot be read from
+    the back of the room: every figure's hover label takes the figure's font size."""
+    layout = validated(BUILDS[name]()).layout
+    assert layout.font.size
+    assert layout.hoverlabel.font.size == layout.font.size
+
+
 def test_the_app_draws_figures_in_their_own_look():
     """Every ``st.plotly_chart`` of the app passes ``theme=None``: Streamlit's chart theme would
     re-theme each figure's JSON in the browser on every redraw (benchmarks/README.md, interact.py)

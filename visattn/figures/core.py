@@ -165,9 +165,10 @@ def _figure(data: list[dict], layout: dict) -> go.Figure:
 
 
 def _sized(data: list[dict], layout: dict) -> None:
-    """Give every tick label, axis title, legend and colour bar the layout's font size where the
-    builder set none. Streamlit's chart theme otherwise sets tick labels to 0.75 rem and titles to
-    0.875 rem: 15 px and 17.5 px on a projector, whatever ``font_size`` asked for."""
+    """Give every tick label, axis title, legend, colour bar and the hover label the layout's font
+    size where the builder set none. Streamlit's chart theme otherwise sets tick labels to 0.75 rem
+    and titles to 0.875 rem (15 px and 17.5 px on a projector, whatever ``font_size`` asked for),
+    and the template's hover label is 12 px."""
     size = (layout.get("font") or {}).get("size")
     if not size:
         return
@@ -180,6 +181,8 @@ def _sized(data: list[dict], layout: dict) -> None:
                 axis["title"].setdefault("font", {}).setdefault("size", size)
     if isinstance(layout.get("title"), dict):
         layout["title"].setdefault("font", {}).setdefault("size", size)
+    # the hover label too: the template's 12 px is hard to read on a projector (20 px text)
+    layout.setdefault("hoverlabel", {}).setdefault("font", {}).setdefault("size", size)
     # a legend shows by default once there are two traces (and wherever one asks for it)
     if (
         isinstance(layout.get("legend"), dict)
