@@ -4,7 +4,8 @@ and scoring functions; ③ self-attention.
 Sections (``ui.frame.section``): ① the data set, the query and the kernel, with σ and everything σ
 redraws as a section inside it (moving σ reruns the figures and the numbers, not the table
 editor); ② the vectors; ③ self-attention. The additive score's weights feed ② and ③, so they are
-drawn outside every section.
+drawn outside every section. Each is a tab drawn the first time it opens (the open tab is in the
+link); opening ③ draws ② too, for those weights.
 """
 
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section, when_open
 from ui.i18n import label, t
-from ui.widgets import matrix_editor, set_matrix, slider_and_number
+from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
 from visattn.figures import kernel as kernel_figures
 from visattn.lessons import kernel as lesson
@@ -414,19 +415,34 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
     explain(t("kernel.self_explain"))
 
 
+# ---- the tabs ------------------------------------------------------------------------------------
+
+
+def tabs() -> None:
+    """The three tabs, each drawn the first time it opens (ui.controls.tabs); ③ scores with ②'s
+    additive weights, so opening ③ draws ② too."""
+    shown = widgets.tabs(lesson.TAB, needs={"self": "md"})
+    if "1d" in shown:
+        with shown["1d"]:
+            one_query()
+    weights: list[np.ndarray | None] = []  # ②'s editors: ③ is only drawn with ②
+    if "md" in shown:
+        with shown["md"]:
+            explain(t("kernel.intro_md"))
+            weights = additive_weights()
+            vectors(weights)
+    if "self" in shown:
+        with shown["self"]:
+            self_attention(weights)
+
+
 with page("kernel"):
     # Every URL parameter, bound before any section runs; the data set first: the table, the query
     # and σ a link leaves out are the data set's own.
     url_state.bind_control(lesson.PRESET)
     url_state.bind_controls(lesson.controls_for(st.session_state["kr_preset"]))
+    for matrix in lesson.MATRICES:  # a link's wrong shape is reset now, not when its tab opens
+        reset_if_reshaped(matrix.control.key, matrix.control.default)
     st.title(t("kernel.title"))
     explain(t("kernel.intro"))
-    tab1, tab2, tab3 = st.tabs([t("kernel.tab_1d"), t("kernel.tab_md"), t("kernel.tab_self")])
-    with tab1:
-        one_query()
-    with tab2:
-        explain(t("kernel.intro_md"))
-        weights = additive_weights()
-        vectors(weights)
-    with tab3:
-        self_attention(weights)
+    tabs()

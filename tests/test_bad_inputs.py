@@ -35,8 +35,9 @@ CASES = [
     # kernel regression
     # -------------------------------------------------------------------------------------
     Case("kernel: query is text", "kernel", {"kr_q": "abc"}, says=("kr_q",)),
-    Case("kernel: sigma 0", "kernel", {"kr_sigma": "0"}),
-    Case("kernel: sigma negative", "kernel", {"kr_sigma": "-1"}),
+    # σ ≤ 0: tab ① says so instead of its figures (② and ③ are drawn once opened)
+    Case("kernel: sigma 0", "kernel", {"kr_sigma": "0"}, charts=0),
+    Case("kernel: sigma negative", "kernel", {"kr_sigma": "-1"}, charts=0),
     Case("kernel: sigma NaN", "kernel", {"kr_sigma": "nan"}),
     Case(
         "kernel: sigma 1e308 (valid: every key weighs the same)",

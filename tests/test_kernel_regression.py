@@ -396,7 +396,7 @@ def test_sliders_and_query_ranges():
 
 def test_controls_are_every_parameter_with_the_data_sets_starts():
     assert set(lesson.CONTROLS) == {
-        *("kr_preset", "kr_data", "kr_q", "kr_q2", "kr_kernel", "kr_sigma"),
+        *("kr_tab", "kr_preset", "kr_data", "kr_q", "kr_q2", "kr_kernel", "kr_sigma"),
         *("kr_Q", "kr_K", "kr_V", "kr_score", "kr_std", "kr_Wq", "kr_Wk", "kr_wv"),
         *("kr_X", "kr_sa_score", "kr_sa_std"),
     }

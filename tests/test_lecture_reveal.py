@@ -30,11 +30,19 @@ from streamlit.testing.v1.element_tree import Block
 from ui import lecture_modes
 from ui.registry import PAGES as REGISTRY
 from visattn.display import PRESENTER_FONT
-from visattn.lessons import lecture
+from visattn.lessons import kernel, lecture
 
 # The kernel page's sections: ① one_query (σ and what it redraws inside it: bandwidth), ② vectors,
-# ③ self_attention.
+# ③ self_attention; each tab drawn, as after a visit to all three (ui.controls.tabs draws a tab the
+# first time it opens), so that one run holds every section.
 SECTIONS = ("one_query", "bandwidth", "vectors", "self_attention")
+EVERY_TAB = {"kr_tab_drawn": set(kernel.TABS)}
+
+
+def kernel_page(params: dict) -> AppTest:
+    return run_page("kernel", params, state=EVERY_TAB)
+
+
 RESULT_TYPES = ("metric", "table", "arrow_data_frame")
 
 
@@ -93,7 +101,7 @@ def revealed(at) -> set[str]:
 
 
 def test_every_section_is_a_box_with_its_reveal_button():
-    at = run_page("kernel", {"hide": "1"})
+    at = kernel_page({"hide": "1"})
     assert_clean(at)
     keys = {b.key for b in at.button}
     assert {f"lec_section_{name}" for name in SECTIONS} <= keys
@@ -108,7 +116,7 @@ def test_every_section_is_a_box_with_its_reveal_button():
 
 
 def test_a_section_reveals_its_own_numbers_and_not_the_next_sections():
-    at = run_page("kernel", {"hide": "1"})
+    at = kernel_page({"hide": "1"})
     at.button(key="lec_section_bandwidth").click().run()
     assert_clean(at)
     assert revealed(at) == {"§bandwidth"}
@@ -134,7 +142,7 @@ def test_a_section_reveals_its_own_numbers_and_not_the_next_sections():
 
 
 def test_a_section_reveals_the_sections_drawn_inside_it():
-    at = run_page("kernel", {"hide": "1"})
+    at = kernel_page({"hide": "1"})
     at.button(key="lec_section_one_query").click().run()
     assert_clean(at)
     assert revealed(at) == {"§one_query"} and revealed_by_css(at) == {"one_query"}
@@ -154,7 +162,7 @@ def test_a_section_reveals_the_sections_drawn_inside_it():
 
 
 def test_hide_2_greys_only_the_heatmaps_of_hidden_sections():
-    at = run_page("kernel", {"hide": "2"})
+    at = kernel_page({"hide": "2"})
     at.button(key="lec_section_bandwidth").click().run()
     assert_clean(at)
     grey = {}
@@ -172,13 +180,14 @@ def test_in_chinese_and_in_presenter_mode():
     """On a zh page AppTest cannot click (it formats the selects' options in English outside the
     run): a reveal made earlier in the session is set before the run instead."""
     params = {"hide": "1", "lang": "zh", "present": "1"}
-    at = run_page("kernel", params)
+    at = kernel_page(params)
     assert_clean(at)
     assert at.button(key="lec_section_vectors").label == "揭晓本节"
     assert english_words(at) == {}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(PAGES["kernel"])
     at.session_state["_lecture_revealed"] = {"§vectors"}
+    at.session_state["kr_tab_drawn"] = set(kernel.TABS)
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
@@ -190,7 +199,7 @@ def test_in_chinese_and_in_presenter_mode():
 
 @pytest.mark.parametrize("params", [{}, {"hide": "1", "handout": "1"}])
 def test_no_reveal_buttons_when_nothing_is_hidden(params):
-    at = run_page("kernel", params)
+    at = kernel_page(params)
     assert_clean(at)
     assert not [b for b in at.button if b.key.startswith(("lec_section_", "reveal_"))]
     assert lecture_modes.HIDE_CSS not in styles(at)
@@ -212,7 +221,7 @@ def test_the_presenter_font_gives_the_zips_layout():
 
 @pytest.mark.parametrize(("present", "font"), [("0", 13), ("1", PRESENTER_FONT)])
 def test_every_chart_s_camera_saves_a_slide(present, font):
-    at = run_page("kernel", {"present": present})
+    at = kernel_page({"present": present})
     assert_clean(at)
     drawn = charts(at)
     assert drawn
@@ -270,7 +279,7 @@ def test_a_numbered_step_inside_a_section_is_a_unit_of_its_own():
 
 
 def test_another_page_opens_with_its_numbers_hidden():
-    at = run_page("kernel", {"hide": "1"})
+    at = kernel_page({"hide": "1"})
     at.button(key="lec_section_vectors").click().run()
     assert revealed(at) == {"§vectors"}
     at.switch_page(PAGES["single_head"])

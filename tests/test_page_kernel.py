@@ -65,7 +65,7 @@ def test_defaults_waist_62():
     assert [float(c) for c in df.iloc[:3, 5]] == [0.0, 55.0, 57.5]
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
     assert any("112.5" in e.value and r"0.5\times 110" in e.value for e in at.get("latex"))
-    assert len(figures(at)) >= 6  # bars, curve, heatmap, LOO, scores, weights, self
+    assert len(figures(at)) == 3  # ①'s bars, curve and heatmap: ② and ③ are drawn once opened
     assert dict(at.query_params) == {}  # defaults leave the link clean
 
 
@@ -181,7 +181,7 @@ def test_game_two_features_in_the_plane():
 
 
 def test_raw_features_one_hot_and_standardised():
-    at = run_page("kernel")
+    at = run_page("kernel", {"kr_tab": "md"})
     at.radio(key="kr_score").set_value("dot").run()
     w = array(
         [f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"]
@@ -198,12 +198,31 @@ def test_raw_features_one_hot_and_standardised():
 # ---- acceptance 5: the URL and both languages ----------------------------------------------------
 
 
+def test_a_tab_is_drawn_once_opened_and_three_brings_two():
+    """① alone at first (the others hold a line); a link to ③ draws ③ and ② (③ scores with ②'s
+    additive weights) but not ①, which is drawn once opened and then kept with the others."""
+    at = run_page("kernel")
+    radios = {r.key for r in at.radio}
+    assert at.metric and not radios & {"kr_score", "kr_sa_score"}
+    assert texts(at).count("Drawing this section…") == 2
+    at = run_page("kernel", {"kr_tab": "self"})
+    assert_clean(at)
+    assert {r.key for r in at.radio} >= {"kr_score", "kr_sa_score"} and not at.metric
+    at.session_state["kr_tab"] = "1d"
+    at.run()
+    assert_clean(at)
+    assert at.metric and {r.key for r in at.radio} >= {"kr_score", "kr_sa_score"}
+    assert "Drawing this section…" not in texts(at) and "kr_tab" not in at.query_params
+
+
 def test_url_round_trip():
     at = run_page("kernel")
     at.selectbox(key="kr_preset").set_value("game_both").run()
     at.selectbox(key="kr_kernel").set_value("laplace")
     at.slider(key="kr_q2_s").set_value(250.0)
-    at.number_input(key="kr_sigma_n").set_value(33.0)
+    at.number_input(key="kr_sigma_n").set_value(33.0).run()
+    at.session_state["kr_tab"] = "self"  # tab ③ opened: drawn, with ② (its weights)
+    at.run()
     at.radio(key="kr_score").set_value("additive")
     at.toggle(key="kr_sa_std").set_value(True)
     edit(at, edited={0: {"feature 1": 70}}, key="kr_Q__ed0")
@@ -219,7 +238,7 @@ def test_url_round_trip():
         and params["kr_score"] == "additive"
         and params["kr_sa_std"] == "1"
     )
-    assert params["kr_Q"] == "70,85;61,80"
+    assert params["kr_Q"] == "70,85;61,80" and params["kr_tab"] == "self"
     again = run_page("kernel", params)
     assert_clean(again)
     assert not warnings(again)
@@ -232,10 +251,13 @@ def test_url_round_trip():
         "kr_score",
         "kr_sa_std",
         "kr_Q",
+        "kr_tab",
     ):
         assert again.session_state[key] == at.session_state[key], key
-    assert metric(again) == metric(at)
     assert dict(again.query_params) == params
+    again.session_state["kr_tab"] = "1d"  # the link opens tab ③; ① is drawn once opened
+    again.run()
+    assert metric(again) == metric(at)
 
 
 def test_edited_table_round_trips():
@@ -360,12 +382,17 @@ def test_chinese_views(params):
     ],
 )
 def test_wrong_shape_links_fall_back_with_a_notice(key, value):
+    """Reset when the link opens, whichever tab is open; tab ③ (and with it ②) then draws what a
+    clean link's does."""
     at = run_page("kernel", {key: value})
     assert_clean(at)
     (w,) = warnings(at)
     assert key in w.replace("\\", "") and not errors(at)
     assert key not in at.query_params  # the default matrix, so the link is clean again
-    assert len(figures(at)) >= 6
+    at = run_page("kernel", {key: value, "kr_tab": "self"})
+    assert_clean(at)
+    clean = run_page("kernel", {"kr_tab": "self"})
+    assert figures(clean) and len(figures(at)) == len(figures(clean))
 
 
 def test_table_past_the_row_limit_is_refused_quickly():
@@ -392,7 +419,7 @@ def test_tiny_sigma_with_gaussian_explains_overflow_not_kernel_choice():
 
 
 def test_underflow_statement_is_numpy_s():
-    at = run_page("kernel", {"kr_score": "scaled_dot"})
+    at = run_page("kernel", {"kr_score": "scaled_dot", "kr_tab": "md"})
     text = texts(at)
     assert "simply 0" not in text and "0 to any computer" not in text
     with np.errstate(under="ignore"):
@@ -405,7 +432,7 @@ def test_underflow_statement_is_numpy_s():
 
 
 def test_article_002_table():
-    at = run_page("kernel")
+    at = run_page("kernel", {"kr_tab": "md"})
     (table,) = [tb.value for tb in at.table if "printed in article 002" in tb.value.columns]
     assert table.shape == (11, 3) and list(table["agrees"]).count("✗") == 3
     row = table.loc["α(q₁, k₁) — the weight"]

@@ -11,6 +11,7 @@ the page clamped the session's value with :func:`clamp`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -143,18 +144,22 @@ def _follow_tabs(control: Control) -> None:
             st.rerun()
 
 
-def tabs(control: Control) -> dict[Any, Any]:
+def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
     """One tab per option of ``control``, labelled from ``control.labels``. The open tab is the
     control's value, in the URL. A tab is drawn the first time it opens and stays drawn for the
     session, so going back to it shows what the browser already has, with no wait; a tab never
     opened holds one line, so the page stays small (every element on it costs each rerun of any
-    section some time in the browser). Returns option → tab container, for the tabs to draw."""
+    section some time in the browser). ``needs``: option → the option whose tab it reads widgets
+    of (drawn with it). Returns option → tab container, for the tabs to draw, in the options'
+    order."""
+    needs = needs or {}
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
     chosen = labels[control.options.index(st.session_state[control.key])]
     containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
     drawn = st.session_state.setdefault(control.key + "_drawn", set())
     drawn.add(st.session_state[control.key])
+    drawn.update([needs[option] for option in drawn if option in needs])
     _follow_tabs(control)
     shown = {}
     for option, container in zip(control.options, containers, strict=True):

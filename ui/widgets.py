@@ -71,6 +71,14 @@ def set_matrix(key: str, m) -> None:
     st.session_state[f"{key}__v"] = st.session_state.get(f"{key}__v", 0) + 1
 
 
+def reset_if_reshaped(key: str, default) -> None:
+    """A link whose matrix under ``key`` has another shape than ``default`` is reset to it, with
+    the "settings were reset" notice."""
+    if np.shape(st.session_state[key]) != np.shape(default):
+        set_matrix(key, default)
+        url_state.notices().append(key)
+
+
 def matrix_editor(
     control: Control,
     default=None,
@@ -96,9 +104,8 @@ def matrix_editor(
     default = control.default if default is None else default
     url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)
     ss = st.session_state
-    if fixed_shape and np.shape(ss[key]) != np.shape(default):
-        set_matrix(key, default)
-        url_state.notices().append(key)
+    if fixed_shape:
+        reset_if_reshaped(key, default)
     asked = 0
     if max_rows is not None:
         edits = ss.get(f"{key}__ed{ss.get(f'{key}__v', 0)}") or {}

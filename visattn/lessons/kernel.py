@@ -143,6 +143,7 @@ ADDITIVE = (  # the additive score's weights, used by tabs ② and ③
     Matrix(Control("kr_wv", WV0, matrix=True), "w_v", ("h1", "h2")),
 )
 SELF = Matrix(Control("kr_X", X0, matrix=True), "X", ("x1", "x2", "x3"))  # tab ③: Q = K = V = X
+MATRICES = (*VECTORS, *ADDITIVE, SELF)  # the fixed-shape matrices of tabs ② and ③
 
 MAX_TABLE_ROWS = 64  # rows of the key→value table: a lecture example, and what a link can carry
 # rows of the query × key heatmap (few enough to print the numbers on 3 keys)
@@ -163,12 +164,17 @@ def preset_start(name: str) -> tuple[float, float, float]:
 
 # ---- the page's controls: every URL parameter, once ----------------------------------------------
 
+# The page's three tabs: ① one query over key→value pairs, ② vectors and a scoring function, ③
+# self-attention (the open one is in the link)
+TABS = ("1d", "md", "self")
+TAB = Control("kr_tab", "1d", options=TABS, labels="kernel.tabs")
 PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel.presets")
 _FIRST = PRESETS[PRESET.default]
 # The table, query and σ default to the first data set's; :func:`controls_for` gives another's. The
 # query and σ take any finite number (the box beside each slider may leave the slider's range; σ ≤ 0
 # is refused with a message, by :func:`regression`).
 CONTROLS = declared.table(
+    TAB,
     PRESET,
     Control("kr_data", _rows(_FIRST.table), matrix=True),
     Control("kr_q", _FIRST.query[0]),
