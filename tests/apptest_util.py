@@ -34,6 +34,12 @@ def run_page(
     return at
 
 
+def every_tab(control) -> dict:
+    """Session state in which every tab of ``control`` (``ui.controls.tabs``) has been opened, so
+    every one is drawn: for a run that needs the whole page at once."""
+    return {control.key + "_drawn": set(control.options)}
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception element on the page."""
     assert not at.exception, [e.value for e in at.exception]

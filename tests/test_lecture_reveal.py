@@ -19,6 +19,7 @@ from apptest_util import (
     chart_spec,
     charts,
     english_words,
+    every_tab,
     is_chart,
     run_page,
 )
@@ -36,14 +37,12 @@ from visattn.lessons import kernel, lecture
 # ③ self_attention; each tab drawn, as after a visit to all three (ui.controls.tabs draws a tab the
 # first time it opens), so that one run holds every section.
 SECTIONS = ("one_query", "bandwidth", "vectors", "self_attention")
-EVERY_TAB = {"kr_tab_drawn": set(kernel.TABS)}
+RESULT_TYPES = ("metric", "table", "arrow_data_frame")
 
 
 def kernel_page(params: dict) -> AppTest:
-    return run_page("kernel", params, state=EVERY_TAB)
-
-
-RESULT_TYPES = ("metric", "table", "arrow_data_frame")
+    """The kernel page with ``params`` in the URL and every tab drawn."""
+    return run_page("kernel", params, state=every_tab(kernel.TAB))
 
 
 def boxes(node, around: tuple[str, ...] = ()):
@@ -187,7 +186,8 @@ def test_in_chinese_and_in_presenter_mode():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(PAGES["kernel"])
     at.session_state["_lecture_revealed"] = {"§vectors"}
-    at.session_state["kr_tab_drawn"] = set(kernel.TABS)
+    for k, v in every_tab(kernel.TAB).items():
+        at.session_state[k] = v
     for k, v in params.items():
         at.query_params[k] = v
     at.run()

@@ -11,14 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-from apptest_util import assert_clean, charts, run_page, warnings
+from apptest_util import assert_clean, charts, every_tab, run_page, warnings
 
 from visattn.lessons import kernel
 
 LINKS = json.loads((Path(__file__).parent / "fixtures" / "links_5988806.json").read_text("utf-8"))
 # 5988806 drew every tab of the kernel page at once; today a tab is drawn the first time it opens
-# (ui.controls.tabs keeps the tabs drawn so far under "<control>_drawn")
-EVERY_TAB = {"kernel": {"kr_tab_drawn": set(kernel.TABS)}}
+TABS_DRAWN_AT_ONCE = {"kernel": kernel.TAB}
 
 
 def link_id(link: dict) -> str:
@@ -40,7 +39,8 @@ def test_an_old_link_opens_the_same_view(link):
     # 5988806 drew with the page what ui.frame.when_open draws only while open (its expanders are
     # the keyed ones) and every tab: the same link, those open and drawn from the start
     opened = {expander.key: True for expander in at.expander if expander.key}
-    opened |= EVERY_TAB.get(link["page"], {})
+    if link["page"] in TABS_DRAWN_AT_ONCE:
+        opened |= every_tab(TABS_DRAWN_AT_ONCE[link["page"]])
     at = run_page(link["page"], link["params"], state=opened)
     assert_clean(at)
     assert written_back(at) == link["url"]
