@@ -18,6 +18,7 @@ from ui import cache_kernel, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
+from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section, when_open
 from ui.i18n import label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
@@ -274,13 +275,13 @@ def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
         width="stretch",
         height=min(38 + 35 * (len(b.keys) + 1), 420),
     )
-    formula = lesson.formula(b, regression.kernel, regression.sigma)
-    st.latex(formula.latex)
+    written = lesson.formula(b, regression.kernel, regression.sigma)
+    formula(written.latex, "kernel_1d")
     notes = []
-    if formula.underflow:
+    if written.underflow:
         notes.append(t("kernel.underflow"))
-    if formula.more > 0:
-        notes.append(t("kernel.more_terms", n=formula.more, weight=f"{formula.more_weight:.3g}"))
+    if written.more > 0:
+        notes.append(t("kernel.more_terms", n=written.more, weight=f"{written.more_weight:.3g}"))
     if notes:
         st.caption(" ".join(notes))
     download_csv(
@@ -338,7 +339,7 @@ def vectors(weights: list[np.ndarray | None]) -> None:
         heading = t("kernel.output_heading")
         maps_in = st.columns(2)
         attention_view(attention, names, "kernel_md", titles, heading, maps_in, st.container())
-        st.latex(lesson.q1_sum(attention))
+        formula(lesson.q1_sum(attention), "kernel_q1_sum")
         raw_features(Q, K, V, weights)
     article_002()
 
@@ -406,7 +407,7 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
     attention = compute("kr_sa", cache_kernel.self_attention, X, method, weights, standardized)
     if attention is None:
         return
-    st.latex(attention.formula)
+    formula(attention.formula, "kernel_self")
     left, right = st.columns(2)
     names = (attention.names, attention.names)
     titles = (t("kernel.self_weights_title"),)

@@ -14,6 +14,7 @@ from ui import cache_modern, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
+from ui.formulas import formula
 from ui.frame import explain, font_size, page, section
 from ui.i18n import label, t
 from visattn.figures import modern as modern_figures
@@ -154,7 +155,7 @@ def cache_view() -> None:
     model = widgets.select(CONTROLS["mo_model"], t("modern.model"), where=right)
     cache = cache_modern.cache_section(model, dtype)
     chosen = cache.chosen
-    st.latex(cache.formula)
+    formula(cache.formula, "modern_cache")
     explain(label("modern.kind_notes", chosen.model.kind))
     first, second, third = st.columns(3)
     first.metric(t("modern.per_token_metric"), lesson.byte_size(chosen.bytes_token[dtype]))
@@ -303,7 +304,7 @@ def section_flash() -> None:
     """The online softmax of one query block, block by block (rerun by its own controls); then
     memory traffic (rerun by its own)."""
     explain(t("modern.flash_intro"))
-    st.latex(lesson.FLASH_LATEX)
+    formula(lesson.FLASH_LATEX, "modern_flash")
     flash_view()
     flash_traffic()
 
@@ -384,7 +385,7 @@ def flash_traffic() -> None:
     if traffic is None:
         return
     counts = traffic.traffic
-    st.latex(lesson.traffic_latex(traffic, t("modern.alg0"), t("modern.alg1")))
+    formula(lesson.traffic_latex(traffic, t("modern.alg0"), t("modern.alg1")), "modern_traffic")
     first, second, third = st.columns(3)
     first.metric(t("modern.standard_metric"), traffic.standard_bytes)
     second.metric(t("modern.flash_metric"), traffic.flash_bytes)

@@ -14,6 +14,7 @@ from ui import controls as widgets
 from ui import url_state
 from ui.charts import download_csv, show
 from ui.errors import compute
+from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import label, t
 from ui.text import escape
@@ -42,7 +43,7 @@ def section_table() -> None:
     """The table of sines and cosines: n and d_model change all three figures (so they share this
     section), the list of dimensions only the curves."""
     heading(label("positional.sections", "table"), t("positional.table_intro"), st.header)
-    st.latex(lesson.TABLE_LATEX)
+    formula(lesson.TABLE_LATEX, "positional_table")
     left, middle, right = st.columns(3)
     n = widgets.number(
         lesson.CONTROLS["pe_n"],
@@ -192,7 +193,7 @@ def section_rotation(d: int, n: int) -> None:
     k = widgets.number(lesson.CONTROLS["pe_rk"], t("positional.offset_k"), where=middle)
     p = widgets.number(lesson.CONTROLS["pe_rp"], t("positional.position_p"), where=right)
     rotation = lesson.rotation(d, i, k, p, n, narrow=presenter())
-    st.latex(rotation.latex)
+    formula(rotation.latex, "positional_rotation")
     check = t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rotation.err)
     st.caption(check)
 
@@ -309,7 +310,7 @@ def score_subtitle(at: int, rope: str, sin: str) -> str:
 def section_beyond() -> None:
     """RoPE and added sinusoids for one (q, k) pair as the key moves away; then ALiBi's heads."""
     heading(label("positional.sections", "beyond"), t("positional.beyond_intro"), st.header)
-    st.latex(lesson.beyond_latex(narrow=presenter()))
+    formula(lesson.beyond_latex(narrow=presenter()), "positional_beyond")
     first, second, third, fourth = st.columns(4)
     d = widgets.select_slider(lesson.CONTROLS["pe_bd"], t("positional.d_model"), where=first)
     p = widgets.slider(lesson.CONTROLS["pe_bp"], t("positional.query_pos"), where=second)

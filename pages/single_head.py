@@ -12,6 +12,7 @@ from ui import cache_pretrained, cache_single_head, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
+from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import label, lang, t
 from ui.text import escape
@@ -103,8 +104,9 @@ def query_row(tr, tokens: list, scale: bool, temperature: float) -> None:
     """One query's row written out with its numbers, from x_i to z_i."""
     key = bind_token(lesson.QUERY, tokens)
     i = token_select(t("single_head.query_token"), key, tokens, help=t("single_head.query_help"))
-    for line in lesson.follow_latex(tr, i, scale=scale, temperature=temperature):
-        st.latex(line)
+    lines = lesson.follow_latex(tr, i, scale=scale, temperature=temperature)
+    for n, line in enumerate(lines):
+        formula(line, f"single_head_follow_{n}")
     if tr.mask is not None:
         st.caption(t("single_head.minus_inf"))
 
@@ -351,7 +353,8 @@ with page("single_head"):
     url_state.bind_controls(lesson.controls_for(lang()))
     st.title(t("single_head.title"))
     explain(t("single_head.intro"))
-    st.latex(
-        r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V"
+    formula(
+        r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V",
+        "single_head",
     )
     view_and_options()

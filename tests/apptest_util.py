@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from ui.charts import CHART_NAME
+from ui.formulas import FORMULA_NAME
 from ui.registry import PAGES as REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +72,15 @@ def is_chart(element) -> bool:
     return element.type == "plotly_chart" or (
         element.type == "bidi_component" and element.proto.component_name == CHART_NAME
     )
+
+
+def formulas(at: AppTest) -> list[str]:
+    """The TeX of the page's displayed formulas (ui.formulas), in page order."""
+    return [
+        json.loads(e.proto.json)["tex"]
+        for e in at.get("bidi_component")
+        if e.proto.component_name == FORMULA_NAME
+    ]
 
 
 def figures(at: AppTest) -> list[dict]:

@@ -99,6 +99,41 @@ def test_a_control_redraws_its_charts_in_place():
         assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
 
 
+FORMULA = ".st-key-formula_kernel_1d .visattn-formula"
+FORMULA_NOW = f"""() => {{ const box = document.querySelector('{FORMULA}');
+    const shown = box && box.querySelector('.katex-display');
+    if (!shown) return null;
+    return [shown.__probe ?? null, box.querySelector('.katex-html').textContent]; }}"""
+
+
+def test_a_formula_is_typeset_only_when_it_changes():
+    """The kernel page's formula with its numbers (ui/formula.js): typeset by KaTeX, with its
+    MathML; a rerun of its section that leaves its TeX alone (opening "How σ is fitted") leaves
+    the typeset formula as it was, and σ = 0.6 typesets the new numbers into the same element."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        page.locator(f"{FORMULA} .katex-display").wait_for(timeout=60_000)
+        assert page.locator(f"{FORMULA} math").count() == 1  # read out by a screen reader
+        page.evaluate(
+            f"() => {{ document.querySelector('{FORMULA} .katex-display').__probe = 1; }}"
+        )
+        probe, text = page.evaluate(FORMULA_NOW)
+        assert probe == 1 and "112.5" in text and "5.556" not in text
+        page.get_by_text("How σ is fitted", exact=False).click()  # reruns the section
+        page.locator(".st-key-chart_kernel_loo_error .js-plotly-plot").wait_for(timeout=60_000)
+        assert settled_value(page, FORMULA_NOW) == [1, text]  # the very same nodes
+        sigma = page.locator(".st-key-kr_sigma_n input")
+        sigma.fill("0.6")
+        sigma.press("Enter")
+        page.wait_for_function(f"(old) => ({FORMULA_NOW})()?.[1] !== old", arg=text)
+        probe, now = settled_value(page, FORMULA_NOW)
+        # 2² / (2 · 0.6²) = 5.556: the score of the nearest key, typeset anew
+        assert probe is None and "5.556" in now
+        assert page.locator(FORMULA).count() == 1
+
+
 SHOWN_CHARTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
     .filter(el => el.getBoundingClientRect().width > 100).length"""
 

@@ -13,6 +13,7 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    formulas,
     run_page,
     texts,
     warnings,
@@ -64,7 +65,7 @@ def test_defaults_waist_62():
     assert [float(w) for w in df.iloc[:3, 4]] == [0.0, 0.5, 0.5]
     assert [float(c) for c in df.iloc[:3, 5]] == [0.0, 55.0, 57.5]
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
-    assert any("112.5" in e.value and r"0.5\times 110" in e.value for e in at.get("latex"))
+    assert any("112.5" in tex and r"0.5\times 110" in tex for tex in formulas(at))
     assert len(figures(at)) == 3  # ①'s bars, curve and heatmap: ② and ③ are drawn once opened
     assert dict(at.query_params) == {}  # defaults leave the link clean
 
@@ -427,7 +428,7 @@ def test_underflow_statement_is_numpy_s():
     assert "-745.13" in text
     # the sum it explains: f(q₁) = 1·v₁ + e^(−(12087 − 11235)/√2)·v₂ + …, a weight far below ε, not
     # a zero
-    latex = " ".join(e.value for e in at.get("latex"))
+    latex = " ".join(formulas(at))
     assert r"2.28\times 10^{-262}" in latex
 
 

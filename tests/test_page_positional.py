@@ -13,6 +13,7 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    formulas,
     run_page,
     texts,
     warnings,
@@ -115,7 +116,7 @@ def test_relative_section():
     assert dots[0, 0] == pytest.approx(8.0)  # d/2 on the diagonal
     assert np.ptp(np.diagonal(dots, 4)) < 1e-5
     assert "depends on the offset only" in texts(at)
-    latex = " ".join(e.value for e in at.get("latex"))
+    latex = " ".join(formulas(at))
     assert "M_{4}" in latex and "PE(7)" in latex
 
 
@@ -379,9 +380,9 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
         run_page("positional", {"pe_sec": "beyond"}),
         run_page("positional", {"pe_sec": "beyond", "present": "1"}),
     )
-    rope = [e.value for e in big.get("latex") if "RoPE" in e.value][0]
+    rope = [tex for tex in formulas(big) if "RoPE" in tex][0]
     assert r"\\ \theta_i = 10000^{-2i/d}" in rope
-    assert r",\quad \theta_i" in [e.value for e in normal.get("latex") if "RoPE" in e.value][0]
+    assert r",\quad \theta_i" in [tex for tex in formulas(normal) if "RoPE" in tex][0]
 
     def columns(at):
         grid = figures(at)[2]["layout"]
@@ -390,7 +391,7 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     assert columns(normal) == 4 and columns(big) == 2
     assert len(figures(big)) == len(figures(normal)) == 3
     rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
-    assert r" \\ PE(8)" in rel.get("latex")[0].value
+    assert r" \\ PE(8)" in formulas(rel)[0]
 
 
 # --- the in-figure sliders start at the control's value and carry the formula's values ----

@@ -15,6 +15,7 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    formulas,
     run_page,
     texts,
     warnings,
@@ -79,13 +80,13 @@ def test_defaults_show_the_computed_worked_example():
 
 def test_query_row_written_out_with_its_numbers():
     at = run_page("single_head")
-    latex = "\n".join(str(x.value) for x in at.latex)
+    latex = "\n".join(formulas(at))
     assert r"\left[2,\ 0,\ 1,\ 1\right]" in latex  # q₁ = [2, 0, 1, 1]
     assert r"\frac{3}{2} = 1.5" in latex and r"\frac{10}{2} = 5" in latex
     w = [f"{v:.4f}".rstrip("0") for v in REF["weights"][0]]
     assert rf"\left[{w[0]},\ {w[1]}\right]" in latex
     at.selectbox(key="sh_q").set_value(1).run()
-    latex = "\n".join(str(x.value) for x in at.latex)
+    latex = "\n".join(formulas(at))
     assert r"\mathbf{q}_2" in latex and r"\frac{12}{2} = 6" in latex
     assert qp(at)["sh_q"] == "1"
 

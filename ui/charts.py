@@ -20,12 +20,17 @@ from .widgets import token_label
 
 PLOTLY_FONT = 12  # Plotly's font size when a figure names none
 
+
+def streamlit_chunk(pattern: str) -> str:
+    """The file name of one of the JavaScript chunks Streamlit ships (``static/js``), for an element
+    of ours that reuses it."""
+    return next((Path(st.__file__).parent / "static" / "static" / "js").glob(pattern)).name
+
+
 # The chart element (ui/chart.js): a figure redrawn in place with Plotly.react. It reuses the
 # Plotly that Streamlit ships (its lazily loaded chunk, which sets window.Plotly).
 CHART_NAME = "visattn_chart"
-PLOTLY_CHUNK = next(
-    (Path(st.__file__).parent / "static" / "static" / "js").glob("PlotlyChart.*.js")
-).name
+PLOTLY_CHUNK = streamlit_chunk("PlotlyChart.*.js")
 _chart = st.components.v2.component(
     CHART_NAME, js=Path(__file__).with_name("chart.js").read_text(), isolate_styles=False
 )

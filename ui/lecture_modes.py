@@ -102,7 +102,7 @@ def hide_again() -> None:
 
 # Predict, then reveal: the results blurred until revealed — metric values, table cells, a
 # dataframe (a canvas: the whole element; a data editor, whose cells are not read-only, stays
-# readable) and, in a section, its displayed formulas (st.latex, written with this input's
+# readable) and, in a section, its displayed formulas (ui.formulas, written with this input's
 # numbers; the symbols inline in the prose stay readable).
 RESULTS = (
     '[data-testid="stMetricValue"]',
