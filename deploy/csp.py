@@ -5,12 +5,12 @@ Scripts run only from the room itself and, inline, only the few the app and Stre
 allowed by the SHA-256 of its text: Streamlit's index.html sets one flag, the sidebar's link box
 (ui/frame.py, one text per language), the connection watcher (ui/connection.py, one text) and the
 lecture's tour bar, speaker view and slide export (ui/tour.py, ui/export.py, one text each; their
-data in attributes). The charts' module (ui/chart.js) is no inline script: Streamlit imports a v2
-component's code from a blob: URL it makes. A
-script an attacker slips into a page (through a markdown or HTML hole) matches no hash and does not
-run; nothing can be sent to or loaded from another host. tests/test_room_security.py opens every
-page through nginx in Chromium and fails on any violation, so a new or edited inline script that is
-not listed here shows up there.
+data in attributes). The charts' and formulas' modules (ui/chart.js, ui/formula.js) are no inline
+scripts: Streamlit imports a v2 component's code from a blob: URL it makes. A script an attacker
+slips into a page (through a markdown or HTML hole) matches no hash and does not run; nothing can
+be sent to or loaded from another host. tests/test_room_security.py opens every page through nginx
+in Chromium and fails on any violation, so a new or edited inline script that is not listed here
+shows up there.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def policy() -> str:
         # Streamlit's bundles from the room, the inline scripts above by hash, and WebAssembly
         # compilation only (not JavaScript eval): protobuf's long.js builds a tiny wasm module for
         # 64-bit arithmetic. Plotly and the rest of the app need no eval. blob:: Streamlit loads a
-        # v2 component's module (the charts' ui/chart.js, a file of the app) from a blob: URL it
+        # v2 component's module (ui/chart.js, ui/formula.js: files of the app) from a blob: URL it
         # makes of the text; only a script already running in the page can make one, so it opens
         # no way in for text an attacker writes into a page.
         f"script-src 'self' {hashes} blob: 'wasm-unsafe-eval'",
