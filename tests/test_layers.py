@@ -58,3 +58,26 @@ def test_the_app_never_imports_the_test_references(path):
     app runs without them: no module of it imports either, not even lazily inside a function."""
     references = {m for m in imported(path) if m.split(".")[0] in ("torch", "transformers")}
     assert not references, f"{path.name} imports {sorted(references)}"
+
+
+def calls_of(path: Path, module: str, name: str) -> list[int]:
+    """The lines where ``path`` calls ``module.name(…)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == module
+    ]
+
+
+@pytest.mark.parametrize("path", [*modules("pages"), *modules("ui")], ids=lambda p: p.name)
+def test_formulas_go_through_the_formula_element(path):
+    """A displayed formula is ui.formulas.formula (typeset once per TeX), never st.latex (rebuilt
+    on every rerun of its section)."""
+    assert not calls_of(path, "st", "latex"), (
+        f"{path.name}: st.latex at {calls_of(path, 'st', 'latex')}"
+    )
