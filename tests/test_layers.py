@@ -78,6 +78,5 @@ def calls_of(path: Path, module: str, name: str) -> list[int]:
 def test_formulas_go_through_the_formula_element(path):
     """A displayed formula is ui.formulas.formula (typeset once per TeX), never st.latex (rebuilt
     on every rerun of its section)."""
-    assert not calls_of(path, "st", "latex"), (
-        f"{path.name}: st.latex at {calls_of(path, 'st', 'latex')}"
-    )
+    lines = calls_of(path, "st", "latex")
+    assert not lines, f"{path.name}: st.latex at lines {lines}"
