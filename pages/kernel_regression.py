@@ -39,6 +39,7 @@ def figure_words(labels: Sequence[str] = ()) -> kernel_figures.Words:
         keys_axis=t("kernel.keys_axis"),
         curve_title=t("kernel.curve_title"),
         fitted_curve=t("kernel.fitted_curve"),
+        estimate_here=t("kernel.estimate_here"),
         data_points=t("kernel.data_points"),
         heatmap_title=t("kernel.heatmap_title"),
         keys_sorted=t("kernel.keys_sorted"),

@@ -67,6 +67,12 @@ def test_defaults_waist_62():
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
     assert any("112.5" in tex and r"0.5\times 110" in tex for tex in formulas(at))
     assert len(figures(at)) == 3  # ①'s bars, curve and heatmap: ② and ③ are drawn once opened
+    curve = figures(at)[1]  # its legend: each entry named for what it is, none twice
+    assert [tr["name"] for tr in curve["data"]] == [
+        "estimate f(q)",
+        "key→value pairs",
+        "estimate at the query 62",
+    ]
     assert dict(at.query_params) == {}  # defaults leave the link clean
 
 
@@ -297,6 +303,7 @@ def test_chinese():
     assert at.title[0].value == "把注意力看作核回归"
     assert "腰围" in texts(at) and "自注意力" in " ".join(tab.label for tab in at.tabs)
     assert not errors(at) and not warnings(at)
+    assert figures(at)[1]["data"][2]["name"] == "查询 62 处的估计值"  # the curve's star
     # (AppTest calls format_func outside the script run, in English, so the Chinese page is driven
     # by its URL)
     at = run_page("kernel", {"lang": "zh", "kr_sigma": "0"})

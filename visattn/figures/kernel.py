@@ -32,9 +32,9 @@ ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
 @dataclass(frozen=True)
 class Words:
     """Words the figures show. ``labels`` names the table's columns (key features…, value).
-    Templates are filled here: ``bars_title`` with {q} (the query), ``keys_axis`` and
-    ``keys_sorted`` and ``query_axis`` with {name} (the key features), ``fitted_sigma`` and
-    ``current_sigma`` with {sigma}."""
+    Templates are filled here: ``bars_title`` and ``estimate_here`` with {q} (the query),
+    ``keys_axis``, ``keys_sorted`` and ``query_axis`` with {name} (the key features),
+    ``fitted_sigma`` and ``current_sigma`` with {sigma}."""
 
     labels: tuple[str, ...]
     query: str = "query"
@@ -45,6 +45,7 @@ class Words:
     keys_axis: str = "key ({name})"
     curve_title: str = "The fitted curve"
     fitted_curve: str = "estimate f(q)"
+    estimate_here: str = "estimate at the query {q}"
     data_points: str = "key→value pairs"
     heatmap_title: str = "Attention weights for a grid of queries"
     keys_sorted: str = "key, sorted ({name})"
@@ -193,7 +194,7 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
                 x=[q],
                 y=[b.estimate if b.supported else None],
                 mode="markers",
-                name=w.estimate,
+                name=w.estimate_here.format(q=key_text(b.query)),
                 hovertemplate=hover,
                 marker=dict(size=16, symbol="star", color=ORANGE),
             )
