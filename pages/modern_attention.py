@@ -3,9 +3,8 @@ sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
 figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab (the
-open tab is a control, in the URL), drawn the first time it opens and kept: going back to one shows
-what the browser already has. What a section's controls change is a ui.frame.section, so they rerun
-it alone (the tables they do not change are drawn around it)."""
+open tab is a control, in the URL); only the open one is drawn. What a section's controls change is
+a ui.frame.section, so they rerun it alone (the tables they do not change are drawn around it)."""
 
 import pandas as pd
 import streamlit as st
@@ -87,6 +86,7 @@ def gqa_view() -> None:
         font_size(),
         cell_title=t("modern.head_cell"),
         title=t("modern.maps_title"),
+        head_name=t("modern.query_head"),
         value_name=t("common.weight"),
         query_name=t("common.query"),
         key_name=t("common.key"),
@@ -427,7 +427,7 @@ SECTIONS = {
 
 
 def sections() -> None:
-    """Every section in its tab: the tabs opened so far this session (ui.controls.tabs)."""
+    """The open section in its tab (ui.controls.tabs draws only that one)."""
     for name, tab in widgets.tabs(CONTROLS["mo_sec"]).items():
         with tab:
             SECTIONS[name]()

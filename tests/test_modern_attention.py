@@ -402,12 +402,14 @@ def _figure_builds():
         return f"{j}/{n} {skipped} {error:.1e} {rescale}"
 
     steps = lesson.gqa_steps(6, 8, 2, True)
-    grid = visattn.figures.head_grid(lesson.head_rows(steps.weights[steps.active], 4))
     return {
         "grouping": modern_figures.grouping(gqa.result.kv_head),
         "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2), title=str),
         "maps live": modern_figures.maps_live(
-            grid, steps, cell_title="{} · {}".format, title="{} {}".format
+            steps, cell_title="{} · {}".format, title="{} {}".format
+        ),
+        "maps, 6 heads of 2 tokens": modern_figures.maps_live(
+            lesson.gqa_steps(2, 6, 3, False), cell_title="{} · {}".format, title="{} {}".format
         ),
         "grouping mqa": modern_figures.grouping([0] * 16),
         "cache curves": modern_figures.cache_curves({key: xy for key, xy in cache.curves.items()}),

@@ -33,7 +33,7 @@ def qp(at) -> dict:
 
 
 def tab(at, sec: str):
-    """The tab of section ``sec`` (drawn once it has been open)."""
+    """The tab of section ``sec`` (drawn while it is open)."""
     return at.tabs[lesson.SECTIONS.index(sec)]
 
 
@@ -52,7 +52,7 @@ def open_tab(at) -> int:
     return index
 
 
-def test_a_tab_is_drawn_once_opened_and_the_url_opens_one():
+def test_only_the_open_tab_is_drawn_and_the_url_opens_one():
     at = run_page("modern")
     assert_clean(at)
     assert [box.label for box in at.tabs] == [
@@ -64,19 +64,35 @@ def test_a_tab_is_drawn_once_opened_and_the_url_opens_one():
     # only the open tab is drawn; the others hold one line until they open
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 0, 0]
     assert [box.caption[0].value for box in at.tabs[1:]] == ["Drawing this section…"] * 3
-    # a tab opened (as the follower of ui/tabs.js sets the control) is drawn, and stays drawn
+    # a tab opened (as the follower of ui/tabs.js sets the control) is drawn, the one left cleared
     at.session_state["mo_sec"] = "window"
     at.run()
-    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 2, 0]
+    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [0, 0, 2, 0]
+    assert tab(at, "gqa").caption[0].value == "Drawing this section…"
     at.session_state["mo_sec"] = "gqa"
     at.run()
-    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 2, 0]
+    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 0, 0]
     for sec in lesson.SECTIONS:
         opened = run_page("modern", {"mo_sec": sec})
         assert open_tab(opened) == lesson.SECTIONS.index(sec)
         assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
         drawn = [len(figures(tab(opened, other))) > 0 for other in lesson.SECTIONS]
         assert drawn == [other == sec for other in lesson.SECTIONS]
+
+
+def untile(fig: dict, z: np.ndarray, H: int, columns: int = 4) -> np.ndarray:
+    """(H, T, T) the heads' maps in a tiled heatmap ``z``: each tile starts where its axes' ticks
+    number position 1 (the tick texts say so)."""
+    x, y = fig["layout"]["xaxis"], fig["layout"]["yaxis"]
+    T = len(x["ticktext"]) // min(columns, H)
+    x0 = [int(v) for v, text in zip(x["tickvals"], x["ticktext"], strict=True) if text == "1"]
+    y0 = [int(v) for v, text in zip(y["tickvals"], y["ticktext"], strict=True) if text == "1"]
+    return np.stack(
+        [
+            z[y0[h // columns] : y0[h // columns] + T, x0[h % columns] : x0[h % columns] + T]
+            for h in range(H)
+        ]
+    )
 
 
 def test_defaults_grouped_query_attention():
@@ -97,9 +113,10 @@ def test_defaults_grouped_query_attention():
     rng_k = np.random.default_rng(lesson.SEED + 1).standard_normal((2, 6, lesson.GQA_DH))
     rng_v = np.random.default_rng(lesson.SEED + 2).standard_normal((2, 6, lesson.GQA_DH))
     expected = modern.grouped_query_attention(rng_q, rng_k, rng_v, causal=True).weights
-    cells = [array(d["z"]).reshape(6, 6) for d in maps["data"]]
-    assert len(cells) == 8
-    np.testing.assert_allclose(np.stack(cells), expected, atol=1e-6)
+    (tiles,) = maps["data"]  # one heatmap, a tile per head, read where its axes number 1 … 6
+    cells = untile(maps, array(tiles["z"]), 8)
+    np.testing.assert_allclose(cells, expected, atol=1e-6)
+    assert np.isnan(array(tiles["z"])).sum() > 0  # the blank rows and columns between the tiles
     titles = [a["text"] for a in maps["layout"]["annotations"]]
     assert titles[0] == "query head 1 · K/V head 1" and titles[7] == "query head 8 · K/V head 2"
     # both figures' in-figure sliders try every G dividing 8, starting at the control's G = 2
@@ -112,7 +129,8 @@ def test_defaults_grouped_query_attention():
         K = np.random.default_rng(lesson.SEED + 1).standard_normal((G, 6, lesson.GQA_DH))
         V = np.random.default_rng(lesson.SEED + 2).standard_normal((G, 6, lesson.GQA_DH))
         weights = modern.grouped_query_attention(rng_q, K, V, causal=True).weights
-        sent = np.stack([array(z).reshape(6, 6) for z in step["args"][0]["z"]])
+        (z,) = step["args"][0]["z"]
+        sent = untile(maps, array(z), 8)
         np.testing.assert_allclose(sent, weights, atol=1e-6)
         layout = step["args"][1]
         assert (
@@ -136,7 +154,7 @@ def test_g_one_and_g_equal_h_name_their_kind_and_stay_in_the_url():
     assert "**multi-query attention**" in texts(at)
     at.slider(key="mo_g").set_value(4).run()
     assert qp(at)["mo_g"] == "4" and "**multi-head attention**" in texts(at)
-    assert len(figures(tab(at, "gqa"))[1]["data"]) == 4
+    assert len(figures(tab(at, "gqa"))[1]["layout"]["annotations"]) == 4  # a titled tile per head
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from visattn import figures
 from visattn.figures import modern as modern_figures
 from visattn.lessons import modern_attention as lesson
 
@@ -90,19 +89,9 @@ def head_maps(T: int, H: int, G: int, causal: bool, font_size: int, **words: str
     def title(g: int, kind: str) -> str:
         return title_template.format(G=g, kind=kinds[kind])
 
-    s = steps.active
-    positions = list(range(1, T + 1))
-    grid = figures.head_grid(
-        lesson.head_rows(steps.weights[s], 4),
-        positions,
-        positions,
-        cell_titles=[cell_title(h + 1, int(g) + 1) for h, g in enumerate(steps.kv_heads[s])],
-        title=title(steps.Gs[s], steps.kinds[s]),
-        font_size=font_size,
-        cell_px=260,
-        **words,
+    return modern_figures.maps_live(
+        steps, cell_title=cell_title, title=title, font_size=font_size, **words
     )
-    return modern_figures.maps_live(grid, steps, cell_title=cell_title, title=title)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -593,17 +593,6 @@ def query_blocks(T: int, block_q: int) -> int:
     return math.ceil(T / block_q) if 1 <= block_q <= T else 1
 
 
-def head_rows(weights: np.ndarray, columns: int) -> np.ndarray:
-    """(R, C, T, Tk) the heads of ``weights`` (H, T, Tk) in rows of ``columns``, the last row padded
-    with blank (NaN) cells."""
-    H, T, Tk = weights.shape
-    C = min(columns, H)
-    R = math.ceil(H / C)
-    grid = np.full((R * C, T, Tk), np.nan)
-    grid[:H] = weights
-    return grid.reshape(R, C, T, Tk)  # (R, C, T, Tk)
-
-
 FLASH_LATEX = (
     r"\begin{gathered} S_{ij} = \frac{Q_i K_j^\top}{\sqrt{d}},\quad "
     r"m_{ij} = \max\big(m_{i,j-1},\ \mathrm{rowmax}(S_{ij})\big),\quad "
