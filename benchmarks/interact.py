@@ -3,7 +3,7 @@ the charts settle.
 
     .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …]
         [--width 1280] [--section decoder=dec_step …] [--query modern=mo_sec=window …]
-        [--no-drag] [--baseline /tmp/old]
+        [--no-drag] [--visit-tabs] [--baseline /tmp/old]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
 `playwright install`. Loopback only; every wait is bounded.
@@ -28,6 +28,9 @@ For each page:
   (``ui.frame.section``, an ``st.fragment``), found by its widget key (``SECTION_CONTROL``, or
   ``--section page=key``): only that section reruns, and a partial rerun shows no status widget, so
   "settled" is the stale elements gone and the Plotly DOM quiet for ``QUIET_MS``.
+- **after a visit to every tab** (``--visit-tabs``): before its controls are changed, each tab of
+  the warm session's page is opened once, then the one it opened on again: a page that kept every
+  tab it had drawn would be at its heaviest then (``ui.controls.tabs`` draws only the open one).
 - **in-figure drag**: where a chart has a Plotly slider of its own (``layout.sliders``), its handle
   is dragged across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the
   pointer event to the chart's last DOM change, and the websocket frames the page sent during the
@@ -405,6 +408,21 @@ def find_control(page, key: str | None = None):
     return None, None
 
 
+def visit_tabs(page) -> int:
+    """Open every tab of the main area once, in order, each until settled, then the one open
+    before; returns how many tabs there are."""
+    tabs = page.locator('[data-testid="stMain"] [role="tab"]')
+    n = tabs.count()
+    selected = [tabs.nth(i).get_attribute("aria-selected") == "true" for i in range(n)]
+    open_before = selected.index(True) if True in selected else 0
+    others = [i for i in range(n) if i != open_before]
+    for i in [*others, open_before] if others else []:
+        since = page.evaluate("() => performance.now()")
+        tabs.nth(i).click()
+        wait_settled(page, since)
+    return n
+
+
 def interact(
     page, rounds: int, key: str | None = None, floor=None
 ) -> tuple[str | None, list[float], list[float], dict]:
@@ -502,6 +520,8 @@ def measure_page(browser, p, args, floor_page, root: Path = ROOT, version: str =
         try:
             sent: list = []
             page, row["warm"] = open_page(ctx, url, sent)
+            if args.visit_tabs:
+                visit_tabs(page)
             row["kind"], row["times"], row["cpu"], whole = interact(
                 page, args.rounds, floor=(floor_page, None)
             )
@@ -607,6 +627,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--no-drag", dest="drag", action="store_false", help="skip the in-figure slider drag"
+    )
+    parser.add_argument(
+        "--visit-tabs",
+        action="store_true",
+        help="open every tab of a page once before changing its controls (every section drawn)",
     )
     parser.add_argument(
         "--baseline",

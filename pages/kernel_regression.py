@@ -4,7 +4,7 @@ and scoring functions; ③ self-attention.
 Sections (``ui.frame.section``): ① the data set, the query and the kernel, with σ and everything σ
 redraws as a section inside it (moving σ reruns the figures and the numbers, not the table
 editor); ② the vectors; ③ self-attention. The additive score's weights feed ② and ③, so they are
-drawn outside every section. Each is a tab drawn the first time it opens (the open tab is in the
+drawn outside every section. Each is a tab, and only the open one is drawn (the open tab is in the
 link); opening ③ draws ② too, for those weights.
 """
 
@@ -421,8 +421,8 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
 
 
 def tabs() -> None:
-    """The three tabs, each drawn the first time it opens (ui.controls.tabs); ③ scores with ②'s
-    additive weights, so opening ③ draws ② too."""
+    """The three tabs, only the open one drawn (ui.controls.tabs); ③ scores with ②'s additive
+    weights, so opening ③ draws ② too."""
     shown = widgets.tabs(lesson.TAB, needs={"self": "md"})
     if "1d" in shown:
         with shown["1d"]:

@@ -2,9 +2,8 @@
 order, and RoPE and ALiBi beside the sinusoid.
 
 Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. Each
-lesson section is a tab (the open tab is a control, in the URL), drawn the first time it opens and
-kept: going back to one shows what the browser already has. Each is a ui.frame.section, so its own
-controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
+lesson section is a tab (the open tab is a control, in the URL); only the open one is drawn. Each is
+a ui.frame.section, so its own controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
 all."""
 
 import pandas as pd
@@ -381,7 +380,7 @@ SECTIONS = {
 
 
 def sections() -> None:
-    """Every section in its tab: the tabs opened so far this session (ui.controls.tabs)."""
+    """The open section in its tab (ui.controls.tabs draws only that one)."""
     for name, tab in widgets.tabs(lesson.CONTROLS["pe_sec"]).items():
         with tab:
             SECTIONS[name]()

@@ -13,10 +13,18 @@ from streamlit.testing.v1 import AppTest
 from ui.charts import CHART_NAME
 from ui.formulas import FORMULA_NAME
 from ui.registry import PAGES as REGISTRY
+from visattn.lessons import kernel, modern_attention, positional
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of every family
 PAGES = {p.id: p.path for p in REGISTRY}
+# The pages whose sections are tabs, and the control of each one's open tab (ui.controls.tabs
+# draws only the open one: a test of every section opens each)
+TABS = {
+    "kernel": kernel.TAB,
+    "positional": positional.CONTROLS["pe_sec"],
+    "modern": modern_attention.CONTROLS["mo_sec"],
+}
 
 
 def run_page(
@@ -33,12 +41,6 @@ def run_page(
         at.session_state[k] = v
     at.run()
     return at
-
-
-def every_tab(control) -> dict:
-    """Session state in which every tab of ``control`` (``ui.controls.tabs``) has been opened, so
-    every one is drawn: for a run that needs the whole page at once."""
-    return {control.key + "_drawn": set(control.options)}
 
 
 def assert_clean(at: AppTest) -> None:
@@ -296,8 +298,8 @@ def visible_text(at: AppTest) -> list[str]:
             if kind == "PageLink":
                 out.append(proto.label)
             continue
-        if kind == "PlotlyChart":
-            out += _plotly_words(json.loads(proto.spec))
+        if hasattr(node, "type") and is_chart(node):  # st.plotly_chart's, and ui.charts.show's
+            out += _plotly_words(json.loads(chart_spec(node)))
             continue
         if kind == "Arrow":
             df = node.value if hasattr(node, "value") else None

@@ -138,38 +138,31 @@ SHOWN_CHARTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
     .filter(el => el.getBoundingClientRect().width > 100).length"""
 
 
-def test_a_tab_is_drawn_once_and_the_url_holds_it():
-    """The modern page's sections are tabs. A tab opened for the first time is drawn then (one run
-    of the page); going back to one already drawn builds and redraws no chart (only sizes its charts
-    to their column), and the server learns which tab is open (the URL holds it) without drawing
-    anything; a section's rerun afterwards keeps the tab."""
+def test_only_the_open_tab_is_drawn_and_the_url_holds_it():
+    """The modern page's sections are tabs. Only the open one is drawn: opening another draws it
+    (one run of the page) and clears the one left, so the page never holds more than one section;
+    the URL holds the open tab, and a section's rerun afterwards keeps it."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/modern_attention?lang=en&mo_sec=window")
         wait_rendered(page, True)
         assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Sliding windows"
         assert page.evaluate(SHOWN_CHARTS) == 2  # the mask and the reach
-        assert page.locator(".js-plotly-plot").count() == 2  # no other tab drawn yet
-        page.get_by_role("tab", name="FlashAttention").click()
-        page.wait_for_function(
-            "() => new URLSearchParams(location.search).get('mo_sec') === 'flash'", timeout=60_000
-        )
-        page.locator(".st-key-mo_ft").wait_for(timeout=60_000)  # drawn now
-        wait_rendered(page, True)
-        assert page.evaluate(SHOWN_CHARTS) == 2  # the online softmax and the traffic
-        page.evaluate(MARK_CHARTS)
-        before = page.evaluate(CHARTS_NOW)
-        page.get_by_role("tab", name="Sliding windows").click()  # drawn already
-        page.wait_for_function(
-            "() => new URLSearchParams(location.search).get('mo_sec') === 'window'", timeout=60_000
-        )
-        wait_rendered(page, True)
-        assert page.evaluate(CHARTS_NOW) == before  # the same elements, the same data
-        assert page.evaluate(SHOWN_CHARTS) == 2
-        page.get_by_role("tab", name="FlashAttention").click()
-        page.wait_for_function("() => location.search.includes('mo_sec=flash')", timeout=60_000)
-        wait_rendered(page, True)
-        assert page.evaluate(CHARTS_NOW) == before
+        assert page.locator(".js-plotly-plot").count() == 2  # no other tab drawn
+        for name, sec, control in (
+            ("FlashAttention", "flash", "mo_ft"),
+            ("Sliding windows", "window", "mo_wt"),
+            ("FlashAttention", "flash", "mo_ft"),
+        ):
+            page.get_by_role("tab", name=name).click()
+            page.wait_for_function(
+                f"() => new URLSearchParams(location.search).get('mo_sec') === '{sec}'",
+                timeout=60_000,
+            )
+            page.locator(f".st-key-{control}").wait_for(timeout=60_000)  # drawn now
+            wait_rendered(page, True)
+            assert page.evaluate(SHOWN_CHARTS) == 2, name
+            assert page.locator(".js-plotly-plot").count() == 2, name  # the tab left is cleared
         slider = page.locator('.st-key-mo_ft input[type="range"]')
         slider.focus()
         page.keyboard.press("ArrowRight")

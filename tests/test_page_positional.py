@@ -194,10 +194,10 @@ def test_url_round_trip():
     assert again.slider(key="pe_bh").value == 4
     assert len(figures(again)[1]["data"]) == 4  # four ALiBi heads
     # back to the table: the values set before the section switch are still there (and the
-    # section left stays drawn)
+    # section left is cleared)
     again.session_state["pe_sec"] = "table"
     again.run()
-    assert [len(figures(tab)) > 0 for tab in again.tabs] == [True, False, False, True]
+    assert [len(figures(tab)) > 0 for tab in again.tabs] == [True, False, False, False]
     assert again.number_input(key="pe_n").value == 100
     assert heatmap_z(figures(again)[0]).shape == (100, 128)
 

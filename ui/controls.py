@@ -125,7 +125,8 @@ def _tab_opened(control: Control) -> None:
 @st.fragment
 def _follow_tabs(control: Control) -> None:
     """The follower of ``control``'s tabs. A tab opened reruns this alone, then the URL is written
-    as at the end of a whole run; a tab not drawn yet is drawn by a run of the whole page."""
+    as at the end of a whole run; a tab that the last run did not draw is drawn by a run of the
+    whole page."""
     value = str(st.session_state[control.key])
     _follower(
         key=control.key + "_follow",
@@ -146,20 +147,20 @@ def _follow_tabs(control: Control) -> None:
 
 def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
     """One tab per option of ``control``, labelled from ``control.labels``. The open tab is the
-    control's value, in the URL. A tab is drawn the first time it opens and stays drawn for the
-    session, so going back to it shows what the browser already has, with no wait; a tab never
-    opened holds one line, so the page stays small (every element on it costs each rerun of any
-    section some time in the browser). ``needs``: option → the option whose tab it reads widgets
-    of (drawn with it). Returns option → tab container, for the tabs to draw, in the options'
-    order."""
-    needs = needs or {}
+    control's value, in the URL. Only the open tab is drawn; the others hold one line until they
+    open, and a tab left is cleared. A drawn tab costs each rerun of any section time in the
+    browser even while hidden (Streamlit's tab panels search every mounted panel for a focusable
+    element at each render, and in a hidden one that walks every node: the modern page's controls
+    went from 1.6× to 2.3× the floor of ``benchmarks/interact.py`` once all four tabs were kept),
+    so opening a tab again draws it again, in one run of the page. ``needs``: option → the option whose tab it reads
+    widgets of (drawn with it). Returns option → tab container, for the tabs to draw, in the
+    options' order."""
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
     chosen = labels[control.options.index(st.session_state[control.key])]
     containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
-    drawn = st.session_state.setdefault(control.key + "_drawn", set())
-    drawn.add(st.session_state[control.key])
-    drawn.update([needs[option] for option in drawn if option in needs])
+    drawn = drawn_tabs(control, needs)
+    st.session_state[control.key + "_drawn"] = drawn
     _follow_tabs(control)
     shown = {}
     for option, container in zip(control.options, containers, strict=True):
@@ -168,6 +169,12 @@ def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, 
         else:
             container.caption(t("common.tab_drawing"))
     return shown
+
+
+def drawn_tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> set:
+    """The tabs a run draws: the open one, and the one it reads widgets of (``needs``)."""
+    opened = st.session_state[control.key]
+    return {opened} | ({needs[opened]} if needs and opened in needs else set())
 
 
 def toggle(control: Control, label: str, *, where: Any = st, **kw) -> bool:
