@@ -424,6 +424,23 @@ def _figure_builds():
     }
 
 
+@given(
+    st.integers(1, 16), st.integers(1, 12), st.integers(1, 6), st.integers(1, 4), st.integers(0, 99)
+)
+def test_tiles_hold_every_head_in_its_place_and_blanks_between(H, T, columns, gap, seed):
+    from visattn.figures.modern import _tiles
+
+    weights = np.random.default_rng(seed).random((H, T, T))
+    tiles = _tiles(weights, columns, gap)
+    C = min(columns, H)
+    R = -(-H // C)
+    assert tiles.shape == (R * (T + gap) - gap, C * (T + 1) - 1)
+    for h in range(H):
+        top, left = (h // C) * (T + gap), (h % C) * (T + 1)
+        np.testing.assert_array_equal(tiles[top : top + T, left : left + T], weights[h])
+    assert np.isnan(tiles).sum() == tiles.size - H * T * T  # the rest is blank
+
+
 def test_every_figure_passes_plotly_validation():
     import plotly.graph_objects as go
 

@@ -206,9 +206,9 @@ def maps_live(
     and retitles the tiles and the figure.
 
     The heads are tiles of one heatmap, a blank row and column between them, on one pair of axes
-    whose ticks number the positions in each tile: Plotly redraws one heatmap several times faster
-    than a heatmap per head on axes of its own (in Chromium, 8 heads of 6 tokens: about 28 against
-    100 ms), and a change of T or of the mask waits for that redraw. The hover names the head."""
+    whose ticks number the positions in each tile: Plotly redraws one heatmap about twice as fast
+    as a heatmap per head on axes of its own (in Chromium, 8 heads of 6 tokens: about 45 against
+    90 ms), and a change of T or of the mask waits for that redraw. The hover names the head."""
     H, T = steps.weights.shape[1:3]
     C = min(columns, H)
     R = -(-H // C)
