@@ -377,8 +377,8 @@ def window_live(
     value_name: str = "may attend",
     font_size: int = 14,
 ) -> go.Figure:
-    """The banded causal mask (1 = may attend), with an in-figure slider over the window W
-    (``title(W, most keys a query reads)`` above each)."""
+    """The banded causal mask (1, dark = may attend; no colour bar: the title says so), with an
+    in-figure slider over the window W (``title(W, most keys a query reads)`` above each)."""
     T = section.T
     positions = list(range(1, T + 1))
     fig = heatmap(
@@ -393,6 +393,7 @@ def window_live(
         font_size=font_size,
         tick_angle=0,
         height=min(760, 160 + 14 * T),
+        colour_bar=False,
     )
     return live.add_slider(
         fig,
@@ -420,7 +421,8 @@ def receptive(
     value_name: str = "reaches the last token",
     font_size: int = 14,
 ) -> go.Figure:
-    """(L, T) which positions reach the last token after each layer (1 = yes)."""
+    """(L, T) which positions reach the last token after each layer (1, dark = yes; no colour bar:
+    the title says so)."""
     reach = np.asarray(reach, dtype=np.float64)
     L, T = reach.shape
     return heatmap(
@@ -435,6 +437,7 @@ def receptive(
         font_size=font_size,
         tick_angle=0,
         height=150 + 40 * L,
+        colour_bar=False,
     )
 
 
