@@ -4,7 +4,8 @@ sliding windows with attention sinks, and FlashAttention's online softmax.
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
 figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab (the
 open tab is a control, in the URL); only the open one is drawn. What a section's controls change is
-a ui.frame.section, so they rerun it alone (the tables they do not change are drawn around it)."""
+a ui.frame.section, so they rerun it alone (the tables and notes they do not change are drawn
+around it)."""
 
 import pandas as pd
 import streamlit as st
@@ -47,6 +48,7 @@ def section_gqa() -> None:
     changes)."""
     explain(t("modern.gqa_intro"))
     gqa_view()
+    st.caption(t("modern.g_slider_caption"))
     gqa_costs()
 
 
@@ -93,7 +95,6 @@ def gqa_view() -> None:
         **kinds,
     )
     show(maps, "gqa_maps")
-    st.caption(t("modern.g_slider_caption"))
     st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
 
 
@@ -142,6 +143,7 @@ def section_cache() -> None:
     the sources (which neither control changes)."""
     explain(t("modern.cache_intro"))
     cache_view()
+    st.caption(t("modern.cache_chart_caption"))
     rows = cache_modern.model_rows()
     cache_table(rows)
     sources(rows)
@@ -175,7 +177,6 @@ def cache_view() -> None:
         **names,
     )
     show(curves, "kv_cache_vs_context")
-    st.caption(t("modern.cache_chart_caption"))
 
 
 def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
@@ -306,6 +307,7 @@ def section_flash() -> None:
     explain(t("modern.flash_intro"))
     formula(lesson.FLASH_LATEX, "modern_flash")
     flash_view()
+    explain(t("modern.not_fast"))
     flash_traffic()
 
 
@@ -369,7 +371,6 @@ def flash_steps(flash: lesson.FlashSection) -> None:
             tile=count(flash.tile_numbers),
         )
     )
-    explain(t("modern.not_fast"))
 
 
 @section
