@@ -152,9 +152,9 @@ def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, 
     browser even while hidden (Streamlit's tab panels search every mounted panel for a focusable
     element at each render, and in a hidden one that walks every node: the modern page's controls
     went from 1.6× to 2.3× the floor of ``benchmarks/interact.py`` once all four tabs were kept),
-    so opening a tab again draws it again, in one run of the page. ``needs``: option → the option whose tab it reads
-    widgets of (drawn with it). Returns option → tab container, for the tabs to draw, in the
-    options' order."""
+    so opening a tab again draws it again, in one run of the page. ``needs``: option → the option
+    whose tab it reads widgets of (drawn with it). Returns option → tab container, for the tabs to
+    draw, in the options' order."""
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
     chosen = labels[control.options.index(st.session_state[control.key])]
