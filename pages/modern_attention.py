@@ -48,7 +48,6 @@ def section_gqa() -> None:
     changes)."""
     explain(t("modern.gqa_intro"))
     gqa_view()
-    st.caption(t("modern.g_slider_caption"))
     gqa_costs()
 
 
@@ -95,6 +94,7 @@ def gqa_view() -> None:
         **kinds,
     )
     show(maps, "gqa_maps")
+    st.caption(t("modern.g_slider_caption"))  # under the figures it speaks of: not beside an error
     st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
 
 
@@ -307,7 +307,6 @@ def section_flash() -> None:
     explain(t("modern.flash_intro"))
     formula(lesson.FLASH_LATEX, "modern_flash")
     flash_view()
-    explain(t("modern.not_fast"))
     flash_traffic()
 
 
@@ -371,6 +370,7 @@ def flash_steps(flash: lesson.FlashSection) -> None:
             tile=count(flash.tile_numbers),
         )
     )
+    explain(t("modern.not_fast"))  # of the figure above: drawn with it, not beside an error
 
 
 @section

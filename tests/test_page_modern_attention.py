@@ -5,6 +5,7 @@ tampered URL, presenter mode, and the Chinese views."""
 from __future__ import annotations
 
 import ast
+import json
 
 import numpy as np
 import pytest
@@ -166,6 +167,11 @@ def test_h_not_divisible_by_g(lang, phrase):
     assert_clean(at)
     (message,) = errors(at)
     assert phrase in message and not figures(tab(at, "gqa"))
+    # nor the notes on the figures: the sliders inside them, the check of their numbers
+    locale = json.loads((ROOT / "ui" / "locales" / lang / "modern.json").read_text("utf-8"))
+    notes = {locale["g_slider_caption"], locale["gqa_check"].split("{")[0]}
+    captions = [c.value for c in tab(at, "gqa").caption]
+    assert not [c for c in captions if any(c.startswith(n) for n in notes)], captions
 
 
 def test_a_bad_g_keeps_the_last_good_view():
