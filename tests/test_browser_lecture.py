@@ -297,11 +297,12 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         page.screenshot(path=str(tmp_path / "revealed.png"))
         # the next section: still hidden
         page.locator('[data-testid="stTab"]').nth(1).click()
-        page.wait_for_timeout(1000)
+        editors = f'{VECTORS} [data-testid="stDataFrame"]:has([aria-readonly="false"])'
+        page.locator(editors).first.wait_for(timeout=60_000)  # tab ② drawn: a run of the page
+        wait_rendered(page, True)
         output = f'{VECTORS} [data-testid="stDataFrame"]:not(:has([aria-readonly="false"]))'
         assert blurred(page, output) and all(blurred(page, output))
         assert all(blurred(page, f'{VECTORS} [data-testid="stTable"] td'))
-        editors = f'{VECTORS} [data-testid="stDataFrame"]:has([aria-readonly="false"])'
         assert blurred(page, editors) and not any(blurred(page, editors))  # Q, K, V: inputs
         page.screenshot(path=str(tmp_path / "next_section.png"))
         # the symbols inline in a section's prose stay readable (the decoder's "row i", "token t")
