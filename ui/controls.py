@@ -20,7 +20,6 @@ import streamlit as st
 
 from visattn.controls import Control
 
-from . import url_state
 from .i18n import labeller, t
 
 
@@ -107,8 +106,8 @@ def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
 
 
 # st.tabs switches tabs in the browser without telling the server; this element (ui/tabs.js, shows
-# nothing) tells it which tab is open, in a fragment of its own, so that the URL holds the tab and
-# a tab opened for the first time is drawn
+# nothing) tells it which tab is open, which reruns the page: the URL then holds the tab, and the
+# run draws it (only the open tab is drawn)
 _follower = st.components.v2.component(
     "visattn_tabs", js=Path(__file__).with_name("tabs.js").read_text(), isolate_styles=False
 )
@@ -122,11 +121,8 @@ def _tab_opened(control: Control) -> None:
             st.session_state[control.key] = option
 
 
-@st.fragment
 def _follow_tabs(control: Control) -> None:
-    """The follower of ``control``'s tabs. A tab opened reruns this alone, then the URL is written
-    as at the end of a whole run; a tab that the last run did not draw is drawn by a run of the
-    whole page."""
+    """The follower of ``control``'s tabs: a tab opened reruns the whole page, which draws it."""
     value = str(st.session_state[control.key])
     _follower(
         key=control.key + "_follow",
@@ -139,10 +135,6 @@ def _follow_tabs(control: Control) -> None:
         height=0,
         on_open_change=partial(_tab_opened, control),
     )
-    if url_state.partial_rerun():
-        url_state.finish()
-        if st.session_state[control.key] not in st.session_state[control.key + "_drawn"]:
-            st.rerun()
 
 
 def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
@@ -160,7 +152,6 @@ def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, 
     chosen = labels[control.options.index(st.session_state[control.key])]
     containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
     drawn = drawn_tabs(control, needs)
-    st.session_state[control.key + "_drawn"] = drawn
     _follow_tabs(control)
     shown = {}
     for option, container in zip(control.options, containers, strict=True):

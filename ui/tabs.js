@@ -1,9 +1,8 @@
 // visattn's tab follower (ui/controls.py's tabs, a Streamlit v2 component that shows nothing).
 // st.tabs switches between its tabs in the browser without telling the server; this tells it which
-// tab is open (state "open"), so that the URL holds it. What that reruns is this element's own
-// fragment, which changes nothing drawn; only a tab opened for the first time makes the server
-// run the whole page, to draw it. data: {key: the tab container's key,
-// options: the control's value of each tab, open: the value the server has}.
+// tab is open (state "open"), which reruns the page: the URL then holds the tab, and the run draws
+// it. data: {key: the tab container's key, options: the control's value of each tab, open: the
+// value the server has}.
 
 function openTab(key) {
   const list = document.querySelector(`.st-key-${key} [role="tablist"]`);
