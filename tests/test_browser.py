@@ -74,13 +74,20 @@ CHARTS_NOW = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
 
 def test_a_control_redraws_its_charts_in_place():
     """σ changes the kernel page's three figures of ①: each is redrawn in the element it was drawn
-    in (ui/chart.js, Plotly.react), none is built anew."""
+    in (ui/chart.js, Plotly.react), none is built anew; and the change fetches no image (the tab's
+    icon, a media file, was fetched again at every rerun)."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/kernel_regression?lang=en")
         wait_rendered(page, True)
         page.evaluate(MARK_CHARTS)
         before = page.evaluate(CHARTS_NOW)
+        requests = []
+
+        def record(request) -> None:
+            requests.append(request.url)
+
+        page.on("request", record)
         sigma = page.locator(".st-key-kr_sigma_n input")
         sigma.fill("0.6")
         sigma.press("Enter")
@@ -97,6 +104,9 @@ def test_a_control_redraws_its_charts_in_place():
             i for i, ((_, a), (_, b)) in enumerate(zip(before, after, strict=True)) if a != b
         ]
         assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
+        settled_value(page, FIGURE_DATA)
+        # nothing but the CSV of ①'s download button, which Streamlit's button fetches when drawn
+        assert [request for request in requests if not request.endswith(".csv")] == []
 
 
 FORMULA = ".st-key-formula_kernel_1d .visattn-formula"

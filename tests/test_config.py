@@ -2,6 +2,7 @@
 icons that need no font on the viewer's machine, and the room settings (issue 15): no error
 details, allowed hosts, bounded messages, no cache clearing, no look-ups."""
 
+import base64
 import re
 import tokenize
 import tomllib
@@ -104,7 +105,10 @@ def test_icons_are_streamlit_s_own_material_symbols():
     assert all(re.fullmatch(r":material/[a-z0-9_]+:", i) for i in icons), icons
     from ui.frame import FAVICON
 
-    assert Path(FAVICON).is_file()
+    # ui/favicon.png itself, inside the page (a file would be fetched again at every rerun)
+    prefix, encoded = FAVICON.split(",")
+    assert prefix == "data:image/png;base64"
+    assert base64.b64decode(encoded) == (ROOT / "ui" / "favicon.png").read_bytes()
     page_icons = [re.findall(r"page_icon=(\w+)", f.read_text(encoding="utf-8")) for f in scripts]
     assert sum(page_icons, []) == ["FAVICON"]
 

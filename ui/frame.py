@@ -8,6 +8,7 @@ page script without ``app.py`` on a deep link; this frame is what makes that har
 
 from __future__ import annotations
 
+import base64
 import html
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -23,9 +24,13 @@ from .i18n import LANGUAGES, browser_lang, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
 
-# The browser tab's icon: a file the server sends. A ":material/…:" page icon would make the
-# browser fetch it from fonts.gstatic.com (the icons inside the page use Streamlit's own font)
-FAVICON = str(Path(__file__).with_name("favicon.png"))
+# The browser tab's icon, inside the page as a data: URL. A ":material/…:" page icon would make the
+# browser fetch it from fonts.gstatic.com (the icons inside the page use Streamlit's own font); a
+# file would be served as a media URL without caching, which the browser fetched again at every
+# rerun, a control's change included: one HTTP request to the server each time (tests/test_browser)
+FAVICON = "data:image/png;base64," + base64.b64encode(
+    Path(__file__).with_name("favicon.png").read_bytes()
+).decode("ascii")
 
 
 def nav_label(page_id: str) -> str:
