@@ -408,6 +408,7 @@ def flash_traffic() -> None:
         Ns,
         standard,
         flash,
+        y_range=cache_modern.traffic_range(),
         standard_name=t("modern.standard_name"),
         flash_name="FlashAttention",
         title=t("modern.traffic_title", d=d, kb=sram),

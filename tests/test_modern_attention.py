@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import visattn
 from visattn import modern
 from visattn.errors import InputError
+from visattn.figures import modern as modern_figures
 from visattn.lessons import modern_attention as lesson
 
 SDPA = torch.nn.functional.scaled_dot_product_attention
@@ -342,6 +343,36 @@ def test_every_cache_figure_recomputed_from_the_published_config():
     assert x[-1] == 131_072 and gb[-1] == pytest.approx(9.210691584)
 
 
+def test_the_cache_chart_keeps_its_y_axis_as_the_number_format_changes():
+    # the least: GPT-2 small at 512 tokens in fp8, 12 · 2 · 12 · 64 · 1 B · 512 = 9,437,184 B;
+    # the most: GPT-3 at its 2,048 tokens in bf16, 96 · 2 · 96 · 128 · 2 B · 2,048 = 9,663,676,416 B
+    for dtype in lesson.DTYPES:
+        section = lesson.cache_section("llama2_70b", dtype)
+        assert section.gb_range == pytest.approx((0.009437184, 9.663676416))
+        figure = modern_figures.cache_curves(section.curves, gb_range=section.gb_range)
+        lo, hi = figure.layout.yaxis.range
+        for trace in figure.data:
+            assert 10**lo < min(trace.y) and max(trace.y) < 10**hi
+
+
+def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
+    lo, hi = lesson.traffic_range()
+    counts = [
+        count
+        for d in lesson.FLASH_DH
+        for sram_kb in lesson.SRAM_KB
+        for N in lesson.FLASH_N
+        for count in (
+            modern.hbm_traffic(N, d, sram_kb * 500).standard,  # kB of 2-byte numbers
+            modern.hbm_traffic(N, d, sram_kb * 500).flash,
+        )
+    ]
+    assert (lo, hi) == (min(counts), max(counts))
+    figure = modern_figures.traffic_curves(lesson.FLASH_N, [lo], [hi], y_range=(lo, hi))
+    low, high = figure.layout.yaxis.range
+    assert 10**low < lo and hi < 10**high
+
+
 def test_cache_formula_and_gqa_costs():
     assert lesson.cache_section("llama2_70b", "bf16").formula.startswith(
         r"2 \times 80 \times 8 \times 128 \times 2 = 327{,}680"
@@ -390,8 +421,6 @@ def test_the_window_sliders_steps_stay_few():
 
 def _figure_builds():
     """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
-    from visattn.figures import modern as modern_figures
-
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
     window = lesson.window_section(20, 4, 3, 2)

@@ -57,6 +57,11 @@ def traffic_over_n(d: int, sram_kb: int) -> tuple[list[int], list[int], list[int
     return list(lesson.FLASH_N), [r.standard for r in rows], [r.flash for r in rows]
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def traffic_range() -> tuple[int, int]:
+    return lesson.traffic_range()
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def gqa_steps(T: int, H: int, G: int, causal: bool) -> lesson.GQASteps:
     return lesson.gqa_steps(T, H, G, causal)
@@ -99,7 +104,9 @@ def cache_curves(model: str, dtype: str, font_size: int, **words: str) -> go.Fig
     """The cache of one sequence against context for every model (names: words["name_<id>"])."""
     section = cache_section(model, dtype)
     curves = {words.pop(f"name_{key}"): xy for key, xy in section.curves.items()}
-    return modern_figures.cache_curves(curves, font_size=font_size, **words)
+    return modern_figures.cache_curves(
+        curves, gb_range=section.gb_range, font_size=font_size, **words
+    )
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -307,13 +307,16 @@ def maps_live(
 def cache_curves(
     curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
     *,
+    gb_range: tuple[float, float] | None = None,
     title: str = "",
     x_title: str = "context (tokens)",
     y_title: str = "KV cache of one sequence (GB)",
     font_size: int = 14,
 ) -> go.Figure:
     """One line per model {name: (context lengths, GB)}, each up to the model's own context, on
-    log–log axes."""
+    log–log axes; the y axis spans ``gb_range`` (GB) when given, else the curves. A fixed axis
+    also spares the browser a second drawing: when a change moves the tick labels, Plotly's
+    automargin draws the whole chart again (measured: 65 ms a change instead of 31)."""
     dashes = ("solid", "dash", "dot", "dashdot")
     data = [
         dict(
@@ -335,9 +338,19 @@ def cache_curves(
         font_size,
         height=520,
         xaxis=dict(type="log"),
-        yaxis=dict(type="log"),
+        yaxis=dict(type="log") | _log_range(gb_range),
     )
     return _figure(data, layout)
+
+
+def _log_range(span: tuple[float, float] | None, pad: float = 0.05) -> dict:
+    """A log axis's fixed range (in decades, as Plotly takes it) over ``span``, padded by a
+    fraction of it at each end; no range (autorange) for None."""
+    if span is None:
+        return {}
+    lo, hi = np.log10(span)
+    margin = pad * max(hi - lo, 1.0)
+    return {"range": [float(lo - margin), float(hi + margin)]}
 
 
 def traffic_curves(
@@ -345,6 +358,7 @@ def traffic_curves(
     standard: ArrayLike,
     flash: ArrayLike,
     *,
+    y_range: tuple[float, float] | None = None,
     standard_name: str = "standard",
     flash_name: str = "FlashAttention",
     title: str = "",
@@ -352,14 +366,14 @@ def traffic_curves(
     y_title: str = "HBM accesses",
     font_size: int = 14,
 ) -> go.Figure:
-    """HBM reads and writes of both algorithms against N, on log–log axes."""
+    """HBM reads and writes of both algorithms against N, on log–log axes; the y axis spans
+    ``y_range`` when given (as :func:`cache_curves`)."""
     data = [
         dict(type="scatter", x=compact(N), y=compact(y), mode="lines+markers", name=name)
         for name, y in ((standard_name, standard), (flash_name, flash))
     ]
-    layout = _layout(
-        title, x_title, y_title, font_size, xaxis=dict(type="log"), yaxis=dict(type="log")
-    )
+    yaxis = dict(type="log") | _log_range(y_range)
+    layout = _layout(title, x_title, y_title, font_size, xaxis=dict(type="log"), yaxis=yaxis)
     return _figure(data, layout)
 
 

@@ -10,6 +10,7 @@ Blocks, heads and layers count from 1 on the page (as its prose and links do) an
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -390,6 +391,9 @@ class CacheSection:
     rows: tuple[ModelRow, ...]
     contexts: tuple[int, ...]  # the chart's x
     curves: dict[str, tuple[np.ndarray, np.ndarray]]  # model id → (contexts ≤ its own, GB)
+    # the least and the most GB of any model's curve in any number format: the chart's y axis,
+    # the same for every format, so that fp8 halving the cache shows as every curve moving down
+    gb_range: tuple[float, float]
     chosen: ModelRow  # the model whose sum is written out
     formula: str  # LaTeX: that model's bytes per token, factor by factor
 
@@ -420,19 +424,22 @@ def model_rows() -> tuple[ModelRow, ...]:
 def cache_section(model_id: str, dtype: str) -> CacheSection:
     """The model written out (its formula and numbers) and every model's curve in ``dtype``."""
     rows = model_rows()
-    curves = {}
+    curves, reached = {}, []
     for row in rows:
         model = row.model
         x = np.array([n for n in CONTEXTS if n <= model.context] + [model.context])
         x = np.unique(x)
         cached = np.array([model.cached_tokens(int(n)) for n in x])
-        curves[row.id] = (x, row.bytes_token[dtype] * cached / 1e9)
+        gb = {d: row.bytes_token[d] * cached / 1e9 for d in DTYPES}
+        curves[row.id] = (x, gb[dtype])
+        reached += [float(g.min()) for g in gb.values()] + [float(g.max()) for g in gb.values()]
     chosen = next(r for r in rows if r.id == model_id)
     return CacheSection(
         dtype=dtype,
         rows=rows,
         contexts=CONTEXTS,
         curves=curves,
+        gb_range=(min(reached), max(reached)),
         chosen=chosen,
         formula=cache_formula(chosen.model, dtype),
     )
@@ -584,6 +591,17 @@ def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
         flash_bytes=byte_size(traffic.flash * BYTES["bf16"]),
         scores_bytes=byte_size(N * N * BYTES["bf16"]),
     )
+
+
+def traffic_range() -> tuple[int, int]:
+    """The fewest and the most HBM accesses of either algorithm over every N, d and on-chip size
+    the controls offer: the traffic chart's y axis, the same for every choice, so that a larger d
+    or a smaller M shows as the curves moving."""
+    counts = []
+    for N, d, sram_kb in itertools.product(FLASH_N, FLASH_DH, SRAM_KB):
+        traffic = traffic_section(N, d, sram_kb).traffic
+        counts += [traffic.standard, traffic.flash]
+    return min(counts), max(counts)
 
 
 def query_blocks(T: int, block_q: int) -> int:
