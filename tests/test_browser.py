@@ -217,6 +217,48 @@ def test_a_chart_goes_full_screen_and_back():
         assert chart.evaluate(size) == before
 
 
+# Installed before the page: every chart's drawings (Plotly's plotly_afterplot), by element.
+COUNT_DRAWINGS = """(() => {
+    window.__drawings = new Map();
+    const hook = () => {
+        for (const gd of document.querySelectorAll('.visattn-chart')) {
+            if (gd.on && !window.__drawings.has(gd)) {
+                window.__drawings.set(gd, 0);
+                gd.on('plotly_afterplot', () => window.__drawings.set(gd, window.__drawings.get(gd) + 1));
+            }
+        }
+    };
+    new MutationObserver(hook).observe(document, {subtree: true, childList: true});
+})();"""
+DRAWINGS = "() => Array.from(window.__drawings.values())"
+
+
+def test_a_chart_is_drawn_once_and_follows_its_column():
+    """Each of the kernel page's charts is drawn once when it appears (its resize watcher, which
+    reports the size it starts with, used to draw it a second time), and drawn again at the new
+    width of its column when the sidebar is closed."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.add_init_script(COUNT_DRAWINGS)
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        settled_value(page, DRAWINGS)
+        drawn = page.evaluate(DRAWINGS)
+        assert len(drawn) >= 3 and set(drawn) == {1}, drawn
+        chart = page.locator(".st-key-chart_kernel_weights_bars .visattn-chart")
+        before = chart.evaluate("(gd) => gd._fullLayout.width")
+        page.locator('[data-testid="stSidebar"]').hover()  # its close button shows on hover
+        page.locator('[data-testid="stSidebarCollapseButton"] button').click()
+        page.wait_for_function(
+            "(w) => document.querySelector("
+            "'.st-key-chart_kernel_weights_bars .visattn-chart')._fullLayout.width > w + 100",
+            arg=before,
+            timeout=10_000,
+        )
+        width = chart.evaluate("(gd) => [gd._fullLayout.width, gd.clientWidth]")
+        assert abs(width[0] - width[1]) <= 1, width
+
+
 LAYOUT = """() => {
     const box = el => {
         const r = el.getBoundingClientRect();

@@ -57,9 +57,12 @@ function draw(Plotly, gd, figure, config) {
 // Once per chart: its width follows its column, its size the full screen.
 function watch(Plotly, gd) {
   if (gd.__visattnResize) return;
-  // the column's width changes without a window resize (the sidebar, a tab shown)
-  gd.__visattnResize = new ResizeObserver(() => {
-    if (gd._fullLayout) Plotly.Plots.resize(gd);
+  // the column's width changes without a window resize (the sidebar, a tab shown). An observer
+  // reports the size it starts with too: a chart just drawn at that width is not drawn again.
+  gd.__visattnResize = new ResizeObserver(([entry]) => {
+    const width = Math.round(entry.contentRect.width);
+    const drawn = gd._fullLayout && gd._fullLayout.width;
+    if (drawn && width > 0 && Math.abs(width - drawn) > 1) Plotly.Plots.resize(gd);
   });
   gd.__visattnResize.observe(gd);
   gd.__visattnFullScreen = () => fitFullScreen(Plotly, gd);
