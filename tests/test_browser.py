@@ -1,5 +1,6 @@
 """The real thing: every page opened by its URL as the first request to a freshly started server."""
 
+import csv
 import json
 from urllib.parse import urlparse
 
@@ -74,8 +75,9 @@ CHARTS_NOW = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
 
 def test_a_control_redraws_its_charts_in_place():
     """σ changes the kernel page's three figures of ①: each is redrawn in the element it was drawn
-    in (ui/chart.js, Plotly.react), none is built anew; and the change fetches no image (the tab's
-    icon, a media file, was fetched again at every rerun)."""
+    in (ui/chart.js, Plotly.react), none is built anew; and the change fetches nothing (the tab's
+    icon, a media file, was fetched again at every rerun, and so was ①'s CSV while it was made at
+    every run)."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/kernel_regression?lang=en")
@@ -105,8 +107,25 @@ def test_a_control_redraws_its_charts_in_place():
         ]
         assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
         settled_value(page, FIGURE_DATA)
-        # nothing but the CSV of ①'s download button, which Streamlit's button fetches when drawn
-        assert [request for request in requests if not request.endswith(".csv")] == []
+        assert requests == []
+
+
+def test_a_csv_is_written_when_its_button_is_clicked():
+    """The sliding-window mask's CSV, a deferred download (made when clicked): the banded causal
+    mask of 20 tokens and a window of 4, position by position."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/modern_attention?mo_sec=window&lang=en")
+        wait_rendered(page, True)
+        with page.expect_download(timeout=60_000) as download:
+            page.locator(".st-key-csv_sliding_window_mask button").click()
+        assert download.value.suggested_filename == "visattn_sliding_window_mask.csv"
+        with open(download.value.path(), encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+        assert rows[0] == ["", *map(str, range(1, 21))]
+        assert [row[0] for row in rows[1:]] == list(map(str, range(1, 21)))
+        for i, row in enumerate(rows[1:], start=1):
+            assert row[1:] == ["1" if i - 4 < j <= i else "0" for j in range(1, 21)], i
 
 
 FORMULA = ".st-key-formula_kernel_1d .visattn-formula"

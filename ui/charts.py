@@ -107,13 +107,21 @@ def matrix_frame(m, row_labels=None, col_labels=None) -> pd.DataFrame:
 
 
 def download_csv(m, name: str, row_labels=None, col_labels=None, key: str | None = None) -> None:
-    """A button that downloads matrix ``m`` as ``visattn_<name>.csv``."""
-    csv = matrix_frame(m, row_labels, col_labels).to_csv(float_format="%.6g").encode("utf-8")
+    """A button that downloads matrix ``m`` as ``visattn_<name>.csv``. The file is written when
+    the button is clicked (Streamlit's deferred download), and the click reruns nothing: a run only
+    draws the button, where a file made at every run was also fetched by the browser at every
+    change of a control above it."""
+    frame = matrix_frame(m, row_labels, col_labels)
+
+    def csv() -> bytes:
+        return frame.to_csv(float_format="%.6g").encode("utf-8")
+
     st.download_button(
         t("common.download_csv"),
         csv,
         file_name=f"visattn_{_slug(name)}.csv",
         mime="text/csv",
+        on_click="ignore",
         key=key or f"csv_{_slug(name)}",
         icon=":material/download:",
     )
