@@ -243,7 +243,8 @@ COUNT_DRAWINGS = """(() => {
         for (const gd of document.querySelectorAll('.visattn-chart')) {
             if (gd.on && !window.__drawings.has(gd)) {
                 window.__drawings.set(gd, 0);
-                gd.on('plotly_afterplot', () => window.__drawings.set(gd, window.__drawings.get(gd) + 1));
+                const drawn = () => window.__drawings.set(gd, window.__drawings.get(gd) + 1);
+                gd.on('plotly_afterplot', drawn);
             }
         }
     };
