@@ -277,6 +277,19 @@ def test_flash_section():
     assert [d["name"] for d in traffic_fig["data"]] == ["standard (Algorithm 0)", "FlashAttention"]
 
 
+def test_the_page_says_when_flash_makes_more_hbm_accesses():
+    # d = 256, 100 kB: M = 50,000 fp16 numbers, M / d² = 50,000 / 65,536 = 0.76, and Algorithm 1's
+    # count is above Algorithm 0's (ratio 0.55 at N = 4,096)
+    at = run_page("modern", {"mo_sec": "flash", "mo_fd": "256"})
+    assert_clean(at)
+    assert float(metrics(at)["Standard ÷ flash"].rstrip(" ×")) < 1
+    assert "$M / d^2$ = 0.76 ($d^2$ = 65,536, $M$ = 50,000)" in texts(at)
+    at = run_page("modern", {"mo_sec": "flash", "mo_fd": "256", "lang": "zh"})
+    assert "$M / d^2$ = 0.76（$d^2$ = 65,536，$M$ = 50,000）" in texts(at)
+    at = run_page("modern", {"mo_sec": "flash"})  # d = 64: M / d² = 12.2, and flash reads less
+    assert "M / d^2" not in texts(at)
+
+
 def test_flash_controls_in_the_url_and_the_query_block_clamped():
     at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "3", "mo_fcausal": "true"})
     assert_clean(at)
@@ -363,6 +376,7 @@ def test_presenter_mode_draws_the_same_figures(sec):
         {"mo_sec": "cache", "mo_model": "deepseek_v2"},
         {"mo_sec": "window", "mo_sinks": "2"},
         {"mo_sec": "flash", "mo_fcausal": "1", "present": "1"},
+        {"mo_sec": "flash", "mo_fd": "256"},
     ],
 )
 def test_chinese_views_show_no_english(params):
