@@ -371,6 +371,10 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
     figure = modern_figures.traffic_curves(lesson.FLASH_N, [lo], [hi], y_range=(lo, hi))
     low, high = figure.layout.yaxis.range
     assert 10**low < lo and hi < 10**high
+    # ticks as powers of ten in every language (Plotly's own "100M", "1B" are English), whole counts
+    # in the hover
+    assert figure.layout.yaxis.exponentformat == "power"
+    assert figure.data[0].hovertemplate == "standard<br>N = %{x:,}: %{y:,}<extra></extra>"
 
 
 def test_cache_formula_and_gqa_costs():

@@ -368,12 +368,20 @@ def traffic_curves(
     font_size: int = 14,
 ) -> go.Figure:
     """HBM reads and writes of both algorithms against N, on log–log axes; the y axis spans
-    ``y_range`` when given (as :func:`cache_curves`)."""
+    ``y_range`` when given (as :func:`cache_curves`). Its ticks are powers of ten (10⁸, not
+    Plotly's "100M", whose M and B are English abbreviations), the hover the whole count."""
     data = [
-        dict(type="scatter", x=compact(N), y=compact(y), mode="lines+markers", name=name)
+        dict(
+            type="scatter",
+            x=compact(N),
+            y=compact(y),
+            mode="lines+markers",
+            name=name,
+            hovertemplate=f"{name}<br>N = %{{x:,}}: %{{y:,}}<extra></extra>",
+        )
         for name, y in ((standard_name, standard), (flash_name, flash))
     ]
-    yaxis = dict(type="log") | _log_range(y_range)
+    yaxis = dict(type="log", exponentformat="power") | _log_range(y_range)
     layout = _layout(title, x_title, y_title, font_size, xaxis=dict(type="log"), yaxis=yaxis)
     return _figure(data, layout)
 
