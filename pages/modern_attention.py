@@ -404,9 +404,14 @@ def flash_traffic() -> None:
         )
     )
     if traffic.ratio < 1:  # d² not many times smaller than M, as the paper's argument needs
-        times = f"{traffic.sram_numbers / counts.d**2:.2f}"
-        d2, M = count(counts.d**2), count(traffic.sram_numbers)
-        st.markdown(t("modern.traffic_worse", times=times, d2=d2, M=M))
+        st.markdown(
+            t(
+                "modern.traffic_worse",
+                times=f"{traffic.m_over_d2:.2f}",
+                d2=count(counts.d**2),
+                M=count(traffic.sram_numbers),
+            )
+        )
     Ns, standard, flash = cache_modern.traffic_over_n(d, sram)
     curves = modern_figures.traffic_curves(
         Ns,

@@ -254,6 +254,7 @@ def test_hbm_traffic_worked_by_hand():
     # O, ℓ, m set (Nd + 2N); K, V once (2Nd); 6 passes of Q, O read, O written, ℓ, m (3Nd + 4N)
     assert t.flash == 65_536 + 2_048 + 131_072 + 6 * (196_608 + 4_096) == 1_402_880
     assert lesson.traffic_section(1024, 64, 100).ratio == pytest.approx(4_456_448 / 1_402_880)
+    assert lesson.traffic_section(1024, 64, 100).m_over_d2 == 50_000 / 4_096
     with pytest.raises(InputError) as err:
         modern.hbm_traffic(1024, 64, 200)
     assert err.value.code == "sram_size"

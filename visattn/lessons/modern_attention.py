@@ -571,6 +571,7 @@ class TrafficSection:
     traffic: modern.Traffic
     sram_numbers: int  # M: the on-chip memory in fp16 numbers
     ratio: float  # standard / flash
+    m_over_d2: float  # M / d²: the paper's argument needs it many times above 1
     standard_bytes: str
     flash_bytes: str
     scores_bytes: str  # the N × N scores of one head in fp16
@@ -587,6 +588,7 @@ def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
         traffic=traffic,
         sram_numbers=M,
         ratio=traffic.standard / traffic.flash,
+        m_over_d2=M / d**2,
         standard_bytes=byte_size(traffic.standard * BYTES["bf16"]),
         flash_bytes=byte_size(traffic.flash * BYTES["bf16"]),
         scores_bytes=byte_size(N * N * BYTES["bf16"]),
