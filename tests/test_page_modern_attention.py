@@ -20,6 +20,7 @@ from apptest_util import (
     texts,
     warnings,
 )
+from streamlit.testing.v1 import AppTest
 
 from visattn import modern
 from visattn.lessons import modern_attention as lesson
@@ -65,7 +66,7 @@ def test_only_the_open_tab_is_drawn_and_the_url_opens_one():
     # only the open tab is drawn; the others hold one line until they open
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 0, 0]
     assert [box.caption[0].value for box in at.tabs[1:]] == ["Drawing this section…"] * 3
-    # a tab opened (as the follower of ui/tabs.js sets the control) is drawn, the one left cleared
+    # a tab opened (the tabs' on_change sets the control) is drawn, the one left cleared
     at.session_state["mo_sec"] = "window"
     at.run()
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [0, 0, 2, 0]
@@ -79,6 +80,39 @@ def test_only_the_open_tab_is_drawn_and_the_url_opens_one():
         assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
         drawn = [len(figures(tab(opened, other))) > 0 for other in lesson.SECTIONS]
         assert drawn == [other == sec for other in lesson.SECTIONS]
+
+
+def tab_opened_script() -> None:
+    """A run in which the browser reports a tab opened: its label (``opened``) is the tabs' state
+    in Streamlit, as the frontend sends it, when their callback runs."""
+    import streamlit as st
+
+    from ui import controls
+    from visattn.lessons import modern_attention as lesson
+
+    control = lesson.CONTROLS["mo_sec"]
+    st.session_state.setdefault(control.key, "cache")
+    st.session_state["mo_sec_tab"] = st.session_state["opened"]
+    labels = ["GQA", "Cache", "Window", "Flash"]
+    controls._tab_opened(control, "mo_sec_tab", labels)
+    st.write(st.session_state[control.key])
+
+
+@pytest.mark.parametrize(
+    ("opened", "section"),
+    [
+        ("Window", "window"),
+        ("Flash", "flash"),
+        ("<img src=x onerror=alert(1)>", "cache"),
+        ("", "cache"),
+    ],
+)
+def test_a_tab_opened_sets_the_section_and_a_label_no_tab_has_changes_nothing(opened, section):
+    at = AppTest.from_function(tab_opened_script)
+    at.session_state["opened"] = opened
+    at.run()
+    assert not at.exception
+    assert at.markdown[0].value == section
 
 
 def untile(fig: dict, z: np.ndarray, H: int, columns: int = 4) -> np.ndarray:

@@ -179,7 +179,7 @@ def test_url_round_trip():
     at = run_page("positional")
     at.number_input(key="pe_n").set_value(100).run()
     at.text_input(key="pe_dims").set_value("2, 3").run()
-    at.session_state["pe_sec"] = "beyond"  # a tab opened (as ui/tabs.js tells the server)
+    at.session_state["pe_sec"] = "beyond"  # a tab opened (the tabs' on_change sets the control)
     at.run()
     at.slider(key="pe_bh").set_value(4).run()
     assert_clean(at)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -105,41 +104,18 @@ def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
     )
 
 
-# st.tabs switches tabs in the browser without telling the server; this element (ui/tabs.js, shows
-# nothing) tells it which tab is open, which reruns the page: the URL then holds the tab, and the
-# run draws it (only the open tab is drawn)
-_follower = st.components.v2.component(
-    "visattn_tabs", js=Path(__file__).with_name("tabs.js").read_text(), isolate_styles=False
-)
-
-
-def _tab_opened(control: Control) -> None:
-    """The browser opened another tab: the control takes the option it shows."""
-    opened = st.session_state[control.key + "_follow"]["open"]
-    for option in control.options:
-        if str(option) == opened:
-            st.session_state[control.key] = option
-
-
-def _follow_tabs(control: Control) -> None:
-    """The follower of ``control``'s tabs: a tab opened reruns the whole page, which draws it."""
-    value = str(st.session_state[control.key])
-    _follower(
-        key=control.key + "_follow",
-        data={
-            "key": control.key + "_tab",
-            "options": [str(option) for option in control.options],
-            "open": value,
-        },
-        default={"open": value},
-        height=0,
-        on_open_change=partial(_tab_opened, control),
-    )
+def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
+    """The browser opened another tab (Streamlit's state ``key`` holds its label): the control
+    takes the option it shows. A label no tab has (sent by a hostile tab) changes nothing."""
+    opened = st.session_state[key]
+    if opened in labels:
+        st.session_state[control.key] = control.options[labels.index(opened)]
 
 
 def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
     """One tab per option of ``control``, labelled from ``control.labels``. The open tab is the
-    control's value, in the URL. Only the open tab is drawn; the others hold one line until they
+    control's value, in the URL; opening another reruns the page (Streamlit's stateful tabs), which
+    sets the control. Only the open tab is drawn; the others hold one line until they
     open, and a tab left is cleared. A drawn tab costs each rerun of any section time in the
     browser even while hidden (Streamlit's tab panels search every mounted panel for a focusable
     element at each render, and in a hidden one that walks every node: the modern page's controls
@@ -149,10 +125,11 @@ def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, 
     draw, in the options' order."""
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
-    chosen = labels[control.options.index(st.session_state[control.key])]
-    containers = st.tabs(labels, default=chosen, key=control.key + "_tab")
+    key = control.key + "_tab"
+    # the open tab is the control's (the URL's, a tour step's): Streamlit's own state follows it
+    st.session_state[key] = labels[control.options.index(st.session_state[control.key])]
+    containers = st.tabs(labels, key=key, on_change=partial(_tab_opened, control, key, labels))
     drawn = drawn_tabs(control, needs)
-    _follow_tabs(control)
     shown = {}
     for option, container in zip(control.options, containers, strict=True):
         if option in drawn:
