@@ -176,24 +176,34 @@ def _link(slot) -> None:
         )
 
 
-def section(fn: Callable) -> Callable:
-    """A lesson section that reruns alone (``st.fragment``) when one of its own controls changes;
+def rerun_alone(fn: Callable) -> Callable:
+    """A part of a page that reruns alone (``st.fragment``) when one of its own controls changes;
     afterwards the URL and the link box are brought up to date, as at the end of a whole run. Rule:
-    a control inside a section may only change what that section draws (a control that others depend
-    on lives outside every section)."""
+    a control inside it may only change what it draws (a control that others depend on lives
+    outside it)."""
 
     @wraps(fn)
     def body(*args, **kwargs):
         try:
-            with lecture_modes.section(fn.__name__):  # its box: predict-then-reveal's unit
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         finally:
             if url_state.partial_rerun():
                 _reset_notice(
                     url_state.finish(), st
-                )  # a notice raised here shows at the section's end
+                )  # a notice raised here shows at the part's end
 
     return st.fragment(body)
+
+
+def section(fn: Callable) -> Callable:
+    """A lesson section (:func:`rerun_alone`) in its own box, predict-then-reveal's unit."""
+
+    @wraps(fn)
+    def boxed(*args, **kwargs):
+        with lecture_modes.section(fn.__name__):
+            return fn(*args, **kwargs)
+
+    return rerun_alone(boxed)
 
 
 def explain(text: str) -> None:
