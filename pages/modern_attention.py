@@ -143,8 +143,9 @@ def section_cache() -> None:
     the sources (which neither control changes)."""
     explain(t("modern.cache_intro"))
     cache_view()
-    st.caption(t("modern.cache_chart_caption"))
     rows = cache_modern.model_rows()
+    st.caption(t("modern.cache_chart_caption"))
+    coinciding(rows)
     cache_table(rows)
     sources(rows)
 
@@ -177,6 +178,30 @@ def cache_view() -> None:
         **names,
     )
     show(curves, "kv_cache_vs_context")
+
+
+def coinciding(rows: tuple[lesson.ModelRow, ...]) -> None:
+    """Which lines lie on one another on the chart, over which contexts (their dashes differ)."""
+    per_token = {row.id: lesson.byte_size(row.bytes_token["bf16"]) for row in rows}
+    pairs = []
+    for pair in cache_modern.coinciding_lines():
+        a, b = pair.ids
+        first, last = pair.contexts
+        sizes = per_token[a], per_token[b]
+        pairs.append(
+            t(
+                "modern.coinciding_same" if sizes[0] == sizes[1] else "modern.coinciding_pair",
+                a=label("modern.models", a),
+                b=label("modern.models", b),
+                first=count(first),
+                last=count(last),
+                size_a=sizes[0],
+                size_b=sizes[1],
+            )
+        )
+    if pairs:
+        percent = round((lesson.COINCIDE - 1) * 100)
+        st.caption(t("modern.coinciding", percent=percent, pairs=t("common.list_sep").join(pairs)))
 
 
 def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:

@@ -344,6 +344,20 @@ def test_every_cache_figure_recomputed_from_the_published_config():
     assert x[-1] == 131_072 and gb[-1] == pytest.approx(9.210691584)
 
 
+def test_the_cache_lines_that_lie_on_one_another():
+    # Llama 2 70B and Llama 3 70B: both 80 · 2 · 8 · 128 · 2 = 327,680 B per token, until Llama 2's
+    # own context (4,096) ends. Llama 3 8B and Mistral 7B: both 32 · 2 · 8 · 128 · 2 = 131,072 B,
+    # until Mistral's window (4,096) holds its cache flat (at 8,192 tokens it is half of Llama's).
+    # DeepSeek-V2 and V3: 69,120 and 70,272 B, 1.7 % apart, over the whole chart. Mistral meets
+    # DeepSeek-V2 only at 8,192 tokens and 5.5 % apart (536.9 against 566.2 MB): not listed.
+    pairs = {pair.ids: pair.contexts for pair in lesson.coinciding_lines()}
+    assert pairs == {
+        ("llama2_70b", "llama3_70b"): (512, 4096),
+        ("llama3_8b", "mistral_7b"): (512, 4096),
+        ("deepseek_v2", "deepseek_v3"): (512, 131_072),
+    }
+
+
 def test_the_cache_chart_keeps_its_y_axis_as_the_number_format_changes():
     # the least: GPT-2 small at 512 tokens in fp8, 12 · 2 · 12 · 64 · 1 B · 512 = 9,437,184 B;
     # the most: GPT-3 at its 2,048 tokens in bf16, 96 · 2 · 96 · 128 · 2 B · 2,048 = 9,663,676,416 B

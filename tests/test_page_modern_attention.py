@@ -249,6 +249,12 @@ def test_cache_section_numbers():
     assert [d["name"] for d in chart["data"]] == list(table["model"])
     assert chart["layout"]["xaxis"]["type"] == "log"
     assert "1 kB = 1,000 B" in texts(at)
+    assert (  # lesson.coinciding_lines, tested there
+        "Lines that lie on one another (closer than 5 %; their dashes differ): Llama 2 70B and "
+        "Llama 3 70B from 512 to 4,096 tokens (both 328 kB per token in bf16); Llama 3 8B and "
+        "Mistral 7B from 512 to 4,096 tokens (both 131 kB per token in bf16); DeepSeek-V2 and "
+        "DeepSeek-V3 from 512 to 131,072 tokens (69.1 kB and 70.3 kB per token in bf16)."
+    ) in [caption.value for caption in tab(at, "cache").caption]
     sources = [e.value for e in tab(at, "cache").expander[0].markdown]
     assert len(sources) == 9 and "kv_lora_rank 512" in sources[-1]
 

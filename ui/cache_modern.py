@@ -30,6 +30,11 @@ def model_rows() -> tuple[lesson.ModelRow, ...]:
     return lesson.model_rows()
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def coinciding_lines() -> tuple[lesson.Coinciding, ...]:
+    return lesson.coinciding_lines()
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def cache_section(model: str, dtype: str) -> lesson.CacheSection:
     return lesson.cache_section(model, dtype)

@@ -39,6 +39,9 @@ FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic a
 FLASH_DH = (64, 128, 256)
 SRAM_KB = (100, 192, 228)  # the paper's "around 100 KB"; an A100's and an H100's SRAM per SM
 CONTEXTS = tuple(2**k for k in range(9, 18))  # the cache chart's context lengths: 512 … 131,072
+# Two cache lines closer than this ratio lie on one another: 5 % is 0.021 decades, about 3 px of the
+# chart's 3.3 decades over its ~400-px plot, less than a marker (5 px); the page names such lines.
+COINCIDE = 1.05
 
 # ---------------------------------------------------------------- the models' configurations
 
@@ -421,18 +424,24 @@ def model_rows() -> tuple[ModelRow, ...]:
     return tuple(rows)
 
 
+def cache_curve(row: ModelRow, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """One model's line: (the chart's contexts up to the model's own, GB of one sequence's cache
+    at each) in ``dtype``."""
+    model = row.model
+    x = np.unique([n for n in CONTEXTS if n <= model.context] + [model.context])
+    cached = np.array([model.cached_tokens(int(n)) for n in x])
+    return x, row.bytes_token[dtype] * cached / 1e9
+
+
 def cache_section(model_id: str, dtype: str) -> CacheSection:
     """The model written out (its formula and numbers) and every model's curve in ``dtype``."""
     rows = model_rows()
     curves, reached = {}, []
     for row in rows:
-        model = row.model
-        x = np.array([n for n in CONTEXTS if n <= model.context] + [model.context])
-        x = np.unique(x)
-        cached = np.array([model.cached_tokens(int(n)) for n in x])
-        gb = {d: row.bytes_token[d] * cached / 1e9 for d in DTYPES}
-        curves[row.id] = (x, gb[dtype])
-        reached += [float(g.min()) for g in gb.values()] + [float(g.max()) for g in gb.values()]
+        every = {d: cache_curve(row, d) for d in DTYPES}
+        curves[row.id] = every[dtype]
+        reached += [float(gb.min()) for _, gb in every.values()]
+        reached += [float(gb.max()) for _, gb in every.values()]
     chosen = next(r for r in rows if r.id == model_id)
     return CacheSection(
         dtype=dtype,
@@ -443,6 +452,28 @@ def cache_section(model_id: str, dtype: str) -> CacheSection:
         chosen=chosen,
         formula=cache_formula(chosen.model, dtype),
     )
+
+
+@dataclass(frozen=True)
+class Coinciding:
+    ids: tuple[str, str]  # two models, in MODELS' order
+    contexts: tuple[int, int]  # the first and the last context at which their lines coincide
+
+
+def coinciding_lines() -> tuple[Coinciding, ...]:
+    """The pairs of models whose cache lines lie on one another (within COINCIDE of each other) at
+    two or more of the chart's contexts: a stretch of line hidden under another, not a crossing.
+    The ratio of two lines is the same in every number format, so bf16 decides for both."""
+    curves = {row.id: cache_curve(row, "bf16") for row in model_rows()}
+    pairs = []
+    for a, b in itertools.combinations(curves, 2):
+        (xa, gb_a), (xb, gb_b) = curves[a], curves[b]
+        shared, ia, ib = np.intersect1d(xa, xb, return_indices=True)
+        ratio = gb_a[ia] / gb_b[ib]
+        close = shared[np.maximum(ratio, 1 / ratio) < COINCIDE]
+        if len(close) >= 2:
+            pairs.append(Coinciding(ids=(a, b), contexts=(int(close[0]), int(close[-1]))))
+    return tuple(pairs)
 
 
 def cache_formula(model: Model, dtype: str) -> str:
