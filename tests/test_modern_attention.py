@@ -368,6 +368,10 @@ def test_the_cache_chart_keeps_its_y_axis_as_the_number_format_changes():
         lo, hi = figure.layout.yaxis.range
         for trace in figure.data:
             assert 10**lo < min(trace.y) and max(trace.y) < 10**hi
+    # ticks written out at the drawn contexts, and at powers of ten of GB (not "5", "2", "10k")
+    assert figure.layout.xaxis.tickvals == lesson.CONTEXTS == tuple(2**k for k in range(9, 18))
+    assert figure.layout.xaxis.ticktext[:3] == ("512", "1,024", "2,048")
+    assert figure.layout.xaxis.ticktext[-1] == "131,072" and figure.layout.yaxis.dtick == 1
 
 
 def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():

@@ -332,14 +332,17 @@ def cache_curves(
         )
         for k, (name, (x, y)) in enumerate(curves.items())
     ]
+    # ticks at the contexts the lines are drawn at, written out, and at powers of ten of GB:
+    # Plotly's own log ticks ("5", "1000", "2", "10k") read as numbers of their own
+    contexts = sorted({int(n) for x, _ in curves.values() for n in np.asarray(x)})
     layout = _layout(
         title,
         x_title,
         y_title,
         font_size,
         height=520,
-        xaxis=dict(type="log"),
-        yaxis=dict(type="log") | _log_range(gb_range),
+        xaxis=dict(type="log", tickvals=contexts, ticktext=[f"{n:,}" for n in contexts]),
+        yaxis=dict(type="log", dtick=1) | _log_range(gb_range),
     )
     return _figure(data, layout)
 
