@@ -30,7 +30,8 @@ For each page:
   "settled" is the stale elements gone and the Plotly DOM quiet for ``QUIET_MS``.
 - **after a visit to every tab** (``--visit-tabs``): before its controls are changed, each tab of
   the warm session's page is opened once, then the one it opened on again: a page that kept every
-  tab it had drawn would be at its heaviest then (``ui.controls.tabs`` draws only the open one).
+  tab it had drawn would be at its heaviest then (``ui.frame.tabs`` draws every tab's panel; a
+  chart in a hidden one is drawn when it first shows).
 - **in-figure drag**: where a chart has a Plotly slider of its own (``layout.sliders``), its handle
   is dragged across the rail with the mouse in ``DRAG_MOVES`` moves; per move, the time from the
   pointer event to the chart's last DOM change, and the websocket frames the page sent during the

@@ -4,8 +4,8 @@ and scoring functions; ③ self-attention.
 Sections (``ui.frame.section``): ① the data set, the query and the kernel, with σ and everything σ
 redraws as a section inside it (moving σ reruns the figures and the numbers, not the table
 editor); ② the vectors; ③ self-attention. The additive score's weights feed ② and ③, so they are
-drawn outside every section. Each is a tab, and only the open one is drawn (the open tab is in the
-link); opening ③ draws ② too, for those weights.
+drawn outside every section. Each is a tab (ui.frame.tabs: every tab's panel is drawn, the
+open one shows; the open tab is in the link).
 """
 
 from collections.abc import Sequence
@@ -19,7 +19,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, presenter, section, when_open
+from ui.frame import explain, font_size, page, presenter, section, tabs, when_open
 from ui.i18n import label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
@@ -417,25 +417,21 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
     explain(t("kernel.self_explain"))
 
 
-# ---- the tabs ------------------------------------------------------------------------------------
+# ---- the sections --------------------------------------------------------------------------------
 
 
-def tabs() -> None:
-    """The three tabs, only the open one drawn (ui.controls.tabs); ③ scores with ②'s additive
-    weights, so opening ③ draws ② too."""
-    shown = widgets.tabs(lesson.TAB, needs={"self": "md"})
-    if "1d" in shown:
-        with shown["1d"]:
-            one_query()
-    weights: list[np.ndarray | None] = []  # ②'s editors: ③ is only drawn with ②
-    if "md" in shown:
-        with shown["md"]:
-            explain(t("kernel.intro_md"))
-            weights = additive_weights()
-            vectors(weights)
-    if "self" in shown:
-        with shown["self"]:
-            self_attention(weights)
+def sections() -> None:
+    """The three sections in their tabs' panels (ui.frame.tabs); ③ scores with ②'s additive
+    weights."""
+    panels = tabs(lesson.TAB)
+    with panels["1d"]:
+        one_query()
+    with panels["md"]:
+        explain(t("kernel.intro_md"))
+        weights = additive_weights()
+        vectors(weights)
+    with panels["self"]:
+        self_attention(weights)
 
 
 with page("kernel"):
@@ -447,4 +443,4 @@ with page("kernel"):
         reset_if_reshaped(matrix.control.key, matrix.control.default)
     st.title(t("kernel.title"))
     explain(t("kernel.intro"))
-    tabs()
+    sections()

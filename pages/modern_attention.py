@@ -3,9 +3,9 @@ sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);
 figures: visattn.figures.modern, built once per input in ui.cache_modern. Each section is a tab (the
-open tab is a control, in the URL); only the open one is drawn, and opening another reruns the tabs
-alone (ui.frame.rerun_alone). What a section's controls change is a ui.frame.section, so they rerun
-it alone (the tables and notes they do not change are drawn around it)."""
+open tab is a control, in the URL); every one is drawn, and opening another shows it
+(ui.frame.tabs). What a section's controls change is a ui.frame.section, so they rerun it alone
+(the tables and notes they do not change are drawn around it)."""
 
 import pandas as pd
 import streamlit as st
@@ -15,7 +15,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, rerun_alone, section
+from ui.frame import explain, font_size, page, section, tabs
 from ui.i18n import label, t
 from visattn.figures import modern as modern_figures
 from visattn.lessons import modern_attention as lesson
@@ -462,12 +462,10 @@ SECTIONS = {
 }
 
 
-@rerun_alone
 def sections() -> None:
-    """The open section in its tab (ui.controls.tabs draws only that one); opening another tab
-    reruns only this."""
-    for name, tab in widgets.tabs(CONTROLS["mo_sec"]).items():
-        with tab:
+    """Each section in its tab's panel (ui.frame.tabs: opening a tab shows it, drawing nothing)."""
+    for name, panel in tabs(CONTROLS["mo_sec"]).items():
+        with panel:
             SECTIONS[name]()
 
 

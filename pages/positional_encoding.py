@@ -2,8 +2,8 @@
 order, and RoPE and ALiBi beside the sinusoid.
 
 Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. Each
-lesson section is a tab (the open tab is a control, in the URL); only the open one is drawn. Each is
-a ui.frame.section, so its own controls rerun it alone. Every section's controls are bound on every
+lesson section is a tab (the open tab is a control, in the URL; every tab's panel is drawn, the open
+one shows: ui.frame.tabs). Each is a ui.frame.section, so its own controls rerun it alone. Every section's controls are bound on every
 full run: a link keeps them all."""
 
 import pandas as pd
@@ -14,7 +14,7 @@ from ui import url_state
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, presenter, section
+from ui.frame import explain, font_size, page, presenter, section, tabs
 from ui.i18n import label, t
 from ui.text import escape
 from visattn import figures
@@ -380,9 +380,9 @@ SECTIONS = {
 
 
 def sections() -> None:
-    """The open section in its tab (ui.controls.tabs draws only that one)."""
-    for name, tab in widgets.tabs(lesson.CONTROLS["pe_sec"]).items():
-        with tab:
+    """Each section in its tab's panel (ui.frame.tabs: opening a tab shows it, drawing nothing)."""
+    for name, panel in tabs(lesson.CONTROLS["pe_sec"]).items():
+        with panel:
             SECTIONS[name]()
 
 

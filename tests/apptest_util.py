@@ -9,17 +9,18 @@ from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from ui.charts import CHART_NAME
 from ui.formulas import FORMULA_NAME
+from ui.frame import panel_key
 from ui.registry import PAGES as REGISTRY
 from visattn.lessons import kernel, modern_attention, positional
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of every family
 PAGES = {p.id: p.path for p in REGISTRY}
-# The pages whose sections are tabs, and the control of each one's open tab (ui.controls.tabs
-# draws only the open one: a test of every section opens each)
+# The pages whose sections are tabs (ui.frame.tabs), and the control of each one's open tab
 TABS = {
     "kernel": kernel.TAB,
     "positional": positional.CONTROLS["pe_sec"],
@@ -41,6 +42,27 @@ def run_page(
         at.session_state[k] = v
     at.run()
     return at
+
+
+def panel(at: AppTest, page: str, section: str) -> Block:
+    """The panel a tabbed page (``TABS``) draws ``section`` in (ui.frame.tabs)."""
+    suffix = "-" + panel_key(TABS[page], section)
+
+    def walk(node):
+        if getattr(getattr(node, "proto", None), "id", "").endswith(suffix):
+            yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+
+    (found,) = walk(at.main)
+    return found
+
+
+def hidden_panels(at: AppTest, page: str) -> list[str]:
+    """The sections of a tabbed page whose panels the tab bar's style rule hides."""
+    prefix = panel_key(TABS[page], "")
+    (rule,) = [e.proto.body for e in at.get("html") if prefix in e.proto.body]
+    return re.findall(re.escape(prefix) + r"(\w+)", rule)
 
 
 def assert_clean(at: AppTest) -> None:

@@ -167,17 +167,27 @@ SHOWN_CHARTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
     .filter(el => el.getBoundingClientRect().width > 100).length"""
 
 
-def test_only_the_open_tab_is_drawn_and_the_url_holds_it():
-    """The modern page's sections are tabs. Only the open one is drawn: opening another draws it
-    (one run of the page) and clears the one left, so the page never holds more than one section;
-    the URL holds the open tab, and a section's rerun afterwards keeps it."""
+# Marks the charts that show now; MARKED counts the marked charts still in the page
+MARK_SHOWN = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(el => el.getBoundingClientRect().width > 100)
+    .forEach(el => { el.__visattnMark = 1; })"""
+MARKED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter(el => el.__visattnMark).length"""
+
+
+def test_opening_a_tab_shows_its_panel_and_the_url_holds_it():
+    """The modern page's sections are tabs, every one drawn in its panel (ui.frame.tabs). A chart in
+    a hidden panel is drawn the first time its tab opens (ui/chart.js); opening a tab shown before
+    shows the charts it drew then, not new ones. The URL holds the open tab, and a section's rerun
+    afterwards keeps it."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/modern_attention?lang=en&mo_sec=window")
         wait_rendered(page, True)
         assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Sliding windows"
         assert page.evaluate(SHOWN_CHARTS) == 2  # the mask and the reach
-        assert page.locator(".js-plotly-plot").count() == 2  # no other tab drawn
+        assert page.locator(".js-plotly-plot").count() == 2  # the hidden tabs' not drawn yet
+        page.evaluate(MARK_SHOWN)
         for name, sec, control in (
             ("FlashAttention", "flash", "mo_ft"),
             ("Sliding windows", "window", "mo_wt"),
@@ -188,10 +198,11 @@ def test_only_the_open_tab_is_drawn_and_the_url_holds_it():
                 f"() => new URLSearchParams(location.search).get('mo_sec') === '{sec}'",
                 timeout=60_000,
             )
-            page.locator(f".st-key-{control}").wait_for(timeout=60_000)  # drawn now
+            page.locator(f".st-key-{control}").wait_for(timeout=60_000)  # shown now
             wait_rendered(page, True)
             assert page.evaluate(SHOWN_CHARTS) == 2, name
-            assert page.locator(".js-plotly-plot").count() == 2, name  # the tab left is cleared
+            assert page.locator(".js-plotly-plot").count() == 4, name  # the window's and flash's
+            assert page.evaluate(MARKED) == 2, name  # the window's charts, the same ones
         slider = page.locator('.st-key-mo_ft input[type="range"]')
         slider.focus()
         page.keyboard.press("ArrowRight")

@@ -30,11 +30,11 @@ from streamlit.testing.v1.element_tree import Block
 from ui import lecture_modes
 from ui.registry import PAGES as REGISTRY
 from visattn.display import PRESENTER_FONT
-from visattn.lessons import kernel, lecture
+from visattn.lessons import lecture
 
 # The kernel page's sections: ① one_query (σ and what it redraws inside it: bandwidth), ② vectors,
-# ③ self_attention (drawn with ②, whose weights it reads), each in its tab; only the open tab is
-# drawn (ui.controls.tabs), so a test of every section opens each tab in turn (on_each_tab).
+# ③ self_attention (which reads ②'s weights), each in its tab's panel; every panel is drawn
+# (ui.frame.tabs), so one run holds every section.
 SECTIONS = ("one_query", "bandwidth", "vectors", "self_attention")
 RESULT_TYPES = ("metric", "table", "arrow_data_frame")
 
@@ -44,31 +44,9 @@ def kernel_page(params: dict) -> AppTest:
     return run_page("kernel", params)
 
 
-def on_each_tab(at: AppTest):
-    """The page ``at`` with each of its tabs open in turn, in the same session; afterwards the tab
-    that was open is open again."""
-    opened = at.session_state[kernel.TAB.key]
-    for option in kernel.TAB.options:
-        at.session_state[kernel.TAB.key] = option
-        at.run()
-        assert_clean(at)
-        yield at
-    at.session_state[kernel.TAB.key] = opened
-    at.run()
-
-
-def every_tab_results(at: AppTest) -> dict[str, list[bool]]:
-    """:func:`hidden_results` of every section, each from the first tab that draws it."""
-    out: dict[str, list[bool]] = {}
-    for page in on_each_tab(at):
-        for name, hidden in hidden_results(page).items():
-            out.setdefault(name, hidden)
-    return out
-
-
-def every_tab_buttons(at: AppTest) -> set[str]:
-    """The keys of the buttons on every tab."""
-    return {b.key for page in on_each_tab(at) for b in page.button if b.key}
+def buttons(at: AppTest) -> set[str]:
+    """The keys of the page's buttons."""
+    return {b.key for b in at.button if b.key}
 
 
 def boxes(node, around: tuple[str, ...] = ()):
@@ -128,12 +106,10 @@ def revealed(at) -> set[str]:
 def test_every_section_is_a_box_with_its_reveal_button():
     at = kernel_page({"hide": "1"})
     assert_clean(at)
-    assert {f"lec_section_{name}" for name in SECTIONS} <= every_tab_buttons(at)
-    labels = {
-        b.key: b.label for page in on_each_tab(at) for b in page.button if b.key.startswith("lec_")
-    }
+    assert {f"lec_section_{name}" for name in SECTIONS} <= buttons(at)
+    labels = {b.key: b.label for b in at.button if b.key.startswith("lec_")}
     assert all(labels[f"lec_section_{name}"] == "Reveal this section" for name in SECTIONS)
-    results = every_tab_results(at)
+    results = hidden_results(at)
     assert set(results) == {"bandwidth", "vectors", "self_attention"}  # ① draws its own in σ's
     assert all(all(hidden) for hidden in results.values())
     assert len(results["bandwidth"]) >= 4  # the estimate, the key-by-key table, its charts
@@ -146,20 +122,20 @@ def test_a_section_reveals_its_own_numbers_and_not_the_next_sections():
     assert_clean(at)
     assert revealed(at) == {"§bandwidth"}
     assert revealed_by_css(at) == {"bandwidth"}
-    results = every_tab_results(at)
+    results = hidden_results(at)
     assert not any(results["bandwidth"])
     assert all(results["vectors"]) and all(results["self_attention"])
     metric = next(e for e, around in boxes(at.main) if e.type == "metric")
     assert metric.value == "112.5"  # article 002's estimate, 0.5 × 110 + 0.5 × 115
     assert at.button(key="lec_section_bandwidth").label == "Hide this section again"
     # the section's charts need no reveal of their own now; the next section's still have theirs
-    chart_buttons = {key for key in every_tab_buttons(at) if key.startswith("reveal_")}
+    chart_buttons = {key for key in buttons(at) if key.startswith("reveal_")}
     assert "reveal_chart_kernel_weights_bars" not in chart_buttons
     assert "reveal_chart_kernel_md_weights" in chart_buttons
     # kept across reruns (another input moved), and not in the link
     at.number_input(key="kr_q_n").set_value(64.0).run()
     assert_clean(at)
-    results = every_tab_results(at)
+    results = hidden_results(at)
     assert not any(results["bandwidth"]) and all(results["vectors"])
     assert {k: at.query_params[k] for k in at.query_params}.keys() == {"hide", "kr_q"}
     # hidden again by its own button
@@ -172,18 +148,18 @@ def test_a_section_reveals_the_sections_drawn_inside_it():
     at.button(key="lec_section_one_query").click().run()
     assert_clean(at)
     assert revealed(at) == {"§one_query"} and revealed_by_css(at) == {"one_query"}
-    results = every_tab_results(at)
+    results = hidden_results(at)
     assert not any(results["bandwidth"])  # drawn inside ①
     assert all(results["vectors"])
-    assert "lec_section_bandwidth" not in every_tab_buttons(at)  # nothing left to reveal there
+    assert "lec_section_bandwidth" not in buttons(at)  # nothing left to reveal there
     at.button(key="lec_hide_again").click().run()  # the sidebar's: everything hidden again
     assert revealed(at) == set()
-    assert all(all(hidden) for hidden in every_tab_results(at).values())
+    assert all(all(hidden) for hidden in hidden_results(at).values())
     at.button(key="lec_reveal_all").click().run()
     assert_clean(at)
-    assert not any(any(hidden) for hidden in every_tab_results(at).values())
+    assert not any(any(hidden) for hidden in hidden_results(at).values())
     assert lecture_modes.HIDE_CSS not in styles(at)
-    assert not [key for key in every_tab_buttons(at) if key.startswith(("lec_section_", "reveal_"))]
+    assert not [key for key in buttons(at) if key.startswith(("lec_section_", "reveal_"))]
 
 
 def test_hide_2_greys_only_the_heatmaps_of_hidden_sections():
@@ -191,13 +167,12 @@ def test_hide_2_greys_only_the_heatmaps_of_hidden_sections():
     at.button(key="lec_section_bandwidth").click().run()
     assert_clean(at)
     grey = {}
-    for page in on_each_tab(at):
-        for element, around in boxes(page.main):
-            if is_chart(element):
-                for trace in json.loads(chart_spec(element))["data"]:
-                    if trace["type"] == "heatmap":
-                        colours = {c for _, c in trace["colorscale"]}
-                        grey.setdefault(around[-1], set()).add(colours == {"rgb(214, 214, 214)"})
+    for element, around in boxes(at.main):
+        if is_chart(element):
+            for trace in json.loads(chart_spec(element))["data"]:
+                if trace["type"] == "heatmap":
+                    colours = {c for _, c in trace["colorscale"]}
+                    grey.setdefault(around[-1], set()).add(colours == {"rgb(214, 214, 214)"})
     assert grey["bandwidth"] == {False}  # its heatmap in colour again
     assert grey["vectors"] == {True} and grey["self_attention"] == {True}
 
@@ -210,19 +185,16 @@ def test_in_chinese_and_in_presenter_mode():
     assert_clean(at)
     assert at.button(key="lec_section_vectors").label == "揭晓本节"
     assert english_words(at) == {}
-    results = {}
-    for tab in kernel.TAB.options:  # each tab in a session of its own: see the docstring
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page(PAGES["kernel"])
-        at.session_state["_lecture_revealed"] = {"§vectors"}
-        for k, v in (params | {"kr_tab": tab}).items():
-            at.query_params[k] = v
-        at.run()
-        assert_clean(at)
-        assert english_words(at) == {}
-        results |= hidden_results(at)
-        if tab == "md":
-            assert at.button(key="lec_section_vectors").label == "重新隐藏本节"
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(PAGES["kernel"])
+    at.session_state["_lecture_revealed"] = {"§vectors"}  # see the docstring
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert_clean(at)
+    assert english_words(at) == {}
+    assert at.button(key="lec_section_vectors").label == "重新隐藏本节"
+    results = hidden_results(at)
     assert not any(results["vectors"]) and all(results["bandwidth"])
 
 
@@ -230,9 +202,9 @@ def test_in_chinese_and_in_presenter_mode():
 def test_no_reveal_buttons_when_nothing_is_hidden(params):
     at = kernel_page(params)
     assert_clean(at)
-    assert not [key for key in every_tab_buttons(at) if key.startswith(("lec_section_", "reveal_"))]
+    assert not [key for key in buttons(at) if key.startswith(("lec_section_", "reveal_"))]
     assert lecture_modes.HIDE_CSS not in styles(at)
-    assert set().union(*(section_boxes(page) for page in on_each_tab(at))) == set(SECTIONS)
+    assert section_boxes(at) == set(SECTIONS)
 
 
 # --- point 4: the camera button's slide -----------------------------------------------------------
@@ -252,7 +224,7 @@ def test_the_presenter_font_gives_the_zips_layout():
 def test_every_chart_s_camera_saves_a_slide(present, font):
     at = kernel_page({"present": present})
     assert_clean(at)
-    drawn = [chart for page in on_each_tab(at) for chart in charts(page)]
+    drawn = charts(at)
     assert drawn
     for chart in drawn:
         options = chart_config(chart)["toImageButtonOptions"]

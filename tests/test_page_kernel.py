@@ -14,6 +14,8 @@ from apptest_util import (
     errors,
     figures,
     formulas,
+    hidden_panels,
+    panel,
     run_page,
     texts,
     warnings,
@@ -66,8 +68,9 @@ def test_defaults_waist_62():
     assert [float(c) for c in df.iloc[:3, 5]] == [0.0, 55.0, 57.5]
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
     assert any("112.5" in tex and r"0.5\times 110" in tex for tex in formulas(at))
-    assert len(figures(at)) == 3  # ①'s bars, curve and heatmap: ② and ③ are drawn once opened
-    curve = figures(at)[1]  # its legend: each entry named for what it is, none twice
+    one_query = figures(panel(at, "kernel", "1d"))
+    assert len(one_query) == 3  # ①'s bars, curve and heatmap
+    curve = one_query[1]  # its legend: each entry named for what it is, none twice
     assert [tr["name"] for tr in curve["data"]] == [
         "estimate f(q)",
         "key→value pairs",
@@ -205,21 +208,21 @@ def test_raw_features_one_hot_and_standardised():
 # ---- acceptance 5: the URL and both languages ----------------------------------------------------
 
 
-def test_only_the_open_tab_is_drawn_and_three_brings_two():
-    """① alone at first (the others hold a line); a link to ③ draws ③ and ② (③ scores with ②'s
-    additive weights) but not ①; opening ① draws it and clears the other two."""
+def test_every_tab_is_drawn_and_the_open_one_shows():
+    """Each section in its panel, whichever tab is open; the tab bar's style rule hides the others
+    (ui.frame.tabs), and a link to ③ opens ③."""
     at = run_page("kernel")
-    radios = {r.key for r in at.radio}
-    assert at.metric and not radios & {"kr_score", "kr_sa_score"}
-    assert texts(at).count("Drawing this section…") == 2
+    assert panel(at, "kernel", "1d").metric
+    assert {r.key for r in panel(at, "kernel", "md").radio} == {"kr_score"}
+    assert {r.key for r in panel(at, "kernel", "self").radio} == {"kr_sa_score"}
+    assert hidden_panels(at, "kernel") == ["md", "self"]
     at = run_page("kernel", {"kr_tab": "self"})
     assert_clean(at)
-    assert {r.key for r in at.radio} >= {"kr_score", "kr_sa_score"} and not at.metric
+    assert hidden_panels(at, "kernel") == ["1d", "md"]
     at.session_state["kr_tab"] = "1d"
     at.run()
     assert_clean(at)
-    assert at.metric and not {r.key for r in at.radio} & {"kr_score", "kr_sa_score"}
-    assert texts(at).count("Drawing this section…") == 2 and "kr_tab" not in at.query_params
+    assert hidden_panels(at, "kernel") == ["md", "self"] and "kr_tab" not in at.query_params
 
 
 def test_url_round_trip():
@@ -229,7 +232,7 @@ def test_url_round_trip():
     at.slider(key="kr_q2_s").set_value(250.0)
     at.number_input(key="kr_sigma_n").set_value(33.0).run()
     estimate = metric(at)  # ①'s
-    at.session_state["kr_tab"] = "self"  # tab ③ opened: drawn, with ② (its weights); ① cleared
+    at.session_state["kr_tab"] = "self"  # tab ③ opened
     at.run()
     at.radio(key="kr_score").set_value("additive")
     at.toggle(key="kr_sa_std").set_value(True)
@@ -263,7 +266,7 @@ def test_url_round_trip():
     ):
         assert again.session_state[key] == at.session_state[key], key
     assert dict(again.query_params) == params
-    again.session_state["kr_tab"] = "1d"  # the link opens tab ③; ① is drawn once opened
+    again.session_state["kr_tab"] = "1d"  # the link opens tab ③; back to ①
     again.run()
     assert metric(again) == estimate
 

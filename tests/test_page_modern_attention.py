@@ -16,6 +16,8 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    hidden_panels,
+    panel,
     run_page,
     texts,
     warnings,
@@ -35,8 +37,8 @@ def qp(at) -> dict:
 
 
 def tab(at, sec: str):
-    """The tab of section ``sec`` (drawn while it is open)."""
-    return at.tabs[lesson.SECTIONS.index(sec)]
+    """The panel of section ``sec``."""
+    return panel(at, "modern", sec)
 
 
 def open_tab(at) -> int:
@@ -54,7 +56,7 @@ def open_tab(at) -> int:
     return index
 
 
-def test_only_the_open_tab_is_drawn_and_the_url_opens_one():
+def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
     at = run_page("modern")
     assert_clean(at)
     assert [box.label for box in at.tabs] == [
@@ -63,23 +65,25 @@ def test_only_the_open_tab_is_drawn_and_the_url_opens_one():
         "Sliding windows",
         "FlashAttention",
     ]
-    # only the open tab is drawn; the others hold one line until they open
-    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 0, 0]
-    assert [box.caption[0].value for box in at.tabs[1:]] == ["Drawing this section…"] * 3
-    # a tab opened (the tabs' on_change sets the control) is drawn, the one left cleared
+    # every section is drawn, each in its panel; a style rule hides the panels not open
+    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
+    assert hidden_panels(at, "modern") == ["cache", "window", "flash"]
+    # a tab opened (the tabs' on_change sets the control): only the rule changes
     at.session_state["mo_sec"] = "window"
     at.run()
-    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [0, 0, 2, 0]
-    assert tab(at, "gqa").caption[0].value == "Drawing this section…"
-    at.session_state["mo_sec"] = "gqa"
-    at.run()
-    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 0, 0, 0]
+    assert hidden_panels(at, "modern") == ["gqa", "cache", "flash"] and qp(at) == {
+        "mo_sec": "window"
+    }
     for sec in lesson.SECTIONS:
         opened = run_page("modern", {"mo_sec": sec})
         assert open_tab(opened) == lesson.SECTIONS.index(sec)
         assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
-        drawn = [len(figures(tab(opened, other))) > 0 for other in lesson.SECTIONS]
-        assert drawn == [other == sec for other in lesson.SECTIONS]
+        assert hidden_panels(opened, "modern") == [
+            other for other in lesson.SECTIONS if other != sec
+        ]
+    # the handout prints every section, one after another, without the tabs
+    handout = run_page("modern", {"handout": "1"})
+    assert not handout.tabs and not [e for e in handout.get("html") if "_panel_" in e.proto.body]
 
 
 def tab_opened_script() -> None:
@@ -87,14 +91,14 @@ def tab_opened_script() -> None:
     in Streamlit, as the frontend sends it, when their callback runs."""
     import streamlit as st
 
-    from ui import controls
+    from ui import frame
     from visattn.lessons import modern_attention as lesson
 
     control = lesson.CONTROLS["mo_sec"]
     st.session_state.setdefault(control.key, "cache")
     st.session_state["mo_sec_tab"] = st.session_state["opened"]
     labels = ["GQA", "Cache", "Window", "Flash"]
-    controls._tab_opened(control, "mo_sec_tab", labels)
+    frame._tab_opened(control, "mo_sec_tab", labels)
     st.write(st.session_state[control.key])
 
 
@@ -362,8 +366,8 @@ def test_tampered_url():
     (w,) = warnings(at)
     for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn"):
         assert name.replace("_", "\\_") in w
-    assert not errors(at) and open_tab(at) == 0  # the defaults: the first tab, alone drawn
-    assert len(figures(at)) == len(figures(tab(at, "gqa"))) == 2
+    assert not errors(at) and open_tab(at) == 0  # the defaults: the first tab
+    assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
 
 
 def test_each_section_holds_its_own_controls():

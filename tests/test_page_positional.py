@@ -14,6 +14,7 @@ from apptest_util import (
     errors,
     figures,
     formulas,
+    panel,
     run_page,
     texts,
     warnings,
@@ -22,6 +23,11 @@ from apptest_util import (
 from visattn.lessons import positional as lesson
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def shown(at):
+    """The panel of the open section (every section is drawn, the others hidden: ui.frame.tabs)."""
+    return panel(at, "positional", at.session_state["pe_sec"])
 
 
 def heatmap_z(fig) -> np.ndarray:
@@ -34,7 +40,7 @@ def test_defaults_render_the_table():
     assert_clean(at)
     assert not errors(at) and not warnings(at)
     assert at.title[0].value == "Positional encoding"
-    figs = figures(at)
+    figs = figures(shown(at))
     assert len(figs) == 3  # table, curves, wavelengths
     z = heatmap_z(figs[0])
     assert z.shape == (64, 128) and z.dtype == np.float32
@@ -63,7 +69,7 @@ def test_bad_table_sizes_show_a_message(params, words):
     assert_clean(at)
     (msg,) = errors(at)
     assert words in msg
-    assert not figures(at)  # nothing computed, nothing drawn
+    assert not figures(shown(at))  # nothing computed, nothing drawn
     assert not warnings(at)  # a typed value, not a broken link
 
 
@@ -73,9 +79,9 @@ def test_typing_a_bad_value_keeps_the_last_good_view():
     assert_clean(at)
     assert "odd" in errors(at)[0]
     assert "last view that worked" in texts(at)
-    assert heatmap_z(figures(at)[0]).shape == (64, 128)
+    assert heatmap_z(figures(shown(at))[0]).shape == (64, 128)
     at.number_input(key="pe_d").set_value(8).run()
-    assert not errors(at) and heatmap_z(figures(at)[0]).shape == (64, 8)
+    assert not errors(at) and heatmap_z(figures(shown(at))[0]).shape == (64, 8)
 
 
 def test_largest_table_is_downsampled():
@@ -83,10 +89,13 @@ def test_largest_table_is_downsampled():
     assert_clean(at)
     assert not errors(at)
     assert "one position in 8 and one sine/cosine pair in 8 (512 × 256 cells" in texts(at)
-    z = heatmap_z(figures(at)[0])
+    z = heatmap_z(figures(shown(at))[0])
     assert z.shape == (512, 256) and z.dtype == np.float32
-    assert "text" not in figures(at)[0]["data"][0] or not figures(at)[0]["data"][0]["text"]
-    curves = figures(at)[1]["data"]
+    assert (
+        "text" not in figures(shown(at))[0]["data"][0]
+        or not figures(shown(at))[0]["data"][0]["text"]
+    )
+    curves = figures(shown(at))[1]["data"]
     assert len(array(curves[0]["y"])) == 4096  # the curves use every position
 
 
@@ -95,12 +104,12 @@ def test_dimension_list():
     assert_clean(at)
     assert not errors(at)
     assert "999" in texts(at)  # said to be left out
-    assert len(figures(at)[1]["data"]) == 2
+    assert len(figures(shown(at))[1]["data"]) == 2
     for bad in ("zero, one", "", "1 2 3 4 5 6 7 8 9"):
         at.text_input(key="pe_dims").set_value(bad).run()
         assert_clean(at)
         assert len(errors(at)) == 1
-        assert len(figures(at)) == 3  # the table, the wavelengths and the last good curves
+        assert len(figures(shown(at))) == 3  # the table, the wavelengths and the last good curves
         assert "last view that worked" in texts(at)
 
 
@@ -111,7 +120,7 @@ def test_relative_section():
     )
     assert_clean(at)
     assert not errors(at) and not warnings(at)
-    dots = heatmap_z(figures(at)[0])
+    dots = heatmap_z(figures(shown(at))[0])
     assert dots.shape == (40, 40)
     assert dots[0, 0] == pytest.approx(8.0)  # d/2 on the diagonal
     assert np.ptp(np.diagonal(dots, 4)) < 1e-5
@@ -124,13 +133,13 @@ def test_order_section_without_and_with_positions():
     at = run_page("positional", {"pe_sec": "order"})
     assert_clean(at)
     assert not errors(at)
-    figs = figures(at)
+    figs = figures(shown(at))
     assert len(figs) == 4
     wa, wb = heatmap_z(figs[0]), heatmap_z(figs[1])
     perm = [5, 6, 2, 3, 4, 0, 1]  # 苹果喜欢吃小明 from 小明喜欢吃苹果
     assert np.allclose(wb, wa[np.ix_(perm, perm)], atol=1e-6)
     assert not np.allclose(heatmap_z(figs[3]), heatmap_z(figs[2])[np.ix_(perm, perm)], atol=1e-3)
-    (ok,) = [s.value for s in at.success]
+    (ok,) = [s.value for s in shown(at).success]
     assert "zero up to rounding" in ok
     assert "苹 ← 5" in texts(at)
 
@@ -138,7 +147,7 @@ def test_order_section_without_and_with_positions():
 def test_order_english_and_custom_pairs():
     at = run_page("positional", {"pe_sec": "order", "pe_pair": "en"})
     assert_clean(at)
-    assert not errors(at) and "zero up to rounding" in at.success[0].value
+    assert not errors(at) and "zero up to rounding" in shown(at).success[0].value
     at = run_page(
         "positional",
         {
@@ -149,7 +158,7 @@ def test_order_english_and_custom_pairs():
         },
     )
     assert_clean(at)
-    assert not errors(at) and len(figures(at)) == 4
+    assert not errors(at) and len(figures(shown(at))) == 4
     at.text_input(key="pe_b").set_value("mice chase dogs").run()
     assert_clean(at)
     assert "not a reordering" in errors(at)[0]
@@ -159,7 +168,7 @@ def test_beyond_section():
     at = run_page("positional", {"pe_sec": "beyond", "pe_bh": "6", "pe_bn": "5"})
     assert_clean(at)
     assert not errors(at)
-    score, alibi_lines, grid = figures(at)
+    score, alibi_lines, grid = figures(shown(at))
     names = [d["name"] for d in score["data"]]
     assert names == [
         "added sinusoids, query at 0",
@@ -190,16 +199,13 @@ def test_url_round_trip():
     assert_clean(again)
     assert not warnings(again)
     assert again.session_state["pe_sec"] == "beyond"
-    assert [len(figures(tab)) > 0 for tab in again.tabs] == [False, False, False, True]
     assert again.slider(key="pe_bh").value == 4
-    assert len(figures(again)[1]["data"]) == 4  # four ALiBi heads
-    # back to the table: the values set before the section switch are still there (and the
-    # section left is cleared)
+    assert len(figures(shown(again))[1]["data"]) == 4  # four ALiBi heads
+    # back to the table: the values set before the section switch are still there
     again.session_state["pe_sec"] = "table"
     again.run()
-    assert [len(figures(tab)) > 0 for tab in again.tabs] == [True, False, False, False]
     assert again.number_input(key="pe_n").value == 100
-    assert heatmap_z(figures(again)[0]).shape == (100, 128)
+    assert heatmap_z(figures(shown(again))[0]).shape == (100, 128)
 
 
 def test_tampered_url_falls_back_with_a_warning():
@@ -212,7 +218,7 @@ def test_tampered_url_falls_back_with_a_warning():
     for name in ("pe_n", "pe_sec", "pe_rd", "pe_bh", "zzz"):
         assert name in w
     assert at.number_input(key="pe_n").value == 64
-    assert heatmap_z(figures(at)[0]).shape == (64, 128)
+    assert heatmap_z(figures(shown(at))[0]).shape == (64, 128)
     assert "zzz" not in at.query_params
 
 
@@ -230,7 +236,7 @@ def test_chinese(section):
     assert labels and all(CJK.search(x) or x == "d_model" for x in labels), labels
     prose = texts(at)
     assert len(CJK.findall(prose)) > 100
-    for fig in figures(at):
+    for fig in figures(shown(at)):
         assert CJK.search(fig["layout"]["title"]["text"]), fig["layout"]["title"]
 
 
@@ -354,17 +360,19 @@ def test_rope_claim_names_content_and_offset():
     """RoPE's score depends on q and k and on the positions only through the offset (issue 16), in
     both languages."""
     at = run_page("positional", {"pe_sec": "beyond"})
-    prose = texts(at)
+    prose = texts(shown(at))
     assert (
         "depends only on how far apart" not in prose and "depends on the distance only" not in prose
     )
     assert "only through the offset" in prose and "still depends on what $q$ and $k$ are" in prose
-    same = array(figures(at)[0]["data"][3]["y"])
+    same = array(figures(shown(at))[0]["data"][3]["y"])
     other = array(
-        figures(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"}))[0]["data"][3]["y"]
+        figures(shown(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"})))[0]["data"][
+            3
+        ]["y"]
     )
     assert np.abs(same - other).max() > 0.1  # other content, other scores at the same positions
-    zh = texts(run_page("positional", {"lang": "zh", "pe_sec": "beyond"}))
+    zh = texts(shown(run_page("positional", {"lang": "zh", "pe_sec": "beyond"})))
     assert (
         "只取决于两个词元相隔多远" not in zh
         and "位置只通过偏移" in zh
@@ -385,13 +393,13 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     assert r",\quad \theta_i" in [tex for tex in formulas(normal) if "RoPE" in tex][0]
 
     def columns(at):
-        grid = figures(at)[2]["layout"]
+        grid = figures(shown(at))[2]["layout"]
         return len({tuple(v["domain"]) for k, v in grid.items() if k.startswith("xaxis")})
 
     assert columns(normal) == 4 and columns(big) == 2
-    assert len(figures(big)) == len(figures(normal)) == 3
+    assert len(figures(shown(big))) == len(figures(shown(normal))) == 3
     rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
-    assert r" \\ PE(8)" in formulas(rel)[0]
+    assert r" \\ PE(8)" in formulas(shown(rel))[0]
 
 
 # --- the in-figure sliders start at the control's value and carry the formula's values ----
@@ -401,7 +409,7 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
         {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "9", "pe_ri": "1", "pe_rp": "3"},
     )
     assert_clean(at)
-    (circle,) = [f for f in figures(at) if f["layout"].get("sliders")]
+    (circle,) = [f for f in figures(shown(at)) if f["layout"].get("sliders")]
     s = circle["layout"]["sliders"][0]
     assert int(s["steps"][s["active"]]["value"]) == 9
     omega = 10000 ** (-2 / 16)
@@ -413,7 +421,7 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
     assert circle["data"][2]["name"] == "PE(12)" and "k = 9" in circle["layout"]["title"]["text"]
     at = run_page("positional", {"pe_sec": "beyond", "pe_bp": "300", "pe_bmax": "40"})
     assert_clean(at)
-    (score,) = [f for f in figures(at) if f["layout"].get("sliders")]
+    (score,) = [f for f in figures(shown(at)) if f["layout"].get("sliders")]
     s = score["layout"]["sliders"][0]
     assert int(s["steps"][s["active"]]["value"]) == 300 and at.slider(key="pe_bp").value == 300
     assert [d["name"] for d in score["data"]][1::2] == [

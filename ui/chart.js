@@ -54,6 +54,19 @@ function draw(Plotly, gd, figure, config) {
   });
 }
 
+// A chart in a panel that does not show (a tab not open: no width) is drawn when it first shows,
+// at its width then: drawn hidden, it would cost the page's load and a resize once shown.
+function drawWhenShown(Plotly, gd, figure, config) {
+  gd.__visattnPending = () => draw(Plotly, gd, figure, config);
+  if (gd.clientWidth > 0) drawPending(gd);
+}
+
+function drawPending(gd) {
+  const pending = gd.__visattnPending;
+  gd.__visattnPending = null;
+  if (pending) pending();
+}
+
 // Once per chart: its width follows its column, its size the full screen.
 function watch(Plotly, gd) {
   if (gd.__visattnResize) return;
@@ -62,7 +75,8 @@ function watch(Plotly, gd) {
   gd.__visattnResize = new ResizeObserver(([entry]) => {
     const width = Math.round(entry.contentRect.width);
     const drawn = gd._fullLayout && gd._fullLayout.width;
-    if (drawn && width > 0 && Math.abs(width - drawn) > 1) Plotly.Plots.resize(gd);
+    if (width > 0 && gd.__visattnPending) drawPending(gd);
+    else if (drawn && width > 0 && Math.abs(width - drawn) > 1) Plotly.Plots.resize(gd);
   });
   gd.__visattnResize.observe(gd);
   gd.__visattnFullScreen = () => fitFullScreen(Plotly, gd);
@@ -96,7 +110,7 @@ export default function (component) {
   const config = { ...data.config, modeBarButtonsToAdd: [gd.__visattnButton] };
   plotly(data.plotly).then((Plotly) => {
     watch(Plotly, gd);
-    draw(Plotly, gd, figure, config);
+    drawWhenShown(Plotly, gd, figure, config);
   });
   return cleanup(gd);
 }
@@ -112,6 +126,7 @@ function cleanup(gd) {
     gd.removeEventListener("fullscreenchange", gd.__visattnFullScreen);
     gd.__visattnFullScreen = null;
     gd.__visattnDrawn = null;
+    gd.__visattnPending = null;
     if (window.Plotly) window.Plotly.purge(gd);
   };
 }

@@ -11,15 +11,13 @@ the page clamped the session's value with :func:`clamp`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 import streamlit as st
 
 from visattn.controls import Control
 
-from .i18n import labeller, t
+from .i18n import labeller
 
 
 def clamp(control: Control, hi: float | None = None) -> None:
@@ -102,47 +100,6 @@ def segmented(control: Control, label: str, *, where: Any = st, **kw) -> Any:
     return where.segmented_control(
         label, control.options, key=control.key, required=True, **_options(control, kw)
     )
-
-
-def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
-    """The browser opened another tab (Streamlit's state ``key`` holds its label): the control
-    takes the option it shows. A label no tab has (sent by a hostile tab) changes nothing."""
-    opened = st.session_state[key]
-    if opened in labels:
-        st.session_state[control.key] = control.options[labels.index(opened)]
-
-
-def tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
-    """One tab per option of ``control``, labelled from ``control.labels``. The open tab is the
-    control's value, in the URL; opening another reruns the page (Streamlit's stateful tabs), which
-    sets the control. Only the open tab is drawn; the others hold one line until they
-    open, and a tab left is cleared. A drawn tab costs each rerun of any section time in the
-    browser even while hidden (Streamlit's tab panels search every mounted panel for a focusable
-    element at each render, and in a hidden one that walks every node: the modern page's controls
-    went from 1.6× to 2.3× the floor of ``benchmarks/interact.py`` once all four tabs were kept),
-    so opening a tab again draws it again, in one run of the page. ``needs``: option → the option
-    whose tab it reads widgets of (drawn with it). Returns option → tab container, for the tabs to
-    draw, in the options' order."""
-    names = labeller(control.labels)
-    labels = [names(option) for option in control.options]
-    key = control.key + "_tab"
-    # the open tab is the control's (the URL's, a tour step's): Streamlit's own state follows it
-    st.session_state[key] = labels[control.options.index(st.session_state[control.key])]
-    containers = st.tabs(labels, key=key, on_change=partial(_tab_opened, control, key, labels))
-    drawn = drawn_tabs(control, needs)
-    shown = {}
-    for option, container in zip(control.options, containers, strict=True):
-        if option in drawn:
-            shown[option] = container
-        else:
-            container.caption(t("common.tab_drawing"))
-    return shown
-
-
-def drawn_tabs(control: Control, needs: Mapping[Any, Any] | None = None) -> set:
-    """The tabs a run draws: the open one, and the one it reads widgets of (``needs``)."""
-    opened = st.session_state[control.key]
-    return {opened} | ({needs[opened]} if needs and opened in needs else set())
 
 
 def toggle(control: Control, label: str, *, where: Any = st, **kw) -> bool:

@@ -12,15 +12,17 @@ import base64
 import html
 from collections.abc import Callable
 from contextlib import contextmanager
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
+from visattn.controls import Control
 from visattn.lessons import lecture
 
 from . import connection, lecture_modes, tour, url_state, warm
-from .i18n import LANGUAGES, browser_lang, lang, t
+from .i18n import LANGUAGES, browser_lang, labeller, lang, t
 from .registry import BY_ID, PAGES
 from .text import escape
 
@@ -204,6 +206,53 @@ def section(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
 
     return rerun_alone(boxed)
+
+
+def tabs(control: Control) -> dict[Any, Any]:
+    """One tab per option of ``control`` (a page's sections), labelled from ``control.labels``;
+    returns option → the panel to draw that section in, in the options' order. The open tab is the
+    control's value, in the URL. Every panel is drawn, below the tab bar, and a style rule hides
+    all but the open one: opening another tab reruns the tab bar alone (:func:`_tab_bar`), so the
+    browser shows a panel it holds instead of mounting one (a section's tables, metrics and
+    sliders took ~200 ms of its main thread to mount at each switch, 2.3× the floor of
+    ``benchmarks/interact.py``). The sections are not in Streamlit's own tab panels: those look
+    for a focusable element in every mounted panel at each render, and in a hidden one that walks
+    every node (all four of the modern page's kept: its controls 1.6× → 2.3× the floor); a chart
+    in a hidden panel is drawn when it first shows (ui/chart.js). The handout prints every
+    section, one after another, without the tabs."""
+    _tab_bar(control)
+    return {option: st.container(key=panel_key(control, option)) for option in control.options}
+
+
+def panel_key(control: Control, option: Any) -> str:
+    return f"{control.key}_panel_{option}"
+
+
+@rerun_alone
+def _tab_bar(control: Control) -> None:
+    """The tabs (Streamlit's stateful tabs, their own panels empty) and the rule that hides the
+    panels of the tabs not open; in the handout neither (it prints every section)."""
+    if lecture_modes.handout():
+        return
+    names = labeller(control.labels)
+    labels = [names(option) for option in control.options]
+    key = control.key + "_tab"
+    # the open tab is the control's (the URL's, a tour step's): Streamlit's own state follows it
+    st.session_state[key] = labels[control.options.index(st.session_state[control.key])]
+    st.tabs(labels, key=key, on_change=partial(_tab_opened, control, key, labels))
+    opened = st.session_state[control.key]
+    closed = [panel_key(control, option) for option in control.options if option != opened]
+    # a panel's wrapper, not the panel alone: the wrapper would keep its gap in the page
+    hidden = ", ".join(f'[data-testid="stLayoutWrapper"]:has(> .st-key-{p})' for p in closed)
+    st.html(f"<style>{hidden} {{ display: none }}</style>")
+
+
+def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
+    """The browser opened another tab (Streamlit's state ``key`` holds its label): the control
+    takes the option it shows. A label no tab has (sent by a hostile tab) changes nothing."""
+    opened = st.session_state[key]
+    if opened in labels:
+        st.session_state[control.key] = control.options[labels.index(opened)]
 
 
 def explain(text: str) -> None:
