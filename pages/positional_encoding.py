@@ -3,8 +3,8 @@ order, and RoPE and ALiBi beside the sinusoid.
 
 Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. Each
 lesson section is a tab (the open tab is a control, in the URL; every tab's panel is drawn, the open
-one shows: ui.frame.tabs). Each is a ui.frame.section, so its own controls rerun it alone. Every section's controls are bound on every
-full run: a link keeps them all."""
+one shows: ui.frame.tabs). Each is a ui.frame.section, so its own controls rerun it alone. Every
+section's controls are bound on every full run: a link keeps them all."""
 
 import pandas as pd
 import streamlit as st

@@ -225,6 +225,7 @@ def tabs(control: Control) -> dict[Any, Any]:
 
 
 def panel_key(control: Control, option: Any) -> str:
+    """The key of ``option``'s panel (its CSS class: ``st-key-`` and the key)."""
     return f"{control.key}_panel_{option}"
 
 
