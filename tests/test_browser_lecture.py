@@ -7,6 +7,7 @@ no chart text below 18 px."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -14,7 +15,14 @@ import zipfile
 
 import numpy as np
 import pytest
-from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+from apptest_util import ROOT
+from browser_util import (
+    chromium,
+    require_browser,
+    settled_value,
+    streamlit_server,
+    wait_rendered,
+)
 from test_single_head import REF
 
 from ui.registry import PAGES
@@ -149,6 +157,29 @@ def test_handout_prints_every_number_of_the_worked_example(lang, tmp_path):
     if lang == "en":
         for word in WIDGET_WORDS:
             assert word not in text, word
+
+
+def test_a_tabbed_page_s_handout_prints_every_section(tmp_path):
+    """On paper there are no tabs (ui.frame.tabs): every section of the modern page is printed, each
+    under its tab's name, with its charts drawn."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 900) as page:
+        page.goto(f"{url}/modern_attention?handout=1&lang=zh")
+        wait_rendered(page, True)
+        page.wait_for_timeout(1500)
+        assert page.locator('[role="tab"]').count() == 0
+        drawn = settled_value(page, "() => document.querySelectorAll('.js-plotly-plot').length")
+        page.emulate_media(media="print")
+        page.pdf(path=str(tmp_path / "handout.pdf"), print_background=True)
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "handout.pdf"), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = json.loads((ROOT / "ui" / "locales" / "zh" / "modern.json").read_text("utf-8"))
+    assert all(name in text for name in names["sections"].values()), names["sections"]
+    assert drawn == 7  # every section's charts: 2 + 1 + 2 + 2
 
 
 FIRST_SCREEN = """(figure) => {

@@ -81,9 +81,11 @@ def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
         assert hidden_panels(opened, "modern") == [
             other for other in lesson.SECTIONS if other != sec
         ]
-    # the handout prints every section, one after another, without the tabs
+    # the handout prints every section, one after another, each under its tab's name
     handout = run_page("modern", {"handout": "1"})
     assert not handout.tabs and not [e for e in handout.get("html") if "_panel_" in e.proto.body]
+    titles = [tab(handout, sec).subheader[0].value for sec in lesson.SECTIONS]
+    assert titles == [box.label for box in at.tabs]
 
 
 def tab_opened_script() -> None:

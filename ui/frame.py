@@ -219,9 +219,14 @@ def tabs(control: Control) -> dict[Any, Any]:
     for a focusable element in every mounted panel at each render, and in a hidden one that walks
     every node (all four of the modern page's kept: its controls 1.6× → 2.3× the floor); a chart
     in a hidden panel is drawn when it first shows (ui/chart.js). The handout prints every
-    section, one after another, without the tabs."""
+    section, one after another, each under its tab's name."""
     _tab_bar(control)
-    return {option: st.container(key=panel_key(control, option)) for option in control.options}
+    panels = {option: st.container(key=panel_key(control, option)) for option in control.options}
+    if lecture_modes.handout():  # on paper, no tabs: each section under its tab's name
+        names = labeller(control.labels)
+        for option, panel in panels.items():
+            panel.subheader(names(option))
+    return panels
 
 
 def panel_key(control: Control, option: Any) -> str:
