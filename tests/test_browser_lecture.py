@@ -130,23 +130,25 @@ def shown(v: float) -> str:
 WIDGET_WORDS = ("Download CSV", "Presenter mode", "Copy link", "Predict, then reveal", "Tour")
 
 
+def printed(page, pdf) -> str:
+    """The page printed to ``pdf`` (print media), as pdftotext reads it."""
+    if not shutil.which("pdftotext"):
+        pytest.fail("pdftotext missing: apt-get install -y poppler-utils (as .ci/run does)")
+    page.emulate_media(media="print")
+    page.pdf(path=str(pdf), print_background=True)
+    return subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_handout_prints_every_number_of_the_worked_example(lang, tmp_path):
     require_browser()
-    if not shutil.which("pdftotext"):
-        pytest.fail("pdftotext missing: apt-get install -y poppler-utils (as .ci/run does)")
     with streamlit_server() as url, chromium(1280, 900) as page:
         page.goto(f"{url}/single_head?handout=1&lang={lang}")
         wait_rendered(page, True)
         page.wait_for_timeout(1500)
-        page.emulate_media(media="print")
-        page.pdf(path=str(tmp_path / "handout.pdf"), print_background=True)
-    text = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "handout.pdf"), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+        text = printed(page, tmp_path / "handout.pdf")
     words = set(re.findall(r"\d+(?:\.\d+)?", text))
     for name in ("Q", "K", "V", "raw", "scores", "weights", "Z"):
         for v in np.ravel(REF[name]):
@@ -169,14 +171,7 @@ def test_a_tabbed_page_s_handout_prints_every_section(tmp_path):
         page.wait_for_timeout(1500)
         assert page.locator('[role="tab"]').count() == 0
         drawn = settled_value(page, "() => document.querySelectorAll('.js-plotly-plot').length")
-        page.emulate_media(media="print")
-        page.pdf(path=str(tmp_path / "handout.pdf"), print_background=True)
-    text = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "handout.pdf"), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+        text = printed(page, tmp_path / "handout.pdf")
     names = json.loads((ROOT / "ui" / "locales" / "zh" / "modern.json").read_text("utf-8"))
     assert all(name in text for name in names["sections"].values()), names["sections"]
     assert drawn == 7  # every section's charts: 2 + 1 + 2 + 2
