@@ -122,7 +122,7 @@ def gqa_costs() -> None:
         )
         for row in cache_modern.cost_rows(lesson.COST_MODEL)
     ]
-    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True)
+    st.table(pd.DataFrame(rows, columns=columns), hide_index=True)
     shape = t(
         "modern.cost_caption",
         model=name,
@@ -234,8 +234,8 @@ def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
         t("modern.col_context"),
         t("modern.col_sequence"),
     ]
-    st.dataframe(pd.DataFrame(shapes, columns=shape_columns), hide_index=True)
-    st.dataframe(pd.DataFrame(sizes, columns=size_columns), hide_index=True)
+    st.table(pd.DataFrame(shapes, columns=shape_columns), hide_index=True)
+    st.table(pd.DataFrame(sizes, columns=size_columns), hide_index=True)
     st.caption(t("modern.units") + " " + t("modern.cache_notes"))
 
 

@@ -58,11 +58,25 @@ def panel(at: AppTest, page: str, section: str) -> Block:
     return found
 
 
-def hidden_panels(at: AppTest, page: str) -> list[str]:
-    """The sections of a tabbed page whose panels the tab bar's style rule hides."""
-    prefix = panel_key(TABS[page], "")
-    (rule,) = [e.proto.body for e in at.get("html") if prefix in e.proto.body]
-    return re.findall(re.escape(prefix) + r"(\w+)", rule)
+def open_section(at: AppTest, page: str):
+    """The section a tabbed page (``TABS``) shows: its tab bar's open tab, whose panel the style
+    rule leaves shown (ui.frame.panel_rule)."""
+    return TABS[page].options[open_tab_index(at)]
+
+
+def open_tab_index(at: AppTest) -> int:
+    """The index of the tab the browser opens first (the one tab container's default)."""
+    found = []
+
+    def walk(node):
+        if getattr(node, "type", None) == "tab_container":
+            found.append(node.proto.tab_container.default_tab_index)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    (index,) = found
+    return index
 
 
 def assert_clean(at: AppTest) -> None:

@@ -14,7 +14,7 @@ from apptest_util import (
     errors,
     figures,
     formulas,
-    hidden_panels,
+    open_section,
     panel,
     run_page,
     texts,
@@ -215,14 +215,14 @@ def test_every_tab_is_drawn_and_the_open_one_shows():
     assert panel(at, "kernel", "1d").metric
     assert {r.key for r in panel(at, "kernel", "md").radio} == {"kr_score"}
     assert {r.key for r in panel(at, "kernel", "self").radio} == {"kr_sa_score"}
-    assert hidden_panels(at, "kernel") == ["md", "self"]
+    assert open_section(at, "kernel") == "1d"
     at = run_page("kernel", {"kr_tab": "self"})
     assert_clean(at)
-    assert hidden_panels(at, "kernel") == ["1d", "md"]
+    assert open_section(at, "kernel") == "self"
     at.session_state["kr_tab"] = "1d"
     at.run()
     assert_clean(at)
-    assert hidden_panels(at, "kernel") == ["md", "self"] and "kr_tab" not in at.query_params
+    assert open_section(at, "kernel") == "1d" and "kr_tab" not in at.query_params
 
 
 def test_url_round_trip():

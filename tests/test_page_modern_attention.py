@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ from apptest_util import (
     english_words,
     errors,
     figures,
-    hidden_panels,
+    open_section,
+    open_tab_index,
     panel,
     run_page,
     texts,
@@ -24,6 +26,7 @@ from apptest_util import (
 )
 from streamlit.testing.v1 import AppTest
 
+from ui.frame import panel_rule
 from visattn import modern
 from visattn.lessons import modern_attention as lesson
 
@@ -41,21 +44,6 @@ def tab(at, sec: str):
     return panel(at, "modern", sec)
 
 
-def open_tab(at) -> int:
-    """The index of the tab the browser opens first (the one tab container's default)."""
-    found = []
-
-    def walk(node):
-        if getattr(node, "type", None) == "tab_container":
-            found.append(node.proto.tab_container.default_tab_index)
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    walk(at.main)
-    (index,) = found
-    return index
-
-
 def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
     at = run_page("modern")
     assert_clean(at)
@@ -67,20 +55,20 @@ def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
     ]
     # every section is drawn, each in its panel; a style rule hides the panels not open
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
-    assert hidden_panels(at, "modern") == ["cache", "window", "flash"]
-    # a tab opened (the tabs' on_change sets the control): only the rule changes
+    assert open_section(at, "modern") == "gqa"
+    # one rule for the browser: tab i not selected hides option i's panel (tests/test_browser)
+    rule = panel_rule(lesson.CONTROLS["mo_sec"])
+    assert [e.proto.body for e in at.get("html")].count(rule) == 1
+    pairs = re.findall(r"nth-child\((\d) of .*?_panel_(\w+)\)", rule)
+    assert pairs == [(str(i), sec) for i, sec in enumerate(lesson.SECTIONS, start=1)]
+    # a tab opened (the tabs' on_change sets the control): the URL holds it
     at.session_state["mo_sec"] = "window"
     at.run()
-    assert hidden_panels(at, "modern") == ["gqa", "cache", "flash"] and qp(at) == {
-        "mo_sec": "window"
-    }
+    assert open_section(at, "modern") == "window" and qp(at) == {"mo_sec": "window"}
     for sec in lesson.SECTIONS:
         opened = run_page("modern", {"mo_sec": sec})
-        assert open_tab(opened) == lesson.SECTIONS.index(sec)
+        assert open_section(opened, "modern") == sec
         assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
-        assert hidden_panels(opened, "modern") == [
-            other for other in lesson.SECTIONS if other != sec
-        ]
     # the handout prints every section, one after another, each under its tab's name
     handout = run_page("modern", {"handout": "1"})
     assert not handout.tabs and not [e for e in handout.get("html") if "_panel_" in e.proto.body]
@@ -181,7 +169,7 @@ def test_defaults_grouped_query_attention():
     mqa = slider["steps"][0]["args"][0]  # G = 1: every line ends at the one K/V head
     assert all(x[1] == 3.5 for x in mqa["x"][:8])
     assert "8 query heads share 2 key/value heads: **grouped-query attention**" in texts(at)
-    costs = at.dataframe[0].value
+    costs = at.table[0].value
     assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]
     row = costs[costs["G"] == 8].iloc[0]
     assert row["W_k, W_v (millions)"] == f"{2 * 8192 * 8 * 128 / 1e6:.1f}" == "16.8"
@@ -228,7 +216,7 @@ def test_cache_section_numbers():
     assert m["Cache per token"] == "328 kB"  # Llama 2 70B: 2 · 80 · 8 · 128 · 2 B
     assert m["Cache of one sequence of 4,096 tokens"] == "1.34 GB"
     assert m["Per token with multi-head attention (bf16)"] == "2.62 MB"
-    shapes, table = (frame.value for frame in tab(at, "cache").dataframe)
+    shapes, table = (frame.value for frame in tab(at, "cache").table)
     assert (
         list(shapes["model"])
         == list(table["model"])
@@ -368,7 +356,7 @@ def test_tampered_url():
     (w,) = warnings(at)
     for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn"):
         assert name.replace("_", "\\_") in w
-    assert not errors(at) and open_tab(at) == 0  # the defaults: the first tab
+    assert not errors(at) and open_tab_index(at) == 0  # the defaults: the first tab
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
 
 

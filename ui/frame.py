@@ -211,18 +211,22 @@ def section(fn: Callable) -> Callable:
 def tabs(control: Control) -> dict[Any, Any]:
     """One tab per option of ``control`` (a page's sections), labelled from ``control.labels``;
     returns option → the panel to draw that section in, in the options' order. The open tab is the
-    control's value, in the URL. Every panel is drawn, below the tab bar, and a style rule hides
-    all but the open one: opening another tab reruns the tab bar alone (:func:`_tab_bar`), so the
-    browser shows a panel it holds instead of mounting one (a section's tables, metrics and
-    sliders took ~200 ms of its main thread to mount at each switch, 2.3× the floor of
-    ``benchmarks/interact.py``). The sections are not in Streamlit's own tab panels: those look
-    for a focusable element in every mounted panel at each render, and in a hidden one that walks
+    control's value, in the URL. Every panel is drawn, below the tab bar, and a style rule
+    (:func:`panel_rule`) hides each panel whose tab is not selected: the browser shows the panel of
+    the tab clicked at once, a panel it holds, while the tab bar reruns alone (:func:`_tab_bar`)
+    to bring the control and the URL up to date. Mounting a section at each switch took ~200 ms of
+    the browser's main thread (a section's tables, metrics and sliders), 2.3× the floor of
+    ``benchmarks/interact.py``. The sections are not in Streamlit's own tab panels: those look for
+    a focusable element in every mounted panel at each render, and in a hidden one that walks
     every node (all four of the modern page's kept: its controls 1.6× → 2.3× the floor); a chart
     in a hidden panel is drawn when it first shows (ui/chart.js). The handout prints every
     section, one after another, each under its tab's name."""
-    _tab_bar(control)
+    handout = lecture_modes.handout()
+    if not handout:  # on paper, no tabs
+        _tab_bar(control)
+        st.html(panel_rule(control))
     panels = {option: st.container(key=panel_key(control, option)) for option in control.options}
-    if lecture_modes.handout():  # on paper, no tabs: each section under its tab's name
+    if handout:  # each section under its tab's name
         names = labeller(control.labels)
         for option, panel in panels.items():
             panel.subheader(names(option))
@@ -234,23 +238,31 @@ def panel_key(control: Control, option: Any) -> str:
     return f"{control.key}_panel_{option}"
 
 
+def panel_rule(control: Control) -> str:
+    """The style rule that hides the panel of each tab not selected in the browser: tab i of the
+    tab bar (key ``control.key + "_tab"``) with ``aria-selected="false"`` hides the wrapper of
+    option i's panel (the wrapper, not the panel alone, which would keep its gap in the page). It
+    reads the tab bar's state in the browser, so a click shows its panel before the server has
+    answered; it names no user text."""
+    bar = f'.st-key-{control.key}_tab [role="tab"]'
+    rules = []
+    for i, option in enumerate(control.options, start=1):
+        closed = f'{bar}:nth-child({i} of [role="tab"])[aria-selected="false"]'
+        wrapper = f'[data-testid="stLayoutWrapper"]:has(> .st-key-{panel_key(control, option)})'
+        rules.append(f".stMain:has({closed}) {wrapper}")
+    return "<style>" + ",\n".join(rules) + " { display: none }</style>"
+
+
 @rerun_alone
 def _tab_bar(control: Control) -> None:
-    """The tabs (Streamlit's stateful tabs, their own panels empty) and the rule that hides the
-    panels of the tabs not open; in the handout neither (it prints every section)."""
-    if lecture_modes.handout():
-        return
+    """The tabs: Streamlit's stateful tabs, their own panels empty. The open tab is the control's
+    (the URL's, a tour step's), and Streamlit's own state follows it; a tab opened in the browser
+    sets the control (:func:`_tab_opened`)."""
     names = labeller(control.labels)
     labels = [names(option) for option in control.options]
     key = control.key + "_tab"
-    # the open tab is the control's (the URL's, a tour step's): Streamlit's own state follows it
     st.session_state[key] = labels[control.options.index(st.session_state[control.key])]
     st.tabs(labels, key=key, on_change=partial(_tab_opened, control, key, labels))
-    opened = st.session_state[control.key]
-    closed = [panel_key(control, option) for option in control.options if option != opened]
-    # a panel's wrapper, not the panel alone: the wrapper would keep its gap in the page
-    hidden = ", ".join(f'[data-testid="stLayoutWrapper"]:has(> .st-key-{p})' for p in closed)
-    st.html(f"<style>{hidden} {{ display: none }}</style>")
 
 
 def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
