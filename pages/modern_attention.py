@@ -378,23 +378,23 @@ def flash_steps(flash: lesson.FlashSection) -> None:
     show(figure, "flash_online_softmax")
     st.caption(t("modern.flash_caption"))
     result = flash.result
-    first, second, third = st.columns(3)
-    first.metric(t("modern.tiles"), f"{result.n_q_blocks} × {result.n_k_blocks}")
-    second.metric(t("modern.flash_exact"), f"{flash.difference:.1e}")
-    third.metric(
-        t("modern.memory_metric"), f"{count(flash.tile_numbers)} / {count(flash.full_numbers)}"
+    # one paragraph, not three metrics: each element costs every rerun of this section's controls
+    tiles = t(
+        "modern.flash_result",
+        nq=result.n_q_blocks,
+        nk=result.n_k_blocks,
+        err=f"{flash.difference:.1e}",
     )
-    st.markdown(
-        t(
-            "modern.memory_text",
-            T=flash.T,
-            full=count(flash.full_numbers),
-            Bq=flash.block_q,
-            Bk=flash.block_k,
-            d=lesson.FLASH_D,
-            tile=count(flash.tile_numbers),
-        )
+    memory = t(
+        "modern.memory_text",
+        T=flash.T,
+        full=count(flash.full_numbers),
+        Bq=flash.block_q,
+        Bk=flash.block_k,
+        d=lesson.FLASH_D,
+        tile=count(flash.tile_numbers),
     )
+    st.markdown(f"{tiles} {memory}")
     explain(t("modern.not_fast"))  # of the figure above: drawn with it, not beside an error
 
 

@@ -303,10 +303,10 @@ def test_flash_section():
         np.testing.assert_allclose(np.ravel(data["z"][0]), step.m, rtol=1e-5)
         np.testing.assert_allclose(np.ravel(data["z"][1]), step.ell, rtol=1e-5)
         np.testing.assert_allclose(np.asarray(data["z"][2]), step.acc, rtol=1e-5, atol=1e-6)
-    m = metrics(at)
-    assert m["Tiles (query blocks × key/value blocks)"] == "3 × 4"
-    assert float(m["Largest |flash − softmax(QKᵀ/√d)V|"]) < 1e-12
-    assert m["Standard ÷ flash"] == f"{68_157_440 / 17_653_760:.1f} ×"
+    assert "**3 × 4 tiles**" in texts(at)  # ⌈10 / 4⌉ query blocks × ⌈10 / 3⌉ key blocks
+    (err,) = re.findall(r"computed at once by at most \*\*(\S+)\*\*", texts(at))
+    assert float(err) < 1e-12
+    assert metrics(at)["Standard ÷ flash"] == f"{68_157_440 / 17_653_760:.1f} ×"
     assert "not the point is speed" in texts(at) and "not written to be fast" in texts(at)
     assert [d["name"] for d in traffic_fig["data"]] == ["standard (Algorithm 0)", "FlashAttention"]
 
@@ -333,7 +333,7 @@ def test_flash_controls_in_the_url_and_the_query_block_clamped():
     assert "skipped" not in slider["steps"][-1]["args"][1]["title.text"]  # rows 9–10 see key 10
     at.number_input(key="mo_fbq").set_value(10).run()  # one query block: the shown block → 1
     assert_clean(at)
-    assert metrics(at)["Tiles (query blocks × key/value blocks)"] == "1 × 4"
+    assert "**1 × 4 tiles**" in texts(at)
 
 
 @pytest.mark.parametrize(
