@@ -327,8 +327,8 @@ def window_view() -> None:
 
 
 def section_flash() -> None:
-    """The online softmax of one query block, block by block (rerun by its own controls); then
-    memory traffic (rerun by its own)."""
+    """The online softmax, block by block (rerun by its own controls); then memory traffic (rerun
+    by its own)."""
     explain(t("modern.flash_intro"))
     formula(lesson.FLASH_LATEX, "modern_flash")
     flash_view()
@@ -337,18 +337,13 @@ def section_flash() -> None:
 
 @section
 def flash_view() -> None:
-    """The example's controls and the online softmax of the chosen query block."""
+    """The example's controls and the online softmax, every step in the figure's own slider."""
     first, second, third, fourth = st.columns(4)
     T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=first)
     block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=second)
     block_k = widgets.number(CONTROLS["mo_fbk"], t("modern.block_k"), where=third)
     causal = widgets.toggle(CONTROLS["mo_fcausal"], t("modern.causal"), where=fourth)
-    n_blocks = lesson.query_blocks(T, block_q)
-    widgets.clamp(CONTROLS["mo_fqb"], hi=n_blocks)
-    q_block = widgets.select_slider(
-        CONTROLS["mo_fqb"], t("modern.q_block"), hi=n_blocks, help=t("modern.q_block_help")
-    )
-    flash = compute("mo_flash", cache_modern.flash_section, T, block_q, block_k, causal, q_block)
+    flash = compute("mo_flash", cache_modern.flash_section, T, block_q, block_k, causal)
     if flash is not None:
         flash_steps(flash)
 
@@ -366,12 +361,11 @@ def flash_steps(flash: lesson.FlashSection) -> None:
         flash.block_q,
         flash.block_k,
         flash.causal,
-        flash.q_block,
         font_size(),
         panel_titles,
         title=t("modern.flash_title"),
         skipped_title=t("modern.flash_skipped"),
-        label=t("modern.kv_block_prefix"),
+        label=t("modern.flash_step_prefix"),
         query_name=t("common.query"),
         key_name=t("common.key"),
     )

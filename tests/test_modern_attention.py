@@ -231,19 +231,22 @@ def test_flash_refuses_a_block_larger_than_t():
         "n": 5,
     }
     with pytest.raises(InputError) as err:
-        lesson.flash_section(10, 4, 11, False, 1)
+        lesson.flash_section(10, 4, 11, False)
     assert err.value.params["name"] == "block_k"
 
 
 def test_flash_section_numbers():
-    section = lesson.flash_section(10, 4, 3, False, 2)
-    assert section.difference < TOL and len(section.steps) == 4  # ⌈10 / 3⌉ key blocks
-    assert section.steps[0].rows == (4, 8) and section.errors[-1] < TOL
+    section = lesson.flash_section(10, 4, 3, False)
+    # ⌈10 / 4⌉ query blocks × ⌈10 / 3⌉ key blocks, query block by query block
+    assert section.difference < TOL and len(section.steps) == 3 * 4
+    assert [s.rows for s in section.steps[3:5]] == [(0, 4), (4, 8)]
+    assert [s.cols for s in section.steps[3:5]] == [(9, 10), (0, 3)]
+    # each query block's last step is its output; before it, the estimate is still off
+    last = [section.errors[j] for j in (3, 7, 11)]
+    assert max(last) < TOL and min(section.errors[j] for j in (0, 4, 8)) > 1e-3
     # a tile of 4 × 3 scores, Q_i and Õ (4 × 4 each), K_j and V_j (3 × 4 each), m and ℓ (4 each)
     assert section.tile_numbers == 12 + 16 + 16 + 12 + 12 + 8 == 76
     assert section.full_numbers == 100
-    # the shown block is clamped into range
-    assert lesson.flash_section(10, 4, 3, False, 9).q_block == 3
 
 
 def test_hbm_traffic_worked_by_hand():
@@ -447,11 +450,11 @@ def _figure_builds():
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
     window = lesson.window_section(20, 4, 3, 2)
-    flash = lesson.flash_section(10, 4, 3, True, 3)
+    flash = lesson.flash_section(10, 4, 3, True)
     traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
 
-    def flash_title(j, n, skipped, error, rescale):
-        return f"{j}/{n} {skipped} {error:.1e} {rescale}"
+    def flash_title(i, j, n, skipped, error, rescale):
+        return f"{i}: {j}/{n} {skipped} {error:.1e} {rescale}"
 
     steps = lesson.gqa_steps(6, 8, 2, True)
     return {
@@ -500,13 +503,23 @@ def test_every_figure_passes_plotly_validation():
         assert go.Figure(fig.to_dict()).data, name
 
 
+def numbered(text) -> list[int]:
+    """How many cells of each row of a heatmap's text have a number."""
+    return [sum(map(bool, row)) for row in text]
+
+
 def test_the_flash_figure_numbers_s_on_the_query_block_and_shares_the_running_axes():
     fig = _figure_builds()["flash live"].to_dict()
     scores, *running = fig["data"]
-    # query block 3 of T = 10 with block 4: rows 9 and 10 (0-based 8, 9) carry S's numbers
-    numbered = [i for i, row in enumerate(scores["text"]) if any(row)]
-    assert numbered == [8, 9]
+    # causal, T = 10, opened on query block 1 (rows 1–4): query i has a number for each key j ≤ i,
+    # the future has none, and neither have the other blocks' rows
+    assert numbered(scores["text"]) == [1, 2, 3, 4] + [0] * 6
+    expected = np.round(lesson.flash_section(10, 4, 3, True).scores[3, :4], 1)
+    assert [float(v) for v in scores["text"][3][:4]] == pytest.approx(expected)
     assert all(len(row) == 10 for row in scores["text"])
+    (slider,) = fig["layout"]["sliders"]
+    data, _, traces = slider["steps"][-1]["args"]  # query block 3: rows 9 and 10
+    assert numbered(data["text"][traces.index(0)]) == [0] * 8 + [9, 10]
     # m, ℓ, Õ and Õ/ℓ on one pair of axes, one column apart; Õ's d = 4 columns numbered 1 … 4
     assert {(t["xaxis"], t["yaxis"]) for t in running} == {("x2", "y2")}
     assert [list(t["x"]) for t in running] == [[1], [3], [5, 6, 7, 8], [10, 11, 12, 13]]
@@ -525,13 +538,19 @@ def test_the_flash_figure_numbers_s_on_the_query_block_and_shares_the_running_ax
     }
 
 
-def test_the_flash_figure_opens_on_the_last_block_and_moves_the_tile():
+def test_the_flash_figure_walks_every_tile_and_opens_on_the_first_blocks_output():
     fig = _figure_builds()["flash live"].to_dict()
     (slider,) = fig["layout"]["sliders"]
     steps = slider["steps"]
-    assert len(steps) == 4 and slider["active"] == 3
+    # 3 query blocks × 4 key blocks; it opens on query block 1's last key block
+    assert len(steps) == 12 and slider["active"] == 3
+    layouts = [s["args"][1] for s in steps]
     # the tile outline over key block j: columns 3j + 1 … 3j + 3 (the last one shorter)
-    assert [s["args"][1]["shapes[1].x0"] for s in steps] == [0.5, 3.5, 6.5, 9.5]
-    assert [s["args"][1]["shapes[1].x1"] for s in steps] == [3.5, 6.5, 9.5, 10.5]
-    # query block 3 (rows 9 and 10) of a causal run: no tile is all future, none is skipped
-    assert all("False" in s["args"][1]["title.text"] for s in steps)
+    assert [x["shapes[1].x0"] for x in layouts[:4]] == [0.5, 3.5, 6.5, 9.5]
+    assert [x["shapes[1].x1"] for x in layouts[:4]] == [3.5, 6.5, 9.5, 10.5]
+    # and the band and tile over query block i: rows 4i + 1 … 4i + 4 (the last one 9 and 10)
+    assert [x["shapes[0].y0"] for x in layouts[::4]] == [0.5, 4.5, 8.5]
+    assert [x["shapes[1].y1"] for x in layouts[::4]] == [4.5, 8.5, 10.5]
+    # causal: a key block wholly after a query block is skipped (block 1 sees keys 1–4 only)
+    skipped = [x["title.text"].split()[2] for x in layouts]
+    assert skipped == ["False", "False", "True", "True"] + ["False"] * 3 + ["True"] + ["False"] * 4

@@ -295,14 +295,20 @@ def test_flash_section():
     assert_clean(at)
     flash_fig, traffic_fig = figures(tab(at, "flash"))
     (slider,) = flash_fig["layout"]["sliders"]
-    assert len(slider["steps"]) == 4 and slider["active"] == 3  # ⌈10 / 3⌉ key blocks, the last
-    section = lesson.flash_section(10, 4, 3, False, 1)
-    # each step sends m, ℓ, Õ and Õ/ℓ of that step
+    # ⌈10 / 4⌉ query blocks × ⌈10 / 3⌉ key blocks; it opens on the first query block's last
+    assert len(slider["steps"]) == 12 and slider["active"] == 3
+    assert [s["label"] for s in slider["steps"][3:5]] == ["1·4", "2·1"]
+    section = lesson.flash_section(10, 4, 3, False)
+    # each step sends m, ℓ, Õ of that step, on its query block's rows
     for step, spec in zip(section.steps, slider["steps"], strict=True):
-        data = spec["args"][0]
-        np.testing.assert_allclose(np.ravel(data["z"][0]), step.m, rtol=1e-5)
-        np.testing.assert_allclose(np.ravel(data["z"][1]), step.ell, rtol=1e-5)
-        np.testing.assert_allclose(np.asarray(data["z"][2]), step.acc, rtol=1e-5, atol=1e-6)
+        data, layout, traces = spec["args"]  # restyle, relayout, the traces restyled
+        m, ell, acc = (traces.index(k) for k in (1, 2, 3))
+        np.testing.assert_allclose(np.ravel(data["z"][m]), step.m, rtol=1e-5)
+        np.testing.assert_allclose(np.ravel(data["z"][ell]), step.ell, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(data["z"][acc]), step.acc, rtol=1e-5, atol=1e-6)
+        r0, r1 = step.rows
+        np.testing.assert_array_equal(array(data["y"][m]), np.arange(r0 + 1, r1 + 1))
+        np.testing.assert_array_equal(array(layout["yaxis2.range"]), [r0 + 4.5, r0 + 0.5])
     assert "**3 × 4 tiles**" in texts(at)  # ⌈10 / 4⌉ query blocks × ⌈10 / 3⌉ key blocks
     (err,) = re.findall(r"computed at once by at most \*\*(\S+)\*\*", texts(at))
     assert float(err) < 1e-12
@@ -324,15 +330,13 @@ def test_the_page_says_when_flash_makes_more_hbm_accesses():
     assert "M / d^2" not in texts(at)
 
 
-def test_flash_controls_in_the_url_and_the_query_block_clamped():
-    at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "3", "mo_fcausal": "true"})
+def test_flash_controls_in_the_url():
+    at = run_page("modern", {"mo_sec": "flash", "mo_fcausal": "true", "mo_fbq": "10"})
     assert_clean(at)
-    assert qp(at)["mo_fqb"] == "3"
+    assert qp(at)["mo_fcausal"] == "1" and qp(at)["mo_fbq"] == "10"  # the URL keeps its choices
     (slider,) = figures(tab(at, "flash"))[0]["layout"]["sliders"]
-    assert len(slider["steps"]) == 4
-    assert "skipped" not in slider["steps"][-1]["args"][1]["title.text"]  # rows 9–10 see key 10
-    at.number_input(key="mo_fbq").set_value(10).run()  # one query block: the shown block → 1
-    assert_clean(at)
+    assert len(slider["steps"]) == 4  # one query block of all 10 rows × 4 key blocks
+    assert "skipped" not in slider["steps"][-1]["args"][1]["title.text"]  # rows 1–10 see key 10
     assert "**1 × 4 tiles**" in texts(at)
 
 
@@ -390,7 +394,7 @@ def test_each_section_holds_its_own_controls():
     for name in ("section_gqa", "section_cache", "section_window", "section_flash"):
         assert not keys(functions[name]), name
     assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_wl", "mo_sinks"}
-    assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal", "mo_fqb"}
+    assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
 
 
 @pytest.mark.parametrize("sec", lesson.SECTIONS)

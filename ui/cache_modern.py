@@ -46,8 +46,8 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> lesson.Windo
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def flash_section(T: int, block_q: int, block_k: int, causal: bool, q_block: int):
-    return lesson.flash_section(T, block_q, block_k, causal, q_block)
+def flash_section(T: int, block_q: int, block_k: int, causal: bool):
+    return lesson.flash_section(T, block_q, block_k, causal)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -133,17 +133,16 @@ def flash_live(
     block_q: int,
     block_k: int,
     causal: bool,
-    q_block: int,
     font_size: int,
     panel_titles: tuple[str, ...],
     **words: str,
 ) -> go.Figure:
-    section = flash_section(T, block_q, block_k, causal, q_block)
+    section = flash_section(T, block_q, block_k, causal)
     step_title, skipped_title = words.pop("title"), words.pop("skipped_title")
 
-    def title(j: int, n: int, skipped: bool, error: float, rescale: str) -> str:
+    def title(i: int, j: int, n: int, skipped: bool, error: float, rescale: str) -> str:
         template = skipped_title if skipped else step_title
-        return template.format(i=section.q_block, j=j, n=n, err=f"{error:.1e}", rescale=rescale)
+        return template.format(i=i, j=j, n=n, err=f"{error:.1e}", rescale=rescale)
 
     return modern_figures.flash_live(
         section, title=title, panel_titles=panel_titles, font_size=font_size, **words

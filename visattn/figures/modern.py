@@ -488,25 +488,27 @@ def _panel(z, text, xaxis: str, yaxis: str, colorscale, hover: str, **extra) -> 
 def flash_live(
     section: FlashSection,
     *,
-    title: Callable[[int, int, bool, float, str], str],
+    title: Callable[[int, int, int, bool, float, str], str],
     panel_titles: Sequence[str],
-    label: str = "key/value block ",
+    label: str = "query block · key/value block: ",
     query_name: str = "query",
     key_name: str = "key",
     font_size: int = 14,
 ) -> go.Figure:
-    """The online softmax of one query block: the whole score matrix S with the block's rows and the
-    current tile outlined (a picture: flash never holds S; its numbers on the block's rows), then m,
-    ℓ, the accumulator Õ and Õ/ℓ after each key/value block, with an in-figure slider over the
-    blocks. ``title(j, n, skipped, error, rescale)`` titles step j (1-based) of n;
-    ``panel_titles`` names the five panels.
+    """The online softmax, step by step in its loop's order (each query block, each key/value
+    block): the whole score matrix S with the query block's rows and the current tile outlined (a
+    picture: flash never holds S), then m, ℓ, the accumulator Õ and Õ/ℓ of the block's rows after
+    that step, with an in-figure slider over every step. ``title(i, j, n, skipped, error,
+    rescale)`` titles query block i after key/value block j of n (1-based); ``panel_titles`` names
+    the five panels.
 
     The four running panels share one pair of axes, one column apart (m, ℓ, then Õ's and Õ/ℓ's
-    d columns): a Plotly redraw costs per axis, and these four change together."""
+    d columns): a Plotly redraw costs per axis, and these four change together. Their y axis
+    follows the query block, always ``block_q`` rows tall (the last block may be shorter)."""
     T = section.T
     steps = section.steps
-    r0, r1 = steps[0].rows
-    rows = list(range(r0 + 1, r1 + 1))
+    Bq = section.block_q
+    n_k = section.result.n_k_blocks
     d = steps[0].acc.shape[1]
     # the running panels' columns on their shared x axis: m, ℓ, Õ (d wide), Õ/ℓ (d wide)
     acc_x = list(range(5, 5 + d))
@@ -517,15 +519,27 @@ def flash_live(
     positions = list(range(1, T + 1))
     small = font_size - 2
     hover = f"{query_name} %{{y}}<br>{key_name} %{{x}}<br>S = %{{z:.3f}}<extra></extra>"
-    S_text = None
-    if T <= 12:
-        S_text = cell_text(np.nan_to_num(S), 1, fixed=True)
-        for i in set(range(T)) - set(range(r0, r1)):
-            S_text[i] = [""] * T  # numbers where the lesson is: the query block's rows
+
+    all_text = cell_text(np.nan_to_num(S), 1, fixed=True) if T <= 12 else None
+
+    def S_text(step) -> list[list[str]] | None:
+        """S's numbers where the lesson is, the query block's rows (none on a masked cell): a
+        number in every cell would be T² text elements to draw at each change of T."""
+        if all_text is None:
+            return None
+        r0, r1 = step.rows
+        return [
+            [text if np.isfinite(v) else "" for text, v in zip(row, S[i], strict=True)]
+            if r0 <= i < r1
+            else [""] * T
+            for i, row in enumerate(all_text)
+        ]
+
+    g = n_k - 1  # the figure opens on the first query block's last step: its final output
     data = [
         _panel(
             S,
-            S_text,
+            S_text(steps[g]),
             "x",
             "y",
             DIVERGING_SCALE,
@@ -549,7 +563,10 @@ def flash_live(
             (step.estimate, cell_text(step.estimate, 2, fixed=True)),
         ]
 
-    g = len(steps) - 1  # the figure opens on the last block: the block's final output
+    def rows(step) -> list[int]:
+        r0, r1 = step.rows
+        return list(range(r0 + 1, r1 + 1))
+
     for k, (z, text) in enumerate(panels(steps[g])):
         name = panel_titles[k + 1]
         data.append(
@@ -561,7 +578,7 @@ def flash_live(
                 WEIGHT_SCALE if k < 2 else DIVERGING_SCALE,
                 f"{query_name} %{{y}}<br>{name}: %{{z:.4g}}<extra></extra>",
                 x=columns[k],
-                y=rows,
+                y=rows(steps[g]),
                 textfont=dict(size=small),
             )
         )
@@ -584,8 +601,8 @@ def flash_live(
             tickvals=acc_x + estimate_x,
             ticktext=[str(j) for j in range(1, d + 1)] * 2,
         ),
-        # the query rows once, left of m
-        yaxis2=axis | dict(domain=[0.0, 1.0], anchor="x2", autorange="reversed"),
+        # the query block's rows, left of m
+        yaxis2=axis | dict(domain=[0.0, 1.0], anchor="x2", tickmode="array"),
     )
     centres = [("x", (T + 1) / 2)] + [("x2", sum(x) / len(x)) for x in columns]
     layout["annotations"] = [
@@ -603,22 +620,38 @@ def flash_live(
         for text, (xref, x) in zip(panel_titles, centres, strict=True)
     ]
 
-    def tile(step) -> dict:
-        """The outline of the tile ``step`` computes: its key columns (shapes[1])."""
-        c0, c1 = step.cols
-        return {"shapes[1].x0": c0 + 0.5, "shapes[1].x1": c1 + 0.5}
+    def boxes(step) -> dict:
+        """Where ``step`` is: its query block's rows (shapes[0], the band), its tile (shapes[1]),
+        and the running panels' rows (reversed: the block's first query on top)."""
+        (r0, r1), (c0, c1) = step.rows, step.cols
+        return {
+            "shapes[0].y0": r0 + 0.5,
+            "shapes[0].y1": r1 + 0.5,
+            "shapes[1].x0": c0 + 0.5,
+            "shapes[1].x1": c1 + 0.5,
+            "shapes[1].y0": r0 + 0.5,
+            "shapes[1].y1": r1 + 0.5,
+            "yaxis2.range": [r0 + Bq + 0.5, r0 + 0.5],
+            "yaxis2.tickvals": list(range(r0 + 1, r1 + 1)),  # no row numbers past T
+        }
 
     def heading(j: int) -> str:
         s = steps[j]
         rescale = ", ".join(f"{v:.3g}" for v in s.rescale)
-        return title(j + 1, len(steps), s.skipped, section.errors[j], rescale)
+        return title(s.i + 1, s.j + 1, n_k, s.skipped, section.errors[j], rescale)
 
-    rows_box = dict(type="rect", xref="x", yref="y", y0=r0 + 0.5, y1=r1 + 0.5)
-    c0, c1 = steps[g].cols
+    def step_label(value: float) -> str:
+        """Slider position ``value`` (1-based) as "query block · key/value block"."""
+        s = steps[int(value) - 1]
+        return f"{s.i + 1}·{s.j + 1}"
+
+    (r0, r1), (c0, c1) = steps[g].rows, steps[g].cols
+    band = dict(type="rect", xref="x", yref="y", y0=r0 + 0.5, y1=r1 + 0.5)
     layout["shapes"] = [
-        rows_box | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
-        rows_box | dict(x0=c0 + 0.5, x1=c1 + 0.5, line=dict(width=3, color="#111")),  # the tile
+        band | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
+        band | dict(x0=c0 + 0.5, x1=c1 + 0.5, line=dict(width=3, color="#111")),  # the tile
     ]
+    layout["yaxis2"] |= dict(range=[r0 + Bq + 0.5, r0 + 0.5], tickvals=list(range(r0 + 1, r1 + 1)))
     layout["title"] = dict(
         text=heading(g),
         x=0.0,
@@ -634,12 +667,18 @@ def flash_live(
         label=label,
         values=list(range(1, len(steps) + 1)),
         active=g,
-        fmt=str,
-        tick_labels=True,
+        fmt=step_label,
+        tick_labels=len(steps) <= 16,  # a label under every step while they are legible
         steps=[
             live.Step(
-                traces={k + 1: {"z": z, "text": text} for k, (z, text) in enumerate(panels(step))},
-                layout={"title.text": heading(j)} | tile(step),
+                # S's numbers follow the query block (its z is sent again with them: an update
+                # step lists each attribute for all its traces)
+                traces=({0: {"text": S_text(step)}} if all_text else {})
+                | {
+                    k + 1: {"z": z, "text": text, "y": rows(step)}
+                    for k, (z, text) in enumerate(panels(step))
+                },
+                layout={"title.text": heading(j)} | boxes(step),
             )
             for j, step in enumerate(steps)
         ],

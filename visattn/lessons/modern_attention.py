@@ -11,7 +11,6 @@ Blocks, heads and layers count from 1 on the page (as its prose and links do) an
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,12 +235,11 @@ CONTROLS = table(
     Control("mo_w", 4, lo=0, hi=MAX_WINDOW_TOKENS),
     Control("mo_wl", 3, lo=1, hi=8),
     Control("mo_sinks", 0, lo=0, hi=4),
-    # FlashAttention: T, the block sizes (larger than T is refused), causal, the query block shown
+    # FlashAttention: T, the block sizes (larger than T is refused), causal
     Control("mo_ft", 10, lo=2, hi=MAX_FLASH_TOKENS),
     Control("mo_fbq", 4, lo=1, hi=MAX_FLASH_TOKENS),
     Control("mo_fbk", 3, lo=1, hi=MAX_FLASH_TOKENS),
     Control("mo_fcausal", False),
-    Control("mo_fqb", 1, lo=1, hi=MAX_FLASH_TOKENS),
     # the memory-traffic arithmetic: sequence length N, head width d, on-chip memory M
     Control("mo_fn", 4096, options=FLASH_N),
     Control("mo_fd", 64, options=FLASH_DH),
@@ -556,18 +554,18 @@ class FlashSection:
     block_q: int
     block_k: int
     causal: bool
-    q_block: int  # the query block shown, 1-based
     result: modern.FlashResult
     scores: np.ndarray  # (T, T) the whole S = QKᵀ/√d (−inf where masked): what flash never holds
     reference: np.ndarray  # (T, d) softmax(S)·V at once
     difference: float  # max |flash − reference|
-    steps: tuple[modern.FlashStep, ...]  # the shown query block's steps, one per key block
-    errors: tuple[float, ...]  # after each step: max |Õ/ℓ − final O| of the block's rows
+    # every step in the loop's order (FlashAttention-2's): each query block, each key block
+    steps: tuple[modern.FlashStep, ...]
+    errors: tuple[float, ...]  # after each step: max |Õ/ℓ − final O| of its query block's rows
     full_numbers: int  # T² scores (and as many weights) the standard way holds
     tile_numbers: int  # a tile, the block's Q rows, m, ℓ and the accumulator
 
 
-def flash_section(T: int, block_q: int, block_k: int, causal: bool, q_block: int) -> FlashSection:
+def flash_section(T: int, block_q: int, block_k: int, causal: bool) -> FlashSection:
     Q = seeded((T, FLASH_D), SEED)
     K = seeded((T, FLASH_D), SEED + 1)
     V = seeded((T, FLASH_D), SEED + 2)
@@ -575,23 +573,21 @@ def flash_section(T: int, block_q: int, block_k: int, causal: bool, q_block: int
     mask = modern.window_mask(T, causal=True) if causal else None
     exact = attention(Q, K, V, mask=mask)
     scores = exact.scores if mask is None else np.where(mask, exact.scores, -np.inf)
-    q_block = min(max(int(q_block), 1), result.n_q_blocks)
-    steps = result.block(q_block - 1)
-    r0, r1 = steps[0].rows
-    final = exact.output[r0:r1]
     Bq, Bk = result.block_q, result.block_k
     return FlashSection(
         T=T,
         block_q=Bq,
         block_k=Bk,
         causal=causal,
-        q_block=q_block,
         result=result,
         scores=scores,
         reference=exact.output,
         difference=float(np.abs(result.output - exact.output).max()),
-        steps=steps,
-        errors=tuple(float(np.abs(s.estimate - final).max()) for s in steps),
+        steps=result.steps,
+        errors=tuple(
+            float(np.abs(s.estimate - exact.output[s.rows[0] : s.rows[1]]).max())
+            for s in result.steps
+        ),
         full_numbers=T * T,
         tile_numbers=Bq * Bk + 2 * Bq * FLASH_D + Bk * 2 * FLASH_D + 2 * Bq,
     )
@@ -635,13 +631,6 @@ def traffic_range() -> tuple[int, int]:
         traffic = traffic_section(N, d, sram_kb).traffic
         counts += [traffic.standard, traffic.flash]
     return min(counts), max(counts)
-
-
-def query_blocks(T: int, block_q: int) -> int:
-    """How many query blocks the query-block control may choose from: ⌈T / B_q⌉ (the last block may
-    be shorter); 1 for a block size out of range, which :func:`flash_section` refuses with a
-    message."""
-    return math.ceil(T / block_q) if 1 <= block_q <= T else 1
 
 
 FLASH_LATEX = (
