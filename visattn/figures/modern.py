@@ -645,13 +645,11 @@ def flash_live(
         s = steps[int(value) - 1]
         return f"{s.i + 1}·{s.j + 1}"
 
-    (r0, r1), (c0, c1) = steps[g].rows, steps[g].cols
-    band = dict(type="rect", xref="x", yref="y", y0=r0 + 0.5, y1=r1 + 0.5)
+    box = dict(type="rect", xref="x", yref="y")  # placed by boxes(steps[g]) below
     layout["shapes"] = [
-        band | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
-        band | dict(x0=c0 + 0.5, x1=c1 + 0.5, line=dict(width=3, color="#111")),  # the tile
+        box | dict(x0=0.5, x1=T + 0.5, line=dict(width=2, dash="dot")),  # the query block
+        box | dict(line=dict(width=3, color="#111")),  # the tile
     ]
-    layout["yaxis2"] |= dict(range=[r0 + Bq + 0.5, r0 + 0.5], tickvals=list(range(r0 + 1, r1 + 1)))
     layout["title"] = dict(
         text=heading(g),
         x=0.0,
@@ -662,6 +660,7 @@ def flash_live(
         pad=dict(t=font_size),  # the first line whole: Plotly tops a two-line title by its second
     )
     fig = _figure(data, layout)
+    fig.plotly_relayout(boxes(steps[g]))  # as the slider's step g places them
     return live.add_slider(
         fig,
         label=label,
