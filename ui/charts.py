@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,29 @@ PLOTLY_CHUNK = streamlit_chunk("PlotlyChart.*.js")
 _chart = st.components.v2.component(
     CHART_NAME, js=Path(__file__).with_name("chart.js").read_text(), isolate_styles=False
 )
+
+
+# The JSON of each figure drawn, while the figure lives: a cached figure (st.cache_resource, shared
+# by every session and never changed once made) is drawn at every rerun of its section, and
+# plotly.io.to_json costs a few milliseconds of each (5 ms of FlashAttention's figure).
+_JSON: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def figure_json(fig: go.Figure) -> str:
+    """``fig`` as JSON, made once per figure object (by identity: a new figure with the same id
+    after the old one is gone is not taken for it)."""
+    key = id(fig)
+    known = _JSON.get(key)
+    if known is not None and known[0]() is fig:
+        return known[1]
+    text = plotly.io.to_json(fig, validate=False)
+
+    def forget(_ref: weakref.ref) -> None:
+        if _JSON.get(key, (None,))[0] is _ref:
+            del _JSON[key]
+
+    _JSON[key] = (weakref.ref(fig, forget), text)
+    return text
 
 
 def _slug(name: str) -> str:
@@ -75,7 +99,7 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     }
     hidden = lecture_modes.hidden(key)
     drawn = export.without_numbers(fig, colours=lecture_modes.hide_level() > 1) if hidden else fig
-    figure = plotly.io.to_json(drawn, validate=False)
+    figure = figure_json(drawn)
     data = {
         "figure": figure,
         "config": config,
