@@ -15,7 +15,7 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, section, tabs
+from ui.frame import controls_row, explain, font_size, page, section, tabs
 from ui.i18n import label, t
 from visattn.figures import modern as modern_figures
 from visattn.lessons import modern_attention as lesson
@@ -54,13 +54,13 @@ def section_gqa() -> None:
 @section
 def gqa_view() -> None:
     """The example's controls, which query heads read which K/V head, and every head's map."""
-    first, second, third, fourth = st.columns(4)
-    T = widgets.slider(CONTROLS["mo_gt"], t("modern.tokens"), where=first)
-    H = widgets.slider(CONTROLS["mo_h"], t("modern.query_heads"), where=second)
+    row = controls_row()
+    T = widgets.slider(CONTROLS["mo_gt"], t("modern.tokens"), where=row)
+    H = widgets.slider(CONTROLS["mo_h"], t("modern.query_heads"), where=row)
     G = widgets.slider(
-        CONTROLS["mo_g"], t("modern.kv_heads"), where=third, help=t("modern.kv_heads_help")
+        CONTROLS["mo_g"], t("modern.kv_heads"), where=row, help=t("modern.kv_heads_help")
     )
-    causal = widgets.toggle(CONTROLS["mo_causal"], t("modern.causal"), where=fourth)
+    causal = widgets.toggle(CONTROLS["mo_causal"], t("modern.causal"), where=row)
     gqa = compute("mo_gqa", cache_modern.gqa_section, T, H, G, causal)
     if gqa is None:
         return
@@ -153,9 +153,9 @@ def section_cache() -> None:
 @section
 def cache_view() -> None:
     """The number format and the model written out: its sum, its metrics, the chart."""
-    left, right = st.columns(2)
-    dtype = widgets.radio(CONTROLS["mo_dtype"], t("modern.dtype"), where=left)
-    model = widgets.select(CONTROLS["mo_model"], t("modern.model"), where=right)
+    row = controls_row()
+    dtype = widgets.radio(CONTROLS["mo_dtype"], t("modern.dtype"), where=row)
+    model = widgets.select(CONTROLS["mo_model"], t("modern.model"), where=row)
     cache = cache_modern.cache_section(model, dtype)
     chosen = cache.chosen
     formula(cache.formula, "modern_cache")
@@ -256,19 +256,21 @@ def section_window() -> None:
     their own controls)."""
     explain(t("modern.window_intro"))
     window_view()
+    span, paper = lesson.mistral_span()  # of the model, not of the example: drawn once
+    st.markdown(t("modern.mistral_span", span=count(span), paper=count(paper)))
 
 
 @section
 def window_view() -> None:
     """The example's controls, its mask, its reach and its rolling cache."""
-    first, second, third, fourth = st.columns(4)
-    T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=first)
+    row = controls_row()
+    T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=row)
     window = widgets.number(
-        CONTROLS["mo_w"], t("modern.window"), where=second, help=t("modern.window_help")
+        CONTROLS["mo_w"], t("modern.window"), where=row, help=t("modern.window_help")
     )
-    layers = widgets.slider(CONTROLS["mo_wl"], t("modern.layers"), where=third)
+    layers = widgets.slider(CONTROLS["mo_wl"], t("modern.layers"), where=row)
     sinks = widgets.slider(
-        CONTROLS["mo_sinks"], t("modern.sinks"), where=fourth, help=t("modern.sinks_help")
+        CONTROLS["mo_sinks"], t("modern.sinks"), where=row, help=t("modern.sinks_help")
     )
     windowed = compute("mo_window", cache_modern.window_section, T, window, layers, sinks)
     if windowed is None:
@@ -286,10 +288,6 @@ def window_view() -> None:
         value_name=t("modern.may_attend"),
     )
     show(mask, "sliding_window_mask")
-    left, middle, right = st.columns(3)
-    left.metric(t("modern.keys_per_query"), windowed.keys_per_query)
-    middle.metric(t("modern.span_metric", L=windowed.layers), windowed.span)
-    right.metric(t("modern.rolling_cache"), min(windowed.T, windowed.window + windowed.sinks))
     layer_names = [t("modern.after_layer", l=k + 1) for k in range(windowed.layers)]
     reach = modern_figures.receptive(
         windowed.reach,
@@ -301,23 +299,21 @@ def window_view() -> None:
         font_size=font_size(),
     )
     show(reach, "sliding_window_reach")
-    st.markdown(
-        t(
-            "modern.span_text",
-            L=windowed.layers,
-            W=windowed.window,
-            formula=windowed.span_formula,
-            span=windowed.span,
-            T=windowed.T,
-        )
+    # one paragraph, not three metrics: each element costs every rerun of this section's controls
+    keys = t(
+        "modern.window_numbers",
+        keys=windowed.keys_per_query,
+        cache=min(windowed.T, windowed.window + windowed.sinks),
     )
-    st.markdown(
-        t(
-            "modern.mistral_span",
-            span=count(windowed.mistral_span),
-            paper=count(windowed.mistral_paper),
-        )
+    span = t(
+        "modern.span_text",
+        L=windowed.layers,
+        W=windowed.window,
+        formula=windowed.span_formula,
+        span=windowed.span,
+        T=windowed.T,
     )
+    st.markdown(f"{keys} {span}")
     st.caption(t("modern.window_check", err=f"{windowed.reference_difference:.1e}"))
     positions = list(range(1, windowed.T + 1))
     download_csv(windowed.mask.astype(int), "sliding_window_mask", positions, positions)
@@ -338,11 +334,11 @@ def section_flash() -> None:
 @section
 def flash_view() -> None:
     """The example's controls and the online softmax, every step in the figure's own slider."""
-    first, second, third, fourth = st.columns(4)
-    T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=first)
-    block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=second)
-    block_k = widgets.number(CONTROLS["mo_fbk"], t("modern.block_k"), where=third)
-    causal = widgets.toggle(CONTROLS["mo_fcausal"], t("modern.causal"), where=fourth)
+    row = controls_row()
+    T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=row)
+    block_q = widgets.number(CONTROLS["mo_fbq"], t("modern.block_q"), where=row)
+    block_k = widgets.number(CONTROLS["mo_fbk"], t("modern.block_k"), where=row)
+    causal = widgets.toggle(CONTROLS["mo_fcausal"], t("modern.causal"), where=row)
     flash = compute("mo_flash", cache_modern.flash_section, T, block_q, block_k, causal)
     if flash is not None:
         flash_steps(flash)
@@ -397,10 +393,10 @@ def flash_traffic() -> None:
     """Dao et al. 2022's memory-traffic arithmetic for a chosen N, d and on-chip memory: its own
     controls rerun only this."""
     heading(t("modern.traffic_heading"), t("modern.traffic_intro"))
-    first, second, third = st.columns(3)
-    N = widgets.select(CONTROLS["mo_fn"], t("modern.traffic_n"), where=first)
-    d = widgets.select(CONTROLS["mo_fd"], t("modern.traffic_d"), where=second)
-    sram = widgets.select(CONTROLS["mo_fm"], t("modern.traffic_m"), where=third)
+    row = controls_row()
+    N = widgets.select(CONTROLS["mo_fn"], t("modern.traffic_n"), where=row)
+    d = widgets.select(CONTROLS["mo_fd"], t("modern.traffic_d"), where=row)
+    sram = widgets.select(CONTROLS["mo_fm"], t("modern.traffic_m"), where=row)
     traffic = compute("mo_traffic", cache_modern.traffic_section, N, d, sram)
     if traffic is None:
         return

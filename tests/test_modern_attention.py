@@ -148,8 +148,8 @@ def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
 
 def test_mistral_span_and_the_papers_rounding():
     assert modern.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
+    assert lesson.mistral_span() == (131_041, 131_072)
     section = lesson.window_section(20, 4, 3, 0)
-    assert (section.mistral_span, section.mistral_paper) == (131_041, 131_072)
     assert section.span == section.span_formula == 10
     assert section.keys_per_query == 4 and section.reference_difference < TOL
     with pytest.raises(InputError) as err:

@@ -506,8 +506,13 @@ class WindowSection:
     span_formula: int  # L·(W − 1) + 1 (without sinks; capped at T)
     keys_per_query: int  # the most keys one query reads
     reference_difference: float  # max |sliding-window GQA − masked single-head attention|
-    mistral_span: int  # 32·(4096 − 1) + 1
-    mistral_paper: int  # W × L as the Mistral paper writes it: 4096 × 32
+
+
+def mistral_span() -> tuple[int, int]:
+    """How far Mistral 7B's last token reaches over its layers: measured as the masks compose,
+    32·(4096 − 1) + 1, and as the Mistral paper writes it, W × L = 4096 × 32."""
+    mistral = MODELS["mistral_7b"]
+    return modern.window_span(mistral.window, mistral.n_layers), mistral.window * mistral.n_layers
 
 
 def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSection:
@@ -524,7 +529,6 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
     V = seeded((1, T, GQA_DH), SEED + 2)
     windowed = modern.grouped_query_attention(Q, K, V, causal=True, window=window, sinks=sinks)
     reference = attention(Q[0], K[0], V[0], mask=mask).output
-    mistral = MODELS["mistral_7b"]
     return WindowSection(
         T=T,
         window=window,
@@ -540,8 +544,6 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
         span_formula=min(T, modern.window_span(window, layers)),
         keys_per_query=int(mask.sum(axis=1).max()),
         reference_difference=float(np.abs(windowed.output[0] - reference).max()),
-        mistral_span=modern.window_span(mistral.window, mistral.n_layers),
-        mistral_paper=mistral.window * mistral.n_layers,
     )
 
 
