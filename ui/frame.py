@@ -276,7 +276,8 @@ def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
 def controls_row():
     """A row for a section's controls, side by side (wrapping on a narrow screen): one flex
     container, where ``st.columns`` makes a block per column too, each a React element that every
-    rerun of the section draws again (benchmarks/README: ~6 % of the browser's time per change)."""
+    rerun of the section draws again (benchmarks/README: the browser's main thread per change of a
+    slider of the modern page, 5–10 % less)."""
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 

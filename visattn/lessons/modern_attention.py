@@ -509,8 +509,9 @@ class WindowSection:
 
 
 def mistral_span() -> tuple[int, int]:
-    """How far Mistral 7B's last token reaches over its layers: measured as the masks compose,
-    32·(4096 − 1) + 1, and as the Mistral paper writes it, W × L = 4096 × 32."""
+    """How far Mistral 7B's last token reaches over its layers: L(W − 1) + 1 = 32·4095 + 1 (what
+    composing the masks gives, tests/test_modern_attention), and as the Mistral paper writes it,
+    W × L = 4096 × 32."""
     mistral = MODELS["mistral_7b"]
     return modern.window_span(mistral.window, mistral.n_layers), mistral.window * mistral.n_layers
 
