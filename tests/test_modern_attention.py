@@ -542,12 +542,13 @@ def test_the_flash_figure_walks_every_tile_and_opens_on_the_first_blocks_output(
     fig = _figure_builds()["flash live"].to_dict()
     (slider,) = fig["layout"]["sliders"]
     steps = slider["steps"]
-    # 3 query blocks × 4 key blocks; it opens on query block 1's last key block
-    assert len(steps) == 12 and slider["active"] == 3
+    # 3 query blocks × 4 key blocks, causal; it opens on query block 1's last tile computed, key
+    # block 2 (keys 4–6: query 4 sees key 4), not on the skipped blocks 3 and 4
+    assert len(steps) == 12 and slider["active"] == 1
     layouts = [s["args"][1] for s in steps]
     # as built, the figure shows the active step: its band, tile and running rows
     band, tile = fig["layout"]["shapes"]
-    assert (band["y0"], band["y1"], tile["x0"], tile["x1"]) == (0.5, 4.5, 9.5, 10.5)
+    assert (band["y0"], band["y1"], tile["x0"], tile["x1"]) == (0.5, 4.5, 3.5, 6.5)
     assert list(fig["layout"]["yaxis2"]["range"]) == [4.5, 0.5]
     # the tile outline over key block j: columns 3j + 1 … 3j + 3 (the last one shorter)
     assert [x["shapes[1].x0"] for x in layouts[:4]] == [0.5, 3.5, 6.5, 9.5]

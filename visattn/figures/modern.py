@@ -535,7 +535,9 @@ def flash_live(
             for i, row in enumerate(all_text)
         ]
 
-    g = n_k - 1  # the figure opens on the first query block's last step: its final output
+    # the figure opens on the first query block's last tile computed: its final output (a causal
+    # block's later tiles are skipped, and change nothing)
+    g = max(j for j in range(n_k) if not steps[j].skipped)
     data = [
         _panel(
             S,
