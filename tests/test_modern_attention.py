@@ -396,6 +396,9 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
     # ticks as powers of ten in every language (Plotly's own "100M", "1B" are English), whole counts
     # in the hover
     assert figure.layout.yaxis.exponentformat == "power"
+    # and each N drawn is a tick, written whole (Plotly's own log ticks read "2", "10k")
+    assert list(figure.layout.xaxis.tickvals) == list(lesson.FLASH_N)
+    assert figure.layout.xaxis.ticktext[-1] == "131,072"
     assert figure.data[0].hovertemplate == "standard<br>N = %{x:,}: %{y:,}<extra></extra>"
 
 

@@ -333,18 +333,24 @@ def cache_curves(
         for k, (name, (x, y)) in enumerate(curves.items())
     ]
     # ticks at the contexts the lines are drawn at, written out, and at powers of ten of GB:
-    # Plotly's own log ticks ("5", "1000", "2", "10k") read as numbers of their own
-    contexts = sorted({int(n) for x, _ in curves.values() for n in np.asarray(x)})
+    contexts = {int(n) for x, _ in curves.values() for n in np.asarray(x)}
     layout = _layout(
         title,
         x_title,
         y_title,
         font_size,
         height=520,
-        xaxis=dict(type="log", tickvals=contexts, ticktext=[f"{n:,}" for n in contexts]),
+        xaxis=_counted_log_axis(contexts),
         yaxis=dict(type="log", dtick=1) | _log_range(gb_range),
     )
     return _figure(data, layout)
+
+
+def _counted_log_axis(counts) -> dict:
+    """A log axis ticked at each count drawn, written whole ("131,072"): Plotly's own log ticks
+    ("5", "1000", "2", "10k") read as numbers of their own, and "k" is an English abbreviation."""
+    ticks = sorted(int(n) for n in counts)
+    return dict(type="log", tickvals=ticks, ticktext=[f"{n:,}" for n in ticks])
 
 
 def _log_range(span: tuple[float, float] | None, pad: float = 0.05) -> dict:
@@ -371,8 +377,9 @@ def traffic_curves(
     font_size: int = 14,
 ) -> go.Figure:
     """HBM reads and writes of both algorithms against N, on log–log axes; the y axis spans
-    ``y_range`` when given (as :func:`cache_curves`). Its ticks are powers of ten (10⁸, not
-    Plotly's "100M", whose M and B are English abbreviations), the hover the whole count."""
+    ``y_range`` when given (as :func:`cache_curves`). Its y ticks are powers of ten (10⁸, not
+    Plotly's "100M", whose M and B are English abbreviations), its x ticks each N drawn, the
+    hover the whole count."""
     data = [
         dict(
             type="scatter",
@@ -385,7 +392,8 @@ def traffic_curves(
         for name, y in ((standard_name, standard), (flash_name, flash))
     ]
     yaxis = dict(type="log", exponentformat="power") | _log_range(y_range)
-    layout = _layout(title, x_title, y_title, font_size, xaxis=dict(type="log"), yaxis=yaxis)
+    xaxis = _counted_log_axis(np.asarray(N))
+    layout = _layout(title, x_title, y_title, font_size, xaxis=xaxis, yaxis=yaxis)
     return _figure(data, layout)
 
 
