@@ -67,7 +67,7 @@ def test_defaults_show_every_section():
     assert m["Keys read by this step's query"] == "5" and m["Rows in the cache"] == f"5 / {T}"
     # cost panel: GPT-3 at 2,048 tokens by default; 2 · 96 · 2048 · 12288 · 2 bytes = 9.66 GB
     assert (
-        m["KV cache of one sequence (fp16)"] == "9.66 GB"
+        m["KV cache of one sequence"] == "9.66 GB"
         and m["Keys read at the last step"] == "2,048"
     )
     memory = at.dataframe[0].value
@@ -120,7 +120,7 @@ def test_step_slider_and_shape_are_in_the_url():
     m = metrics(at)
     assert m["Keys read by this step's query"] == "12"
     assert (
-        m["KV cache of one sequence (fp16)"] == "37.7 MB"
+        m["KV cache of one sequence"] == "37.7 MB"
         and m["Keys read at the last step"] == "1,024"
     )
     at.slider(key="dec_step").set_value(3).run()
