@@ -332,7 +332,7 @@ def cache_curves(
         )
         for k, (name, (x, y)) in enumerate(curves.items())
     ]
-    # ticks at the contexts the lines are drawn at, written out, and at powers of ten of GB:
+    # ticks at the contexts the lines are drawn at, written out, and at powers of ten of GB
     contexts = {int(n) for x, _ in curves.values() for n in np.asarray(x)}
     layout = _layout(
         title,
