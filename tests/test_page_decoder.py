@@ -66,10 +66,7 @@ def test_defaults_show_every_section():
     m = metrics(at)
     assert m["Keys read by this step's query"] == "5" and m["Rows in the cache"] == f"5 / {T}"
     # cost panel: GPT-3 at 2,048 tokens by default; 2 · 96 · 2048 · 12288 · 2 bytes = 9.66 GB
-    assert (
-        m["KV cache of one sequence"] == "9.66 GB"
-        and m["Keys read at the last step"] == "2,048"
-    )
+    assert m["KV cache of one sequence"] == "9.66 GB" and m["Keys read at the last step"] == "2,048"
     memory = at.dataframe[0].value
     assert list(memory.index) == ["GPT-2 small", "GPT-3 175B"] and list(memory.columns) == [
         "1,024 tokens",
@@ -119,10 +116,7 @@ def test_step_slider_and_shape_are_in_the_url():
     assert_clean(at)
     m = metrics(at)
     assert m["Keys read by this step's query"] == "12"
-    assert (
-        m["KV cache of one sequence"] == "37.7 MB"
-        and m["Keys read at the last step"] == "1,024"
-    )
+    assert m["KV cache of one sequence"] == "37.7 MB" and m["Keys read at the last step"] == "1,024"
     at.slider(key="dec_step").set_value(3).run()
     assert qp(at)["dec_step"] == "3" and metrics(at)["Rows in the cache"] == "3 / 20"
     # a step past the end of a shorter sequence is clamped to its last token
