@@ -20,6 +20,9 @@ from plotly.colors import get_colorscale
 from .. import display
 
 WEIGHT_SCALE = "Blues"
+# A number in a hover: four significant digits, trailing zeros dropped (d3's plain ".4g" writes a
+# mask's 0 and 1 as "0.000" and "1.000", a weight of 0.25 as "0.2500")
+HOVER_NUMBER = ".4~g"
 DIVERGING_SCALE = "RdBu_r"
 HEAD_COLOURS = (
     "#1f77b4",

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 from ..lessons.kernel import Regression, Sweep, key_text
 from ..scoring import ScoredAttention
-from .core import _figure, _fmt, _title, compact
+from .core import HOVER_NUMBER, _figure, _fmt, _title, compact
 from .lines import bars, curves
 from .live import Step, add_slider, packed
 from .matrices import heatmap
@@ -181,10 +181,13 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
     spec = fig.to_plotly_json()
     data, layout = spec["data"], spec["layout"]
     data[1]["marker"] = {"size": 9, "color": "#333333"}
-    hover = f"{w.query}: %{{x:.4g}}<br>{w.estimate}: %{{y:.4g}}<extra></extra>"
+    hover = (
+        f"{w.query}: %{{x:{HOVER_NUMBER}}}<br>{w.estimate}: %{{y:{HOVER_NUMBER}}}<extra></extra>"
+    )
     for tr in data:
         tr["hovertemplate"] = (
-            f"{w.labels[0]}: %{{x:.4g}}<br>{w.labels[-1]}: %{{y:.4g}}<extra>{tr['name']}</extra>"
+            f"{w.labels[0]}: %{{x:{HOVER_NUMBER}}}<br>"
+            f"{w.labels[-1]}: %{{y:{HOVER_NUMBER}}}<extra>{tr['name']}</extra>"
         )
     # live: the star moves with σ (and may have no estimate)
     if b.supported or regression.by_sigma is not None:
@@ -248,7 +251,8 @@ def plane_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Fi
         opacity=0.55,
         colorbar=dict(title=_title(lab[-1]), thickness=14),
         hovertemplate=(
-            f"{lab[0]}: %{{x:.4g}}<br>{lab[1]}: %{{y:.4g}}<br>{w.estimate}: %{{z:.4g}}"
+            f"{lab[0]}: %{{x:{HOVER_NUMBER}}}<br>{lab[1]}: %{{y:{HOVER_NUMBER}}}<br>"
+            f"{w.estimate}: %{{z:{HOVER_NUMBER}}}"
             "<extra></extra>"
         ),
     )

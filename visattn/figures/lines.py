@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..reading import filter_edges
-from .core import HEAD_COLOURS, _figure, _fmt, _ticks, _title, compact, plotly_text
+from .core import HEAD_COLOURS, HOVER_NUMBER, _figure, _fmt, _ticks, _title, compact, plotly_text
 
 LABEL_GAP = 0.04  # x distance (the lines run from 0 to 1) between a line's end and its token
 
@@ -169,7 +169,7 @@ def bars(
             if n <= 40
             else None,
             textposition="outside",
-            hovertemplate=f"%{{x}}<br>{y_title}: %{{y:.4g}}<extra></extra>",
+            hovertemplate=f"%{{x}}<br>{y_title}: %{{y:{HOVER_NUMBER}}}<extra></extra>",
         )
     ]
     yaxis = dict(title=_title(y_title)) | (dict(range=[0, ymax]) if ymax is not None else {})

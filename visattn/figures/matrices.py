@@ -12,6 +12,7 @@ from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
 from .core import (
     DIVERGING_SCALE,
+    HOVER_NUMBER,
     MAX_TICKS,
     WEIGHT_SCALE,
     _bottom_margin,
@@ -92,7 +93,7 @@ def heatmap(
             textfont=dict(size=cell_text_px(font_size, max(rows, cols))),
             hovertemplate=(
                 f"{y_title or 'row'}: %{{y}}<br>{x_title or 'column'}: %{{x}}"
-                f"<br>{value_name}: %{{z:.4g}}<extra></extra>"
+                f"<br>{value_name}: %{{z:{HOVER_NUMBER}}}<extra></extra>"
             ),
             colorbar=dict(title=_title(value_name), thickness=14),
             showscale=colour_bar,

@@ -19,6 +19,7 @@ from . import live
 from .core import (
     DIVERGING_SCALE,
     HEAD_COLOURS,
+    HOVER_NUMBER,
     WEIGHT_SCALE,
     _figure,
     _scale,
@@ -586,7 +587,7 @@ def flash_live(
                 "x2",
                 "y2",
                 WEIGHT_SCALE if k < 2 else DIVERGING_SCALE,
-                f"{query_name} %{{y}}<br>{name}: %{{z:.4g}}<extra></extra>",
+                f"{query_name} %{{y}}<br>{name}: %{{z:{HOVER_NUMBER}}}<extra></extra>",
                 x=columns[k],
                 y=rows(steps[g]),
                 textfont=dict(size=small),

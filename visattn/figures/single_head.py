@@ -18,7 +18,7 @@ from ..attention import SelfAttentionTrace
 from ..display import MAX_TEXT_CELLS
 from ..scaling import Peakedness
 from . import live
-from .core import DIVERGING_SCALE, HEAD_COLOURS, WEIGHT_SCALE, _figure
+from .core import DIVERGING_SCALE, HEAD_COLOURS, HOVER_NUMBER, WEIGHT_SCALE, _figure
 from .lines import curves
 from .matrices import heatmap
 
@@ -137,7 +137,7 @@ def panel(
         size = max(9, font_size - 3)
     hover = (
         f"{y_title or row_name}: %{{y}}<br>{x_title or col_name}: %{{x}}<br>"
-        f"{value_name}: %{{z:.4g}}<extra></extra>"
+        f"{value_name}: %{{z:{HOVER_NUMBER}}}<extra></extra>"
     )
     return _restyle(
         fig,
