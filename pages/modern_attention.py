@@ -262,23 +262,21 @@ def section_window() -> None:
 
 @section
 def window_view() -> None:
-    """The example's controls, its mask, its reach and its rolling cache."""
+    """The example's controls, its mask, its reach over layers and its rolling cache."""
     row = controls_row()
     T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=row)
     window = widgets.number(
         CONTROLS["mo_w"], t("modern.window"), where=row, help=t("modern.window_help")
     )
-    layers = widgets.slider(CONTROLS["mo_wl"], t("modern.layers"), where=row)
     sinks = widgets.slider(
         CONTROLS["mo_sinks"], t("modern.sinks"), where=row, help=t("modern.sinks_help")
     )
-    windowed = compute("mo_window", cache_modern.window_section, T, window, layers, sinks)
+    windowed = compute("mo_window", cache_modern.window_section, T, window, sinks)
     if windowed is None:
         return
     mask = cache_modern.window_live(
         windowed.T,
         windowed.window,
-        windowed.layers,
         windowed.sinks,
         font_size(),
         title=t("modern.mask_title"),
@@ -288,32 +286,27 @@ def window_view() -> None:
         value_name=t("modern.may_attend"),
     )
     show(mask, "sliding_window_mask")
-    layer_names = [t("modern.after_layer", l=k + 1) for k in range(windowed.layers)]
-    reach = modern_figures.receptive(
-        windowed.reach,
-        layer_names=layer_names,
-        title=t("modern.reach_title", T=windowed.T),
+    # one paragraph, not three metrics: each element costs every rerun of this section's controls
+    st.markdown(
+        t(
+            "modern.window_numbers",
+            keys=windowed.keys_per_query,
+            cache=min(windowed.T, windowed.window + windowed.sinks),
+        )
+    )
+    reach = cache_modern.reach_live(
+        windowed.T,
+        windowed.window,
+        windowed.sinks,
+        font_size(),
+        title=t("modern.reach_title"),
+        layer_name=t("modern.after_layer"),
+        label=t("modern.layers_prefix"),
         x_title=t("common.position"),
         y_title=t("modern.layer_axis"),
         value_name=t("modern.reaches"),
-        font_size=font_size(),
     )
     show(reach, "sliding_window_reach")
-    # one paragraph, not three metrics: each element costs every rerun of this section's controls
-    keys = t(
-        "modern.window_numbers",
-        keys=windowed.keys_per_query,
-        cache=min(windowed.T, windowed.window + windowed.sinks),
-    )
-    span = t(
-        "modern.span_text",
-        L=windowed.layers,
-        W=windowed.window,
-        formula=windowed.span_formula,
-        span=windowed.span,
-        T=windowed.T,
-    )
-    st.markdown(f"{keys} {span}")
     st.caption(t("modern.window_check", err=f"{windowed.reference_difference:.1e}"))
     positions = list(range(1, windowed.T + 1))
     download_csv(windowed.mask.astype(int), "sliding_window_mask", positions, positions)

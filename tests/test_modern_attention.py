@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from apptest_util import array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,11 +150,15 @@ def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
 def test_mistral_span_and_the_papers_rounding():
     assert modern.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
     assert lesson.mistral_span() == (131_041, 131_072)
-    section = lesson.window_section(20, 4, 3, 0)
-    assert section.span == section.span_formula == 10
+    section = lesson.window_section(20, 4, 0)
+    # each layer adds W − 1 = 3 positions until all 20 are reached (layer 7: 7·3 + 1 = 22 > 20)
+    assert section.spans == (4, 7, 10, 13, 16, 19, 20, 20)
+    assert section.span_formulas == (4, 7, 10, 13, 16, 19, 22, 25)
     assert section.keys_per_query == 4 and section.reference_difference < TOL
+    # two sinks: positions 1 and 2 reach the last token from the first layer on, besides the band
+    assert lesson.window_section(20, 4, 2).spans == (6, 9, 12, 15, 18, 20, 20, 20)
     with pytest.raises(InputError) as err:
-        lesson.window_section(20, 0, 3, 0)
+        lesson.window_section(20, 0, 0)
     assert err.value.code == "window_size"
 
 
@@ -432,17 +437,36 @@ def test_public_names_are_lazy_exports():
 
 
 def test_the_window_sliders_steps_stay_few():
-    short = lesson.window_section(20, 4, 3, 0)
+    short = lesson.window_section(20, 4, 0)
     assert short.windows == tuple(range(1, 21)) and short.active == 3
-    long = lesson.window_section(48, 5, 3, 0)
+    long = lesson.window_section(48, 5, 0)
     assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
     assert long.windows[0] == 1 and long.windows[-1] == 48
     for w, k, m in zip(long.windows, long.window_keys, long.masks, strict=True):
         np.testing.assert_array_equal(m, modern.window_mask(48, w))
         assert k == min(w, 48)
-    sinks = lesson.window_section(20, 4, 3, 2)
+    sinks = lesson.window_section(20, 4, 2)
     # W + 2 sinks while the band has not reached them, never more than T
     assert sinks.window_keys[3] == 6 and sinks.window_keys[-1] == 20
+
+
+def test_the_reach_figures_slider_adds_one_layer_a_step():
+    section = lesson.window_section(20, 4, 0)
+    fig = _figure_builds()["receptive live"].to_dict()
+    (slider,) = fig["layout"]["sliders"]
+    assert [s["label"] for s in slider["steps"]] == [str(L) for L in range(1, 9)]
+    assert slider["active"] == 2 and fig["layout"]["title"]["text"] == "3 12 10"  # 2 sinks
+    bare = modern_figures.receptive_live(section, title="{} {} {}".format, layer_names="12345678")
+    for L, step in enumerate(bare.to_dict()["layout"]["sliders"][0]["steps"], start=1):
+        data, layout, traces = step["args"]
+        z = array(data["z"][traces.index(0)]).reshape(8, 20)
+        # the first L rows are the reach after layers 1 … L (the last 3L + 1 positions, up to 20),
+        # the rest blank
+        for layer in range(L):
+            expected = [j >= 20 - (3 * (layer + 1) + 1) for j in range(20)]
+            np.testing.assert_array_equal(z[layer] == 1, expected)
+        assert np.isnan(z[L:]).all() and not np.isnan(z[:L]).any()
+        assert layout["title.text"] == f"{L} {min(20, 3 * L + 1)} {3 * L + 1}"
 
 
 # ---------------------------------------------------------------- figures
@@ -452,7 +476,7 @@ def _figure_builds():
     """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
-    window = lesson.window_section(20, 4, 3, 2)
+    window = lesson.window_section(20, 4, 2)
     flash = lesson.flash_section(10, 4, 3, True)
     traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
 
@@ -475,7 +499,9 @@ def _figure_builds():
             lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
         ),
         "window live": modern_figures.window_live(window, title="W = {} · {} keys".format),
-        "receptive": modern_figures.receptive(window.reach, layer_names=["1", "2", "3"]),
+        "receptive live": modern_figures.receptive_live(
+            window, title="{} {} {}".format, layer_names=[str(k) for k in range(1, 9)], start=3
+        ),
         "flash live": modern_figures.flash_live(
             flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")
         ),

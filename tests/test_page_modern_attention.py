@@ -273,11 +273,17 @@ def test_window_section():
     # the in-figure slider over the window: every W from 1 to T, starting at the control's
     (slider,) = mask_fig["layout"]["sliders"]
     assert len(slider["steps"]) == T and slider["active"] == W - 1
-    reach = array(reach_fig["data"][0]["z"]).reshape(3, T)
-    assert list(reach.sum(axis=1)) == [4, 7, 10]
+    # the reach opens on 3 layers of the 8 its own slider offers, each adding W − 1 = 3 positions
+    reach = array(reach_fig["data"][0]["z"]).reshape(8, T)
+    assert list(np.nansum(reach, axis=1)) == [4, 7, 10, 0, 0, 0, 0, 0]
+    (layers,) = reach_fig["layout"]["sliders"]
+    assert len(layers["steps"]) == 8 and layers["active"] == 2
+    title = "After 3 layers token 20 depends on 10 positions (dark); L(W − 1) + 1 = 10"
+    assert reach_fig["layout"]["title"]["text"] == title
+    last = layers["steps"][-1]["args"][1]["title.text"]
+    assert last == "After 8 layers token 20 depends on 20 positions (dark); L(W − 1) + 1 = 25"
     prose = texts(at)
     assert "at most **4** keys, and the rolling cache holds **4** tokens" in prose
-    assert "after 3 layers the last token depends on **10** positions" in prose
     assert "**131,041** positions" in prose
     at.slider(key="mo_sinks").set_value(2).run()
     assert qp(at)["mo_sinks"] == "2"
@@ -357,12 +363,20 @@ def test_block_larger_than_t(lang, phrase):
 def test_tampered_url():
     at = run_page(
         "modern",
-        {"mo_sec": "bogus", "mo_h": "999", "mo_causal": "maybe", "mo_model": "gpt9", "mo_fn": "7"},
+        {
+            "mo_sec": "bogus",
+            "mo_h": "999",
+            "mo_causal": "maybe",
+            "mo_model": "gpt9",
+            "mo_fn": "7",
+            "mo_wl": "5",  # an old link's layers: now the reach figure's own slider
+        },
     )
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn"):
+    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn", "mo_wl"):
         assert name.replace("_", "\\_") in w
+    assert "mo_wl" not in at.query_params
     assert not errors(at) and open_tab_index(at) == 0  # the defaults: the first tab
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
 
@@ -396,7 +410,7 @@ def test_each_section_holds_its_own_controls():
     assert keys(functions["cache_view"]) == {"mo_dtype", "mo_model"}
     for name in ("section_gqa", "section_cache", "section_window", "section_flash"):
         assert not keys(functions[name]), name
-    assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_wl", "mo_sinks"}
+    assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_sinks"}
     assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
 
 

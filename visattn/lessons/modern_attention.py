@@ -33,6 +33,8 @@ MAX_DEMO_HEADS = 16
 MAX_DEMO_TOKENS = 12
 MAX_WINDOW_TOKENS = 48
 LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
+REACH_LAYERS = 8  # the reach figure's layers: its in-figure slider goes from 1 to this
+REACH_START = 3  # the layer that slider starts at
 MAX_FLASH_TOKENS = 16
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
@@ -230,10 +232,9 @@ CONTROLS = table(
     # the KV cache of real models: the model whose sum is written out, the number format
     Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern.models"),
     Control("mo_dtype", "bf16", options=DTYPES, labels="modern.dtypes"),
-    # sliding windows: tokens, window (0 is refused, with a message), layers, sinks
+    # sliding windows: tokens, window (0 is refused, with a message), sinks
     Control("mo_wt", 20, lo=8, hi=MAX_WINDOW_TOKENS),
     Control("mo_w", 4, lo=0, hi=MAX_WINDOW_TOKENS),
-    Control("mo_wl", 3, lo=1, hi=8),
     Control("mo_sinks", 0, lo=0, hi=4),
     # FlashAttention: T, the block sizes (larger than T is refused), causal
     Control("mo_ft", 10, lo=2, hi=MAX_FLASH_TOKENS),
@@ -494,16 +495,15 @@ def cache_formula(model: Model, dtype: str) -> str:
 class WindowSection:
     T: int
     window: int
-    layers: int
     sinks: int
     mask: np.ndarray  # (T, T) True = may attend
     masks: np.ndarray  # (W_grid, T, T) the mask at each window of the in-figure slider
     windows: tuple[int, ...]  # the in-figure slider's windows, the control's among them
     window_keys: tuple[int, ...]  # the most keys one query reads at each of those windows
     active: int  # index of the control's window
-    reach: np.ndarray  # (L, T) can position j reach the last token after layer l + 1?
-    span: int  # positions the last token depends on after L layers (measured)
-    span_formula: int  # L·(W − 1) + 1 (without sinks; capped at T)
+    reach: np.ndarray  # (REACH_LAYERS, T) can position j reach the last token after layer l + 1?
+    spans: tuple[int, ...]  # positions the last token depends on after each layer (measured)
+    span_formulas: tuple[int, ...]  # L·(W − 1) + 1 after each layer L (without sinks, nor T's cap)
     keys_per_query: int  # the most keys one query reads
     reference_difference: float  # max |sliding-window GQA − masked single-head attention|
 
@@ -516,7 +516,7 @@ def mistral_span() -> tuple[int, int]:
     return modern.window_span(mistral.window, mistral.n_layers), mistral.window * mistral.n_layers
 
 
-def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSection:
+def window_section(T: int, window: int, sinks: int) -> WindowSection:
     window = modern.check_window(window)
     mask = modern.window_mask(T, window, sinks=sinks)
     # the in-figure slider's windows: every W up to T at most LIVE_WINDOWS of them (a 48-token mask
@@ -524,7 +524,8 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
     grid, active = display.with_value(display.even_grid(1, T, 1, most=LIVE_WINDOWS), window)
     windows = tuple(int(w) for w in grid)
     masks = np.stack([modern.window_mask(T, w, sinks=sinks) for w in windows])  # (W, T, T)
-    reach = modern.receptive_field(mask, layers)[:, -1, :]  # (L, T)
+    reach = modern.receptive_field(mask, REACH_LAYERS)[:, -1, :]  # (L, T): the last query's row
+    layers = range(1, REACH_LAYERS + 1)
     Q = seeded((1, T, GQA_DH), SEED)
     K = seeded((1, T, GQA_DH), SEED + 1)
     V = seeded((1, T, GQA_DH), SEED + 2)
@@ -533,7 +534,6 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
     return WindowSection(
         T=T,
         window=window,
-        layers=layers,
         sinks=sinks,
         mask=mask,
         masks=masks,
@@ -541,8 +541,8 @@ def window_section(T: int, window: int, layers: int, sinks: int) -> WindowSectio
         window_keys=tuple(int(m.sum(axis=1).max()) for m in masks),
         active=active,
         reach=reach,
-        span=int(reach[-1].sum()),
-        span_formula=min(T, modern.window_span(window, layers)),
+        spans=tuple(int(n) for n in reach.sum(axis=1)),
+        span_formulas=tuple(modern.window_span(window, L) for L in layers),
         keys_per_query=int(mask.sum(axis=1).max()),
         reference_difference=float(np.abs(windowed.output[0] - reference).max()),
     )
