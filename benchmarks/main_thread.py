@@ -10,7 +10,7 @@ runs its own fresh server; the two alternate for ``--rounds`` rounds, and each f
 over rounds with the spread (min … max).
 
     .venv/bin/python benchmarks/main_thread.py --baseline /tmp/old --page modern_attention \
-        --query mo_sec=window --key mo_sinks
+        --query mo_sec=window --key mo_wt
 
 A slider is moved by one step with the keyboard (→, then ←), a number input by ↑/↓ and Enter; the
 wait after each change (``--wait-ms``) is long enough for the change to settle, and what the

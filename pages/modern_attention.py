@@ -262,42 +262,32 @@ def section_window() -> None:
 
 @section
 def window_view() -> None:
-    """The example's controls, its mask, its reach over layers and its rolling cache."""
+    """The example's controls, its mask with the sinks, its reach over layers."""
     row = controls_row()
     T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=row)
     window = widgets.number(
         CONTROLS["mo_w"], t("modern.window"), where=row, help=t("modern.window_help")
     )
-    sinks = widgets.slider(
-        CONTROLS["mo_sinks"], t("modern.sinks"), where=row, help=t("modern.sinks_help")
-    )
-    windowed = compute("mo_window", cache_modern.window_section, T, window, sinks)
+    windowed = compute("mo_window", cache_modern.window_section, T, window)
     if windowed is None:
         return
     mask = cache_modern.window_live(
         windowed.T,
         windowed.window,
-        windowed.sinks,
         font_size(),
         title=t("modern.mask_title"),
         label=t("modern.window_prefix"),
+        sinks_label=t("modern.sinks_prefix"),
         x_title=t("common.key"),
         y_title=t("common.query"),
         value_name=t("modern.may_attend"),
+        sink_name=t("modern.sink_kept"),
     )
     show(mask, "sliding_window_mask")
-    # one paragraph, not three metrics: each element costs every rerun of this section's controls
-    st.markdown(
-        t(
-            "modern.window_numbers",
-            keys=windowed.keys_per_query,
-            cache=min(windowed.T, windowed.window + windowed.sinks),
-        )
-    )
+    st.markdown(t("modern.window_numbers", keys=windowed.keys_per_query, T=windowed.T))
     reach = cache_modern.reach_live(
         windowed.T,
         windowed.window,
-        windowed.sinks,
         font_size(),
         title=t("modern.reach_title"),
         layer_name=t("modern.after_layer"),

@@ -150,15 +150,13 @@ def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
 def test_mistral_span_and_the_papers_rounding():
     assert modern.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
     assert lesson.mistral_span() == (131_041, 131_072)
-    section = lesson.window_section(20, 4, 0)
+    section = lesson.window_section(20, 4)
     # each layer adds W − 1 = 3 positions until all 20 are reached (layer 7: 7·3 + 1 = 22 > 20)
     assert section.spans == (4, 7, 10, 13, 16, 19, 20, 20)
     assert section.span_formulas == (4, 7, 10, 13, 16, 19, 22, 25)
     assert section.keys_per_query == 4 and section.reference_difference < TOL
-    # two sinks: positions 1 and 2 reach the last token from the first layer on, besides the band
-    assert lesson.window_section(20, 4, 2).spans == (6, 9, 12, 15, 18, 20, 20, 20)
     with pytest.raises(InputError) as err:
-        lesson.window_section(20, 0, 0)
+        lesson.window_section(20, 0)
     assert err.value.code == "window_size"
 
 
@@ -437,25 +435,62 @@ def test_public_names_are_lazy_exports():
 
 
 def test_the_window_sliders_steps_stay_few():
-    short = lesson.window_section(20, 4, 0)
+    short = lesson.window_section(20, 4)
     assert short.windows == tuple(range(1, 21)) and short.active == 3
-    long = lesson.window_section(48, 5, 0)
+    long = lesson.window_section(48, 5)
     assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
     assert long.windows[0] == 1 and long.windows[-1] == 48
-    for w, k, m in zip(long.windows, long.window_keys, long.masks, strict=True):
+    for w, m in zip(long.windows, long.masks, strict=True):
         np.testing.assert_array_equal(m, modern.window_mask(48, w))
-        assert k == min(w, 48)
-    sinks = lesson.window_section(20, 4, 2)
-    # W + 2 sinks while the band has not reached them, never more than T
-    assert sinks.window_keys[3] == 6 and sinks.window_keys[-1] == 20
+
+
+def test_the_sinks_join_any_band_into_the_mask_of_visattn():
+    section = lesson.window_section(20, 4)
+    assert section.sink_cells.shape == (lesson.MAX_SINKS + 1, 20, 20)
+    assert not section.sink_cells[0].any()
+    for s, cells in enumerate(section.sink_cells):
+        expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
+        np.testing.assert_array_equal(cells, expected)
+        # the band of any window with these sinks over it is visattn's own mask with s sinks
+        for w, band in zip(section.windows, section.masks, strict=True):
+            np.testing.assert_array_equal(band | cells, modern.window_mask(20, w, sinks=s))
+    # the attention of visattn with 0 … 4 sinks equals a masked reference (each checked)
+    assert section.reference_difference < TOL
+
+
+def test_the_masks_two_sliders_compose_each_moving_its_own_trace():
+    fig = _figure_builds()["window live"].to_dict()
+    band, sinks = fig["data"]
+    np.testing.assert_array_equal(array(band["z"]).reshape(20, 20), modern.window_mask(20, 4))
+    assert np.isnan(array(sinks["z"])).all() and sinks["hoverongaps"] is False
+    windows, kept = fig["layout"]["sliders"]
+    assert windows["active"] == 3 and kept["active"] == 0
+    assert kept["pad"]["t"] > windows["pad"]["t"]  # one below the other
+    for step in windows["steps"]:
+        data, layout, traces = step["args"]
+        assert traces == [0] and layout == {"title.text": f"W = {step['label']}"}
+        w = int(step["label"])
+        np.testing.assert_array_equal(
+            array(data["z"][0]).reshape(20, 20) == 1, modern.window_mask(20, w)
+        )
+    assert [s["label"] for s in kept["steps"]] == ["0", "1", "2", "3", "4"]
+    for s, step in enumerate(kept["steps"]):
+        data, layout, traces = step["args"]
+        assert (
+            traces == [1] and layout == {}
+        )  # the band and the title stay as the other slider left them
+        z = array(data["z"][0]).reshape(20, 20)
+        expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
+        np.testing.assert_array_equal(z == 1, expected)
+        assert np.isnan(z[~np.array(expected)]).all()
 
 
 def test_the_reach_figures_slider_adds_one_layer_a_step():
-    section = lesson.window_section(20, 4, 0)
+    section = lesson.window_section(20, 4)
     fig = _figure_builds()["receptive live"].to_dict()
     (slider,) = fig["layout"]["sliders"]
     assert [s["label"] for s in slider["steps"]] == [str(L) for L in range(1, 9)]
-    assert slider["active"] == 2 and fig["layout"]["title"]["text"] == "3 12 10"  # 2 sinks
+    assert slider["active"] == 2 and fig["layout"]["title"]["text"] == "3 10 10"
     bare = modern_figures.receptive_live(section, title="{} {} {}".format, layer_names="12345678")
     for L, step in enumerate(bare.to_dict()["layout"]["sliders"][0]["steps"], start=1):
         data, layout, traces = step["args"]
@@ -476,7 +511,7 @@ def _figure_builds():
     """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
-    window = lesson.window_section(20, 4, 2)
+    window = lesson.window_section(20, 4)
     flash = lesson.flash_section(10, 4, 3, True)
     traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
 
@@ -498,7 +533,7 @@ def _figure_builds():
         "traffic": modern_figures.traffic_curves(
             lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
         ),
-        "window live": modern_figures.window_live(window, title="W = {} · {} keys".format),
+        "window live": modern_figures.window_live(window, title="W = {}".format),
         "receptive live": modern_figures.receptive_live(
             window, title="{} {} {}".format, layer_names=[str(k) for k in range(1, 9)], start=3
         ),

@@ -271,8 +271,10 @@ def test_window_section():
     expected = [[(j <= i) and (i - j < W) for j in range(T)] for i in range(T)]
     np.testing.assert_array_equal(mask == 1, expected)
     # the in-figure slider over the window: every W from 1 to T, starting at the control's
-    (slider,) = mask_fig["layout"]["sliders"]
+    # and its second slider over the sinks kept, 0 to 4, starting at none
+    slider, sinks = mask_fig["layout"]["sliders"]
     assert len(slider["steps"]) == T and slider["active"] == W - 1
+    assert len(sinks["steps"]) == 5 and sinks["active"] == 0
     # the reach opens on 3 layers of the 8 its own slider offers, each adding W − 1 = 3 positions
     reach = array(reach_fig["data"][0]["z"]).reshape(8, T)
     assert list(np.nansum(reach, axis=1)) == [4, 7, 10, 0, 0, 0, 0, 0]
@@ -283,12 +285,8 @@ def test_window_section():
     last = layers["steps"][-1]["args"][1]["title.text"]
     assert last == "After 8 layers token 20 depends on 20 positions (dark); L(W − 1) + 1 = 25"
     prose = texts(at)
-    assert "at most **4** keys, and the rolling cache holds **4** tokens" in prose
+    assert "at most **4** keys of its window, plus one for each sink kept (at most T = 20" in prose
     assert "**131,041** positions" in prose
-    at.slider(key="mo_sinks").set_value(2).run()
-    assert qp(at)["mo_sinks"] == "2"
-    # two sinks: each query reads them besides its window of 4, and the cache keeps them
-    assert "at most **6** keys, and the rolling cache holds **6** tokens" in texts(at)
 
 
 @pytest.mark.parametrize("lang,phrase", [("en", "at least 1 key"), ("zh", "至少要包含 1 个键")])
@@ -370,13 +368,14 @@ def test_tampered_url():
             "mo_model": "gpt9",
             "mo_fn": "7",
             "mo_wl": "5",  # an old link's layers: now the reach figure's own slider
+            "mo_sinks": "2",  # and its sinks: the mask's second slider
         },
     )
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn", "mo_wl"):
+    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn", "mo_wl", "mo_sinks"):
         assert name.replace("_", "\\_") in w
-    assert "mo_wl" not in at.query_params
+    assert "mo_wl" not in at.query_params and "mo_sinks" not in at.query_params
     assert not errors(at) and open_tab_index(at) == 0  # the defaults: the first tab
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
 
@@ -410,7 +409,7 @@ def test_each_section_holds_its_own_controls():
     assert keys(functions["cache_view"]) == {"mo_dtype", "mo_model"}
     for name in ("section_gqa", "section_cache", "section_window", "section_flash"):
         assert not keys(functions[name]), name
-    assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_sinks"}
+    assert keys(functions["window_view"]) == {"mo_wt", "mo_w"}
     assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
 
 
@@ -429,7 +428,7 @@ def test_presenter_mode_draws_the_same_figures(sec):
         {},
         {"mo_g": "1"},
         {"mo_sec": "cache", "mo_model": "deepseek_v2"},
-        {"mo_sec": "window", "mo_sinks": "2"},
+        {"mo_sec": "window", "mo_w": "6"},
         {"mo_sec": "flash", "mo_fcausal": "1", "present": "1"},
         {"mo_sec": "flash", "mo_fd": "256"},
     ],

@@ -41,8 +41,8 @@ def cache_section(model: str, dtype: str) -> lesson.CacheSection:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def window_section(T: int, window: int, sinks: int) -> lesson.WindowSection:
-    return lesson.window_section(T, window, sinks)
+def window_section(T: int, window: int) -> lesson.WindowSection:
+    return lesson.window_section(T, window)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -115,21 +115,21 @@ def cache_curves(model: str, dtype: str, font_size: int, **words: str) -> go.Fig
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def window_live(T: int, window: int, sinks: int, font_size: int, **words: str) -> go.Figure:
-    section = window_section(T, window, sinks)
+def window_live(T: int, window: int, font_size: int, **words: str) -> go.Figure:
+    section = window_section(T, window)
     template = words.pop("title")
 
-    def title(w: int, k: int) -> str:
-        return template.format(w=w, k=k)
+    def title(w: int) -> str:
+        return template.format(w=w)
 
     return modern_figures.window_live(section, title=title, font_size=font_size, **words)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def reach_live(T: int, window: int, sinks: int, font_size: int, **words: str) -> go.Figure:
+def reach_live(T: int, window: int, font_size: int, **words: str) -> go.Figure:
     """The receptive field, its title at each layer filled from words["title"] (with {L}, {span},
     {formula}, {T}) and its rows named from words["layer_name"] (with {l})."""
-    section = window_section(T, window, sinks)
+    section = window_section(T, window)
     template = words.pop("title")
     layer_name = words.pop("layer_name")
 

@@ -153,8 +153,9 @@ def add_slider(
     already show ``steps[active]``.
 
     ``tick_labels``: print every grid value under the slider (fine for a dozen, a blur for a
-    hundred). Adds ``margin`` pixels below the plot for the slider. The result skips Plotly's
-    validation (slow on long steps)."""
+    hundred). Adds ``margin`` pixels below the plot for the slider; a second slider goes below
+    the first (the two compose when each changes traces and layout paths the other leaves alone).
+    The result skips Plotly's validation (slow on long steps)."""
     if len(values) != len(steps) or not steps:
         raise ValueError("one step per grid value, at least one")
     if not 0 <= active < len(steps):
@@ -162,13 +163,14 @@ def add_slider(
     traces, attrs = _check(steps)
     spec = fig.to_plotly_json()
     data, layout = spec["data"], dict(spec["layout"])
+    earlier = list(layout.get("sliders") or ())  # a second slider goes below the first
     kept = {
         (i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]
     }
     slider = dict(
         active=active,
         currentvalue=dict(prefix=label, visible=True, xanchor="left"),
-        pad=dict(t=40, b=10),
+        pad=dict(t=40 + margin * len(earlier), b=10),
         len=1.0,
         x=0.0,
         y=0.0,
@@ -194,7 +196,7 @@ def add_slider(
     margins = dict(layout.get("margin") or {})
     layout["margin"] = margins | dict(b=(margins.get("b") or 10) + margin)
     layout["height"] = (layout.get("height") or 400) + margin
-    layout["sliders"] = [*(layout.get("sliders") or ()), slider]
+    layout["sliders"] = [*earlier, slider]
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 

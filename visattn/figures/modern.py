@@ -32,6 +32,8 @@ from .matrices import heatmap
 if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
     from ..lessons.modern_attention import FlashSection, GQASteps, GroupingSteps, WindowSection
 
+SINK = HEAD_COLOURS[1]  # orange: a sink kept over the band of the window
+
 
 def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int = 420, **extra):
     return dict(
@@ -402,25 +404,34 @@ def _mask_z(mask: np.ndarray) -> np.ndarray:
     return np.asarray(mask, dtype=np.float64)
 
 
+def _sink_z(cells: np.ndarray) -> np.ndarray:
+    """1 where a sink is kept, blank elsewhere (the band beneath shows through)."""
+    return np.where(cells, 1.0, np.nan)
+
+
 def window_live(
     section: WindowSection,
     *,
-    title: Callable[[int, int], str],
+    title: Callable[[int], str],
     label: str = "W = ",
+    sinks_label: str = "attention sinks = ",
     x_title: str = "key",
     y_title: str = "query",
     value_name: str = "may attend",
+    sink_name: str = "an attention sink, kept",
     font_size: int = 14,
 ) -> go.Figure:
-    """The banded causal mask (1, dark = may attend; no colour bar: the title says so), with an
-    in-figure slider over the window W (``title(W, most keys a query reads)`` above each)."""
+    """The banded causal mask (1, dark = may attend; no colour bar: the title says so) with the
+    attention sinks over it (orange), and two in-figure sliders that compose: one over the window
+    W (``title(W)`` above each), one over the sinks kept (0 … MAX_SINKS; it starts at 0). Each
+    changes its own trace only: the band, or the sinks."""
     T = section.T
     positions = list(range(1, T + 1))
     fig = heatmap(
         _mask_z(section.mask),
         positions,
         positions,
-        title=title(section.window, section.keys_per_query),
+        title=title(section.window),
         x_title=x_title,
         y_title=y_title,
         value_name=value_name,
@@ -430,19 +441,37 @@ def window_live(
         height=min(760, 160 + 14 * T),
         colour_bar=False,
     )
-    return live.add_slider(
+    band = fig.data[0]
+    fig.add_trace(
+        go.Heatmap(
+            z=compact(_sink_z(section.sink_cells[0])),
+            x=band.x,
+            y=band.y,
+            colorscale=[[0, SINK], [1, SINK]],
+            showscale=False,
+            hoverongaps=False,  # off a sink, the band's hover
+            hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{sink_name}<extra></extra>",
+        )
+    )
+    fig = live.add_slider(
         fig,
         label=label,
         values=section.windows,
         active=section.active,
         fmt=str,
         steps=[
-            live.Step(
-                traces={0: {"z": live.packed(_mask_z(m))}},
-                layout={"title.text": title(w, k)},
-            )
-            for w, k, m in zip(section.windows, section.window_keys, section.masks, strict=True)
+            live.Step(traces={0: {"z": live.packed(_mask_z(m))}}, layout={"title.text": title(w)})
+            for w, m in zip(section.windows, section.masks, strict=True)
         ],
+    )
+    return live.add_slider(
+        fig,
+        label=sinks_label,
+        values=list(range(len(section.sink_cells))),
+        active=0,
+        fmt=str,
+        tick_labels=True,
+        steps=[live.Step(traces={1: {"z": live.packed(_sink_z(c))}}) for c in section.sink_cells],
     )
 
 

@@ -35,6 +35,7 @@ MAX_WINDOW_TOKENS = 48
 LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
 REACH_LAYERS = 8  # the reach figure's layers: its in-figure slider goes from 1 to this
 REACH_START = 3  # the layer that slider starts at
+MAX_SINKS = 4  # the mask's second slider keeps 0 … 4 first tokens (StreamingLLM keeps 4)
 MAX_FLASH_TOKENS = 16
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
@@ -232,10 +233,9 @@ CONTROLS = table(
     # the KV cache of real models: the model whose sum is written out, the number format
     Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern.models"),
     Control("mo_dtype", "bf16", options=DTYPES, labels="modern.dtypes"),
-    # sliding windows: tokens, window (0 is refused, with a message), sinks
+    # sliding windows: tokens, window (0 is refused, with a message)
     Control("mo_wt", 20, lo=8, hi=MAX_WINDOW_TOKENS),
     Control("mo_w", 4, lo=0, hi=MAX_WINDOW_TOKENS),
-    Control("mo_sinks", 0, lo=0, hi=4),
     # FlashAttention: T, the block sizes (larger than T is refused), causal
     Control("mo_ft", 10, lo=2, hi=MAX_FLASH_TOKENS),
     Control("mo_fbq", 4, lo=1, hi=MAX_FLASH_TOKENS),
@@ -495,17 +495,16 @@ def cache_formula(model: Model, dtype: str) -> str:
 class WindowSection:
     T: int
     window: int
-    sinks: int
-    mask: np.ndarray  # (T, T) True = may attend
-    masks: np.ndarray  # (W_grid, T, T) the mask at each window of the in-figure slider
-    windows: tuple[int, ...]  # the in-figure slider's windows, the control's among them
-    window_keys: tuple[int, ...]  # the most keys one query reads at each of those windows
+    mask: np.ndarray  # (T, T) True = may attend: the band of the control's window
+    masks: np.ndarray  # (W_grid, T, T) the band at each window of the mask's in-figure slider
+    windows: tuple[int, ...]  # that slider's windows, the control's among them
     active: int  # index of the control's window
+    sink_cells: np.ndarray  # (MAX_SINKS + 1, T, T) with s sinks, does query i keep key j (j < s)?
     reach: np.ndarray  # (REACH_LAYERS, T) can position j reach the last token after layer l + 1?
     spans: tuple[int, ...]  # positions the last token depends on after each layer (measured)
-    span_formulas: tuple[int, ...]  # L·(W − 1) + 1 after each layer L (without sinks, nor T's cap)
-    keys_per_query: int  # the most keys one query reads
-    reference_difference: float  # max |sliding-window GQA − masked single-head attention|
+    span_formulas: tuple[int, ...]  # L·(W − 1) + 1 after each layer L (without T's cap)
+    keys_per_query: int  # the most keys one query reads in its window (sinks aside)
+    reference_difference: float  # max over 0 … MAX_SINKS sinks of |sliding-window GQA − masked|
 
 
 def mistral_span() -> tuple[int, int]:
@@ -516,35 +515,40 @@ def mistral_span() -> tuple[int, int]:
     return modern.window_span(mistral.window, mistral.n_layers), mistral.window * mistral.n_layers
 
 
-def window_section(T: int, window: int, sinks: int) -> WindowSection:
+def window_section(T: int, window: int) -> WindowSection:
     window = modern.check_window(window)
-    mask = modern.window_mask(T, window, sinks=sinks)
+    mask = modern.window_mask(T, window)
     # the in-figure slider's windows: every W up to T at most LIVE_WINDOWS of them (a 48-token mask
     # is 2,304 numbers a step), and the control's own
     grid, active = display.with_value(display.even_grid(1, T, 1, most=LIVE_WINDOWS), window)
     windows = tuple(int(w) for w in grid)
-    masks = np.stack([modern.window_mask(T, w, sinks=sinks) for w in windows])  # (W, T, T)
+    masks = np.stack([modern.window_mask(T, w) for w in windows])  # (W, T, T)
+    # a sink is kept by every query from its own position on, whatever the window
+    causal = modern.window_mask(T)  # (T, T)
+    sink_cells = np.stack([causal & (np.arange(T) < s) for s in range(MAX_SINKS + 1)])
     reach = modern.receptive_field(mask, REACH_LAYERS)[:, -1, :]  # (L, T): the last query's row
     layers = range(1, REACH_LAYERS + 1)
     Q = seeded((1, T, GQA_DH), SEED)
     K = seeded((1, T, GQA_DH), SEED + 1)
     V = seeded((1, T, GQA_DH), SEED + 2)
-    windowed = modern.grouped_query_attention(Q, K, V, causal=True, window=window, sinks=sinks)
-    reference = attention(Q[0], K[0], V[0], mask=mask).output
+    differences = []
+    for sinks in range(MAX_SINKS + 1):
+        windowed = modern.grouped_query_attention(Q, K, V, causal=True, window=window, sinks=sinks)
+        reference = attention(Q[0], K[0], V[0], mask=mask | sink_cells[sinks]).output
+        differences.append(np.abs(windowed.output[0] - reference).max())
     return WindowSection(
         T=T,
         window=window,
-        sinks=sinks,
         mask=mask,
         masks=masks,
         windows=windows,
-        window_keys=tuple(int(m.sum(axis=1).max()) for m in masks),
         active=active,
+        sink_cells=sink_cells,
         reach=reach,
         spans=tuple(int(n) for n in reach.sum(axis=1)),
         span_formulas=tuple(modern.window_span(window, L) for L in layers),
         keys_per_query=int(mask.sum(axis=1).max()),
-        reference_difference=float(np.abs(windowed.output[0] - reference).max()),
+        reference_difference=float(max(differences)),
     )
 
 
