@@ -285,13 +285,12 @@ def window_view() -> None:
     )
     show(mask, "sliding_window_mask")
     st.markdown(t("modern.window_numbers", keys=windowed.keys_per_query, T=windowed.T))
-    reach = cache_modern.reach_live(
+    reach = cache_modern.reach(
         windowed.T,
         windowed.window,
         font_size(),
-        title=t("modern.reach_title"),
+        title=t("modern.reach_title", T=windowed.T),
         layer_name=t("modern.after_layer"),
-        label=t("modern.layers_prefix"),
         x_title=t("common.position"),
         y_title=t("modern.layer_axis"),
         value_name=t("modern.reaches"),

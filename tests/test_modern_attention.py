@@ -153,7 +153,6 @@ def test_mistral_span_and_the_papers_rounding():
     section = lesson.window_section(20, 4)
     # each layer adds W − 1 = 3 positions until all 20 are reached (layer 7: 7·3 + 1 = 22 > 20)
     assert section.spans == (4, 7, 10, 13, 16, 19, 20, 20)
-    assert section.span_formulas == (4, 7, 10, 13, 16, 19, 22, 25)
     assert section.keys_per_query == 4 and section.reference_difference < TOL
     with pytest.raises(InputError) as err:
         lesson.window_section(20, 0)
@@ -485,23 +484,14 @@ def test_the_masks_two_sliders_compose_each_moving_its_own_trace():
         assert np.isnan(z[~np.array(expected)]).all()
 
 
-def test_the_reach_figures_slider_adds_one_layer_a_step():
-    section = lesson.window_section(20, 4)
-    fig = _figure_builds()["receptive live"].to_dict()
-    (slider,) = fig["layout"]["sliders"]
-    assert [s["label"] for s in slider["steps"]] == [str(L) for L in range(1, 9)]
-    assert slider["active"] == 2 and fig["layout"]["title"]["text"] == "3 10 10"
-    bare = modern_figures.receptive_live(section, title="{} {} {}".format, layer_names="12345678")
-    for L, step in enumerate(bare.to_dict()["layout"]["sliders"][0]["steps"], start=1):
-        data, layout, traces = step["args"]
-        z = array(data["z"][traces.index(0)]).reshape(8, 20)
-        # the first L rows are the reach after layers 1 … L (the last 3L + 1 positions, up to 20),
-        # the rest blank
-        for layer in range(L):
-            expected = [j >= 20 - (3 * (layer + 1) + 1) for j in range(20)]
-            np.testing.assert_array_equal(z[layer] == 1, expected)
-        assert np.isnan(z[L:]).all() and not np.isnan(z[:L]).any()
-        assert layout["title.text"] == f"{L} {min(20, 3 * L + 1)} {3 * L + 1}"
+def test_the_reach_figure_draws_every_layers_staircase():
+    fig = _figure_builds()["receptive"].to_dict()
+    (heat,) = fig["data"]
+    z = array(heat["z"]).reshape(8, 20)
+    # after layer l the last 3l + 1 positions of 20 (W = 4 adds W − 1 = 3 a layer), up to all 20
+    for layer in range(8):
+        np.testing.assert_array_equal(z[layer] == 1, [j >= 20 - (3 * layer + 4) for j in range(20)])
+    assert list(heat["y"]) == [str(k) for k in range(1, 9)] and "sliders" not in fig["layout"]
 
 
 # ---------------------------------------------------------------- figures
@@ -534,8 +524,8 @@ def _figure_builds():
             lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
         ),
         "window live": modern_figures.window_live(window, title="W = {}".format),
-        "receptive live": modern_figures.receptive_live(
-            window, title="{} {} {}".format, layer_names=[str(k) for k in range(1, 9)], start=3
+        "receptive": modern_figures.receptive(
+            window.reach, layer_names=[str(k) for k in range(1, 9)]
         ),
         "flash live": modern_figures.flash_live(
             flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")

@@ -126,24 +126,13 @@ def window_live(T: int, window: int, font_size: int, **words: str) -> go.Figure:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def reach_live(T: int, window: int, font_size: int, **words: str) -> go.Figure:
-    """The receptive field, its title at each layer filled from words["title"] (with {L}, {span},
-    {formula}, {T}) and its rows named from words["layer_name"] (with {l})."""
+def reach(T: int, window: int, font_size: int, **words: str) -> go.Figure:
+    """The receptive field, each row named from words["layer_name"] (with {l}, the layer, and {n},
+    the positions it reaches)."""
     section = window_section(T, window)
-    template = words.pop("title")
     layer_name = words.pop("layer_name")
-
-    def title(L: int, span: int, formula: int) -> str:
-        return template.format(L=L, span=span, formula=formula, T=T)
-
-    return modern_figures.receptive_live(
-        section,
-        title=title,
-        layer_names=[layer_name.format(l=k) for k in range(1, lesson.REACH_LAYERS + 1)],
-        start=lesson.REACH_START,
-        font_size=font_size,
-        **words,
-    )
+    names = [layer_name.format(l=k, n=n) for k, n in enumerate(section.spans, start=1)]
+    return modern_figures.receptive(section.reach, layer_names=names, font_size=font_size, **words)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -1,7 +1,7 @@
 """The figures of the lesson on attention as today's LLMs run it: which query heads share which K/V
 head, the KV cache against context length, the sliding-window mask (with an in-figure slider over
-the window) and its receptive field (with one over the layers), FlashAttention's online softmax
-(with one over the loop's steps), and the memory traffic of standard and flash attention.
+the window and one over the sinks) and its receptive field, FlashAttention's online softmax (with
+one over the loop's steps), and the memory traffic of standard and flash attention.
 
 Every word shown is a parameter (the page passes translated ones); the English defaults are for
 notebooks."""
@@ -475,61 +475,33 @@ def window_live(
     )
 
 
-def _reach_z(reach: np.ndarray, layers: int) -> np.ndarray:
-    """(L_max, T) the reach after each of the first ``layers`` layers; the rows below are blank."""
-    z = np.asarray(reach, dtype=np.float64).copy()
-    z[layers:] = np.nan
-    return z
-
-
-def receptive_live(
-    section: WindowSection,
+def receptive(
+    reach: ArrayLike,
     *,
-    title: Callable[[int, int, int], str],
     layer_names: Sequence[str],
-    start: int = 1,
-    label: str = "L = ",
+    title: str = "",
     x_title: str = "position",
     y_title: str = "layer",
     value_name: str = "reaches the last token",
     font_size: int = 14,
 ) -> go.Figure:
-    """Which positions reach the last token after each layer (1, dark = yes; no colour bar: the
-    title says so), with an in-figure slider over the layers L: position L shows the rows of the
-    first L layers and ``title(L, positions measured, L(W − 1) + 1)``; it starts at
-    ``start``."""
-    reach = section.reach
-    L_max, T = reach.shape
-    fig = heatmap(
-        _reach_z(reach, start),
+    """(L, T) which positions reach the last token after each layer (1, dark = yes; no colour bar:
+    the title says so), every layer at once: the band's growth is the staircase."""
+    reach = np.asarray(reach, dtype=np.float64)
+    L, T = reach.shape
+    return heatmap(
+        reach,
         list(range(1, T + 1)),
         list(layer_names),
-        title=title(start, section.spans[start - 1], section.span_formulas[start - 1]),
+        title=title,
         x_title=x_title,
         y_title=y_title,
         value_name=value_name,
         show_text=False,
         font_size=font_size,
         tick_angle=0,
-        height=150 + 28 * L_max,
+        height=150 + 2 * font_size * L,
         colour_bar=False,
-    )
-    fig.update_traces(hoverongaps=False)  # a layer not yet added has nothing to say
-    layers = list(range(1, L_max + 1))
-    return live.add_slider(
-        fig,
-        label=label,
-        values=layers,
-        active=start - 1,
-        fmt=str,
-        tick_labels=True,
-        steps=[
-            live.Step(
-                traces={0: {"z": live.packed(_reach_z(reach, L))}},
-                layout={"title.text": title(L, section.spans[L - 1], section.span_formulas[L - 1])},
-            )
-            for L in layers
-        ],
     )
 
 

@@ -33,8 +33,7 @@ MAX_DEMO_HEADS = 16
 MAX_DEMO_TOKENS = 12
 MAX_WINDOW_TOKENS = 48
 LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
-REACH_LAYERS = 8  # the reach figure's layers: its in-figure slider goes from 1 to this
-REACH_START = 3  # the layer that slider starts at
+REACH_LAYERS = 8  # the layers the reach figure draws
 MAX_SINKS = 4  # the mask's second slider keeps 0 … 4 first tokens (StreamingLLM keeps 4)
 MAX_FLASH_TOKENS = 16
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
@@ -502,7 +501,6 @@ class WindowSection:
     sink_cells: np.ndarray  # (MAX_SINKS + 1, T, T) with s sinks, does query i keep key j (j < s)?
     reach: np.ndarray  # (REACH_LAYERS, T) can position j reach the last token after layer l + 1?
     spans: tuple[int, ...]  # positions the last token depends on after each layer (measured)
-    span_formulas: tuple[int, ...]  # L·(W − 1) + 1 after each layer L (without T's cap)
     keys_per_query: int  # the most keys one query reads in its window (sinks aside)
     reference_difference: float  # max over 0 … MAX_SINKS sinks of |sliding-window GQA − masked|
 
@@ -527,7 +525,6 @@ def window_section(T: int, window: int) -> WindowSection:
     causal = modern.window_mask(T)  # (T, T)
     sink_cells = np.stack([causal & (np.arange(T) < s) for s in range(MAX_SINKS + 1)])
     reach = modern.receptive_field(mask, REACH_LAYERS)[:, -1, :]  # (L, T): the last query's row
-    layers = range(1, REACH_LAYERS + 1)
     Q = seeded((1, T, GQA_DH), SEED)
     K = seeded((1, T, GQA_DH), SEED + 1)
     V = seeded((1, T, GQA_DH), SEED + 2)
@@ -546,7 +543,6 @@ def window_section(T: int, window: int) -> WindowSection:
         sink_cells=sink_cells,
         reach=reach,
         spans=tuple(int(n) for n in reach.sum(axis=1)),
-        span_formulas=tuple(modern.window_span(window, L) for L in layers),
         keys_per_query=int(mask.sum(axis=1).max()),
         reference_difference=float(max(differences)),
     )
