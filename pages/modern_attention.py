@@ -280,8 +280,7 @@ def window_view() -> None:
         sinks_label=t("modern.sinks_prefix"),
         x_title=t("common.key"),
         y_title=t("common.query"),
-        value_name=t("modern.may_attend"),
-        sink_name=t("modern.sink_kept"),
+        value_name=t("modern.in_window"),
     )
     show(mask, "sliding_window_mask")
     st.markdown(t("modern.window_numbers", keys=windowed.keys_per_query, T=windowed.T))

@@ -457,31 +457,39 @@ def test_the_sinks_join_any_band_into_the_mask_of_visattn():
     assert section.reference_difference < TOL
 
 
-def test_the_masks_two_sliders_compose_each_moving_its_own_trace():
+def covered(shapes, visible, T) -> np.ndarray:
+    """(T, T) the cells of a category heatmap that the visible rectangles cover."""
+    cells = np.zeros((T, T), dtype=bool)
+    for shape, shown in zip(shapes, visible, strict=True):
+        if shown:
+            rows = range(math.ceil(shape["y0"]), math.floor(shape["y1"]) + 1)
+            columns = range(math.ceil(shape["x0"]), math.floor(shape["x1"]) + 1)
+            cells[np.ix_(rows, columns)] = True
+    return cells
+
+
+def test_the_masks_two_sliders_compose_each_changing_what_the_other_leaves_alone():
     fig = _figure_builds()["window live"].to_dict()
-    band, sinks = fig["data"]
+    (band,) = fig["data"]
     np.testing.assert_array_equal(array(band["z"]).reshape(20, 20), modern.window_mask(20, 4))
-    assert np.isnan(array(sinks["z"])).all() and sinks["hoverongaps"] is False
+    shapes = fig["layout"]["shapes"]
+    assert len(shapes) == lesson.MAX_SINKS and not any(shape["visible"] for shape in shapes)
     windows, kept = fig["layout"]["sliders"]
     assert windows["active"] == 3 and kept["active"] == 0
     assert kept["pad"]["t"] > windows["pad"]["t"]  # one below the other
     for step in windows["steps"]:
         data, layout, traces = step["args"]
+        # the band and the title, never the sinks
         assert traces == [0] and layout == {"title.text": f"W = {step['label']}"}
-        w = int(step["label"])
-        np.testing.assert_array_equal(
-            array(data["z"][0]).reshape(20, 20) == 1, modern.window_mask(20, w)
-        )
+        band = array(data["z"][0]).reshape(20, 20) == 1
+        np.testing.assert_array_equal(band, modern.window_mask(20, int(step["label"])))
     assert [s["label"] for s in kept["steps"]] == ["0", "1", "2", "3", "4"]
     for s, step in enumerate(kept["steps"]):
         data, layout, traces = step["args"]
-        assert (
-            traces == [1] and layout == {}
-        )  # the band and the title stay as the other slider left them
-        z = array(data["z"][0]).reshape(20, 20)
+        assert traces == [] and data == {}  # the sinks alone: the band stays as the other left it
+        visible = [layout[f"shapes[{j}].visible"] for j in range(len(shapes))]
         expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
-        np.testing.assert_array_equal(z == 1, expected)
-        assert np.isnan(z[~np.array(expected)]).all()
+        np.testing.assert_array_equal(covered(shapes, visible, 20), expected)
 
 
 def test_the_reach_figure_draws_every_layers_staircase():
