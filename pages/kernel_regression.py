@@ -8,54 +8,29 @@ drawn outside every section. Each is a tab (ui.frame.tabs: every tab's panel is 
 open one shows; the open tab is in the link).
 """
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from ui import cache_kernel, url_state
 from ui import controls as widgets
-from ui.charts import download_csv, show
+from ui.charts import download_csv, matrix_frame, show
 from ui.errors import compute
+from ui.follow import Version, follow
 from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section, tabs, when_open
-from ui.i18n import label, t
+from ui.i18n import figure_words, label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
 from visattn.figures import kernel as kernel_figures
 from visattn.lessons import kernel as lesson
 
+SIGMA = lesson.CONTROLS["kr_sigma"]  # the fitted curve's own slider
 
-def figure_words(labels: Sequence[str] = ()) -> kernel_figures.Words:
-    """The figures' words, translated; ``labels`` names the table's columns."""
-    return kernel_figures.Words(
-        tuple(labels),
-        query=t("common.query"),
-        key=t("common.key"),
-        weight=t("common.weight"),
-        estimate=t("kernel.estimate"),
-        bars_title=t("kernel.bars_title"),
-        keys_axis=t("kernel.keys_axis"),
-        curve_title=t("kernel.curve_title"),
-        fitted_curve=t("kernel.fitted_curve"),
-        estimate_here=t("kernel.estimate_here"),
-        data_points=t("kernel.data_points"),
-        heatmap_title=t("kernel.heatmap_title"),
-        keys_sorted=t("kernel.keys_sorted"),
-        query_axis=t("kernel.query_axis"),
-        plane_title=t("kernel.plane_title"),
-        keys_sized=t("kernel.keys_sized"),
-        loo_title=t("kernel.loo_title"),
-        loo_error=t("kernel.loo_error"),
-        sigma=t("kernel.sigma"),
-        fitted_sigma=t("kernel.fitted_sigma"),
-        current_sigma=t("kernel.current_sigma"),
-        estimate_line=t("kernel.estimate_line"),
-        no_estimate=t("kernel.no_estimate"),
-        live_query=t("kernel.live_query"),
-        live_sigma=t("kernel.live_sigma"),
-    )
+
+def words() -> kernel_figures.Words:
+    """The figures' words in the page's language."""
+    return figure_words(kernel_figures.Words)
 
 
 def column_labels(preset: str, n: int) -> list[str]:
@@ -96,7 +71,7 @@ def load_preset() -> None:
 
 
 def set_sigma(sigma: float) -> None:
-    st.session_state["kr_sigma"] = sigma
+    st.session_state[SIGMA.key] = sigma
 
 
 def new_additive_weights() -> None:
@@ -143,9 +118,7 @@ def attention_view(attention, names, png: str, titles, heading: str, maps_in, ou
     ``output_in`` the output f(·) row by row and the key each row looks at most; then the weights'
     CSV. ``names``: (key names, query names)."""
     keys, queries = names
-    maps = cache_kernel.score_maps(
-        attention, keys, queries, tuple(titles), figure_words(), t("common.score"), font_size()
-    )
+    maps = cache_kernel.score_maps(attention, keys, queries, tuple(titles), words(), font_size())
     for where, (figure, kind) in zip(maps_in, maps, strict=True):
         with where:
             show(figure, f"{png}_{kind}")
@@ -202,19 +175,12 @@ def one_query() -> None:
 
 @section
 def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
-    """σ (drawn in ``where``, beside the query) and everything it redraws: moving σ or pressing
-    "Fit σ" reruns this alone; the data set, the query and the kernel rerun it with new
-    arguments."""
+    """The fitted σ (its button drawn in ``where``, beside the query) and everything σ redraws: σ
+    itself is the fitted curve's slider, and the weights, the heatmap, the table and the formula
+    follow it in the browser. Pressing "Fit σ" reruns this alone; the data set, the query and the
+    kernel rerun it with new arguments."""
     fit = cache_kernel.fit_sigma(table, kernel)
     with where:
-        slider_and_number(
-            lesson.CONTROLS["kr_sigma"],
-            t("kernel.sigma"),
-            t("kernel.sigma_help"),
-            lo=sliders.sigma_range[0],
-            hi=sliders.sigma_range[1],
-            step=sliders.sigma_step,
-        )
         st.button(
             t("kernel.fit_button"),
             on_click=set_sigma,
@@ -228,15 +194,9 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
             st.caption(t("kernel.fit_none"))
         elif fit.flat_upto is not None:
             st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
+    sigma = widgets.in_figure(SIGMA)
     regression = compute(
-        "kr_1d",
-        cache_kernel.regression,
-        table,
-        query,
-        kernel,
-        st.session_state["kr_sigma"],
-        sliders.ranges,
-        sliders,
+        "kr_1d", cache_kernel.regression, table, query, kernel, sigma, sliders.ranges, sliders
     )
     if regression is None:
         return
@@ -244,16 +204,32 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
     key_by_key(regression, labels)
 
 
+def at_every_sigma(regression: lesson.Regression, version) -> dict[float, Version]:
+    """``version(σ, the query key by key at σ, why no estimate)`` at every σ of the curve's
+    slider: what an element following σ shows at each."""
+    sweep = regression.by_sigma
+    return {
+        float(sigma): version(float(sigma), b, why)
+        for sigma, b, why in zip(sweep.values, sweep.breakdowns, sweep.unreachable, strict=True)
+    }
+
+
 def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
     """①'s picture: what to beware of, the estimate, the weights and the fitted curve (or the
     plane), and how σ is fitted."""
-    b = regression.breakdown
     for kind, params in regression.warnings(t("kernel.row_sep")):
         st.warning(label("kernel.warnings", kind, **params), icon=":material/warning:")
-    estimate = f"{b.estimate:.6g}" if b.supported else "—"
-    st.metric(t("kernel.estimate_at", q=lesson.key_text(b.query)), estimate)
-    words = figure_words(labels)
-    for figure, png in cache_kernel.regression_figures(regression, words, font_size()):
+
+    def estimate(sigma: float, b, why: str) -> Version:
+        notes = lesson.no_estimate(b.query, sigma, why)
+        shown = f"{b.estimate:.6g}" if b.supported else "—"
+        return Version(
+            notes=tuple(("warning", label("kernel.warnings", k, **p)) for k, p in notes),
+            metric=(t("kernel.estimate_at", q=lesson.key_text(b.query)), shown),
+        )
+
+    follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
+    for figure, png in cache_kernel.regression_figures(regression, labels, words(), font_size()):
         show(figure, png)
     if regression.fit is None:
         return
@@ -261,37 +237,35 @@ def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> No
     if how_fitted is not None:
         with how_fitted:
             explain(t("kernel.loo_explain"))
-            show(cache_kernel.loo_figure(regression, words, font_size()), "kernel_loo_error")
+            show(cache_kernel.loo_figure(regression, words(), font_size()), "kernel_loo_error")
 
 
 def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
-    """①'s numbers: each key's score, weight and share of the estimate, and the formula with this
-    query's numbers."""
-    b = regression.breakdown
+    """①'s numbers at every σ: each key's score, weight and share of the estimate, and the formula
+    with this query's numbers (with its CSV)."""
     st.subheader(t("kernel.numbers_heading"))
     explain(t("kernel.numbers_explain"))
     columns = breakdown_columns()
-    st.dataframe(
-        lesson.breakdown_table(b, columns),
-        width="stretch",
-        height=min(38 + 35 * (len(b.keys) + 1), 420),
-    )
-    written = lesson.formula(b, regression.kernel, regression.sigma)
-    formula(written.latex, "kernel_1d")
-    notes = []
-    if written.underflow:
-        notes.append(t("kernel.underflow"))
-    if written.more > 0:
-        notes.append(t("kernel.more_terms", n=written.more, weight=f"{written.more_weight:.3g}"))
-    if notes:
-        st.caption(" ".join(notes))
-    download_csv(
-        lesson.breakdown_matrix(b),
-        "kernel_breakdown",
-        [lesson.key_text(k) for k in b.keys],
-        labels + columns[2:3] + columns[4:],  # key features…, value, score, weight, weight × value
-        key="csv_kernel_1d",
-    )
+    csv_columns = labels + columns[2:3] + columns[4:]  # key features…, value, score, weight, w × v
+
+    def numbers(sigma: float, b, why: str) -> Version:
+        written = lesson.formula(b, regression.kernel, sigma)
+        notes = []
+        if written.underflow:
+            notes.append(t("kernel.underflow"))
+        if written.more > 0:
+            weight = f"{written.more_weight:.3g}"
+            notes.append(t("kernel.more_terms", n=written.more, weight=weight))
+        keys = [lesson.key_text(k) for k in b.keys]
+        csv = matrix_frame(lesson.breakdown_matrix(b), keys, csv_columns)
+        return Version(
+            table=lesson.breakdown_table(b, columns),
+            csv=csv.to_csv(float_format="%.6g"),
+            tex=written.latex,
+            caption=" ".join(notes),
+        )
+
+    follow(SIGMA, at_every_sigma(regression, numbers), "kernel_1d", csv="kernel_breakdown")
 
 
 # ---- ② vectors: Q, K, V and a scoring function ---------------------------------------------------

@@ -7,6 +7,8 @@ open tab is a control, in the URL); every one is drawn, and opening another show
 (ui.frame.tabs). What a section's controls change is a ui.frame.section, so they rerun it alone
 (the tables and notes they do not change are drawn around it)."""
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
@@ -16,11 +18,16 @@ from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
 from ui.frame import controls_row, explain, font_size, page, section, tabs
-from ui.i18n import label, t
+from ui.i18n import figure_words, label, t
 from visattn.figures import modern as modern_figures
 from visattn.lessons import modern_attention as lesson
 
 CONTROLS = lesson.CONTROLS
+
+
+def words() -> modern_figures.Words:
+    """The figures' words in the page's language (the kinds of attention's names among them)."""
+    return figure_words(modern_figures.Words)
 
 
 def heading(title: str, intro: str) -> None:
@@ -53,49 +60,18 @@ def section_gqa() -> None:
 
 @section
 def gqa_view() -> None:
-    """The example's controls, which query heads read which K/V head, and every head's map."""
+    """The example's controls, which query heads read which K/V head (the figure's slider moves G)
+    and every head's map."""
     row = controls_row()
     T = widgets.slider(CONTROLS["mo_gt"], t("modern.tokens"), where=row)
     H = widgets.slider(CONTROLS["mo_h"], t("modern.query_heads"), where=row)
-    G = widgets.slider(
-        CONTROLS["mo_g"], t("modern.kv_heads"), where=row, help=t("modern.kv_heads_help")
-    )
     causal = widgets.toggle(CONTROLS["mo_causal"], t("modern.causal"), where=row)
-    gqa = compute("mo_gqa", cache_modern.gqa_section, T, H, G, causal)
-    if gqa is None:
-        return
-    kind = label("modern.kinds", gqa.kind)
-    st.markdown(t("modern.gqa_kind", H=gqa.H, G=gqa.G, kind=kind, per=gqa.H // gqa.G))
-    grouping = cache_modern.grouping(
-        gqa.H,
-        gqa.G,
-        font_size(),
-        query_name=t("modern.query_heads_axis"),
-        kv_name=t("modern.kv_heads_axis"),
-        query_hover=t("modern.query_head"),
-        kv_hover=t("modern.kv_head"),
-        title=t("modern.grouping_title"),
-        label=t("modern.g_prefix"),
-    )
-    show(grouping, "gqa_grouping")
-    kinds = {f"kind_{kind}": label("modern.kinds", kind) for kind in lesson.KINDS}
-    maps = cache_modern.head_maps(
-        gqa.T,
-        gqa.H,
-        gqa.G,
-        causal,
-        font_size(),
-        cell_title=t("modern.head_cell"),
-        title=t("modern.maps_title"),
-        head_name=t("modern.query_head"),
-        value_name=t("common.weight"),
-        query_name=t("common.query"),
-        key_name=t("common.key"),
-        **kinds,
-    )
-    show(maps, "gqa_maps")
-    st.caption(t("modern.g_slider_caption"))  # under the figures it speaks of: not beside an error
-    st.caption(t("modern.gqa_check", err=f"{gqa.repeat_difference:.1e}", H=gqa.H))
+    G = widgets.in_figure(CONTROLS["mo_g"], shown=partial(lesson.shown_kv_heads, H))
+    show(cache_modern.grouping(H, G, font_size(), words()), "gqa_grouping")
+    show(cache_modern.head_maps(T, H, G, causal, font_size(), words()), "gqa_maps")
+    st.caption(t("modern.g_slider_caption"))
+    err = cache_modern.gqa_steps(T, H, G, causal).repeat_difference
+    st.caption(t("modern.gqa_check", err=f"{err:.1e}", H=H))
 
 
 def gqa_costs() -> None:
@@ -114,7 +90,7 @@ def gqa_costs() -> None:
     rows = [
         (
             row.G,
-            label("modern.kinds", row.kind),
+            words().kind(row.kind),
             millions(row.kv_params),
             millions(row.attention_params),
             row.per_token,
@@ -167,16 +143,9 @@ def cache_view() -> None:
         lesson.byte_size(chosen.bytes_sequence[dtype]),
     )
     third.metric(t("modern.as_mha_metric"), lesson.byte_size(chosen.mha_bytes_token))
-    names = {f"name_{row.id}": label("modern.models", row.id) for row in cache.rows}
-    curves = cache_modern.cache_curves(
-        model,
-        dtype,
-        font_size(),
-        title=t("modern.cache_chart_title", dtype=label("modern.dtypes", dtype)),
-        x_title=t("modern.context_axis"),
-        y_title=t("modern.cache_axis"),
-        **names,
-    )
+    names = tuple((row.id, label("modern.models", row.id)) for row in cache.rows)
+    dtype_name = label("modern.dtypes", dtype)
+    curves = cache_modern.cache_curves(model, dtype, font_size(), words(), names, dtype_name)
     show(curves, "kv_cache_vs_context")
 
 
@@ -215,7 +184,7 @@ def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
             cached = t("modern.cached_mla", c=model.latent, r=model.rope_key)
         else:
             cached = t("modern.cached_kv", G=model.n_kv_heads, H=model.n_heads, Dh=model.head_dim)
-        shapes.append((name, label("modern.kinds", model.kind), model.n_layers, cached))
+        shapes.append((name, words().kind(model.kind), model.n_layers, cached))
         context = count(model.context)
         if row.cached_tokens < model.context:
             context = t("modern.context_window", n=context, w=count(row.cached_tokens))
@@ -262,7 +231,8 @@ def section_window() -> None:
 
 @section
 def window_view() -> None:
-    """The example's controls, its mask with the sinks, its reach over layers."""
+    """The example's controls, its mask with the sinks (the figure's slider keeps them), its reach
+    over layers (the figure's slider writes one layer out)."""
     row = controls_row()
     T = widgets.slider(CONTROLS["mo_wt"], t("modern.tokens"), where=row)
     window = widgets.number(
@@ -271,30 +241,15 @@ def window_view() -> None:
     windowed = compute("mo_window", cache_modern.window_section, T, window)
     if windowed is None:
         return
-    mask = cache_modern.window_live(
-        windowed.T,
-        windowed.window,
-        font_size(),
-        title=t("modern.mask_title"),
-        label=t("modern.window_prefix"),
-        sinks_label=t("modern.sinks_prefix"),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        value_name=t("modern.in_window"),
-    )
+    sinks = widgets.in_figure(CONTROLS["mo_sinks"])
+    mask = cache_modern.window_mask(windowed.T, windowed.window, sinks, font_size(), words())
     show(mask, "sliding_window_mask")
     st.markdown(t("modern.window_numbers", keys=windowed.keys_per_query, T=windowed.T))
-    reach = cache_modern.reach(
-        windowed.T,
-        windowed.window,
-        font_size(),
-        title=t("modern.reach_title", T=windowed.T),
-        layer_name=t("modern.after_layer"),
-        x_title=t("common.position"),
-        y_title=t("modern.layer_axis"),
-        value_name=t("modern.reaches"),
+    layer = widgets.in_figure(CONTROLS["mo_wl"])
+    show(
+        cache_modern.reach(windowed.T, windowed.window, layer, font_size(), words()),
+        "sliding_window_reach",
     )
-    show(reach, "sliding_window_reach")
     st.caption(t("modern.window_check", err=f"{windowed.reference_difference:.1e}"))
     positions = list(range(1, windowed.T + 1))
     download_csv(windowed.mask.astype(int), "sliding_window_mask", positions, positions)
@@ -326,25 +281,9 @@ def flash_view() -> None:
 
 
 def flash_steps(flash: lesson.FlashSection) -> None:
-    panel_titles = (
-        t("modern.panel_scores"),
-        "m",
-        "ℓ",
-        t("modern.panel_acc"),
-        t("modern.panel_estimate"),
-    )
+    step = widgets.in_figure(CONTROLS["mo_fstep"], shown=partial(lesson.flash_step_shown, flash))
     figure = cache_modern.flash_live(
-        flash.T,
-        flash.block_q,
-        flash.block_k,
-        flash.causal,
-        font_size(),
-        panel_titles,
-        title=t("modern.flash_title"),
-        skipped_title=t("modern.flash_skipped"),
-        label=t("modern.flash_step_prefix"),
-        query_name=t("common.query"),
-        key_name=t("common.key"),
+        flash.T, flash.block_q, flash.block_k, flash.causal, step, font_size(), words()
     )
     show(figure, "flash_online_softmax")
     st.caption(t("modern.flash_caption"))
@@ -408,20 +347,7 @@ def flash_traffic() -> None:
                 M=count(traffic.sram_numbers),
             )
         )
-    Ns, standard, flash = cache_modern.traffic_over_n(d, sram)
-    curves = modern_figures.traffic_curves(
-        Ns,
-        standard,
-        flash,
-        y_range=cache_modern.traffic_range(),
-        standard_name=t("modern.standard_name"),
-        flash_name="FlashAttention",
-        title=t("modern.traffic_title", d=d, kb=sram),
-        x_title=t("modern.traffic_x"),
-        y_title=t("modern.traffic_y"),
-        font_size=font_size(),
-    )
-    show(curves, "flash_hbm_traffic")
+    show(cache_modern.traffic_curves(d, sram, font_size(), words()), "flash_hbm_traffic")
     st.caption(t("modern.traffic_caption"))
 
 

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
 from ui.charts import CHART_NAME
+from ui.follow import FOLLOW_NAME
 from ui.formulas import FORMULA_NAME
 from ui.frame import panel_key
 from ui.registry import PAGES as REGISTRY
@@ -119,6 +120,21 @@ def formulas(at: AppTest) -> list[str]:
         for e in at.get("bidi_component")
         if e.proto.component_name == FORMULA_NAME
     ]
+
+
+def followers(at: AppTest) -> dict[str, dict]:
+    """{name: data} of the page's elements that follow a control drawn in a figure (ui.follow), in
+    page order."""
+    return {
+        e.key.removeprefix("follow_"): json.loads(e.proto.json)
+        for e in at.get("bidi_component")
+        if e.proto.component_name == FOLLOW_NAME
+    }
+
+
+def shown(data: dict) -> dict:
+    """What a follower element shows as the server drew it: its version at the control's value."""
+    return data["variants"][data["server"][0]]
 
 
 def figures(at: AppTest) -> list[dict]:
@@ -318,6 +334,20 @@ def _plotly_words(spec: dict) -> list[str]:
     return out
 
 
+def _follower_words(data: dict) -> list[str]:
+    """Every word a follower element (ui.follow) shows at any position: notes, metric labels, table
+    headers and row names, captions and its button (not the formula's TeX)."""
+    out = [data.get("csv", {}).get("label", "")]
+    for version in data["variants"].values():
+        out += [re.sub(r"<[^>]+>", "", note["html"]) for note in version.get("notes", [])]
+        if "metric" in version:
+            out.append(version["metric"]["label"])
+        if "table" in version:
+            out += version["table"]["columns"] + version["table"]["index"]
+        out.append(version.get("caption", ""))
+    return out
+
+
 def visible_text(at: AppTest) -> list[str]:
     """The strings a user sees on the page (prose, labels, help, options, alerts, table headers,
     figure words), without LaTeX, the link box, or the contents of text boxes (the user's own
@@ -336,6 +366,11 @@ def visible_text(at: AppTest) -> list[str]:
             continue
         if hasattr(node, "type") and is_chart(node):  # st.plotly_chart's, and ui.charts.show's
             out += _plotly_words(json.loads(chart_spec(node)))
+            continue
+        if getattr(node, "type", None) == "bidi_component" and (
+            node.proto.component_name == FOLLOW_NAME
+        ):
+            out += _follower_words(json.loads(node.proto.json))
             continue
         if kind == "Arrow":
             df = node.value if hasattr(node, "value") else None

@@ -435,7 +435,10 @@ def test_tiny_sigma_is_named_an_overflow_not_a_compact_kernel():
         PRESETS["waist"].table, (62.0, 0.0), "gaussian", 1e-200, ((50.0, 80.0),)
     )
     assert not regression.breakdown.supported and regression.unreachable == "overflow"
-    assert [w[0] for w in regression.warnings()] == ["overflow"]
+    assert regression.warnings() == ()  # no estimate is the σ's, said where σ is shown
+    assert lesson.no_estimate(regression.breakdown.query, 1e-200, "overflow") == (
+        ("overflow", {"q": "62", "sigma": "1e-200"}),
+    )
     regression = lesson.regression(
         PRESETS["waist"].table, (200.0, 0.0), "boxcar", 1.0, ((50.0, 80.0),)
     )
@@ -546,14 +549,11 @@ def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     regression = lesson.regression(
         p.table, query, kernel, p.sigma, lesson.sliders(preset, p.table).ranges
     )
+    labels = ("A", "B", "C")[: len(p.table[0])]
     words = kernel_figures.Words(
-        ("A", "B", "C")[: len(p.table[0])],
-        query="Q!",
-        weight="W!",
-        bars_title="T {q}",
-        keys_axis="K ({name})",
+        query="Q!", weight="W!", score="score!", bars_title="T {q}", keys_axis="K ({name})"
     )
-    figs = kernel_figures.regression_figures(regression, words, 13) + (
+    figs = kernel_figures.regression_figures(regression, labels, words, 13) + (
         [(kernel_figures.loo_figure(regression, words, 13), "kernel_loo_error")]
         if regression.fit
         else []
@@ -561,16 +561,14 @@ def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     r = lesson.scored(Q, K, V, "dot", None, None, None, False)
     figs += [
         (f, kind)
-        for f, kind in kernel_figures.score_maps(
-            r, lesson.names(r), ("S", "W"), words, "score!", 13
-        )
+        for f, kind in kernel_figures.score_maps(r, lesson.names(r), ("S", "W"), words, 13)
     ]
     for fig, name in figs:
         go.Figure(fig.to_dict())  # raises on any bad property
         assert name
     spec = figs[0][0].to_dict()
     assert spec["layout"]["title"]["text"] == f"T {lesson.key_text(regression.breakdown.query)}"
-    assert spec["layout"]["xaxis"]["title"]["text"] == "K (" + ", ".join(words.labels[:-1]) + ")"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "K (" + ", ".join(labels[:-1]) + ")"
     assert "W!" in spec["data"][0]["hovertemplate"]
 
 
@@ -604,19 +602,31 @@ def _live(preset, kernel="gaussian", query=None, sigma=None):
     return p, c, lesson.regression(p.table, q, kernel, sigma or start[2], c.ranges, c)
 
 
-def test_query_sweep_is_the_kernel_at_each_grid_query():
-    p, c, regression = _live("waist", query=(62.3, 0.0))  # 62.3 is off the 0.5 grid: put in exactly
-    sw = regression.by_query
-    assert sw.values[sw.active] == 62.3 and list(sw.values) == sorted(sw.values)
-    n = lesson.N_LIVE_QUERY  # 60 slider steps of 0.5 from 50 to 80, n of them kept
-    grid = [50.0 + 0.5 * round(60 * j / (n - 1)) for j in range(n)]
-    assert sorted(set(grid) | {62.3}) == list(sw.values)
+def test_the_sigma_sweep_is_the_query_key_by_key_at_each_sigma():
+    p, c, regression = _live("waist", sigma=0.73)  # 0.73 is off the grid: put in exactly
+    sw = regression.by_sigma
+    assert sw.values[sw.active] == 0.73 and list(sw.values) == sorted(sw.values)
     keys, values = [k for k, _ in p.table], [v for _, v in p.table]
-    for q, w, est in zip(sw.values, sw.weights, sw.estimates, strict=True):
-        want = _softmax_gaussian([q], [[k] for k in keys], 1.0)
-        assert np.allclose(w, want, atol=1e-12)
-        assert est == pytest.approx(sum(a * b for a, b in zip(want, values, strict=True)))
-    assert np.allclose(sw.weights[sw.active], regression.breakdown.weights)
+    for sigma, b, loo, why in zip(sw.values, sw.breakdowns, sw.loo, sw.unreachable, strict=True):
+        want = _softmax_gaussian([62.0], [[k] for k in keys], sigma)
+        assert np.allclose(b.weights, want, atol=1e-12) and why == ""
+        assert b.estimate == pytest.approx(sum(a * v for a, v in zip(want, values, strict=True)))
+        # leave-one-out by hand: each pair predicted from the two others
+        errors = []
+        for i, (k, v) in enumerate(p.table):
+            rest = [row for j, row in enumerate(p.table) if j != i]
+            w = _softmax_gaussian([k], [[r[0]] for r in rest], sigma)
+            errors.append((sum(a * r[1] for a, r in zip(w, rest, strict=True)) - v) ** 2)
+        assert loo == pytest.approx(np.mean(errors))
+    np.testing.assert_allclose(sw.weights[sw.active], regression.breakdown.weights)
+    # the heatmap's grid of queries over the sorted keys, at every σ
+    assert sw.grid_weights.shape == (len(sw.values), lesson.N_HEATMAP_QUERIES, 3)
+    order = regression.order
+    for sigma, grid in zip(sw.values, sw.grid_weights, strict=True):
+        for q, row in list(zip(regression.grid, grid, strict=True))[::5]:
+            want = _softmax_gaussian([q], [[keys[i]] for i in order], sigma)
+            assert np.allclose(row, want, atol=1e-12)
+    np.testing.assert_allclose(sw.grid_weights[sw.active], regression.grid_weights)
 
 
 def test_sigma_sweep_moves_the_curve_and_the_estimate():
@@ -696,71 +706,81 @@ def _array(v):
         ("game_strength", "epanechnikov"),
     ],
 )
-def test_live_figures_validate_and_steps_match_the_sweeps(preset, kernel):
+def test_live_figures_validate_and_steps_match_the_sweep(preset, kernel):
+    """One slider of σ (the curve's, or the plane's); the bars, the heatmap and the leave-one-out
+    error follow it, each position the sweep's numbers at that σ."""
     import plotly.graph_objects as go
 
     from visattn.figures import kernel as kernel_figures
 
     p, c, regression = _live(preset, kernel)
+    labels = ("A", "B", "C")[: len(p.table[0])]
     words = kernel_figures.Words(
-        ("A", "B", "C")[: len(p.table[0])],
         estimate_line="E {fq} = {value}",
         no_estimate="none at {q}",
-        live_query="Q {name} = ",
         live_sigma="S = ",
         bars_title="T {q}",
+        current_sigma="now {sigma}",
     )
-    figs = dict(
-        (name, fig) for fig, name in kernel_figures.regression_figures(regression, words, 13)
-    )
+    figs = {
+        name: fig for fig, name in kernel_figures.regression_figures(regression, labels, words, 13)
+    }
+    if regression.fit is not None:
+        figs["kernel_loo_error"] = kernel_figures.loo_figure(regression, words, 13)
     for fig in figs.values():
         go.Figure(fig.to_dict())  # raises on any bad property
+    sw = regression.by_sigma
+    shown = [name for name, fig in figs.items() if _steps(fig).get("visible", True)]
+    assert shown == ["kernel_plane" if "kernel_plane" in figs else "kernel_fitted_curve"]
+    for fig in figs.values():  # every slider is σ's, at the same positions
+        slider = _steps(fig)
+        assert slider["name"] == "kr_sigma" and slider["active"] == sw.active
+        assert [float(s["value"]) for s in slider["steps"]] == list(sw.values)
+    qt = lesson.key_text(regression.breakdown.query)
+    fq = f"f{qt}" if qt[0] == "(" else f"f({qt})"
     bars = _steps(figs["kernel_weights_bars"])
-    assert (
-        bars["currentvalue"]["prefix"] == "Q A = " and bars["active"] == regression.by_query.active
-    )
-    for q, w, est, step in zip(
-        regression.by_query.values,
-        regression.by_query.weights,
-        regression.by_query.estimates,
-        bars["steps"],
-        strict=True,
-    ):
+    for b, step in zip(sw.breakdowns, bars["steps"], strict=True):
         data, layout, traces = step["args"]
         assert step["method"] == "update" and list(traces) == [0]
-        assert np.allclose(_array(data["y"][0]), w, rtol=1e-5, atol=1e-30)
-        qt = lesson.key_text([q, *regression.breakdown.query[1:]])
-        assert layout["title.text"] == f"T {qt}"
-        fq = f"f{qt}" if len(qt) > 1 and qt[0] == "(" else f"f({qt})"
+        assert np.allclose(_array(data["y"][0]), b.weights, rtol=1e-5, atol=1e-30)
         assert layout["annotations[0].text"] == (
-            f"E {fq} = {est:.6g}" if np.isfinite(est) else f"none at {qt}"
+            f"E {fq} = {b.estimate:.6g}" if b.supported else f"none at {qt}"
         )
         colours = list(data["marker.color"][0])
-        assert colours.count(kernel_figures.ORANGE) == (1 if np.isfinite(est) else 0)
-        if np.isfinite(est):
-            assert colours.index(kernel_figures.ORANGE) == int(np.argmax(w))
+        assert colours.count(kernel_figures.ORANGE) == (1 if b.supported else 0)
+        if b.supported:
+            assert colours.index(kernel_figures.ORANGE) == int(np.argmax(b.weights))
     spec = figs["kernel_weights_bars"].to_plotly_json()
+    assert spec["layout"]["title"]["text"] == f"T {qt}"  # the query is the page's, held
     assert (
         spec["layout"]["annotations"][0]["text"]
         == bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
     )
-    curve = _steps(figs["kernel_plane" if "kernel_plane" in figs else "kernel_fitted_curve"])
-    assert (
-        curve["currentvalue"]["prefix"] == "S = " and curve["active"] == regression.by_sigma.active
-    )
-    assert [float(s["label"]) for s in curve["steps"]] == pytest.approx(
-        list(regression.by_sigma.values), rel=1e-3
-    )
+    curve = _steps(figs[shown[0]])
+    assert curve["currentvalue"]["prefix"] == "S = "
     for k, step in enumerate(curve["steps"]):
         data, layout, traces = step["args"]
         got = _array(data["z"][0] if "z" in data else data["y"][0])
-        assert np.allclose(got, regression.by_sigma.curves[k], rtol=1e-4, equal_nan=True)
-        est = regression.by_sigma.estimates[k]
+        assert np.allclose(got, sw.curves[k], rtol=1e-4, equal_nan=True)
+        est = sw.breakdowns[k].estimate
         assert (
             (str(f"{est:.6g}") in layout["annotations[0].text"])
             if np.isfinite(est)
             else layout["annotations[0].text"].startswith("none at")
         )
+    if "kernel_weights_heatmap" in figs:
+        heat = _steps(figs["kernel_weights_heatmap"])
+        for k, step in enumerate(heat["steps"]):
+            z = _array(step["args"][0]["z"][0]).reshape(sw.grid_weights[k].shape)
+            np.testing.assert_allclose(z, np.round(sw.grid_weights[k], 3), atol=1e-6)
+    if "kernel_loo_error" in figs:
+        loo = _steps(figs["kernel_loo_error"])
+        for k, step in enumerate(loo["steps"]):
+            data = step["args"][0]
+            np.testing.assert_allclose(_array(data["x"][0]), [sw.values[k]], rtol=1e-5)
+            error = sw.loo[k] if np.isfinite(sw.loo[k]) else np.nan
+            np.testing.assert_allclose(_array(data["y"][0]), [error], rtol=1e-4)  # 5 digits
+            assert data["name"][0] == f"now {sw.values[k]:.4g}"
 
 
 def test_live_figure_sizes_stay_modest():
@@ -768,7 +788,6 @@ def test_live_figure_sizes_stay_modest():
 
     for preset in PRESETS:
         p, c, regression = _live(preset)
-        for fig, name in kernel_figures.regression_figures(
-            regression, kernel_figures.Words(("A", "B", "C")[: len(p.table[0])]), 13
-        ):
+        labels = ("A", "B", "C")[: len(p.table[0])]
+        for fig, name in kernel_figures.regression_figures(regression, labels):
             assert len(fig.to_json()) < 1_000_000, name

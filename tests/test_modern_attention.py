@@ -392,7 +392,9 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
         )
     ]
     assert (lo, hi) == (min(counts), max(counts))
-    figure = modern_figures.traffic_curves(lesson.FLASH_N, [lo], [hi], y_range=(lo, hi))
+    figure = modern_figures.traffic_curves(
+        lesson.FLASH_N, [lo], [hi], d=64, sram_kb=100, y_range=(lo, hi)
+    )
     low, high = figure.layout.yaxis.range
     assert 10**low < lo and hi < 10**high
     # ticks as powers of ten in every language (Plotly's own "100M", "1B" are English), whole counts
@@ -401,7 +403,10 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
     # and each N drawn is a tick, written whole (Plotly's own log ticks read "2", "10k")
     assert list(figure.layout.xaxis.tickvals) == list(lesson.FLASH_N)
     assert figure.layout.xaxis.ticktext[-1] == "131,072"
-    assert figure.data[0].hovertemplate == "standard<br>N = %{x:,}: %{y:,}<extra></extra>"
+    assert figure.data[0].hovertemplate == (
+        "standard (Algorithm 0)<br>N = %{x:,}: %{y:,}<extra></extra>"
+    )
+    assert figure.layout.title.text == "HBM reads and writes of one head (d = 64, M = 100 kB)"
 
 
 def test_cache_formula_and_gqa_costs():
@@ -433,16 +438,6 @@ def test_public_names_are_lazy_exports():
         assert getattr(visattn, name) is getattr(modern, name)
 
 
-def test_the_window_sliders_steps_stay_few():
-    short = lesson.window_section(20, 4)
-    assert short.windows == tuple(range(1, 21)) and short.active == 3
-    long = lesson.window_section(48, 5)
-    assert len(long.windows) <= lesson.LIVE_WINDOWS + 1 and long.windows[long.active] == 5
-    assert long.windows[0] == 1 and long.windows[-1] == 48
-    for w, m in zip(long.windows, long.masks, strict=True):
-        np.testing.assert_array_equal(m, modern.window_mask(48, w))
-
-
 def test_the_sinks_join_any_band_into_the_mask_of_visattn():
     section = lesson.window_section(20, 4)
     assert section.sink_cells.shape == (lesson.MAX_SINKS + 1, 20, 20)
@@ -451,7 +446,8 @@ def test_the_sinks_join_any_band_into_the_mask_of_visattn():
         expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
         np.testing.assert_array_equal(cells, expected)
         # the band of any window with these sinks over it is visattn's own mask with s sinks
-        for w, band in zip(section.windows, section.masks, strict=True):
+        for w in range(1, 21):
+            band = lesson.window_section(20, w).mask
             np.testing.assert_array_equal(band | cells, modern.window_mask(20, w, sinks=s))
     # the attention of visattn with 0 … 4 sinks equals a masked reference (each checked)
     assert section.reference_difference < TOL
@@ -468,76 +464,83 @@ def covered(shapes, visible, T) -> np.ndarray:
     return cells
 
 
-def test_the_masks_two_sliders_compose_each_changing_what_the_other_leaves_alone():
+def test_the_masks_slider_shows_the_sinks_over_the_band():
     fig = _figure_builds()["window live"].to_dict()
     (band,) = fig["data"]
     np.testing.assert_array_equal(array(band["z"]).reshape(20, 20), modern.window_mask(20, 4))
+    assert fig["layout"]["title"]["text"].startswith("Sliding-window causal mask, W = 4 ")
     shapes = fig["layout"]["shapes"]
     assert len(shapes) == lesson.MAX_SINKS and not any(shape["visible"] for shape in shapes)
-    windows, kept = fig["layout"]["sliders"]
-    assert windows["active"] == 3 and kept["active"] == 0
-    assert kept["pad"]["t"] > windows["pad"]["t"]  # one below the other
-    for step in windows["steps"]:
-        data, layout, traces = step["args"]
-        # the band and the title, never the sinks
-        assert traces == [0] and layout == {"title.text": f"W = {step['label']}"}
-        band = array(data["z"][0]).reshape(20, 20) == 1
-        np.testing.assert_array_equal(band, modern.window_mask(20, int(step["label"])))
-    assert [s["label"] for s in kept["steps"]] == ["0", "1", "2", "3", "4"]
+    (kept,) = fig["layout"]["sliders"]
+    assert kept["name"] == "mo_sinks" and kept["active"] == 0
+    assert [s["value"] for s in kept["steps"]] == ["0", "1", "2", "3", "4"]
     for s, step in enumerate(kept["steps"]):
         data, layout, traces = step["args"]
-        assert traces == [] and data == {}  # the sinks alone: the band stays as the other left it
+        assert traces == [] and data == {}  # the sinks alone: the band is the window's
         visible = [layout[f"shapes[{j}].visible"] for j in range(len(shapes))]
         expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
         np.testing.assert_array_equal(covered(shapes, visible, 20), expected)
+    # opened at a link's sinks: its shapes shown as built
+    opened = modern_figures.window_live(lesson.window_section(20, 4), 2).to_dict()
+    assert opened["layout"]["sliders"][0]["active"] == 2
+    assert [shape["visible"] for shape in opened["layout"]["shapes"]] == [True, True, False, False]
+    # a sink past the last token is no choice: 3 tokens keep at most 3
+    short = modern_figures.window_live(lesson.window_section(3, 2), 4).to_dict()
+    assert [s["value"] for s in short["layout"]["sliders"][0]["steps"]] == ["0", "1", "2", "3"]
+    assert short["layout"]["sliders"][0]["active"] == 3
 
 
-def test_the_reach_figure_draws_every_layers_staircase():
-    fig = _figure_builds()["receptive"].to_dict()
+def test_the_reach_figure_draws_every_layers_staircase_and_frames_one():
+    fig = _figure_builds()["reach live"].to_dict()
     (heat,) = fig["data"]
     z = array(heat["z"]).reshape(8, 20)
     # after layer l the last 3l + 1 positions of 20 (W = 4 adds W − 1 = 3 a layer), up to all 20
     for layer in range(8):
         np.testing.assert_array_equal(z[layer] == 1, [j >= 20 - (3 * layer + 4) for j in range(20)])
-    assert list(heat["y"]) == [str(k) for k in range(1, 9)] and "sliders" not in fig["layout"]
+    spans = (4, 7, 10, 13, 16, 19, 20, 20)
+    assert list(heat["y"]) == [f"after layer {k}: {n}" for k, n in enumerate(spans, start=1)]
+    (layers,) = fig["layout"]["sliders"]
+    assert layers["name"] == "mo_wl" and layers["active"] == 2  # built at layer 3
+    (frame,) = fig["layout"]["shapes"]
+    assert (frame["y0"], frame["y1"]) == (1.5, 2.5)  # row 3 of the category axis
+    for k, step in enumerate(layers["steps"], start=1):
+        layout = step["args"][1]
+        assert (layout["shapes[0].y0"], layout["shapes[0].y1"]) == (k - 1.5, k - 0.5)
+        bound = k * 3 + 1
+        assert layout["title.text"].endswith(
+            f"after {k} layers: {spans[k - 1]} of 20 positions; L(W − 1) + 1 = {bound}"
+        )
 
 
 # ---------------------------------------------------------------- figures
 
 
 def _figure_builds():
-    """Every builder of visattn.figures.modern on the page's default inputs and an edge case."""
+    """Every builder of visattn.figures.modern on the page's default inputs and an edge case, with
+    the English words they default to."""
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
     window = lesson.window_section(20, 4)
     flash = lesson.flash_section(10, 4, 3, True)
     traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
-
-    def flash_title(i, j, n, skipped, error, rescale):
-        return f"{i}: {j}/{n} {skipped} {error:.1e} {rescale}"
-
     steps = lesson.gqa_steps(6, 8, 2, True)
     return {
         "grouping": modern_figures.grouping(gqa.result.kv_head),
-        "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2), title=str),
-        "maps live": modern_figures.maps_live(
-            steps, cell_title="{} · {}".format, title="{} {}".format
-        ),
-        "maps, 6 heads of 2 tokens": modern_figures.maps_live(
-            lesson.gqa_steps(2, 6, 3, False), cell_title="{} · {}".format, title="{} {}".format
-        ),
+        "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2)),
+        "maps live": modern_figures.maps_live(steps),
+        "maps, 6 heads of 2 tokens": modern_figures.maps_live(lesson.gqa_steps(2, 6, 3, False)),
         "grouping mqa": modern_figures.grouping([0] * 16),
         "cache curves": modern_figures.cache_curves({key: xy for key, xy in cache.curves.items()}),
         "traffic": modern_figures.traffic_curves(
-            lesson.FLASH_N, [t.standard for t in traffic], [t.flash for t in traffic]
+            lesson.FLASH_N,
+            [t.standard for t in traffic],
+            [t.flash for t in traffic],
+            d=64,
+            sram_kb=100,
         ),
-        "window live": modern_figures.window_live(window, title="W = {}".format),
-        "receptive": modern_figures.receptive(
-            window.reach, layer_names=[str(k) for k in range(1, 9)]
-        ),
-        "flash live": modern_figures.flash_live(
-            flash, title=flash_title, panel_titles=("S", "m", "l", "O", "O/l")
-        ),
+        "window live": modern_figures.window_live(window),
+        "reach live": modern_figures.reach_live(window, 3),
+        "flash live": modern_figures.flash_live(flash),
     }
 
 
@@ -592,11 +595,11 @@ def test_the_flash_figure_numbers_s_on_the_query_block_and_shares_the_running_ax
     # each panel's title centred over its columns
     titles = {a["text"]: (a["xref"], a["x"]) for a in fig["layout"]["annotations"]}
     assert titles == {
-        "S": ("x", 5.5),
+        "scores S (never held whole)": ("x", 5.5),
         "m": ("x2", 1),
-        "l": ("x2", 3),
-        "O": ("x2", 6.5),
-        "O/l": ("x2", 11.5),
+        "ℓ": ("x2", 3),
+        "accumulator Õ": ("x2", 6.5),
+        "Õ / ℓ so far": ("x2", 11.5),
     }
 
 
@@ -619,5 +622,16 @@ def test_the_flash_figure_walks_every_tile_and_opens_on_the_first_blocks_output(
     assert [x["shapes[0].y0"] for x in layouts[::4]] == [0.5, 4.5, 8.5]
     assert [x["shapes[1].y1"] for x in layouts[::4]] == [4.5, 8.5, 10.5]
     # causal: a key block wholly after a query block is skipped (block 1 sees keys 1–4 only)
-    skipped = [x["title.text"].split()[2] for x in layouts]
-    assert skipped == ["False", "False", "True", "True"] + ["False"] * 3 + ["True"] + ["False"] * 4
+    skipped = ["skipped" in x["title.text"] for x in layouts]
+    assert skipped == [False, False, True, True] + [False] * 3 + [True] + [False] * 4
+    assert layouts[0]["title.text"].startswith("Query block 1, after key/value block 1 of 4: ")
+    # the slider is the step control's: each step's value its number, its label "i·j"
+    assert slider["name"] == "mo_fstep"
+    assert [s["value"] for s in steps] == [str(n) for n in range(1, 13)]
+    assert [s["label"] for s in steps[:5]] == ["1·1", "1·2", "1·3", "1·4", "2·1"]
+    # a link's step opens the figure there; OPENING (0) and a step past the last, at the lesson's
+    flash = lesson.flash_section(10, 4, 3, True)
+    for value, active in ((7, 6), (0, 1), (13, 1)):
+        built = modern_figures.flash_live(flash, value).to_dict()
+        assert built["layout"]["sliders"][0]["active"] == active
+    assert [lesson.flash_step_shown(flash, v) for v in (0, 1, 12, 13)] == [0, 1, 12, 0]

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from apptest_util import (
     array,
@@ -13,10 +14,12 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    followers,
     formulas,
     open_section,
     panel,
     run_page,
+    shown,
     texts,
     warnings,
 )
@@ -26,13 +29,25 @@ WAIST, WEIGHT = "waist (cm)", "weight (jin)"
 
 
 def metric(at) -> str:
-    return at.metric[0].value
+    """①'s estimate as the server drew it (an element that follows σ, the curve's slider)."""
+    return shown(followers(at)["kernel_estimate"])["metric"]["value"]
 
 
-def breakdown(at):
+def sigma_notes(at) -> list[str]:
+    """What ① warns of at the server's σ (no estimate there), as text."""
+    notes = shown(followers(at)["kernel_estimate"]).get("notes", [])
+    return [re.sub(r"<[^>]+>", "", note["html"]) for note in notes]
+
+
+def numbers(at) -> dict:
+    """The key-by-key table and formula at the server's σ."""
+    return shown(followers(at)["kernel_1d"])
+
+
+def breakdown(at) -> pd.DataFrame:
     """The per-key table (the one with a Σ row)."""
-    (df,) = [d.value for d in at.dataframe if "Σ" in list(d.value.index)]
-    return df
+    table = numbers(at)["table"]
+    return pd.DataFrame(table["rows"], index=table["index"], columns=table["columns"])
 
 
 def bar_weights(at) -> np.ndarray:
@@ -67,7 +82,8 @@ def test_defaults_waist_62():
     assert [float(w) for w in df.iloc[:3, 4]] == [0.0, 0.5, 0.5]
     assert [float(c) for c in df.iloc[:3, 5]] == [0.0, 55.0, 57.5]
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
-    assert any("112.5" in tex and r"0.5\times 110" in tex for tex in formulas(at))
+    tex = numbers(at)["tex"]
+    assert "112.5" in tex and r"0.5\times 110" in tex
     one_query = figures(panel(at, "kernel", "1d"))
     assert len(one_query) == 3  # ①'s bars, curve and heatmap
     curve = one_query[1]  # its legend: each entry named for what it is, none twice
@@ -101,22 +117,29 @@ def test_bad_table_keeps_last_good_view(name, change, expect):
     assert np.allclose(bar_weights(at), [0, 0.5, 0.5], atol=1e-6)
 
 
-def test_sigma_not_positive():
-    at = run_page("kernel")
-    for sigma in (0.0, -1.0):
-        at.number_input(key="kr_sigma_n").set_value(sigma).run()
-        assert_clean(at)
-        (e,) = errors(at)
-        e = e.replace("\\", "")  # markdown escapes ("\-1") render as typed
-        assert f"σ = {sigma:g}" in e and "greater than 0" in e
-        assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)  # the last good view, with σ = 1
-        assert at.session_state["kr_sigma"] == sigma and at.query_params["kr_sigma"] == f"{sigma:g}"
-    # the message's way out: 🎯 works while σ is invalid (3 pairs: leave-one-out is flat for small
-    # σ, and says so)
+@pytest.mark.parametrize("sigma", ["0", "-1", "nan"])
+def test_a_link_whose_sigma_is_not_positive_is_reset_with_a_notice(sigma):
+    """σ is the fitted curve's slider, which offers only σ > 0: a link's σ ≤ 0 is reported and
+    the data set's σ taken."""
+    at = run_page("kernel", {"kr_sigma": sigma})
+    assert_clean(at)
+    (w,) = warnings(at)
+    assert "kr\\_sigma" in w and not errors(at) and "kr_sigma" not in at.query_params
+    assert float(metric(at)) == pytest.approx(112.5, abs=1e-4)  # σ = 1
+
+
+def test_fit_sigma_moves_the_curves_slider():
+    """The button sets σ on the server: the figures and the elements that follow σ open there, and
+    their serial is newer than any position the browser kept (ui/live.js)."""
+    at = run_page("kernel", {"kr_sigma": "3"})
+    before = followers(at)["kernel_estimate"]["server"]
     at.button(key="kr_fit").click().run()
     assert_clean(at)
-    assert not errors(at) and at.session_state["kr_sigma"] > 0
-    assert "cannot choose a bandwidth" in texts(at)
+    after = followers(at)["kernel_estimate"]["server"]
+    assert at.session_state["kr_sigma"] != 3 and after[0] != before[0] and after[1] > before[1]
+    curve = figures(at)[1]["layout"]["sliders"][0]
+    assert curve["steps"][curve["active"]]["value"] == after[0]
+    assert "cannot choose a bandwidth" in texts(at)  # 3 pairs: leave-one-out is flat
 
 
 def test_duplicate_keys_warn_and_name_the_rows():
@@ -134,11 +157,19 @@ def test_query_out_of_reach_says_so():
     at = run_page("kernel", {"kr_kernel": "epanechnikov"})
     at.number_input(key="kr_q_n").set_value(200.0).run()
     assert_clean(at)
-    assert not errors(at)
-    (w,) = warnings(at)
+    assert not errors(at) and not warnings(at)
+    (w,) = sigma_notes(at)  # at this σ: the note follows σ, as the figures do
     assert "200" in w and "no estimate" in w
     assert metric(at) == "—"
     assert np.all(bar_weights(at) == 0)
+    # at 72, 4 from the nearest key: no note and an estimate where σ reaches it (the versions the
+    # slider swaps in), a note where it does not
+    at.number_input(key="kr_q_n").set_value(72.0).run()
+    variants = followers(at)["kernel_estimate"]["variants"]
+    for sigma, version in variants.items():
+        reached = float(sigma) > 4
+        assert ("notes" not in version) == reached, sigma
+        assert (version["metric"]["value"] != "—") == reached, sigma
 
 
 # ---- presets, fit σ, 2-D keys, the multi-dimensional tabs ----------------------------------------
@@ -151,6 +182,7 @@ def test_fit_sigma_sets_the_leave_one_out_minimum():
     at = run_page("kernel")
     at.selectbox(key="kr_preset").set_value("noisy").run()
     assert at.session_state["kr_sigma"] == 0.5 and len(breakdown(at)) == 51
+    assert "kr_sigma" not in at.query_params  # the data set's own σ
     at.button(key="kr_fit").click().run()
     assert_clean(at)
     x, y = noisy_samples().T
@@ -212,7 +244,7 @@ def test_every_tab_is_drawn_and_the_open_one_shows():
     """Each section in its panel, whichever tab is open; the tab bar's style rule hides the others
     (ui.frame.tabs), and a link to ③ opens ③."""
     at = run_page("kernel")
-    assert panel(at, "kernel", "1d").metric
+    assert "kernel_estimate" in followers(panel(at, "kernel", "1d"))
     assert {r.key for r in panel(at, "kernel", "md").radio} == {"kr_score"}
     assert {r.key for r in panel(at, "kernel", "self").radio} == {"kr_sa_score"}
     assert open_section(at, "kernel") == "1d"
@@ -229,8 +261,9 @@ def test_url_round_trip():
     at = run_page("kernel")
     at.selectbox(key="kr_preset").set_value("game_both").run()
     at.selectbox(key="kr_kernel").set_value("laplace")
-    at.slider(key="kr_q2_s").set_value(250.0)
-    at.number_input(key="kr_sigma_n").set_value(33.0).run()
+    at.slider(key="kr_q2_s").set_value(250.0).run()
+    at.session_state["kr_sigma"] = 33.0  # as the plane's slider would (in the browser), then a run
+    at.run()
     estimate = metric(at)  # ①'s
     at.session_state["kr_tab"] = "self"  # tab ③ opened
     at.run()
@@ -312,7 +345,8 @@ def test_chinese():
     # by its URL)
     at = run_page("kernel", {"lang": "zh", "kr_sigma": "0"})
     assert_clean(at)
-    assert any("σ = 0 不可用" in e for e in errors(at))
+    (w,) = warnings(at)  # σ > 0 is all the curve's slider offers: the link's is reset
+    assert "kr\\_sigma" in w and "默认值" in w
     at = run_page("kernel", {"lang": "zh", "kr_data": "60,110"})
     assert any("至少" in e for e in errors(at))
 
@@ -343,7 +377,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def test_bad_inputs_in_chinese(params):
     at = run_page("kernel", {"lang": "zh"} | params)
     assert_clean(at)
-    said = errors(at) + warnings(at)
+    said = errors(at) + warnings(at) + sigma_notes(at)
     assert said and all(CJK.search(m) for m in said), said
     assert (
         english_words(at, allowed={"kr"}) == {}
@@ -425,9 +459,12 @@ def test_table_past_the_row_limit_is_refused_quickly():
 def test_tiny_sigma_with_gaussian_explains_overflow_not_kernel_choice():
     at = run_page("kernel", {"kr_sigma": "1e-200"})
     assert_clean(at)
-    (w,) = warnings(at)
+    (w,) = sigma_notes(at)
     assert "overflows float64" in w and "choose the Gaussian" not in w
-    assert metric(at) == "—"
+    assert metric(at) == "—" and at.query_params["kr_sigma"] == "1e-200"
+    # the curve's slider holds it exactly, beside its even grid
+    curve = figures(at)[1]["layout"]["sliders"][0]
+    assert curve["steps"][curve["active"]]["value"] == "1e-200" and curve["active"] == 0
 
 
 def test_underflow_statement_is_numpy_s():
@@ -469,11 +506,11 @@ def test_table_links_round_trip_up_to_the_limit():
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
 
 
-# ---- issue 14: live figures start at the controls' values; issue 20: each tab is a section, σ too
+# ---- issue 52: σ is the fitted curve's slider, and what it changes follows it ----------------
 
 
-def sliders(at) -> dict:
-    """{first trace type: the figure's in-figure slider} for the figures that have one."""
+def sigma_sliders(at) -> dict:
+    """{first trace type: the figure's slider of σ} (shown, or followed) of ①'s figures."""
     return {
         f["data"][0]["type"]: f["layout"]["sliders"][0]
         for f in figures(at)
@@ -482,30 +519,59 @@ def sliders(at) -> dict:
 
 
 @pytest.mark.parametrize(
-    "params,q,sigma,est",
+    "params,sigma,est",
     [
-        ({}, "62", "1", "112.5"),
-        ({"kr_q": "63.2", "kr_sigma": "2.5"}, "63.2", "2.5", None),
-        ({"kr_preset": "game_both", "lang": "zh"}, "207", "20", None),
+        ({}, "1", "112.5"),
+        ({"kr_q": "63.2", "kr_sigma": "2.5"}, "2.5", None),
+        ({"kr_preset": "game_both", "lang": "zh"}, "20", None),
     ],
 )
-def test_in_figure_sliders_start_at_the_controls(params, q, sigma, est):
+def test_the_figures_open_at_the_links_sigma_and_follow_one_slider(params, sigma, est):
     at = run_page("kernel", params)
     assert_clean(at)
-    s = sliders(at)
-    bars, curve = s["bar"], s["heatmap" if params.get("kr_preset") == "game_both" else "scatter"]
-    assert bars["steps"][bars["active"]]["label"] == q  # inserted exactly when off the grid (63.2)
+    s = sigma_sliders(at)
+    plane = params.get("kr_preset") == "game_both"
+    curve = s["heatmap" if plane else "scatter"]  # the one shown: the curve's, or the plane's
+    assert curve["name"] == "kr_sigma" and curve.get("visible", True) is True
     assert curve["steps"][curve["active"]]["label"] == sigma
+    followed = [sl for kind, sl in s.items() if sl is not curve]
+    assert followed and all(sl["name"] == "kr_sigma" and sl["visible"] is False for sl in followed)
+    values = [step["value"] for step in curve["steps"]]
+    for sl in followed:  # the same positions, at the same σ
+        assert [step["value"] for step in sl["steps"]] == values and sl["active"] == curve["active"]
+    bars = s["bar"]
     note = bars["steps"][bars["active"]]["args"][1]["annotations[0].text"]
     assert f"{float(metric(at)):.6g}" in note and (est is None or est in note)
-    if params.get("lang") == "zh":
-        assert (
-            note.startswith("估计值")
-            and bars["currentvalue"]["prefix"].startswith("查询")
-            and curve["currentvalue"]["prefix"].startswith("带宽")
+    # the elements that follow σ have a version at every position of the slider
+    for data in followers(at).values():
+        assert data["control"] == "kr_sigma" and list(data["variants"]) == sorted(
+            data["variants"], key=float
         )
+        assert set(data["variants"]) == set(values) and data["server"][0] == sigma
+    if params.get("lang") == "zh":
+        assert note.startswith("估计值") and curve["currentvalue"]["prefix"].startswith("带宽")
     else:
         assert note.startswith("estimate") and curve["currentvalue"]["prefix"] == "bandwidth σ = "
+
+
+def test_every_position_of_sigma_is_the_kernel_at_that_sigma():
+    """Each version the slider swaps in is computed at its own σ: the bars, the table and the
+    formula of one position agree with Nadaraya–Watson written out here."""
+    at = run_page("kernel")
+    keys, values = np.array([68.0, 60.0, 64.0]), np.array([126.0, 110.0, 115.0])
+    bars = sigma_sliders(at)["bar"]
+    table = followers(at)["kernel_1d"]["variants"]
+    for step in bars["steps"]:
+        sigma = float(step["value"])
+        scores = -((62 - keys) ** 2) / (2 * sigma**2)
+        weights = np.exp(scores - scores.max())
+        weights /= weights.sum()
+        (sent,) = step["args"][0]["y"]
+        np.testing.assert_allclose(array(sent), weights, rtol=1e-5, atol=1e-7)
+        rows = table[step["value"]]["table"]["rows"]
+        assert [float(r[4]) for r in rows[:3]] == pytest.approx(weights, abs=1e-4)
+        assert float(rows[3][5]) == pytest.approx(weights @ values, abs=1e-4)  # the Σ row
+        assert f"{weights @ values:.6g}" in table[step["value"]]["tex"]
 
 
 def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
@@ -519,11 +585,7 @@ def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
     at.slider(key="kr_q_s").set_value(64.0).run()
     assert_clean(at)
     assert float(metric(at)) == pytest.approx(115, abs=0.5) and at.query_params["kr_q"] == "64"
-    at.slider(key="kr_sigma_s").set_value(2.0).run()
-    assert_clean(at)
-    near = math.exp(-(4**2) / (2 * 2.0**2))  # keys 68 and 60 are 4 away from 64, σ = 2
-    want = (126 * near + 110 * near + 115) / (2 * near + 1)
-    assert float(metric(at)) == pytest.approx(want, abs=1e-4) and at.query_params["kr_sigma"] == "2"
+    assert not [w for w in at.get("slider") if w.key.startswith("kr_sigma")]  # the curve's alone
 
 
 def test_the_chinese_page_names_d2l_s_attention_pooling():

@@ -148,13 +148,15 @@ def test_defaults_grouped_query_attention():
     assert np.isnan(array(tiles["z"])).sum() > 0  # the blank rows and columns between the tiles
     titles = [a["text"] for a in maps["layout"]["annotations"]]
     assert titles[0] == "query head 1 · K/V head 1" and titles[7] == "query head 8 · K/V head 2"
-    # both figures' in-figure sliders try every G dividing 8, starting at the control's G = 2
-    for fig in (grouping, maps):
-        (slider,) = fig["layout"]["sliders"]
-        assert [step["label"] for step in slider["steps"]] == ["1", "2", "4", "8"]
+    # one control: the grouping's slider tries every G dividing 8, starting at mo_g's default 2;
+    # the maps follow it (a hidden slider of the same control)
+    (shown,), (followed,) = grouping["layout"]["sliders"], maps["layout"]["sliders"]
+    assert shown["name"] == followed["name"] == "mo_g" and followed["visible"] is False
+    for slider in (shown, followed):
+        assert [step["value"] for step in slider["steps"]] == ["1", "2", "4", "8"]
         assert slider["active"] == 1
-    (slider,) = maps["layout"]["sliders"]
-    for G, step in zip((1, 2, 4, 8), slider["steps"], strict=True):
+    assert [step["label"] for step in shown["steps"]] == ["1", "2", "4", "8"]
+    for G, step in zip((1, 2, 4, 8), followed["steps"], strict=True):
         K = np.random.default_rng(lesson.SEED + 1).standard_normal((G, 6, lesson.GQA_DH))
         V = np.random.default_rng(lesson.SEED + 2).standard_normal((G, 6, lesson.GQA_DH))
         weights = modern.grouped_query_attention(rng_q, K, V, causal=True).weights
@@ -165,10 +167,18 @@ def test_defaults_grouped_query_attention():
         assert (
             layout["annotations[7].text"] == f"query head 8 · K/V head {7 * G // 8 + 1}"
         )  # h // (H / G)
-    (slider,) = grouping["layout"]["sliders"]
-    mqa = slider["steps"][0]["args"][0]  # G = 1: every line ends at the one K/V head
+    mqa = shown["steps"][0]["args"][0]  # G = 1: every line ends at the one K/V head
     assert all(x[1] == 3.5 for x in mqa["x"][:8])
-    assert "8 query heads share 2 key/value heads: **grouped-query attention**" in texts(at)
+    # what the grouping is, in the figure's title at each G (no sentence of the page says it)
+    titles = [step["args"][1]["title.text"].split("<br>")[1] for step in shown["steps"]]
+    assert titles == [
+        "8 query heads share 1 key/value heads: multi-query attention, query heads per group: 8",
+        "8 query heads share 2 key/value heads: grouped-query attention, query heads per group: 4",
+        "8 query heads share 4 key/value heads: grouped-query attention, query heads per group: 2",
+        "8 query heads share 8 key/value heads: multi-head attention, query heads per group: 1",
+    ]
+    assert grouping["layout"]["title"]["text"].endswith(titles[1])
+    assert "key/value heads" not in texts(tab(at, "gqa")).replace("key/value head each", "")
     costs = at.table[0].value
     assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]
     row = costs[costs["G"] == 8].iloc[0]
@@ -177,36 +187,41 @@ def test_defaults_grouped_query_attention():
     assert row["per token"] == "328 kB" and row["4,096 tokens"] == "1.34 GB"
 
 
-def test_g_one_and_g_equal_h_name_their_kind_and_stay_in_the_url():
+def grouping_title(at) -> str:
+    return figures(tab(at, "gqa"))[0]["layout"]["title"]["text"]
+
+
+def test_a_link_opens_the_figures_at_its_g_and_keeps_it():
+    """G is the grouping figure's slider (the browser moves it and writes it into the URL:
+    tests/test_browser_live); a link that holds it opens both figures there."""
     at = run_page("modern", {"mo_h": "4", "mo_g": "1"})
     assert_clean(at)
-    assert "**multi-query attention**" in texts(at)
-    at.slider(key="mo_g").set_value(4).run()
-    assert qp(at)["mo_g"] == "4" and "**multi-head attention**" in texts(at)
-    assert len(figures(tab(at, "gqa"))[1]["layout"]["annotations"]) == 4  # a titled tile per head
+    assert "multi-query attention" in grouping_title(at) and qp(at)["mo_g"] == "1"
+    at = run_page("modern", {"mo_h": "4", "mo_g": "4"})
+    assert "multi-head attention" in grouping_title(at) and qp(at)["mo_g"] == "4"
+    grouping, maps = figures(tab(at, "gqa"))
+    assert grouping["layout"]["sliders"][0]["active"] == maps["layout"]["sliders"][0]["active"] == 2
+    assert len(maps["layout"]["annotations"]) == 4  # a titled tile per head
+    assert not [w for w in at.get("slider") if w.key == "mo_g"]  # no widget of the page moves G
 
 
-@pytest.mark.parametrize(
-    "lang,phrase",
-    [("en", "G must divide H (for H = 8: G = 1, 2, 4, 8)"), ("zh", "G 必须整除 H")],
-)
-def test_h_not_divisible_by_g(lang, phrase):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_whose_g_does_not_divide_h_is_reported_and_shows_one_that_does(lang):
     at = run_page("modern", {"mo_g": "3", "lang": lang})
     assert_clean(at)
-    (message,) = errors(at)
-    assert phrase in message and not figures(tab(at, "gqa"))
-    # nor the notes on the figures: the sliders inside them, the check of their numbers
-    locale = json.loads((ROOT / "ui" / "locales" / lang / "modern.json").read_text("utf-8"))
-    notes = {locale["g_slider_caption"], locale["gqa_check"].split("{")[0]}
-    captions = [c.value for c in tab(at, "gqa").caption]
-    assert not [c for c in captions if any(c.startswith(n) for n in notes)], captions
+    (w,) = warnings(at)
+    assert "mo\\_g" in w and not errors(at)
+    assert qp(at) == ({"lang": lang} if lang == "zh" else {})  # G = 2, the default
+    assert figures(tab(at, "gqa"))[0]["layout"]["sliders"][0]["active"] == 1
 
 
-def test_a_bad_g_keeps_the_last_good_view():
-    at = run_page("modern")
-    at.slider(key="mo_g").set_value(5).run()
+def test_a_g_that_h_no_longer_divides_becomes_one_that_does():
+    at = run_page("modern", {"mo_g": "4"})
+    at.slider(key="mo_h").set_value(6).run()
     assert_clean(at)
-    assert errors(at) and len(figures(tab(at, "gqa"))) == 2  # the last good view, under the message
+    assert not warnings(at) and not errors(at)  # no link asked for it: nothing to report
+    assert qp(at) == {"mo_h": "6", "mo_g": "3"}  # the largest divisor of 6 below 4
+    assert "6 query heads share 3 key/value heads" in grouping_title(at)
 
 
 def test_cache_section_numbers():
@@ -262,6 +277,17 @@ def test_cache_dtype_and_model_in_the_url():
     assert array(gpt3["y"])[-1] == pytest.approx(4_718_592 / 2 * 2048 / 1e9, rel=1e-6)
 
 
+def test_a_link_opens_the_window_figures_at_its_sinks_and_layer():
+    at = run_page("modern", {"mo_sec": "window", "mo_sinks": "3", "mo_wl": "2"})
+    assert_clean(at)
+    mask_fig, reach_fig = figures(tab(at, "window"))
+    assert mask_fig["layout"]["sliders"][0]["active"] == 3
+    assert [shape["visible"] for shape in mask_fig["layout"]["shapes"]] == [True] * 3 + [False]
+    assert reach_fig["layout"]["sliders"][0]["active"] == 1
+    assert "after 2 layers: 7 of 20" in reach_fig["layout"]["title"]["text"]
+    assert qp(at) == {"mo_sec": "window", "mo_sinks": "3", "mo_wl": "2"}
+
+
 def test_window_section():
     at = run_page("modern", {"mo_sec": "window"})
     assert_clean(at)
@@ -270,15 +296,25 @@ def test_window_section():
     mask = array(mask_fig["data"][0]["z"]).reshape(T, T)
     expected = [[(j <= i) and (i - j < W) for j in range(T)] for i in range(T)]
     np.testing.assert_array_equal(mask == 1, expected)
-    # the in-figure slider over the window: every W from 1 to T, starting at the control's
-    # and its second slider over the sinks kept, 0 to 4, starting at none
-    slider, sinks = mask_fig["layout"]["sliders"]
-    assert len(slider["steps"]) == T and slider["active"] == W - 1
-    assert len(sinks["steps"]) == 5 and sinks["active"] == 0
+    # one slider, over the sinks kept, 0 to 4, starting at none; W is the widget's
+    (sinks,) = mask_fig["layout"]["sliders"]
+    assert sinks["name"] == "mo_sinks" and len(sinks["steps"]) == 5 and sinks["active"] == 0
+    assert mask_fig["layout"]["title"]["text"].startswith("Sliding-window causal mask, W = 4 ")
     # the reach of every layer up to 8, each adding W − 1 = 3 positions, how many beside each
     reach = array(reach_fig["data"][0]["z"]).reshape(8, T)
     assert list(reach.sum(axis=1)) == [4, 7, 10, 13, 16, 19, 20, 20]
     assert list(reach_fig["data"][0]["y"])[2:4] == ["after layer 3: 10", "after layer 4: 13"]
+    # its slider writes one layer out (mo_wl: the last by default), framed, beside the formula
+    (layers,) = reach_fig["layout"]["sliders"]
+    assert layers["name"] == "mo_wl" and layers["active"] == 7
+    written = [step["args"][1]["title.text"].split("<br>")[1] for step in layers["steps"]]
+    assert written[2] == "after 3 layers: 10 of 20 positions; L(W − 1) + 1 = 10"
+    assert written[7] == "after 8 layers: 20 of 20 positions; L(W − 1) + 1 = 25"
+    frames = [
+        (step["args"][1]["shapes[0].y0"], step["args"][1]["shapes[0].y1"])
+        for step in layers["steps"]
+    ]
+    assert frames == [(k - 0.5, k + 0.5) for k in range(8)]
     prose = texts(at)
     assert "at most **4** keys of its window, plus one for each sink kept (at most T = 20" in prose
     assert "**131,041** positions" in prose
@@ -332,6 +368,24 @@ def test_the_page_says_when_flash_makes_more_hbm_accesses():
     assert "M / d^2" not in texts(at)
 
 
+def test_a_link_opens_the_flash_figure_at_its_step():
+    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "6"})
+    assert_clean(at)
+    (slider,) = figures(tab(at, "flash"))[0]["layout"]["sliders"]
+    assert slider["name"] == "mo_fstep" and slider["active"] == 5
+    assert [step["value"] for step in slider["steps"]] == [str(n) for n in range(1, 13)]
+    assert slider["steps"][5]["label"] == "2·2" and qp(at) == {"mo_sec": "flash", "mo_fstep": "6"}
+    # step 13 of 12 tiles: reported, and the figure opens where the lesson does
+    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "13"})
+    (w,) = warnings(at)
+    assert "mo\\_fstep" in w and "mo_fstep" not in at.query_params
+    assert figures(tab(at, "flash"))[0]["layout"]["sliders"][0]["active"] == 3
+    # blocks of 10 rows leave 4 steps: a step past them opens on the lesson's, unreported
+    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "6"})
+    at.number_input(key="mo_fbq").set_value(10).run()
+    assert not warnings(at) and "mo_fstep" not in at.query_params
+
+
 def test_flash_controls_in_the_url():
     at = run_page("modern", {"mo_sec": "flash", "mo_fcausal": "true", "mo_fbq": "10"})
     assert_clean(at)
@@ -362,15 +416,18 @@ def test_tampered_url():
             "mo_causal": "maybe",
             "mo_model": "gpt9",
             "mo_fn": "7",
-            "mo_wl": "5",  # an old link's layers: now the reach figure's own slider
-            "mo_sinks": "2",  # and its sinks: the mask's second slider
+            "mo_wl": "9",  # past the reach figure's 8 layers
+            "mo_sinks": "-1",
+            "mo_g": "1.5",
+            "mo_fstep": "x",
         },
     )
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn", "mo_wl", "mo_sinks"):
+    names = ("mo_sec", "mo_h", "mo_causal", "mo_model", "mo_fn", "mo_wl", "mo_sinks", "mo_g")
+    for name in (*names, "mo_fstep"):
         assert name.replace("_", "\\_") in w
-    assert "mo_wl" not in at.query_params and "mo_sinks" not in at.query_params
+        assert name not in at.query_params
     assert not errors(at) and open_tab_index(at) == 0  # the defaults: the first tab
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
 
@@ -404,8 +461,9 @@ def test_each_section_holds_its_own_controls():
     assert keys(functions["cache_view"]) == {"mo_dtype", "mo_model"}
     for name in ("section_gqa", "section_cache", "section_window", "section_flash"):
         assert not keys(functions[name]), name
-    assert keys(functions["window_view"]) == {"mo_wt", "mo_w"}
+    assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_sinks", "mo_wl"}
     assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
+    assert keys(functions["flash_steps"]) == {"mo_fstep"}  # drawn by flash_view
 
 
 @pytest.mark.parametrize("sec", lesson.SECTIONS)

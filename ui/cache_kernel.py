@@ -3,7 +3,7 @@ here.
 
 A whole regression is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the
 page shows the last good regression as a whole — never a table from one input beside a curve from
-another. The figures (~20–150 ms of Plotly validation for ①'s, the in-figure sliders' steps
+another. The figures (~20–150 ms of Plotly validation for ①'s, every position of σ's slider
 included) are built once per result, words and font size and shared between sessions
 (``st.cache_resource``): show them, never modify them.
 """
@@ -36,9 +36,12 @@ def regression(
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def regression_figures(
-    regression: lesson.Regression, words: kernel_figures.Words, font_size: int
+    regression: lesson.Regression,
+    labels: list[str],
+    words: kernel_figures.Words,
+    font_size: int,
 ) -> list[tuple[go.Figure, str]]:
-    return kernel_figures.regression_figures(regression, words, font_size)
+    return kernel_figures.regression_figures(regression, labels, words, font_size)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -60,6 +63,6 @@ def self_attention(X, method: str, W, standardized: bool) -> lesson.SelfAttentio
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def score_maps(
-    attention, keys, queries, titles: tuple, words: kernel_figures.Words, score: str, font_size: int
+    attention, keys, queries, titles: tuple, words: kernel_figures.Words, font_size: int
 ) -> list[tuple[go.Figure, str]]:
-    return kernel_figures.score_maps(attention, (keys, queries), titles, words, score, font_size)
+    return kernel_figures.score_maps(attention, (keys, queries), titles, words, font_size)

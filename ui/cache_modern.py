@@ -3,8 +3,8 @@
 figure built once per input and shared (``st.cache_resource``: show it, never modify it).
 
 A figure's wrapper takes the section's inputs (the section itself comes from its own cached
-wrapper), the font size and the translated words; a title that changes along an in-figure slider
-arrives as a template and is filled here."""
+wrapper), the values of the controls it draws, the font size and the figures' words
+(:class:`visattn.figures.modern.Words`, filled in the page's language)."""
 
 from __future__ import annotations
 
@@ -73,66 +73,54 @@ def gqa_steps(T: int, H: int, G: int, causal: bool) -> lesson.GQASteps:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def grouping(H: int, G: int, font_size: int, **words: str) -> go.Figure:
-    """Which K/V head each query head reads, with an in-figure slider over every G dividing H (the
-    same figure whatever T and the mask)."""
+def grouping(H: int, G: int, font_size: int, words: modern_figures.Words) -> go.Figure:
+    """Which K/V head each query head reads, with the slider of G (the same figure whatever T and
+    the mask)."""
     steps = lesson.grouping_steps(H, G)
-    template = words.pop("title")
-
-    def title(g: int) -> str:
-        return template.format(H=H, G=g)
-
-    return modern_figures.grouping_live(steps, title=title, font_size=font_size, **words)
+    return modern_figures.grouping_live(steps, words=words, font_size=font_size)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def head_maps(T: int, H: int, G: int, causal: bool, font_size: int, **words: str) -> go.Figure:
-    """Every query head's weights, four to a row, each titled with the K/V head it reads, with an
-    in-figure slider over every G dividing H (kind names: words["kind_<kind>"])."""
+def head_maps(
+    T: int, H: int, G: int, causal: bool, font_size: int, words: modern_figures.Words
+) -> go.Figure:
+    """Every query head's weights, four to a row, following the grouping figure's G."""
     steps = gqa_steps(T, H, G, causal)
-    cell_template, title_template = words.pop("cell_title"), words.pop("title")
-    kinds = {kind: words.pop(f"kind_{kind}") for kind in lesson.KINDS}
-
-    def cell_title(h: int, g: int) -> str:
-        return cell_template.format(h=h, g=g)
-
-    def title(g: int, kind: str) -> str:
-        return title_template.format(G=g, kind=kinds[kind])
-
-    return modern_figures.maps_live(
-        steps, cell_title=cell_title, title=title, font_size=font_size, **words
-    )
+    return modern_figures.maps_live(steps, words=words, font_size=font_size)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def cache_curves(model: str, dtype: str, font_size: int, **words: str) -> go.Figure:
-    """The cache of one sequence against context for every model (names: words["name_<id>"])."""
+def cache_curves(
+    model: str,
+    dtype: str,
+    font_size: int,
+    words: modern_figures.Words,
+    names: tuple[tuple[str, str], ...],
+    dtype_name: str,
+) -> go.Figure:
+    """The cache of one sequence against context for every model (``names``: each model's id and
+    name)."""
     section = cache_section(model, dtype)
-    curves = {words.pop(f"name_{key}"): xy for key, xy in section.curves.items()}
+    named = dict(names)
+    curves = {named[key]: xy for key, xy in section.curves.items()}
     return modern_figures.cache_curves(
-        curves, gb_range=section.gb_range, font_size=font_size, **words
+        curves, gb_range=section.gb_range, dtype=dtype_name, words=words, font_size=font_size
     )
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def window_live(T: int, window: int, font_size: int, **words: str) -> go.Figure:
+def window_mask(
+    T: int, window: int, sinks: int, font_size: int, words: modern_figures.Words
+) -> go.Figure:
     section = window_section(T, window)
-    template = words.pop("title")
-
-    def title(w: int) -> str:
-        return template.format(w=w)
-
-    return modern_figures.window_live(section, title=title, font_size=font_size, **words)
+    return modern_figures.window_live(section, sinks, words=words, font_size=font_size)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def reach(T: int, window: int, font_size: int, **words: str) -> go.Figure:
-    """The receptive field, each row named from words["layer_name"] (with {l}, the layer, and {n},
-    the positions it reaches)."""
+def reach(T: int, window: int, layer: int, font_size: int, words: modern_figures.Words):
+    """The receptive field layer by layer, with the slider of the layer written out."""
     section = window_section(T, window)
-    layer_name = words.pop("layer_name")
-    names = [layer_name.format(l=k, n=n) for k, n in enumerate(section.spans, start=1)]
-    return modern_figures.receptive(section.reach, layer_names=names, font_size=font_size, **words)
+    return modern_figures.reach_live(section, layer, words=words, font_size=font_size)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -141,17 +129,26 @@ def flash_live(
     block_q: int,
     block_k: int,
     causal: bool,
+    step: int,
     font_size: int,
-    panel_titles: tuple[str, ...],
-    **words: str,
+    words: modern_figures.Words,
 ) -> go.Figure:
     section = flash_section(T, block_q, block_k, causal)
-    step_title, skipped_title = words.pop("title"), words.pop("skipped_title")
+    return modern_figures.flash_live(section, step, words=words, font_size=font_size)
 
-    def title(i: int, j: int, n: int, skipped: bool, error: float, rescale: str) -> str:
-        template = skipped_title if skipped else step_title
-        return template.format(i=i, j=j, n=n, err=f"{error:.1e}", rescale=rescale)
 
-    return modern_figures.flash_live(
-        section, title=title, panel_titles=panel_titles, font_size=font_size, **words
+@st.cache_resource(max_entries=32, show_spinner=False)
+def traffic_curves(d: int, sram_kb: int, font_size: int, words: modern_figures.Words):
+    """HBM accesses of both algorithms over every N the control offers, on the axis every choice
+    shares."""
+    Ns, standard, flash = traffic_over_n(d, sram_kb)
+    return modern_figures.traffic_curves(
+        Ns,
+        standard,
+        flash,
+        d=d,
+        sram_kb=sram_kb,
+        y_range=traffic_range(),
+        words=words,
+        font_size=font_size,
     )

@@ -3,7 +3,8 @@
 // new element id, so Streamlit mounts a new chart (Plotly.newPlot, a new React tree) each time a
 // control changes it; here only what changed is redrawn. data: {figure: JSON string, config,
 // plotly: the file name of Streamlit's own Plotly chunk, loaded when no chart has loaded it yet,
-// fullScreen: the full-screen button's title}.
+// fullScreen: the full-screen button's title, controls: {key: [value, serial, default]} of the
+// controls its sliders draw or follow}. Runs after ui/live.js (moveControl, settleControl, …).
 
 let loading = null;
 
@@ -40,7 +41,7 @@ function fitFullScreen(Plotly, gd) {
   Plotly.relayout(gd, { height, width: full ? window.innerWidth : null });
 }
 
-function draw(Plotly, gd, figure, config) {
+function draw(Plotly, gd, figure, config, controls) {
   const layout = figure.layout || {};
   if (document.fullscreenElement === gd) {
     layout.height = window.innerHeight;
@@ -51,13 +52,53 @@ function draw(Plotly, gd, figure, config) {
     layout,
     frames: figure.frames || undefined,
     config,
+  }).then(() => settleSliders(Plotly, gd, controls));
+}
+
+// --- sliders that are controls (visattn.figures.live: each named by its control's key) ---------
+
+// The index of the step of slider `i` whose value is `text` (-1: none)
+function stepOf(gd, i, text) {
+  return gd.layout.sliders[i].steps.findIndex((step) => step.value === text);
+}
+
+// Slider `i` (shown or following) at the step of value `text`, as if it had been moved there
+function applyStep(Plotly, gd, i, text) {
+  const k = stepOf(gd, i, text);
+  if (k < 0 || gd.layout.sliders[i].active === k) return;
+  const [data, layout, traces] = gd.layout.sliders[i].steps[k].args;
+  Plotly.update(gd, data, { ...layout, [`sliders[${i}].active`]: k }, traces);
+}
+
+function namedSliders(gd) {
+  return (gd.layout.sliders || []).map((slider, i) => [slider.name, i]).filter(([n]) => n);
+}
+
+// Once drawn: each slider at the value the browser keeps for its control (ui/live.js); afterwards,
+// a slider the reader moves moves its control, and a control moved elsewhere moves this figure.
+function settleSliders(Plotly, gd, controls) {
+  for (const [name, i] of namedSliders(gd)) {
+    if (!controls[name]) continue;
+    const text = settleControl(name, controls[name], (t) => stepOf(gd, i, t) >= 0);
+    applyStep(Plotly, gd, i, text);
+  }
+  if (!gd.__visattnMoves) {
+    gd.__visattnMoves = true;
+    gd.on("plotly_sliderchange", (event) => {
+      if (event.interaction && event.slider.name) {
+        moveControl(event.slider.name, event.step.value, gd);
+      }
+    });
+  }
+  followControls(gd, (key, text) => {
+    for (const [name, i] of namedSliders(gd)) if (name === key) applyStep(Plotly, gd, i, text);
   });
 }
 
 // A chart in a panel that does not show (a tab not open: no width) is drawn when it first shows,
 // at its width then: drawn hidden, it would cost the page's load and a resize once shown.
-function drawWhenShown(Plotly, gd, figure, config) {
-  gd.__visattnPending = () => draw(Plotly, gd, figure, config);
+function drawWhenShown(Plotly, gd, figure, config, controls) {
+  gd.__visattnPending = () => draw(Plotly, gd, figure, config, controls);
   if (gd.clientWidth > 0) drawPending(gd);
 }
 
@@ -94,7 +135,7 @@ export default function (component) {
   }
   // Streamlit calls this again when only the element's state changes (a rerun starting, ending):
   // Plotly.react compares the arrays of a new figure by identity and would draw it all again
-  const drawn = JSON.stringify([data.figure, data.config, data.fullScreen]);
+  const drawn = JSON.stringify([data.figure, data.config, data.fullScreen, data.controls]);
   if (gd.__visattnDrawn === drawn) return cleanup(gd);
   gd.__visattnDrawn = drawn;
   const figure = JSON.parse(data.figure);
@@ -110,7 +151,7 @@ export default function (component) {
   const config = { ...data.config, modeBarButtonsToAdd: [gd.__visattnButton] };
   plotly(data.plotly).then((Plotly) => {
     watch(Plotly, gd);
-    drawWhenShown(Plotly, gd, figure, config);
+    drawWhenShown(Plotly, gd, figure, config, data.controls || {});
   });
   return cleanup(gd);
 }
@@ -127,6 +168,8 @@ function cleanup(gd) {
     gd.__visattnFullScreen = null;
     gd.__visattnDrawn = null;
     gd.__visattnPending = null;
+    stopFollowing(gd);
     if (window.Plotly) window.Plotly.purge(gd);
+    gd.__visattnMoves = false;
   };
 }

@@ -13,9 +13,10 @@ import plotly.io
 import streamlit as st
 
 from visattn import export
+from visattn.figures import live
 from visattn.lessons import lecture
 
-from . import lecture_modes, tour
+from . import lecture_modes, tour, url_state
 from .i18n import label_table, t
 from .widgets import token_label
 
@@ -28,13 +29,18 @@ def streamlit_chunk(pattern: str) -> str:
     return next((Path(st.__file__).parent / "static" / "static" / "js").glob(pattern)).name
 
 
+def element_script(*names: str) -> str:
+    """The script of one of our elements: the files ``ui/<name>`` one after another, after the
+    prelude of every element that draws or follows a control (``ui/live.js``)."""
+    here = Path(__file__).parent
+    return "".join((here / name).read_text() for name in ("live.js", *names))
+
+
 # The chart element (ui/chart.js): a figure redrawn in place with Plotly.react. It reuses the
 # Plotly that Streamlit ships (its lazily loaded chunk, which sets window.Plotly).
 CHART_NAME = "visattn_chart"
 PLOTLY_CHUNK = streamlit_chunk("PlotlyChart.*.js")
-_chart = st.components.v2.component(
-    CHART_NAME, js=Path(__file__).with_name("chart.js").read_text(), isolate_styles=False
-)
+_chart = st.components.v2.component(CHART_NAME, js=element_script("chart.js"), isolate_styles=False)
 
 
 # The JSON of each figure drawn, while the figure lives: a cached figure (st.cache_resource, shared
@@ -105,6 +111,7 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
         "config": config,
         "plotly": PLOTLY_CHUNK,
         "fullScreen": t("common.fullscreen"),
+        "controls": {key: url_state.figure_state(key) for key in live.control_keys(fig)},
     }
     _chart(key=key, data=data)
     if hidden:

@@ -2,21 +2,25 @@
 and their labels come from the control, so a page writes only the words (label, help) and the
 layout.
 
-Each function draws one widget and returns its value. ``where`` is the container (``st`` by default,
-or a column). The page binds every control first (``url_state.bind_controls(lesson.CONTROLS)``);
-the widgets here carry ``key=`` and never ``value=``, so the value lives in the session and the URL.
-A range another control narrows is passed as ``hi=`` (never above the control's own bound), after
-the page clamped the session's value with :func:`clamp`.
+Each function draws one widget and returns its value, but :func:`in_figure`, which draws nothing: a
+control drawn as a figure's slider (``Control.in_figure``) is read here and drawn by its figure.
+``where`` is the container (``st`` by default, or a column). The page binds every control first
+(``url_state.bind_controls(lesson.CONTROLS)``); the widgets here carry ``key=`` and never
+``value=``, so the value lives in the session and the URL. A range another control narrows is
+passed as ``hi=`` (never above the control's own bound), after the page clamped the session's
+value with :func:`clamp`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
 from visattn.controls import Control
 
+from . import url_state
 from .i18n import labeller
 
 
@@ -27,6 +31,18 @@ def clamp(control: Control, hi: float | None = None) -> None:
     if hi is not None:
         value = min(value, type(value)(hi))
     st.session_state[control.key] = value
+
+
+def in_figure(control: Control, shown: Callable[[Any], Any] | None = None) -> Any:
+    """The value of a control whose slider is a figure's (the figure draws it and the browser
+    moves it). ``shown``: the value the figure can show for the session's, when another control
+    narrows its range (the divisors of H); it becomes the control's value."""
+    if not control.in_figure:
+        raise ValueError(f"{control.key} is a widget of the page, not a figure's slider")
+    value = st.session_state[control.key]
+    if shown is not None:
+        url_state.correct(control.key, shown(value))
+    return st.session_state[control.key]
 
 
 def _options(control: Control, kw: dict) -> dict:

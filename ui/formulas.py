@@ -6,16 +6,14 @@ a change; benchmarks/README.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-from .charts import streamlit_chunk
+from .charts import element_script, streamlit_chunk
 
 FORMULA_NAME = "visattn_formula"
 KATEX_CHUNK = streamlit_chunk("rehype-katex.*.js")
 _formula = st.components.v2.component(
-    FORMULA_NAME, js=Path(__file__).with_name("formula.js").read_text(), isolate_styles=False
+    FORMULA_NAME, js=element_script("katex.js", "formula.js"), isolate_styles=False
 )
 
 

@@ -4,15 +4,21 @@
 are always string literals in the code (a test reads them and fails on a key no code uses, or a used
 key missing in a language); a choice among options maps each option to its literal key. With
 ``VISATTN_STRICT_I18N=1`` (set by the tests) a missing key or placeholder raises; in production it
-is logged and the English text (or the key) is shown instead."""
+is logged and the English text (or the key) is shown instead.
+
+A figure module's words are its ``Words`` dataclass (English defaults); :func:`figure_words` fills
+one in the page's language from the namespace of its module, ``figures_<module>.json``, keyed by
+field name."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import streamlit as st
 
@@ -90,6 +96,36 @@ def labeller(table: str):
         return label(table, value)
 
     return format_option
+
+
+W = TypeVar("W")
+
+
+def words_namespace(words_class: type) -> str:
+    """The locale namespace of a figure module's ``Words``: ``figures_<the module's name>``."""
+    return "figures_" + words_class.__module__.rsplit(".", 1)[-1]
+
+
+def figure_words(words_class: type[W]) -> W:
+    """``words_class`` (a figure module's ``Words``) in the page's language: one object per
+    language, hashable, so cached figures are built once per language."""
+    return _figure_words(words_class, lang())
+
+
+@cache
+def _figure_words(words_class: type[W], language: str) -> W:
+    namespace = words_namespace(words_class)
+    texts = catalogue(language)
+    filled = {}
+    for field in dataclasses.fields(words_class):
+        key = f"{namespace}.{field.name}"
+        if key in texts:
+            filled[field.name] = texts[key]
+        elif strict():
+            raise KeyError(f"no text for {key!r} in {language!r}")
+        else:
+            _log.warning("no text for %r in %r", key, language)
+    return words_class(**filled)
 
 
 def t(key: str, **fmt) -> str:

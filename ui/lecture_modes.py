@@ -103,7 +103,8 @@ def hide_again() -> None:
 # Predict, then reveal: the results blurred until revealed — metric values, table cells, a
 # dataframe (a canvas: the whole element; a data editor, whose cells are not read-only, stays
 # readable) and, in a section, its displayed formulas (ui.formulas, written with this input's
-# numbers; the symbols inline in the prose stay readable).
+# numbers; the symbols inline in the prose stay readable); the same of an element that follows a
+# figure's control (ui.follow).
 RESULTS = (
     '[data-testid="stMetricValue"]',
     '[data-testid="stMetricDelta"]',
@@ -111,6 +112,9 @@ RESULTS = (
     '[data-testid="stTable"] tbody th',
     '[data-testid="stDataFrame"]:not(:has([aria-readonly="false"]))',
     '[class*="st-key-lec_sec_"] .katex-display',
+    ".visattn-metric-value",
+    ".visattn-table td",
+    ".visattn-table tbody th",
 )
 HIDE_CSS = (
     ",\n".join(RESULTS)
@@ -121,12 +125,14 @@ HIDE_CSS = (
 REVEAL_CSS = """<style class="visattn-reveal">.st-key-{key} :is({results}) {{
   filter: none !important; user-select: auto !important; }}</style>"""
 # The handout: the page as a document. No sidebar, header, toolbar or widget (an element holding an
-# input, a button, a slider or a radio group), no chart toolbar; on paper the whole page flows over
-# as many sheets as it takes, and a figure is never cut between two.
+# input, a button, a slider or a radio group; of a chart or an element that follows a figure's
+# control, only its own buttons), no chart toolbar; on paper the whole page flows over as many
+# sheets as it takes, and a figure is never cut between two.
 HANDOUT_CSS = """[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"], [data-testid="stHeader"], [data-testid="stToolbar"],
-[data-testid="stDecoration"], [data-testid="stStatusWidget"], .modebar-container,
-[data-testid="stElementToolbar"], [data-testid="stElementContainer"]:not(:has(.js-plotly-plot)):has(
+[data-testid="stDecoration"], [data-testid="stStatusWidget"], .modebar-container, .visattn-csv,
+[data-testid="stElementToolbar"],
+[data-testid="stElementContainer"]:not(:has(.js-plotly-plot, .visattn-follow)):has(
 input, button, textarea, select, [role="slider"], [role="radiogroup"], [data-testid="stDataFrame"]
 ) { display: none !important; }
 [data-testid="stMain"] .block-container { padding-top: 1rem; max-width: 100%; }

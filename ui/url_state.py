@@ -4,11 +4,19 @@ A page calls :func:`bind` for each control key before creating the widget (with 
 ``value=``): the first run of a session takes the value from ``st.query_params`` if it parses and is
 in range, else the default, and remembers a notice. :func:`finish` (called by the page frame at the
 end) writes every non-default value back to the URL, drops unknown parameters and shows the notices.
+
+A control drawn in a figure (``Control.in_figure``) is moved in the browser, which writes it into
+the address bar itself and tells no server (``ui/live.js``): after the first run the session's
+value is what the server last set, and the browser's may be newer. :func:`figure_state` is what a
+drawn element learns of it: the session's value and when the server last changed it (its serial),
+so that the browser keeps its own position unless the server has set another since (a button,
+another control that narrows the figure's range).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +25,13 @@ import numpy as np
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from visattn.controls import MAX_MATRIX, MAX_TEXT, Control
+from visattn.controls import MAX_MATRIX, MAX_TEXT, Control, url_text
 
 _REGISTRY = "_url_registry"
 _NOTICES = "_url_notices"
+_LINKED = "_url_linked"  # the keys this run read from the URL (a link's, on a session's first run)
+_SEEN = "_url_figure_seen"  # {key: a figure control's value as the server last drew it}
+_SERIALS = "_url_figure_serials"  # {key: when the server last changed it, ns since the epoch}
 # characters of any one URL value read at all (a 64×64 matrix of exact floats is ~90 000)
 MAX_RAW = 200_000
 
@@ -30,6 +41,7 @@ class Param:
     default: Any
     parse: Callable[[str], Any]
     dump: Callable[[Any], str]
+    in_figure: bool = False  # moved in the browser (see the module's docstring)
 
 
 def _parse_bool(s: str) -> bool:
@@ -38,6 +50,14 @@ def _parse_bool(s: str) -> bool:
     if s.lower() in ("0", "false", "no", "off"):
         return False
     raise ValueError(s)
+
+
+def _dump_bool(value: bool) -> str:
+    return url_text(bool(value))
+
+
+def _dump_float(value: float) -> str:
+    return url_text(float(value))
 
 
 def _number(kind, lo, hi):
@@ -71,15 +91,9 @@ def _text(limit: int):
     return parse
 
 
-def exact(v: float) -> str:
-    """The shortest text that reads back as exactly ``v`` (``62.123456789``, ``1``, ``1e-200``)."""
-    s = repr(float(v))
-    return s[:-2] if s.endswith(".0") else s
-
-
 def encode_matrix(m) -> str:
     """Rows separated by ';', entries by ',' (``1,0;0,2``), each entry exact."""
-    return ";".join(",".join(exact(v) for v in row) for row in np.asarray(m, dtype=float))
+    return ";".join(",".join(_dump_float(v) for v in row) for row in np.asarray(m, dtype=float))
 
 
 def decode_matrix(s: str) -> list[list[float]]:
@@ -113,11 +127,11 @@ def param_for(
     if options is not None:
         return Param(default, _choice(list(options)), str)
     if isinstance(default, bool):
-        return Param(default, _parse_bool, lambda v: "1" if v else "0")
+        return Param(default, _parse_bool, _dump_bool)
     if isinstance(default, int):
         return Param(default, _number(int, lo, hi), str)
     if isinstance(default, float):
-        return Param(default, _number(float, lo, hi), exact)
+        return Param(default, _number(float, lo, hi), _dump_float)
     if isinstance(default, str):
         return Param(default, _text(min(max_chars, MAX_TEXT)), str)
     raise TypeError(f"no URL form for {type(default).__name__}")
@@ -131,10 +145,12 @@ def notices() -> list[str]:
     return st.session_state.setdefault(_NOTICES, [])
 
 
-def bind(key: str, default, **kind) -> str:
+def bind(key: str, default, *, in_figure: bool = False, **kind) -> str:
     """Register ``key`` as a URL parameter and give it its first value. Returns ``key`` for
     ``key=``."""
     p = param_for(default, **kind)
+    if in_figure:
+        p = Param(p.default, p.parse, p.dump, in_figure=True)
     registry()[key] = p
     if key not in st.session_state:
         raw = st.query_params.get(key)
@@ -144,10 +160,20 @@ def bind(key: str, default, **kind) -> str:
         elif raw is not None:
             try:
                 value = p.parse(raw)
+                st.session_state.setdefault(_LINKED, set()).add(key)
             except (ValueError, TypeError, OverflowError):
                 notices().append(key)
         st.session_state[key] = value
     return key
+
+
+def correct(key: str, value: Any) -> None:
+    """Set ``key`` to ``value``, the one the page can show for what it held (a range another
+    control narrows); a value that came with a link in this run is reported as reset."""
+    if _differs(st.session_state.get(key), value):
+        if key in st.session_state.get(_LINKED, ()):
+            notices().append(key)
+        st.session_state[key] = value
 
 
 def bind_control(control: Control) -> str:
@@ -161,6 +187,7 @@ def bind_control(control: Control) -> str:
         hi=control.hi,
         matrix=control.matrix,
         max_chars=control.max_chars,
+        in_figure=control.in_figure,
     )
 
 
@@ -169,6 +196,21 @@ def bind_controls(controls: Mapping[str, Control]) -> None:
     is drawn now, so a link keeps the settings of the views it does not show."""
     for control in controls.values():
         bind_control(control)
+
+
+def figure_state(key: str) -> tuple[str, int, str]:
+    """A figure control's (value, serial, default) as URL texts, for an element that draws it: the
+    session's value, and when the server last changed it (0: never, the value is the link's or the
+    default). The browser keeps a position of its own over the session's unless the serial is newer
+    than the one it last took."""
+    p = registry()[key]
+    value = st.session_state.get(key, p.default)
+    seen = st.session_state.setdefault(_SEEN, {})
+    serials = st.session_state.setdefault(_SERIALS, {})
+    if key in seen and _differs(value, seen[key]):
+        serials[key] = time.time_ns()  # a button, a callback or a narrowed range set it
+    seen[key] = value
+    return p.dump(value), serials.get(key, 0), p.dump(p.default)
 
 
 def follow_language(key: str, default_for: Callable[[str], Any], lang: str) -> None:
@@ -186,6 +228,7 @@ def follow_language(key: str, default_for: Callable[[str], Any], lang: str) -> N
 def start_run() -> None:
     """Forget last run's registrations (each run registers what it draws)."""
     st.session_state[_REGISTRY] = {}
+    st.session_state[_LINKED] = set()
 
 
 def partial_rerun() -> bool:

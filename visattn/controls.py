@@ -10,6 +10,11 @@ same table.
 An option's label comes from a locale table named by ``labels`` (``"multi_head.sources"`` is the
 table ``sources`` of ``ui/locales/<lang>/multi_head.json``) and keyed by the option's value; a test
 checks that every option has a label in both languages.
+
+A control is drawn once: as a widget of the page, or, with ``in_figure``, as the slider inside a
+figure (:mod:`visattn.figures.live`), which moves it in the browser: the figure writes its value
+into the address bar itself, so a link holds it as it holds a widget's. :func:`url_text` is the
+one form a value takes in a URL, on either side.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ class Control:
     """One URL-backed control: ``key`` (URL parameter and widget key), ``default``, and for a
     number its bounds ``lo``/``hi`` (and the widget's ``step``), for a choice its ``options``
     (values, not labels) with the locale table of their ``labels``, for a text its ``max_chars``,
-    or ``matrix``."""
+    or ``matrix``. ``in_figure``: drawn as a figure's own slider, never as a widget of the page."""
 
     key: str
     default: Any
@@ -38,6 +43,7 @@ class Control:
     labels: str | None = None
     max_chars: int = MAX_TEXT
     matrix: bool = False
+    in_figure: bool = False
 
     def __post_init__(self) -> None:
         if self.options is not None:
@@ -50,6 +56,8 @@ class Control:
             raise ValueError(f"{self.key}: labels name the options' table; give options")
         if self.max_chars > MAX_TEXT:
             raise ValueError(f"{self.key}: max_chars is at most {MAX_TEXT}")
+        if self.in_figure and (self.options is None) == (self.lo is None or self.hi is None):
+            raise ValueError(f"{self.key}: a figure's slider needs bounds or options")
 
     def clamp(self, value: Any) -> Any:
         """``value`` within ``lo``…``hi`` (for a control whose range another control narrows)."""
@@ -58,6 +66,17 @@ class Control:
         if self.hi is not None:
             value = min(value, type(value)(self.hi))
         return value
+
+
+def url_text(value: Any) -> str:
+    """``value`` as a URL writes it: a float as the shortest text that reads back as exactly it
+    (``62.123456789``, ``1``, ``1e-200``), a flag as 1 or 0, anything else as ``str``."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        text = repr(float(value))  # float() also of a NumPy float, whose repr names its type
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
 
 
 def table(*controls: Control | Iterable[Control]) -> Mapping[str, Control]:

@@ -1,12 +1,13 @@
 """The kernel-regression lesson's own figures: the weights over the keys, the fitted curve, the
 query × key heatmap, keys in the plane, and the leave-one-out error against σ.
 
-Live: when the regression carries its sweeps (``regression(…, live=sliders)``), the weight bars get
-an in-figure query slider and the fitted curve (or the plane) an in-figure σ slider
-(:mod:`visattn.figures.live`): dragging redraws the weights, the curve and the printed estimate in
-the browser.
+Live: when the regression carries its σ sweep (``regression(…, live=sliders)``), σ is the fitted
+curve's (or the plane's) own slider, the control ``kr_sigma`` (:mod:`visattn.figures.live`), and
+the weight bars, the heatmap and the leave-one-out error follow it: dragging redraws them, the
+curve and the printed estimate in the browser.
 
-Every word shown comes in through :class:`Words` (the app passes translated ones). Builders take a
+Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
+the table's column names (``labels``: key features…, value) come with the data. Builders take a
 :class:`visattn.lessons.kernel.Regression`; :func:`score_maps` takes a
 :class:`visattn.scoring.ScoredAttention`.
 """
@@ -19,51 +20,59 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lessons.kernel import Regression, Sweep, key_text
+from ..lessons.kernel import CONTROLS, Regression, SigmaSweep, key_text
 from ..scoring import ScoredAttention
 from .core import HOVER_NUMBER, _figure, _fmt, _title, compact
 from .lines import bars, curves
-from .live import Step, add_slider, packed
+from .live import Step, add_slider, follow, packed
 from .matrices import heatmap
 
 ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
+SIGMA = CONTROLS["kr_sigma"]
 
 
 @dataclass(frozen=True)
 class Words:
-    """Words the figures show. ``labels`` names the table's columns (key features…, value).
-    Templates are filled here: ``bars_title`` and ``estimate_here`` with {q} (the query),
-    ``keys_axis``, ``keys_sorted`` and ``query_axis`` with {name} (the key features),
-    ``fitted_sigma`` and ``current_sigma`` with {sigma}."""
+    """The words of these figures. Templates, filled here: ``bars_title`` and ``estimate_here``
+    with {q} (the query), ``keys_axis``, ``keys_sorted`` and ``query_axis`` with {name} (the key
+    features), ``fitted_sigma`` and ``current_sigma`` with {sigma}, ``estimate_line`` with {fq}
+    and {value}, ``no_estimate`` with {q}."""
 
-    labels: tuple[str, ...]
     query: str = "query"
     key: str = "key"
     weight: str = "weight"
+    score: str = "score"
     estimate: str = "Estimate"
     bars_title: str = "Attention weights of the query {q} over the keys"
     keys_axis: str = "key ({name})"
-    curve_title: str = "The fitted curve"
+    curve_title: str = "The fitted curve: the estimate at every query"
     fitted_curve: str = "estimate f(q)"
     estimate_here: str = "estimate at the query {q}"
     data_points: str = "key→value pairs"
-    heatmap_title: str = "Attention weights for a grid of queries"
+    heatmap_title: str = (
+        "Attention weights for a grid of queries (rows) over the sorted keys (columns)"
+    )
     keys_sorted: str = "key, sorted ({name})"
     query_axis: str = "query ({name})"
-    plane_title: str = "Keys in the plane"
+    plane_title: str = (
+        "Keys in the plane, sized by their weight for the query; colour: the estimate at every"
+        " point"
+    )
     keys_sized: str = "keys (size = weight)"
     loo_title: str = "Leave-one-out squared error against σ"
     loo_error: str = "leave-one-out mean squared error"
-    sigma: str = "σ"
+    sigma: str = "Bandwidth σ"
     fitted_sigma: str = "fitted σ = {sigma}"
     current_sigma: str = "current σ = {sigma}"
     estimate_line: str = "estimate {fq} = {value}"
     no_estimate: str = "no estimate at {q}: no key within reach"
-    live_query: str = "query {name} = "
-    live_sigma: str = "σ = "
+    live_sigma: str = "bandwidth σ = "
 
 
-def estimate_text(query: np.ndarray, estimate: float, w: Words) -> str:
+WORDS = Words()
+
+
+def estimate_text(query: np.ndarray, estimate: float, w: Words = WORDS) -> str:
     """The printed estimate at ``query``: "estimate f(62) = 112.5", or that there is none."""
     q = key_text(query)
     if not np.isfinite(estimate):
@@ -108,65 +117,72 @@ def _bar_text(weights: np.ndarray) -> list[str]:
     return [_fmt(float(v), 3) for v in weights]
 
 
-def weight_bars(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
+def weight_bars(
+    regression: Regression, labels: Sequence[str], w: Words = WORDS, font_size: int = 14
+) -> go.Figure:
     """One bar per key: the query's attention weights (the heaviest key highlighted). With the
-    regression's query sweep: the estimate printed above the plot, and an in-figure slider over the
-    first query feature."""
+    regression's σ sweep: the estimate printed above the plot, and the bars following σ."""
     b = regression.breakdown
     fig = bars(
         [key_text(k) for k in b.keys],
         b.weights,
         title=w.bars_title.format(q=key_text(b.query)),
-        x_title=w.keys_axis.format(name=", ".join(w.labels[:-1])),
+        x_title=w.keys_axis.format(name=", ".join(labels[:-1])),
         y_title=w.weight,
         highlight=int(np.argmax(b.weights)) if b.supported else None,
         ymax=1.1,
         font_size=font_size,
     )
-    if (sw := regression.by_query) is None:
+    if (sw := regression.by_sigma) is None:
         return fig
     spec = fig.to_plotly_json()
     _header(spec["layout"], estimate_text(b.query, b.estimate, w))
     fig = _figure(spec["data"], spec["layout"])
     labelled = spec["data"][0].get("text") is not None  # bars() prints the values up to 40 bars
 
-    def step(i: int) -> Step:
-        wt, est = sw.weights[i], float(sw.estimates[i])
-        bar = {"y": packed(wt), "marker.color": _colours(wt, bool(np.isfinite(est)))} | (
-            {"text": _bar_text(wt)} if labelled else {}
+    def step(k: int) -> Step:
+        at = sw.breakdowns[k]
+        bar = {"y": packed(at.weights), "marker.color": _colours(at.weights, at.supported)} | (
+            {"text": _bar_text(at.weights)} if labelled else {}
         )
-        return Step(
-            {0: bar},
-            {
-                "title.text": w.bars_title.format(q=key_text(sw.queries[i])),
-                "annotations[0].text": estimate_text(sw.queries[i], est, w),
-            },
-        )
+        return Step({0: bar}, {"annotations[0].text": estimate_text(b.query, at.estimate, w)})
 
+    return _follow_sigma(fig, sw, step)
+
+
+def _sigma_slider(fig: go.Figure, sw: SigmaSweep, w: Words, step) -> go.Figure:
     return add_slider(
         fig,
-        label=w.live_query.format(name=w.labels[0]),
-        values=sw.values,
-        steps=[step(i) for i in range(len(sw.values))],
-        active=sw.active,
-        fmt=lambda v: f"{v:g}",
-    )
-
-
-def _sigma_slider(fig: go.Figure, sw: Sweep, w: Words, step) -> go.Figure:
-    return add_slider(
-        fig,
+        SIGMA,
         label=w.live_sigma,
         values=sw.values,
         steps=[step(i) for i in range(len(sw.values))],
         active=sw.active,
-        fmt=lambda v: f"{v:.4g}",
+        fmt=_sigma_text,
         digits=5,
     )
 
 
-def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
-    """The fitted curve over the query range, the data points and the current query (1-D keys)."""
+def _sigma_text(sigma: float) -> str:
+    return f"{sigma:.4g}"
+
+
+def _follow_sigma(fig: go.Figure, sw: SigmaSweep, step) -> go.Figure:
+    return follow(
+        fig,
+        SIGMA,
+        values=sw.values,
+        steps=[step(i) for i in range(len(sw.values))],
+        active=sw.active,
+        digits=5,
+    )
+
+
+def fit_figure(
+    regression: Regression, labels: Sequence[str], w: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """The fitted curve over the query range, the data points and the current query (1-D keys),
+    with the slider of σ when the regression carries its sweep."""
     b = regression.breakdown
     q = float(b.query[0])
     fig = curves(
@@ -174,8 +190,8 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
         {w.fitted_curve: regression.curve_y},
         markers={w.data_points: (b.keys[:, 0], b.values)},
         title=w.curve_title,
-        x_title=w.labels[0],
-        y_title=w.labels[-1],
+        x_title=labels[0],
+        y_title=labels[-1],
         font_size=font_size,
     )
     spec = fig.to_plotly_json()
@@ -186,8 +202,8 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
     )
     for tr in data:
         tr["hovertemplate"] = (
-            f"{w.labels[0]}: %{{x:{HOVER_NUMBER}}}<br>"
-            f"{w.labels[-1]}: %{{y:{HOVER_NUMBER}}}<extra>{tr['name']}</extra>"
+            f"{labels[0]}: %{{x:{HOVER_NUMBER}}}<br>"
+            f"{labels[-1]}: %{{y:{HOVER_NUMBER}}}<extra>{tr['name']}</extra>"
         )
     # live: the star moves with σ (and may have no estimate)
     if b.supported or regression.by_sigma is not None:
@@ -218,30 +234,49 @@ def fit_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
     return _sigma_slider(_figure(data, layout), sw, w, step)
 
 
-def grid_heatmap(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
-    """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys."""
+def grid_heatmap(
+    regression: Regression, labels: Sequence[str], w: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """Weights of a grid of queries (rows) over the keys sorted by value (columns), 1-D keys;
+    following σ when the regression carries its sweep."""
     sorted_keys = [key_text(regression.breakdown.keys[i]) for i in regression.order]
-    fig = heatmap(
-        np.round(regression.grid_weights, 3),
-        sorted_keys,
-        [f"{g:.4g}" for g in regression.grid],
-        title=w.heatmap_title,
-        x_title=w.keys_sorted.format(name=w.labels[0]),
-        y_title=w.query_axis.format(name=w.labels[0]),
-        value_name=w.weight,
-        digits=2,
-        font_size=font_size,
-    )
-    spec = fig.to_plotly_json()
+    queries = [f"{g:.4g}" for g in regression.grid]
+
+    def draw(weights: np.ndarray) -> go.Figure:
+        return heatmap(
+            np.round(weights, 3),
+            sorted_keys,
+            queries,
+            title=w.heatmap_title,
+            x_title=w.keys_sorted.format(name=labels[0]),
+            y_title=w.query_axis.format(name=labels[0]),
+            value_name=w.weight,
+            digits=2,
+            font_size=font_size,
+        )
+
+    spec = draw(regression.grid_weights).to_plotly_json()
     spec["layout"]["margin"]["t"] = 150  # the long title above the keys' tick labels
-    return _figure(spec["data"], spec["layout"])
+    fig = _figure(spec["data"], spec["layout"])
+    if (sw := regression.by_sigma) is None:
+        return fig
+    labelled = spec["data"][0].get("text") is not None  # heatmap() prints small maps' numbers
+
+    def step(k: int) -> Step:
+        (cells,) = draw(sw.grid_weights[k]).to_plotly_json()["data"]  # the heatmap drawn at σ_k
+        return Step({0: {"z": cells["z"]} | ({"text": cells["text"]} if labelled else {})})
+
+    return _follow_sigma(fig, sw, step)
 
 
-def plane_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
-    """2-D keys as points sized by their weight for the query, over the estimate surface."""
+def plane_figure(
+    regression: Regression, labels: Sequence[str], w: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """2-D keys as points sized by their weight for the query, over the estimate surface, with the
+    slider of σ when the regression carries its sweep."""
     b = regression.breakdown
     q = b.query
-    lab = w.labels
+    lab = labels
     surface = dict(
         type="heatmap",
         x=compact(regression.curve_x),
@@ -303,42 +338,42 @@ def plane_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Fi
     layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")
 
     def step(i: int) -> Step:  # the surface and the keys' sizes at the i-th σ
+        weights = sw.breakdowns[i].weights
         return Step(
             {
                 0: {"z": packed(sw.curves[i])},
                 1: {
-                    "marker.size": size(sw.weights[i]),
-                    "text": [f"{x:.2f}" for x in sw.weights[i]],
-                    "hovertext": hover(sw.weights[i]),
+                    "marker.size": size(weights),
+                    "text": [f"{x:.2f}" for x in weights],
+                    "hovertext": hover(weights),
                 },
             },
-            {"annotations[0].text": estimate_text(q, float(sw.estimates[i]), w)},
+            {"annotations[0].text": estimate_text(q, sw.breakdowns[i].estimate, w)},
         )
 
     return _sigma_slider(_figure([surface, keys, star], layout), sw, w, step)
 
 
 def regression_figures(
-    regression: Regression, w: Words, font_size: int = 14
+    regression: Regression, labels: Sequence[str], w: Words = WORDS, font_size: int = 14
 ) -> list[tuple[go.Figure, str]]:
     """Tab ①'s figures with their PNG names: the weight bars, then the curve and the heatmap (1-D
-    keys) or the plane."""
+    keys) or the plane. ``labels`` names the table's columns (key features…, value)."""
     if regression.breakdown.keys.shape[1] == 1:
         more = [
-            (fit_figure(regression, w, font_size), "kernel_fitted_curve"),
-            (grid_heatmap(regression, w, font_size), "kernel_weights_heatmap"),
+            (fit_figure(regression, labels, w, font_size), "kernel_fitted_curve"),
+            (grid_heatmap(regression, labels, w, font_size), "kernel_weights_heatmap"),
         ]
     else:
-        more = [(plane_figure(regression, w, font_size), "kernel_plane")]
-    return [(weight_bars(regression, w, font_size), "kernel_weights_bars"), *more]
+        more = [(plane_figure(regression, labels, w, font_size), "kernel_plane")]
+    return [(weight_bars(regression, labels, w, font_size), "kernel_weights_bars"), *more]
 
 
 def score_maps(
     r: ScoredAttention,
     names: tuple[Sequence[str], Sequence[str]],
     titles: Sequence[str],
-    w: Words,
-    score_name: str = "score",
+    w: Words = WORDS,
     font_size: int = 14,
 ) -> list[tuple[go.Figure, str]]:
     """Heatmaps of a scored attention ``r`` (queries × keys) with their PNG suffixes: the scores
@@ -352,7 +387,7 @@ def score_maps(
                     r.scores,
                     *names,
                     title=titles[0],
-                    value_name=score_name,
+                    value_name=w.score,
                     weights=False,
                     digits=2,
                     **common,
@@ -378,9 +413,9 @@ def score_maps(
     ]
 
 
-def loo_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figure:
-    """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a
-    point)."""
+def loo_figure(regression: Regression, w: Words = WORDS, font_size: int = 14) -> go.Figure:
+    """Leave-one-out error against σ (log axis), the fitted σ (dashed) and the current σ (a point,
+    following σ when the regression carries its sweep)."""
     fit = regression.fit
     errors = np.where(np.isfinite(fit.errors), fit.errors, np.nan)
     now = {
@@ -389,6 +424,7 @@ def loo_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
             [regression.loo_current],
         )
     }
+    sw = regression.by_sigma
     fig = curves(
         fit.grid,
         {w.loo_error: errors},
@@ -396,7 +432,8 @@ def loo_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
         x_title=w.sigma,
         y_title=w.loo_error,
         font_size=font_size,
-        markers=now if np.isfinite(regression.loo_current) else None,
+        # the current σ's point (a gap where its error is not finite); live, always there
+        markers=now if sw is not None or np.isfinite(regression.loo_current) else None,
     )
     spec = fig.to_plotly_json()
     layout = spec["layout"]
@@ -427,4 +464,13 @@ def loo_figure(regression: Regression, w: Words, font_size: int = 14) -> go.Figu
             font=dict(color=GREEN),
         )
     ]
-    return _figure(spec["data"], layout)
+    fig = _figure(spec["data"], layout)
+    if sw is None:
+        return fig
+
+    def step(k: int) -> Step:
+        sigma, error = float(sw.values[k]), float(sw.loo[k])
+        point = {"x": [sigma], "y": [error if np.isfinite(error) else None]}
+        return Step({1: point | {"name": w.current_sigma.format(sigma=f"{sigma:.4g}")}})
+
+    return _follow_sigma(fig, sw, step)

@@ -1,11 +1,17 @@
 """Live figures: a Plotly slider inside a figure, with every position precomputed.
 
-Where a lesson turns on one number over a small range (a query, a bandwidth σ, a temperature), the
-page's Streamlit control stays the URL-backed source of truth, and :func:`add_slider` puts a second
-slider *inside* the figure: its steps use Plotly's ``"update"`` method with the traces' data and the
-layout's texts computed in advance for every grid value, so dragging redraws the figure in the
-browser with no round trip to the server. The slider starts at the control's value
-(:func:`with_value` puts that value into the grid exactly).
+Where a lesson turns on one number over a small range (a bandwidth σ, a temperature, the number of
+key/value heads), that number is a control drawn in the figure (``Control(…, in_figure=True)``):
+:func:`add_slider` puts the slider inside the figure, its steps Plotly's ``"update"`` method with
+the traces' data and the layout's texts computed in advance for every grid value, so dragging
+redraws the figure in the browser with no round trip to the server. The slider is named by the
+control's key and each step's value is the value's URL text: the page's element (``ui/live.js``)
+writes it into the address bar as it moves, so a link opens the figure where it was left. The
+slider starts at the control's value (:func:`with_value` puts that value into the grid exactly).
+
+A figure that shows the same number without a slider of its own *follows* it (:func:`follow`): a
+hidden slider named by the same key, whose steps the page applies when the visible one moves — one
+control, however many figures draw what it changes.
 
 A step says what changes at its grid value (:class:`Step`): per trace, attribute paths such as
 ``"y"``, ``"text"``, ``"z"`` or ``"marker.color"``; in the layout, paths such as ``"title.text"`` or
@@ -24,6 +30,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..controls import Control, url_text
 from ..display import with_value
 
 DIGITS = 6  # significant digits of the numbers sent in the steps
@@ -135,8 +142,35 @@ def step_args(
     return [data, {k: plain(v, digits) for k, v in step.layout.items()}, traces]
 
 
+def _steps(
+    fig: go.Figure, values: Sequence[float], steps: Sequence[Step], active: int, digits: int
+) -> tuple[list, dict, list]:
+    """(data, layout, the slider's steps) of ``fig`` with ``steps`` at ``values``, checked; each
+    step's label is filled in by the caller."""
+    if len(values) != len(steps) or not steps:
+        raise ValueError("one step per grid value, at least one")
+    if not 0 <= active < len(steps):
+        raise ValueError(f"active index {active} outside 0…{len(steps) - 1}")
+    traces, attrs = _check(steps)
+    spec = fig.to_plotly_json()
+    data, layout = spec["data"], dict(spec["layout"])
+    kept = {
+        (i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]
+    }
+    slider_steps = [
+        dict(
+            method="update",
+            value=url_text(v),
+            args=step_args(s, traces, attrs, kept, digits),
+        )
+        for v, s in zip(values, steps, strict=True)
+    ]
+    return data, layout, slider_steps
+
+
 def add_slider(
     fig: go.Figure,
+    control: Control,
     *,
     label: str,
     values: Sequence[float],
@@ -147,30 +181,26 @@ def add_slider(
     margin: int = MARGIN,
     tick_labels: bool = False,
 ) -> go.Figure:
-    """``fig`` with an in-figure slider (a new figure; ``fig`` is left alone): position ``k`` shows
-    ``steps[k]`` at ``values[k]``, and the slider starts at ``active``. ``label`` prefixes the value
-    shown above the slider (translated by the caller, e.g. "σ = "). The figure as built should
-    already show ``steps[active]``.
+    """``fig`` with ``control``'s slider inside it (a new figure; ``fig`` is left alone): position
+    ``k`` shows ``steps[k]`` at ``values[k]``, and the slider starts at ``active``. ``label``
+    prefixes the value shown above the slider (translated by the caller, e.g. "σ = "). The figure as
+    built should already show ``steps[active]``.
 
     ``tick_labels``: print every grid value under the slider (fine for a dozen, a blur for a
     hundred). Adds ``margin`` pixels below the plot for the slider; a second slider goes below
     the first (the two compose when each changes traces and layout paths the other leaves alone).
     The result skips Plotly's validation (slow on long steps)."""
-    if len(values) != len(steps) or not steps:
-        raise ValueError("one step per grid value, at least one")
-    if not 0 <= active < len(steps):
-        raise ValueError(f"active index {active} outside 0…{len(steps) - 1}")
-    traces, attrs = _check(steps)
-    spec = fig.to_plotly_json()
-    data, layout = spec["data"], dict(spec["layout"])
-    earlier = list(layout.get("sliders") or ())  # a second slider goes below the first
-    kept = {
-        (i, a): _current(data[i], a) for i in traces for a in attrs if a not in steps[0].traces[i]
-    }
+    if not control.in_figure:
+        raise ValueError(f"{control.key} is a widget of the page, not a figure's slider")
+    data, layout, slider_steps = _steps(fig, values, steps, active, digits)
+    for value, step in zip(values, slider_steps, strict=True):
+        step["label"] = fmt(value)
+    earlier = [s for s in layout.get("sliders") or () if s.get("visible", True)]
     slider = dict(
+        name=control.key,
         active=active,
         currentvalue=dict(prefix=label, visible=True, xanchor="left"),
-        pad=dict(t=40 + margin * len(earlier), b=10),
+        pad=dict(t=40 + margin * len(earlier), b=10),  # a second slider goes below the first
         len=1.0,
         x=0.0,
         y=0.0,
@@ -178,15 +208,7 @@ def add_slider(
         yanchor="top",
         ticklen=3 if tick_labels else 0,
         minorticklen=0,
-        steps=[
-            dict(
-                method="update",
-                label=fmt(v),
-                value=fmt(v),
-                args=step_args(s, traces, attrs, kept, digits),
-            )
-            for v, s in zip(values, steps, strict=True)
-        ],
+        steps=slider_steps,
     )
     if not tick_labels:
         slider["font"] = dict(
@@ -196,12 +218,36 @@ def add_slider(
     margins = dict(layout.get("margin") or {})
     layout["margin"] = margins | dict(b=(margins.get("b") or 10) + margin)
     layout["height"] = (layout.get("height") or 400) + margin
-    layout["sliders"] = [*earlier, slider]
+    layout["sliders"] = [*(layout.get("sliders") or ()), slider]
     return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+def follow(
+    fig: go.Figure,
+    control: Control,
+    *,
+    values: Sequence[float],
+    steps: Sequence[Step],
+    active: int,
+    digits: int = DIGITS,
+) -> go.Figure:
+    """``fig`` following ``control``, whose slider is another figure's: a hidden slider named by
+    its key, whose step at each of ``values`` the page applies when that slider moves (a new
+    figure; the figure as built should show ``steps[active]``)."""
+    data, layout, slider_steps = _steps(fig, values, steps, active, digits)
+    hidden = dict(name=control.key, active=active, visible=False, steps=slider_steps)
+    layout["sliders"] = [*(layout.get("sliders") or ()), hidden]
+    return go.Figure({"data": data, "layout": layout}, _validate=False)
+
+
+def control_keys(fig: go.Figure) -> tuple[str, ...]:
+    """The keys of the controls ``fig`` draws or follows (its sliders' names)."""
+    return tuple(s.name for s in fig.layout.sliders or () if s.name)
 
 
 def live(
     fig: go.Figure,
+    control: Control,
     *,
     label: str,
     grid: Sequence[float],
@@ -214,5 +260,11 @@ def live(
     :func:`add_slider`."""
     values, active = with_value(grid, value)
     return add_slider(
-        fig, label=label, values=values, steps=[step(v) for v in values], active=active, **kw
+        fig,
+        control,
+        label=label,
+        values=values,
+        steps=[step(v) for v in values],
+        active=active,
+        **kw,
     )

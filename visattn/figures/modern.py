@@ -1,20 +1,24 @@
 """The figures of the lesson on attention as today's LLMs run it: which query heads share which K/V
-head, the KV cache against context length, the sliding-window mask (with an in-figure slider over
-the window and one over the sinks) and its receptive field, FlashAttention's online softmax (with
-one over the loop's steps), and the memory traffic of standard and flash attention.
+head (a slider over G, the controls ``mo_g``) and every head's map (following it), the KV cache
+against context length, the sliding-window mask (a slider over the sinks kept, ``mo_sinks``) and
+its receptive field (a slider over the layer written out, ``mo_wl``), FlashAttention's online
+softmax (a slider over the loop's steps, ``mo_fstep``), and the memory traffic of standard and
+flash attention.
 
-Every word shown is a parameter (the page passes translated ones); the English defaults are for
-notebooks."""
+Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
+names of models and number formats come with the data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..lessons.modern_attention import CONTROLS, flash_shown
 from . import live
 from .core import (
     DIVERGING_SCALE,
@@ -29,10 +33,79 @@ from .core import (
 )
 from .matrices import heatmap
 
-if TYPE_CHECKING:  # annotations only: a figure module imports no lesson at run time
+if TYPE_CHECKING:
     from ..lessons.modern_attention import FlashSection, GQASteps, GroupingSteps, WindowSection
 
 SINK = HEAD_COLOURS[1]  # orange: a sink kept over the band of the window
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words of these figures. Templates, filled here: ``grouping_title`` with {H}, {G},
+    {kind} and {per} (query heads a group); ``head_cell`` with {h} (query head) and {g} (K/V head);
+    ``maps_title`` with {G} and {kind}; ``cache_title`` with {dtype}; ``mask_title`` with {w};
+    ``reach_title`` with {T}; ``after_layer`` with {l} and {n}; ``reach_layer`` with {l}, {n}, {T}
+    and {bound}; ``flash_title`` and ``flash_skipped`` with {i}, {j}, {n}, {err} and {rescale};
+    ``traffic_title`` with {d} and {kb}. The kinds' names (``mha`` …) are the page's too."""
+
+    mha: str = "multi-head attention"
+    gqa: str = "grouped-query attention"
+    mqa: str = "multi-query attention"
+    mla: str = "multi-head latent attention"
+    query: str = "query"
+    key: str = "key"
+    weight: str = "weight"
+    query_heads: str = "query heads"
+    kv_heads: str = "K/V heads"
+    query_head: str = "query head"
+    kv_head: str = "K/V head"
+    grouping_title: str = (
+        "Which key/value head each query head reads<br>{H} query heads share {G} key/value heads:"
+        " {kind}, query heads per group: {per}"
+    )
+    g_prefix: str = "G = "
+    head_cell: str = "query head {h} · K/V head {g}"
+    maps_title: str = "Attention weights of every query head: G = {G}, {kind}"
+    cache_title: str = "KV cache of one sequence against its length ({dtype})"
+    context_axis: str = "context length (tokens, log scale)"
+    cache_axis: str = "KV cache of one sequence (GB, log scale)"
+    mask_title: str = (
+        "Sliding-window causal mask, W = {w} (dark: the window; orange: the attention sinks kept)"
+    )
+    sinks_prefix: str = "attention sinks = "
+    in_window: str = "in the window"
+    reach_title: str = (
+        "Which positions token {T} depends on, layer by layer (dark; beside each layer, how many)"
+    )
+    after_layer: str = "after layer {l}: {n}"
+    reach_layer: str = "after {l} layers: {n} of {T} positions; L(W − 1) + 1 = {bound}"
+    layer_prefix: str = "layer L = "
+    position: str = "position"
+    layer_axis: str = "layer"
+    reaches: str = "reaches"
+    panel_scores: str = "scores S (never held whole)"
+    panel_acc: str = "accumulator Õ"
+    panel_estimate: str = "Õ / ℓ so far"
+    flash_title: str = (
+        "Query block {i}, after key/value block {j} of {n}: rescale e^(m_old − m) = {rescale}"
+        "<br><sup>largest |Õ/ℓ − final O| of these rows: {err}</sup>"
+    )
+    flash_skipped: str = (
+        "Query block {i}, key/value block {j} of {n}: skipped (all of it is in the future)"
+        "<br><sup>largest |Õ/ℓ − final O| of these rows: {err}</sup>"
+    )
+    flash_step_prefix: str = "query block · key/value block: "
+    standard_name: str = "standard (Algorithm 0)"
+    traffic_title: str = "HBM reads and writes of one head (d = {d}, M = {kb} kB)"
+    traffic_x: str = "sequence length N (log scale)"
+    traffic_y: str = "HBM accesses (log)"
+
+    def kind(self, name: str) -> str:
+        """The name of a kind of attention (mha, gqa, mqa or mla)."""
+        return getattr(self, name)
+
+
+WORDS = Words()
 
 
 def _layout(title: str, x_title: str, y_title: str, font_size: int, height: int = 420, **extra):
@@ -60,10 +133,7 @@ def _colour(g: int) -> str:
 def grouping(
     kv_head: Sequence[int],
     *,
-    query_name: str = "query heads",
-    kv_name: str = "K/V heads",
-    query_hover: str = "query head",
-    kv_hover: str = "K/V head",
+    words: Words = WORDS,
     title: str = "",
     font_size: int = 14,
 ) -> go.Figure:
@@ -95,7 +165,7 @@ def grouping(
             marker=dict(size=size, color=colours, line=dict(color="white", width=2)),
             text=[str(h + 1) for h in range(H)],
             textfont=dict(color="white", size=font_size),
-            hovertemplate=f"{query_hover} %{{text}}<extra></extra>",
+            hovertemplate=f"{words.query_head} %{{text}}<extra></extra>",
             showlegend=False,
         )
     )
@@ -113,7 +183,7 @@ def grouping(
             ),
             text=[str(g + 1) for g in range(G)],
             textfont=dict(color="white", size=font_size),
-            hovertemplate=f"{kv_hover} %{{text}}<extra></extra>",
+            hovertemplate=f"{words.kv_head} %{{text}}<extra></extra>",
             showlegend=False,
         )
     )
@@ -126,7 +196,7 @@ def grouping(
         xaxis=dict(visible=False, range=[-0.7, H - 0.3]),
         yaxis=dict(
             tickvals=[0, 1],
-            ticktext=[kv_name, query_name],
+            ticktext=[words.kv_heads, words.query_heads],
             range=[-0.4, 1.4],
             zeroline=False,
             showgrid=False,
@@ -135,20 +205,22 @@ def grouping(
     return _figure(data, layout)
 
 
-def grouping_live(
-    steps: GroupingSteps,
-    *,
-    title: Callable[[int], str],
-    label: str = "G = ",
-    **words: str | int,
-) -> go.Figure:
-    """:func:`grouping` at the control's G, with an in-figure slider over every G that divides H:
-    each position redraws the lines, the colours and the K/V heads (``title(G)`` above)."""
-    g = steps.active
-    fig = grouping(steps.kv_heads[g], title=title(steps.Gs[g]), **words)
+def grouping_live(steps: GroupingSteps, *, words: Words = WORDS, font_size: int = 14) -> go.Figure:
+    """:func:`grouping` at the control's G, with the slider of ``mo_g`` over every G that divides
+    H: each position redraws the lines, the colours, the K/V heads and the title (which says what
+    the grouping is: H query heads sharing G, the kind, how many a group)."""
     H = steps.kv_heads.shape[1]
 
-    def step(kv_head: np.ndarray, G: int) -> live.Step:
+    def title(k: int) -> str:
+        G = steps.Gs[k]
+        kind = words.kind(steps.kinds[k])
+        return words.grouping_title.format(H=H, G=G, kind=kind, per=H // G)
+
+    g = steps.active
+    fig = grouping(steps.kv_heads[g], words=words, title=title(g), font_size=font_size)
+
+    def step(k: int) -> live.Step:
+        kv_head, G = steps.kv_heads[k], steps.Gs[k]
         kv_x = _kv_x([int(k) for k in kv_head])
         lines = {
             h: {"x": [h, kv_x[k]], "line.color": _colour(int(k))} for h, k in enumerate(kv_head)
@@ -162,16 +234,17 @@ def grouping_live(
                 "marker.color": [_colour(k) for k in range(G)],
             }
         }
-        return live.Step(traces=lines | queries | kv, layout={"title.text": title(G)})
+        return live.Step(traces=lines | queries | kv, layout={"title.text": title(k)})
 
     return live.add_slider(
         fig,
-        label=label,
+        CONTROLS["mo_g"],
+        label=words.g_prefix,
         values=steps.Gs,
         active=g,
         fmt=str,
         tick_labels=True,
-        steps=[step(kv, G) for kv, G in zip(steps.kv_heads, steps.Gs, strict=True)],
+        steps=[step(k) for k in range(len(steps.Gs))],
     )
 
 
@@ -192,21 +265,14 @@ def _tiles(weights: np.ndarray, columns: int, gap_rows: int) -> np.ndarray:
 def maps_live(
     steps: GQASteps,
     *,
-    cell_title: Callable[[int, int], str],
-    title: Callable[[int, str], str],
-    label: str = "G = ",
+    words: Words = WORDS,
     columns: int = 4,
-    head_name: str = "query head",
-    value_name: str = "weight",
-    query_name: str = "query",
-    key_name: str = "key",
     font_size: int = 12,
     tile_px: int = 260,
 ) -> go.Figure:
-    """Every query head's weights at the control's G, ``columns`` to a row, each titled
-    ``cell_title(h, g)`` (1-based: the K/V head it reads) under the figure's ``title(G, kind)``,
-    with an in-figure slider over every G that divides H: each position sends every head's weights
-    and retitles the tiles and the figure.
+    """Every query head's weights at the control's G, ``columns`` to a row, each titled with the
+    K/V head it reads, following ``mo_g`` (the grouping figure's slider): each G that divides H
+    sends every head's weights and retitles the tiles and the figure.
 
     The heads are tiles of one heatmap, a blank row and column between them, on one pair of axes
     whose ticks number the positions in each tile: Plotly redraws one heatmap about twice as fast
@@ -234,7 +300,13 @@ def maps_live(
     shown_x, shown_y = range(0, T, max(1, across)), range(0, T, max(1, down))
 
     def names(kv_heads: np.ndarray) -> list[str]:
-        return [cell_title(h + 1, int(g) + 1) for h, g in enumerate(kv_heads)]
+        return [words.head_cell.format(h=h + 1, g=int(g) + 1) for h, g in enumerate(kv_heads)]
+
+    def title(k: int) -> str:
+        return words.maps_title.format(G=steps.Gs[k], kind=words.kind(steps.kinds[k]))
+
+    head_name, query_name, key_name = words.query_head, words.query, words.key
+    value_name = words.weight
 
     data = [
         dict(
@@ -267,7 +339,7 @@ def maps_live(
     ]
     ticks = dict(showgrid=False, zeroline=False, ticks="", tickangle=0)
     layout = dict(
-        title=_title(title(steps.Gs[s], steps.kinds[s])),
+        title=_title(title(s)),
         annotations=annotations,
         xaxis=dict(
             title=_title(key_name),
@@ -293,16 +365,14 @@ def maps_live(
         }
         return live.Step(
             traces={0: {"z": live.packed(_tiles(steps.weights[k], C, gap))}},
-            layout=retitled | {"title.text": title(steps.Gs[k], steps.kinds[k])},
+            layout=retitled | {"title.text": title(k)},
         )
 
-    return live.add_slider(
+    return live.follow(
         _figure(data, layout),
-        label=label,
+        CONTROLS["mo_g"],
         values=steps.Gs,
         active=s,
-        fmt=str,
-        tick_labels=True,
         steps=[step(k) for k in range(len(steps.Gs))],
     )
 
@@ -311,13 +381,13 @@ def cache_curves(
     curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
     *,
     gb_range: tuple[float, float] | None = None,
-    title: str = "",
-    x_title: str = "context (tokens)",
-    y_title: str = "KV cache of one sequence (GB)",
+    dtype: str = "bf16",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """One line per model {name: (context lengths, GB)}, each up to the model's own context, on
-    log–log axes; the y axis spans ``gb_range`` (GB) when given, else the curves. A fixed axis
+    log–log axes, the cache's number format (its name, ``dtype``) in the title; the y axis spans
+    ``gb_range`` (GB) when given, else the curves. A fixed axis
     also spares the browser a second drawing: when a change moves the tick labels, Plotly's
     automargin draws the whole chart again (measured in Chromium: 65 ms a redraw, 35 with the
     fixed axis)."""
@@ -338,9 +408,9 @@ def cache_curves(
     # ticks at the contexts the lines are drawn at, written out, and at powers of ten of GB
     contexts = {int(n) for x, _ in curves.values() for n in np.asarray(x)}
     layout = _layout(
-        title,
-        x_title,
-        y_title,
+        words.cache_title.format(dtype=dtype),
+        words.context_axis,
+        words.cache_axis,
         font_size,
         height=520,
         xaxis=_counted_log_axis(contexts),
@@ -371,18 +441,16 @@ def traffic_curves(
     standard: ArrayLike,
     flash: ArrayLike,
     *,
+    d: int,
+    sram_kb: int,
     y_range: tuple[float, float] | None = None,
-    standard_name: str = "standard",
-    flash_name: str = "FlashAttention",
-    title: str = "",
-    x_title: str = "N",
-    y_title: str = "HBM accesses",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """HBM reads and writes of both algorithms against N, on log–log axes; the y axis spans
-    ``y_range`` when given (as :func:`cache_curves`). Its y ticks are powers of ten (10⁸, not
-    Plotly's "100M", whose M and B are English abbreviations), its x ticks each N drawn, the
-    hover the whole count."""
+    """HBM reads and writes of both algorithms against N for head width ``d`` and ``sram_kb`` kB on
+    chip, on log–log axes; the y axis spans ``y_range`` when given (as :func:`cache_curves`). Its
+    y ticks are powers of ten (10⁸, not Plotly's "100M", whose M and B are English
+    abbreviations), its x ticks each N drawn, the hover the whole count."""
     data = [
         dict(
             type="scatter",
@@ -392,11 +460,12 @@ def traffic_curves(
             name=name,
             hovertemplate=f"{name}<br>N = %{{x:,}}: %{{y:,}}<extra></extra>",
         )
-        for name, y in ((standard_name, standard), (flash_name, flash))
+        for name, y in ((words.standard_name, standard), ("FlashAttention", flash))
     ]
     yaxis = dict(type="log", exponentformat="power") | _log_range(y_range)
     xaxis = _counted_log_axis(np.asarray(N))
-    layout = _layout(title, x_title, y_title, font_size, xaxis=xaxis, yaxis=yaxis)
+    title = words.traffic_title.format(d=d, kb=sram_kb)
+    layout = _layout(title, words.traffic_x, words.traffic_y, font_size, xaxis=xaxis, yaxis=yaxis)
     return _figure(data, layout)
 
 
@@ -427,91 +496,100 @@ def _sink_shapes(T: int, most: int) -> list[dict]:
 
 
 def window_live(
-    section: WindowSection,
-    *,
-    title: Callable[[int], str],
-    label: str = "W = ",
-    sinks_label: str = "attention sinks = ",
-    x_title: str = "key",
-    y_title: str = "query",
-    value_name: str = "in the window",
-    font_size: int = 14,
+    section: WindowSection, sinks: int = 0, *, words: Words = WORDS, font_size: int = 14
 ) -> go.Figure:
-    """The banded causal mask (1, dark = in the window; no colour bar: the title says so) with the
-    attention sinks over it (orange), and two in-figure sliders that compose: one over the window
-    W (``title(W)`` above each: it changes the band and the title), one over the sinks kept (0 …
-    MAX_SINKS, starting at 0: it shows or hides the sinks' shapes)."""
+    """The banded causal mask of the section's window (1, dark = in the window; no colour bar: the
+    title says so) with the attention sinks over it (orange), and the slider of ``mo_sinks`` over
+    the sinks kept (0 … MAX_SINKS, starting at ``sinks``): it shows or hides the sinks' shapes."""
     T = section.T
     positions = list(range(1, T + 1))
     fig = heatmap(
         _mask_z(section.mask),
         positions,
         positions,
-        title=title(section.window),
-        x_title=x_title,
-        y_title=y_title,
-        value_name=value_name,
+        title=words.mask_title.format(w=section.window),
+        x_title=words.key,
+        y_title=words.query,
+        value_name=words.in_window,
         show_text=False,
         font_size=font_size,
         tick_angle=0,
         height=min(760, 160 + 14 * T),
         colour_bar=False,
     )
-    shapes = _sink_shapes(T, len(section.sink_cells) - 1)
+    control = CONTROLS["mo_sinks"]
+    shown = min(int(control.hi), T)  # no sink past the last token
+    active = min(sinks, shown)
+    shapes = _sink_shapes(T, shown)
+    for j in range(active):
+        shapes[j]["visible"] = True
     fig.update_layout(shapes=shapes)
-    fig = live.add_slider(
-        fig,
-        label=label,
-        values=section.windows,
-        active=section.active,
-        fmt=str,
-        steps=[
-            live.Step(traces={0: {"z": live.packed(_mask_z(m))}}, layout={"title.text": title(w)})
-            for w, m in zip(section.windows, section.masks, strict=True)
-        ],
-    )
-    sinks = range(len(section.sink_cells))
     return live.add_slider(
         fig,
-        label=sinks_label,
-        values=list(sinks),
-        active=0,
+        control,
+        label=words.sinks_prefix,
+        values=list(range(shown + 1)),
+        active=active,
         fmt=str,
         tick_labels=True,
         steps=[
-            live.Step(traces={}, layout={f"shapes[{j}].visible": j < s for j in range(len(shapes))})
-            for s in sinks
+            live.Step(traces={}, layout={f"shapes[{j}].visible": j < s for j in range(shown)})
+            for s in range(shown + 1)
         ],
     )
 
 
-def receptive(
-    reach: ArrayLike,
-    *,
-    layer_names: Sequence[str],
-    title: str = "",
-    x_title: str = "position",
-    y_title: str = "layer",
-    value_name: str = "reaches the last token",
-    font_size: int = 14,
+def reach_live(
+    section: WindowSection, layer: int, *, words: Words = WORDS, font_size: int = 14
 ) -> go.Figure:
     """(L, T) which positions reach the last token after each layer (1, dark = yes; no colour bar:
-    the title says so), every layer at once: the band's growth is the staircase."""
-    reach = np.asarray(reach, dtype=np.float64)
+    the title says so), every layer at once — the band's growth is the staircase — each named with
+    how many it reaches, and the slider of ``mo_wl`` over the layers: the layer it stands on framed,
+    its count and the formula L(W − 1) + 1 written under the title, starting at ``layer``."""
+    reach = np.asarray(section.reach, dtype=np.float64)
     L, T = reach.shape
-    return heatmap(
+    names = [words.after_layer.format(l=k, n=n) for k, n in enumerate(section.spans, start=1)]
+
+    def title(layer: int) -> str:
+        count = words.reach_layer.format(
+            l=layer, n=section.spans[layer - 1], T=T, bound=section.bounds[layer - 1]
+        )
+        return f"{words.reach_title.format(T=T)}<br>{count}"
+
+    def frame(layer: int) -> dict:
+        """The frame around layer ``layer``'s row (category axes: row k spans k − ½ … k + ½)."""
+        return {"shapes[0].y0": layer - 1.5, "shapes[0].y1": layer - 0.5}
+
+    layers = range(1, L + 1)
+    active = min(max(layer, 1), L) - 1
+    fig = heatmap(
         reach,
         list(range(1, T + 1)),
-        list(layer_names),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        value_name=value_name,
+        names,
+        title=title(active + 1),
+        x_title=words.position,
+        y_title=words.layer_axis,
+        value_name=words.reaches,
         show_text=False,
         font_size=font_size,
         tick_angle=0,
         height=150 + 2 * font_size * L,
         colour_bar=False,
+    )
+    box = dict(type="rect", xref="paper", yref="y", x0=0, x1=1, line=dict(width=3, color=SINK))
+    fig.update_layout(shapes=[box | {"y0": active - 0.5, "y1": active + 0.5}])
+    return live.add_slider(
+        fig,
+        CONTROLS["mo_wl"],
+        label=words.layer_prefix,
+        values=list(layers),
+        active=active,
+        fmt=str,
+        tick_labels=True,
+        steps=[
+            live.Step(traces={}, layout={"title.text": title(layer)} | frame(layer))
+            for layer in layers
+        ],
     )
 
 
@@ -535,20 +613,18 @@ def _panel(z, text, xaxis: str, yaxis: str, colorscale, hover: str, **extra) -> 
 
 def flash_live(
     section: FlashSection,
+    value: int = 0,
     *,
-    title: Callable[[int, int, int, bool, float, str], str],
-    panel_titles: Sequence[str],
-    label: str = "query block · key/value block: ",
-    query_name: str = "query",
-    key_name: str = "key",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """The online softmax, step by step in its loop's order (each query block, each key/value
     block): the whole score matrix S with the query block's rows and the current tile outlined (a
     picture: flash never holds S), then m, ℓ, the accumulator Õ and Õ/ℓ of the block's rows after
-    that step, with an in-figure slider over every step. ``title(i, j, n, skipped, error,
-    rescale)`` titles query block i after key/value block j of n (1-based); ``panel_titles`` names
-    the five panels.
+    that step, with the slider of ``mo_fstep`` over every step, starting at the control's ``value``
+    (:func:`visattn.lessons.modern_attention.flash_shown`). Each step's title names query block i
+    after key/value block j of n (1-based), its rescale factor and how far its rows still are
+    from the final output.
 
     The four running panels share one pair of axes, one column apart (m, ℓ, then Õ's and Õ/ℓ's
     d columns): a Plotly redraw costs per axis, and these four change together. Their y axis
@@ -566,6 +642,8 @@ def flash_live(
     bound = float(np.nanmax(np.abs(S))) or 1.0
     positions = list(range(1, T + 1))
     small = font_size - 2
+    query_name, key_name = words.query, words.key
+    panel_titles = (words.panel_scores, "m", "ℓ", words.panel_acc, words.panel_estimate)
     hover = f"{query_name} %{{y}}<br>{key_name} %{{x}}<br>S = %{{z:.3f}}<extra></extra>"
 
     all_text = cell_text(np.nan_to_num(S), 1, fixed=True) if T <= 12 else None
@@ -583,9 +661,7 @@ def flash_live(
             for i, row in enumerate(all_text)
         ]
 
-    # the figure opens on the first query block's last tile computed: its final output (a causal
-    # block's later tiles are skipped, and change nothing)
-    g = max(j for j in range(n_k) if not steps[j].skipped)
+    g = flash_shown(section, value)
     data = [
         _panel(
             S,
@@ -688,11 +764,14 @@ def flash_live(
     def heading(j: int) -> str:
         s = steps[j]
         rescale = ", ".join(f"{v:.3g}" for v in s.rescale)
-        return title(s.i + 1, s.j + 1, n_k, s.skipped, section.errors[j], rescale)
+        template = words.flash_skipped if s.skipped else words.flash_title
+        error = f"{section.errors[j]:.1e}"
+        return template.format(i=s.i + 1, j=s.j + 1, n=n_k, err=error, rescale=rescale)
 
-    def step_label(value: float) -> str:
-        """Slider position ``value`` (1-based) as "query block · key/value block"."""
-        s = steps[int(value) - 1]
+    def step_label(shown: int) -> str:
+        """The step the control's value ``shown`` stands for, as "query block · key/value
+        block"."""
+        s = steps[flash_shown(section, int(shown))]
         return f"{s.i + 1}·{s.j + 1}"
 
     box = dict(type="rect", xref="x", yref="y")  # placed by boxes(steps[g]) below
@@ -713,7 +792,8 @@ def flash_live(
     fig.plotly_relayout(boxes(steps[g]))  # as the slider's step g places them
     return live.add_slider(
         fig,
-        label=label,
+        CONTROLS["mo_fstep"],
+        label=words.flash_step_prefix,
         values=list(range(1, len(steps) + 1)),
         active=g,
         fmt=step_label,

@@ -13,6 +13,7 @@ Shapes: Nk keys, Dk key features (1 or 2), Tq queries, Tk keys, Dv value width.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -23,7 +24,7 @@ from numpy.typing import ArrayLike
 from .. import controls as declared
 from ..checks import MAX_MAGNITUDE
 from ..controls import Control
-from ..display import even_grid, log_grid, with_value
+from ..display import log_grid, with_value
 from ..errors import InputError
 from ..kernel_regression import (
     KERNELS,
@@ -150,10 +151,9 @@ MAX_TABLE_ROWS = 64  # rows of the key→value table: a lecture example, and wha
 N_HEATMAP_QUERIES = 21
 N_CURVE = 301  # points of the fitted curve
 N_PLANE = 61  # grid side of the 2-D estimate surface
-# positions of the in-figure query slider (at most; Plotly draws each step: more slow every redraw)
-N_LIVE_QUERY = 41
-N_LIVE_SIGMA = 25  # positions of the in-figure σ slider over the fitted curve (at most)
+N_LIVE_SIGMA = 25  # positions of the figure's σ slider over the fitted curve (at most)
 N_LIVE_SIGMA_PLANE = 17  # … over the 2-D estimate surface (N_PLANE² numbers a position)
+SIGMA_LEAST = sys.float_info.min  # σ > 0: the least a link may ask (tiny σ overflow, as taught)
 
 
 def preset_start(name: str) -> tuple[float, float, float]:
@@ -171,8 +171,8 @@ TAB = Control("kr_tab", "1d", options=TABS, labels="kernel.tabs")
 PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel.presets")
 _FIRST = PRESETS[PRESET.default]
 # The table, query and σ default to the first data set's; :func:`controls_for` gives another's. The
-# query and σ take any finite number (the box beside each slider may leave the slider's range; σ ≤ 0
-# is refused with a message, by :func:`regression`).
+# query takes any finite number (the box beside its slider may leave the slider's range); σ, the
+# fitted curve's own slider (the figures, the table and the formula follow it), any number > 0.
 CONTROLS = declared.table(
     TAB,
     PRESET,
@@ -180,7 +180,7 @@ CONTROLS = declared.table(
     Control("kr_q", _FIRST.query[0]),
     Control("kr_q2", 0.0),  # kept in the link while the table has one key feature
     Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel.kernels"),
-    Control("kr_sigma", _FIRST.sigma),
+    Control("kr_sigma", _FIRST.sigma, lo=SIGMA_LEAST, hi=MAX_MAGNITUDE, in_figure=True),
     [m.control for m in VECTORS],
     Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
     Control("kr_std", False),
@@ -279,7 +279,7 @@ class Sliders:
 
     ranges: tuple  # ((lo, hi) per key feature)
     steps: tuple  # the query sliders' steps (one per key feature of the preset)
-    sigma_range: tuple  # (lo, hi) of the σ slider
+    sigma_range: tuple  # (lo, hi) of the figure's σ slider
     sigma_step: float
 
 
@@ -331,24 +331,35 @@ def fit_sigma(table: ArrayLike, kernel: str) -> Fit | None:
 
 
 @dataclass(frozen=True)
-class Sweep:
-    """One control of tab ① swept over a grid with the others held: what an in-figure slider shows
-    at each position."""
+class SigmaSweep:
+    """Tab ① at every σ of the figure's slider, the query held: what the figures, the table and the
+    formula show at each position (index ``k``: ``values[k]``)."""
 
-    values: np.ndarray  # (G,) the grid, the control's current value in it exactly
-    active: int  # index of the current value
-    queries: np.ndarray  # (G, Dk) the query at each position
-    weights: np.ndarray  # (G, Nk) the query's weights over the keys, in the table's order
-    estimates: np.ndarray  # (G,) the estimate at the query, NaN where no key is in reach
-    # σ sweep: (G, N_CURVE) the fitted curve, or (G, N_PLANE, N_PLANE) the surface; else empty
+    values: np.ndarray  # (G,) σ, the control's among them exactly
+    active: int  # index of the control's σ
+    breakdowns: tuple[QueryBreakdown, ...]  # (G,) the query key by key at each σ
+    # (G, N_CURVE) the fitted curve, or (G, N_PLANE, N_PLANE) the surface, at each σ
     curves: np.ndarray
+    grid_weights: np.ndarray  # (G, N_HEATMAP_QUERIES, Nk) the heatmap's weights (1-D; else empty)
+    loo: np.ndarray  # (G,) leave-one-out error at each σ
+    unreachable: tuple[str, ...]  # (G,) "", "compact" or "overflow": why there is no estimate
+
+    @property
+    def estimates(self) -> np.ndarray:
+        """(G,) the estimate at the query, NaN where no key is in reach."""
+        return np.array([b.estimate for b in self.breakdowns])
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(G, Nk) the query's weights over the keys, in the table's order."""
+        return np.stack([b.weights for b in self.breakdowns])
 
 
 @dataclass(frozen=True)
 class Regression:
     """Kernel regression of a key→value table at one query, as tab ① shows it: the query key by
     key, the fitted curve (or surface) and the heatmap over the sliders' ranges, σ by
-    leave-one-out, and the in-figure sliders' sweeps."""
+    leave-one-out, and (with the page's sliders) all of it at every σ of the figure's slider."""
 
     kernel: str
     sigma: float
@@ -365,41 +376,27 @@ class Regression:
     loo_current: float  # leave-one-out error at the current σ
     # "" (an estimate exists), "compact" (no key within σ) or "overflow" (u² overflows)
     unreachable: str
-    # the first query feature swept over its slider's range (with ``live`` controls)
-    by_query: Sweep | None = None
-    # σ swept over its slider's range, log-spaced (with ``live`` controls)
-    by_sigma: Sweep | None = None
+    by_sigma: SigmaSweep | None = None  # σ over its slider's range, log-spaced (with ``live``)
 
     def warnings(self, sep: str = ", ") -> tuple[tuple[str, dict], ...]:
-        """(id, params) of what the page warns about (one of :data:`WARNINGS`): "duplicates" (per
-        repeated key, rows counted from 1 and joined with ``sep``), "compact" / "overflow" (no
-        estimate at the query)."""
-        out = [
+        """(id, params) of what the page warns about whatever σ: "duplicates", per repeated key,
+        rows counted from 1 and joined with ``sep`` (no estimate at a σ: :func:`no_estimate`)."""
+        return tuple(
             ("duplicates", dict(k=key_text(key), rows=sep.join(str(r + 1) for r in rows)))
             for key, rows in self.duplicates
-        ]
-        if self.unreachable:
-            out.append(
-                (self.unreachable, dict(q=key_text(self.breakdown.query), sigma=f"{self.sigma:g}"))
-            )
-        return tuple(out)
+        )
 
 
-def query_sweep(
-    keys: np.ndarray,
-    values: np.ndarray,
-    query: np.ndarray,
-    kernel: str,
-    sigma: float,
-    grid: Sequence[float],
-) -> Sweep:
-    """The first query feature over ``grid`` (``query[0]`` put in exactly), the other feature and σ
-    held."""
-    qs, active = with_value(grid, float(query[0]))
-    queries = np.tile(np.asarray(query, dtype=float), (len(qs), 1))
-    queries[:, 0] = qs
-    r = nadaraya_watson(queries, keys, values, kernel, sigma)
-    return Sweep(np.asarray(qs), active, queries, r.weights, r.estimates, np.empty(0))
+def no_estimate(query: np.ndarray, sigma: float, unreachable: str) -> tuple[tuple[str, dict], ...]:
+    """(id, params) of the warning of a σ that leaves no estimate at the query ("compact" or
+    "overflow"; none when ``unreachable`` is "")."""
+    return ((unreachable, dict(q=key_text(query), sigma=f"{sigma:g}")),) if unreachable else ()
+
+
+def _unreachable(b: QueryBreakdown, kernel: str) -> str:
+    if b.supported:
+        return ""
+    return "compact" if kernel in ("boxcar", "epanechnikov") else "overflow"
 
 
 def sigma_sweep(
@@ -411,22 +408,35 @@ def sigma_sweep(
     grid: Sequence[float],
     points: np.ndarray,
     shape: tuple[int, ...],
-) -> Sweep:
-    """σ over ``grid`` (``sigma`` put in exactly), the query held: its weights and estimate, and the
-    estimate at ``points`` (the curve's or the surface's queries) reshaped to ``shape`` at each
-    σ."""
+    heatmap: tuple[np.ndarray, np.ndarray] | None = None,
+) -> SigmaSweep:
+    """σ over ``grid`` (``sigma`` put in exactly), the query held: at each σ the query key by key,
+    the estimate at ``points`` (the curve's or the surface's queries) reshaped to ``shape``, the
+    leave-one-out error, and with ``heatmap`` = (its queries, the keys' order) the heatmap's
+    weights."""
     sigmas, active = with_value(grid, sigma)
-    at_q = [nadaraya_watson(query[None, :], keys, values, kernel, s) for s in sigmas]
+    breakdowns = tuple(explain_query(query, keys, values, kernel, s) for s in sigmas)
     curves = np.stack(
         [nadaraya_watson(points, keys, values, kernel, s).estimates.reshape(shape) for s in sigmas]
     )
-    return Sweep(
-        np.asarray(sigmas),
-        active,
-        np.tile(query, (len(sigmas), 1)),
-        np.concatenate([r.weights for r in at_q]),
-        np.concatenate([r.estimates for r in at_q]),
-        curves,
+    if heatmap is None:
+        grid_weights = np.empty(0)
+    else:
+        queries, order = heatmap
+        grid_weights = np.stack(
+            [
+                nadaraya_watson(queries, keys[order], values[order], kernel, s).weights
+                for s in sigmas
+            ]
+        )  # (G, N_HEATMAP_QUERIES, Nk)
+    return SigmaSweep(
+        values=np.asarray(sigmas),
+        active=active,
+        breakdowns=breakdowns,
+        curves=curves,
+        grid_weights=grid_weights,
+        loo=np.asarray(loo_error(keys, values, sigmas, kernel), dtype=float),
+        unreachable=tuple(_unreachable(b, kernel) for b in breakdowns),
     )
 
 
@@ -439,16 +449,14 @@ def regression(
     live: Sliders | None = None,
 ) -> Regression:
     """Everything tab ① shows. ``ranges`` ((lo, hi) per key feature) spans the curve and the
-    heatmap. With ``live`` (the page's :class:`Sliders`), also the query and σ swept over their
-    sliders for the in-figure sliders."""
+    heatmap. With ``live`` (the page's :class:`Sliders`), also all of it at every σ of the fitted
+    curve's slider (:class:`SigmaSweep`)."""
     sigma = check_bandwidth(sigma)
     keys, values = key_value_table(check_table(table))
     b = explain_query(np.asarray(query[: keys.shape[1]], dtype=float), keys, values, kernel, sigma)
     fit = fit_sigma(table, kernel)
     loo_now = float(loo_error(keys, values, [sigma], kernel)[0])
-    unreachable = (
-        "" if b.supported else ("compact" if kernel in ("boxcar", "epanechnikov") else "overflow")
-    )
+    unreachable = _unreachable(b, kernel)
     empty = np.empty(0)
     dups = duplicate_keys(keys)
     if keys.shape[1] == 1:
@@ -461,9 +469,8 @@ def regression(
         # reach a query typed outside the slider
         xs = np.linspace(min(lo, b.query[0]), max(hi, b.query[0]), N_CURVE)
         ys = nadaraya_watson(xs, keys, values, kernel, sigma).estimates
-        sweeps = _sweeps(
-            keys, values, b.query, kernel, sigma, live, xs[:, None], (N_CURVE,), N_LIVE_SIGMA
-        )
+        at = (keys, values, b.query, kernel, sigma)
+        sweep = _sweep(live, at, xs[:, None], (N_CURVE,), N_LIVE_SIGMA, (grid, order))
         return Regression(
             kernel,
             sigma,
@@ -478,16 +485,15 @@ def regression(
             fit,
             loo_now,
             unreachable,
-            *sweeps,
+            sweep,
         )
     (lo1, hi1), (lo2, hi2) = ranges
     xs, ys = np.linspace(lo1, hi1, N_PLANE), np.linspace(lo2, hi2, N_PLANE)
     gx, gy = np.meshgrid(xs, ys)  # (N_PLANE, N_PLANE) each; rows follow y
     points = np.stack([gx.ravel(), gy.ravel()], 1)
     est = nadaraya_watson(points, keys, values, kernel, sigma).estimates
-    sweeps = _sweeps(
-        keys, values, b.query, kernel, sigma, live, points, gx.shape, N_LIVE_SIGMA_PLANE
-    )
+    at = (keys, values, b.query, kernel, sigma)
+    sweep = _sweep(live, at, points, gx.shape, N_LIVE_SIGMA_PLANE)
     return Regression(
         kernel,
         sigma,
@@ -502,30 +508,25 @@ def regression(
         fit,
         loo_now,
         unreachable,
-        *sweeps,
+        sweep,
     )
 
 
-def _sweeps(
-    keys, values, query, kernel, sigma, live, points, shape, n_sigma
-) -> tuple[Sweep | None, Sweep | None]:
+def _sweep(
+    live: Sliders | None,
+    at: tuple,
+    points: np.ndarray,
+    shape: tuple[int, ...],
+    positions: int,
+    heatmap: tuple[np.ndarray, np.ndarray] | None = None,
+) -> SigmaSweep | None:
+    """The σ sweep over the figure's slider, at most ``positions`` σ (None without ``live``);
+    ``at`` = (keys, values, query, kernel, σ)."""
     if live is None:
-        return None, None
-    (lo, hi), step = live.ranges[0], live.steps[0]
-    by_query = query_sweep(
-        keys, values, query, kernel, sigma, even_grid(lo, hi, step, N_LIVE_QUERY)
-    )
-    by_sigma = sigma_sweep(
-        keys,
-        values,
-        query,
-        kernel,
-        sigma,
-        log_grid(*live.sigma_range, live.sigma_step, n_sigma),
-        points,
-        shape,
-    )
-    return by_query, by_sigma
+        return None
+    keys, values, query, kernel, sigma = at
+    grid = log_grid(*live.sigma_range, live.sigma_step, positions)
+    return sigma_sweep(keys, values, query, kernel, sigma, grid, points, shape, heatmap)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import decode, display, modern
+from .. import decode, modern
 from ..attention import attention
 from ..controls import Control, table
 from ..errors import InputError
@@ -32,10 +32,11 @@ FLASH_D = 4  # the online-softmax demo's width
 MAX_DEMO_HEADS = 16
 MAX_DEMO_TOKENS = 12
 MAX_WINDOW_TOKENS = 48
-LIVE_WINDOWS = 24  # the most windows the mask's in-figure slider precomputes
 REACH_LAYERS = 8  # the layers the reach figure draws
-MAX_SINKS = 4  # the mask's second slider keeps 0 … 4 first tokens (StreamingLLM keeps 4)
+MAX_SINKS = 4  # the mask's slider keeps 0 … 4 first tokens (StreamingLLM keeps 4)
 MAX_FLASH_TOKENS = 16
+MAX_FLASH_STEPS = MAX_FLASH_TOKENS**2  # the loop's steps with blocks of one token
+OPENING = 0  # the FlashAttention step control's value for the step the lesson opens on
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
 SRAM_KB = (100, 192, 228)  # the paper's "around 100 KB"; an A100's and an H100's SRAM per SM
@@ -227,19 +228,24 @@ CONTROLS = table(
     # grouped-query attention: T tokens, H query heads sharing G key/value heads
     Control("mo_gt", 6, lo=2, hi=MAX_DEMO_TOKENS),
     Control("mo_h", 8, lo=1, hi=MAX_DEMO_HEADS),
-    Control("mo_g", 2, lo=1, hi=MAX_DEMO_HEADS),
+    Control("mo_g", 2, lo=1, hi=MAX_DEMO_HEADS, in_figure=True),  # a divisor of H
     Control("mo_causal", True),
     # the KV cache of real models: the model whose sum is written out, the number format
     Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern.models"),
     Control("mo_dtype", "bf16", options=DTYPES, labels="modern.dtypes"),
-    # sliding windows: tokens, window (0 is refused, with a message)
+    # sliding windows: tokens, window (0 is refused, with a message), the sinks kept, the layer
+    # whose reach the reach figure writes out
     Control("mo_wt", 20, lo=8, hi=MAX_WINDOW_TOKENS),
     Control("mo_w", 4, lo=0, hi=MAX_WINDOW_TOKENS),
-    # FlashAttention: T, the block sizes (larger than T is refused), causal
+    Control("mo_sinks", 0, lo=0, hi=MAX_SINKS, in_figure=True),
+    Control("mo_wl", REACH_LAYERS, lo=1, hi=REACH_LAYERS, in_figure=True),
+    # FlashAttention: T, the block sizes (larger than T is refused), causal, the loop's step shown
+    # (1-based; OPENING: the step the lesson opens on)
     Control("mo_ft", 10, lo=2, hi=MAX_FLASH_TOKENS),
     Control("mo_fbq", 4, lo=1, hi=MAX_FLASH_TOKENS),
     Control("mo_fbk", 3, lo=1, hi=MAX_FLASH_TOKENS),
     Control("mo_fcausal", False),
+    Control("mo_fstep", OPENING, lo=OPENING, hi=MAX_FLASH_STEPS, in_figure=True),
     # the memory-traffic arithmetic: sequence length N, head width d, on-chip memory M
     Control("mo_fn", 4096, options=FLASH_N),
     Control("mo_fd", 64, options=FLASH_DH),
@@ -247,8 +253,9 @@ CONTROLS = table(
 )
 
 
-# Value sets that are not controls: the kind of attention of each model or choice of G.
-LABELS = {"modern.kinds": KINDS, "modern.kind_notes": KINDS}
+# Value sets that are not controls: what each kind of attention caches (the kinds' names are the
+# figures' words, visattn.figures.modern.Words, and the page's tables use them too).
+LABELS = {"modern.kind_notes": KINDS}
 
 
 def kind_of(n_heads: int, n_kv_heads: int) -> str:
@@ -309,15 +316,23 @@ def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
     )
 
 
+def shown_kv_heads(H: int, G: int) -> int:
+    """The G the figures show for the control's G: itself when it divides H, else the largest
+    divisor of H below it (H changed under it, or a link asked for a G that does not divide H)."""
+    return max(g for g in modern.divisors(H) if g <= max(G, 1))
+
+
 @dataclass(frozen=True)
 class GQASteps:
-    """The example at every G that divides H, for the in-figure slider over G (both figures)."""
+    """The example at every G that divides H, for the grouping figure's slider over G (the maps
+    follow it)."""
 
     Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
     active: int  # index of the control's G
     kv_heads: np.ndarray  # (S, H) the K/V head each query head reads at each G
     weights: np.ndarray  # (S, H, T, T) every query head's weights at each G
     kinds: tuple[str, ...]  # (S,) mha, gqa or mqa
+    repeat_difference: float  # max over every G of |output − H ordinary heads with K/V copied|
 
 
 @dataclass(frozen=True)
@@ -328,13 +343,16 @@ class GroupingSteps:
     Gs: tuple[int, ...]  # (S,) the divisors of H, ascending
     active: int  # index of the control's G
     kv_heads: np.ndarray  # (S, H)
+    kinds: tuple[str, ...]  # (S,) mha, gqa or mqa
 
 
 def grouping_steps(H: int, G: int) -> GroupingSteps:
+    """An InputError unless G divides H (:func:`shown_kv_heads` gives one that does)."""
+    modern.kv_head_of(H, G)
     Gs = tuple(modern.divisors(H))
-    modern.kv_head_of(H, G)  # an InputError unless G divides H
     kv_heads = np.stack([modern.kv_head_of(H, g) for g in Gs])  # (S, H)
-    return GroupingSteps(Gs=Gs, active=Gs.index(G), kv_heads=kv_heads)
+    kinds = tuple(kind_of(H, g) for g in Gs)
+    return GroupingSteps(Gs=Gs, active=Gs.index(G), kv_heads=kv_heads, kinds=kinds)
 
 
 def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
@@ -349,6 +367,7 @@ def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
         kv_heads=np.stack([run.result.kv_head for run in runs]),  # (S, H)
         weights=np.stack([run.result.weights for run in runs]),  # (S, H, T, T)
         kinds=tuple(run.kind for run in runs),
+        repeat_difference=max(run.repeat_difference for run in runs),
     )
 
 
@@ -494,13 +513,11 @@ def cache_formula(model: Model, dtype: str) -> str:
 class WindowSection:
     T: int
     window: int
-    mask: np.ndarray  # (T, T) True = may attend: the band of the control's window
-    masks: np.ndarray  # (W_grid, T, T) the band at each window of the mask's in-figure slider
-    windows: tuple[int, ...]  # that slider's windows, the control's among them
-    active: int  # index of the control's window
+    mask: np.ndarray  # (T, T) True = may attend: the band of the window
     sink_cells: np.ndarray  # (MAX_SINKS + 1, T, T) with s sinks, does query i keep key j (j < s)?
     reach: np.ndarray  # (REACH_LAYERS, T) can position j reach the last token after layer l + 1?
     spans: tuple[int, ...]  # positions the last token depends on after each layer (measured)
+    bounds: tuple[int, ...]  # L(W − 1) + 1 after each layer L: the formula, before T caps it
     keys_per_query: int  # the most keys one query reads in its window (sinks aside)
     reference_difference: float  # max over 0 … MAX_SINKS sinks of |sliding-window GQA − masked|
 
@@ -516,11 +533,6 @@ def mistral_span() -> tuple[int, int]:
 def window_section(T: int, window: int) -> WindowSection:
     window = modern.check_window(window)
     mask = modern.window_mask(T, window)
-    # the in-figure slider's windows: every W up to T at most LIVE_WINDOWS of them (a 48-token mask
-    # is 2,304 numbers a step), and the control's own
-    grid, active = display.with_value(display.even_grid(1, T, 1, most=LIVE_WINDOWS), window)
-    windows = tuple(int(w) for w in grid)
-    masks = np.stack([modern.window_mask(T, w) for w in windows])  # (W, T, T)
     # a sink is kept by every query from its own position on, whatever the window
     causal = modern.window_mask(T)  # (T, T)
     sink_cells = np.stack([causal & (np.arange(T) < s) for s in range(MAX_SINKS + 1)])
@@ -537,12 +549,10 @@ def window_section(T: int, window: int) -> WindowSection:
         T=T,
         window=window,
         mask=mask,
-        masks=masks,
-        windows=windows,
-        active=active,
         sink_cells=sink_cells,
         reach=reach,
         spans=tuple(int(n) for n in reach.sum(axis=1)),
+        bounds=tuple(layers * (window - 1) + 1 for layers in range(1, REACH_LAYERS + 1)),
         keys_per_query=int(mask.sum(axis=1).max()),
         reference_difference=float(max(differences)),
     )
@@ -566,6 +576,27 @@ class FlashSection:
     errors: tuple[float, ...]  # after each step: max |Õ/ℓ − final O| of its query block's rows
     full_numbers: int  # T² scores (and as many weights) the standard way holds
     tile_numbers: int  # a tile, the block's Q rows, m, ℓ and the accumulator
+
+
+def flash_opening(section: FlashSection) -> int:
+    """The step (0-based) the lesson opens on: the first query block's last tile computed, its
+    final output (a causal block's later tiles are skipped and change nothing)."""
+    n_k = section.result.n_k_blocks
+    return max(j for j in range(n_k) if not section.steps[j].skipped)
+
+
+def flash_shown(section: FlashSection, value: int) -> int:
+    """The step (0-based) the figure shows for the control's value: step ``value`` (1-based), or
+    the opening one for OPENING (and past the last step)."""
+    if OPENING < value <= len(section.steps):
+        return value - 1
+    return flash_opening(section)
+
+
+def flash_step_shown(section: FlashSection, value: int) -> int:
+    """The control's value for a step the figure has: ``value``, or OPENING for a step past the
+    last (the blocks changed under it, or a link asked for it)."""
+    return value if OPENING < value <= len(section.steps) else OPENING
 
 
 def flash_section(T: int, block_q: int, block_k: int, causal: bool) -> FlashSection:

@@ -1,0 +1,113 @@
+"""Controls drawn in figures, in a real browser (issue 52): dragging a figure's slider moves its
+control in the browser alone — no frame goes to the server — and writes it into the address bar;
+the figures that follow it move with it; the address opened in a new page shows every figure at
+that position. After a change the server answers (another control), the figures stay where the
+reader left them, and so does the address."""
+
+import json
+
+import pytest
+from browser_util import chromium, require_browser, settled_value, streamlit_server, wait_rendered
+
+pytestmark = pytest.mark.browser
+
+# page path → [(the query that opens the figure's section, the control, where to drag: a fraction
+# of the slider's rail)], one case per control drawn in a figure
+CASES = {
+    "modern_attention": [
+        ("mo_sec=gqa", "mo_g", 0.98),
+        ("mo_sec=window", "mo_sinks", 0.7),
+        ("mo_sec=window", "mo_wl", 0.3),
+        ("mo_sec=flash", "mo_fstep", 0.8),
+    ],
+}
+
+# every slider of control `key` on the page: [chart index, shown?, the value of its step]
+POSITIONS = """(key) => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(
+    (el, i) => (el.layout.sliders || []).filter(s => s.name === key).map(
+        s => [i, s.visible !== false, s.steps[s.active].value]))"""
+
+
+def positions(page, key: str) -> list:
+    return settled_value(page, f"() => JSON.stringify(({POSITIONS})({json.dumps(key)}))")
+
+
+def drag(page, chart: int, key: str, fraction: float) -> None:
+    """Drag the grip of control ``key``'s slider in chart ``chart`` to ``fraction`` of its rail."""
+    plot = page.locator(".js-plotly-plot").nth(chart)
+    plot.scroll_into_view_if_needed()
+    index = page.evaluate(
+        "([i, key]) => document.querySelectorAll('.js-plotly-plot')[i].layout.sliders"
+        ".filter(s => s.visible !== false).findIndex(s => s.name === key)",
+        [chart, key],
+    )
+    grip = plot.locator(".slider-container .slider-grip-rect").nth(index)
+    rail = plot.locator(".slider-container .slider-rail-touch-rect").nth(index)
+    g, r = grip.bounding_box(), rail.bounding_box()
+    y = g["y"] + g["height"] / 2
+    page.mouse.move(g["x"] + g["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(r["x"] + fraction * r["width"], y, steps=12)
+    page.mouse.up()
+
+
+def url_value(page, key: str):
+    return page.evaluate(f"() => new URL(location.href).searchParams.get({json.dumps(key)})")
+
+
+@pytest.mark.parametrize("path", sorted(CASES))
+def test_a_figures_slider_moves_its_control_in_the_browser_and_the_link_keeps_it(path):
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        sent: list[str] = []
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:60])),
+        )
+        for query, key, fraction in CASES[path]:
+            page.goto(f"{url}/{path}?lang=en&{query}")
+            wait_rendered(page, True)
+            before = json.loads(positions(page, key))
+            (chart,) = [i for i, shown, _ in before if shown]  # one slider shows the control
+            frames = len(sent)
+            drag(page, chart, key, fraction)
+            page.wait_for_function(
+                f"() => ({POSITIONS})({json.dumps(key)}).some(p => p[1] && p[2] !== "
+                f"{json.dumps(next(v for _, shown, v in before if shown))})",
+                timeout=10_000,
+            )
+            after = json.loads(positions(page, key))
+            assert sent[frames:] == [], f"{key}: frames sent while dragging"
+            moved = {value for _, _, value in after}
+            assert len(moved) == 1, f"{key}: the figures that follow it disagree: {after}"
+            (value,) = moved
+            assert url_value(page, key) == value, f"{key}: the address does not hold it"
+            link = page.evaluate("location.href")
+            # another browser session (its own context: nothing of this one's shared)
+            context = page.context.browser.new_context(viewport=page.viewport_size)
+            fresh = context.new_page()
+            fresh.goto(link)
+            wait_rendered(fresh, True)
+            assert json.loads(positions(fresh, key)) == after, f"{key}: the link lost it"
+            context.close()
+
+
+def test_the_figures_keep_the_readers_position_when_the_server_answers():
+    """The server never hears of a figure's slider: after another control's change it draws the
+    figures from what it knows, and the browser puts them back where the reader left them."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/modern_attention?lang=en")
+        wait_rendered(page, True)
+        drag(page, 0, "mo_g", 0.98)  # the grouping figure: G = 8
+        page.wait_for_function("() => location.search.includes('mo_g=8')", timeout=10_000)
+        # T, a widget of the same section: the server redraws both figures at its own G = 2
+        page.locator(
+            '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
+        ).first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => location.search.includes('mo_gt=7')", timeout=60_000)
+        assert json.loads(positions(page, "mo_g")) == [[0, True, "8"], [1, False, "8"]]
+        assert url_value(page, "mo_g") == "8"
+        title = page.evaluate("document.querySelectorAll('.js-plotly-plot')[1].layout.title.text")
+        assert title.startswith("Attention weights of every query head: G = 8")

@@ -1,0 +1,86 @@
+"""What a page shows beside its figures that a control drawn in a figure changes: a table (with its
+CSV), a displayed formula, a note. One element (``ui/follow.js``) holds a version for every
+position of the figure's slider and shows the one the slider stands on, swapped in the browser as
+it moves (``ui/live.js``): no sentence of the page lags behind its figure, and nothing is asked of
+the server. The versions are keyed as the slider's steps are, by the value's URL text."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+import streamlit as st
+
+from visattn.controls import Control, url_text
+
+from . import url_state
+from .charts import element_script
+from .formulas import KATEX_CHUNK
+from .i18n import t
+
+FOLLOW_NAME = "visattn_follow"
+_follow = st.components.v2.component(
+    FOLLOW_NAME, js=element_script("katex.js", "follow.js"), isolate_styles=False
+)
+NOTE_LEVELS = ("warning", "info")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+@dataclass(frozen=True)
+class Version:
+    """What the element shows at one position, top down: notes ((level, text) with ``**bold**``,
+    the text of the app's locale files), a metric (label, value), a table of texts (its rows named
+    by ``index``, with its CSV to download), a formula (TeX) and a caption under it."""
+
+    notes: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    metric: tuple[str, str] | None = None
+    table: pd.DataFrame | None = None
+    csv: str = ""
+    tex: str | None = None
+    caption: str = ""
+
+
+def _note(level: str, text: str) -> dict:
+    """A note as HTML: escaped, with its bold kept."""
+    if level not in NOTE_LEVELS:
+        raise ValueError(f"a note is one of {NOTE_LEVELS}")
+    return {"level": level, "html": _BOLD.sub(r"<strong>\1</strong>", html.escape(text))}
+
+
+def _variant(version: Version) -> dict:
+    out: dict = {}
+    if version.notes:
+        out["notes"] = [_note(level, text) for level, text in version.notes]
+    if version.metric is not None:
+        out["metric"] = dict(zip(("label", "value"), version.metric, strict=True))
+    if version.table is not None:
+        frame = version.table
+        out["table"] = {
+            "columns": [str(c) for c in frame.columns],
+            "index": [str(i) for i in frame.index],
+            "rows": [[str(v) for v in row] for row in frame.itertuples(index=False)],
+            "csv": version.csv,
+        }
+    if version.tex is not None:
+        out["tex"] = version.tex
+    if version.caption:
+        out["caption"] = version.caption
+    return out
+
+
+def follow(control: Control, versions: Mapping[float, Version], name: str, csv: str = "") -> None:
+    """One element following ``control`` (drawn in a figure): ``versions`` maps each value of its
+    slider to what to show there. ``name`` (unique on the page) keeps the element from one run to
+    the next; ``csv``: the file name (``visattn_<csv>.csv``) of the table's download, if any."""
+    data = {
+        "control": control.key,
+        "server": url_state.figure_state(control.key),
+        "variants": {url_text(v): _variant(version) for v, version in versions.items()},
+        "chunk": KATEX_CHUNK,
+    }
+    if csv:
+        data["csv"] = {"label": t("common.download_csv"), "name": f"visattn_{csv}.csv"}
+    _follow(key=f"follow_{name}", data=data)
