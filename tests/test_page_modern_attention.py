@@ -5,7 +5,6 @@ tampered URL, presenter mode, and the Chinese views."""
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 import numpy as np

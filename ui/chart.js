@@ -62,11 +62,19 @@ function stepOf(gd, i, text) {
   return gd.layout.sliders[i].steps.findIndex((step) => step.value === text);
 }
 
-// Slider `i` (shown or following) at the step of value `text`, as if it had been moved there
+// Slider `i` (shown or following) at the step of value `text`, as if it had been moved there: an
+// "update" step's restyle and relayout, or an "animate" step's frame, shown at once
 function applyStep(Plotly, gd, i, text) {
   const k = stepOf(gd, i, text);
   if (k < 0 || gd.layout.sliders[i].active === k) return;
-  const [data, layout, traces] = gd.layout.sliders[i].steps[k].args;
+  const step = gd.layout.sliders[i].steps[k];
+  if (step.method === "animate") {
+    const now = { mode: "immediate", frame: { duration: 0, redraw: true }, transition: { duration: 0 } };
+    Plotly.animate(gd, step.args[0], now);
+    Plotly.relayout(gd, { [`sliders[${i}].active`]: k });
+    return;
+  }
+  const [data, layout, traces] = step.args;
   Plotly.update(gd, data, { ...layout, [`sliders[${i}].active`]: k }, traces);
 }
 
@@ -87,6 +95,15 @@ function settleSliders(Plotly, gd, controls) {
     gd.on("plotly_sliderchange", (event) => {
       if (event.interaction && event.slider.name) {
         moveControl(event.slider.name, event.step.value, gd);
+      }
+    });
+    // a figure's own play button walks its frames: a slider of "animate" steps names the frame
+    // shown, and its control moves with it
+    gd.on("plotly_animatingframe", (event) => {
+      for (const [name, i] of namedSliders(gd)) {
+        const step = gd.layout.sliders[i].steps.find((s) => s.method === "animate"
+          && s.args[0] && s.args[0][0] === event.name);
+        if (step) moveControl(name, step.value, gd);
       }
     });
   }

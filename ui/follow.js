@@ -2,14 +2,14 @@
 // its figures that a control drawn in a figure changes — a table, a displayed formula, a note —
 // with one version per position of that control, the one shown swapped in the browser as the
 // figure's slider moves (ui/live.js), nothing asked of the server. data: {control, server:
-// [value, serial, default], variants: {value text: {notes?, metric?, table?, tex?, caption?}},
-// chunk: KaTeX's
-// chunk, csv?: {label, name}}. A table variant is {columns, index, rows} of texts (and its CSV
-// text); a note is {level: "warning" | "info", html}, made safe by the server. Runs after
-// ui/live.js and ui/katex.js.
+// [value, serial, default], variants: {value text: {notes?, metric?, table?, tex?, caption?,
+// csv?}}, chunk: KaTeX's chunk, csv?: {label, name}: its download button}. A table is {columns,
+// index, rows} of texts; a note is {level, html}, made safe by the server. Runs after ui/live.js
+// and ui/katex.js.
 
 // The element's look, once per document: a table as st.table draws one (scrolling past 420 px,
-// as the page's tables of many rows do), notes as st.warning and st.info, the download button as
+// as the page's tables of many rows do), notes as st.warning, st.info and st.success do, the
+// download button as
 // st.download_button.
 const FOLLOW_STYLE = `
 .visattn-table-box { max-height: 420px; overflow: auto; margin-bottom: 0.75rem; }
@@ -25,6 +25,7 @@ const FOLLOW_STYLE = `
 .visattn-note { padding: 1rem; border-radius: 0.5rem; margin-bottom: 1rem; line-height: 1.6; }
 .visattn-warning { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); }
 .visattn-info { background: rgba(28, 131, 225, 0.1); color: rgb(0, 66, 128); }
+.visattn-success { background: rgba(33, 195, 84, 0.1); color: rgb(23, 114, 51); }
 .visattn-csv { font: inherit; font-size: 0.875rem; padding: 0.25rem 0.75rem; border-radius: 0.5rem;
   border: 1px solid rgba(49, 51, 63, 0.2); background: white; color: inherit; cursor: pointer;
   min-height: 2.5rem; }
@@ -50,8 +51,8 @@ function tableHtml(table) {
     + `</thead><tbody>${body}</tbody></table></div>`;
 }
 
-function download(box, variant, csv) {
-  const blob = new Blob([variant.table.csv], { type: "text/csv" });
+function download(variant, csv) {
+  const blob = new Blob([variant.csv], { type: "text/csv" });
   const link = document.createElement("a");
   link.href = URL.createObjectURL(blob);
   link.download = csv.name;
@@ -80,12 +81,12 @@ function show(box, data, text) {
     parts.push(`<div class="visattn-follow-caption">${escapeText(variant.caption)}</div>`);
   }
   box.innerHTML = parts.join("");
-  if (variant.table && data.csv) {
+  if (variant.csv !== undefined && data.csv) {
     const button = document.createElement("button");
     button.type = "button";
     button.className = "visattn-csv";
     button.textContent = `⤓ ${data.csv.label}`;
-    button.onclick = () => download(box, data.variants[box.__visattnShown], data.csv);
+    button.onclick = () => download(data.variants[box.__visattnShown], data.csv);
     box.appendChild(button);
   }
   if (variant.tex !== undefined) {

@@ -25,15 +25,16 @@ FOLLOW_NAME = "visattn_follow"
 _follow = st.components.v2.component(
     FOLLOW_NAME, js=element_script("katex.js", "follow.js"), isolate_styles=False
 )
-NOTE_LEVELS = ("warning", "info")
+NOTE_LEVELS = ("warning", "info", "success")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
 @dataclass(frozen=True)
 class Version:
     """What the element shows at one position, top down: notes ((level, text) with ``**bold**``,
-    the text of the app's locale files), a metric (label, value), a table of texts (its rows named
-    by ``index``, with its CSV to download), a formula (TeX) and a caption under it."""
+    the text of the app's locale files; a level of NOTE_LEVELS, drawn as st.warning, st.info and
+    st.success draw), a metric (label, value), a table of texts (its rows named by ``index``), a
+    formula (TeX), a caption, and a CSV to download (the table's, or any matrix's)."""
 
     notes: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     metric: tuple[str, str] | None = None
@@ -62,8 +63,9 @@ def _variant(version: Version) -> dict:
             "columns": [str(c) for c in frame.columns],
             "index": [str(i) for i in frame.index],
             "rows": [[str(v) for v in row] for row in frame.itertuples(index=False)],
-            "csv": version.csv,
         }
+    if version.csv:
+        out["csv"] = version.csv
     if version.tex is not None:
         out["tex"] = version.tex
     if version.caption:
@@ -74,7 +76,8 @@ def _variant(version: Version) -> dict:
 def follow(control: Control, versions: Mapping[float, Version], name: str, csv: str = "") -> None:
     """One element following ``control`` (drawn in a figure): ``versions`` maps each value of its
     slider to what to show there. ``name`` (unique on the page) keeps the element from one run to
-    the next; ``csv``: the file name (``visattn_<csv>.csv``) of the table's download, if any."""
+    the next; ``csv``: the file name (``visattn_<csv>.csv``) of the versions' CSV, when they have
+    one (its button is drawn last)."""
     data = {
         "control": control.key,
         "server": url_state.figure_state(control.key),
