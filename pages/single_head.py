@@ -1,22 +1,25 @@
 """Single head (articles 001, 004): ① the worked example, ② every matrix editable, ③ your own
 sentence, ④ why √d_k.
 
-The view and its options are one section: each of them (τ among them) changes only what that
-section draws, so moving one reruns it alone; one query's row is a section of its own inside it.
-The lesson, its controls and its numbers: visattn.lessons.single_head; the figures, cached:
-ui.cache_single_head."""
+The view and its options are one section: each of them changes only what that section draws, so
+moving one reruns it alone; one query's row is a section of its own inside it. τ is the weights'
+own slider and d_k the histogram's: the browser moves them, and what they change follows
+(ui.follow). The lesson, its controls and its numbers: visattn.lessons.single_head; the figures,
+cached: ui.cache_single_head."""
 
 import streamlit as st
 
 from ui import cache_pretrained, cache_single_head, url_state
 from ui import controls as widgets
-from ui.charts import download_csv, show
+from ui.charts import show
 from ui.errors import compute
+from ui.follow import Version, chart_csv, follow
 from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import label, lang, t
+from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, matrix_editor, set_matrix, token_select
+from visattn.figures import single_head as single_head_figures
 from visattn.lessons import single_head as lesson
 
 
@@ -33,42 +36,16 @@ def grid(named_figures: list, per_row: int, prefix: str = "", widths=None) -> No
                 show(figure, f"{prefix}{name}")
 
 
-def map_words() -> dict:
-    """The words of the heatmaps, translated: hover and colour-bar names, axis titles, the
-    sentence's titles."""
-    return {
-        "value": t("single_head.value"),
-        "score": t("common.score"),
-        "weight": t("common.weight"),
-        "dimension": t("common.dimension"),
-        "token": t("common.token"),
-        "key": t("common.key"),
-        "query": t("common.query"),
-        "sent_scores": t("single_head.sent_scores"),
-        "sent_weights": t("single_head.sent_weights"),
-    }
-
-
-def pipeline_words(tr, scale: bool) -> dict:
-    """The pipeline's words: the heatmaps' and the titles that have words in them (the live
-    weights' title gets its τ in the figure)."""
-    T, d_v = tr.V.shape  # (T, Dv)
-    if scale:
-        scores = t("single_head.fig_scaled", r=lesson.root(tr.Q.shape[1]))
-    else:
-        scores = t("single_head.fig_unscaled")
-    return map_words() | {
-        "z": t("single_head.fig_z", T=T, dv=d_v),
-        "scores": scores,
-        "weights_one": t("single_head.fig_weights"),
-        "weights_tau": t("single_head.fig_weights_tau", tau="{tau}"),
-    }
+def words() -> single_head_figures.Words:
+    """The figures' words in the page's language."""
+    return figure_words(single_head_figures.Words)
 
 
 def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inputs=None) -> None:
     """One head step by step, (X, W) → Q, K, V → QKᵀ → softmax → Z, then one query's row."""
-    words = pipeline_words(tr, scale)
-    steps = cache_single_head.pipeline(tr, tuple(tokens), words, inputs, temperature, font_size())
+    steps = cache_single_head.pipeline(
+        tr, tuple(tokens), words(), scale, inputs, temperature, font_size()
+    )
     ranges = lesson.colour_ranges(tr, inputs)
     for step, per_row, named_figures in steps:
         st.markdown(label("single_head.steps", step))
@@ -77,13 +54,11 @@ def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inp
         if step == "scores" and tr.mask is not None:
             st.caption(t("single_head.mask_caption"))
     weights_column, output_column = st.columns(2)
-    with weights_column:
-        name = f"{prefix}_weights"
-        download_csv(tr.weights, name, tokens, tokens, key=f"csv_{name}")
+    with weights_column:  # what the figures show now, at the τ of their slider
+        chart_csv(f"chart_{prefix}_weights", tokens, tokens, f"{prefix}_weights")
         st.caption(t("single_head.csv_weights"))
     with output_column:
-        name = f"{prefix}_output"
-        download_csv(tr.output, name, tokens, lesson.dims(tr.V.shape[1]), key=f"csv_{name}")
+        chart_csv(f"chart_{prefix}_z", tokens, lesson.dims(tr.V.shape[1]), f"{prefix}_output")
         st.caption(t("single_head.csv_output"))
     st.subheader(t("single_head.follow_title"))
     query_row(tr, tokens, scale, temperature)
@@ -101,12 +76,22 @@ def colour_note(step: str, colour: lesson.ColourRange) -> str:
 
 @section
 def query_row(tr, tokens: list, scale: bool, temperature: float) -> None:
-    """One query's row written out with its numbers, from x_i to z_i."""
+    """One query's row written out with its numbers, from x_i to z_i, at every τ of the weights'
+    slider: a line that τ changes follows it."""
     key = bind_token(lesson.QUERY, tokens)
     i = token_select(t("single_head.query_token"), key, tokens, help=t("single_head.query_help"))
-    lines = lesson.follow_latex(tr, i, scale=scale, temperature=temperature)
-    for n, line in enumerate(lines):
-        formula(line, f"single_head_follow_{n}")
+    tg = cache_single_head.temperature_grid(tr, temperature)
+    at_tau = [
+        lesson.follow_latex(lesson.at_temperature(tr, tg, g), i, scale=scale, temperature=tau)
+        for g, tau in enumerate(tg.grid)
+    ]  # (G, lines)
+    for n, versions in enumerate(zip(*at_tau, strict=True)):
+        name = f"single_head_follow_{n}"
+        if len(set(versions)) == 1:  # a line before the softmax: the same at every τ
+            formula(versions[0], name)
+        else:
+            texts = {tau: Version(tex=line) for tau, line in zip(tg.grid, versions, strict=True)}
+            follow(lesson.TEMPERATURE, texts, name)
     if tr.mask is not None:
         st.caption(t("single_head.minus_inf"))
 
@@ -253,21 +238,22 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
         st.info(t("single_head.emb_unknown", n=result.n_unknown, total=len(tokens), chars=chars))
     numbers_shown = lesson.numbers_fit(len(tokens), side)
     maps = cache_single_head.sentence(
-        tr, tuple(tokens), map_words(), side, numbers_shown, temperature, font_size()
+        tr, tuple(tokens), words(), side, numbers_shown, temperature, font_size()
     )
     grid(maps, len(maps))  # a lone map takes the full width
     if not numbers_shown:
         st.caption(t("single_head.hover_numbers"))
     if tr.mask is not None:
         st.caption(t("single_head.mask_caption"))
-    download_csv(tr.weights, "sentence_weights", tokens, tokens, key="csv_sentence_w")
+    chart_csv("chart_sentence_weights", tokens, tokens, "sentence_weights")
 
 
 # --- ④ why √d_k -----------------------------------------------------------------------------------
 def view_sqrt() -> None:
+    """④ Why √d_k: the dot products' histograms (the slider of d_k in the first), their measured
+    moments beside the theory (following d_k), and how peaked the softmax gets."""
     explain(t("single_head.sqrt_intro"))
-    dk_column, keys_column, seed_column = st.columns([3, 1, 1])
-    d_k = widgets.select_slider(lesson.SQRT_DK, t("single_head.sqrt_dk"), where=dk_column)
+    keys_column, seed_column, _ = st.columns([1, 1, 3])
     n_keys = widgets.number(
         lesson.N_KEYS,
         t("single_head.n_keys"),
@@ -275,35 +261,31 @@ def view_sqrt() -> None:
         help=t("single_head.n_keys_help", limit=lesson.MAX_KEYS),
     )
     seed = widgets.number(lesson.SQRT_SEED, t("single_head.seed"), where=seed_column)
-    measured = compute("sh_dots", cache_single_head.why_sqrt, d_k, seed)
-    if measured is not None:
+    d_k = widgets.in_figure(lesson.SQRT_DK)
+    positions = compute("sh_dots", cache_single_head.sqrt_positions, d_k, seed)
+    if positions is not None:
         heads = [
             t("single_head.mean_measured"),
             t("single_head.mean_theory"),
             t("single_head.var_measured"),
             t("single_head.var_theory"),
         ]
-        st.table(lesson.variance_table(measured, heads))
-        ratio = lesson.num(measured.ratio, 3)
-        n_pairs = len(measured.sample.raw)
-        st.caption(
-            t("single_head.sample_caption", n=n_pairs, seed=measured.sample.seed, ratio=ratio)
-        )
-        words = {"density": t("single_head.density"), "measured": t("single_head.measured")}
-        grid(cache_single_head.sqrt_figures(d_k, seed, words, font_size()), 2)
+        moments = {
+            p.d_k: Version(
+                table=lesson.variance_table(p, heads),
+                caption=t(
+                    "single_head.sample_caption", n=p.n, seed=p.seed, ratio=lesson.num(p.ratio, 3)
+                ),
+            )
+            for p in positions
+        }
+        follow(lesson.SQRT_DK, moments, "sqrt_moments")
+        grid(cache_single_head.sqrt_figures(d_k, seed, words(), font_size()), 2)
     st.subheader(t("single_head.peak_title"))
     peaks = compute("sh_peak", cache_single_head.peakedness, n_keys, seed)
     if peaks is not None:
         explain(t("single_head.peak_intro", rows=peaks.n_rows))
-        words = {
-            "peak_max": t("single_head.peak_max", n=n_keys),
-            "peak_entropy": t("single_head.peak_entropy", n=n_keys),
-            "max_weight": t("single_head.max_weight"),
-            "entropy": t("single_head.entropy"),
-            "uniform": t("single_head.ref_uniform"),
-            "onehot": t("single_head.ref_onehot"),
-        }
-        grid(cache_single_head.peak_figures(n_keys, seed, words, font_size()), 2)
+        grid(cache_single_head.peak_figures(n_keys, seed, words(), font_size()), 2)
     st.info(t("single_head.article_004"))
 
 
@@ -316,11 +298,7 @@ def view_and_options() -> None:
     if view == "sqrt":
         view_sqrt()
         return
-    if presenter():
-        scale_column, causal_column = st.columns(2)
-        temperature_column = st.container()
-    else:
-        scale_column, causal_column, temperature_column = st.columns([1, 1.3, 2])
+    scale_column, causal_column = st.columns(2)
     scale = widgets.toggle(
         lesson.SCALE,
         t("single_head.opt_scale"),
@@ -333,12 +311,8 @@ def view_and_options() -> None:
         where=causal_column,
         help=t("single_head.opt_causal_help"),
     )
-    temperature = widgets.slider(
-        lesson.TEMPERATURE,
-        t("single_head.opt_temp"),
-        where=temperature_column,
-        help=t("single_head.opt_temp_help"),
-    )
+    temperature = widgets.in_figure(lesson.TEMPERATURE)
+    st.caption(t("single_head.temp_note"))
     if view == "edit":
         view_edit(scale, causal, temperature)
     elif view == "sentence":

@@ -128,7 +128,7 @@ def followers(at: AppTest) -> dict[str, dict]:
     return {
         e.key.removeprefix("follow_"): json.loads(e.proto.json)
         for e in at.get("bidi_component")
-        if e.proto.component_name == FOLLOW_NAME
+        if e.proto.component_name == FOLLOW_NAME and e.key.startswith("follow_")
     }
 
 
@@ -337,6 +337,8 @@ def _plotly_words(spec: dict) -> list[str]:
 def _follower_words(data: dict) -> list[str]:
     """Every word a follower element (ui.follow) shows at any position: notes, metric labels, table
     headers and row names, captions and its button (not the formula's TeX)."""
+    if "chart" in data:  # a chart's CSV button (ui.follow.chart_csv)
+        return [data["label"]]
     out = [data.get("csv", {}).get("label", "")]
     for version in data["variants"].values():
         out += [re.sub(r"<[^>]+>", "", note["html"]) for note in version.get("notes", [])]

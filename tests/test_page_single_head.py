@@ -15,8 +15,10 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    followers,
     formulas,
     run_page,
+    shown,
     texts,
     warnings,
 )
@@ -64,6 +66,13 @@ def edit(rows):
     return {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
 
 
+def row_latex(at) -> str:
+    """The query's row written out, as the server drew it: its lines before the softmax (the same
+    at every τ) and those that follow τ, at τ's value."""
+    follow = [shown(data)["tex"] for data in followers(at).values() if "tex" in shown(data)]
+    return "\n".join(formulas(at) + follow)
+
+
 def test_defaults_show_the_computed_worked_example():
     at = run_page("single_head")
     assert_clean(at)
@@ -80,15 +89,33 @@ def test_defaults_show_the_computed_worked_example():
 
 def test_query_row_written_out_with_its_numbers():
     at = run_page("single_head")
-    latex = "\n".join(formulas(at))
+    latex = row_latex(at)
     assert r"\left[2,\ 0,\ 1,\ 1\right]" in latex  # q₁ = [2, 0, 1, 1]
     assert r"\frac{3}{2} = 1.5" in latex and r"\frac{10}{2} = 5" in latex
     w = [f"{v:.4f}".rstrip("0") for v in REF["weights"][0]]
     assert rf"\left[{w[0]},\ {w[1]}\right]" in latex
     at.selectbox(key="sh_q").set_value(1).run()
-    latex = "\n".join(formulas(at))
+    latex = row_latex(at)
     assert r"\mathbf{q}_2" in latex and r"\frac{12}{2} = 6" in latex
     assert qp(at)["sh_q"] == "1"
+
+
+def test_the_row_lines_after_the_softmax_follow_tau():
+    """The weights and z of the row change with τ, the lines before the softmax do not: those are
+    formulas, these follow the weights' slider, one version per position, each the row at its τ."""
+    at = run_page("single_head")
+    follow = {name: data for name, data in followers(at).items() if name.startswith("single")}
+    assert len(follow) == 2 and all(d["control"] == "sh_temp" for d in follow.values())
+    (weights_line, z_line) = follow.values()
+    slider, _ = [f["layout"]["sliders"][0] for f in figures(at) if f["layout"].get("sliders")]
+    assert slider["name"] == "sh_temp"  # the weights' (Z follows it too)
+    assert set(weights_line["variants"]) == {step["value"] for step in slider["steps"]}
+    for tau in ("0.5", "1", "2.5"):
+        w = softmax_row([v / float(tau) for v in REF["scores"][0]])
+        assert f"{w[1]:.4f}".rstrip("0") in weights_line["variants"][tau]["tex"], tau
+        z = np.array(w) @ np.array(REF["V"], dtype=float)
+        assert f"{z[0]:.4f}".rstrip("0").rstrip(".") in z_line["variants"][tau]["tex"], tau
+    assert len(formulas(at)) == 1 + 3  # the page's, then q₁ and its two scores: the same at every τ
 
 
 def fmt(v):
@@ -220,17 +247,26 @@ def test_sentence_chinese_characters_and_64_tokens():
 def test_sqrt_panel_measures_variance():
     at = run_page("single_head", {"sh_view": "sqrt", "sh_vdk": "256"})
     assert_clean(at)
-    stats = at.table[0].value
-    var_raw, var_scaled = float(stats.iloc[0, 2]), float(stats.iloc[1, 2])
+    moments = followers(at)["sqrt_moments"]
+    rows = shown(moments)["table"]["rows"]
+    var_raw, var_scaled = float(rows[0][2]), float(rows[1][2])
     assert abs(var_raw / 256 - 1) < 0.1 and abs(var_scaled - 1) < 0.1
     assert len(figures(at)) == 4
+    # at every d_k of the histogram's slider: the measured variance near d_k, and the theory's
+    assert set(moments["variants"]) == {str(d) for d in lesson.DK_CHOICES}
+    for d_k, version in moments["variants"].items():
+        (raw, scaled) = version["table"]["rows"]
+        assert raw[3] == d_k and scaled[3] == "1" and version["table"]["index"][1].endswith(d_k)
+        assert abs(float(raw[2]) / int(d_k) - 1) < 0.2 and abs(float(scaled[2]) - 1) < 0.2
+    # the page's own sample at its d_k (as many pairs as the budget allows), the shared one else
+    assert shown(moments)["caption"].startswith(f"{scaling.samples_for(256)} sampled pairs")
+    assert moments["variants"]["24"]["caption"].startswith(f"{lesson.LIVE_PAIRS} sampled pairs")
 
 
 def test_url_round_trip():
-    at = run_page("single_head")
+    at = run_page("single_head", {"sh_temp": "0.5"})  # τ: the weights' slider, moved in a browser
     at.segmented_control(key="sh_view").set_value("sentence").run()
     at.toggle(key="sh_causal").set_value(True).run()
-    at.slider(key="sh_temp").set_value(0.5).run()
     at.text_input(key="sh_text").set_value("小明喜欢吃苹果").run()
     at.number_input(key="sh_sdk").set_value(4).run()
     params = qp(at)
@@ -243,7 +279,7 @@ def test_url_round_trip():
     }
     again = run_page("single_head", params)
     assert_clean(again) and not warnings(again)
-    assert again.toggle(key="sh_causal").value is True and again.slider(key="sh_temp").value == 0.5
+    assert again.toggle(key="sh_causal").value is True and again.session_state["sh_temp"] == 0.5
     np.testing.assert_array_equal(zs(again)[0], zs(at)[0])
 
 
@@ -442,9 +478,11 @@ def test_sampling_budget_by_hand():
     assert scaling.rows_for(16, lesson.PEAK_GRID) == 2**22 // (17 * 2047) == 120
     assert scaling.rows_for(lesson.MAX_KEYS, lesson.PEAK_GRID) == 2**22 // (65 * 2047) == 31
     w = lesson.why_sqrt(32, seed=1)
-    table = lesson.variance_table(w, ["m", "m0", "v", "v0"])
+    (own,) = [p for p in lesson.sqrt_positions(w, lesson.sqrt_steps(1)) if p.d_k == 32]
+    table = lesson.variance_table(own, ["m", "m0", "v", "v0"])
     assert table.loc["q·k", "v"] == f"{np.var(w.sample.raw, ddof=1):.3f}".rstrip("0").rstrip(".")
     assert table.loc["q·k / √32", "v0"] == "1" and table.loc["q·k", "v0"] == "32"
+    assert own.n == len(w.sample.raw) == scaling.samples_for(32)
 
 
 # --- issue 16 and 15 ------------------------------------------------------------------------------
@@ -537,13 +575,21 @@ def live_figures(at) -> list[dict]:
 
 
 @pytest.mark.parametrize("params", [{"sh_temp": "0.35"}, {"sh_temp": "2.5", "sh_q": "1"}, {}])
-def test_worked_weights_are_live_from_the_control(params):
+def test_worked_weights_carry_tau_and_z_follows(params):
     at = run_page("single_head", params)
     assert_clean(at)
-    (fig,) = live_figures(at)  # the softmax panel of the pipeline
+    fig, z = live_figures(at)  # the softmax panel of the pipeline, and Z after it
     s = fig["layout"]["sliders"][0]
     tau = float(params.get("sh_temp", 1.0))
-    assert at.slider(key="sh_temp").value == tau and float(s["steps"][s["active"]]["value"]) == tau
+    assert s["name"] == "sh_temp" and float(s["steps"][s["active"]]["value"]) == tau
+    assert not [w for w in at.get("slider") if w.key == "sh_temp"]  # the figure's alone
+    followed = z["layout"]["sliders"][0]
+    assert followed["name"] == "sh_temp" and followed["visible"] is False
+    assert [x["value"] for x in followed["steps"]] == [x["value"] for x in s["steps"]]
+    V = np.array(REF["V"], dtype=float)
+    for step in followed["steps"][::9]:
+        weights = [softmax_row([v / float(step["value"]) for v in row]) for row in REF["scores"]]
+        np.testing.assert_allclose(array(step["args"][0]["z"][0]), weights @ V, rtol=1e-5)
     assert len(s["steps"]) >= 100 and all(step["method"] == "update" for step in s["steps"])
 
     def by_hand(temperature):  # softmax of the reference's scaled scores / τ
@@ -578,8 +624,9 @@ def test_sentence_weights_and_sqrt_histograms_are_live():
     assert_clean(at)
     hists = live_figures(at)
     assert len(hists) == 2  # q·k and q·k/√d_k; the peakedness curves stay as they are
-    for fig in hists:
+    for fig, shows in zip(hists, (True, False), strict=True):  # the first shows the slider
         s = fig["layout"]["sliders"][0]
+        assert s["name"] == "sh_vdk" and s.get("visible", True) is shows
         assert [int(x["value"]) for x in s["steps"]] == list(lesson.DK_CHOICES) and int(
             s["steps"][s["active"]]["value"]
         ) == 24
@@ -603,11 +650,10 @@ def test_a_link_keeps_the_settings_of_the_views_it_does_not_show():
     assert not warnings(at)
     assert qp(at) == link  # nothing dropped, nothing added
     at.segmented_control(key="sh_view").set_value("worked").run()
-    assert (
-        not warnings(at)
-        and at.slider(key="sh_temp").value == 2.0
-        and at.selectbox(key="sh_q").value == 1
-    )
+    assert not warnings(at) and at.selectbox(key="sh_q").value == 1
+    (weights,) = [f for f in live_figures(at) if f["layout"]["sliders"][0].get("visible", True)]
+    s = weights["layout"]["sliders"][0]
+    assert s["steps"][s["active"]]["value"] == "2"
     at.segmented_control(key="sh_view").set_value("sentence").run()
     assert not warnings(at) and at.text_input(key="sh_text").value == "hello world"
 

@@ -229,31 +229,7 @@ def test_bad_arguments_raise_value_error(call):
 def test_lesson_figures_are_valid_plotly():
     """The lesson's builders skip Plotly's validation for speed; every property they write must
     still be valid."""
-    words = {
-        k: k
-        for k in (
-            "value",
-            "weight",
-            "token",
-            "dimension",
-            "key",
-            "query",
-            "z",
-            "scores",
-            "weights",
-            "sent_scores",
-            "sent_weights",
-            "score",
-            "density",
-            "measured",
-            "peak_max",
-            "peak_entropy",
-            "max_weight",
-            "entropy",
-            "uniform",
-            "onehot",
-        )
-    }
+    words = figures.Words()  # English, as a notebook gets them
     tr = lesson.worked(causal=True)
     figs = [
         f
@@ -264,7 +240,8 @@ def test_lesson_figures_are_valid_plotly():
     ]
     s = lesson.sentence("the cat sat on the mat because it was tired", "seeded", 8, 4, causal=True)
     figs += [f for _, f in figures.sentence(s.trace, s.tokens, words, side=True, show_text=True)]
-    figs += [f for _, f in figures.why_sqrt(lesson.why_sqrt(4), words)] + [
+    positions = lesson.sqrt_positions(lesson.why_sqrt(4), lesson.sqrt_steps(0))
+    figs += [f for _, f in figures.why_sqrt(positions, lesson.DK_CHOICES.index(4), words)] + [
         f for _, f in figures.peaks(lesson.peakedness(4), words)
     ]
     assert len(figs) == 11 + 2 + 4
@@ -285,18 +262,7 @@ def slider(fig) -> dict:
     return s
 
 
-WORDS = {
-    "value": "value",
-    "weight": "weight",
-    "token": "token",
-    "dimension": "dim",
-    "key": "key",
-    "query": "query",
-    "scores": "scaled",
-    "z": "Z",
-    "weights_one": "weights",
-    "weights_tau": "softmax(s / {tau})",
-}
+WORDS = figures.Words(dimension="dim", fig_weights="weights", fig_weights_tau="softmax(s / {tau})")
 
 
 def weights_figure(tr, tg) -> dict:
@@ -309,12 +275,34 @@ def weights_figure(tr, tg) -> dict:
     return json.loads(dict(figs)["weights"].to_json())
 
 
+def test_z_follows_tau_each_position_the_weights_times_v():
+    tr = lesson.worked(True, False, 0.5)
+    tg = lesson.temperature_grid(tr, 0.5)
+    (z,) = [
+        f
+        for step, _, f in figures.pipeline(tr, list(lesson.TOKENS), WORDS, temperature=tg)
+        if step == "out"
+    ]
+    followed = json.loads(dict(z)["z"].to_json())["layout"]["sliders"][0]
+    assert followed["name"] == "sh_temp" and followed["visible"] is False
+    V = np.array(REF["V"], dtype=float)
+    for tau, step in zip(tg.grid, followed["steps"], strict=True):
+        weights = [softmax_row([v / tau for v in row]) for row in REF["scores"]]
+        np.testing.assert_allclose(array(step["args"][0]["z"][0]), weights @ V, rtol=1e-5)
+    np.testing.assert_allclose(tg.outputs, tg.weights @ tr.V)
+    at = lesson.at_temperature(tr, tg, 0)  # τ = 0.05: the trace at that τ, the rest unchanged
+    np.testing.assert_array_equal(at.weights, tg.weights[0])
+    np.testing.assert_array_equal(at.output, tg.outputs[0])
+    assert at.before_softmax() == tr.before_softmax()
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("temperature", [1.0, 0.35, 0.123, 5.0])
 def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, causal):
     tr = lesson.worked(True, causal, temperature)
     fig = weights_figure(tr, lesson.temperature_grid(tr, temperature))
     (s,) = fig["layout"]["sliders"]
+    assert s["name"] == "sh_temp"  # the control τ, drawn in this figure
     taus = [float(st_["value"]) for st_ in s["steps"]]
     assert (
         taus == sorted(taus) and taus[0] == pytest.approx(0.05) and taus[-1] == pytest.approx(5.0)
@@ -374,7 +362,13 @@ def test_temperature_grid_is_bounded_and_keeps_the_control_value(n_tokens):
 
 def test_sqrt_steps_histograms_follow_each_d_k():
     w, steps = lesson.why_sqrt(16, seed=3), lesson.sqrt_steps(3)
-    raw, scaled = figures.why_sqrt(w, {"density": "d", "measured": "m"}, steps=steps)
+    positions = lesson.sqrt_positions(w, steps)
+    assert [p.d_k for p in positions] == list(lesson.DK_CHOICES)
+    for p, d_k in zip(positions, lesson.DK_CHOICES, strict=True):  # its own sample at 16
+        assert p.n == (len(w.sample.raw) if d_k == 16 else lesson.LIVE_PAIRS)
+    active = lesson.DK_CHOICES.index(16)
+    raw, scaled = figures.why_sqrt(positions, active, figures.Words(density="d", measured="m"))
+    assert slider(raw[1]).get("visible", True) and slider(scaled[1])["visible"] is False
     for (name, fig), title in (
         (raw, "q·k, d<sub>k</sub> = "),
         (scaled, "q·k / √d<sub>k</sub>, d<sub>k</sub> = "),
@@ -449,15 +443,14 @@ def test_the_steps_before_softmax_do_not_depend_on_temperature():
         return [f.to_json() for _, _, named in rows for _, f in named]
 
     assert drawn(cool) == drawn(warm)
-    words = WORDS | {"weights": "weights"}
-    after = [figures.after_softmax(tr, list(lesson.TOKENS), words) for tr in (cool, warm)]
+    after = [figures.after_softmax(tr, list(lesson.TOKENS), WORDS) for tr in (cool, warm)]
     assert after[0]["weights"].to_json() != after[1]["weights"].to_json()
 
 
 def test_the_pipeline_draws_the_lesson_steps_in_order():
     tr = lesson.worked()
     inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
-    rows = figures.pipeline(tr, list(lesson.TOKENS), WORDS | {"weights": "w"}, inputs=inputs)
+    rows = figures.pipeline(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
     assert tuple(step for step, _, _ in rows) == lesson.STEPS
     names = [name for _, _, named in rows for name, _ in named]
     assert names == ["x", "wq", "wk", "wv", "q", "k", "v", "raw", "scores", "weights", "z"]

@@ -27,18 +27,26 @@ def sqrt_steps(seed: int) -> lesson.SqrtSteps:
     return lesson.sqrt_steps(seed)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> lesson.TemperatureGrid:
+    return lesson.temperature_grid(tr, temperature)
+
+
 # A trace is known here by what it holds before the softmax: a new τ finds these figures built.
 @st.cache_resource(
     max_entries=32,
     show_spinner=False,
     hash_funcs={SelfAttentionTrace: SelfAttentionTrace.before_softmax},
 )
-def before_softmax(tr, tokens: tuple, words: dict, inputs, font_size: int) -> list:
+def before_softmax(
+    tr, tokens: tuple, words: figures.Words, scale: bool, inputs, font_size: int
+) -> list:
     """The pipeline up to the scaled scores (~9 figures, ~70 ms of building)."""
     return figures.before_softmax(
         tr,
         list(tokens),
         words,
+        scale=scale,
         inputs=inputs,
         ranges=lesson.colour_ranges(tr, inputs),
         font_size=font_size,
@@ -46,49 +54,66 @@ def before_softmax(tr, tokens: tuple, words: dict, inputs, font_size: int) -> li
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def after_softmax(tr, tokens: tuple, words: dict, temperature: float, font_size: int) -> dict:
-    """The weights, live over τ, and Z."""
+def after_softmax(
+    tr, tokens: tuple, words: figures.Words, temperature: float, font_size: int
+) -> dict:
+    """The weights, with the slider of τ, and Z following it."""
     return figures.after_softmax(
         tr,
         list(tokens),
         words,
-        temperature=lesson.temperature_grid(tr, temperature),
+        temperature=temperature_grid(tr, temperature),
         ranges=lesson.colour_ranges(tr),  # Z's scale is Q, K and V's: no τ in it
         font_size=font_size,
     )
 
 
-def pipeline(tr, tokens: tuple, words: dict, inputs, temperature: float, font_size: int) -> list:
+def pipeline(
+    tr, tokens: tuple, words: figures.Words, scale: bool, inputs, temperature: float, font_size: int
+) -> list:
     """The whole pipeline's rows (:func:`visattn.figures.single_head.pipeline`) from the two caches
-    above: moving τ rebuilds only the weights and Z."""
-    before = before_softmax(tr, tokens, words, inputs, font_size)
+    above: a new trace at another τ (a link's) rebuilds only the weights and Z."""
+    before = before_softmax(tr, tokens, words, scale, inputs, font_size)
     return figures.assemble(before, after_softmax(tr, tokens, words, temperature, font_size))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def sentence(
-    tr, tokens: tuple, words: dict, side: bool, show_text: bool, temperature: float, font_size: int
+    tr,
+    tokens: tuple,
+    words: figures.Words,
+    side: bool,
+    show_text: bool,
+    temperature: float,
+    font_size: int,
 ) -> list:
-    """A sentence's weights (and scores), the weights live over τ (~40 ms of cell text for 12
-    tokens)."""
+    """A sentence's weights (and scores), the weights with the slider of τ (~40 ms of cell text for
+    12 tokens)."""
     return figures.sentence(
         tr,
         list(tokens),
         words,
         side=side,
         show_text=show_text,
-        temperature=lesson.temperature_grid(tr, temperature),
+        temperature=temperature_grid(tr, temperature),
         font_size=font_size,
     )
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def sqrt_positions(d_k: int, seed: int) -> tuple[lesson.SqrtPosition, ...]:
+    """Every position of the histograms' slider, the page's own sample at ``d_k``."""
+    return lesson.sqrt_positions(why_sqrt(d_k, seed), sqrt_steps(seed))
+
+
 @st.cache_resource(max_entries=32, show_spinner=False)
-def sqrt_figures(d_k: int, seed: int, words: dict, font_size: int) -> list:
-    """The two √d_k histograms, each live over every d_k of the panel."""
-    return figures.why_sqrt(why_sqrt(d_k, seed), words, font_size, steps=sqrt_steps(seed))
+def sqrt_figures(d_k: int, seed: int, words: figures.Words, font_size: int) -> list:
+    """The two √d_k histograms, the slider of d_k in the first, the second following it."""
+    active = lesson.DK_CHOICES.index(d_k)
+    return figures.why_sqrt(sqrt_positions(d_k, seed), active, words, font_size)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def peak_figures(n_keys: int, seed: int, words: dict, font_size: int) -> list:
+def peak_figures(n_keys: int, seed: int, words: figures.Words, font_size: int) -> list:
     """How peaked softmax rows get over d_k: the largest weight and the entropy."""
     return figures.peaks(peakedness(n_keys, seed), words, font_size)

@@ -66,7 +66,7 @@ def figure_json(fig: go.Figure) -> str:
     return text
 
 
-def _slug(name: str) -> str:
+def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "visattn"
 
 
@@ -85,8 +85,8 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     or SVG, the lecture panel's choice) with its text as large as on the projector, in presenter
     mode or not (:func:`visattn.lessons.lecture.slide_layout`). With predict-then-reveal on, the
     figure is drawn without its numbers until its section, or the chart, is revealed."""
-    slug = _slug(name)
-    key = key or f"chart_{slug}"  # also the figure's anchor on the page (class st-key-<key>)
+    stem = slug(name)
+    key = key or f"chart_{stem}"  # also the figure's anchor on the page (class st-key-<key>)
     tour.charts()[key] = fig  # the page's charts of this run: the export zip, a step's figure
     width, height, scale = lecture.slide_layout(fig.layout.font.size or PLOTLY_FONT)
     config = {
@@ -96,7 +96,7 @@ def show(fig: go.Figure, name: str, key: str | None = None) -> None:
         "modeBarButtonsToRemove": ["sendDataToCloud", "lasso2d", "select2d"],
         "toImageButtonOptions": {
             "format": st.session_state.get(lecture.SLIDE_FORMAT.key, "png"),
-            "filename": f"visattn_{slug}",
+            "filename": f"visattn_{stem}",
             "width": width,
             "height": height,
             "scale": scale,
@@ -150,9 +150,9 @@ def download_csv(m, name: str, row_labels=None, col_labels=None, key: str | None
     st.download_button(
         t("common.download_csv"),
         csv,
-        file_name=f"visattn_{_slug(name)}.csv",
+        file_name=f"visattn_{slug(name)}.csv",
         mime="text/csv",
         on_click="ignore",
-        key=key or f"csv_{_slug(name)}",
+        key=key or f"csv_{slug(name)}",
         icon=":material/download:",
     )

@@ -4,13 +4,13 @@
 // figure's slider moves (ui/live.js), nothing asked of the server. data: {control, server:
 // [value, serial, default], variants: {value text: {notes?, metric?, table?, tex?, caption?,
 // csv?}}, chunk: KaTeX's chunk, csv?: {label, name}: its download button}. A table is {columns,
-// index, rows} of texts; a note is {level, html}, made safe by the server. Runs after ui/live.js
-// and ui/katex.js.
+// index, rows} of texts; a note is {level, html}, made safe by the server. Or, with data.chart, a
+// CSV button for what that chart shows now ({chart: its key, index, columns, label, name}). Runs
+// after ui/live.js and ui/katex.js.
 
 // The element's look, once per document: a table as st.table draws one (scrolling past 420 px,
 // as the page's tables of many rows do), notes as st.warning, st.info and st.success do, the
-// download button as
-// st.download_button.
+// download button as st.download_button.
 const FOLLOW_STYLE = `
 .visattn-table-box { max-height: 420px; overflow: auto; margin-bottom: 0.75rem; }
 .visattn-table { border-collapse: collapse; font-size: 0.875rem; font-variant-numeric: tabular-nums; }
@@ -97,6 +97,53 @@ function show(box, data, text) {
   }
 }
 
+// --- a chart's matrix as CSV, made in the browser from what the chart shows now ---------------------
+
+// A number as Python's "%.6g" writes it (the CSV downloads of the server write so)
+function g6(v) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "";
+  if (v === 0) return "0";
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  if (e < -4 || e >= 6) {
+    const [m, x] = v.toExponential(5).split("e");
+    const n = Number(x);
+    const mantissa = m.includes(".") ? m.replace(/0+$/, "").replace(/\.$/, "") : m;
+    return `${mantissa}e${n < 0 ? "-" : "+"}${String(Math.abs(n)).padStart(2, "0")}`;
+  }
+  return String(Number(v.toPrecision(6)));
+}
+
+// A CSV cell as pandas quotes one: in quotes, quotes doubled, when it holds a comma, a quote or a
+// line break
+function csvCell(text) {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function chartCsv(data) {
+  const gd = document.querySelector(`.st-key-${data.chart} .js-plotly-plot`);
+  const z = gd && gd.data && gd.data[0] ? gd.data[0].z : null;
+  if (!z) return null;
+  const lines = [["", ...data.columns].map(csvCell).join(",")];
+  data.index.forEach((name, i) => {
+    const row = Array.from(z[i] || [], (v) => g6(v));
+    lines.push([csvCell(name), ...row].join(","));
+  });
+  return lines.join("\n") + "\n";
+}
+
+function chartCsvButton(box, data) {
+  if (box.querySelector(".visattn-csv")) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "visattn-csv";
+  button.textContent = `⤓ ${data.label}`;
+  button.onclick = () => {
+    const text = chartCsv(data);
+    if (text !== null) download({ csv: text }, data);
+  };
+  box.appendChild(button);
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   installStyle();
@@ -107,6 +154,12 @@ export default function (component) {
     parentElement.appendChild(box);
   }
   const drawn = JSON.stringify(data);
+  if (data.chart) {
+    if (box.__visattnDrawn !== drawn) box.replaceChildren();
+    box.__visattnDrawn = drawn;
+    chartCsvButton(box, data);
+    return () => {};
+  }
   if (box.__visattnDrawn !== drawn) {
     box.__visattnDrawn = drawn;
     box.__visattnShown = null;

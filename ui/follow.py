@@ -11,13 +11,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from visattn.controls import Control, url_text
 
 from . import url_state
-from .charts import element_script
+from .charts import element_script, matrix_frame, slug
 from .formulas import KATEX_CHUNK
 from .i18n import t
 
@@ -85,5 +86,20 @@ def follow(control: Control, versions: Mapping[float, Version], name: str, csv: 
         "chunk": KATEX_CHUNK,
     }
     if csv:
-        data["csv"] = {"label": t("common.download_csv"), "name": f"visattn_{csv}.csv"}
+        data["csv"] = {"label": t("common.download_csv"), "name": f"visattn_{slug(csv)}.csv"}
     _follow(key=f"follow_{name}", data=data)
+
+
+def chart_csv(chart: str, rows, cols, name: str) -> None:
+    """A button that downloads what the chart of key ``chart`` shows now (its first trace's
+    matrix, rows named ``rows`` and columns ``cols``) as ``visattn_<name>.csv``: made in the
+    browser, so it holds the matrix at whatever position the figure's slider stands on."""
+    frame = matrix_frame(np.zeros((len(rows), len(cols))), rows, cols)  # the names, made unique
+    data = {
+        "chart": chart,
+        "index": [str(i) for i in frame.index],
+        "columns": [str(c) for c in frame.columns],
+        "label": t("common.download_csv"),
+        "name": f"visattn_{slug(name)}.csv",
+    }
+    _follow(key=f"csv_{slug(name)}", data=data)

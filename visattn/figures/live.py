@@ -230,13 +230,19 @@ def follow(
     steps: Sequence[Step],
     active: int,
     digits: int = DIGITS,
+    margin: int = 0,
 ) -> go.Figure:
     """``fig`` following ``control``, whose slider is another figure's: a hidden slider named by
     its key, whose step at each of ``values`` the page applies when that slider moves (a new
-    figure; the figure as built should show ``steps[active]``)."""
+    figure; the figure as built should show ``steps[active]``). ``margin``: pixels left below the
+    plot, to line up with a figure beside it that shows the slider (:data:`MARGIN`)."""
     data, layout, slider_steps = _steps(fig, values, steps, active, digits)
     hidden = dict(name=control.key, active=active, visible=False, steps=slider_steps)
     layout["sliders"] = [*(layout.get("sliders") or ()), hidden]
+    if margin:
+        margins = dict(layout.get("margin") or {})
+        layout["margin"] = margins | dict(b=(margins.get("b") or 10) + margin)
+        layout["height"] = (layout.get("height") or 400) + margin
     return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 

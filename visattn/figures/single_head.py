@@ -1,13 +1,19 @@
 """The single-head lesson's figures: the pipeline's compact matrices, the sentence heatmaps, the
 √d_k curves.
 
-Every word shown is a parameter (the app passes translated ones). Masked cells are veiled once, by
-:func:`~visattn.figures.matrices.heatmap`; here only the cell text is written in the lesson's own
-fixed formats (0.05, never 5.0e-02; 0.0293 on the tiny worked example)."""
+Live: the temperature τ is the weights' own slider (the control ``sh_temp``) and Z follows it; d_k
+is the q·k histogram's slider (``sh_vdk``) and the scaled histogram follows it
+(:mod:`visattn.figures.live`).
+
+Every word shown is a field of :class:`Words` (English; the app fills it in the page's language).
+Masked cells are veiled once, by :func:`~visattn.figures.matrices.heatmap`; here only the cell text
+is written in the lesson's own fixed formats (0.05, never 5.0e-02; 0.0293 on the tiny worked
+example)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,22 +22,50 @@ from numpy.typing import ArrayLike
 
 from ..attention import SelfAttentionTrace
 from ..display import MAX_TEXT_CELLS
+from ..lessons.single_head import SQRT_DK, TEMPERATURE, root
 from ..scaling import Peakedness
 from . import live
 from .core import DIVERGING_SCALE, HEAD_COLOURS, HOVER_NUMBER, WEIGHT_SCALE, _figure
 from .lines import curves
 from .matrices import heatmap
 
-if TYPE_CHECKING:  # annotations only: drawing needs no lesson code
-    from ..lessons.single_head import (
-        ColourRange,
-        Histogram,
-        SqrtSteps,
-        TemperatureGrid,
-        WhySqrt,
-    )
+if TYPE_CHECKING:
+    from ..lessons.single_head import ColourRange, Histogram, SqrtPosition, TemperatureGrid
 
 ORANGE = HEAD_COLOURS[1]
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words of these figures. Templates, filled here: ``fig_scaled`` with {r} (√d_k written
+    out), ``fig_weights_tau`` with {tau}, ``fig_z`` with {T} and {dv}, ``peak_max`` and
+    ``peak_entropy`` with {n} (keys a row)."""
+
+    value: str = "value"
+    score: str = "score"
+    weight: str = "weight"
+    dimension: str = "dimension"
+    token: str = "token"
+    key: str = "key"
+    query: str = "query"
+    sent_scores: str = "Scores (before softmax)"
+    sent_weights: str = "Attention weights"
+    fig_scaled: str = "QK<sup>T</sup> ÷ √d<sub>k</sub> (÷ {r})"
+    fig_unscaled: str = "scores = QK<sup>T</sup><br>(scaling off)"
+    fig_weights: str = "weights = softmax"
+    fig_weights_tau: str = "softmax(scores / {tau})"
+    fig_z: str = "Z = weights·V ({T}×{dv})"
+    density: str = "density"
+    measured: str = "sampled"
+    peak_max: str = "Largest weight in a row (n = {n} keys)"
+    peak_entropy: str = "Row entropy in nats (n = {n} keys)"
+    max_weight: str = "mean max weight"
+    entropy: str = "mean entropy"
+    ref_uniform: str = "uniform"
+    ref_onehot: str = "one-hot"
+
+
+WORDS = Words()
 
 
 def _short(v: float, digits: int) -> str:
@@ -267,9 +301,11 @@ def _height(n_rows: int) -> int:
     return int(max(220, 120 + 38 * n_rows))
 
 
-def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
+def _panels(
+    tr: SelfAttentionTrace, words: Words, titles: Mapping[str, str], font_size: int
+) -> Callable:
     """A maker of the pipeline's panels: ``make(name, m, rows, height, **panel_options)`` gives
-    ``(name, figure)``, titled ``words[name]`` (or the formula with its shape: “Q = X·W<sup>Q</sup>
+    ``(name, figure)``, titled ``titles[name]`` (or the formula with its shape: “Q = X·W<sup>Q</sup>
     (2×4)”), its columns numbered as the matrix's dimensions unless ``cols`` is given."""
     (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
     titles = {
@@ -281,7 +317,7 @@ def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
         "k": f"K = X·W<sup>K</sup> ({T}×{dk})",
         "v": f"V = X·W<sup>V</sup> ({T}×{dv})",
         "raw": "QK<sup>T</sup>",
-    } | words
+    } | dict(titles)
     d_model = [str(j + 1) for j in range(D)]  # columns numbered from 1, as the page counts
     d_key = [str(j + 1) for j in range(dk)]
     d_value = [str(j + 1) for j in range(dv)]
@@ -289,7 +325,7 @@ def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
     columns |= {"q": d_key, "k": d_key, "v": d_value, "z": d_value}
 
     def make(name: str, m: ArrayLike, rows: Sequence[str], height: int, **options) -> tuple:
-        value = words["weight"] if options.get("weights") else words["value"]
+        value = words.weight if options.get("weights") else words.value
         cols = options.pop("cols", columns.get(name))
         figure = panel(
             m,
@@ -299,8 +335,8 @@ def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
             value_name=value,
             height=height,
             font_size=font_size,
-            row_name=words["dimension"] if name.startswith("w") else words["token"],
-            col_name=words["dimension"],
+            row_name=words.dimension if name.startswith("w") else words.token,
+            col_name=words.dimension,
             **options,
         )
         return name, figure
@@ -308,33 +344,42 @@ def _panels(tr: SelfAttentionTrace, words: dict, font_size: int) -> Callable:
     return make
 
 
-def _against_keys(tr: SelfAttentionTrace, tokens: Sequence[str], words: dict) -> dict:
+def _against_keys(tr: SelfAttentionTrace, tokens: Sequence[str], words: Words) -> dict:
     """The options of a (queries × keys) panel: masked cells, axis titles, the keys as columns."""
     return dict(
         masked=None if tr.mask is None else ~tr.mask,
-        x_title=words["key"],
-        y_title=words["query"],
+        x_title=words.key,
+        y_title=words.query,
         cols=tokens,
     )
+
+
+def scores_title(tr: SelfAttentionTrace, scale: bool, words: Words = WORDS) -> str:
+    """The scaled scores' title: ÷ √d_k written out, or that scaling is off."""
+    if not scale:
+        return words.fig_unscaled
+    return words.fig_scaled.format(r=root(tr.Q.shape[1]))
 
 
 def before_softmax(
     tr: SelfAttentionTrace,
     tokens: Sequence[str],
-    words: dict,
+    words: Words = WORDS,
     *,
+    scale: bool = True,
     inputs: Sequence[ArrayLike] | None = None,
     ranges: Mapping[str, ColourRange] | None = None,
     font_size: int = 13,
 ) -> list[tuple[str, int, list]]:
     """The pipeline up to the scores, as rows of compact matrices: [(step, figures per row,
     [(name, figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv" and
-    "scores" without its softmax (QKᵀ, ÷√d_k; the row leaves room for the weights). They read only
+    "scores" without its softmax (QKᵀ, ÷√d_k, or its title says that ``scale`` is off; the row
+    leaves room for the weights). They read only
     :meth:`~visattn.attention.SelfAttentionTrace.before_softmax`: the temperature changes none of
-    them. ``words``: see :func:`pipeline`; ``ranges``: each step's shared colour scale (by step:
-    "inputs", "qkv", "scores"), else one per matrix."""
+    them. ``ranges``: each step's shared colour scale (by step: "inputs", "qkv", "scores"), else one
+    per matrix."""
     (T, D), dk, dv = tr.X.shape, tr.Q.shape[1], tr.V.shape[1]
-    make = _panels(tr, words, font_size)
+    make = _panels(tr, words, {"scores": scores_title(tr, scale, words)}, font_size)
     ranges = ranges or {}
     out = []
     if inputs is not None:
@@ -346,7 +391,7 @@ def before_softmax(
         x = make("x", tr.X, tokens, h, **shared)
         out.append(("inputs", 4 if max(D, dk) <= 6 else 2, [x, *weights]))
     h = _height(T)
-    dim = dict(x_title=words["dimension"], colour=ranges.get("qkv"))
+    dim = dict(x_title=words.dimension, colour=ranges.get("qkv"))
     qkv = [make(n, m, tokens, h, **dim) for n, m in (("q", tr.Q), ("k", tr.K), ("v", tr.V))]
     out.append(("qkv", 3 if max(dk, dv) <= 4 else 2 if max(dk, dv) <= 8 else 1, qkv))
     qk = _against_keys(tr, tokens, words)
@@ -362,40 +407,45 @@ def before_softmax(
 def after_softmax(
     tr: SelfAttentionTrace,
     tokens: Sequence[str],
-    words: dict,
+    words: Words = WORDS,
     *,
     temperature: TemperatureGrid | None = None,
     ranges: Mapping[str, ColourRange] | None = None,
     font_size: int = 13,
 ) -> dict[str, go.Figure]:
     """The pipeline from the softmax on: {"weights": figure, "z": figure}. With ``temperature`` the
-    weights get an in-figure slider over τ (:func:`live_weights`), titled ``words["weights_one"]``
-    at τ = 1 and ``words["weights_tau"]`` with "{tau}" replaced by the value elsewhere; without it
-    they are titled ``words["weights"]``. Z takes ``ranges["out"]`` (the scale of Q, K, V), if
-    given."""
-    T = tr.X.shape[0]
-    qk = _against_keys(tr, tokens, words)
-
-    at_one, at_tau = words.get("weights_one"), words.get("weights_tau")
+    weights carry the slider of τ (:func:`live_weights`), titled ``fig_weights`` at τ = 1 and
+    ``fig_weights_tau`` elsewhere, and Z follows it; without it they are drawn at the trace's τ,
+    titled ``fig_weights``. Z takes ``ranges["out"]`` (the scale of Q, K, V), if given."""
+    T, dv = tr.V.shape  # (T, Dv)
 
     def weights_title(tau: float) -> str:
-        return at_one if tau == 1 else at_tau.replace("{tau}", _short(tau, 4))
+        return words.fig_weights if tau == 1 else words.fig_weights_tau.format(tau=_short(tau, 4))
 
-    if temperature is not None:  # the weights drawn at the control's τ, titled for it
-        words = words | {"weights": weights_title(temperature.grid[temperature.active])}
-    make = _panels(tr, words, font_size)
+    qk = _against_keys(tr, tokens, words)
+    tau = 1.0 if temperature is None else temperature.grid[temperature.active]
+    titles = {"weights": weights_title(tau), "z": words.fig_z.format(T=T, dv=dv)}
+    make = _panels(tr, words, titles, font_size)
     _, weights = make("weights", tr.weights, tokens, _height(T), weights=True, **qk)
-    if temperature is not None:
-        weights = live_weights(
-            weights,
-            temperature,
-            qk["masked"],
-            title=weights_title,
-            short=T <= 4,
-            decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
-        )
     out_range = (ranges or {}).get("out")
-    _, z = make("z", tr.output, tokens, _height(T), x_title=words["dimension"], colour=out_range)
+    _, z = make("z", tr.output, tokens, _height(T), x_title=words.dimension, colour=out_range)
+    if temperature is None:
+        return {"weights": weights, "z": z}
+    weights = live_weights(
+        weights,
+        temperature,
+        qk["masked"],
+        title=weights_title,
+        short=T <= 4,
+        decimals=(4 if T <= 4 else 2) if T <= MAX_TEXT_CELLS else None,
+    )
+    side = max(T, dv)
+    z = _follow_temperature(
+        z,
+        temperature,
+        decimals=(4 if side <= 4 else 2) if side <= MAX_TEXT_CELLS else None,
+        short=side <= 4,
+    )
     return {"weights": weights, "z": z}
 
 
@@ -414,8 +464,9 @@ def assemble(before: list, after: dict) -> list[tuple[str, int, list]]:
 def pipeline(
     tr: SelfAttentionTrace,
     tokens: Sequence[str],
-    words: dict,
+    words: Words = WORDS,
     *,
+    scale: bool = True,
     inputs: Sequence[ArrayLike] | None = None,
     temperature: TemperatureGrid | None = None,
     ranges: Mapping[str, ColourRange] | None = None,
@@ -424,13 +475,12 @@ def pipeline(
     """The pipeline of one head as rows of compact matrices: [(step, figures per row, [(name,
     figure)])] for the steps "inputs" (X, W^Q, W^K, W^V; only with ``inputs``), "qkv", "scores"
     (QKᵀ, ÷√d_k, softmax) and "out" (Z, half width): :func:`before_softmax` and
-    :func:`after_softmax` put together.
-
-    ``words`` holds the titles that have words in them (scores, weights or weights_one and
-    weights_tau, z) and the words value, weight, token, dimension, key, query; the other titles are
-    formulas with their shapes (“Q = X·W<sup>Q</sup> (2×4)”). ``ranges``: the colour scale each
-    step's matrices share (by step; :func:`visattn.lessons.single_head.colour_ranges`)."""
-    before = before_softmax(tr, tokens, words, inputs=inputs, ranges=ranges, font_size=font_size)
+    :func:`after_softmax` put together. Titles without words are formulas with their shapes
+    (“Q = X·W<sup>Q</sup> (2×4)”). ``ranges``: the colour scale each step's matrices share (by
+    step; :func:`visattn.lessons.single_head.colour_ranges`)."""
+    before = before_softmax(
+        tr, tokens, words, scale=scale, inputs=inputs, ranges=ranges, font_size=font_size
+    )
     after = after_softmax(
         tr, tokens, words, temperature=temperature, ranges=ranges, font_size=font_size
     )
@@ -440,7 +490,7 @@ def pipeline(
 def sentence(
     tr: SelfAttentionTrace,
     tokens: Sequence[str],
-    words: dict,
+    words: Words = WORDS,
     *,
     side: bool,
     show_text: bool,
@@ -448,12 +498,11 @@ def sentence(
     font_size: int = 13,
 ) -> list[tuple[str, go.Figure]]:
     """A sentence's attention weights (and, with ``side``, its scores before them) as [(name,
-    figure)], the weights with an in-figure slider over τ when ``temperature`` is given
-    (:func:`live_weights`). ``words``: sent_scores, sent_weights (titles), score, weight (hover and
-    colour-bar names), key, query (axis titles)."""
+    figure)], the weights carrying the slider of τ when ``temperature`` is given
+    (:func:`live_weights`)."""
     kw = dict(
-        x_title=words["key"],
-        y_title=words["query"],
+        x_title=words.key,
+        y_title=words.query,
         font_size=font_size,
         show_text=show_text,
         masked=None if tr.mask is None else ~tr.mask,
@@ -463,9 +512,9 @@ def sentence(
         scores = sentence_map(
             tr.scores,
             tokens,
-            title=words["sent_scores"],
+            title=words.sent_scores,
             weights=False,
-            value_name=words["score"],
+            value_name=words.score,
             decimals=1,
             **kw,
         )
@@ -473,9 +522,9 @@ def sentence(
     weights = sentence_map(
         tr.weights,
         tokens,
-        title=words["sent_weights"],
+        title=words.sent_weights,
         weights=True,
-        value_name=words["weight"],
+        value_name=words.weight,
         decimals=2,
         **kw,
     )
@@ -500,73 +549,45 @@ def _plain(v: float) -> str:
 
 
 def why_sqrt(
-    w: WhySqrt,
-    words: dict,
-    font_size: int = 13,
-    steps: SqrtSteps | None = None,
-    label: str = "d_k = ",
+    positions: Sequence[SqrtPosition], active: int, words: Words = WORDS, font_size: int = 13
 ) -> list[tuple[str, go.Figure]]:
-    """The two histograms of :class:`visattn.lessons.single_head.WhySqrt` (q·k, then ÷√d_k) as
-    [(name, figure)], each titled with its measured variance σ̂². ``words``: density (y title),
-    measured (legend name).
+    """The two histograms of the dot products (q·k, then ÷√d_k) as [(name, figure)], each titled
+    with its measured variance σ̂², at ``positions[active]``: the first carries the slider of d_k
+    (every position of :func:`visattn.lessons.single_head.sqrt_positions`: its histogram, normal
+    curve and title), the second follows it."""
+    kw = dict(y_title=words.density, measured_name=words.measured, font_size=font_size)
+    p = positions[active]
+    raw = histogram(p.raw, title=_raw_title(p.d_k, p.raw_var), x_title="q·k", **kw)
+    scaled = histogram(p.scaled, title=_scaled_title(p.d_k, p.scaled_var), x_title="q·k/√d_k", **kw)
 
-    With ``steps`` (:class:`visattn.lessons.single_head.SqrtSteps`) each figure gets an in-figure
-    slider over d_k (``label`` before the value): every position's histogram, normal curve and title
-    precomputed, the slider at ``w``'s d_k, whose position shows ``w`` itself (the sample the page's
-    table reads)."""
-    kw = dict(y_title=words["density"], measured_name=words["measured"], font_size=font_size)
-    s = w.sample
-    raw = histogram(w.raw, title=_raw_title(s.d_k, s.raw_var), x_title="q·k", **kw)
-    scaled = histogram(w.scaled, title=_scaled_title(s.d_k, s.scaled_var), x_title="q·k/√d_k", **kw)
-    if steps is not None:
-        raw = _over_d_k(
-            raw, steps, steps.raw, steps.raw_var, (s.d_k, w.raw, s.raw_var), _raw_title, label
-        )
-        scaled = _over_d_k(
-            scaled,
-            steps,
-            steps.scaled,
-            steps.scaled_var,
-            (s.d_k, w.scaled, s.scaled_var),
-            _scaled_title,
-            label,
-        )
-    return [("sqrt_hist_raw", raw), ("sqrt_hist_scaled", scaled)]
-
-
-def _over_d_k(
-    fig: go.Figure,
-    steps: SqrtSteps,
-    hists: Sequence[Histogram],
-    variances: Sequence[float],
-    own: tuple[int, Histogram, float],
-    title: Callable[[int, float], str],
-    label: str,
-) -> go.Figure:
-    """``fig`` (a :func:`histogram`) with an in-figure slider over ``steps.d_k``: at each d_k its
-    histogram and measured variance from ``hists`` and ``variances``, except at the page's own d_k,
-    which shows the page's own sample ``own`` = (d_k, histogram, variance)."""
-    own_d_k, own_hist, own_var = own
-    values, active = live.with_value(steps.d_k, own_d_k)
-
-    def step(d_k: float) -> live.Step:
-        if d_k == own_d_k:
-            h, var = own_hist, own_var
-        else:
-            h, var = hists[steps.d_k.index(d_k)], variances[steps.d_k.index(d_k)]
+    def step(h: Histogram, title: str) -> live.Step:
         normal = {
             "x": live.packed(h.centres),
             "y": live.packed(h.normal),
             "name": f"N(0, {h.var:g})",
         }
-        return live.Step(
-            traces={0: {"x": live.packed(h.centres), "y": live.packed(h.density)}, 1: normal},
-            layout={"title.text": title(int(d_k), var)},
-        )
+        measured = {"x": live.packed(h.centres), "y": live.packed(h.density)}
+        return live.Step(traces={0: measured, 1: normal}, layout={"title.text": title})
 
-    return live.add_slider(
-        fig, label=label, values=values, active=active, fmt=_plain, steps=[step(d) for d in values]
+    values = [q.d_k for q in positions]
+    raw = live.add_slider(
+        raw,
+        SQRT_DK,
+        label="d_k = ",
+        values=values,
+        active=active,
+        fmt=_plain,
+        steps=[step(q.raw, _raw_title(q.d_k, q.raw_var)) for q in positions],
     )
+    scaled = live.follow(
+        scaled,
+        SQRT_DK,
+        values=values,
+        active=active,
+        steps=[step(q.scaled, _scaled_title(q.d_k, q.scaled_var)) for q in positions],
+        margin=live.MARGIN,  # as low as the first, whose slider is under it: side by side
+    )
+    return [("sqrt_hist_raw", raw), ("sqrt_hist_scaled", scaled)]
 
 
 def live_weights(
@@ -580,10 +601,10 @@ def live_weights(
     label: str = "τ = ",
 ) -> go.Figure:
     """``fig``, a heatmap of ``tg.weights[tg.active]`` as :func:`panel` or :func:`sentence_map` drew
-    it, with an in-figure slider over the temperature (``label`` before the value): each position's
-    weights, their cell text (``decimals`` and ``short`` as the figure wrote it; None: no text) and,
-    with ``title``, the title ``title(τ)`` (:class:`visattn.lessons.single_head.TemperatureGrid`).
-    The slider starts at the control's τ."""
+    it, with the slider of τ (``label`` before the value): each position's weights, their cell text
+    (``decimals`` and ``short`` as the figure wrote it; None: no text) and, with ``title``, the
+    title ``title(τ)`` (:class:`visattn.lessons.single_head.TemperatureGrid`). The slider starts at
+    the control's τ."""
 
     def step(g: int) -> live.Step:
         w = tg.weights[g]
@@ -599,6 +620,7 @@ def live_weights(
 
     return live.add_slider(
         fig,
+        TEMPERATURE,
         label=label,
         values=tg.grid,
         steps=[step(g) for g in range(len(tg.grid))],
@@ -607,21 +629,34 @@ def live_weights(
     )
 
 
-def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go.Figure]]:
+def _follow_temperature(
+    fig: go.Figure, tg: TemperatureGrid, *, decimals: int | None, short: bool
+) -> go.Figure:
+    """``fig``, the panel of Z = weights·V at ``tg``'s active τ, following the slider of τ: each
+    position's Z and its cell text (``decimals``, ``short``: as the panel wrote them)."""
+
+    def step(g: int) -> live.Step:
+        z = tg.outputs[g]
+        text = {} if decimals is None else {"text": cell_labels(z, decimals=decimals, short=short)}
+        return live.Step(traces={0: {"z": live.packed(z)} | text})
+
+    steps = [step(g) for g in range(len(tg.grid))]
+    return live.follow(fig, TEMPERATURE, values=tg.grid, steps=steps, active=tg.active)
+
+
+def peaks(p: Peakedness, words: Words = WORDS, font_size: int = 13) -> list[tuple[str, go.Figure]]:
     """The largest weight and the entropy of softmax rows over d_k
-    (:class:`visattn.scaling.Peakedness`), raw and scaled, with the uniform and one-hot levels.
-    ``words``: peak_max, peak_entropy (titles), max_weight, entropy (y titles), uniform, onehot
-    (levels)."""
+    (:class:`visattn.scaling.Peakedness`), raw and scaled, with the uniform and one-hot levels."""
     kw = dict(
         raw_name="softmax(q·k)", scaled_name="softmax(q·k/√d_k)", x_title="d_k", font_size=font_size
     )
-    uniform, onehot = words["uniform"], words["onehot"]
+    uniform, onehot = words.ref_uniform, words.ref_onehot
     max_weight = peak_curves(
         p.d_k,
         p.max_weight_raw,
         p.max_weight_scaled,
-        title=words["peak_max"],
-        y_title=words["max_weight"],
+        title=words.peak_max.format(n=p.n_keys),
+        y_title=words.max_weight,
         refs={uniform: 1 / p.n_keys, onehot: 1.0},
         **kw,
     )
@@ -629,8 +664,8 @@ def peaks(p: Peakedness, words: dict, font_size: int = 13) -> list[tuple[str, go
         p.d_k,
         p.entropy_raw,
         p.entropy_scaled,
-        title=words["peak_entropy"],
-        y_title=words["entropy"],
+        title=words.peak_entropy.format(n=p.n_keys),
+        y_title=words.entropy,
         refs={uniform: float(np.log(p.n_keys)), onehot: 0.0},  # ln n nats: a uniform row
         **kw,
     )

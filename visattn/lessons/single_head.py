@@ -90,8 +90,8 @@ VIEW = Control("sh_view", "worked", options=VIEWS, labels="single_head.views")
 # the options of views ① to ③
 SCALE = Control("sh_scale", True)
 CAUSAL = Control("sh_causal", False)
-# τ: its range and step are also the in-figure slider's grid (temperature_grid)
-TEMPERATURE = Control("sh_temp", 1.0, lo=0.05, hi=5.0, step=0.05)
+# τ: the weights' own slider (its range and step are the slider's grid: temperature_grid)
+TEMPERATURE = Control("sh_temp", 1.0, lo=0.05, hi=5.0, step=0.05, in_figure=True)
 QUERY = Control("sh_q", 0, lo=0, hi=MAX_TOKENS - 1)  # the token whose row is written out
 # ② edit: the sizes (article 001's by default), the seed of a refill, and the four matrices
 EDIT_T = Control("sh_T", 2, lo=1, hi=MAX_EDIT)
@@ -110,7 +110,7 @@ SENTENCE_DK = Control("sh_sdk", 8, lo=1, hi=MAX_SENTENCE_D)
 SENTENCE_SEED = Control("sh_sseed", 0, lo=0, hi=MAX_SEED)
 SIDE_BY_SIDE = Control("sh_side", False)
 # ④ why √d_k
-SQRT_DK = Control("sh_vdk", 64, options=DK_CHOICES)
+SQRT_DK = Control("sh_vdk", 64, options=DK_CHOICES, in_figure=True)  # the histograms' slider
 N_KEYS = Control("sh_nkeys", 16, lo=2, hi=MAX_KEYS)
 SQRT_SEED = Control("sh_vseed", 0, lo=0, hi=MAX_SEED)
 CONTROLS = table(
@@ -579,16 +579,15 @@ def peakedness(n_keys: int, seed: int = 0) -> scaling.Peakedness:
     return scaling.softmax_peakedness(PEAK_GRID, n_keys=n_keys, seed=seed)
 
 
-def variance_table(w: WhySqrt, columns: list[str]) -> pd.DataFrame:
+def variance_table(p: SqrtPosition, columns: list[str]) -> pd.DataFrame:
     """Rows q·k and q·k / √d_k; ``columns`` name mean (measured, theory) and variance (measured,
     theory)."""
-    s = w.sample
     return pd.DataFrame(
         [
-            [num(s.raw_mean, 3), "0", num(s.raw_var, 3), str(s.d_k)],
-            [num(s.scaled_mean, 3), "0", num(s.scaled_var, 3), "1"],
+            [num(p.raw_mean, 3), "0", num(p.raw_var, 3), str(p.d_k)],
+            [num(p.scaled_mean, 3), "0", num(p.scaled_var, 3), "1"],
         ],
-        index=["q·k", f"q·k / √{s.d_k}"],
+        index=["q·k", f"q·k / √{p.d_k}"],
         columns=columns,
     )
 
@@ -607,6 +606,13 @@ class TemperatureGrid:
     grid: tuple[float, ...]
     active: int  # index of the control's value in grid
     weights: np.ndarray  # (G, T, T) softmax(scores / τ) (0 where masked)
+    outputs: np.ndarray  # (G, T, Dv) the weights times V at each τ
+
+
+def at_temperature(tr: SelfAttentionTrace, tg: TemperatureGrid, g: int) -> SelfAttentionTrace:
+    """``tr`` with the weights and the output of ``tg``'s g-th temperature (what comes before the
+    softmax is the same at every τ)."""
+    return replace(tr, weights=tg.weights[g], output=tg.outputs[g])
 
 
 def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureGrid:
@@ -620,7 +626,7 @@ def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> TemperatureG
     grid, active = display.with_value([round(v, 9) for v in steps], round(float(temperature), 9))
     taus = np.asarray(grid)[:, None, None]  # (G, 1, 1)
     w = softmax(tr.scores[None] / taus, axis=-1, mask=tr.mask)  # (1, T, T) / (G, 1, 1) -> (G, T, T)
-    return TemperatureGrid(grid=grid, active=active, weights=w)
+    return TemperatureGrid(grid=grid, active=active, weights=w, outputs=w @ tr.V)  # (G, T, Dv)
 
 
 @dataclass(frozen=True)
@@ -633,6 +639,68 @@ class SqrtSteps:
     scaled: tuple[Histogram, ...]
     raw_var: tuple[float, ...]  # measured variance of q·k at each d_k
     scaled_var: tuple[float, ...]  # and of q·k / √d_k
+    raw_mean: tuple[float, ...]  # measured mean of q·k at each d_k
+    scaled_mean: tuple[float, ...]  # and of q·k / √d_k
+    n: int  # pairs in the sample (LIVE_PAIRS)
+    seed: int  # the seed it was drawn with
+
+
+@dataclass(frozen=True)
+class SqrtPosition:
+    """What the √d_k view shows at one position of the histograms' slider."""
+
+    d_k: int
+    raw: Histogram  # q·k
+    scaled: Histogram  # q·k / √d_k
+    raw_mean: float
+    raw_var: float  # ≈ d_k
+    scaled_mean: float
+    scaled_var: float  # ≈ 1
+    n: int  # pairs measured
+    seed: int
+
+    @property
+    def ratio(self) -> float:
+        """Measured variance ÷ d_k."""
+        return self.raw_var / self.d_k
+
+
+def sqrt_positions(own: WhySqrt, steps: SqrtSteps) -> tuple[SqrtPosition, ...]:
+    """Every position of the histograms' slider (DK_CHOICES): the page's own sample at its d_k
+    (the larger one, :func:`why_sqrt`), the shared sample of every d_k (:func:`sqrt_steps`)
+    elsewhere."""
+    s = own.sample
+    positions = []
+    for g, d_k in enumerate(steps.d_k):
+        if d_k == s.d_k:
+            positions.append(
+                SqrtPosition(
+                    d_k,
+                    own.raw,
+                    own.scaled,
+                    s.raw_mean,
+                    s.raw_var,
+                    s.scaled_mean,
+                    s.scaled_var,
+                    len(s.raw),
+                    s.seed,
+                )
+            )
+            continue
+        positions.append(
+            SqrtPosition(
+                d_k,
+                steps.raw[g],
+                steps.scaled[g],
+                steps.raw_mean[g],
+                steps.raw_var[g],
+                steps.scaled_mean[g],
+                steps.scaled_var[g],
+                steps.n,
+                steps.seed,
+            )
+        )
+    return tuple(positions)
 
 
 def sqrt_steps(seed: int = 0) -> SqrtSteps:
@@ -646,4 +714,8 @@ def sqrt_steps(seed: int = 0) -> SqrtSteps:
         scaled=tuple(_histogram(scaled[:, g], 1.0) for g in range(len(DK_CHOICES))),
         raw_var=tuple(float(v) for v in dots.var(axis=0, ddof=1)),
         scaled_var=tuple(float(v) for v in scaled.var(axis=0, ddof=1)),
+        raw_mean=tuple(float(v) for v in dots.mean(axis=0)),
+        scaled_mean=tuple(float(v) for v in scaled.mean(axis=0)),
+        n=LIVE_PAIRS,
+        seed=seed + 1,
     )
