@@ -14,6 +14,8 @@ pytestmark = pytest.mark.browser
 # page path → [(the query that opens the figure's section, the control, where to drag: a fraction
 # of the slider's rail)], one case per control drawn in a figure
 CASES = {
+    "kernel_regression": [("kr_tab=1d", "kr_sigma", 0.8)],
+    "single_head": [("sh_view=worked", "sh_temp", 0.25), ("sh_view=sqrt", "sh_vdk", 0.3)],
     "modern_attention": [
         ("mo_sec=gqa", "mo_g", 0.98),
         ("mo_sec=window", "mo_sinks", 0.7),
@@ -28,8 +30,17 @@ POSITIONS = """(key) => Array.from(document.querySelectorAll('.js-plotly-plot'))
         s => [i, s.visible !== false, s.steps[s.active].value]))"""
 
 
+# the value each element that follows control `key` (ui.follow) shows
+FOLLOWERS = """(key) => Array.from(document.querySelectorAll(
+    `.visattn-follow[data-control="${key}"]`)).map(box => box.dataset.shown)"""
+
+
 def positions(page, key: str) -> list:
     return settled_value(page, f"() => JSON.stringify(({POSITIONS})({json.dumps(key)}))")
+
+
+def followers(page, key: str) -> list:
+    return page.evaluate(f"({FOLLOWERS})({json.dumps(key)})")
 
 
 def drag(page, chart: int, key: str, fraction: float) -> None:
@@ -82,6 +93,7 @@ def test_a_figures_slider_moves_its_control_in_the_browser_and_the_link_keeps_it
             assert len(moved) == 1, f"{key}: the figures that follow it disagree: {after}"
             (value,) = moved
             assert url_value(page, key) == value, f"{key}: the address does not hold it"
+            assert set(followers(page, key)) <= {value}, f"{key}: a table or a note lags behind"
             link = page.evaluate("location.href")
             # another browser session (its own context: nothing of this one's shared)
             context = page.context.browser.new_context(viewport=page.viewport_size)
@@ -89,6 +101,7 @@ def test_a_figures_slider_moves_its_control_in_the_browser_and_the_link_keeps_it
             fresh.goto(link)
             wait_rendered(fresh, True)
             assert json.loads(positions(fresh, key)) == after, f"{key}: the link lost it"
+            assert followers(fresh, key) == followers(page, key)
             context.close()
 
 
@@ -111,3 +124,28 @@ def test_the_figures_keep_the_readers_position_when_the_server_answers():
         assert url_value(page, "mo_g") == "8"
         title = page.evaluate("document.querySelectorAll('.js-plotly-plot')[1].layout.title.text")
         assert title.startswith("Attention weights of every query head: G = 8")
+
+
+def test_a_tour_step_and_the_handout_keep_the_figures_positions():
+    """ "Add this view" and the handout's link read the address in the browser (ui.address): the
+    step holds σ where the reader dragged the fitted curve's slider."""
+    from urllib.parse import parse_qs, urlparse
+
+    from visattn import tour
+
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        (chart,) = [i for i, shown, _ in json.loads(positions(page, "kr_sigma")) if shown]
+        drag(page, chart, "kr_sigma", 0.8)
+        page.wait_for_function("() => location.search.includes('kr_sigma=')", timeout=10_000)
+        sigma = url_value(page, "kr_sigma")
+        page.locator('[data-testid="stSidebar"] summary', has_text="Lecture").click()
+        handout = page.locator(".st-key-lec_handout a")
+        handout.hover()
+        assert parse_qs(urlparse(handout.get_attribute("href")).query)["kr_sigma"] == [sigma]
+        page.locator(".st-key-lec_add button").click()
+        page.wait_for_function("() => location.search.includes('tour=')", timeout=60_000)
+        (step,) = tour.from_link(url_value(page, "tour")).steps
+        assert step.page == "kernel" and step.params()["kr_sigma"] == sigma

@@ -11,9 +11,10 @@ import random
 import zlib
 
 import pytest
-from apptest_util import assert_clean, run_page, warnings
+from apptest_util import assert_clean, figures, run_page, warnings
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
 
 from ui.registry import BY_ID
 from visattn import tour as model
@@ -204,16 +205,38 @@ def test_a_tampered_tour_is_dropped_with_a_notice(bad):
     assert "tour" not in at.query_params
 
 
-def test_add_this_view_builds_a_tour_in_the_url():
-    at = run_page("kernel", {"kr_q": "2.5"})
-    at.button(key="lec_add").click().run()
-    assert_clean(at)
-    tour = model.from_link(
-        at.query_params["tour"][0]
-        if isinstance(at.query_params["tour"], list)
-        else at.query_params["tour"]
-    )
-    assert tour.steps == (Step("kernel", "kr_q=2.5"),)
+def add_view_script() -> None:
+    """The "Add this view" button's callback, as a click calls it: with the address's query the
+    browser sent (ui.address; the positions of the figures' sliders are there alone)."""
+    import streamlit as st
+
+    from ui import tour, url_state
+    from visattn.lessons import lecture
+
+    url_state.start_run()
+    url_state.bind("lang", "en", options=["en", "zh"])
+    url_state.bind_controls(lecture.CONTROLS)
+    tour.add_view("kernel", st.session_state.get("figure", ""), st.session_state["query"])
+
+
+def test_add_this_view_takes_the_browsers_address_less_the_lectures_parameters():
+    at = AppTest.from_function(add_view_script)
+    at.session_state["query"] = "kr_q=2.5&kr_sigma=0.6&lang=zh&tour=&step=3&hide=1"
+    at.run()
+    assert not at.exception
+    packed = at.session_state["tour"]
+    assert model.from_link(packed).steps == (Step("kernel", "kr_q=2.5&kr_sigma=0.6"),)
+    assert at.session_state["step"] == 1
+    # a view past every bound is refused with the tour's message, the tour kept
+    at.session_state["query"] = "kr_q=" + "9" * (model.MAX_QUERY * 4)
+    at.run()
+    assert at.session_state["_lecture_error"].code == "tour_view_long"
+    assert at.session_state["tour"] == packed
+
+
+def test_a_tours_step_is_edited_in_the_panel():
+    packed = model.to_link(Tour((Step("kernel", "kr_q=2.5"),)))
+    at = run_page("kernel", {"kr_q": "2.5", "tour": packed})
     at.text_input(key="lec_title").input("First look")
     at.text_area(key="lec_notes").input("Say why.")
     at.button(key="FormSubmitter:lec_edit-" + "Save title and notes").click().run()
@@ -251,10 +274,8 @@ def tour_of(at) -> Tour:
 
 
 def test_reorder_and_delete_in_the_panel():
-    at = run_page("kernel", {"kr_q": "2.5"})
-    at.button(key="lec_add").click().run()  # step 1: this view
-    at.selectbox(key="lec_figure").select("chart_kernel_fitted_curve").run()
-    at.button(key="lec_add").click().run()  # step 2, after it: the same view, on another figure
+    steps = (Step("kernel", "kr_q=2.5"), Step("kernel", "kr_q=2.5", "chart_kernel_fitted_curve"))
+    at = run_page("kernel", {"kr_q": "2.5", "tour": model.to_link(Tour(steps)), "step": "2"})
     assert_clean(at)
     assert [s.figure for s in tour_of(at).steps] == ["", "chart_kernel_fitted_curve"]
     assert at.query_params["step"] in ("2", ["2"])
@@ -277,3 +298,18 @@ def test_the_figure_select_names_each_chart_by_its_title():
     assert not any("chart_" in o for o in options) and len(set(options)) == len(options)
     en = run_page("kernel").selectbox(key="lec_figure").options
     assert "Attention weights of the query 62 over the keys" in en and len(en) == len(options)
+
+
+def test_the_intro_tours_sigma_step_opens_the_curve_at_the_sigma_it_discusses():
+    """σ is the fitted curve's own slider; a step's view holds its position as a link does."""
+    step = lecture.INTRO.step(2)
+    assert step.figure == "chart_kernel_fitted_curve"
+    at = run_page(step.page, step.params())
+    assert_clean(at)
+    assert not warnings(at)
+    curves = [f for f in figures(at) if f["layout"].get("sliders")]
+    (slider,) = [
+        f["layout"]["sliders"][0] for f in curves if f["layout"]["sliders"][0].get("visible", True)
+    ]
+    assert slider["name"] == "kr_sigma" and slider["steps"][slider["active"]]["value"] == "0.2"
+    assert len(curves[0]["data"][0]["x"]) == 50  # the noisy curve's 50 points, the bars' keys

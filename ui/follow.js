@@ -64,6 +64,8 @@ function show(box, data, text) {
   const variant = data.variants[text];
   if (!variant || box.__visattnShown === text) return;
   box.__visattnShown = text;
+  box.dataset.control = data.control; // what it follows and where it stands (for tests, and CSS)
+  box.dataset.shown = text;
   const parts = [];
   for (const note of variant.notes || []) {
     parts.push(`<div class="visattn-note visattn-${note.level}">${note.html}</div>`);

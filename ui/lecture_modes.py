@@ -17,17 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from visattn.lessons import lecture as lesson
 
+from . import address, export, tour, url_state
 from . import controls as widgets
-from . import export, tour, url_state
 from .i18n import t
-from .registry import BY_ID
 
 _REVEALED = "_lecture_revealed"  # what this session revealed: chart keys, "§<section>"; "*": all
 _PAGE = "_lecture_page"  # the page the reveals were made on (a new page starts hidden)
@@ -217,13 +215,6 @@ def _section_button(name: str) -> None:
     )
 
 
-def _here(page_id: str, **extra: str) -> str:
-    """This view's link (relative to the app's root) with ``extra`` parameters."""
-    params = {k: st.query_params.get(k) for k in st.query_params} | extra
-    page = BY_ID[page_id]
-    return f"./{page.url_path}?{urlencode(params)}"
-
-
 def sidebar(slot, page_id: str) -> None:
     """The sidebar's lecture panel: predict-then-reveal, the slide format, the handout, the tour."""
     if handout() or speaker():
@@ -237,7 +228,7 @@ def sidebar(slot, page_id: str) -> None:
         widgets.segmented(lesson.SLIDE_FORMAT, t("lecture.slide"), help=t("lecture.slide_help"))
         export.slides_button(page_id)
         export.zip_button(page_id)
-        tour.link(t("lecture.handout"), _here(page_id, handout="1"), new_tab=True)
+        address.link(t("lecture.handout"), "lec_handout", handout="1")
         st.divider()
         st.markdown(t("lecture.tour_title"))
         tour.panel(page_id)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import html
 import json
 import re
-from urllib.parse import urlencode
+from functools import partial
+from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
 
@@ -23,6 +24,7 @@ from visattn.errors import InputError
 from visattn.lessons import lecture as lesson
 from visattn.tour import Step, Tour
 
+from . import address
 from .errors import message, show_error
 from .i18n import lang, t
 from .registry import BY_ID
@@ -276,12 +278,17 @@ def _own(tour: Tour | None) -> Tour:
     return Tour(tuple(Step(s.page, s.query, s.figure, t(s.title), t(s.notes)) for s in tour.steps))
 
 
-def _add_view(page_id: str, figure: str) -> None:
+def add_view(page_id: str, figure: str, query: str) -> None:
+    """After the current step, a step of this view: ``query`` is its address's, as the browser has
+    it (the positions of the controls drawn in figures are there alone; ui.address), less the
+    lecture's own parameters; ``figure`` the chart it opens on."""
     tour = current()
     number = step_number(tour) if tour is not None and len(tour) else 0
-    params = {k: st.query_params.get(k) for k in st.query_params}
-    step = Step(page_id, model.view_query(params, lesson.LECTURE_KEYS), figure)
     try:
+        if len(query) > model.MAX_QUERY * 4:  # a view is at most MAX_QUERY once the lecture's go
+            raise InputError("tour_view_long", "a step's view is too long", limit=model.MAX_QUERY)
+        params = dict(parse_qsl(query, keep_blank_values=True))
+        step = Step(page_id, model.view_query(params, lesson.LECTURE_KEYS), figure)
         _store(_own(tour).add(step, after=number), number + 1)
     except InputError as exc:
         st.session_state["_lecture_error"] = exc
@@ -358,13 +365,8 @@ def panel(page_id: str) -> None:
         key="lec_figure",
         help=t("lecture.figure_help"),
     )
-    st.button(
-        t("lecture.add_view"),
-        on_click=_add_view,
-        args=(page_id, figure or ""),
-        icon=":material/add:",
-        width="stretch",
-        key="lec_add",
+    address.button(
+        "＋ " + t("lecture.add_view"), "lec_add", partial(add_view, page_id, figure or "")
     )
     if tour is None or not len(tour):
         link(t("lecture.start_intro"), step_href(lesson.INTRO, 1))

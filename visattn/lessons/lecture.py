@@ -81,9 +81,9 @@ INTRO = Tour(
             "lecture.intro_01_title",
             "lecture.intro_01_notes",
         ),
-        Step(
+        Step(  # σ is the curve's own slider: the step opens it narrow, on the noisy curve
             "kernel",
-            "",
+            "kr_preset=noisy&kr_sigma=0.2",
             "chart_kernel_fitted_curve",
             "lecture.intro_02_title",
             "lecture.intro_02_notes",
