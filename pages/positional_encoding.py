@@ -1,10 +1,12 @@
 """Positional encoding (article 003): the sinusoidal table, relative position, why attention needs
 order, and RoPE and ALiBi beside the sinusoid.
 
-Compute, controls and LaTeX: visattn.lessons.positional; figures: visattn.figures.positional. Each
-lesson section is a tab (the open tab is a control, in the URL; every tab's panel is drawn, the open
-one shows: ui.frame.tabs). Each is a ui.frame.section, so its own controls rerun it alone. Every
-section's controls are bound on every full run: a link keeps them all."""
+Compute, controls and LaTeX: visattn.lessons.positional; figures and their words:
+visattn.figures.positional. Each lesson section is a tab (the open tab is a control, in the URL;
+every tab's panel is drawn, the open one shows: ui.frame.tabs). Each is a ui.frame.section, so its
+own controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
+all. The rotation's offset k and the scores' query position p are their figures' own sliders; what
+the page says of them follows the slider in the browser (ui.follow)."""
 
 import pandas as pd
 import streamlit as st
@@ -13,14 +15,17 @@ from ui import controls as widgets
 from ui import url_state
 from ui.charts import download_csv, show
 from ui.errors import compute
+from ui.follow import Version, follow
 from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section, tabs
-from ui.i18n import label, t
+from ui.i18n import figure_words, label, t
 from ui.text import escape
-from visattn import figures
 from visattn.figures import positional as positional_figures
 from visattn.lessons import positional as lesson
 from visattn.positional import MAX_CURVES, MAX_D_MODEL, MAX_POSITIONS
+
+OFFSET = lesson.CONTROLS["pe_rk"]  # the rotation circle's own slider
+QUERY_AT = lesson.CONTROLS["pe_bp"]  # the score figure's own slider
 
 
 def heading(title: str, intro: str, level=st.subheader) -> None:
@@ -29,9 +34,11 @@ def heading(title: str, intro: str, level=st.subheader) -> None:
     explain(intro)
 
 
-def plot(png: str, builder, /, *args, key: str | None = None, **words) -> None:
-    """A figure at the page's font size; its camera button saves ``png``."""
-    show(builder(*args, font_size=font_size(), **words), png, key=key)
+def plot(png: str, builder, /, *args, key: str | None = None) -> None:
+    """A figure of visattn.figures.positional in the page's language and font size; its camera
+    button saves ``png``."""
+    words = figure_words(positional_figures.Words)
+    show(builder(*args, words=words, font_size=font_size()), png, key=key)
 
 
 # ---------------------------------------------------------------- the sinusoidal table
@@ -88,18 +95,9 @@ def table_heatmap(table: lesson.Table) -> None:
             cstep=table.cstep,
         )
         st.info(downsampled)
-    plot(
-        "sinusoidal_table",
-        positional_figures.table_heatmap,
-        table.shown,
-        table.rows,
-        table.cols,
-        # a new chart when the shape changes: Plotly keeps stale tick positions across an update
-        key=f"pe_table_{len(table.rows)}x{len(table.cols)}",
-        title=t("positional.table_title", n=table.n, d=table.d),
-        x_title=t("common.dimension"),
-        y_title=t("common.position"),
-    )
+    # a new chart when the shape changes: Plotly keeps stale tick positions across an update
+    shape = f"{len(table.rows)}x{len(table.cols)}"
+    plot("sinusoidal_table", positional_figures.table_heatmap, table, key=f"pe_table_{shape}")
     positions = [int(r) for r in table.rows]
     columns = [int(c) for c in table.cols]
     download_csv(table.shown, "sinusoidal_table", positions, columns)
@@ -113,34 +111,12 @@ def chosen_curves(table: lesson.Table, dims_text: str) -> None:
     if curves.dropped:
         dropped = ", ".join(str(k) for k in curves.dropped)
         st.caption(t("positional.dims_dropped", dims=dropped, last=table.d - 1))
-    named_curves = {
-        t("positional.curve_name", k=k, fn=curves.kind(j), i=k // 2): curves.values[:, j]
-        for j, k in enumerate(curves.dims)
-    }
-    plot(
-        "sinusoid_curves",
-        figures.curves,
-        curves.positions,
-        named_curves,
-        title=t("positional.curves_title"),
-        x_title=t("common.position"),
-        y_title="PE",
-    )
+    plot("sinusoid_curves", positional_figures.dimension_curves, curves)
 
 
 def wavelengths(table: lesson.Table) -> None:
     """Each sin/cos pair's wavelength on a log axis, beside the table's n positions."""
-    plot(
-        "sinusoid_wavelengths",
-        positional_figures.wavelength_plot,
-        table.wavelengths,
-        table.n,
-        name=t("positional.wave_name"),
-        n_name=t("positional.wave_n", n=table.n),
-        title=t("positional.wave_title", d=table.d),
-        x_title=t("positional.pair_axis"),
-        y_title=t("positional.wave_axis"),
-    )
+    plot("sinusoid_wavelengths", positional_figures.wavelength_plot, table)
     if table.slow is not None:
         st.caption(t("positional.wave_slow", i=table.slow, dim=2 * table.slow, n=table.n))
 
@@ -156,60 +132,34 @@ def section_relative() -> None:
     d = widgets.select_slider(lesson.CONTROLS["pe_rd"], t("positional.d_model"), where=left)
     n = widgets.slider(lesson.CONTROLS["pe_rn"], t("positional.n_positions"), where=right)
     relative = lesson.relative(d, n)
-    plot(
-        "pe_dot_matrix",
-        positional_figures.dot_matrix,
-        relative.dots,
-        title=t("positional.dot_title", d=d),
-        x_title=t("positional.pos_q"),
-        y_title=t("positional.pos_p"),
-    )
-    rows = {t("positional.row_p", p=p): xy for p, xy in relative.markers.items()}
-    plot(
-        "pe_dot_offset",
-        positional_figures.offset_curve,
-        relative.offsets,
-        relative.formula,
-        rows,
-        formula_name=t("positional.formula_curve"),
-        title=t("positional.offset_title"),
-        x_title=t("positional.offset_axis"),
-    )
+    plot("pe_dot_matrix", positional_figures.dot_matrix, relative)
+    plot("pe_dot_offset", positional_figures.offset_curve, relative)
     st.success(t("positional.offset_spread", spread=relative.spread))
     section_rotation(d, n)
 
 
 @section
 def section_rotation(d: int, n: int) -> None:
-    """One pair turned k positions on: its own controls rerun only this."""
+    """One pair turned k positions on: the pair and p rerun only this; k is the circle's own
+    slider, and the formula and its check follow it."""
     heading(t("positional.rot_heading"), t("positional.rot_intro"))
     last_pair = d // 2 - 1  # the pair must exist at this d_model
     widgets.clamp(lesson.CONTROLS["pe_ri"], hi=last_pair)
-    left, middle, right = st.columns(3)
+    left, right = st.columns(2)
     i = widgets.select_slider(
         lesson.CONTROLS["pe_ri"], t("positional.pair"), where=left, hi=last_pair
     )
-    k = widgets.number(lesson.CONTROLS["pe_rk"], t("positional.offset_k"), where=middle)
     p = widgets.number(lesson.CONTROLS["pe_rp"], t("positional.position_p"), where=right)
-    rotation = lesson.rotation(d, i, k, p, n, narrow=presenter())
-    formula(rotation.latex, "positional_rotation")
-    check = t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=p + k, err=rotation.err)
-    st.caption(check)
+    rotation = lesson.rotation(d, i, widgets.in_figure(OFFSET), p, n, narrow=presenter())
 
-    def circle_title(k: int, theta: float) -> str:
-        """The title at the in-figure slider's offset k (θ = k·ω)."""
-        return t("positional.circle_title", i=i, k=k, theta=lesson.fmt(theta))
+    def check(j: int) -> Version:
+        """The formula and its check at the slider's j-th offset."""
+        q, err = p + rotation.ks[j], rotation.errs[j]
+        caption = t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=q, err=err)
+        return Version(tex=rotation.latex[j], caption=caption)
 
-    plot(
-        "pe_rotation_circle",
-        positional_figures.rotation_live,
-        rotation,
-        lesson.rotation_steps(d, i, k, p),
-        name=t("positional.circle_name", i=i),
-        title=circle_title,
-        x_title=t("positional.circle_x", a=2 * i),
-        y_title=t("positional.circle_y", b=2 * i + 1),
-    )
+    follow(OFFSET, {k: check(j) for j, k in enumerate(rotation.ks)}, "positional_rotation")
+    plot("pe_rotation_circle", positional_figures.rotation_live, rotation)
 
 
 # ---------------------------------------------------------------- why attention needs order
@@ -249,9 +199,9 @@ def section_order() -> None:
         heading(label("positional.variants", variant), label("positional.variant_intro", variant))
         left, right = st.columns(2)
         with left:
-            sentence_weights(order, variant, "A", run.weights_a, tokens_a)
+            plot(f"order_{variant}_A", positional_figures.order_weights, order, variant, "A")
         with right:
-            sentence_weights(order, variant, "B", run.weights_b, tokens_b)
+            plot(f"order_{variant}_B", positional_figures.order_weights, order, variant, "B")
         err = lesson.fmt(run.max_difference, 2)
         difference = label("positional.variant_diff", variant, err=err)
         if run.max_difference < lesson.SAME:
@@ -276,61 +226,30 @@ def section_order() -> None:
     )
 
 
-def sentence_weights(order, variant: str, sentence: str, weights, tokens: list[str]) -> None:
-    """The attention weights of one sentence (A or B) in one run (without or with positions)."""
-    plot(
-        f"order_{variant}_{sentence}",
-        figures.heatmap,
-        weights,
-        tokens,
-        tokens,
-        title=t("positional.weights_title", s=sentence, text=order.joined(tokens)),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        value_name=t("common.weight"),
-        tick_angle=0 if order.glued else None,
-    )
-
-
-# ---------------------------------------------------------------- RoPE and ALiBi
-
-
-def score_names(at: int) -> tuple[str, str]:
-    """The legend names of the query-at-``at`` curves: added sinusoids, RoPE."""
-    return t("positional.s_sin", p=at), t("positional.s_rope", p=at)
-
-
-def score_subtitle(at: int, rope: str, sin: str) -> str:
-    """The score figure's second title line at the in-figure slider's query position."""
-    return t("positional.score_gaps", p=at, rope=rope, sin=sin)
+def gap_notes(p: int, rope: str, sin: str) -> Version:
+    """How far the query-at-p curves lie from the query-at-0 ones: RoPE's and the added
+    sinusoids'."""
+    rope_gap = t("positional.rope_gap", p=p, err=rope)
+    sin_gap = t("positional.sin_gap", p=p, gap=sin)
+    return Version(notes=(("success", rope_gap), ("info", sin_gap)))
 
 
 @section
 def section_beyond() -> None:
-    """RoPE and added sinusoids for one (q, k) pair as the key moves away; then ALiBi's heads."""
+    """RoPE and added sinusoids for one (q, k) pair as the key moves away (the query's position p is
+    the score figure's own slider; the notes that name p follow it); then ALiBi's heads, which p
+    does not change."""
     heading(label("positional.sections", "beyond"), t("positional.beyond_intro"), st.header)
     formula(lesson.beyond_latex(narrow=presenter()), "positional_beyond")
-    first, second, third, fourth = st.columns(4)
+    first, second, third = st.columns(3)
     d = widgets.select_slider(lesson.CONTROLS["pe_bd"], t("positional.d_model"), where=first)
-    p = widgets.slider(lesson.CONTROLS["pe_bp"], t("positional.query_pos"), where=second)
-    far = widgets.slider(lesson.CONTROLS["pe_bmax"], t("positional.max_distance"), where=third)
-    qk = widgets.radio(
-        lesson.CONTROLS["pe_bqk"], t("positional.qk"), where=fourth, horizontal=False
-    )
-    beyond = lesson.beyond(d, p, far, qk)
-    plot(
-        "score_vs_distance",
-        positional_figures.score_live,
-        beyond,
-        lesson.beyond_steps(beyond),
-        names=score_names,
-        title=t("positional.score_title"),
-        subtitle=score_subtitle,
-        x_title=t("positional.distance_axis"),
-        y_title=t("positional.score_axis"),
-    )
-    st.success(t("positional.rope_gap", p=p, err=beyond.rope_gap))
-    st.info(t("positional.sin_gap", p=p, gap=beyond.sin_gap))
+    far = widgets.slider(lesson.CONTROLS["pe_bmax"], t("positional.max_distance"), where=second)
+    qk = widgets.radio(lesson.CONTROLS["pe_bqk"], t("positional.qk"), where=third, horizontal=False)
+    beyond = lesson.beyond(d, widgets.in_figure(QUERY_AT), far, qk)
+    steps = lesson.beyond_steps(beyond)
+    plot("score_vs_distance", positional_figures.score_live, beyond, steps)
+    gaps = zip(steps.ps, steps.rope_gap, steps.sin_gap, strict=True)
+    follow(QUERY_AT, {p: gap_notes(p, rope, sin) for p, rope, sin in gaps}, "positional_gaps")
     explain(t("positional.score_notes"))
     section_alibi(beyond)
 
@@ -344,29 +263,8 @@ def section_alibi(beyond: lesson.Beyond) -> None:
     n = widgets.slider(lesson.CONTROLS["pe_bn"], t("positional.alibi_positions"), where=right)
     alibi = lesson.alibi(H, n, beyond)
     st.markdown(t("positional.slopes", slopes=", ".join(alibi.slopes)))
-    lines = {
-        t("positional.s_alibi", h=h + 1, m=m): alibi.lines[h] for h, m in enumerate(alibi.slopes)
-    }
-    plot(
-        "alibi_score_vs_distance",
-        figures.curves,
-        beyond.distances,
-        lines,
-        title=t("positional.alibi_score_title"),
-        x_title=t("positional.distance_axis"),
-        y_title=t("positional.score_axis"),
-    )
-    cell_titles = [t("positional.head_slope", h=h + 1, m=m) for h, m in enumerate(alibi.slopes)]
-    plot(
-        "alibi_bias",
-        positional_figures.alibi_grid,
-        alibi.grid(2 if presenter() else 4),
-        cell_titles,
-        title=t("positional.alibi_title", n=n),
-        value_name=t("positional.bias"),
-        query_name=t("common.query"),
-        key_name=t("common.key"),
-    )
+    plot("alibi_score_vs_distance", positional_figures.alibi_lines, beyond, alibi)
+    plot("alibi_bias", positional_figures.alibi_grid, alibi, 2 if presenter() else 4)
     row_names = [t("positional.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)]
     download_csv(alibi.bias.reshape(H * n, n), "alibi_bias", row_names, range(n))  # (H·n, n)
 

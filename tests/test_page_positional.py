@@ -2,6 +2,7 @@
 Chinese."""
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -13,12 +14,14 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    followers,
     formulas,
     panel,
     run_page,
     texts,
     warnings,
 )
+from apptest_util import shown as server_version
 
 from visattn.lessons import positional as lesson
 
@@ -125,8 +128,9 @@ def test_relative_section():
     assert dots[0, 0] == pytest.approx(8.0)  # d/2 on the diagonal
     assert np.ptp(np.diagonal(dots, 4)) < 1e-5
     assert "depends on the offset only" in texts(at)
-    latex = " ".join(formulas(at))
-    assert "M_{4}" in latex and "PE(7)" in latex
+    rotation = server_version(followers(at)["positional_rotation"])  # at the link's k
+    assert "M_{4}" in rotation["tex"] and "PE(7)" in rotation["tex"]
+    assert "Largest difference between M_k·PE(3) and PE(7)" in rotation["caption"]
 
 
 def test_order_section_without_and_with_positions():
@@ -290,6 +294,8 @@ def test_bad_inputs_in_chinese(params, number):
         {"pe_n": "4096", "pe_d": "2048"},
         {"pe_dims": "0, 1, 999"},
         {"present": "1", "pe_sec": "beyond"},
+        {"pe_sec": "relative", "pe_rk": "200"},
+        {"pe_sec": "beyond", "pe_bp": "0", "pe_bqk": "random"},
     ],
 )
 def test_every_view_in_chinese_shows_no_english(params):
@@ -399,7 +405,7 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     assert columns(normal) == 4 and columns(big) == 2
     assert len(figures(shown(big))) == len(figures(shown(normal))) == 3
     rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
-    assert r" \\ PE(8)" in formulas(shown(rel))[0]
+    assert r" \\ PE(8)" in server_version(followers(rel)["positional_rotation"])["tex"]
 
 
 # --- the in-figure sliders start at the control's value and carry the formula's values ----
@@ -423,7 +429,7 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
     assert_clean(at)
     (score,) = [f for f in figures(shown(at)) if f["layout"].get("sliders")]
     s = score["layout"]["sliders"][0]
-    assert int(s["steps"][s["active"]]["value"]) == 300 and at.slider(key="pe_bp").value == 300
+    assert int(s["steps"][s["active"]]["value"]) == 300
     assert [d["name"] for d in score["data"]][1::2] == [
         "added sinusoids, query at 300",
         "RoPE, query at 300",
@@ -451,3 +457,136 @@ def test_fidelity_round_three_wording():
     stray = re.compile(r"[\u4e00-\u9fff] +[\u4e00-\u9fff]")
     strings = [v for v in texts_of["zh"].values() if isinstance(v, str)]
     assert not [s for s in strings if stray.search(s)]
+
+
+# ---- the figures' own sliders: the offset k (pe_rk) and the query's position p (pe_bp) ----------
+
+
+def slider_of(at, key: str) -> dict:
+    """The one in-figure slider named by ``key`` (the control it moves) on the page."""
+    (found,) = [
+        s for f in figures(at) for s in f["layout"].get("sliders") or () if s["name"] == key
+    ]
+    return found
+
+
+def figure_of(at, key: str) -> dict:
+    """The one figure whose slider is named by ``key``."""
+    (found,) = [
+        f for f in figures(at) if key in [s["name"] for s in f["layout"].get("sliders") or ()]
+    ]
+    return found
+
+
+def active_value(slider: dict) -> str:
+    return slider["steps"][slider["active"]]["value"]
+
+
+def sinusoid(pos: float, d: int) -> np.ndarray:
+    """Row ``pos`` of the sinusoidal table, from the article's formula."""
+    angles = [pos / 10000 ** (2 * (j // 2) / d) for j in range(d)]
+    return np.array([math.sin(a) if j % 2 == 0 else math.cos(a) for j, a in enumerate(angles)])
+
+
+def test_k_and_p_are_the_figures_sliders_not_widgets_of_the_page():
+    at = run_page("positional")  # every tab's panel is drawn
+    assert_clean(at)
+    keys = {w.key for kind in ("number_input", "slider", "select_slider") for w in at.get(kind)}
+    assert {"pe_rp", "pe_ri", "pe_bmax"} <= keys and not {"pe_rk", "pe_bp"} & keys
+    circle, score = slider_of(at, "pe_rk"), slider_of(at, "pe_bp")
+    assert [int(s["value"]) for s in circle["steps"]] == list(range(lesson.LIVE_K + 1))
+    assert active_value(circle) == "3" and active_value(score) == "200"  # the defaults
+    assert followers(at)["positional_rotation"]["control"] == "pe_rk"
+    assert followers(at)["positional_gaps"]["control"] == "pe_bp"
+    assert "pe_rk" not in at.query_params and "pe_bp" not in at.query_params
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_opens_the_circle_its_formula_and_its_check_at_the_links_k(lang):
+    d, i, p, k = 16, 1, 3, 200  # k beyond the slider's 0 … LIVE_K: put in exactly
+    params = {"pe_sec": "relative", "pe_rd": "16", "pe_ri": "1", "pe_rp": "3", "pe_rk": "200"}
+    at = run_page("positional", {"lang": lang} | params)
+    assert_clean(at)
+    assert not warnings(at) and at.query_params["pe_rk"] in ("200", ["200"])
+    circle = slider_of(at, "pe_rk")
+    assert active_value(circle) == "200"
+    assert [int(s["value"]) for s in circle["steps"]] == [*range(lesson.LIVE_K + 1), k]
+    assert figure_of(at, "pe_rk")["data"][2]["name"] == f"PE({p + k})"
+    rotation = followers(at)["positional_rotation"]
+    assert rotation["server"][0] == "200"
+    assert set(rotation["variants"]) == {s["value"] for s in circle["steps"]}  # one a position
+    omega = 10000 ** (-2 * i / d)
+    for value, version in rotation["variants"].items():
+        offset = int(value)
+        tex, caption = version["tex"], version["caption"]
+        theta = f"{offset}\\times{omega:.4g} = {offset * omega:.4g}"
+        assert f"M_{{{offset}}}" in tex and f"PE({p + offset})" in tex and theta in tex, value
+        assert f"PE({p})" in caption and f"PE({p + offset})" in caption, value
+        err = re.findall(r"[:：]\s*([-+.0-9e]+)", caption)[-1].rstrip(".")
+        assert float(err) < 1e-12, value  # M_k·PE(p) is PE(p + k) up to rounding
+    if lang == "zh":
+        assert english_words(at, allowed={"LLaMA"}) == {}
+
+
+def test_a_link_opens_the_scores_and_their_notes_at_the_links_p():
+    d, far = 16, 40
+    params = {
+        "pe_sec": "beyond",
+        "pe_bd": "16",
+        "pe_bmax": "40",
+        "pe_bqk": "random",
+        "pe_bp": "437",
+    }
+    at = run_page("positional", params)
+    assert_clean(at)
+    assert not warnings(at) and at.query_params["pe_bp"] in ("437", ["437"])
+    score = slider_of(at, "pe_bp")
+    assert active_value(score) == "437"
+    names = [trace["name"] for trace in figure_of(at, "pe_bp")["data"]]
+    assert names[1::2] == ["added sinusoids, query at 437", "RoPE, query at 437"]
+    gaps = followers(at)["positional_gaps"]
+    assert gaps["server"][0] == "437"
+    assert set(gaps["variants"]) == {s["value"] for s in score["steps"]}  # one a position
+    # by hand: the lesson's seeded q and k, the sinusoids from the article's formula
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal(d), rng.standard_normal(d)
+
+    def added(at_p: int, delta: int) -> float:
+        return (q + sinusoid(at_p, d)) @ (k + sinusoid(at_p + delta, d)) / math.sqrt(d)
+
+    checked = [v for v in gaps["variants"]][::9] + ["437"]
+    assert "0" in checked
+    for value in checked:
+        at_p = int(value)
+        success, info = gaps["variants"][value]["notes"]
+        assert (success["level"], info["level"]) == ("success", "info")
+        assert f"at 0 and at {at_p} coincide" in success["html"]
+        rope = re.search(r"largest difference ([^)]+)\)", success["html"]).group(1)
+        assert float(rope) < 1e-9, value  # RoPE: the same curve wherever the query is
+        sin = re.search(r"differ by up to ([-+.0-9e]+);", info["html"]).group(1)
+        want = max(abs(added(at_p, delta) - added(0, delta)) for delta in range(far + 1))
+        assert float(sin) == pytest.approx(want, rel=5e-3, abs=1e-12), value  # 3 digits printed
+
+
+def test_alibi_does_not_change_with_p():
+    """ALiBi's score is q·k/√d − λ_h·Δ wherever the query is: its figures follow no slider."""
+    drawn = [
+        figures(run_page("positional", {"pe_sec": "beyond", "pe_bp": p}))[-2:] for p in ("0", "900")
+    ]
+    assert drawn[0] == drawn[1]
+    assert not any(f["layout"].get("sliders") for f in drawn[0])
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [("pe_rk", "1001"), ("pe_rk", "-1"), ("pe_rk", "2.5"), ("pe_bp", "abc"), ("pe_bp", "1001")],
+)
+def test_a_bad_position_in_a_link_is_reported_and_reset(key, value):
+    at = run_page("positional", {key: value})
+    assert_clean(at)
+    (w,) = warnings(at)
+    assert key in w.replace("\\", "") and key not in at.query_params
+    default = str(lesson.CONTROLS[key].default)
+    assert active_value(slider_of(at, key)) == default
+    name = {"pe_rk": "positional_rotation", "pe_bp": "positional_gaps"}[key]
+    assert followers(at)[name]["server"][0] == default

@@ -3,6 +3,7 @@
 Expected values are computed independently of the code under test: math.sin / math.cos in plain
 loops, slopes written out by hand from the ALiBi paper's rule."""
 
+import dataclasses
 import json
 import math
 import time
@@ -409,17 +410,22 @@ def test_lesson_relative_and_rotation():
     assert float(rel.spread) < 1e-12
     rot = lesson.rotation(16, 1, 4, 3, 40)
     omega = 10000 ** (-2 / 16)
-    assert (
-        f"{omega:.4g}" in rot.latex
-        and f"{math.cos(4 * omega):.4g}" in rot.latex
-        and "PE(7)" in rot.latex
-    )
-    assert rot.now[1] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
-    assert float(rot.err) < 1e-12
-    assert len(rot.circle) == 3 + lesson.LIVE_K + 1 and list(rot.points) == [
-        "PE(3)",
-        "PE(7)",
-    ]  # every in-figure step's point on it
+    assert rot.ks == tuple(range(lesson.LIVE_K + 1)) and rot.k == 4 and rot.ks[rot.active] == 4
+    now = rot.latex[rot.active]
+    assert f"{omega:.4g}" in now and f"{math.cos(4 * omega):.4g}" in now and "PE(7)" in now
+    assert rot.start == pytest.approx([math.sin(3 * omega), math.cos(3 * omega)])
+    assert rot.points[rot.active] == pytest.approx([math.sin(7 * omega), math.cos(7 * omega)])
+    assert len(rot.circle) == 3 + lesson.LIVE_K + 1  # every step's point on it
+    for j, k in enumerate(rot.ks):  # every offset of the slider: its own numbers
+        assert rf"M_{{{k}}}\,PE(3)" in rot.latex[j] and f"PE({3 + k}) = " in rot.latex[j]
+        assert rot.angles[j] == f"{k * omega:.4g}" and float(rot.errs[j]) < 1e-12
+        assert rot.points[j] == pytest.approx(
+            [math.sin((3 + k) * omega), math.cos((3 + k) * omega)]
+        )
+    far = lesson.rotation(16, 1, 200, 3, 40)  # a link's k beyond LIVE_K: put in, circle long enough
+    assert far.ks == (*range(lesson.LIVE_K + 1), 200) and far.k == 200
+    assert len(far.circle) == 3 + 200 + 1
+    assert r" \\ PE(203)" in lesson.rotation(16, 1, 200, 3, 40, narrow=True).latex[far.active]
 
 
 def test_lesson_order_rows():
@@ -457,56 +463,155 @@ def test_beyond_latex_breaks_for_a_projector():
 # ---------------------------------------------------------------- the lesson's figures
 
 
+def marked_words() -> positional_figures.Words:
+    """Every word of the figures marked (‹field›, then the English text, its placeholders kept)."""
+    english = dataclasses.asdict(positional_figures.WORDS)
+    return positional_figures.Words(**{name: f"‹{name}›{text}" for name, text in english.items()})
+
+
+def shown_words(fig: go.Figure) -> list[str]:
+    """Titles, axis titles, legend names, cell titles, hover templates and slider prefixes."""
+    spec = json.loads(fig.to_json())
+    layout = spec["layout"]
+    out = [layout["title"]["text"]]
+    out += [v["title"]["text"] for k, v in layout.items() if k[1:5] == "axis" and "title" in v]
+    out += [a["text"] for a in layout.get("annotations", [])]
+    out += [s["currentvalue"]["prefix"] for s in layout.get("sliders", []) if s.get("visible", 1)]
+    out += [t.get("name", "") for t in spec["data"]] + [
+        t.get("hovertemplate", "") for t in spec["data"]
+    ]
+    return out
+
+
 def test_figures_pass_plotly_validation_and_carry_the_words():
     tab, rel, rot = lesson.table(64, 128), lesson.relative(8, 12), lesson.rotation(8, 1, 2, 3, 12)
     bey = lesson.beyond(16, 10, 20, "same")
     ali = lesson.alibi(3, 4, bey)
+    order = lesson.order("小明喜欢吃苹果", "苹果喜欢吃小明", 16)
+    w = marked_words()
+    # (figure, the fields it shows)
     built = [
-        positional_figures.table_heatmap(
-            tab.shown, tab.rows, tab.cols, title="T", x_title="X", y_title="Y"
+        (positional_figures.table_heatmap(tab, words=w), ("table_title", "dimension", "position")),
+        (
+            positional_figures.dimension_curves(lesson.curves(64, 128, "0, 3"), words=w),
+            (
+                "curves_title",
+                "curve_name",
+                "position",
+            ),
         ),
-        positional_figures.dot_matrix(rel.dots, title="T", x_title="X", y_title="Y", font_size=20),
-        positional_figures.wavelength_plot(
-            tab.wavelengths, 64, name="N", n_name="M", title="T", x_title="X", y_title="Y"
+        (
+            positional_figures.wavelength_plot(tab, words=w),
+            (
+                "wave_title",
+                "wave_name",
+                "wave_n",
+                "pair_axis",
+                "wave_axis",
+            ),
         ),
-        positional_figures.offset_curve(
-            rel.offsets,
-            rel.formula,
-            {"R": rel.markers[0]},
-            formula_name="N",
-            title="T",
-            x_title="X",
+        (
+            positional_figures.dot_matrix(rel, words=w, font_size=20),
+            ("dot_title", "pos_p", "pos_q"),
         ),
-        positional_figures.rotation_circle(
-            rot.circle, rot.points, name="N", title="T", x_title="X", y_title="Y"
+        (
+            positional_figures.offset_curve(rel, words=w),
+            (
+                "offset_title",
+                "offset_axis",
+                "formula_curve",
+                "row_p",
+            ),
         ),
-        positional_figures.score_curves(
-            bey.distances,
-            {"a": bey.at0.rope, "b": bey.atp.rope},
-            dashes=("dot",),
-            title="T",
-            x_title="X",
+        (
+            positional_figures.rotation_live(rot, words=w),
+            (
+                "circle_title",
+                "circle_name",
+                "circle_x",
+                "circle_y",
+                "k_prefix",
+            ),
         ),
-        positional_figures.alibi_grid(
-            ali.grid(2),
-            ["h1", "h2", "h3", ""],
-            title="T",
-            value_name="V",
-            query_name="Q",
-            key_name="K",
+        (
+            positional_figures.order_weights(order, "with", "B", words=w),
+            (
+                "weights_title",
+                "key",
+                "query",
+                "weight",
+            ),
+        ),
+        (
+            positional_figures.score_live(bey, lesson.beyond_steps(bey), words=w),
+            (
+                "score_title",
+                "score_gaps",
+                "s_sin",
+                "s_rope",
+                "distance_axis",
+                "score_axis",
+                "p_prefix",
+            ),
+        ),
+        (
+            positional_figures.alibi_lines(bey, ali, words=w),
+            (
+                "alibi_score_title",
+                "s_alibi",
+                "distance_axis",
+                "score_axis",
+            ),
+        ),
+        (
+            positional_figures.alibi_grid(ali, 2, words=w),
+            (
+                "alibi_title",
+                "head_slope",
+                "bias",
+                "query",
+                "key",
+            ),
         ),
     ]
-    for fig in built:
+    every = set()
+    for fig, fields in built:
         go.Figure(fig.to_dict())  # Plotly's full validation
-        assert fig.layout.title.text == "T"
-    heat = built[0].data[0]
-    assert heat.hovertemplate.startswith("Y: %{y}<br>X: %{x}")
-    assert len(built[0].layout.xaxis.tickvals) <= 24 and built[0].layout.xaxis.tickangle == 0
-    assert built[2].layout.yaxis.type == "log" and list(built[2].data[1].y) == [64, 64]
-    assert [d.line.dash for d in built[5].data] == ["dot", "solid"]
-    assert built[4].layout.yaxis.scaleanchor == "x"
-    assert [a.text for a in built[6].layout.annotations] == ["h1", "h2", "h3"]
-    assert "Q: %{y}" in built[6].data[0].hovertemplate and built[6].layout.coloraxis.cmax == 0.0
+        words = " ".join(shown_words(fig))
+        assert fig.layout.title.text.startswith("‹")
+        for field in fields:
+            assert f"‹{field}›" in words, (fig.layout.title.text, field)
+        every |= set(fields)
+    assert every == {f.name for f in dataclasses.fields(positional_figures.Words)}  # all used
+    table, curves, wave, dots, offsets, circle, weights, score, lines, grid = [f for f, _ in built]
+    assert (
+        table.layout.title.text == "‹table_title›Sinusoidal position encoding: 64 positions ×"
+        " d_model = 128"
+    )
+    assert table.data[0].hovertemplate.startswith("‹position›position: %{y}<br>‹dimension›")
+    assert len(table.layout.xaxis.tickvals) <= 24 and table.layout.xaxis.tickangle == 0
+    assert [d.name for d in curves.data] == [
+        "‹curve_name›dimension 0 (sin, pair 0)",
+        "‹curve_name›dimension 3 (cos, pair 1)",
+    ]
+    assert wave.layout.yaxis.type == "log" and list(wave.data[1].y) == [64, 64]
+    assert wave.data[1].name == "‹wave_n›n = 64 positions"
+    assert [d.name for d in offsets.data][1:] == [f"‹row_p›row p = {p}" for p in (0, 4, 8)]
+    assert circle.layout.yaxis.scaleanchor == "x"
+    assert circle.layout.xaxis.title.text == "‹circle_x›PE[position, 2] = sin"
+    assert weights.layout.title.text == "‹weights_title›Weights, sentence B: 苹果喜欢吃小明"
+    assert [d.line.dash for d in score.data] == ["solid", "dot", "solid", "dash"]
+    assert [d.name for d in lines.data] == [
+        f"‹s_alibi›ALiBi head {h} (m = {m})" for h, m in ((1, "1/16"), (2, "1/256"), (3, "1/4"))
+    ]
+    assert [a.text for a in grid.layout.annotations] == [
+        f"‹head_slope›head {h}: m = {m}" for h, m in ((1, "1/16"), (2, "1/256"), (3, "1/4"))
+    ]
+    assert "‹query›query: %{y}" in grid.data[0].hovertemplate and grid.layout.coloraxis.cmax == 0.0
+    # without words: English (a notebook)
+    assert positional_figures.wavelength_plot(tab).layout.title.text == (
+        "Wavelength of each pair (d_model = 128)"
+    )
 
 
 @given(
@@ -560,11 +665,13 @@ def pe(pos: float, j: int, d: int) -> float:
 
 @pytest.mark.parametrize("d, i, k, p", [(16, 1, 4, 3), (32, 2, 0, 5), (8, 0, 200, 17)])
 def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
-    rot, steps = lesson.rotation(d, i, k, p, 12), lesson.rotation_steps(d, i, k, p)
-    fig = positional_figures.rotation_live(
-        rot, steps, name="pair", title=lambda kk, theta: f"k={kk} theta={theta:.6f}"
+    rot = lesson.rotation(d, i, k, p, 12)
+    words = dataclasses.replace(
+        positional_figures.WORDS, circle_title="i={i} k={k} theta={theta}", k_prefix="K "
     )
+    fig = positional_figures.rotation_live(rot, words=words)
     s = one_slider(fig)
+    assert s["name"] == "pe_rk" and s["currentvalue"]["prefix"] == "K "  # the control it moves
     ks = [int(st_["value"]) for st_ in s["steps"]]
     assert ks == sorted(set(range(lesson.LIVE_K + 1)) | {k}) and ks[s["active"]] == k
     omega = 10000 ** (-2 * i / d)
@@ -581,13 +688,13 @@ def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
         sp, cp, th = pe(p, 2 * i, d), pe(p, 2 * i + 1, d), kk * omega
         assert x == pytest.approx(sp * math.cos(th) + cp * math.sin(th), abs=1e-5)
         assert y == pytest.approx(cp * math.cos(th) - sp * math.sin(th), abs=1e-5)
-        assert (
-            data["name"][0] == f"PE({p + kk})" and layout["title.text"] == f"k={kk} theta={th:.6f}"
-        )
+        assert data["name"][0] == f"PE({p + kk})"
+        assert layout["title.text"] == f"i={i} k={kk} theta={lesson.fmt(th)}"
     drawn = json.loads(fig.to_json())["data"]
     assert len(drawn) == 3 and array(drawn[2]["x"])[0] == pytest.approx(
         pe(p + k, 2 * i, d), abs=1e-6
     )
+    assert [t["name"] for t in drawn[1:]] == [f"PE({p})", f"PE({p + k})" + "\u200b" * (k == 0)]
 
 
 @pytest.mark.parametrize(
@@ -597,14 +704,16 @@ def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
     d = 16
     bey = lesson.beyond(d, p, far, qk)
     steps = lesson.beyond_steps(bey)
-    fig = positional_figures.score_live(
-        bey,
-        steps,
-        names=lambda at: (f"sin {at}", f"rope {at}"),
-        title="T",
-        subtitle=lambda at, rope, sin: f"at {at}: {rope} / {sin}",
+    words = dataclasses.replace(
+        positional_figures.WORDS,
+        s_sin="sin {p}",
+        s_rope="rope {p}",
+        score_title="T",
+        score_gaps="at {p}: {rope} / {sin}",
     )
+    fig = positional_figures.score_live(bey, steps, words=words)
     s = one_slider(fig)
+    assert s["name"] == "pe_bp"  # the control it moves
     ps = [int(st_["value"]) for st_ in s["steps"]]
     assert (
         ps[0] == 0
@@ -626,3 +735,25 @@ def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
             rope_curve, bey.at0.rope, rtol=1e-3, atol=1e-3
         )  # RoPE: the same curve wherever the query is
         assert layout["title.text"].startswith("T<br><sup>at " + str(at) + ": ")
+
+
+@pytest.mark.parametrize("p, far, qk", [(200, 40, "same"), (0, 30, "random"), (333, 20, "random")])
+def test_every_steps_gaps_are_the_largest_differences_from_the_query_at_0(p, far, qk):
+    """The gaps the score figure's title and the page's notes print at each position of p."""
+    d = 8
+    bey = lesson.beyond(d, p, far, qk)
+    steps = lesson.beyond_steps(bey)
+    q, k = bey.q, bey.k
+
+    def added(at: int, delta: int) -> float:
+        return sum((q[j] + pe(at, j, d)) * (k[j] + pe(at + delta, j, d)) for j in range(d)) / (
+            math.sqrt(d)
+        )
+
+    for at, rope, sin in list(zip(steps.ps, steps.rope_gap, steps.sin_gap, strict=True))[::5]:
+        want = max(abs(added(at, delta) - added(0, delta)) for delta in range(far + 1))
+        assert float(sin) == pytest.approx(want, rel=5e-3, abs=1e-12), at  # 3 digits printed
+        assert float(rope) < 1e-9, at
+    assert (
+        steps.rope_gap[steps.active] == bey.rope_gap and steps.sin_gap[steps.active] == bey.sin_gap
+    )

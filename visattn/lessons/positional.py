@@ -3,9 +3,10 @@ frozen dataclass with everything the page shows — arrays for the figures, the 
 measured sentences (already formatted), and its LaTeX.
 
 Sections: the sinusoidal table (``table``, ``curves``), relative position (``relative``,
-``rotation``), why attention needs order (``order``: 小明喜欢吃苹果 against 苹果喜欢吃小明), and
-RoPE and ALiBi (``beyond``, ``alibi``). Axis letters: P positions, D d_model, T tokens, H heads,
-K distances."""
+``rotation``, at every offset of the circle's slider), why attention needs order (``order``:
+小明喜欢吃苹果 against 苹果喜欢吃小明), and RoPE and ALiBi (``beyond``, ``beyond_steps``: at every
+query position of the score figure's slider; ``alibi``). Axis letters: P positions, D d_model, T
+tokens, H heads, G slider positions, K distances."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ CONTROLS = control_table(
     Control("pe_rd", 32, options=EVEN_WIDE),
     Control("pe_rn", 40, lo=2, hi=128),
     Control("pe_ri", 2, lo=0, hi=EVEN_WIDE[-1] // 2 - 1),
-    Control("pe_rk", 3, lo=0, hi=1000),
+    # the offset k: the rotation circle's own slider (0 … LIVE_K; a link's k up to 1000 is put in)
+    Control("pe_rk", 3, lo=0, hi=1000, in_figure=True),
     Control("pe_rp", 5, lo=0, hi=1000),
     # why attention needs it
     Control("pe_pair", "zh", options=PAIR_CHOICES, labels="positional.pairs"),
@@ -61,7 +63,7 @@ CONTROLS = control_table(
     Control("pe_od", 16, options=EVEN_SMALL),
     # RoPE and ALiBi
     Control("pe_bd", 64, options=EVEN_WIDE),
-    Control("pe_bp", 200, lo=0, hi=1000),
+    Control("pe_bp", 200, lo=0, hi=1000, in_figure=True),  # the score figure's own slider
     Control("pe_bmax", 160, lo=8, hi=1000),
     Control("pe_bqk", "same", options=QK, labels="positional.qk_vectors"),
     Control("pe_bh", 8, lo=1, hi=16),
@@ -226,80 +228,80 @@ def relative(d: int, n: int) -> Relative:
 
 @dataclass(frozen=True)
 class Rotation:
+    """Pair i of PE(p) turned k positions on, at every offset k of the rotation circle's slider (the
+    control ``pe_rk``): one entry of each tuple and row of ``points`` a step."""
+
     i: int
-    k: int
     p: int
-    now: np.ndarray  # (2, 2) pair i of PE(p) and of PE(p + k)
-    circle: np.ndarray  # (S, 2) pair i at positions 0, 1, 2, …
-    err: str  # largest difference between M_k·PE(p) and PE(p + k)
-    points: dict  # {"PE(p)": pair i of PE(p), "PE(p + k)": pair i of PE(p + k)} as (x, y)
-    latex: str  # ω_i and θ, M_k, and M_k·PE(p) beside PE(p + k), one line each
-
-
-def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
-    """Pair i moved k positions on from p: the rotation M_k, its product with PE(p), and PE(p + k)
-    beside it (``narrow``, for a projector: below it)."""
-    omega = positional.frequencies(d, BASE)[i]
-    M = positional.rotation_matrix(k, i, d, BASE)
-    pair = [2 * i, 2 * i + 1]
-    now = positional.sinusoidal_at([p, p + k], d, BASE, dims=pair)  # (2, 2): PE(p), PE(p + k)
-    moved = M @ now[0]
-
-    def mat(a) -> str:
-        return (
-            r"\begin{pmatrix} "
-            + r" \\ ".join(" & ".join(fmt(v) for v in row) for row in np.atleast_2d(a))
-            + r" \end{pmatrix}"
-        )
-
-    def col(v) -> str:
-        return mat(np.reshape(v, (2, 1)))
-
-    latex = r" \\ ".join(
-        (
-            rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
-            rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
-            rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ "
-            rf"-\sin\theta & \cos\theta \end{{pmatrix}} = {mat(M)}",
-            rf"M_{{{k}}}\,PE({p}) = {mat(M)}{col(now[0])} = {col(moved)}"
-            + (r" \\ " if narrow else r",\qquad ")
-            + rf"PE({p + k}) = {col(now[1])}",
-        )
-    )
-    # (S, 2): positions 0, 1, 2, … far enough for every step's PE(p + k) to lie on it
-    circle = positional.sinusoidal_at(np.arange(max(n, p + max(k, LIVE_K) + 1)), d, BASE, dims=pair)
-    return Rotation(
-        i=i,
-        k=k,
-        p=p,
-        now=now,
-        circle=circle,
-        points={f"PE({p})": now[0], f"PE({p + k})": now[1]},
-        err=fmt(float(np.abs(moved - now[1]).max()), 2),
-        latex=r"\begin{gathered} " + latex + r" \end{gathered}",
-    )
-
-
-@dataclass(frozen=True)
-class RotationSteps:
-    """PE(p + k) of pair i at every offset of the in-figure slider (the rotation figure)."""
-
+    start: np.ndarray  # (2,) pair i of PE(p)
+    circle: np.ndarray  # (S, 2) pair i at positions 0, 1, 2, … (every step's PE(p + k) on it)
     ks: tuple[int, ...]  # (G,) 0 … LIVE_K and the control's k
     active: int  # index of the control's k
     points: np.ndarray  # (G, 2) pair i of PE(p + k)
-    theta: np.ndarray  # (G,) the angle k·ω_i turned from PE(p)
+    angles: tuple[str, ...]  # (G,) θ = k·ω_i
+    errs: tuple[str, ...]  # (G,) largest difference between M_k·PE(p) and PE(p + k)
+    latex: tuple[str, ...]  # (G,) ω_i and θ, M_k, and M_k·PE(p) beside PE(p + k), one line each
+
+    @property
+    def k(self) -> int:
+        """The control's offset."""
+        return self.ks[self.active]
 
 
-def rotation_steps(d: int, i: int, k: int, p: int) -> RotationSteps:
+def _matrix_tex(a) -> str:
+    return (
+        r"\begin{pmatrix} "
+        + r" \\ ".join(" & ".join(fmt(v) for v in row) for row in np.atleast_2d(a))
+        + r" \end{pmatrix}"
+    )
+
+
+def _column_tex(v) -> str:
+    return _matrix_tex(np.reshape(v, (2, 1)))
+
+
+def rotation_latex(d: int, i: int, k: int, p: int, narrow: bool = False) -> tuple[str, float]:
+    """(LaTeX, error) of pair i moved k positions on from p: ω_i and θ, the rotation M_k, its
+    product with PE(p) and PE(p + k) beside it (``narrow``, for a projector: below it); the error is
+    the largest difference between the two."""
+    omega = positional.frequencies(d, BASE)[i]
+    M = positional.rotation_matrix(k, i, d, BASE)
+    now = positional.sinusoidal_at([p, p + k], d, BASE, dims=[2 * i, 2 * i + 1])  # (2, 2)
+    moved = M @ now[0]
+    lines = (
+        rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
+        rf"\theta = k\,\omega_{{{i}}} = {k}\times{fmt(omega)} = {fmt(k * omega)}",
+        rf"M_{{{k}}} = \begin{{pmatrix}} \cos\theta & \sin\theta \\ "
+        rf"-\sin\theta & \cos\theta \end{{pmatrix}} = {_matrix_tex(M)}",
+        rf"M_{{{k}}}\,PE({p}) = {_matrix_tex(M)}{_column_tex(now[0])} = {_column_tex(moved)}"
+        + (r" \\ " if narrow else r",\qquad ")
+        + rf"PE({p + k}) = {_column_tex(now[1])}",
+    )
+    latex = r"\begin{gathered} " + r" \\ ".join(lines) + r" \end{gathered}"
+    return latex, float(np.abs(moved - now[1]).max())
+
+
+def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
+    """Pair i moved k positions on from p, for every offset of the circle's slider: 0 … LIVE_K and
+    the control's k (put in exactly). ``n``: the circle is drawn over at least n positions."""
+    omega = positional.frequencies(d, BASE)[i]
     grid, active = display.with_value(range(LIVE_K + 1), k)
     ks = tuple(int(v) for v in grid)
     pair = [2 * i, 2 * i + 1]
-    points = positional.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=pair)  # (G, 2)
-    return RotationSteps(
+    written = [rotation_latex(d, i, kk, p, narrow) for kk in ks]
+    # (S, 2): positions 0, 1, 2, … far enough for every step's PE(p + k) to lie on it
+    circle = positional.sinusoidal_at(np.arange(max(n, p + ks[-1] + 1)), d, BASE, dims=pair)
+    return Rotation(
+        i=i,
+        p=p,
+        start=positional.sinusoidal_at([p], d, BASE, dims=pair)[0],
+        circle=circle,
         ks=ks,
         active=active,
-        points=points,
-        theta=np.asarray(ks) * positional.frequencies(d, BASE)[i],
+        points=positional.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=pair),  # (G, 2)
+        angles=tuple(fmt(kk * omega) for kk in ks),
+        errs=tuple(fmt(err, 2) for _, err in written),
+        latex=tuple(latex for latex, _ in written),
     )
 
 
