@@ -5,13 +5,19 @@ The sections read the sequence chosen at the top, so the sequence's controls and
 live in one section, :func:`sequence_and_sections`: moving the sequence reruns it and the sections
 inside it, not the page around it. (The cost section reads no sequence; it is drawn there to keep
 its place in the lesson, and the browser does not redraw what has not changed.) Each section's own
-control (the step, the model, the ablation) reruns that section alone."""
+control (the model, the ablation) reruns that section alone. Two controls are figures' own sliders,
+moved in the browser: the KV cache's step (the animation's slider and play button, with the
+numbers under it following) and the checkpoint the trained heads' maps show.
+
+Figures: visattn.figures.decoder and visattn.figures.training, their words in the page's language
+(:func:`words`, :func:`training_words`)."""
 
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import replace
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -21,16 +27,28 @@ from ui import cache_decoder, cache_models, cache_training, url_state
 from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
+from ui.follow import Version, follow
 from ui.frame import explain, font_size, page, section, when_open
-from ui.i18n import label, lang, t
+from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
-from visattn import figures
 from visattn.figures import decoder as decoder_figures
 from visattn.figures import training as training_figures
 from visattn.lessons import decoder as lesson
 from visattn.models import induction
 
 CONTROLS = lesson.CONTROLS
+STEP = CONTROLS["dec_step"]  # the KV-cache animation's own slider and play button
+CHECKPOINT = CONTROLS["dec_tcheck"]  # the trained heads' maps' own slider
+
+
+def words() -> decoder_figures.Words:
+    """Sections 1–4's figures' words in the page's language."""
+    return figure_words(decoder_figures.Words)
+
+
+def training_words() -> training_figures.Words:
+    """Section 5's figures' words in the page's language."""
+    return figure_words(training_figures.Words)
 
 
 def guess_columns() -> list[str]:
@@ -114,17 +132,8 @@ def mask_view(tokens: tuple[str, ...]) -> None:
     explain(t("decoder.mask_text"))
     mask = cache_decoder.mask_section(tokens)
     numbers = len(tokens) <= lesson.MASK_NUMBERS  # beyond, each weight is in the hover only
-    weights = figures.heatmap(
-        mask.weights,
-        list(tokens),
-        list(tokens),
-        masked=mask.future,
-        title=t("decoder.mask_title"),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        value_name=t("common.weight"),
-        show_text=numbers,
-        font_size=font_size(),
+    weights = decoder_figures.mask_map(
+        mask.weights, tokens, mask.future, numbers=numbers, words=words(), font_size=font_size()
     )
     show(weights, "decoder_causal")
     st.caption(t("decoder.mask_caption", n=mask.n_future, largest=f"{mask.largest_future:g}"))
@@ -134,38 +143,37 @@ def mask_view(tokens: tuple[str, ...]) -> None:
 
 @section
 def kv_cache_view(tokens: tuple[str, ...]) -> None:
-    """2. Generation with a KV cache: the step slider (1 … T) reruns this section alone."""
+    """2. Generation with a KV cache: the step (1 … T) is the animation's own slider and play
+    button, which the browser moves; the numbers under it follow."""
     st.header(t("decoder.cache_h"))
     explain(t("decoder.cache_text"))
-    widgets.clamp(CONTROLS["dec_step"], hi=len(tokens))
-    step = widgets.slider(
-        CONTROLS["dec_step"], t("decoder.step"), hi=len(tokens), help=t("decoder.step_help")
-    )
-    kv_cache = cache_decoder.kv_cache_section(tokens, step)
-    animation = cache_decoder.kv_cache_animation(
-        kv_cache.K,
-        kv_cache.V,
-        kv_cache.weights,
-        tokens,
-        kv_cache.step,
-        font_size(),
-        key_title=t("decoder.k_cache"),
-        value_title=t("decoder.v_cache"),
-        weight_title=t("decoder.new_weights"),
-        token_name=t("common.token"),
-        dim_name=t("common.dimension"),
-        value_name=t("common.value"),
-        weight_name=t("common.weight"),
-        step_prefix=t("decoder.step_prefix"),
-        play=t("decoder.play"),
-        pause=t("decoder.pause"),
-    )
+    step = widgets.in_figure(STEP, shown=partial(lesson.shown_step, len(tokens)))
+    kv_cache = cache_decoder.kv_cache_section(tokens)
+    animation = cache_decoder.kv_cache_animation(kv_cache, step, words(), font_size())
     show(animation, "decoder_kv_cache")
-    left, middle, right = st.columns(3)
-    left.metric(t("decoder.keys_read"), kv_cache.keys_read)
-    middle.metric(t("decoder.cache_rows"), f"{kv_cache.cached_rows} / {len(tokens)}")
-    right.metric(t("decoder.new_token"), f"“{kv_cache.new_token}”")
+    step_metrics(kv_cache)
     st.caption(t("decoder.cache_equal", diff=f"{kv_cache.max_difference:.1e}"))
+
+
+def step_metrics(kv_cache: lesson.KVCacheSection) -> None:
+    """What each step reads, holds and generates, one version per step: the numbers move with the
+    animation's slider and its play button, never a frame behind."""
+    T = len(kv_cache.tokens)
+    left, middle, right = st.columns(3)
+    with left:
+        keys_read = {s.step: f"{s.keys_read}" for s in kv_cache.by_step}
+        step_metric(t("decoder.keys_read"), keys_read, "decoder_keys_read")
+    with middle:
+        rows = {s.step: f"{s.cached_rows} / {T}" for s in kv_cache.by_step}
+        step_metric(t("decoder.cache_rows"), rows, "decoder_cache_rows")
+    with right:
+        new_token = {s.step: f"“{s.new_token}”" for s in kv_cache.by_step}
+        step_metric(t("decoder.new_token"), new_token, "decoder_new_token")
+
+
+def step_metric(title: str, values: dict[int, str], name: str) -> None:
+    """One metric following the step: ``values[s]`` at step s."""
+    follow(STEP, {step: Version(metric=(title, value)) for step, value in values.items()}, name)
 
 
 @section
@@ -211,17 +219,7 @@ def cost_view() -> None:
         ),
     )
     st.caption(t("decoder.memory_caption") + " " + contexts)
-    curves = cache_decoder.cost_curves(
-        work.work_cached,
-        work.work_uncached,
-        font_size(),
-        cached_name=t("decoder.with_cache"),
-        uncached_name=t("decoder.without_cache"),
-        x_title=t("decoder.cost_x"),
-        y_title=t("decoder.cost_y"),
-        units=t("decoder.axis_units"),
-    )
-    show(curves, "decoder_cost")
+    show(cache_decoder.cost_curves(work, words(), font_size()), "decoder_cost")
 
 
 @section
@@ -289,16 +287,7 @@ def circuit_numbers(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> 
 
 def circuit_heads(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> None:
     """The two heads' weights side by side, and the induction head's as CSV."""
-    heads = cache_decoder.head_grid(
-        circuit.heads,
-        tokens,
-        font_size(),
-        cell_titles=(t("decoder.head_previous"), t("decoder.head_induction")),
-        value_name=t("common.weight"),
-        query_name=t("common.query"),
-        key_name=t("common.key"),
-    )
-    show(heads, "decoder_heads")
+    show(cache_decoder.circuit_heads(circuit.heads, tokens, words(), font_size()), "decoder_heads")
     download_csv(circuit.result.head("induction"), "decoder_induction_weights", tokens, tokens)
 
 
@@ -310,32 +299,20 @@ def induction_lines(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> 
         return
     with as_lines:
         explain(t("decoder.lines_text"))
-        lines = cache_decoder.induction_lines(
-            circuit.line_weights,
-            tokens,
-            font_size(),
-            head_names=(t("decoder.head_induction"),),
-            value_name=t("common.weight"),
-        )
+        lines = cache_decoder.induction_lines(circuit.line_weights, tokens, words(), font_size())
         show(lines, "decoder_induction_lines")
 
 
 def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
     """The loss at each position, intact and knocked out, and the guesses position by position."""
     st.subheader(t("decoder.loss_h"))
-    runs = {
-        t("decoder.intact"): circuit.intact.loss,
-        t("decoder.knocked_out"): circuit.knocked_out.loss,
-    }
     curves = decoder_figures.loss_curves(
         circuit.loss_positions,
-        runs,
+        circuit.intact.loss,
+        circuit.knocked_out.loss,
         second_start=second_start,
-        second_label=t("decoder.second_copy"),
-        x_title=t("common.position"),
-        y_title=t("decoder.loss_y"),
         chance=circuit.chance_loss,
-        chance_label=t("decoder.uniform"),
+        words=words(),
         font_size=font_size(),
     )
     show(curves, "decoder_loss")
@@ -454,7 +431,8 @@ def live_figures(job: cache_training.Job) -> tuple:
         live.first,
         total_steps=job.config.steps,
         chance=live.chance,
-        **curve_words(),
+        words=training_words(),
+        font_size=font_size(),
     )
     scores = training_figures.score_curves(
         live.steps,
@@ -462,33 +440,10 @@ def live_figures(job: cache_training.Job) -> tuple:
         live.prefix,
         live.positions,
         total_steps=job.config.steps,
-        **score_words(),
+        words=training_words(),
+        font_size=font_size(),
     )
     return curves, scores
-
-
-def curve_words() -> dict:
-    return dict(
-        loss_name=t("decoder.t_loss"),
-        repeated_name=t("decoder.t_repeated"),
-        first_name=t("decoder.t_first"),
-        chance_name=t("decoder.t_chance"),
-        phase_name=t("decoder.t_phase"),
-        x_title=t("decoder.t_step"),
-        loss_title=t("decoder.loss_y"),
-        accuracy_title=t("decoder.t_accuracy"),
-        font_size=font_size(),
-    )
-
-
-def score_words() -> dict:
-    return dict(
-        previous_title=t("decoder.t_prev_score"),
-        induction_title=t("decoder.t_induction_score"),
-        phase_name=t("decoder.t_phase"),
-        x_title=t("decoder.t_step"),
-        font_size=font_size(),
-    )
 
 
 def watch(job: cache_training.Job, session: str, steps: int) -> None:
@@ -538,7 +493,8 @@ def training_results(section: lesson.TrainingSection) -> None:
         total_steps=config.steps,
         chance=section.chance,
         phase_step=phase,
-        **curve_words(),
+        words=training_words(),
+        font_size=font_size(),
     )
     show(curves, "decoder_training")
     names = names_of(section)
@@ -559,7 +515,8 @@ def training_results(section: lesson.TrainingSection) -> None:
         names,
         total_steps=config.steps,
         phase_step=phase,
-        **score_words(),
+        words=training_words(),
+        font_size=font_size(),
     )
     show(scores, "decoder_scores")
     if phase is None:
@@ -584,15 +541,11 @@ def training_results(section: lesson.TrainingSection) -> None:
     )
     st.subheader(t("decoder.t_maps_h"))
     explain(t("decoder.t_maps_text", k=section.probe_span))
+    checkpoint = widgets.in_figure(
+        CHECKPOINT, shown=partial(lesson.shown_checkpoint, section.slider_steps)
+    )
     maps = cache_training.checkpoint_maps(
-        section,
-        (section.run.config, section.run.seed),
-        font_size(),
-        tuple(names),
-        step_prefix=t("decoder.step_prefix"),
-        value_name=t("common.weight"),
-        query_name=t("common.query"),
-        key_name=t("common.key"),
+        section, (config, section.run.seed), checkpoint, tuple(names), training_words(), font_size()
     )
     show(maps, "decoder_checkpoints")
     st.caption(
@@ -643,15 +596,8 @@ def own_sequence_view(section: lesson.TrainingSection) -> None:
         return
     seen = "—" if own.n_seen == 0 else percent(own.accuracy_seen)
     st.metric(t("decoder.t_own_seen", n=own.n_seen), seen, help=t("decoder.t_own_seen_help"))
-    heat = figures.heatmap(
-        own.induction_map,
-        list(own.labels),
-        list(own.labels),
-        title=t("decoder.t_own_map"),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
-        value_name=t("common.weight"),
-        font_size=font_size(),
+    heat = training_figures.own_induction_map(
+        own.induction_map, own.labels, words=training_words(), font_size=font_size()
     )
     show(heat, "decoder_own_induction")
     columns = guess_columns()
@@ -682,14 +628,12 @@ def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None
     if other is None:
         return
     pair = sorted((section, other), key=layers_of)
-    runs = {t("decoder.t_n_layers", L=layers_of(s)): (s.steps, s.repeated) for s in pair}
+    runs = {layers_of(trained): (trained.steps, trained.repeated) for trained in pair}
     figure = training_figures.layer_comparison(
         runs,
         total_steps=config.steps,
         chance=section.chance,
-        chance_name=t("decoder.t_chance"),
-        x_title=t("decoder.t_step"),
-        y_title=t("decoder.t_repeated"),
+        words=training_words(),
         font_size=font_size(),
     )
     show(figure, "decoder_layers")
@@ -718,9 +662,7 @@ def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
         names[:H],
         names[H : 2 * H],
         marked=section.composed_pairs,
-        x_title=t("decoder.t_comp_x"),
-        y_title=t("decoder.t_comp_y"),
-        value_name=t("decoder.t_comp_value"),
+        words=training_words(),
         font_size=font_size(),
     )
     show(figure, "decoder_composition")

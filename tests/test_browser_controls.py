@@ -17,6 +17,7 @@ CASES = {
     "kernel_regression": [("kr_tab=1d", "kr_sigma", 0.8)],
     "single_head": [("sh_view=worked", "sh_temp", 0.25), ("sh_view=sqrt", "sh_vdk", 0.3)],
     "positional_encoding": [("pe_sec=relative", "pe_rk", 0.5), ("pe_sec=beyond", "pe_bp", 0.7)],
+    "decoder": [("dec_src=repeat", "dec_step", 0.8)],
     "modern_attention": [
         ("mo_sec=gqa", "mo_g", 0.98),
         ("mo_sec=window", "mo_sinks", 0.7),

@@ -1,9 +1,11 @@
 """The decoder page's trained checkpoints in a real browser: dragging the slider inside the heads'
 maps replays the checkpoints — every head's map redrawn — and the page sends nothing to the server
-while it does (issue 23, point 3)."""
+while it does (issue 23, point 3); the slider is the control dec_tcheck, which the address bar
+holds, and the address opened in another browser shows the maps at that checkpoint (issue 52)."""
 
 import json
 
+import numpy as np
 import pytest
 from browser_util import chromium, require_browser, streamlit_server, wait_rendered
 
@@ -68,3 +70,16 @@ def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
             f"frames sent while dragging: {sent[frames_before_drag:]}"
         )
         assert page.locator('[data-testid="stException"]').count() == 0
+        link = page.evaluate("location.href")
+        assert "dec_tcheck=0" in link
+        context = page.context.browser.new_context(viewport=page.viewport_size)
+        fresh = context.new_page()
+        fresh.goto(link)  # the room keeps the run: the maps are drawn at once
+        wait_rendered(fresh, True)
+        fresh.wait_for_function(f"() => ({FIND})() >= 0", timeout=60_000)
+        there = json.loads(fresh.evaluate(STATE, fresh.evaluate(FIND)))
+        assert there["active"] == 0  # the untrained heads again, drawn by the server this time
+        assert np.allclose(
+            np.array(there["z"], dtype=float), np.array(after["z"], dtype=float), equal_nan=True
+        )
+        context.close()

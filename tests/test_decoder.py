@@ -332,11 +332,12 @@ def test_sections_of_the_lesson():
     tokens = induction.repeated_sequence(10, 0)
     m = lesson.mask_section(tokens)
     assert m.n_future == 20 * 19 // 2 and m.largest_future == 0.0
-    c = lesson.kv_cache_section(tokens, 99)  # clamped to T
-    assert c.step == 20 and c.keys_read == 20 and c.max_difference < 1e-12
-    c = lesson.kv_cache_section(tokens, 3)  # steps count from 1, as the page does
-    assert c.step == 3 and c.cached_rows == 3 and (c.weights[2, 3:] == 0).all()
-    assert c.new_token == tokens[2] and c.keys_read == c.steps[2].keys_read == 3
+    c = lesson.kv_cache_section(tokens)
+    assert c.max_difference < 1e-12 and len(c.by_step) == len(c.steps) == 20
+    third = c.by_step[2]  # steps count from 1, as the page does
+    assert third.step == 3 and third.cached_rows == 3 and (c.weights[2, 3:] == 0).all()
+    assert third.new_token == tokens[2] and third.keys_read == c.steps[2].keys_read == 3
+    assert lesson.shown_step(20, 99) == 20 and lesson.shown_step(20, 0) == 1  # 1 … T
     s = lesson.circuit_section(tokens, True)
     assert s.ablated and s.acc_second == s.knocked_second < s.intact_second == 1.0
     assert s.line_weights.shape == (1, 20, 20) and (s.line_weights[0, :10] == 0).all()
@@ -348,21 +349,24 @@ def test_sections_of_the_lesson():
 
 def test_steps_count_from_1_from_the_lesson_to_the_figure():
     """Step s generates token s, reads s keys and leaves s rows in the cache; the figure opens on
-    the frame named s, which shows s cached rows (one numbering, the page's)."""
+    the frame named s, which shows s cached rows, and its slider's step there has the value s (the
+    control dec_step's URL text): one numbering, the page's."""
     from visattn.figures import decoder as dfig
 
     tokens = induction.repeated_sequence(4, 2)
     T = len(tokens)
+    c = lesson.kv_cache_section(tokens)
     for step in (1, 3, T):
-        c = lesson.kv_cache_section(tokens, step)
-        assert c.step == c.keys_read == c.cached_rows == step
-        assert c.new_token == tokens[step - 1] and c.steps[step - 1].keys_read == step
-        fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step).to_json())
+        shown = c.by_step[step - 1]
+        assert shown.step == shown.keys_read == shown.cached_rows == step
+        assert shown.new_token == tokens[step - 1] and c.steps[step - 1].keys_read == step
+        fig = json.loads(dfig.cache_animation(c.K, c.V, c.weights, tokens, step).to_json())
         slider = fig["layout"]["sliders"][0]
-        assert slider["steps"][slider["active"]]["label"] == str(step)
-        shown = array(fig["data"][0]["z"]).reshape(T, -1)
-        assert np.isfinite(shown[:step]).all() and np.isnan(shown[step:]).all()
-    assert lesson.kv_cache_section(tokens, 0).step == 1  # clamped to 1 … T
+        active = slider["steps"][slider["active"]]
+        assert slider["name"] == "dec_step"
+        assert active["label"] == active["value"] == str(step) and active["args"][0] == [str(step)]
+        drawn = array(fig["data"][0]["z"]).reshape(T, -1)
+        assert np.isfinite(drawn[:step]).all() and np.isnan(drawn[step:]).all()
     assert (
         lesson.second_copy_start("repeat", 4) == 5 and lesson.second_copy_start("text", 4) is None
     )
@@ -410,18 +414,19 @@ def test_figures_validate():
     from visattn.figures import decoder as dfig
 
     tokens = induction.repeated_sequence(4, 0)
-    c = lesson.kv_cache_section(tokens, 3)
+    c = lesson.kv_cache_section(tokens)
     k = lesson.cost_section("gpt2_small_1k")
     s = lesson.circuit_section(tokens, False)
+    m = lesson.mask_section(tokens)
     built = [
-        dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step),
+        dfig.cache_animation(c.K, c.V, c.weights, tokens, 3),
         dfig.loss_curves(
-            range(1, 8),
-            {"a": s.intact.loss, "b": s.knocked_out.loss},
-            second_start=5,
-            chance=s.chance_loss,
+            range(1, 8), s.intact.loss, s.knocked_out.loss, second_start=5, chance=s.chance_loss
         ),
         dfig.cost_curves(k.cost.work_cached, k.cost.work_uncached),
+        dfig.mask_map(m.weights, tokens, m.future, numbers=True),
+        dfig.circuit_heads(s.heads, tokens),
+        dfig.induction_lines(s.line_weights, tokens),
     ]
     for fig in built:
         go.Figure(fig.to_dict())
@@ -440,9 +445,9 @@ def test_cache_frames_hold_only_what_changes_and_match_each_step():
     from visattn.figures import decoder as dfig
 
     tokens = induction.repeated_sequence(5, 1)
-    c = lesson.kv_cache_section(tokens, 1)
+    c = lesson.kv_cache_section(tokens)
     fig = json.loads(
-        dfig.cache_animation(c.K, c.V, c.weights, tokens, c.step).to_json()
+        dfig.cache_animation(c.K, c.V, c.weights, tokens, 1).to_json()
     )  # as the browser receives it
     T = len(tokens)
     assert [f["name"] for f in fig["frames"]] == [str(t + 1) for t in range(T)]
@@ -530,17 +535,20 @@ def test_default_text_follows_the_language():
 
 
 def test_cost_axis_units_in_both_languages():
+    from dataclasses import replace
+
     from visattn.figures import decoder as decoder_figures
 
-    en = json.loads((ROOT / "ui/locales/en/decoder.json").read_text(encoding="utf-8"))
-    zh = json.loads((ROOT / "ui/locales/zh/decoder.json").read_text(encoding="utf-8"))
-    values, labels = decoder_figures.power_ticks(1e8, 1e13, zh["axis_units"])
+    en = json.loads((ROOT / "ui/locales/en/figures_decoder.json").read_text(encoding="utf-8"))
+    zh = json.loads((ROOT / "ui/locales/zh/figures_decoder.json").read_text(encoding="utf-8"))
+    values, labels = decoder_figures.power_ticks(1e8, 1e13, zh["units"])
     # 万 = 10⁴, 亿 = 10⁸, 万亿 = 10¹²
     assert labels == ["1亿", "10亿", "100亿", "1000亿", "1万亿", "10万亿"]
     assert values == [10.0**e for e in range(8, 14)]
-    assert decoder_figures.power_ticks(1e10, 1e12, en["axis_units"])[1] == ["10B", "100B", "1T"]
+    assert decoder_figures.power_ticks(1e10, 1e12, en["units"])[1] == ["10B", "100B", "1T"]
     c = decode.shape_cost("gpt3_2k")
-    fig = decoder_figures.cost_curves(c.work_cached, c.work_uncached, units=zh["axis_units"])
+    chinese = replace(decoder_figures.WORDS, units=zh["units"])
+    fig = decoder_figures.cost_curves(c.work_cached, c.work_uncached, words=chinese)
     assert not any(re.search("[A-Za-z]", text) for text in fig.layout.yaxis.ticktext)
 
 
@@ -548,12 +556,12 @@ def test_every_axis_of_the_decoder_figures_has_the_layouts_font_size():
     """Issue 22, item 12: no decoder figure leaves a tick label to Streamlit's 0.75 rem."""
     from visattn.figures import decoder as decoder_figures
 
-    s = lesson.kv_cache_section(induction.repeated_sequence(4), 2)
+    s = lesson.kv_cache_section(induction.repeated_sequence(4))
     c = decode.shape_cost("gpt2_small_1k")
     figs = [
         decoder_figures.cache_animation(s.K, s.V, s.weights, s.tokens, 2, font_size=21),
         decoder_figures.cost_curves(c.work_cached, c.work_uncached, font_size=21),
-        decoder_figures.loss_curves([1, 2], {"a": [1.0, 2.0]}, font_size=21),
+        decoder_figures.loss_curves([1, 2], [1.0, 2.0], [2.0, 1.0], font_size=21),
     ]
     for fig in figs:
         layout = fig.to_plotly_json()["layout"]
@@ -570,8 +578,9 @@ def test_citations_and_terms_in_chinese():
             for citation in re.findall(r"[A-Z][a-z]+ et al\. \d{4}", text):
                 assert citation in zh[key], (key, citation)
     assert "Elhage et al. 2021" in zh["intro"] and "Olsson et al. 2022" in zh["intro"]
-    every_zh = json.dumps(zh, ensure_ascii=False) + home_zh
-    assert "掩蔽" not in every_zh and "掩码" in zh["mask_h"] and "掩码" in zh["mask_title"]
+    figures_zh = json.loads((ROOT / "ui/locales/zh/figures_decoder.json").read_text("utf-8"))
+    every_zh = json.dumps([zh, figures_zh], ensure_ascii=False) + home_zh
+    assert "掩蔽" not in every_zh and "掩码" in zh["mask_h"] and "掩码" in figures_zh["mask_title"]
 
 
 def test_home_path_names_every_lesson_page():

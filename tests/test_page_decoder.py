@@ -1,6 +1,7 @@
-"""The decoder page through AppTest: defaults, the cache animation, the cost panel, the induction
-circuit and its ablation, examples, bad input in English and Chinese, a tampered URL, and the
-Chinese views."""
+"""The decoder page through AppTest: defaults, the cache animation (its step the figure's own
+slider, the numbers under it following), the cost panel, the induction circuit and its ablation,
+examples, bad input in English and Chinese, a tampered URL, the trained decoder and its
+checkpoints' slider, and the Chinese views."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    followers,
     run_page,
+    shown,
     texts,
     warnings,
 )
@@ -31,6 +34,20 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 def metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def step_numbers(at) -> dict[str, str]:
+    """The numbers under the KV-cache animation as the server drew them: the elements that follow
+    its step, each at the server's step."""
+    versions = [shown(data) for data in followers(at).values() if data["control"] == "dec_step"]
+    return {version["metric"]["label"]: version["metric"]["value"] for version in versions}
+
+
+def step_slider(at) -> dict:
+    """The KV-cache animation's own slider (the control dec_step)."""
+    (anim,) = [f for f in figures(at) if f.get("frames")]
+    (slider,) = anim["layout"]["sliders"]
+    return slider
 
 
 def qp(at) -> dict:
@@ -63,8 +80,12 @@ def test_defaults_show_every_section():
     assert len(anim["frames"]) == T and anim["layout"]["sliders"][0]["active"] == 4
     k = array(anim["data"][0]["z"]).reshape(T, -1)
     assert np.isfinite(k[:5]).all() and np.isnan(k[5:]).all()
+    numbers = step_numbers(at)
+    assert (
+        numbers["Keys read by this step's query"] == "5"
+        and numbers["Rows in the cache"] == f"5 / {T}"
+    )
     m = metrics(at)
-    assert m["Keys read by this step's query"] == "5" and m["Rows in the cache"] == f"5 / {T}"
     # cost panel: GPT-3 at 2,048 tokens by default; 2 · 96 · 2048 · 12288 · 2 bytes = 9.66 GB
     assert m["KV cache of one sequence"] == "9.66 GB" and m["Keys read at the last step"] == "2,048"
     memory = at.dataframe[0].value
@@ -111,17 +132,60 @@ def test_induction_lines_are_drawn_while_their_expander_is_open():
     assert (len(figures(at)), line_charts(at)) == (total, closed)
 
 
-def test_step_slider_and_shape_are_in_the_url():
+def test_a_link_opens_the_animation_and_its_numbers_at_its_step():
+    """The step is the animation's own slider (and play button): the browser moves it and writes it
+    into the URL (tests/test_browser_decoder.py); a link that holds it opens the figure and the
+    numbers under it there, and no widget of the page draws it."""
     at = run_page("decoder", {"dec_step": "12", "dec_shape": "gpt2_small_1k"})
     assert_clean(at)
+    assert not warnings(at) and qp(at) == {"dec_step": "12", "dec_shape": "gpt2_small_1k"}
+    T = 2 * lesson.DEFAULT_N
+    slider = step_slider(at)
+    assert slider["name"] == "dec_step" and slider["active"] == 11
+    # one step per token, its value the step's URL text and its frame the one of that name
+    assert [step["value"] for step in slider["steps"]] == [str(s) for s in range(1, T + 1)]
+    assert [step["args"][0] for step in slider["steps"]] == [[str(s)] for s in range(1, T + 1)]
+    assert step_numbers(at)["Keys read by this step's query"] == "12"
+    assert not [w for w in at.get("slider") if w.key == "dec_step"]
     m = metrics(at)
-    assert m["Keys read by this step's query"] == "12"
     assert m["KV cache of one sequence"] == "37.7 MB" and m["Keys read at the last step"] == "1,024"
-    at.slider(key="dec_step").set_value(3).run()
-    assert qp(at)["dec_step"] == "3" and metrics(at)["Rows in the cache"] == "3 / 20"
-    # a step past the end of a shorter sequence is clamped to its last token
+
+
+def test_the_numbers_under_the_animation_have_a_version_at_every_step():
+    """Step s reads s keys, leaves s of the T rows in the cache and generates the s-th token: each
+    number follows the slider with one version per step (what the play button walks through)."""
+    at = run_page("decoder", {"dec_n": "3", "dec_seed": "4"})
+    tokens = induction.repeated_sequence(3, 4)
+    T = len(tokens)
+    following = [data for data in followers(at).values() if data["control"] == "dec_step"]
+    assert len(following) == 3
+    keys_read, rows, new_token = (
+        {k: v["metric"] for k, v in data["variants"].items()} for data in following
+    )
+    assert set(keys_read) == set(rows) == set(new_token) == {str(s) for s in range(1, T + 1)}
+    for s in range(1, T + 1):
+        assert keys_read[str(s)] == {"label": "Keys read by this step's query", "value": str(s)}
+        assert rows[str(s)]["value"] == f"{s} / {T}"
+        assert new_token[str(s)]["value"] == f"“{tokens[s - 1]}”"
+
+
+def test_a_step_past_the_sequence_is_its_last_token():
+    """A link's step past a shorter sequence is reported and shows its last token; a sequence made
+    shorter than the step shown moves the step to its last token, with nothing to report."""
     at = run_page("decoder", {"dec_step": "40", "dec_n": "4"})
-    assert metrics(at)["Keys read by this step's query"] == "8"
+    assert_clean(at)
+    (w,) = warnings(at)
+    assert "dec\\_step" in w and not errors(at)
+    assert step_numbers(at)["Keys read by this step's query"] == "8" and qp(at)["dec_step"] == "8"
+    assert step_slider(at)["active"] == 7
+    at = run_page("decoder", {"dec_step": "12"})
+    serial = followers(at)["decoder_keys_read"]["server"][1]
+    at.slider(key="dec_n").set_value(4).run()
+    assert_clean(at)
+    assert not warnings(at) and qp(at) == {"dec_step": "8", "dec_n": "4"}
+    server = followers(at)["decoder_keys_read"]["server"]
+    assert server[0] == "8" and server[1] > serial  # newer than any position the browser kept
+    assert step_slider(at)["active"] == 7
 
 
 def test_a_length_beyond_the_models_context_says_so():
@@ -137,15 +201,15 @@ def test_a_length_beyond_the_models_context_says_so():
 
 
 def test_one_step_numbering_from_the_slider_to_the_figure():
-    """The slider's step s is the metric's s keys, the s-th token and the figure's frame "s"."""
+    """The slider's step s is the numbers' s keys, the s-th token and the figure's frame "s"."""
     at = run_page("decoder", {"dec_step": "12"})
     tokens = induction.repeated_sequence(lesson.DEFAULT_N, lesson.DEFAULT_SEED)
-    assert at.slider(key="dec_step").value == 12
-    m = metrics(at)
-    assert m["Keys read by this step's query"] == "12" and m["New token"] == f"“{tokens[11]}”"
-    _, _, (anim,) = by_kind(at)
-    slider = anim["layout"]["sliders"][0]
-    assert slider["steps"][slider["active"]]["label"] == "12"
+    numbers = step_numbers(at)
+    assert numbers["Keys read by this step's query"] == "12"
+    assert numbers["New token"] == f"“{tokens[11]}”"
+    slider = step_slider(at)
+    active = slider["steps"][slider["active"]]
+    assert active["label"] == active["value"] == "12" and active["args"][0] == ["12"]
 
 
 def test_each_control_lives_in_the_section_it_redraws():
@@ -173,7 +237,8 @@ def test_each_control_lives_in_the_section_it_redraws():
     outer = sections["sequence_and_sections"]
     assert keys(outer) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
     assert {"mask_view", "kv_cache_view", "cost_view", "circuit_view"} <= calls(outer)
-    assert keys(sections["kv_cache_view"]) == {"dec_step"}
+    # the step is the animation's own slider: no widget, nothing the server reruns
+    assert keys(sections["kv_cache_view"]) == set() and lesson.CONTROLS["dec_step"].in_figure
     assert keys(sections["cost_view"]) == {"dec_shape"}
     assert keys(sections["circuit_view"]) == {"dec_ablate"}
 
@@ -319,17 +384,59 @@ def test_train_button_trains_once_for_the_room_and_shows_every_part():
     m = metrics(at)
     V = lesson.TRAIN_DEFAULT.vocab
     assert m["Chance (1 / V)"] == f"{100 / V:.2f} %" and "Accuracy on repeated tokens" in m
-    maps = [f for f in figures(at) if f["layout"].get("sliders")]
     checkpoints = lesson.training.checkpoint_steps(lesson.training_config(1, 100), 100)
-    (grid,) = [f for f in maps if len(f["layout"]["sliders"][0]["steps"]) == len(checkpoints)]
-    labels = [s["label"] for s in grid["layout"]["sliders"][0]["steps"]]
+    assert checkpoints == [0, 20, 40, 60, 80, 100]  # every eval_every = 20 steps
+    grid, slider = checkpoint_slider(at)
+    labels = [s["label"] for s in slider["steps"]]
     assert labels == [str(s) for s in checkpoints] and len(grid["data"]) == 4  # 1 layer × 4 heads
+    # the slider is the control dec_tcheck, each step's value its training step; it opens on the
+    # last checkpoint, the control's default, which the URL leaves out
+    assert [s["value"] for s in slider["steps"]] == labels and slider["active"] == 5
+    assert "dec_tcheck" not in qp(at)
     assert "checkpoints kept" in texts(at)
     # another session with the same config and seed is shown the run kept by the room at once
     other = run_page("decoder", QUICK | {"dec_tseed": "8"})
     assert_clean(other)
     assert other.button(key="dec_train_main").disabled
     assert metrics(other)["Accuracy on repeated tokens"] == m["Accuracy on repeated tokens"]
+
+
+def checkpoint_slider(at) -> tuple[dict, dict]:
+    """The trained heads' maps and their own slider (the control dec_tcheck)."""
+    (grid,) = [
+        f
+        for f in figures(at)
+        if [s.get("name") for s in f["layout"].get("sliders", [])] == ["dec_tcheck"]
+    ]
+    return grid, grid["layout"]["sliders"][0]
+
+
+@pytest.mark.parametrize(
+    ("link", "opens", "reported"),
+    [
+        ("40", 2, False),  # a checkpoint: itself
+        ("0", 0, False),  # the untrained heads
+        ("50", 3, True),  # between 40 and 60: the later of the two
+        ("1000", 5, True),  # past the run's 100 steps: its last
+    ],
+)
+def test_a_link_opens_the_maps_at_its_checkpoint(link, opens, reported):
+    """The checkpoint is the maps' own slider: a link that holds it opens them there (checkpoints
+    0, 20 … 100); a step that is no checkpoint is reported and shows the nearest one."""
+    trained(QUICK)  # kept by the room: the link's first run draws the maps
+    at = run_page("decoder", QUICK | {"dec_tcheck": link})
+    assert_clean(at)
+    grid, slider = checkpoint_slider(at)
+    assert slider["active"] == opens
+    shown_step = str(20 * opens)
+    assert qp(at)["dec_tcheck"] == shown_step
+    assert bool(warnings(at)) == reported and not errors(at)
+    if reported:
+        assert "dec\\_tcheck" in warnings(at)[0]
+    # the maps as drawn are those of that checkpoint: its step's z, every head
+    step_z = [array(z) for z in slider["steps"][opens]["args"][0]["z"]]
+    drawn = [array(trace["z"]).reshape(step_z[0].shape) for trace in grid["data"]]
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(step_z, drawn, strict=True))
 
 
 def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
@@ -367,10 +474,11 @@ def test_two_layers_with_the_mlp_show_layer_one_feeding_layer_two():
 
 
 def test_tampered_training_url_falls_back_to_the_defaults():
-    at = run_page("decoder", {"dec_tlayers": "9", "dec_tsteps": "abc", "dec_tseed": "-1"})
+    params = {"dec_tlayers": "9", "dec_tsteps": "abc", "dec_tseed": "-1", "dec_tcheck": "-2"}
+    at = run_page("decoder", params)
     assert_clean(at)
     (w,) = warnings(at)
-    for name in ("dec_tlayers", "dec_tsteps", "dec_tseed"):
+    for name in params:
         assert name.replace("_", "\\_") in w
     assert not errors(at)
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from visattn import training
 from visattn.errors import InputError
+from visattn.lessons.decoder import SLIDER_CHECKPOINTS
 from visattn.training import DecoderConfig
 
 
@@ -345,22 +346,36 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
     previous = run.history[[f"prev_{n}" for n in names]].to_numpy()
     scores = figures.score_curves(steps, previous, previous, names, total_steps=20, phase_step=10)
     maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
-    grid = figures.checkpoint_maps(
-        maps, [c.step for c in run.checkpoints], list("abcdefghijkl"), names
-    )
-    compare = figures.layer_comparison({"1": (steps, steps * 0)}, total_steps=20, chance=0.125)
-    for fig in (curves, scores, grid, compare):
+    steps_kept = [c.step for c in run.checkpoints]
+    grid = figures.checkpoint_maps(maps, steps_kept, list("abcdefghijkl"), names)
+    compare = figures.layer_comparison({1: (steps, steps * 0)}, total_steps=20, chance=0.125)
+    composition = figures.composition_map(np.ones((2, 2)), ["a", "b"], ["c", "d"], marked=[(0, 1)])
+    own = figures.own_induction_map(np.eye(3), ["t1", "t2", "t1"])
+    for fig in (curves, scores, grid, compare, composition, own):
         go.Figure(fig.to_plotly_json())  # Plotly's own validation
+    assert compare.data[0].name == "1 layer(s)"  # the run named by its layers
     (slider,) = grid.layout.sliders
     assert [s["label"] for s in slider["steps"]] == ["0", "5", "10", "15", "20"]
-    assert slider["active"] == 4 and len(grid.data) == 4  # 2 layers × 2 heads
+    # the slider is the control dec_tcheck: each step's value its training step
+    assert slider["name"] == "dec_tcheck"
+    assert [s["value"] for s in slider["steps"]] == ["0", "5", "10", "15", "20"]
+    assert slider["active"] == 4 and len(grid.data) == 4  # 2 layers × 2 heads, the last by default
     first = slider["steps"][0]["args"][0]["z"]  # every head's map at step 0
     z = np.frombuffer(base64.b64decode(first[3]["bdata"]), dtype=np.float32).reshape(12, 12)
     assert np.array_equal(z, maps[0, 1, 1].astype(np.float32))  # float32 typed arrays
-    long = np.zeros((50, 1, 1, 2, 2))  # 50 checkpoints: at most MAX_FRAMES on the slider
+    # opened at a checkpoint, or at the nearest one (the later of two as near)
+    for checkpoint, active in ((10, 2), (0, 0), (7, 1), (13, 3), (12.5, 3), (999, 4), (-1, 4)):
+        opened = figures.checkpoint_maps(
+            maps, steps_kept, list("abcdefghijkl"), names, checkpoint=checkpoint
+        )
+        assert opened.layout.sliders[0]["active"] == active, checkpoint
+        drawn = opened.to_plotly_json()["data"][3]["z"]  # a float32 typed array, as sent
+        z = np.frombuffer(base64.b64decode(drawn["bdata"]), dtype=np.float32).reshape(12, 12)
+        assert np.array_equal(z, maps[active, 1, 1].astype(np.float32))
+    long = np.zeros((50, 1, 1, 2, 2))  # 50 checkpoints: at most SLIDER_CHECKPOINTS on the slider
     many = figures.checkpoint_maps(long, list(range(50)), ["a", "b"], ["h"])
     labels = [s["label"] for s in many.layout.sliders[0]["steps"]]
-    assert len(labels) == figures.MAX_FRAMES and labels[0] == "0" and labels[-1] == "49"
+    assert len(labels) == SLIDER_CHECKPOINTS == 21 and labels[0] == "0" and labels[-1] == "49"
 
 
 def test_the_trained_model_copies_the_readers_own_sequence(two_runs):

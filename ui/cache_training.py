@@ -198,14 +198,21 @@ def leave(config: training.DecoderConfig, seed: int, session: str) -> None:
 # ── figures: built once per run and font size, shared, never modified ──────────────────────────
 @st.cache_resource(max_entries=16, show_spinner=False)
 def checkpoint_maps(
-    _section: lesson.TrainingSection, key: tuple, font_size: int, cell_titles: tuple, **words
+    _section: lesson.TrainingSection,
+    key: tuple,
+    checkpoint: int,
+    cell_titles: tuple,
+    words: training_figures.Words,
+    font_size: int,
 ) -> go.Figure:
-    """Every head's map at each checkpoint with its in-figure slider (``key`` names the run)."""
+    """Every head's map at each checkpoint with its in-figure slider, opening at ``checkpoint``
+    (``key`` names the run)."""
     return training_figures.checkpoint_maps(
         _section.maps,
         _section.checkpoint_steps,
         _section.probe_labels,
         cell_titles,
+        checkpoint=checkpoint,
+        words=words,
         font_size=font_size,
-        **words,
     )

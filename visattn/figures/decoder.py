@@ -1,17 +1,22 @@
-"""Figures of the decoder lesson: the KV cache filling step by step, loss over positions, cost with
-and without cache.
+"""Figures of the decoder lesson: the causal mask, the KV cache filling step by step (its slider and
+play button are the control ``dec_step``), the cost with and without the cache, and the designed
+induction circuit's heads, lines and loss over positions.
 
-Every word is a parameter (the page passes translated ones); the English defaults are for notebooks.
+Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
+tokens come with the data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..controls import url_text
+from ..lessons.decoder import CONTROLS
 from .core import (
     DIVERGING_SCALE,
     TEMPLATE,
@@ -23,15 +28,54 @@ from .core import (
     _title,
     compact,
 )
+from .lines import line_view
+from .matrices import head_grid, heatmap
 
 FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
 NEW_ROW = "#ff7f0e"  # the row the step shown appends
 CACHED_ROW = "#1f77b4"  # rows cached by earlier steps
 COST_POINTS = 400  # steps drawn on a cost curve
 UNITS_EN = "3:k 6:M 9:B 12:T"  # powers of ten named by a unit: 10¹¹ reads 100B
-UNITS_ZH = "4:万 8:亿 12:万亿"  # 10¹¹ reads 1000亿
 # Legends to the right of the plot: below it, a projector's larger axis title ran into them.
 LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")
+STEP = CONTROLS["dec_step"]  # the cache animation's slider
+HEAD_CELL_PX = 420  # the circuit's two heads: cells large enough to read
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words of these figures. ``units``: the cost axis's powers of ten named by a unit
+    ("exponent:name" pairs, :func:`power_ticks`; in Chinese 万 and 亿)."""
+
+    query: str = "query"
+    key: str = "key"
+    value: str = "value"
+    weight: str = "weight"
+    token: str = "token"
+    dimension: str = "dimension"
+    position: str = "position"
+    mask_title: str = "Causal attention weights (future keys masked)"
+    key_cache: str = "key cache K"
+    value_cache: str = "value cache V"
+    new_weights: str = "weights of the new query"
+    step_prefix: str = "step "
+    play: str = "play"
+    pause: str = "pause"
+    with_cache: str = "with KV cache"
+    without_cache: str = "without cache (whole prefix again)"
+    cost_x: str = "step (tokens so far)"
+    cost_y: str = "multiply-adds in this step"
+    units: str = UNITS_EN
+    head_previous: str = "layer 1 · previous-token head"
+    head_induction: str = "layer 2 · induction head"
+    intact: str = "intact"
+    knocked_out: str = "previous-token head knocked out"
+    second_copy: str = "second copy"
+    loss_axis: str = "loss −ln p(next token)"
+    uniform: str = "uniform guess (ln V)"
+
+
+WORDS = Words()
 
 
 def power_ticks(lo: float, hi: float, units: str = UNITS_EN) -> tuple[list[float], list[str]]:
@@ -46,6 +90,31 @@ def power_ticks(lo: float, hi: float, units: str = UNITS_EN) -> tuple[list[float
         values.append(10.0**exponent)
         labels.append(f"{10 ** (exponent - e)}{name}")
     return values, labels
+
+
+def mask_map(
+    weights: ArrayLike,
+    tokens: Sequence[str],
+    future: ArrayLike,
+    *,
+    numbers: bool,
+    words: Words = WORDS,
+    font_size: int = 14,
+) -> go.Figure:
+    """Causal attention weights (T, T), the ``future`` keys (bool) veiled; each weight printed in
+    its cell when ``numbers``, else in the hover only."""
+    return heatmap(
+        weights,
+        list(tokens),
+        list(tokens),
+        masked=future,
+        title=words.mask_title,
+        x_title=words.key,
+        y_title=words.query,
+        value_name=words.weight,
+        show_text=numbers,
+        font_size=font_size,
+    )
 
 
 def _cache_step(K, V, W, step, *, full: bool, **base):
@@ -89,23 +158,16 @@ def cache_animation(
     tokens: Sequence[str],
     step: int,
     *,
-    key_title: str = "key cache K",
-    value_title: str = "value cache V",
-    weight_title: str = "weights of the new query",
-    token_name: str = "token",
-    dim_name: str = "dim",
-    value_name: str = "value",
-    weight_name: str = "weight",
-    step_prefix: str = "step ",
-    play: str = "play",
-    pause: str = "pause",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """The cache after each step, as frames: K (T, Dk) and V (T, Dv) fill row by row (rows not
     cached yet are grey), and the new query's weights over the cached keys (the new row in orange).
     ``W`` (T, T) holds step s's weights in row s − 1. Plotly's own play button and slider run the
-    frames in the browser; ``step`` (1 … T, as the lesson counts) is the frame shown first. A frame
-    holds only what changes (the cells, the bars and their labels)."""
+    frames in the browser; the slider is the control ``dec_step`` (named by its key, each step's
+    value the step's URL text, so the frame shown moves it) and ``step`` (1 … T, as the lesson
+    counts) is the frame shown first. A frame holds only what changes (the cells, the bars and
+    their labels)."""
     K, V, W = (np.asarray(a, dtype=np.float64) for a in (K, V, W))
     T = K.shape[0]
     step = min(max(int(step), 1), T)
@@ -114,7 +176,8 @@ def cache_animation(
     xt_v, xl_v = _ticks([f"v{j + 1}" for j in range(V.shape[1])], V.shape[1])
     bound = float(max(np.abs(K).max(), np.abs(V).max())) or 1.0
     hover_m = (
-        f"{token_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
+        f"{words.token}: %{{y}}<br>{words.dimension}: %{{x}}<br>"
+        f"{words.value}: %{{z:.3f}}<extra></extra>"
     )
     heat = dict(
         y=yl,
@@ -134,7 +197,7 @@ def cache_animation(
             xaxis="x3",
             yaxis="y3",
             textposition="outside",
-            hovertemplate=f"{token_name}: %{{y}}<br>{weight_name}: %{{x:.3f}}<extra></extra>",
+            hovertemplate=f"{words.token}: %{{y}}<br>{words.weight}: %{{x:.3f}}<extra></extra>",
         ),
     )
     steps = range(1, T + 1)
@@ -145,12 +208,16 @@ def cache_animation(
         mode="immediate", frame=dict(duration=600, redraw=True), transition=dict(duration=0)
     )
     slider = dict(
+        name=STEP.key,
         active=step - 1,  # Plotly's index of the step's frame
-        currentvalue=dict(prefix=step_prefix),
+        currentvalue=dict(prefix=words.step_prefix),
         pad=dict(t=30),
         x=0.1,
         len=0.9,
-        steps=[dict(method="animate", label=str(s), args=[[str(s)], anim]) for s in steps],
+        steps=[
+            dict(method="animate", label=str(s), value=url_text(s), args=[[str(s)], anim])
+            for s in steps
+        ],
     )
     buttons = dict(
         type="buttons",
@@ -162,9 +229,13 @@ def cache_animation(
         pad=dict(t=30, r=10),
         showactive=False,
         buttons=[
-            dict(label="▶ " + play, method="animate", args=[None, anim | dict(fromcurrent=True)]),
             dict(
-                label="■ " + pause,
+                label="▶ " + words.play,
+                method="animate",
+                args=[None, anim | dict(fromcurrent=True)],
+            ),
+            dict(
+                label="■ " + words.pause,
                 method="animate",
                 args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False))],
             ),
@@ -172,11 +243,13 @@ def cache_animation(
     )
     rows = dict(autorange="reversed", **yt)
     layout = dict(
-        xaxis=dict(domain=[0.0, 0.3], side="top", title=_title(key_title), **xt_k),
+        xaxis=dict(domain=[0.0, 0.3], side="top", title=_title(words.key_cache), **xt_k),
         yaxis=dict(anchor="x", **rows),
-        xaxis2=dict(domain=[0.36, 0.66], side="top", title=_title(value_title), **xt_v),
+        xaxis2=dict(domain=[0.36, 0.66], side="top", title=_title(words.value_cache), **xt_v),
         yaxis2=dict(anchor="x2", showticklabels=False, **rows),
-        xaxis3=dict(domain=[0.72, 1.0], side="top", range=[0, 1.15], title=_title(weight_title)),
+        xaxis3=dict(
+            domain=[0.72, 1.0], side="top", range=[0, 1.15], title=_title(words.new_weights)
+        ),
         yaxis3=dict(anchor="x3", showticklabels=False, **rows),
         plot_bgcolor=FUTURE_GREY,
         showlegend=False,
@@ -189,34 +262,64 @@ def cache_animation(
     return _with_frames(_cache_step(K, V, W, step, full=True, **base), layout, frames)
 
 
+def circuit_heads(
+    heads: ArrayLike, tokens: Sequence[str], *, words: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """The circuit's two heads (1, 2, T, T) side by side: layer 1's previous-token head and layer
+    2's induction head, on the weights' 0…1 scale."""
+    return head_grid(
+        heads,
+        list(tokens),
+        list(tokens),
+        cell_titles=(words.head_previous, words.head_induction),
+        value_name=words.weight,
+        query_name=words.query,
+        key_name=words.key,
+        font_size=font_size,
+        cell_px=HEAD_CELL_PX,
+    )
+
+
+def induction_lines(
+    line_weights: ArrayLike, tokens: Sequence[str], *, words: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """The induction head's rows of repeated tokens (1, T, T) as lines from token to key."""
+    return line_view(
+        line_weights,
+        list(tokens),
+        head_names=(words.head_induction,),
+        value_name=words.weight,
+        font_size=font_size,
+    )
+
+
 def loss_curves(
     positions: ArrayLike,
-    losses: dict,
+    intact: ArrayLike,
+    knocked_out: ArrayLike,
     *,
     second_start: float | None = None,
-    second_label: str = "tokens seen before",
-    title: str = "",
-    x_title: str = "position",
-    y_title: str = "loss (nats)",
     chance: float | None = None,
-    chance_label: str = "uniform guess",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """Per-position loss curves {name: (T − 1,)}; ``second_start`` shades where a repeated
-    sequence's second copy begins; ``chance`` draws the loss of a uniform guess (ln V) as a dotted
-    line."""
+    """The loss at each position (T − 1,) of the intact circuit and of the one whose previous-token
+    head is knocked out; ``second_start`` shades where a repeated sequence's second copy begins;
+    ``chance`` draws the loss of a uniform guess (ln V) as a dotted line."""
     x = compact(positions)
+    x_title, y_title = words.position, words.loss_axis
+    runs = ((words.intact, intact), (words.knocked_out, knocked_out))
     data = [
         dict(
             type="scatter",
             x=x,
             y=compact(np.asarray(y, dtype=np.float64)),
             mode="lines+markers",
-            name=str(name),
+            name=name,
             line=dict(dash="solid" if k == 0 else "dash", width=3 if k == 0 else 2),
             hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3f}}<extra></extra>",
         )
-        for k, (name, y) in enumerate(losses.items())
+        for k, (name, y) in enumerate(runs)
     ]
     shapes, notes = [], []
     if chance is not None:
@@ -233,7 +336,7 @@ def loss_curves(
         )
         notes.append(
             dict(
-                text=chance_label,
+                text=words.uniform,
                 xref="paper",
                 x=1,
                 y=chance,
@@ -259,7 +362,7 @@ def loss_curves(
         )
         notes.append(
             dict(
-                text=second_label,
+                text=words.second_copy,
                 xref="x",
                 yref="paper",
                 x=second_start - 0.5,
@@ -272,7 +375,7 @@ def loss_curves(
     layout = dict(
         xaxis=dict(title=_title(x_title)),
         yaxis=dict(title=_title(y_title), rangemode="tozero"),
-        title=_title(title),
+        title=_title(""),
         shapes=shapes,
         annotations=notes,
         height=380,
@@ -287,21 +390,17 @@ def cost_curves(
     work_cached: ArrayLike,
     work_uncached: ArrayLike,
     *,
-    cached_name: str = "with KV cache",
-    uncached_name: str = "without cache",
-    title: str = "",
-    x_title: str = "step (tokens so far)",
-    y_title: str = "multiply-adds per step",
-    units: str = UNITS_EN,
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """Work of each generation step with and without the cache, on a log scale. Both curves are
     smooth, so at most ``COST_POINTS`` steps are drawn (evenly spaced, the first and last included):
-    8 192 steps would be 240 kB. The log axis is labelled at powers of ten in ``units`` (see
-    :func:`power_ticks`; :data:`UNITS_ZH` for 万 and 亿)."""
+    8 192 steps would be 240 kB. The log axis is labelled at powers of ten in ``words.units`` (see
+    :func:`power_ticks`)."""
     T = len(work_cached)
     pick = np.unique(np.linspace(0, T - 1, min(T, COST_POINTS)).round().astype(int))
     steps = pick + 1
+    x_title, y_title = words.cost_x, words.cost_y
     data = [
         dict(
             type="scatter",
@@ -311,14 +410,14 @@ def cost_curves(
             name=name,
             hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>{y_title}: %{{y:.3e}}<extra></extra>",
         )
-        for name, y in ((cached_name, work_cached), (uncached_name, work_uncached))
+        for name, y in ((words.with_cache, work_cached), (words.without_cache, work_uncached))
     ]
     every = np.concatenate([np.asarray(work_cached), np.asarray(work_uncached)])
-    tickvals, ticktext = power_ticks(float(every.min()), float(every.max()), units)
+    tickvals, ticktext = power_ticks(float(every.min()), float(every.max()), words.units)
     layout = dict(
         xaxis=dict(title=_title(x_title)),
         yaxis=dict(title=_title(y_title), type="log", tickvals=tickvals, ticktext=ticktext),
-        title=_title(title),
+        title=_title(""),
         height=360,
         font=dict(size=font_size),
         margin=dict(l=10, r=10, t=60, b=10),
@@ -328,4 +427,15 @@ def cost_curves(
     return _figure(data, layout)
 
 
-__all__ = ["FUTURE_GREY", "cache_animation", "cost_curves", "loss_curves", "power_ticks"]
+__all__ = [
+    "FUTURE_GREY",
+    "WORDS",
+    "Words",
+    "cache_animation",
+    "circuit_heads",
+    "cost_curves",
+    "induction_lines",
+    "loss_curves",
+    "mask_map",
+    "power_ticks",
+]

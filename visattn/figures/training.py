@@ -1,25 +1,59 @@
-"""Figures of the training section (issue 23): loss and accuracy over the steps, each head's
-previous-token and induction scores over the steps with the phase change marked, every head's map
-on the probe sequence at each checkpoint (an in-figure slider), one layer against two.
+"""Figures of the decoder page's training section (issue 23): loss and accuracy over the steps,
+each head's previous-token and induction scores over the steps with the phase change marked, every
+head's map on the probe sequence at each checkpoint (an in-figure slider, the control
+``dec_tcheck``), one layer against two, layer 1 feeding layer 2 (K-composition), and the induction
+heads on the reader's own sequence.
 
-Every word is a parameter (the page passes translated ones); the English defaults are for notebooks.
+Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
+the heads' names and the tokens come with the data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from ..lessons.decoder import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
 from .core import HEAD_COLOURS, _figure, _title, compact
 from .live import Step, add_slider, packed
 from .matrices import head_grid, heatmap
 
 LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")  # to the right, as the decoder's figures
 PHASE_COLOUR = "#d62728"
-MAX_FRAMES = 21  # checkpoints on the maps' slider: 21 × 8 maps of 48 × 48 float32 = 1.5 MB
+CHECKPOINT = CONTROLS["dec_tcheck"]  # the maps' slider
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words of these figures. Templates, filled here: ``n_layers`` with {L} (a run's
+    layers)."""
+
+    query: str = "query"
+    key: str = "key"
+    weight: str = "weight"
+    loss: str = "training loss"
+    repeated: str = "Accuracy on repeated tokens"
+    first: str = "Accuracy on first-seen tokens"
+    chance: str = "chance (1 / V)"
+    phase: str = "Phase change (step)"
+    step_axis: str = "training step"
+    loss_axis: str = "loss −ln p(next token)"
+    accuracy_axis: str = "accuracy"
+    previous_score: str = "previous-token score"
+    induction_score: str = "prefix-matching (induction) score"
+    step_prefix: str = "step "
+    n_layers: str = "{L} layer(s)"
+    composition_x: str = "layer-2 head (its keys read)"
+    composition_y: str = "layer-1 head (writes)"
+    composition: str = "K-composition"
+    own_map: str = "The induction heads' weights (their mean)"
+
+
+WORDS = Words()
 
 
 def _phase_line(step: float | None, label: str, yref: str = "paper") -> tuple[list, list]:
@@ -59,14 +93,7 @@ def training_curves(
     total_steps: int,
     chance: float,
     phase_step: float | None = None,
-    loss_name: str = "loss",
-    repeated_name: str = "accuracy on repeated tokens",
-    first_name: str = "accuracy on first-seen tokens",
-    chance_name: str = "chance (1 / V)",
-    phase_name: str = "phase change",
-    x_title: str = "step",
-    loss_title: str = "loss (nats)",
-    accuracy_title: str = "accuracy",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """Two panels over the steps: the training loss (top) and the accuracy on repeated and on
@@ -79,7 +106,7 @@ def training_curves(
             x=x,
             y=compact(loss),
             mode="lines",
-            name=loss_name,
+            name=words.loss,
             xaxis="x",
             yaxis="y",
             line=dict(color="#7f7f7f", width=2),
@@ -89,7 +116,7 @@ def training_curves(
             x=x,
             y=compact(repeated),
             mode="lines+markers",
-            name=repeated_name,
+            name=words.repeated,
             xaxis="x2",
             yaxis="y2",
             line=dict(color="#2ca02c", width=3),
@@ -99,7 +126,7 @@ def training_curves(
             x=x,
             y=compact(first),
             mode="lines",
-            name=first_name,
+            name=words.first,
             xaxis="x2",
             yaxis="y2",
             line=dict(color="#1f77b4", width=2, dash="dash"),
@@ -109,19 +136,19 @@ def training_curves(
             x=[0, total_steps],
             y=[chance, chance],
             mode="lines",
-            name=chance_name,
+            name=words.chance,
             xaxis="x2",
             yaxis="y2",
             line=dict(color="#7f7f7f", width=1, dash="dot"),
         ),
     ]
-    shapes, notes = _phase_line(phase_step, phase_name)
+    shapes, notes = _phase_line(phase_step, words.phase)
     span = [0, total_steps]
     layout = dict(
         xaxis=dict(domain=[0, 1], anchor="y", range=span, showticklabels=False),
-        yaxis=dict(domain=[0.58, 1], title=_title(loss_title), rangemode="tozero"),
-        xaxis2=dict(domain=[0, 1], anchor="y2", range=span, title=_title(x_title)),
-        yaxis2=dict(domain=[0, 0.48], title=_title(accuracy_title), range=[0, 1.05]),
+        yaxis=dict(domain=[0.58, 1], title=_title(words.loss_axis), rangemode="tozero"),
+        xaxis2=dict(domain=[0, 1], anchor="y2", range=span, title=_title(words.step_axis)),
+        yaxis2=dict(domain=[0, 0.48], title=_title(words.accuracy_axis), range=[0, 1.05]),
         shapes=shapes,
         annotations=notes,
         height=480,
@@ -141,10 +168,7 @@ def score_curves(
     *,
     total_steps: int,
     phase_step: float | None = None,
-    previous_title: str = "previous-token score",
-    induction_title: str = "prefix-matching (induction) score",
-    phase_name: str = "phase change",
-    x_title: str = "step",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """Each head's two scores over the steps, side by side: ``previous`` and ``induction`` are
@@ -171,17 +195,17 @@ def score_curves(
             )
     shapes, notes = [], []
     for axis in ("", "2"):
-        line, note = _phase_line(phase_step, phase_name)
+        line, note = _phase_line(phase_step, words.phase)
         for item in line + note:
             item["xref"] = f"x{axis}"
         shapes += line
         notes += note
-    span = [0, total_steps]
+    span, x_title = [0, total_steps], _title(words.step_axis)
     layout = dict(
-        xaxis=dict(domain=[0, 0.42], range=span, title=_title(x_title)),
-        yaxis=dict(range=[0, 1.05], title=_title(previous_title)),
-        xaxis2=dict(domain=[0.58, 1], range=span, title=_title(x_title), anchor="y2"),
-        yaxis2=dict(range=[0, 1.05], title=_title(induction_title), anchor="x2"),
+        xaxis=dict(domain=[0, 0.42], range=span, title=x_title),
+        yaxis=dict(range=[0, 1.05], title=_title(words.previous_score)),
+        xaxis2=dict(domain=[0.58, 1], range=span, title=x_title, anchor="y2"),
+        yaxis2=dict(range=[0, 1.05], title=_title(words.induction_score), anchor="x2"),
         shapes=shapes,
         annotations=notes,
         height=400,
@@ -198,37 +222,31 @@ def checkpoint_maps(
     tokens: Sequence[str],
     cell_titles: Sequence[str],
     *,
-    active: int | None = None,
-    step_prefix: str = "step ",
-    title: str = "",
-    value_name: str = "weight",
-    query_name: str = "query",
-    key_name: str = "key",
+    checkpoint: int = LAST_CHECKPOINT,
+    words: Words = WORDS,
     font_size: int = 14,
     cell_px: int = 260,
 ) -> go.Figure:
-    """Every head's weights on the probe sequence at each checkpoint: ``maps`` (C, L, H, T, T), a
-    layer × head grid with an in-figure slider over the C checkpoints (no server round trip; the
-    maps travel as float32 typed arrays). At most MAX_FRAMES checkpoints, evenly spaced, the first
-    and the last kept. Starts at the last checkpoint unless ``active`` (an index into ``steps``)."""
-    maps = np.asarray(maps, dtype=np.float64)
-    pick = np.unique(
-        np.linspace(0, len(steps) - 1, min(len(steps), MAX_FRAMES)).round().astype(int)
-    )
-    if active is not None:
-        pick = np.union1d(pick, [int(active)])
-    maps, steps = maps[pick], [steps[i] for i in pick]
+    """Every head's weights on the probe sequence at each checkpoint: ``maps`` (C, L, H, T, T) at
+    the training ``steps`` (C,), a layer × head grid with the slider of ``dec_tcheck`` over the
+    checkpoints (no server round trip; the maps travel as float32 typed arrays). At most
+    SLIDER_CHECKPOINTS of them, evenly spaced, the first and the last kept
+    (:func:`~visattn.lessons.decoder.slider_checkpoints`). Opens at ``checkpoint``: a training
+    step (the nearest the slider offers, :func:`~visattn.lessons.decoder.shown_checkpoint`) or
+    LAST_CHECKPOINT, the last."""
+    picked = list(slider_checkpoints(steps))
+    maps, steps = np.asarray(maps, dtype=np.float64)[picked], [int(steps[i]) for i in picked]
     C, L, H, T, _ = maps.shape
-    active = C - 1 if active is None else int(np.searchsorted(pick, int(active)))
+    shown = shown_checkpoint(steps, checkpoint)
+    active = C - 1 if shown == LAST_CHECKPOINT else steps.index(shown)
     fig = head_grid(
         maps[active],
         list(tokens),
         list(tokens),
         cell_titles=list(cell_titles),
-        title=title,
-        value_name=value_name,
-        query_name=query_name,
-        key_name=key_name,
+        value_name=words.weight,
+        query_name=words.query,
+        key_name=words.key,
         font_size=font_size,
         cell_px=cell_px,
     )
@@ -239,8 +257,9 @@ def checkpoint_maps(
     ]
     return add_slider(
         fig,
-        label=step_prefix,
-        values=list(steps),
+        CHECKPOINT,
+        label=words.step_prefix,
+        values=steps,
         steps=slider_steps,
         active=active,
         fmt=str,
@@ -249,16 +268,14 @@ def checkpoint_maps(
 
 
 def layer_comparison(
-    runs: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    runs: Mapping[int, tuple[ArrayLike, ArrayLike]],
     *,
     total_steps: int,
     chance: float,
-    chance_name: str = "chance (1 / V)",
-    x_title: str = "step",
-    y_title: str = "accuracy on repeated tokens",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """Repeated-token accuracy over the steps for each run {name: (steps, accuracy)}: one layer
+    """Repeated-token accuracy over the steps for each run {layers: (steps, accuracy)}: one layer
     against two, same seed and steps."""
     colours = ("#9467bd", "#2ca02c", "#ff7f0e")
     data = [
@@ -267,10 +284,10 @@ def layer_comparison(
             x=compact(x),
             y=compact(y),
             mode="lines",
-            name=name,
+            name=words.n_layers.format(L=layers),
             line=dict(color=colours[k % len(colours)], width=3),
         )
-        for k, (name, (x, y)) in enumerate(runs.items())
+        for k, (layers, (x, y)) in enumerate(runs.items())
     ]
     data.append(
         dict(
@@ -278,13 +295,13 @@ def layer_comparison(
             x=[0, total_steps],
             y=[chance, chance],
             mode="lines",
-            name=chance_name,
+            name=words.chance,
             line=dict(color="#7f7f7f", width=1, dash="dot"),
         )
     )
     layout = dict(
-        xaxis=dict(range=[0, total_steps], title=_title(x_title)),
-        yaxis=dict(range=[0, 1.05], title=_title(y_title)),
+        xaxis=dict(range=[0, total_steps], title=_title(words.step_axis)),
+        yaxis=dict(range=[0, 1.05], title=_title(words.repeated)),
         height=340,
         font=dict(size=font_size),
         margin=dict(l=10, r=10, t=30, b=10),
@@ -302,10 +319,7 @@ def composition_map(
     target_labels: Sequence[str],
     *,
     marked: Sequence[tuple[int, int]] = (),
-    title: str = "",
-    x_title: str = "layer 2 head (keys read)",
-    y_title: str = "layer 1 head (writes)",
-    value_name: str = "K-composition",
+    words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
     """K-composition scores (H₁, H₂) of layer 1's heads (rows) with layer 2's (columns), 0 at the
@@ -316,10 +330,9 @@ def composition_map(
         scores,
         list(target_labels),
         list(source_labels),
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        value_name=value_name,
+        x_title=words.composition_x,
+        y_title=words.composition_y,
+        value_name=words.composition,
         weights=False,
         zmin=0.0,
         zmax=float(np.nanmax(scores)) if scores.size else 1.0,
@@ -344,10 +357,29 @@ def composition_map(
     return fig
 
 
+def own_induction_map(
+    weights: ArrayLike, labels: Sequence[str], *, words: Words = WORDS, font_size: int = 14
+) -> go.Figure:
+    """The mean weights (T, T) of the heads named induction heads on the reader's own sequence."""
+    return heatmap(
+        weights,
+        list(labels),
+        list(labels),
+        title=words.own_map,
+        x_title=words.key,
+        y_title=words.query,
+        value_name=words.weight,
+        font_size=font_size,
+    )
+
+
 __all__ = [
+    "WORDS",
+    "Words",
     "checkpoint_maps",
     "composition_map",
     "layer_comparison",
+    "own_induction_map",
     "score_curves",
     "training_curves",
 ]

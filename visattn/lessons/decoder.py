@@ -18,7 +18,7 @@ its steps from 0, as arrays do; :func:`kv_cache_section` is where the two meet.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -60,11 +60,16 @@ MEMORY_TOKENS = (1024, 2048, 8192)  # the columns of the cache-memory table
 TRAIN_DEFAULT = training.DecoderConfig()  # 5. the trained decoder: the page's model and task
 MAX_TRAIN_STEPS = 2000
 ROLES = ("previous", "induction", "other")  # what a learned head is named for (its scores)
+LAST_CHECKPOINT = -1  # the maps' checkpoint by default: the run's last, whatever its steps
+SLIDER_CHECKPOINTS = 21  # checkpoints on the maps' slider: 21 × 8 maps of 48 × 48 float32 = 1.5 MB
 TRAIN_CONTROLS = table(
     Control("dec_tlayers", TRAIN_DEFAULT.n_layers, lo=1, hi=3),
     Control("dec_tsteps", TRAIN_DEFAULT.steps, lo=100, hi=MAX_TRAIN_STEPS, step=100),
     Control("dec_tseed", 0, lo=0, hi=MAX_SEED),
     Control("dec_tmlp", TRAIN_DEFAULT.mlp),  # an MLP block after each attention layer
+    # the checkpoint the heads' maps show (their own slider): a training step, or the last one
+    # (:func:`shown_checkpoint`)
+    Control("dec_tcheck", LAST_CHECKPOINT, lo=LAST_CHECKPOINT, hi=MAX_TRAIN_STEPS, in_figure=True),
     Control("dec_tprobe", "", max_chars=400),  # the reader's own token ids for the trained model
 )
 
@@ -74,8 +79,9 @@ CONTROLS = table(
     Control("dec_n", DEFAULT_N, lo=2, hi=induction.MAX_REPEAT),
     Control("dec_seed", DEFAULT_SEED, lo=0, hi=MAX_SEED),
     Control("dec_text", HARRY),
-    # 2. the KV cache: the step shown, 1 … T (the page narrows the bound to the sequence's T)
-    Control("dec_step", DEFAULT_STEP, lo=1, hi=induction.N_POSITIONS),
+    # 2. the KV cache: the step shown, 1 … T, the animation's own slider (at most the sequence's
+    # T: :func:`shown_step`)
+    Control("dec_step", DEFAULT_STEP, lo=1, hi=induction.N_POSITIONS, in_figure=True),
     # 3. what the cache saves
     Control("dec_shape", DEFAULT_SHAPE, options=SHAPES, labels="decoder.shapes"),
     # 4. the induction circuit: knock out the previous-token head
@@ -200,40 +206,53 @@ def mask_section(tokens: list[str]) -> MaskSection:
 
 # ── 2. the KV cache, step by step ─────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
+class CacheStep:
+    """What the page prints beside the animation at one step."""
+
+    step: int  # 1 … T: it generates token ``step``
+    keys_read: int  # keys its query reads: step
+    cached_rows: int  # rows of K (and of V) in the cache after it: step
+    new_token: str  # the token it generates: tokens[step - 1]
+
+
+@dataclass(frozen=True)
 class KVCacheSection:
     tokens: list[str]
     steps: tuple[decode.DecodeStep, ...]  # (T,) steps[s - 1] is step s (decode counts from 0)
-    step: int  # the step shown, 1 … T: it generates token ``step`` and reads ``step`` keys
-    new_token: str  # the token the step shown generates: tokens[step - 1]
+    by_step: tuple[CacheStep, ...]  # (T,) by_step[s - 1] is step s, as the page prints it
     K: np.ndarray  # (T, Dk) all keys, as the cache holds them at the end
     V: np.ndarray  # (T, Dv)
     weights: np.ndarray  # (T, T) step s's weights in row s − 1, 0 on keys not yet cached
-    keys_read: int  # keys the query of the step shown reads: step
-    cached_rows: int  # rows of K (and of V) in the cache after the step shown: step
     max_difference: float  # max |stacked steps − causal self_attention| over weights and outputs
 
 
-def kv_cache_section(tokens: list[str], step: int) -> KVCacheSection:
-    """The KV cache after step ``step`` (1 … T, as the page counts; clamped to that range)."""
+def shown_step(T: int, step: int) -> int:
+    """The step the animation of ``T`` tokens shows for the control's ``step``: 1 … T."""
+    return min(max(int(step), 1), T)
+
+
+def kv_cache_section(tokens: list[str]) -> KVCacheSection:
+    """The KV cache at every step of generating ``tokens`` (steps count from 1, as the page
+    does)."""
     X = seeded_embedding(tokens, DEMO_D, DEMO_SEED)  # (T, D)
     W_q, W_k, W_v = demo_weights()  # (D, Dk) each
     steps = decode.decode_steps(X, W_q, W_k, W_v)
-    step = min(max(int(step), 1), len(steps))
-    shown = steps[step - 1]  # the one place a step becomes an index
     weights = decode.stack_weights(steps)  # (T, T)
     full = self_attention(X, W_q, W_k, W_v, causal=True)
     outputs = np.stack([s.output for s in steps])  # (T, Dv)
     difference = max(np.abs(weights - full.weights).max(), np.abs(outputs - full.output).max())
+    by_step = tuple(
+        # the one place a step becomes an index: step s is steps[s - 1]
+        CacheStep(s, shown.keys_read, shown.K.shape[0], tokens[s - 1])
+        for s, shown in enumerate(steps, start=1)
+    )
     return KVCacheSection(
         tokens=list(tokens),
         steps=steps,
-        step=step,
-        new_token=tokens[step - 1],
+        by_step=by_step,
         K=steps[-1].K,
         V=steps[-1].V,
         weights=weights,
-        keys_read=shown.keys_read,
-        cached_rows=shown.K.shape[0],
         max_difference=float(difference),
     )
 
@@ -470,6 +489,7 @@ class TrainingSection:
     phase_step: int | None  # where the best induction score passes halfway
     checkpoint_steps: tuple[int, ...]  # (C,)
     maps: np.ndarray  # (C, L, H, T, T) every head on the probe sequence at each checkpoint
+    slider_steps: tuple[int, ...]  # the checkpoints the maps' slider offers (slider_checkpoints)
     probe_labels: tuple[str, ...]  # (T,) the probe's tokens as "t12"
     probe_span: int  # its k
     ablation: training.Ablation
@@ -493,6 +513,23 @@ class TrainingSection:
     composed_pairs: tuple[tuple[int, int], ...]  # (row, column): a previous head → an induction one
     # per layer-2 induction head (column): the layer-1 head (row) its keys read most, and the score
     strongest_reads: tuple[tuple[int, int, float], ...]
+
+
+def slider_checkpoints(checkpoints: Sequence, most: int = SLIDER_CHECKPOINTS) -> tuple[int, ...]:
+    """The indices of the checkpoints the maps' slider offers: at most ``most``, evenly spaced, the
+    first and the last kept."""
+    picked = np.linspace(0, len(checkpoints) - 1, min(len(checkpoints), most)).round()
+    return tuple(int(i) for i in np.unique(picked))
+
+
+def shown_checkpoint(steps: Sequence[int], value: int) -> int:
+    """The checkpoint the maps show for the control's ``value``, given the ``steps`` their slider
+    offers: LAST_CHECKPOINT (the default) stays, the last whatever the run's steps; a step the
+    slider offers is itself; any other step (a link's, or one of another run) the nearest one the
+    slider offers, the later of two as near — past the run's end, its last."""
+    if value == LAST_CHECKPOINT:
+        return LAST_CHECKPOINT
+    return min(reversed(steps), key=lambda step: abs(step - value))
 
 
 def training_section(run: training.TrainingRun) -> TrainingSection:
@@ -545,6 +582,7 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
         phase_step=training.phase_change_step(history),
         checkpoint_steps=tuple(c.step for c in run.checkpoints),
         maps=maps,
+        slider_steps=tuple(run.checkpoints[i].step for i in slider_checkpoints(run.checkpoints)),
         probe_labels=tuple(f"t{int(i)}" for i in run.probe),
         probe_span=run.probe_span,
         ablation=ablation,
