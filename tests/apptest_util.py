@@ -137,6 +137,17 @@ def shown(data: dict) -> dict:
     return data["variants"][data["server"][0]]
 
 
+def follower_notes(at: AppTest, level: str = "warning") -> list[str]:
+    """The notes of ``level`` that the page's followers show as the server drew them (a note that a
+    control drawn in a figure changes, e.g. no estimate at this σ), as text."""
+    return [
+        re.sub(r"<[^>]+>", "", note["html"])
+        for data in followers(at).values()
+        for note in shown(data).get("notes", [])
+        if note["level"] == level
+    ]
+
+
 def figures(at: AppTest) -> list[dict]:
     """The Plotly figures on the page as dicts."""
     return [json.loads(chart_spec(c)) for c in charts(at)]

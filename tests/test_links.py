@@ -11,9 +11,22 @@ import json
 from pathlib import Path
 
 import pytest
-from apptest_util import TABS, assert_clean, charts, panel, run_page, warnings
+from apptest_util import (
+    TABS,
+    assert_clean,
+    charts,
+    figures,
+    follower_notes,
+    panel,
+    run_page,
+    warnings,
+)
 
-LINKS = json.loads((Path(__file__).parent / "fixtures" / "links_5988806.json").read_text("utf-8"))
+FIXTURES = Path(__file__).parent / "fixtures"
+LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
+# and links of 47b9e2e, the last commit before the controls drawn in figures entered the URL
+# (issue 52), made the same way: a link made then opens the same view now
+LINKS_47B9E2E = json.loads((FIXTURES / "links_47b9e2e.json").read_text("utf-8"))
 # 5988806 drew every tab of the kernel page at once, as every tabbed page does today
 # (ui.frame.tabs); its positional page drew only the chosen section, which is a tab's panel today
 ONE_SECTION = {"positional"}
@@ -28,13 +41,20 @@ def written_back(at) -> dict:
     return {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in url.items()}
 
 
-@pytest.mark.parametrize("link", LINKS, ids=[link_id(link) for link in LINKS])
-def test_an_old_link_opens_the_same_view(link):
+def opens_as_written(link: dict):
+    """The page ``link`` opens: the URL it writes back, its warnings and errors as written down
+    (a warning may be a note that follows a figure's control now: no estimate at this σ)."""
     at = run_page(link["page"], link["params"])
     assert_clean(at)
     assert written_back(at) == link["url"]
-    assert len(warnings(at)) == link["warnings"]
+    assert len(warnings(at)) + len(follower_notes(at)) == link["warnings"]
     assert len(at.error) == link["errors"]
+    return at
+
+
+@pytest.mark.parametrize("link", LINKS, ids=[link_id(link) for link in LINKS])
+def test_an_old_link_opens_the_same_view(link):
+    at = opens_as_written(link)
     # 5988806 drew with the page what ui.frame.when_open draws only while open (its expanders are
     # the keyed ones): the same link, those open, draws as many charts
     opened = {expander.key: True for expander in at.expander if expander.key}
@@ -43,3 +63,43 @@ def test_an_old_link_opens_the_same_view(link):
     if link["page"] in ONE_SECTION:
         at = panel(at, link["page"], at.session_state[TABS[link["page"]].key])
     assert len(charts(at)) == link["charts"]
+
+
+@pytest.mark.parametrize("link", LINKS_47B9E2E, ids=[link_id(link) for link in LINKS_47B9E2E])
+def test_a_link_of_47b9e2e_opens_the_same_view(link):
+    """The controls that moved into figures kept their keys and meanings (σ, τ, d_k, k, p, G, the
+    KV-cache step): a link made before opens the same view, with as many charts."""
+    at = opens_as_written(link)
+    assert len(charts(at)) == link["charts"]
+
+
+@pytest.mark.parametrize(
+    "params,positions",
+    [
+        ({"mo_sec": "window", "mo_sinks": "2", "mo_wl": "3"}, {"mo_sinks": "2", "mo_wl": "3"}),
+        ({"mo_sec": "window", "mo_sinks": "4", "mo_wl": "6"}, {"mo_sinks": "4", "mo_wl": "6"}),
+    ],
+)
+def test_a_link_that_set_the_sinks_or_the_layers_before_they_left_the_url_opens_there(
+    params, positions
+):
+    """Links of c4b30c1 and earlier set the sinks and the layers (mo_sinks, mo_wl), which left the
+    URL at 47b9e2e (reported and dropped) and are back as the figures' own sliders."""
+    at = run_page("modern", params)
+    assert_clean(at)
+    assert not warnings(at) and written_back(at) == params
+    shown = {
+        slider["name"]: slider["steps"][slider["active"]]["value"]
+        for f in figures(at)
+        for slider in f["layout"].get("sliders", [])
+    }
+    assert {k: shown[k] for k in positions} == positions
+
+
+def test_a_link_with_the_flash_query_block_is_reported():
+    """mo_fqb (the FlashAttention query block, before 0131b54) has a successor, mo_fstep, the
+    figure's step: the old parameter is reported, and the figure opens where the lesson does."""
+    at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "2"})
+    assert_clean(at)
+    (w,) = warnings(at)
+    assert "mo\\_fqb" in w and "mo_fqb" not in at.query_params
