@@ -15,18 +15,21 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import label, lang, t
+from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.figures import heatmap
+from visattn.figures import multi_head as figures
 from visattn.figures.colour import colour_scale
-from visattn.figures.lines import filtered_line_view
-from visattn.figures.multi_head import focus_bars, layer_grid, step_matrix
 from visattn.lessons import multi_head as lesson
 from visattn.shapes import GPT3
 from visattn.text import MAX_TOKENS
 
 CONTROLS = lesson.CONTROLS
+
+
+def words() -> figures.Words:
+    """The figures' words in the page's language."""
+    return figure_words(figures.Words)
 
 
 def head_label(name: str) -> str:
@@ -77,16 +80,15 @@ def random_sizes(source: str) -> tuple[int, int, int]:
 def every_head(result, layer_maps, titles, head_names, value_name, colour) -> None:
     st.header(t("multi_head.grid_header", layer=layer_maps.layer + 1))
     explain(t("multi_head.grid_intro"))
-    grid = layer_grid(
+    grid = figures.layer_grid(
         layer_maps.weights,
         result.tokens,
         titles,
         layer_maps.grid_cols,
-        font_size=font_size(),
         value_name=value_name,
         colour=colour,
-        query_name=t("common.query"),
-        key_name=t("common.key"),
+        words=words(),
+        font_size=font_size(),
     )
     show(grid, f"multi_head_grid_{layer_maps.tag}")
     st.caption(
@@ -109,14 +111,15 @@ def every_head(result, layer_maps, titles, head_names, value_name, colour) -> No
 
 # ── 2. one token in every head ──────────────────────────────────────────────────────────────────
 @section
-def token_focus(result, layer_maps, view, titles, value_name, colour) -> None:
-    """The focus token redraws this section and the line view below it."""
+def token_focus(result, layer_maps, view_weights, titles, value_name, colour) -> None:
+    """The focus token redraws this section and the line view below it (``view_weights``: the
+    view's maps of every layer)."""
     tokens, layer = result.tokens, layer_maps.layer
     st.header(t("multi_head.focus_header"))
     token = token_select(
         t("multi_head.focus_token"), CONTROLS["mh_tok"].key, tokens, help=t("multi_head.focus_help")
     )
-    focus = lesson.focus(result, layer, token, view)
+    focus = lesson.focus(result, layer, token, view_weights)
     targets = [
         t(
             "multi_head.focus_item_uniform",
@@ -141,52 +144,36 @@ def token_focus(result, layer_maps, view, titles, value_name, colour) -> None:
         # a file name per map: the run's head, or the view's one merged map
         file_names = result.head_names if layer_maps.per_head else titles
         for column, h in grid_cells(len(titles), focus.per_row):
-            if focus.uniform[h]:
-                title = t(
-                    "multi_head.focus_bar_title_uniform",
-                    head=titles[h],
-                    token=tokens[token],
-                    lo=f"{focus.low[h]:.2f}",
-                    hi=f"{focus.top[h]:.2f}",
-                )
-            else:
-                title = t(
-                    "multi_head.focus_bar_title",
-                    head=titles[h],
-                    token=tokens[token],
-                    target=tokens[focus.best[h]],
-                    w=f"{focus.top[h]:.2f}",
-                )
-            bars = focus_bars(
+            bars = figures.focus_bars(
                 tokens,
                 layer_maps.weights[h, token],
-                None if focus.uniform[h] else focus.best[h],  # no winner to highlight
-                title=title,
-                narrow=focus.per_row > 2,
+                focus,
+                h,
+                titles[h],
+                value_name=value_name,
+                words=words(),
                 font_size=font_size(),
-                y_title=value_name,
             )
             with column:
                 show(bars, f"multi_head_focus_{layer_maps.tag}_{file_names[h]}")
     else:
-        focus_row = heatmap(
+        focus_row = figures.focus_heatmap(
             layer_maps.weights[:, token, :],  # (H, T): the focus token's row in every head
             tokens,
             titles,
-            font_size=font_size(),
-            x_title=t("common.key"),
-            y_title=t("common.head"),
-            title=t("multi_head.focus_heat_title", token=tokens[token]),
+            token,
             value_name=value_name,
-            **colour,
+            colour=colour,
+            words=words(),
+            font_size=font_size(),
         )
         show(focus_row, f"multi_head_focus_{layer_maps.tag}")
-    line_view(result, layer_maps, view, token, titles, value_name)
+    line_view(result, layer_maps, view_weights, token, titles, value_name)
 
 
 # ── 3. the line view ────────────────────────────────────────────────────────────────────────────
 @section
-def line_view(result, layer_maps, view, token, titles, value_name) -> None:
+def line_view(result, layer_maps, view_weights, token, titles, value_name) -> None:
     tokens = result.tokens
     st.header(t("multi_head.lines_header"))
     explain(t("multi_head.lines_intro"))
@@ -201,16 +188,17 @@ def line_view(result, layer_maps, view, token, titles, value_name) -> None:
     if not visible:
         st.info(t("multi_head.lines_none"), icon=":material/info:")
         return
-    lines = filtered_line_view(
-        lesson.focus_lines(result, layer_maps.layer, token, only_focus, view),
+    lines = figures.lines_figure(
+        lesson.focus_lines(result, layer_maps.layer, token, only_focus, view_weights),
         tokens,
+        layer_maps.layer,
+        titles,
+        visible,
         threshold=threshold,
         top_k=top_k,
-        head_names=titles,
-        visible=visible,
-        font_size=font_size(),
         value_name=value_name,
-        title=t("multi_head.lines_title", layer=layer_maps.layer + 1),
+        words=words(),
+        font_size=font_size(),
     )
     show(lines, f"multi_head_lines_{layer_maps.tag}")
 
@@ -235,16 +223,15 @@ def one_head(result, layer_maps, titles, head_names, value_name, colour) -> None
         format_func=head_title,
     )
     map_index = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged
-    one_map = heatmap(
+    one_map = figures.head_figure(
         layer_maps.weights[map_index],
         tokens,
-        tokens,
-        font_size=font_size(),
-        x_title=t("common.key"),
-        y_title=t("common.query"),
+        titles[map_index],
+        layer,
         value_name=value_name,
-        title=t("multi_head.one_title", head=titles[map_index], layer=layer + 1),
-        **colour,
+        colour=colour,
+        words=words(),
+        font_size=font_size(),
     )
     name = result.head_names[head]
     show(one_map, f"multi_head_{layer_maps.tag}_{name}")
@@ -267,7 +254,7 @@ def pipeline(result, layer, head, head_names) -> None:
     if not widgets.toggle(CONTROLS["mh_pipe"], t("multi_head.pipe_show")):
         return
     steps = lesson.pipeline(result, layer, head)
-    words = dict(
+    numbers = dict(
         layer=layer + 1,
         prev=layer,
         head=head_names[head],
@@ -278,28 +265,12 @@ def pipeline(result, layer, head, head_names) -> None:
         hi=steps.hi,
         **vars(lesson.input_counts()),
     )
-    axis_names = {axis: label("multi_head.axes", axis) for axis in lesson.AXES}
     for step in steps.steps:
-        st.subheader(label("multi_head.steps", step.title, **words))
-        explain(label("multi_head.step_texts", step.text, **words))
+        st.subheader(label("multi_head.steps", step.title, **numbers))
+        explain(label("multi_head.step_texts", step.text, **numbers))
         for row in step.rows:
             for column, panel in zip(st.columns(len(row)), row, strict=True):
-                title = label(
-                    "multi_head.panel_titles",
-                    panel.title,
-                    name=panel.name,
-                    n=panel.sub,
-                    T=panel.m.shape[0],
-                    c=panel.m.shape[1],
-                )
-                value_name = t("common.weight") if panel.weights else t("common.value")
-                matrix = step_matrix(
-                    panel,
-                    title=title,
-                    axis_names=axis_names,
-                    value_name=value_name,
-                    font_size=font_size(),
-                )
+                matrix = figures.step_matrix(panel, words=words(), font_size=font_size())
                 with column:
                     show(matrix, panel.png)
     if steps.last:
@@ -392,7 +363,7 @@ with page("multi_head"):
         CONTROLS["mh_layer"], t("multi_head.layer"), help=t("multi_head.layer_help")
     )
     layer = layer_number - 1  # 0-based from here on
-    view_name = reading_views.selector(CONTROLS, "mh")
+    view = reading_views.selector(CONTROLS, "mh")
     scale = reading_views.colour_controls(CONTROLS, "mh")
 
     inputs = lesson.Inputs(text, source, d_model, n_heads, seed)
@@ -404,25 +375,25 @@ with page("multi_head"):
         readings = reading_views.chosen(
             "mh_view",
             run.inputs.label,
-            view_name,
+            view,
             cache_multi_head.readings,
             run.inputs,
-            view_name,
+            view,
             progress=False,
         )
 
     if readings is not None:
         result = run.result
-        layer_maps = lesson.layer_view(result, layer, readings.w, view_name)
+        layer_maps = lesson.layer_view(result, layer, readings.w, view)
         head_names = [head_label(name) for name in result.head_names]
         # a title per map of the view: the heads, or its one merged map
-        titles = head_names if layer_maps.per_head else [reading_views.view_label(view_name)]
-        value_name = reading_views.value_name(view_name)
+        titles = head_names if layer_maps.per_head else [reading_views.view_label(view)]
+        value_name = reading_views.value_name(view)
         colour = colour_scale(readings.w, **scale)
         unknown = lesson.unknown_words(result)
         if unknown:
-            words = escape(t("common.list_sep").join(unknown))
-            st.info(t("multi_head.unknown_words", words=words), icon=":material/info:")
+            listed = escape(t("common.list_sep").join(unknown))
+            st.info(t("multi_head.unknown_words", words=listed), icon=":material/info:")
         every_head(result, layer_maps, titles, head_names, value_name, colour)
         token_focus(result, layer_maps, readings.w, titles, value_name, colour)
         one_head(result, layer_maps, titles, head_names, value_name, colour)

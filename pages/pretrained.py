@@ -17,30 +17,25 @@ from ui import controls as widgets
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
-from ui.i18n import label, t
+from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.figures import pretrained as figures
 from visattn.figures.colour import colour_scale
-from visattn.figures.core import plotly_text
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS
 
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str, layer: str | None = None, n_layers: int = lesson.N_LAYERS) -> dict[str, str]:
-    """What the figures call a cell's value, a row and a column, in the page's language: a query and
-    a key, or for rollout and flow an output token (after ``layer``; flow: the last of
-    ``n_layers``; None: a grid of layers) and an input token."""
-    if name == "flow":
-        layer = lesson.layer_name(n_layers - 1)
-    return {"value_name": reading_views.value_name(name), **reading_views.axis_words(name, layer)}
+def words() -> figures.Words:
+    """The figures' words in the page's language."""
+    return figure_words(figures.Words)
 
 
-def file_name(name: str) -> str:
+def file_name(view: str) -> str:
     """The start of the view's PNG and CSV names ("pretrained" for the weights)."""
-    return "pretrained" if name == "weights" else f"pretrained_{name}"
+    return "pretrained" if view == "weights" else f"pretrained_{view}"
 
 
 def checked_text(model, text: str) -> str:
@@ -89,8 +84,9 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
     return text, hide, merge
 
 
-def notices(run, view) -> None:
-    """The text as the model read it: cut, characters it does not know, the tokens."""
+def notices(run, shown) -> None:
+    """The text as the model read it (``shown``: its tokens and weights as the toggles show them):
+    cut, characters it does not know, the tokens."""
     if run.truncated:
         st.warning(
             t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS),
@@ -104,25 +100,26 @@ def notices(run, view) -> None:
         st.info(
             t("pretrained.unk", n=unknown.n, chars=escape(unknown.chars)), icon=":material/info:"
         )
-    if view.kept_specials:
+    if shown.kept_specials:
         st.info(t("pretrained.nothing_left"), icon=":material/info:")
-    shown = escape(lesson.shown_tokens(view.tokens))
-    st.caption(t("pretrained.tokens", n=len(view.tokens), tokens=shown))
+    listed = escape(lesson.shown_tokens(shown.tokens))
+    st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
 
 
 @section
-def every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dict) -> None:
+def every_head(model, text: str, hide: bool, merge: bool, view: str, colour: dict) -> None:
     """1. Every head (or layer, or flow's one map) in one grid; the grid's layer picker (long texts)
     redraws this section only."""
     with cache_pretrained.drawing(model, text):
-        draw_every_head(model, text, hide, merge, name, colour)
+        draw_every_head(model, text, hide, merge, view, colour)
 
 
-def draw_every_head(model, text: str, hide: bool, merge: bool, name: str, colour: dict) -> None:
-    run, view = cache_pretrained.token_view(model, text, hide, merge, name)
+def draw_every_head(model, text: str, hide: bool, merge: bool, view: str, colour: dict) -> None:
+    run, shown = cache_pretrained.token_view(model, text, hide, merge, view)
     st.header(t("pretrained.grid_header"))
-    one_layer = lesson.one_layer(len(view.tokens), view.attn)  # a view with heads, too long for 72
-    if not one_layer and name in reading_views.PER_HEAD:
+    # a view with heads, too long for 72
+    one_layer = lesson.one_layer(len(shown.tokens), shown.attn)
+    if not one_layer and view in reading_views.PER_HEAD:
         L, H = model.config.n_layers, model.config.n_heads
         explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
@@ -134,14 +131,12 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, name: str, colour
             format_func=lesson.layer_name,
             help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX, H=model.config.n_heads),
         )
-    grid = lesson.grid(view.tokens, view.attn, layer)
+    grid = lesson.grid(shown.tokens, shown.attn, layer)
     if grid.block > 1:
         st.caption(t("pretrained.pooled", T=grid.n_tokens, B=len(grid.labels), size=grid.block))
-    png = file_name(name) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
-    n_layers = model.config.n_layers
-    figure = cache_pretrained.grid_figure(
-        grid, font_size(), presenter(), colour, **words(name, n_layers=n_layers)
-    )
+    png = file_name(view) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
+    reading = reading_views.named(view, model.config.n_layers)
+    figure = cache_pretrained.grid_figure(grid, reading, colour, words(), font_size(), presenter())
     show(figure, png)
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
@@ -158,14 +153,14 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, name: str, colour
 
 @section
 def finder_and_head(
-    model, text: str, hide: bool, merge: bool, name: str, colour: dict, keys: tuple[str, str]
+    model, text: str, hide: bool, merge: bool, view: str, colour: dict, keys: tuple[str, str]
 ) -> None:
     """2. The head finder and the Winograd twin; 3. one head, large. One section: a bar of the
     finder opens a head below, and the finder marks the head that is open."""
     with cache_pretrained.drawing(model, text):
-        _, view = cache_pretrained.token_view(model, text, hide, merge, name)
-        source = head_finder(model, view, name, keys)
-        one_head(model, view, name, colour, source)
+        _, shown = cache_pretrained.token_view(model, text, hide, merge, view)
+        source = head_finder(model, shown, view, keys)
+        one_head(model, shown, view, colour, source)
 
 
 def verdict(twins: lesson.Winograd) -> str:
@@ -175,7 +170,7 @@ def verdict(twins: lesson.Winograd) -> str:
     return t("pretrained.winograd_no_switch")
 
 
-def strong_heads(found: lesson.Finder, view, source: str, target: str, n_layers: int) -> str:
+def strong_heads(found: lesson.Finder, shown, source: str, target: str, n_layers: int) -> str:
     """The finder's sentence: the heads that link source to target, or the strongest one."""
     if not found.strong:
         weight = f"{found.best.weight:.3f}"
@@ -183,7 +178,7 @@ def strong_heads(found: lesson.Finder, view, source: str, target: str, n_layers:
     heads = [
         t(
             "pretrained.head_weight",
-            head=lesson.cell_name(hw.layer, hw.head, view.attn.shape, n_layers),
+            head=lesson.cell_name(hw.layer, hw.head, shown.attn.shape, n_layers),
             w=f"{hw.weight:.3f}",
         )
         for hw in found.strong
@@ -197,7 +192,7 @@ def strong_heads(found: lesson.Finder, view, source: str, target: str, n_layers:
     )
 
 
-def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
+def head_finder(model, shown, view: str, keys: tuple[str, str]) -> int:
     """All heads ranked by the weight the source token puts on the target token; returns the
     source position."""
     st.header(t("pretrained.finder_header"))
@@ -206,31 +201,22 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     source_column, target_column = st.columns(2)
     with source_column:
         src = token_select(
-            t("pretrained.source"), source_key, view.tokens, help=t("pretrained.source_help")
+            t("pretrained.source"), source_key, shown.tokens, help=t("pretrained.source_help")
         )
     with target_column:
         tgt = token_select(
-            t("pretrained.target"), target_key, view.tokens, help=t("pretrained.target_help")
+            t("pretrained.target"), target_key, shown.tokens, help=t("pretrained.target_help")
         )
     open_head = (int(st.session_state["pt_layer"]), int(st.session_state["pt_head"]))
     n_layers = model.config.n_layers
-    found = compute("pt_finder", lesson.finder, view.attn, src, tgt, open_head, n_layers)
+    found = compute("pt_finder", lesson.finder, shown.attn, src, tgt, open_head, n_layers)
     if found is None:
         return src
-    source, target = view.tokens[src], view.tokens[tgt]
-    st.markdown(strong_heads(found, view, escape(source), escape(target), n_layers))
-    per_head = name in reading_views.PER_HEAD
-    drawn = {"src": plotly_text(source), "tgt": plotly_text(target)}  # "<s>" is not markup
-    if per_head:
-        title = t("pretrained.finder_title", n=len(found.top), **drawn)
-    else:
-        title = t("pretrained.finder_title_maps", n=len(found.top), **drawn)
+    source, target = shown.tokens[src], shown.tokens[tgt]
+    st.markdown(strong_heads(found, shown, escape(source), escape(target), n_layers))
+    reading = reading_views.named(view, n_layers)
     figure = figures.finder_figure(
-        found,
-        title=title,
-        font_size=font_size(),
-        x_title=t("pretrained.finder_x") if per_head else t("reading.layer"),
-        y_title=reading_views.value_name(name),
+        found, source, target, reading, words=words(), font_size=font_size()
     )
     config = {
         "displaylogo": False,
@@ -263,7 +249,7 @@ def head_finder(model, view, name: str, keys: tuple[str, str]) -> int:
     return src
 
 
-def one_head(model, view, name: str, colour: dict, src: int) -> None:
+def one_head(model, shown, view: str, colour: dict, src: int) -> None:
     """One head (or one map of the view) large: the heatmap, its CSV, and as lines."""
     st.header(t("pretrained.one_header"))
     layer_column, head_column = st.columns(2)
@@ -273,7 +259,7 @@ def one_head(model, view, name: str, colour: dict, src: int) -> None:
         where=layer_column,
         options=range(model.config.n_layers),
         format_func=lesson.layer_name,
-        disabled=name == "flow",
+        disabled=view == "flow",
     )
     head = widgets.select(
         CONTROLS["pt_head"],
@@ -281,63 +267,56 @@ def one_head(model, view, name: str, colour: dict, src: int) -> None:
         where=head_column,
         options=range(model.config.n_heads),
         format_func=lesson.head_label,
-        disabled=name not in reading_views.PER_HEAD,
+        disabled=view not in reading_views.PER_HEAD,
     )
     n_layers = model.config.n_layers
-    large = lesson.one_head(view.tokens, view.attn, layer, head, n_layers)
+    large = lesson.one_head(shown.tokens, shown.attn, layer, head, n_layers)
     if large.block > 1:
         st.caption(
-            t("pretrained.pooled", T=len(view.tokens), B=len(large.labels), size=large.block)
+            t("pretrained.pooled", T=len(shown.tokens), B=len(large.labels), size=large.block)
         )
-    if name == "weights":
-        title = t("pretrained.head_title", head=large.name)
-    else:
-        title = t("reading.cell_title", view=reading_views.view_label(name), name=large.name)
+    reading = reading_views.named(view, n_layers)
     figure = figures.head_figure(
-        large,
-        title=title,
-        font_size=font_size(),
-        colour=colour,
-        **words(name, large.name, n_layers),
+        large, reading, colour=colour, words=words(), font_size=font_size()
     )
-    show(figure, f"{file_name(name)}_{large.name}")
+    show(figure, f"{file_name(view)}_{large.name}")
     if large.hover_only:
         st.caption(t("pretrained.hover_numbers"))
-    shown_layer = min(layer, len(view.attn) - 1)  # a view with one map: its layer
+    shown_layer = min(layer, len(shown.attn) - 1)  # a view with one map: its layer
     download_csv(
         large.w,
-        f"{file_name(name)}_L{shown_layer + 1}_H{head + 1}",
-        view.tokens,
-        view.tokens,
+        f"{file_name(view)}_L{shown_layer + 1}_H{head + 1}",
+        shown.tokens,
+        shown.tokens,
         key="pt_csv",
     )
     st.subheader(t("pretrained.lines_header", head=large.name))
     explain(t("pretrained.lines_intro"))
     only_source = widgets.toggle(
-        CONTROLS["pt_lfoc"], t("pretrained.lines_only_src", token=view.tokens[src])
+        CONTROLS["pt_lfoc"], t("pretrained.lines_only_src", token=shown.tokens[src])
     )
     threshold, top_k = reading_views.line_filters(CONTROLS, "pt")
-    window = lesson.lines(view.tokens, large.w, src, only_source)
-    if len(window.tokens) < len(view.tokens):
+    window = lesson.lines(shown.tokens, large.w, src, only_source)
+    if len(window.tokens) < len(shown.tokens):
         st.caption(
             t(
                 "pretrained.lines_window",
                 a=window.first + 1,
                 b=window.last + 1,
-                T=len(view.tokens),
+                T=len(shown.tokens),
                 n=lesson.LINES_MAX,
             )
         )
     lines = figures.lines_figure(
         window,
         large.name,
-        title=t("pretrained.lines_title", head=large.name),
-        value_name=reading_views.value_name(name),
-        font_size=font_size(),
+        reading,
         threshold=threshold,
         top_k=top_k,
+        words=words(),
+        font_size=font_size(),
     )
-    show(lines, f"{file_name(name)}_lines_{large.name}")
+    show(lines, f"{file_name(view)}_lines_{large.name}")
 
 
 def choose_model():
@@ -356,31 +335,31 @@ def lesson_body() -> None:
         bind_pair(None)
         return
     text, hide, merge = choose_text(getattr(model, "causal", False))
-    name = reading_views.selector(CONTROLS, "pt")
+    view = reading_views.selector(CONTROLS, "pt")
     scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
-        draw(model, text, hide, merge, name, scale)
+        draw(model, text, hide, merge, view, scale)
 
 
-def draw(model, text: str, hide: bool, merge: bool, name: str, scale: dict) -> None:
-    """The run of ``text``, its view ``name``, and the sections drawn from them."""
+def draw(model, text: str, hide: bool, merge: bool, view: str, scale: dict) -> None:
+    """The run of ``text``, its ``view``, and the sections drawn from them."""
     with st.spinner(t("pretrained.running")):
         text_read = compute("pt_run", checked_text, model, text)
     if text_read is None:
         bind_pair(None)
         return
     made = reading_views.chosen(
-        "pt_view", text_read, name, cache_pretrained.made, model, text_read, name
+        "pt_view", text_read, view, cache_pretrained.made, model, text_read, view
     )
     if made is None:
         bind_pair(None)
         return
-    run, view = cache_pretrained.token_view(model, text_read, hide, merge, name)
-    notices(run, view)
-    keys = bind_pair(view.tokens, getattr(run, "causal", False))
-    colour = colour_scale(view.attn, **scale)
-    every_head(model, text_read, hide, merge, name, colour)
-    finder_and_head(model, text_read, hide, merge, name, colour, keys)
+    run, shown = cache_pretrained.token_view(model, text_read, hide, merge, view)
+    notices(run, shown)
+    keys = bind_pair(shown.tokens, getattr(run, "causal", False))
+    colour = colour_scale(shown.attn, **scale)
+    every_head(model, text_read, hide, merge, view, colour)
+    finder_and_head(model, text_read, hide, merge, view, colour, keys)
 
 
 with page("pretrained"):

@@ -17,36 +17,20 @@ from ui import controls as widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
-from ui.i18n import label, t
+from ui.i18n import figure_words, label, t
 from ui.reading_views import THROUGH_LAYERS
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.figures import reading as reading_figures
+from visattn.figures import reading as figures
 from visattn.figures.colour import colour_scale
-from visattn.figures.lines import filtered_line_view
-from visattn.figures.matrices import head_grid, heatmap
 from visattn.lessons import reading as lesson
 
 CONTROLS = lesson.CONTROLS
 
 
-def words(name: str, n_layers: int, layer: str | None = None) -> dict[str, str]:
-    """What the figures call a row and a column of the view, in the page's language: a query and a
-    key, or for rollout and flow an output token (after ``layer``; flow: the last of ``n_layers``;
-    None: a grid of layers) and an input token."""
-    if name == "flow":
-        layer = lesson.layer_name(n_layers - 1)
-    return reading_views.axis_words(name, layer)
-
-
-def value_name(name: str, raw: bool) -> str:
-    """What a cell holds: the view's value, or α‖f(x)‖ itself when unnormalised."""
-    return t("reading.raw_value") if raw else reading_views.value_name(name)
-
-
-def view_title(name: str, raw: bool) -> str:
-    view = reading_views.view_label(name)
-    return t("reading.raw_title", view=view) if raw else view
+def words() -> figures.Words:
+    """The figures' words in the page's language."""
+    return figure_words(figures.Words)
 
 
 def percent(share: float) -> str:
@@ -70,11 +54,11 @@ def choose_view(model) -> tuple[str, int, int, dict, bool]:
     """The reading, its layer and head (among the model's), its colour scale, and whether the
     norm-weighted view is unnormalised: every section reads them, so none of these controls is in
     a section."""
-    name = reading_views.selector(CONTROLS, "rd")
-    if model.causal and name in THROUGH_LAYERS:
+    view = reading_views.selector(CONTROLS, "rd")
+    if model.causal and view in THROUGH_LAYERS:
         explain(t("reading.causal_through"))
     raw = False
-    if name == "norm_weighted":
+    if view == "norm_weighted":
         raw = widgets.toggle(CONTROLS["rd_raw"], t("reading.raw"), help=t("reading.raw_help"))
     layer_column, head_column = st.columns(2)
     layer = widgets.select(
@@ -83,7 +67,7 @@ def choose_view(model) -> tuple[str, int, int, dict, bool]:
         where=layer_column,
         options=range(model.config.n_layers),
         format_func=lesson.layer_name,
-        disabled=name == "flow",
+        disabled=view == "flow",
     )
     head = widgets.select(
         CONTROLS["rd_head"],
@@ -91,79 +75,62 @@ def choose_view(model) -> tuple[str, int, int, dict, bool]:
         where=head_column,
         options=range(model.config.n_heads),
         format_func=lesson.head_label,
-        disabled=name not in lesson.PER_HEAD,
+        disabled=view not in lesson.PER_HEAD,
     )
     scale = reading_views.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
-    return name, layer, head, scale, raw
+    return view, layer, head, scale, raw
 
 
 @section
 def six_readings(
-    model, run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool
+    model, run: lesson.Run, view: str, layer: int, head: int, scale: dict, raw: bool
 ) -> dict:
     """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
     filters redraw this section only). Returns the colour scale it drew with (the unit scale when
     the reading cannot be had), for the two sentences below."""
     with cache_pretrained.drawing(model, run.text, lesson.MAX_TOKENS):
-        return draw_readings(model, run, name, layer, head, scale, raw)
+        return draw_readings(model, run, view, layer, head, scale, raw)
 
 
 def draw_readings(
-    model, run: lesson.Run, name: str, layer: int, head: int, scale: dict, raw: bool
+    model, run: lesson.Run, view: str, layer: int, head: int, scale: dict, raw: bool
 ) -> dict:
     st.header(t("reading.views_header"))
     if raw:  # one product, not stored (a cached wrapper is the lead's to add)
         readings = reading_views.chosen(
-            "rd_view", run.text, name, lesson.raw_readings, run, progress=False
+            "rd_view", run.text, view, lesson.raw_readings, run, progress=False
         )
     else:
         readings = reading_views.chosen(
-            "rd_view", run.text, name, cache_reading.readings, model, run, name
+            "rd_view", run.text, view, cache_reading.readings, model, run, view
         )
     if readings is None:
         return colour_scale(**{**scale, "value_range": "unit"})
-    view = lesson.view(readings, layer, head, run.n_layers)
-    cell_words = words(name, run.n_layers, view.name)
-    colour = colour_scale(view.grid, **scale)
-    grid_figure = head_grid(
-        view.grid,
-        run.tokens,
-        run.tokens,
-        cell_titles=view.titles,
-        value_name=value_name(name, raw),
-        font_size=font_size(),
-        title=t("reading.grid_title", view=view_title(name, raw)),
-        **colour,
-        **words(name, run.n_layers),
+    maps = lesson.view(readings, layer, head, run.n_layers)
+    reading = reading_views.named(view, run.n_layers, raw)
+    colour = colour_scale(maps.grid, **scale)
+    grid = figures.grid_figure(
+        maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
     )
-    show(grid_figure, f"reading_grid_{name}")
-    cell_figure = heatmap(
-        view.cell,
-        run.tokens,
-        run.tokens,
-        title=t("reading.cell_title", view=view_title(name, raw), name=view.name),
-        value_name=value_name(name, raw),
-        x_title=cell_words["key_name"],
-        y_title=cell_words["query_name"],
-        font_size=font_size(),
-        **colour,
+    show(grid, f"reading_grid_{view}")
+    cell = figures.cell_figure(
+        maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
     )
-    show(cell_figure, f"reading_{name}_{view.name}")
-    download_csv(view.cell, f"reading_{name}_{view.name}", run.tokens, run.tokens, key="rd_csv")
-    st.subheader(t("reading.lines_header", name=view.name))
+    show(cell, f"reading_{view}_{maps.name}")
+    download_csv(maps.cell, f"reading_{view}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
+    st.subheader(t("reading.lines_header", name=maps.name))
     threshold, top_k = reading_views.line_filters(CONTROLS, "rd")
-    lines_title = "reading.lines_title_flow" if name in THROUGH_LAYERS else "reading.lines_title"
-    lines_figure = filtered_line_view(
-        lesson.line_weights(view.cell, raw)[None],  # (1, T, T): one head, at most 1
+    lines = figures.lines_figure(
+        lesson.line_weights(maps.cell, raw),
         run.tokens,
+        maps.name,
+        reading,
         threshold=threshold,
         top_k=top_k,
-        head_names=[view.name],
-        value_name=t("reading.raw_relative") if raw else value_name(name, raw),
-        title=t(lines_title, name=view.name),
+        words=words(),
         font_size=font_size(),
     )
-    show(lines_figure, f"reading_lines_{name}")
+    show(lines, f"reading_lines_{view}")
     return colour
 
 
@@ -213,7 +180,7 @@ def raw_pair(model, a: str, b: str, layer: int, head: int) -> lesson.Pair:
 
 
 @section
-def two_sentences(model, name: str, layer: int, head: int, colour: dict, raw: bool) -> None:
+def two_sentences(model, view: str, layer: int, head: int, colour: dict, raw: bool) -> None:
     """3. The same cell of the reading for sentence A and sentence B, and B − A when they align
     (the two text boxes redraw this section only)."""
     st.header(t("reading.pair_header"))
@@ -224,45 +191,22 @@ def two_sentences(model, name: str, layer: int, head: int, colour: dict, raw: bo
     if raw:
         pair = compute("rd_pair", raw_pair, model, a, b, layer, head)
     else:
-        pair = compute("rd_pair", cache_reading.pair, model, a, b, name, layer, head)
+        pair = compute("rd_pair", cache_reading.pair, model, a, b, view, layer, head)
     if pair is None:
         return
-    figure = reading_figures.comparison(
+    figure = figures.comparison(
         pair.a,
         pair.b,
         pair.tokens_a,
         pair.tokens_b,
-        titles=(t("reading.sentence_a"), t("reading.sentence_b"), t("reading.diff_title")),
-        title=t("reading.pair_title", view=view_title(name, raw), name=pair.name),
-        value_name=value_name(name, raw),
-        diff_name=t("reading.difference"),
-        note_unaligned=t("reading.unaligned_short"),
+        name=pair.name,
+        reading=reading_views.named(view, model.config.n_layers, raw),
         colour=colour,
+        words=words(),
         font_size=font_size(),
-        **words(name, model.config.n_layers, pair.name),
     )
-    show(figure, f"reading_pair_{name}")
+    show(figure, f"reading_pair_{view}")
     st.info(alignment_note(pair), icon=":material/info:")
-
-
-def plane_figure(geometry: lesson.Geometry, by_position: bool, focus: int):
-    """The query/key plane of ``geometry`` with the page's words: the ``focus`` query and its
-    strongest keys labelled, every point named on hover."""
-    return reading_figures.qk_geometry(
-        geometry.projection,
-        geometry.tokens,
-        geometry.weights,
-        colour_by_position=by_position,
-        focus=focus,
-        top_k=lesson.QK_TOP_KEYS,
-        title=t("reading.qk_title", name=geometry.name),
-        x_title=t("reading.pc", n=1, pct=geometry.explained[0]),
-        y_title=t("reading.pc", n=2, pct=geometry.explained[1]),
-        position_name=t("common.position"),
-        top_keys_name=t("reading.top_keys"),
-        font_size=font_size(),
-        **reading_views.axis_words("weights"),
-    )
 
 
 @section
@@ -287,7 +231,16 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
     if geometry.rotary:
         st.caption(t("reading.qk_rotary"))
     st.caption(t("reading.qk_labels", token=escape(run.tokens[focus]), k=lesson.QK_TOP_KEYS))
-    figure = compute("rd_qk_figure", plane_figure, geometry, by_position, focus)
+    figure = compute(
+        "rd_qk_figure",
+        figures.plane_figure,
+        geometry,
+        by_position,
+        focus,
+        lesson.QK_TOP_KEYS,
+        words(),
+        font_size(),
+    )
     if figure is not None:
         show(figure, f"reading_qk_{geometry.name}")
 
@@ -299,12 +252,12 @@ def lesson_body() -> None:
     if model is None:
         return
     text = choose_text(model)
-    name, layer, head, scale, raw = choose_view(model)
+    view, layer, head, scale, raw = choose_view(model)
     with cache_pretrained.drawing(model, text, lesson.MAX_TOKENS):  # waits its turn in a room
-        draw(model, text, name, layer, head, scale, raw)
+        draw(model, text, view, layer, head, scale, raw)
 
 
-def draw(model, text: str, name: str, layer: int, head: int, scale: dict, raw: bool) -> None:
+def draw(model, text: str, view: str, layer: int, head: int, scale: dict, raw: bool) -> None:
     """The run of ``text`` and the four sections drawn from it."""
     with st.spinner(t("pretrained.running")):
         run = compute("rd_run", cache_reading.run, model, text)
@@ -320,9 +273,9 @@ def draw(model, text: str, name: str, layer: int, head: int, scale: dict, raw: b
             t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS),
             icon=":material/content_cut:",
         )
-    colour = six_readings(model, run, name, layer, head, scale, raw)
+    colour = six_readings(model, run, view, layer, head, scale, raw)
     specials(run, layer, head)
-    two_sentences(model, name, layer, head, colour, raw)
+    two_sentences(model, view, layer, head, colour, raw)
     queries_and_keys(model, run, layer, head, focus_key)
 
 

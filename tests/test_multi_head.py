@@ -7,6 +7,8 @@ attention parameters per layer and 12288 / 96 = 128 per head."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -345,33 +347,88 @@ def test_lesson_figures_pass_plotly_validation():
     from visattn.lessons import multi_head as lesson
 
     r = lesson.run(SENTENCE, "random", 12, 3, 0)
-    grid = mh_fig.layer_grid(
-        r.weights[0], r.tokens, ["a", "b", "c"], 2, value_name="w", query_name="q", key_name="k"
-    )
+    grid = mh_fig.layer_grid(r.weights[0], r.tokens, ["a", "b", "c"], 2, value_name="w")
     assert len(go.Figure(grid.to_dict()).data) == 3  # the fourth cell is blank padding
     it = r.tokens.index("it")
-    for narrow in (False, True):
+    focus = lesson.focus(r, 0, it)
+    for per_row in (2, 4):
         bars = go.Figure(
-            mh_fig.focus_bars(r.tokens, r.weights[0, 0, it], 1, title="t", narrow=narrow).to_dict()
+            mh_fig.focus_bars(
+                r.tokens, r.weights[0, 0, it], replace(focus, per_row=per_row), 0, "a"
+            ).to_dict()
         )
-        assert bars.layout.height == 320 and (bars.data[0].text is None) == narrow
+        assert bars.layout.height == 320 and (bars.data[0].text is None) == (per_row > 2)
+    for fig in (
+        mh_fig.focus_heatmap(r.weights[0][:, it, :], r.tokens, ["a", "b", "c"], it),
+        mh_fig.lines_figure(r.weights[0], r.tokens, 0, ["a", "b", "c"], [0, 2]),
+        mh_fig.head_figure(r.weights[0, 1], r.tokens, "b", 0),
+    ):
+        assert go.Figure(fig.to_dict()).data
     p = lesson.pipeline(r, 0, 2)
     for step in p.steps:
         for row in step.rows:
             for panel in row:
-                fig = go.Figure(
-                    mh_fig.step_matrix(
-                        panel,
-                        title=panel.name,
-                        axis_names={k: k for k in AXES},
-                        value_name="v",
-                        font_size=20,
-                    ).to_dict()
-                )
+                fig = go.Figure(mh_fig.step_matrix(panel, font_size=20).to_dict())
                 assert fig.data[0].z is not None
 
 
-AXES = ("token", "query", "key", "dimension", "position")
+def test_every_word_of_the_figures_is_a_field_of_words():
+    """Titles, axis titles and hover names come from ``words``, templates filled with the data
+    (layers counted from 1, weights to two decimals); nothing passed: English."""
+    from visattn.figures import multi_head as mh_fig
+    from visattn.lessons import multi_head as lesson
+
+    r = lesson.run(SENTENCE, "designed", 32, 4, 0)
+    it = r.tokens.index("it")
+    words = mh_fig.Words(
+        query="Q!",
+        key="K!",
+        head="H!",
+        weight="W!",
+        value="V!",
+        token="T!",
+        dimension="D!",
+        position="P!",
+        focus_title="{head}|{token}|{target}|{w}",
+        focus_uniform_title="{head}|{token}|~|{lo}|{hi}",
+        focus_heat_title="<{token}>",
+        lines_title="lines {layer}",
+        one_title="{head} @ {layer}",
+        panel_shape="S {name} {T}x{c}",
+        panel_head="H {n} {T}x{c}",
+        panel_concat="C {T}x{c}",
+        panel_mha="M {T}x{c}",
+    )
+    grid = mh_fig.layer_grid(r.weights[1], r.tokens, ["a", "b", "c", "d"], 2, words=words)
+    assert "Q!: %{y}" in grid.data[0].hovertemplate and "K!: %{x}" in grid.data[0].hovertemplate
+    focus = lesson.focus(r, 1, it)
+    row = r.weights[1, 0, it]  # the coreference head's row: "it" → "animal"
+    best = int(np.argmax(row))
+    bars = mh_fig.focus_bars(r.tokens, row, focus, 0, "coref", value_name="v", words=words)
+    assert bars.layout.title.text == f"coref|it|{r.tokens[best]}|{row[best]:.2f}"
+    assert bars.layout.yaxis.title.text == "v"
+    uniform = replace(focus, uniform=(True,) * 4)
+    bars = mh_fig.focus_bars(r.tokens, row, uniform, 0, "coref", words=words)
+    assert bars.layout.title.text == f"coref|it|~|{row.min():.2f}|{row.max():.2f}"
+    heat = mh_fig.focus_heatmap(r.weights[1][:, it, :], r.tokens, list("abcd"), it, words=words)
+    assert (heat.layout.title.text, heat.layout.xaxis.title.text) == ("<it>", "K!")
+    assert heat.layout.yaxis.title.text == "H!"
+    lines = mh_fig.lines_figure(r.weights[1], r.tokens, 1, list("abcd"), [0], words=words)
+    assert lines.layout.title.text == "lines 2"
+    one = mh_fig.head_figure(r.weights[1, 0], r.tokens, "coref", 1, words=words)
+    assert (one.layout.title.text, one.layout.yaxis.title.text) == ("coref @ 2", "Q!")
+    p = lesson.pipeline(r, 1, 0)
+    panels = {panel.name: panel for step in p.steps for row in step.rows for panel in row}
+    T = len(r.tokens)
+    q = mh_fig.step_matrix(panels["Q₁"], words=words)
+    assert q.layout.title.text == f"S Q₁ {T}x8" and q.layout.yaxis.title.text == "T!"
+    assert "V!" in q.data[0].hovertemplate
+    a = mh_fig.step_matrix(panels["A₁"], words=words)
+    assert (a.layout.yaxis.title.text, a.layout.xaxis.title.text) == ("Q!", "K!")
+    assert "W!" in a.data[0].hovertemplate
+    english = mh_fig.step_matrix(panels["A₁"])
+    assert english.layout.title.text == f"A₁: ({T}, {T})"
+    assert english.layout.xaxis.title.text == "key"
 
 
 # ── issue 12: value norms and the reading views of the designed and random models ───────────────

@@ -251,7 +251,7 @@ def axis_title(fig: dict, axis: str) -> str:
 def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view, lang):
     """Rollout and flow: rows are output tokens after a layer (flow: the last), columns input
     tokens; every other view: queries and keys."""
-    words, common = locale(lang), locale(lang, "common")
+    words = locale(lang, "figures_reading")
     if view == "rollout":
         rows, columns = words["output_token"].format(layer="L4"), words["input_token"]
         grid_rows = words["output_token_grid"]
@@ -259,8 +259,8 @@ def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view
         rows, columns = words["output_token"].format(layer="L6"), words["input_token"]
         grid_rows = rows
     else:
-        rows = grid_rows = common["query"]
-        columns = common["key"]
+        rows = grid_rows = words["query"]
+        columns = words["key"]
     at = run_page("reading", {"lang": lang, "rd_view": view, "rd_layer": "3"})
     assert_clean(at)
     cell = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
@@ -274,7 +274,7 @@ def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view
     assert f"{columns}: %{{x}}" in pair
     if view in ("rollout", "flow"):
         for h in (hover, pair, fig["data"][0]["hovertemplate"]):
-            assert f"{common['query']}:" not in h and f"{common['key']}:" not in h
+            assert f"{words['query']}:" not in h and f"{words['key']}:" not in h
 
 
 @pytest.mark.parametrize("params,focus_token", [({}, "it"), ({"rd_qkfocus": "2"}, None)])
@@ -305,7 +305,7 @@ def test_the_unnormalised_norm_view_is_alpha_times_the_value_norm(model):
         assert_clean(at)
         (fig,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
         np.testing.assert_allclose(array(fig["data"][0]["z"]), raw, rtol=1e-4, atol=1e-5)
-        assert locale(lang)["raw_value"] in fig["data"][0]["hovertemplate"]
+        assert locale(lang, "figures_reading")["raw_value"] in fig["data"][0]["hovertemplate"]
         assert fig["data"][0]["zmax"] == pytest.approx(raw.max(), rel=1e-3)  # 0 … largest
         if lang == "zh":
             assert english_words(at) == {}, english_words(at)

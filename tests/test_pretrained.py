@@ -441,3 +441,58 @@ def test_views_name_their_cells_and_fill_the_grid():
         and pl.one_head(tokens, flow, 5, 5).name == "L1–L6"
     )
     assert not pl.one_layer(100, layers) and pl.one_layer(100, np.zeros((6, 12, 1, 1)))
+
+
+def test_the_figures_name_their_words_and_the_reading():
+    """Titles, axis titles and hovers come from the figures' ``Words`` (templates filled with the
+    tokens, the head, the number of bars), what a cell holds from the page's ``Reading``; nothing
+    passed: English. Rollout's rows are output tokens after the map's layer, flow's after the
+    model's last, whatever the map is named."""
+    from visattn.figures import pretrained as figures
+    from visattn.figures.reading import Reading
+    from visattn.lessons import pretrained as pl
+
+    rng = np.random.default_rng(1)
+    T, tokens = 5, ["[CLS]", "a", "<b>", "c", "[SEP]"]
+    heads = rng.dirichlet(np.ones(T), size=(6, 12, T))  # (6, 12, T, T)
+    layers = heads.mean(axis=1, keepdims=True)  # (6, 1, T, T): one map per layer
+    words = dataclasses.replace(
+        figures.WORDS,
+        query="Q",
+        key="K",
+        output_token="out@{layer}",
+        output_token_grid="out@each",
+        input_token="in",
+        finder_title="{src}>{tgt} top {n}",
+        finder_maps_title="{src}>{tgt} maps {n}",
+        finder_x="HEAD",
+        finder_maps_x="LAYER",
+        head_title="[{head}]",
+        map_title="{view}|{name}",
+        lines_title="lines of {head}",
+    )
+    weights = Reading("weights", "W", "w")
+    found = pl.finder(heads, 2, 1, (3, 1))
+    bars = figures.finder_figure(found, "<b>", "a", weights, words=words)
+    assert bars.layout.title.text == f"&lt;b>>a top {len(found.top)}"  # "<b>" is not markup
+    assert (bars.layout.xaxis.title.text, bars.layout.yaxis.title.text) == ("HEAD", "w")
+    maps = figures.finder_figure(
+        pl.finder(layers, 2, 1, (3, 1)), "c", "a", Reading("mean"), words=words
+    )
+    assert maps.layout.title.text == "c>a maps 6" and maps.layout.xaxis.title.text == "LAYER"
+    large = figures.head_figure(pl.one_head(tokens, heads, 3, 1), weights, words=words)
+    assert large.layout.title.text == "[L4·H2]"
+    assert (large.layout.yaxis.title.text, large.layout.xaxis.title.text) == ("Q", "K")
+    rollout = Reading("rollout", "ROLL", "share")
+    large = figures.head_figure(pl.one_head(tokens, layers, 3, 0), rollout, words=words)
+    assert large.layout.title.text == "ROLL|L4" and large.layout.yaxis.title.text == "out@L4"
+    assert large.layout.xaxis.title.text == "in" and "share: %{z" in large.data[0].hovertemplate
+    flow = Reading("flow", "FLOW", "share", n_layers=6)
+    large = figures.head_figure(pl.one_head(tokens, layers[:1], 0, 0), flow, words=words)
+    assert large.layout.title.text == "FLOW|L1–L6" and large.layout.yaxis.title.text == "out@L6"
+    grid = figures.grid_figure(pl.grid(tokens, layers, 0), rollout, words=words)
+    assert "out@each: %{y}" in grid.data[0].hovertemplate
+    lines = figures.lines_figure(pl.lines(tokens, heads[3, 1], 1, False), "L4·H2", words=words)
+    assert lines.layout.title.text == "lines of L4·H2"
+    english = figures.head_figure(pl.one_head(tokens, heads, 3, 1))
+    assert english.layout.title.text == "L4·H2: attention weights (rows: queries, columns: keys)"

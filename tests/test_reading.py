@@ -9,6 +9,7 @@ properties."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import networkx as nx
@@ -25,6 +26,7 @@ from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
 from visattn.figures.lines import filtered_line_view
 from visattn.figures.matrices import head_grid, heatmap
+from visattn.lessons import reading as lesson
 from visattn.models import designed
 from visattn.models.minilm import MiniLM
 
@@ -538,7 +540,7 @@ BUILDS = {
         W[1, 0],
         TOKENS,
         TOKENS[:4] + ["wide", "[SEP]"],
-        title="t",
+        name="L1·H1",
         colour=colour_scale(palette="Viridis"),
     ),
     "comparison unaligned": lambda: reading_figures.comparison(
@@ -548,7 +550,7 @@ BUILDS = {
         reading.qk_projection(*np.random.default_rng(1).normal(size=(2, 6, 4))),
         TOKENS,
         W[0, 0],
-        title="g",
+        name="L1·H1",
     ),
     "qk geometry by position": lambda: reading_figures.qk_geometry(
         reading.qk_projection(*np.random.default_rng(2).normal(size=(2, 6, 4))),
@@ -565,36 +567,85 @@ def test_figures_pass_plotly_validation(name):
 
 def test_comparison_draws_the_difference_only_when_tokens_align():
     b_tokens = TOKENS[:4] + ["wide", "[SEP]"]
-    fig = reading_figures.comparison(
-        W[0, 0], W[1, 0], TOKENS, b_tokens, titles=("A", "B", "diff"), note_unaligned="NOTE"
+    words = replace(
+        reading_figures.WORDS,
+        sentence_a="A",
+        sentence_b="B",
+        difference_title="diff",
+        unaligned="NOTE",
     )
+    fig = reading_figures.comparison(W[0, 0], W[1, 0], TOKENS, b_tokens, words=words)
     assert [tr.name for tr in fig.data] == ["A", "B", "diff"]
     np.testing.assert_allclose(np.asarray(fig.data[2].z, dtype=float), W[1, 0] - W[0, 0], atol=1e-6)
     assert "tired / wide" in [x.rstrip("\u200b") for x in fig.data[2].x]
     assert fig.layout.coloraxis2.cmin == -fig.layout.coloraxis2.cmax
     assert "NOTE" not in [a.text for a in fig.layout.annotations]
     other = reading_figures.comparison(
-        W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."], note_unaligned="NOTE"
+        W[0, 0], random_weights((7, 7)), TOKENS, TOKENS + ["."], words=words
     )
     assert len(other.data) == 2 and "NOTE" in [a.text for a in other.layout.annotations]
+    english = reading_figures.comparison(W[0, 0], W[1, 0], TOKENS, b_tokens, name="L1·H1")
+    assert [tr.name for tr in english.data] == ["Sentence A", "Sentence B", "B − A"]
+    assert english.layout.title.text == "weights: L1·H1"
+
+
+def test_the_figures_name_rows_and_columns_by_the_reading():
+    """Weights (and maps of them): queries and keys; rollout: output tokens after the map's layer
+    (a grid: each map's own); flow: after the model's last layer, whatever map is named; an
+    unnormalised map says so in its title, its cells and its lines."""
+    words = replace(
+        reading_figures.WORDS,
+        query="Q",
+        key="K",
+        output_token="out@{layer}",
+        output_token_grid="out@each",
+        input_token="in",
+        raw_title="{view}!",
+        raw_value="raw",
+        raw_relative="raw/max",
+        map_title="{view}|{name}",
+        lines_title="{name} q→k",
+        lines_through_title="{name} out→in",
+    )
+    grid = W[0].reshape(1, 3, 6, 6)  # (R, C, T, T)
+    maps = lesson.View(grid, ["L1·H1", "L1·H2", "L1·H3"], W[0, 1], "L1·H2")
+    cases = {
+        "weights": (("Q", "K"), ("Q", "K"), "{name} q→k"),
+        "rollout": (("out@each", "in"), ("out@L1·H2", "in"), "{name} out→in"),
+        "flow": (("out@L12", "in"), ("out@L12", "in"), "{name} out→in"),
+    }
+    for view, (grid_axes, cell_axes, lines_title) in cases.items():
+        shown = reading_figures.Reading(view, view.upper(), "v", n_layers=12)
+        fig = reading_figures.grid_figure(maps, TOKENS, shown, words=words)
+        hover = fig.data[0].hovertemplate
+        assert f"{grid_axes[0]}: %{{y}}" in hover and f"{grid_axes[1]}: %{{x}}" in hover
+        assert fig.layout.title.text == view.upper() and "v: %{z" in hover
+        cell = reading_figures.cell_figure(maps, TOKENS, shown, words=words)
+        axes = (cell.layout.yaxis.title.text, cell.layout.xaxis.title.text)
+        assert axes == cell_axes and cell.layout.title.text == f"{view.upper()}|L1·H2"
+        lines = reading_figures.lines_figure(maps.cell, TOKENS, maps.name, shown, words=words)
+        assert lines.layout.title.text == lines_title.format(name="L1·H2")
+    raw = reading_figures.Reading("norm_weighted", "NW", "share", raw=True)
+    cell = reading_figures.cell_figure(maps, TOKENS, raw, words=words)
+    assert cell.layout.title.text == "NW!|L1·H2" and "raw: %{z" in cell.data[0].hovertemplate
+    lines = reading_figures.lines_figure(maps.cell, TOKENS, maps.name, raw, words=words)
+    assert any("raw/max: " in text for tr in lines.data if tr.text for text in tr.text if text)
 
 
 def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter():
     proj = reading.qk_projection(*np.random.default_rng(3).normal(size=(2, 6, 4)))
     w = np.full((6, 6), 0.02)
     w[1, [4, 0, 2]] = [0.5, 0.3, 0.1]
-    fig = reading_figures.qk_geometry(
-        proj,
-        TOKENS,
-        w,
-        top_k=2,
-        query_name="Q!",
-        key_name="K!",
-        position_name="P!",
-        top_keys_name="TOP!",
-        x_title="X!",
-        y_title="Y!",
+    words = replace(
+        reading_figures.WORDS,
+        query="Q!",
+        key="K!",
+        position="P!",
+        top_keys="TOP!",
+        principal_axis="X{n}!{pct}",
+        plane_title="<{name}>",
     )
+    fig = reading_figures.qk_geometry(proj, TOKENS, w, name="L2·H3", top_k=2, words=words)
     hover = fig.data[0].customdata[1]
     assert hover.startswith("Q!: it") and "TOP!" in hover
     assert (
@@ -602,7 +653,9 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
         and "was" not in hover
     )
     assert [tr.name for tr in fig.data] == ["Q!", "K!"] and fig.data[1].marker.symbol == "diamond"
-    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("X!", "Y!")
+    pct = [f"{100 * share:.0f}" for share in proj.explained]  # each axis's share, in percent
+    axes = (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text)
+    assert axes == (f"X1!{pct[0]}", f"X2!{pct[1]}") and fig.layout.title.text == "<L2·H3>"
     np.testing.assert_allclose(np.asarray(fig.data[1].x, dtype=float), proj.keys[:, 0], atol=1e-6)
 
 

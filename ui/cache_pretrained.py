@@ -39,6 +39,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from visattn.errors import InputError
 from visattn.figures import pretrained as figures
+from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 from visattn.reading import Readings
@@ -224,23 +225,16 @@ def token_view(
 @st.cache_resource(max_entries=32, show_spinner=False)
 def grid_figure(
     grid: lesson.Grid,
+    reading: Reading,
+    colour: dict,
+    words: figures.Words,
     font_size: int,
     presenter: bool,
-    colour: dict,
-    value_name: str,
-    query_name: str,
-    key_name: str,
 ):
     """The grid of a view on a colour scale (~0.3 s of Plotly for 72 cells), built once per input
     and shared: show it, never modify it."""
     return figures.grid_figure(
-        grid,
-        font_size=font_size,
-        presenter=presenter,
-        colour=colour,
-        value_name=value_name,
-        query_name=query_name,
-        key_name=key_name,
+        grid, reading, colour=colour, words=words, font_size=font_size, presenter=presenter
     )
 
 

@@ -6,7 +6,7 @@ and the line view's filters (edge threshold, top-k edges per query). The control
 :func:`visattn.lessons.views.controls` under a page prefix (``rd_view``, ``pt_view``, ``mh_view``,
 …) and come into each lesson's ``CONTROLS``; the functions here take that table and the prefix.
 :func:`chosen` computes the chosen view through the one error path, with a progress bar while flow
-runs.
+runs. :func:`named` gives the figures the chosen view with the page's names for it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import streamlit as st
 
 from visattn.controls import Control
 from visattn.display import DEFAULT_GAMMA
+from visattn.figures.reading import Reading
 from visattn.models.minilm import INSTALL_COMMAND
-from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, VIEWS
+from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, THROUGH_LAYERS, VIEWS
 
 from . import controls as widgets
 from .errors import compute
@@ -32,53 +33,44 @@ __all__ = [
     "PER_HEAD",
     "THROUGH_LAYERS",
     "VIEWS",
-    "axis_words",
     "chosen",
     "colour_controls",
     "line_filters",
     "model_missing",
+    "named",
     "selector",
     "value_name",
     "view_label",
 ]
 
 
-THROUGH_LAYERS = ("rollout", "flow")  # views whose rows are output tokens, columns input tokens
-
-
-def axis_words(name: str, layer: str | None = None) -> dict[str, str]:
-    """What the view's rows and columns are, as ``query_name`` / ``key_name`` for the figures: a
-    query and a key for the weights and the maps made of them; for rollout and flow an output token
-    (after layer ``layer``, e.g. "L4"; None: a grid, each map after its own layer) and an input
-    token."""
-    if name not in THROUGH_LAYERS:
-        return {"query_name": t("common.query"), "key_name": t("common.key")}
-    output = (
-        t("reading.output_token_grid") if layer is None else t("reading.output_token", layer=layer)
-    )
-    return {"query_name": output, "key_name": t("reading.input_token")}
-
-
-def view_label(name: str) -> str:
+def view_label(view: str) -> str:
     """The view's name in the page's language."""
-    return label("reading.views", name)
+    return label("reading.views", view)
 
 
-def value_name(name: str) -> str:
+def value_name(view: str) -> str:
     """What a cell of the view holds: a weight, or a share of what arrives (norm-weighted,
     rollout, flow)."""
-    return label("reading.view_values", name)
+    return label("reading.view_values", view)
+
+
+def named(view: str, n_layers: int, raw: bool = False) -> Reading:
+    """The view as the figures draw it, with its names in the page's language (``n_layers``: the
+    model's; ``raw``: the norm-weighted view unnormalised)."""
+    return Reading(view, view_label(view), value_name(view), n_layers, raw)
 
 
 def selector(controls: Mapping[str, Control], prefix: str) -> str:
-    """The view radio and a line on what the chosen view measures; returns the view's name."""
-    name = widgets.radio(
+    """The view radio and a line on what the chosen view measures; returns the view
+    ("weights" … "flow")."""
+    view = widgets.radio(
         controls[f"{prefix}_view"],
         t("reading.view"),
         help=t("reading.view_help", n=FLOW_MAX_TOKENS),
     )
-    explain(label("reading.view_about", name))
-    return name
+    explain(label("reading.view_about", view))
+    return view
 
 
 def colour_controls(
@@ -136,9 +128,9 @@ def line_filters(controls: Mapping[str, Control], prefix: str) -> tuple[float, i
 
 
 def chosen(
-    slot: str, text: str, name: str, fn: Callable[..., R], *args, progress: bool = True
+    slot: str, text: str, view: str, fn: Callable[..., R], *args, progress: bool = True
 ) -> R | None:
-    """``fn(*args[, progress=…])`` through :func:`ui.errors.compute`: the view ``name`` of the input
+    """``fn(*args[, progress=…])`` through :func:`ui.errors.compute`: the view ``view`` of the input
     ``text`` (a :class:`Readings`, or anything naming its ``text`` and ``view``), or None (the
     message shown) when it cannot be had — e.g. flow above its cap: a kept result of another view
     or text is never drawn as this one. With ``progress``, a progress bar while flow runs."""
@@ -147,10 +139,10 @@ def chosen(
     def report(done: int, total: int) -> None:
         bar.progress(done / total, text=t("reading.flow_running"))
 
-    kw = {"progress": report} if progress and name == "flow" else {}
+    kw = {"progress": report} if progress and view == "flow" else {}
     readings = compute(slot, fn, *args, **kw)
     bar.empty()
-    if readings is None or readings.text != text or readings.view != name:
+    if readings is None or readings.text != text or readings.view != view:
         return None
     return readings
 

@@ -254,6 +254,7 @@ PER_HEAD = (
     "weights",
     "norm_weighted",
 )  # views with one map per head (mean, max, rollout: one per layer; flow: one)
+THROUGH_LAYERS = ("rollout", "flow")  # views whose rows are output tokens, columns input tokens
 
 
 @dataclass(frozen=True)

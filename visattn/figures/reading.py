@@ -1,14 +1,18 @@
-"""Figures of the reading page: two sentences side by side with their difference, and one head's
-queries and keys in a 2-D plane. (The colour scales every attention figure takes are in
-:mod:`.colour`, the filtered line view in :mod:`.lines`.)
+"""Figures of the reading page: the chosen reading of a text (the grid, one map large, as lines),
+two sentences side by side with their difference, and one head's queries and keys in a 2-D plane.
+(The colour scales every attention figure takes are in :mod:`.colour`.)
 
-Every word a figure shows is a parameter (English defaults for notebooks). Compute lives in
-:mod:`visattn.reading`; these builders only draw.
+Every word a figure shows is a field of :class:`Words` (English; the app fills it in the page's
+language). Which reading a figure draws and the page's names for it (the view control's label
+tables) come as a :class:`Reading`; tokens and a map's name ("L4·H2") are data too. Compute lives
+in :mod:`visattn.reading` and :mod:`visattn.lessons.reading`; these builders only draw.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,7 +20,9 @@ from numpy.typing import ArrayLike
 
 from ..checks import as_array, positive_int
 from ..errors import InputError
+from ..lessons.pretrained import N_LAYERS, layer_name
 from ..reading import (
+    THROUGH_LAYERS,
     QKProjection,
     TokenAlignment,
     align_tokens,
@@ -34,6 +40,172 @@ from .core import (
     plotly_text,
     unique_labels,
 )
+from .lines import filtered_line_view
+from .matrices import head_grid, heatmap
+
+if TYPE_CHECKING:  # annotations only
+    from ..lessons.reading import Geometry, View
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words of these figures. Templates, filled here: ``output_token`` with {layer} ("L4");
+    ``raw_title`` with {view} (the reading's name); ``map_title`` with {view} and {name} (the
+    map's: "L4·H2"); ``lines_title``, ``lines_through_title`` (rollout and flow) and
+    ``plane_title`` with {name}; ``principal_axis`` with {n} (1, 2) and {pct}."""
+
+    query: str = "query"
+    key: str = "key"
+    output_token: str = "output token (after {layer})"
+    output_token_grid: str = "output token (after the map's layer)"
+    input_token: str = "input token"
+    raw_title: str = "{view} (unnormalised)"
+    raw_value: str = "α‖f(x)‖"
+    raw_relative: str = "α‖f(x)‖ ÷ largest"
+    map_title: str = "{view}: {name}"
+    lines_title: str = "{name}: query → key"
+    lines_through_title: str = "{name}: output token → input token"
+    sentence_a: str = "Sentence A"
+    sentence_b: str = "Sentence B"
+    difference_title: str = "B − A"
+    difference: str = "difference"
+    unaligned: str = "Different numbers of tokens: no difference map."
+    plane_title: str = "{name}: queries and keys"
+    principal_axis: str = "principal axis {n} ({pct} %)"
+    position: str = "position"
+    top_keys: str = "strongest keys"
+
+
+WORDS = Words()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Which reading of the attention a figure draws, ``view`` (one of
+    :data:`visattn.reading.VIEWS`), and what the page calls it: ``label`` ("weights × ‖value‖") and
+    ``value_name``, what a cell holds ("share") — the view control's label tables, data rather than
+    words of these figures. ``n_layers``: the model's (flow's one map is after its last layer);
+    ``raw``: the norm-weighted reading unnormalised, α‖f(x)‖ itself (:class:`Words`' ``raw_title``
+    and ``raw_value`` name it)."""
+
+    view: str = "weights"
+    label: str = "weights"
+    value_name: str = "weight"
+    n_layers: int = N_LAYERS
+    raw: bool = False
+
+
+WEIGHTS = Reading()  # the attention weights, named in English
+
+
+class AxisWords(Protocol):
+    """The words :func:`axis_names` reads (this module's :class:`Words`, the pretrained
+    figures')."""
+
+    query: str
+    key: str
+    output_token: str
+    output_token_grid: str
+    input_token: str
+
+
+def axis_names(reading: Reading, words: AxisWords, layer: str | None = None) -> tuple[str, str]:
+    """What a map of ``reading`` has in its rows and its columns: queries and keys; for rollout and
+    flow an output token, after ``layer`` ("L4"; flow: the model's last; None: a grid, each map
+    after its own layer), and an input token."""
+    if reading.view not in THROUGH_LAYERS:
+        return words.query, words.key
+    if reading.view == "flow":
+        layer = layer_name(reading.n_layers - 1)
+    output = words.output_token_grid if layer is None else words.output_token.format(layer=layer)
+    return output, words.input_token
+
+
+def view_title(reading: Reading, words: Words = WORDS) -> str:
+    """The reading's name as a figure titles it (unnormalised: said so)."""
+    return words.raw_title.format(view=reading.label) if reading.raw else reading.label
+
+
+def cell_name(reading: Reading, words: Words = WORDS) -> str:
+    """What a cell holds: the reading's value, or α‖f(x)‖ itself when unnormalised."""
+    return words.raw_value if reading.raw else reading.value_name
+
+
+def grid_figure(
+    maps: View,
+    tokens: Sequence[str],
+    reading: Reading,
+    *,
+    colour: dict | None = None,
+    words: Words = WORDS,
+    font_size: int = 12,
+) -> go.Figure:
+    """The grid of ``maps`` (a :class:`visattn.lessons.reading.View`): a layer's heads, a view's
+    layers or flow's one map, on ``colour`` (:func:`colour_scale`'s output)."""
+    rows, columns = axis_names(reading, words)
+    return head_grid(
+        maps.grid,
+        tokens,
+        tokens,
+        cell_titles=maps.titles,
+        value_name=cell_name(reading, words),
+        query_name=rows,
+        key_name=columns,
+        font_size=font_size,
+        title=view_title(reading, words),
+        **(colour or {}),
+    )
+
+
+def cell_figure(
+    maps: View,
+    tokens: Sequence[str],
+    reading: Reading,
+    *,
+    colour: dict | None = None,
+    words: Words = WORDS,
+    font_size: int = 12,
+) -> go.Figure:
+    """The chosen cell of ``maps`` large: a heatmap, rows and columns named by what they are."""
+    rows, columns = axis_names(reading, words, maps.name)
+    return heatmap(
+        maps.cell,
+        tokens,
+        tokens,
+        title=words.map_title.format(view=view_title(reading, words), name=maps.name),
+        value_name=cell_name(reading, words),
+        x_title=columns,
+        y_title=rows,
+        font_size=font_size,
+        **(colour or {}),
+    )
+
+
+def lines_figure(
+    w: ArrayLike,
+    tokens: Sequence[str],
+    name: str,
+    reading: Reading,
+    *,
+    threshold: float = 0.02,
+    top_k: int | None = None,
+    words: Words = WORDS,
+    font_size: int = 12,
+) -> go.Figure:
+    """One map ``w`` (T, T) named ``name`` as lines, edges below ``threshold`` and outside each
+    query's ``top_k`` left out (an unnormalised map: divided by its largest entry,
+    :func:`visattn.lessons.reading.line_weights`)."""
+    template = words.lines_through_title if reading.view in THROUGH_LAYERS else words.lines_title
+    return filtered_line_view(
+        np.asarray(w)[None],  # (1, T, T): one head, at most 1
+        tokens,
+        threshold=threshold,
+        top_k=top_k,
+        head_names=[name],
+        value_name=words.raw_relative if reading.raw else reading.value_name,
+        title=template.format(name=name),
+        font_size=font_size,
+    )
 
 
 def _panel_axes(
@@ -58,50 +230,50 @@ def comparison(
     tokens_a: Sequence[str],
     tokens_b: Sequence[str],
     *,
-    titles: Sequence[str] = ("A", "B", "B − A"),
-    title: str = "",
-    query_name: str = "query",
-    key_name: str = "key",
-    value_name: str = "weight",
-    diff_name: str = "difference",
-    note_unaligned: str = "The two texts have different tokens, so there is no difference map.",
+    name: str = "",
+    reading: Reading = WEIGHTS,
     colour: dict | None = None,
+    words: Words = WORDS,
     font_size: int = 12,
     height: int | None = None,
 ) -> go.Figure:
-    """Sentence A's and B's maps (Tq, Tk each) side by side, and B − A when their tokens align.
+    """Sentence A's and B's maps (Tq, Tk each) of ``reading`` side by side, and B − A when their
+    tokens align; titled by the map's ``name`` ("L4·H2"; empty: no title).
 
     The difference (diverging, symmetric around 0) is drawn only when
     :func:`visattn.reading.align_tokens` says the tokenisations line up; its labels read "a / b"
-    where the tokens differ. Otherwise the figure shows A and B with ``note_unaligned`` under them.
+    where the tokens differ. Otherwise the figure shows A and B with a note under them.
     ``colour``: :func:`colour_scale`'s output for A and B."""
     wa = as_array(weights_a, "weights_a", 2)
     wb = as_array(weights_b, "weights_b", 2)
-    for name, w, toks in (("tokens_a", wa, tokens_a), ("tokens_b", wb, tokens_b)):
+    for argument, w, toks in (("tokens_a", wa, tokens_a), ("tokens_b", wb, tokens_b)):
         if len(toks) != w.shape[0] or w.shape[0] != w.shape[1]:
             raise InputError(
                 "reading_labels",
-                f"{name} has {len(toks)} tokens for a map of shape {w.shape}.",
-                name=name,
+                f"{argument} has {len(toks)} tokens for a map of shape {w.shape}.",
+                name=argument,
                 n=len(toks),
                 shape=" × ".join(map(str, w.shape)),
             )
     al: TokenAlignment = align_tokens(tokens_a, tokens_b)
     colour = {"zmin": 0.0, "zmax": 1.0, **(colour or colour_scale())}
-    panels = [(wa, tokens_a, titles[0]), (wb, tokens_b, titles[1])]
+    query_name, key_name = axis_names(reading, words, name or None)
+    value_name, diff_name = cell_name(reading, words), words.difference
+    title = words.map_title.format(view=view_title(reading, words), name=name) if name else ""
+    panels = [(wa, tokens_a, words.sentence_a), (wb, tokens_b, words.sentence_b)]
     diff = weight_difference(wa, wb) if al.aligned else None
     if diff is not None:
         labels = [
             a if a == b else f"{a} / {b}"
             for a, b in zip(map(str, tokens_a), map(str, tokens_b), strict=True)
         ]
-        panels.append((diff, labels, titles[2]))
+        panels.append((diff, labels, words.difference_title))
     n = len(panels)
     gap = 0.09  # room for the next panel's token labels
     width = (1 - gap * (n - 1)) / n
     layout: dict = {"annotations": []}
     data = []
-    for k, (m, labels, name) in enumerate(panels):
+    for k, (m, labels, panel) in enumerate(panels):
         x0 = k * (width + gap)
         axes, trace_axes = _panel_axes(
             k, x0, min(x0 + width, 1.0), labels, labels, m.shape[1], m.shape[0], True
@@ -114,9 +286,9 @@ def comparison(
                 type="heatmap",
                 z=compact(m),
                 coloraxis="coloraxis2" if is_diff else "coloraxis",
-                name=name,
+                name=panel,
                 hovertemplate=(
-                    f"{name}<br>{query_name}: %{{y}}<br>{key_name}: %{{x}}<br>{vname}: %{{z:.3f}}"
+                    f"{panel}<br>{query_name}: %{{y}}<br>{key_name}: %{{x}}<br>{vname}: %{{z:.3f}}"
                     "<extra></extra>"
                 ),
                 **trace_axes,
@@ -124,7 +296,7 @@ def comparison(
         )
         layout["annotations"].append(
             dict(
-                text=name,
+                text=panel,
                 x=x0 + width / 2,
                 y=1.0,
                 xref="paper",
@@ -152,7 +324,7 @@ def comparison(
     else:
         layout["annotations"].append(
             dict(
-                text=note_unaligned,
+                text=words.unaligned,
                 x=0.5,
                 y=0.0,
                 xref="paper",
@@ -183,31 +355,31 @@ def qk_geometry(
     tokens: Sequence[str],
     weights: ArrayLike | None = None,
     *,
+    name: str = "",
     colour_by_position: bool = False,
     focus: int | None = None,
     top_k: int = 3,
     show_labels: bool | None = None,
-    title: str = "",
-    query_name: str = "query",
-    key_name: str = "key",
-    x_title: str = "PC 1",
-    y_title: str = "PC 2",
-    position_name: str = "position",
-    top_keys_name: str = "top keys",
+    words: Words = WORDS,
     font_size: int = 14,
     height: int = 560,
 ) -> go.Figure:
     """One head's queries (circles) and keys (diamonds) in the plane of
-    :func:`visattn.reading.qk_projection`.
+    :func:`visattn.reading.qk_projection`, titled by the head's ``name`` ("L4·H2"; empty: no
+    title); each axis says its share of the variance.
 
     With ``focus`` (a query position) and ``weights``, only the focus query and its ``top_k`` keys
     carry their token as text (a cluster of every label is unreadable); every point names its token
     on hover. Without ``focus``, markers are labelled by token (up to 40 tokens, or as
-    ``show_labels`` says) and coloured by
-    role, or with ``colour_by_position`` by position (1 … T, one colour bar named
-    ``position_name``). Hovering a query lists its ``top_k`` keys by ``weights`` (Tq, Tk) — the
-    head's attention row — under ``top_keys_name``. Axis titles are parameters (e.g. "PC 1 (41 % of
-    the variance)")."""
+    ``show_labels`` says) and coloured by role, or with ``colour_by_position`` by position (1 … T,
+    one colour bar). Hovering a query lists its ``top_k`` keys by ``weights`` (Tq, Tk) — the
+    head's attention row."""
+    query_name, key_name, position_name = words.query, words.key, words.position
+    title = words.plane_title.format(name=name) if name else ""
+    x_title, y_title = (
+        words.principal_axis.format(n=n, pct=f"{100 * share:.0f}")
+        for n, share in enumerate(projection.explained[:2], start=1)
+    )
     Pq, Pk = np.asarray(projection.queries), np.asarray(projection.keys)
     T = len(tokens)
     if Pq.shape[0] != T or Pk.shape[0] != T:
@@ -236,7 +408,7 @@ def qk_geometry(
             tops = "<br>".join(
                 f"  {labels[j]} ({position_name} {j + 1}): {w[i, j]:.3f}" for j in order
             )
-            hover_q[i] += f"<br>{top_keys_name}:<br>{tops}"
+            hover_q[i] += f"<br>{words.top_keys}:<br>{tops}"
     hover_k = [f"{key_name}: {lab}" for lab in labels]
     show_labels = T <= 40 if show_labels is None else show_labels
     names = unique_labels(labels, T)
@@ -297,3 +469,27 @@ def qk_geometry(
             colorbar=dict(title=_title(position_name), thickness=12),
         )
     return _figure(data, layout)
+
+
+def plane_figure(
+    geometry: Geometry,
+    by_position: bool,
+    focus: int,
+    top_k: int = 3,
+    words: Words = WORDS,
+    font_size: int = 14,
+) -> go.Figure:
+    """The query/key plane of a :class:`visattn.lessons.reading.Geometry`: the ``focus`` query and
+    its ``top_k`` strongest keys labelled, every point named on hover, coloured by role (or
+    ``by_position``)."""
+    return qk_geometry(
+        geometry.projection,
+        geometry.tokens,
+        geometry.weights,
+        name=geometry.name,
+        colour_by_position=by_position,
+        focus=focus,
+        top_k=top_k,
+        words=words,
+        font_size=font_size,
+    )

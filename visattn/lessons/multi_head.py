@@ -129,8 +129,10 @@ CONTROLS = table(
 # ── the values the page labels (each a locale table keyed by them) ──────────────────────────────
 STEPS = ("x", "qkv", "attend", "concat", "norm")  # the pipeline's steps (Step.title)
 STEP_TEXTS = ("x_designed", "x_random", "x_next", "qkv", "attend", "concat", "norm")  # Step.text
-PANEL_TITLES = ("shape", "head", "concat", "mha")  # how a pipeline matrix is titled (Panel.title)
-AXES = ("token", "query", "key", "dimension", "position")  # what a panel's rows and columns are
+# How a pipeline matrix is titled (Panel.title) and what its rows and columns are: words of the
+# figures (visattn.figures.multi_head.Words), not label tables
+PANEL_TITLES = ("shape", "head", "concat", "mha")
+AXES = ("token", "query", "key", "dimension", "position")
 SHAPE_METRICS = ("dh", "total", "per_head", "weights")  # the explorer's metrics (ShapeView.numbers)
 SHAPE_COLUMNS = ("matrix", "shape", "entries", "learned", "what")  # the explorer's table
 MATRICES = tuple(m.name for m in shapes.gpt3_shapes().matrices)  # every matrix of the block
@@ -141,8 +143,6 @@ LABELS = {
     "multi_head.head_why": HEAD_NAMES,
     "multi_head.steps": STEPS,
     "multi_head.step_texts": STEP_TEXTS,
-    "multi_head.panel_titles": PANEL_TITLES,
-    "multi_head.axes": AXES,
     "multi_head.shape_metrics": SHAPE_METRICS,
     "multi_head.shape_columns": SHAPE_COLUMNS,
     "multi_head.matrix_what": MATRICES,

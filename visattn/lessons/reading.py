@@ -305,7 +305,6 @@ class Geometry:
     projection: reading.QKProjection  # T queries and T keys in one plane
     tokens: list[str]  # T tokens: the run's, so the plane has as many points as the run tokens
     weights: np.ndarray  # (T, T) the head's attention (the hover's top keys)
-    explained: tuple[str, str]  # each axis's share of the variance, in percent
     name: str
     rotary: bool  # RoPE: the points are the rotated queries and keys the scores use
 
@@ -320,7 +319,6 @@ def geometry(model: MiniLM | Decoder, r: Run, layer: int, head: int) -> Geometry
         projection=p,
         tokens=r.tokens,
         weights=np.array(r.attn[layer, head]),  # a copy: a view would keep the whole run alive
-        explained=tuple(f"{100 * e:.0f}" for e in p.explained),
         name=head_name(layer, head),
         rotary=model.positions == "rotary",
     )
