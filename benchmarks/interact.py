@@ -2,7 +2,7 @@
 the charts settle.
 
     .venv-bench/bin/python benchmarks/interact.py [--rounds 7] [--pages kernel single_head …]
-        [--width 1280] [--section decoder=dec_step …] [--query modern=mo_sec=window …]
+        [--width 1280] [--section decoder=dec_shape …] [--query modern=mo_sec=window …]
         [--no-drag] [--visit-tabs] [--baseline /tmp/old]
 
 Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`) driven by Playwright; never
@@ -98,13 +98,13 @@ DRAG_WAIT_MS = 350  # after each move: the browser's redraw is over well before 
 # One control inside a lesson section per page (its widget key): changing it reruns that section
 # alone.
 SECTION_CONTROL = {
-    "kernel": "kr_sigma_s",  # ① one query: σ (the slider of slider_and_number)
-    "single_head": "sh_temp",  # the view's options: temperature
+    "kernel": "kr_q_s",  # ① one query: the query (the slider of slider_and_number)
+    "single_head": "sh_scale",  # the view's options: scaling by √d_k
     "multi_head": "mh_sH",  # the shape explorer: heads (no chart: its last change)
     "positional": "pe_d",  # the sinusoid table (the default view): d_model
     "pretrained": "pt_thr",  # one head: the line view's threshold
     "reading": "rd_thr",  # the line filters: threshold
-    "decoder": "dec_step",  # the KV cache: step t
+    "decoder": "dec_shape",  # what the cache saves: the model
     "modern": "mo_causal",  # grouped-query attention (the default section): the causal mask
 }
 
