@@ -14,7 +14,6 @@ Figures: visattn.figures.decoder and visattn.figures.training, their words in th
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 from functools import partial
@@ -23,14 +22,14 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui import cache_decoder, cache_models, cache_training, url_state
-from ui import controls as widgets
+from ui import cache_decoder, cache_models, cache_training, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
 from ui.follow import Version, follow
 from ui.frame import explain, font_size, page, section, when_open
 from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
+from visattn.display import percent
 from visattn.figures import decoder as decoder_figures
 from visattn.figures import training as training_figures
 from visattn.lessons import decoder as lesson
@@ -61,11 +60,6 @@ def guess_columns() -> list[str]:
         t("decoder.col_guess"),
         t("decoder.col_right"),
     ]
-
-
-def percent(share: float) -> str:
-    """A share as a whole percentage; a dash where no position of that kind exists (NaN)."""
-    return "—" if math.isnan(share) else f"{100 * share:.0f} %"
 
 
 def right_mark(right: bool | None) -> str:
@@ -370,14 +364,14 @@ def training_view() -> None:
         )
         + (" " + t("decoder.t_model_mlp", D=config.d_model, F=4 * config.d_model) if mlp else "")
     )
-    section = train_and_watch(config, seed, "main")
-    if section is None:
+    trained = train_and_watch(config, seed, "main")
+    if trained is None:
         return
-    training_results(section)
-    own_sequence_view(section)
-    layer_comparison(section, config, seed)
-    composition_view(section, names_of(section))
-    learned_and_designed(section)
+    training_results(trained)
+    own_sequence_view(trained)
+    layer_comparison(trained, config, seed)
+    composition_view(trained, names_of(trained))
+    learned_and_designed(trained)
 
 
 def train_and_watch(config, seed: int, where: str) -> lesson.TrainingSection | None:
@@ -475,43 +469,43 @@ def watch(job: cache_training.Job, session: str, steps: int) -> None:
     scores_slot.empty()
 
 
-def training_results(section: lesson.TrainingSection) -> None:
+def training_results(trained: lesson.TrainingSection) -> None:
     """The finished run: its numbers, its curves, its heads named, every head's map over the
     checkpoints, and the ablations."""
-    config = section.run.config
-    phase = section.phase_step
+    config = trained.run.config
+    phase = trained.phase_step
     first, second, chance, change = st.columns(4)
-    second.metric(t("decoder.t_repeated"), percent(section.final_repeated))
-    first.metric(t("decoder.t_first"), percent(section.final_first))
-    chance.metric(t("decoder.chance"), f"{100 * section.chance:.2f} %")
+    second.metric(t("decoder.t_repeated"), percent(trained.final_repeated))
+    first.metric(t("decoder.t_first"), percent(trained.final_first))
+    chance.metric(t("decoder.chance"), f"{100 * trained.chance:.2f} %")
     change.metric(t("decoder.t_phase"), "—" if phase is None else f"{phase}")
     curves = training_figures.training_curves(
-        section.steps,
-        section.loss,
-        section.repeated,
-        section.first,
+        trained.steps,
+        trained.loss,
+        trained.repeated,
+        trained.first,
         total_steps=config.steps,
-        chance=section.chance,
+        chance=trained.chance,
         phase_step=phase,
         words=training_words(),
         font_size=font_size(),
     )
     show(curves, "decoder_training")
-    names = names_of(section)
+    names = names_of(trained)
     st.subheader(t("decoder.t_scores_h"))
     explain(
         t(
             "decoder.t_scores_text",
             induction=lesson.training.INDUCTION_THRESHOLD,
             previous=lesson.training.PREVIOUS_THRESHOLD,
-            even_previous=f"{section.even_previous:.2f}",
-            even_prefix=f"{section.even_prefix:.2f}",
+            even_previous=f"{trained.even_previous:.2f}",
+            even_prefix=f"{trained.even_prefix:.2f}",
         )
     )
     scores = training_figures.score_curves(
-        section.steps,
-        section.previous,
-        section.prefix,
+        trained.steps,
+        trained.previous,
+        trained.prefix,
         names,
         total_steps=config.steps,
         phase_step=phase,
@@ -526,8 +520,8 @@ def training_results(section: lesson.TrainingSection) -> None:
     roles = pd.DataFrame(
         {
             t("decoder.t_col_head"): names,
-            t("decoder.t_prev_score"): section.final_previous.ravel(),
-            t("decoder.t_induction_score"): section.final_prefix.ravel(),
+            t("decoder.t_prev_score"): trained.final_previous.ravel(),
+            t("decoder.t_induction_score"): trained.final_prefix.ravel(),
         }
     )
     st.dataframe(
@@ -540,36 +534,36 @@ def training_results(section: lesson.TrainingSection) -> None:
         },
     )
     st.subheader(t("decoder.t_maps_h"))
-    explain(t("decoder.t_maps_text", k=section.probe_span))
+    explain(t("decoder.t_maps_text", k=trained.probe_span))
     checkpoint = widgets.in_figure(
-        CHECKPOINT, shown=partial(lesson.shown_checkpoint, section.slider_steps)
+        CHECKPOINT, shown=partial(lesson.shown_checkpoint, trained.slider_steps)
     )
     maps = cache_training.checkpoint_maps(
-        section, (config, section.run.seed), checkpoint, tuple(names), training_words(), font_size()
+        trained, (config, trained.run.seed), checkpoint, tuple(names), training_words(), font_size()
     )
     show(maps, "decoder_checkpoints")
     st.caption(
         t(
             "decoder.t_memory",
             limit=lesson.training.MAX_CHECKPOINTS,
-            n=len(section.checkpoint_steps),
-            held=lesson.byte_size(section.held_bytes),
-            most=lesson.byte_size(section.checkpoint_bytes),
+            n=len(trained.checkpoint_steps),
+            held=lesson.byte_size(trained.held_bytes),
+            most=lesson.byte_size(trained.checkpoint_bytes),
         )
     )
-    ablation_view(section, names)
+    ablation_view(trained, names)
 
 
-def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
+def ablation_view(trained: lesson.TrainingSection, names: list[str]) -> None:
     """Zero the learned induction heads, then the previous-token heads feeding them."""
     st.subheader(t("decoder.t_ablate_h"))
     explain(t("decoder.t_ablate_text"))
-    found = section.ablation
+    found = trained.ablation
     intact, no_induction, no_previous = st.columns(3)
     intact.metric(t("decoder.t_intact"), percent(found.intact))
     for column, heads, value, role in (
-        (no_induction, section.induction_at, found.without_induction, "induction"),
-        (no_previous, section.previous_at, found.without_previous, "previous"),
+        (no_induction, trained.induction_at, found.without_induction, "induction"),
+        (no_previous, trained.previous_at, found.without_previous, "previous"),
     ):
         title = t("decoder.t_without", heads=label("decoder.roles_plural", role))
         if not heads:
@@ -581,17 +575,17 @@ def ablation_view(section: lesson.TrainingSection, names: list[str]) -> None:
     st.caption(t("decoder.t_ablate_caption", chance=chance, n=lesson.training.ABLATION_BATCH))
 
 
-def own_sequence_view(section: lesson.TrainingSection) -> None:
+def own_sequence_view(trained: lesson.TrainingSection) -> None:
     """The trained model on the reader's own token ids: its guesses, and where its induction heads
     look."""
     st.subheader(t("decoder.t_own_h"))
     text = widgets.text(
         CONTROLS["dec_tprobe"],
         t("decoder.t_own"),
-        help=t("decoder.t_own_help", top=section.run.config.vocab - 1),
+        help=t("decoder.t_own_help", top=trained.run.config.vocab - 1),
         placeholder=lesson.PROBE_EXAMPLE,
     )
-    own = compute("dec_tprobe", lesson.own_sequence, section, text or lesson.PROBE_EXAMPLE)
+    own = compute("dec_tprobe", lesson.own_sequence, trained, text or lesson.PROBE_EXAMPLE)
     if own is None:
         return
     seen = "—" if own.n_seen == 0 else percent(own.accuracy_seen)
@@ -614,11 +608,11 @@ def own_sequence_view(section: lesson.TrainingSection) -> None:
     st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
 
 
-def layers_of(section: lesson.TrainingSection) -> int:
-    return section.run.config.n_layers
+def layers_of(trained: lesson.TrainingSection) -> int:
+    return trained.run.config.n_layers
 
 
-def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None:
+def layer_comparison(trained: lesson.TrainingSection, config, seed: int) -> None:
     """One layer against two, same seed and steps: only two layers can compose an induction head."""
     st.subheader(t("decoder.t_layers_h"))
     st.markdown(t("decoder.t_layers_reason"))  # the reason stays on a projector too
@@ -627,12 +621,12 @@ def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None
     other = train_and_watch(replace(config, n_layers=other_layers), seed, "other")
     if other is None:
         return
-    pair = sorted((section, other), key=layers_of)
+    pair = sorted((trained, other), key=layers_of)
     runs = {layers_of(trained): (trained.steps, trained.repeated) for trained in pair}
     figure = training_figures.layer_comparison(
         runs,
         total_steps=config.steps,
-        chance=section.chance,
+        chance=trained.chance,
         words=training_words(),
         font_size=font_size(),
     )
@@ -642,26 +636,26 @@ def layer_comparison(section: lesson.TrainingSection, config, seed: int) -> None
         column.metric(t("decoder.t_n_layers", L=layers_of(s)), percent(s.final_repeated))
 
 
-def names_of(section: lesson.TrainingSection) -> list[str]:
+def names_of(trained: lesson.TrainingSection) -> list[str]:
     """Every head named by its role, its place in brackets."""
     return [
         head_label(role, position)
-        for role, position in zip(section.roles, section.positions, strict=True)
+        for role, position in zip(trained.roles, trained.positions, strict=True)
     ]
 
 
-def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
+def composition_view(trained: lesson.TrainingSection, names: list[str]) -> None:
     """Layer 1's heads feeding layer 2's keys, measured on the learned weights (K-composition)."""
-    if section.composition is None:
+    if trained.composition is None:
         return  # one layer: nothing to compose
     st.subheader(t("decoder.t_comp_h"))
     explain(t("decoder.t_comp_text"))
-    H = section.run.config.n_heads
+    H = trained.run.config.n_heads
     figure = training_figures.composition_map(
-        section.composition,
+        trained.composition,
         names[:H],
         names[H : 2 * H],
-        marked=section.composed_pairs,
+        marked=trained.composed_pairs,
         words=training_words(),
         font_size=font_size(),
     )
@@ -673,9 +667,9 @@ def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
             source=names[source],
             score=f"{score:.2f}",
         )
-        for target, source, score in section.strongest_reads
+        for target, source, score in trained.strongest_reads
     ]
-    row, column = divmod(int(section.composition.argmax()), H)
+    row, column = divmod(int(trained.composition.argmax()), H)
     st.caption(
         " ".join(reads)
         + " "
@@ -683,15 +677,15 @@ def composition_view(section: lesson.TrainingSection, names: list[str]) -> None:
             "decoder.t_comp_caption",
             source=names[row],
             target=names[H + column],
-            score=f"{section.composition[row, column]:.2f}",
-            lo=f"{section.composition_start.min():.2f}",
-            hi=f"{section.composition_start.max():.2f}",
+            score=f"{trained.composition[row, column]:.2f}",
+            lo=f"{trained.composition_start.min():.2f}",
+            hi=f"{trained.composition_start.max():.2f}",
         )
     )
 
 
-def learned_and_designed(section: lesson.TrainingSection) -> None:
-    """The designed circuit of section 4 against the learned one: which head, which scores."""
+def learned_and_designed(trained: lesson.TrainingSection) -> None:
+    """The designed circuit of trained 4 against the learned one: which head, which scores."""
     st.subheader(t("decoder.t_designed_h"))
     designed = cache_decoder.designed_scores()
     rows = [
@@ -699,15 +693,15 @@ def learned_and_designed(section: lesson.TrainingSection) -> None:
             label("decoder.roles", "previous"),
             "L1H1",
             designed.previous,
-            ", ".join(section.previous_at) or "—",
-            section.previous_mean,
+            ", ".join(trained.previous_at) or "—",
+            trained.previous_mean,
         ),
         (
             label("decoder.roles", "induction"),
             "L2H1",
             designed.induction,
-            ", ".join(section.induction_at) or "—",
-            section.induction_mean,
+            ", ".join(trained.induction_at) or "—",
+            trained.induction_mean,
         ),
     ]
     columns = [

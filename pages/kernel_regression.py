@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cache_kernel, url_state
-from ui import controls as widgets
+from ui import cache_kernel, url_state, widgets
 from ui.charts import download_csv, matrix_frame, show
 from ui.errors import compute
 from ui.follow import Version, follow

@@ -12,8 +12,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from ui import cache_modern, url_state
-from ui import controls as widgets
+from ui import cache_modern, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula

@@ -10,26 +10,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_multi_head, reading_views, url_state
-from ui import controls as widgets
+from ui import cache_multi_head, reading_views, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.figures import multi_head as figures
+from visattn.figures import multi_head as multi_head_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import multi_head as lesson
 from visattn.shapes import GPT3
-from visattn.text import MAX_TOKENS
+from visattn.text import MAX_SENTENCE_TOKENS
 
 CONTROLS = lesson.CONTROLS
 
 
-def words() -> figures.Words:
+def words() -> multi_head_figures.Words:
     """The figures' words in the page's language."""
-    return figure_words(figures.Words)
+    return figure_words(multi_head_figures.Words)
 
 
 def head_label(name: str) -> str:
@@ -80,7 +79,7 @@ def random_sizes(source: str) -> tuple[int, int, int]:
 def every_head(result, layer_maps, titles, head_names, value_name, colour) -> None:
     st.header(t("multi_head.grid_header", layer=layer_maps.layer + 1))
     explain(t("multi_head.grid_intro"))
-    grid = figures.layer_grid(
+    grid = multi_head_figures.layer_grid(
         layer_maps.weights,
         result.tokens,
         titles,
@@ -144,7 +143,7 @@ def token_focus(result, layer_maps, view_weights, titles, value_name, colour) ->
         # a file name per map: the run's head, or the view's one merged map
         file_names = result.head_names if layer_maps.per_head else titles
         for column, h in grid_cells(len(titles), focus.per_row):
-            bars = figures.focus_bars(
+            bars = multi_head_figures.focus_bars(
                 tokens,
                 layer_maps.weights[h, token],
                 focus,
@@ -157,7 +156,7 @@ def token_focus(result, layer_maps, view_weights, titles, value_name, colour) ->
             with column:
                 show(bars, f"multi_head_focus_{layer_maps.tag}_{file_names[h]}")
     else:
-        focus_row = figures.focus_heatmap(
+        focus_row = multi_head_figures.focus_heatmap(
             layer_maps.weights[:, token, :],  # (H, T): the focus token's row in every head
             tokens,
             titles,
@@ -188,7 +187,7 @@ def line_view(result, layer_maps, view_weights, token, titles, value_name) -> No
     if not visible:
         st.info(t("multi_head.lines_none"), icon=":material/info:")
         return
-    lines = figures.lines_figure(
+    lines = multi_head_figures.lines_figure(
         lesson.focus_lines(result, layer_maps.layer, token, only_focus, view_weights),
         tokens,
         layer_maps.layer,
@@ -223,7 +222,7 @@ def one_head(result, layer_maps, titles, head_names, value_name, colour) -> None
         format_func=head_title,
     )
     map_index = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged
-    one_map = figures.head_figure(
+    one_map = multi_head_figures.head_figure(
         layer_maps.weights[map_index],
         tokens,
         titles[map_index],
@@ -270,7 +269,7 @@ def pipeline(result, layer, head, head_names) -> None:
         explain(label("multi_head.step_texts", step.text, **numbers))
         for row in step.rows:
             for column, panel in zip(st.columns(len(row)), row, strict=True):
-                matrix = figures.step_matrix(panel, words=words(), font_size=font_size())
+                matrix = multi_head_figures.step_matrix(panel, words=words(), font_size=font_size())
                 with column:
                     show(matrix, panel.png)
     if steps.last:
@@ -356,7 +355,7 @@ with page("multi_head"):
     text = widgets.text(
         text_control,
         t("multi_head.text"),
-        help=t("multi_head.text_help", tokens=MAX_TOKENS, chars=text_control.max_chars),
+        help=t("multi_head.text_help", tokens=MAX_SENTENCE_TOKENS, chars=text_control.max_chars),
     )
     d_model, n_heads, seed = random_sizes(source)
     layer_number = widgets.radio(

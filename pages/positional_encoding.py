@@ -11,8 +11,7 @@ the page says of them follows the slider in the browser (ui.follow)."""
 import pandas as pd
 import streamlit as st
 
-from ui import controls as widgets
-from ui import url_state
+from ui import url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.follow import Version, follow

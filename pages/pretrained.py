@@ -12,25 +12,24 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, reading_views, url_state
-from ui import controls as widgets
+from ui import cache_models, cache_pretrained, reading_views, url_state, widgets
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.figures import pretrained as figures
+from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
-from visattn.models.minilm import MAX_TOKENS
+from visattn.models.minilm import MAX_MODEL_TOKENS
 
 CONTROLS = lesson.CONTROLS
 
 
-def words() -> figures.Words:
+def words() -> pretrained_figures.Words:
     """The figures' words in the page's language."""
-    return figure_words(figures.Words)
+    return figure_words(pretrained_figures.Words)
 
 
 def file_name(view: str) -> str:
@@ -68,7 +67,7 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
         CONTROLS["pt_text"],
         t("pretrained.text"),
         height=90,
-        help=t("pretrained.text_help", limit=MAX_TOKENS, chars=CONTROLS["pt_text"].max_chars),
+        help=t("pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars),
     )
     hide_column, merge_column = st.columns(2)
     if causal:
@@ -89,7 +88,7 @@ def notices(run, shown) -> None:
     cut, characters it does not know, the tokens."""
     if run.truncated:
         st.warning(
-            t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_TOKENS),
+            t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_MODEL_TOKENS),
             icon=":material/content_cut:",
         )
     unknown = lesson.unknown(run)
@@ -215,7 +214,7 @@ def head_finder(model, shown, view: str, keys: tuple[str, str]) -> int:
     source, target = shown.tokens[src], shown.tokens[tgt]
     st.markdown(strong_heads(found, shown, escape(source), escape(target), n_layers))
     reading = reading_views.named(view, n_layers)
-    figure = figures.finder_figure(
+    figure = pretrained_figures.finder_figure(
         found, source, target, reading, words=words(), font_size=font_size()
     )
     config = {
@@ -276,7 +275,7 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
             t("pretrained.pooled", T=len(shown.tokens), B=len(large.labels), size=large.block)
         )
     reading = reading_views.named(view, n_layers)
-    figure = figures.head_figure(
+    figure = pretrained_figures.head_figure(
         large, reading, colour=colour, words=words(), font_size=font_size()
     )
     show(figure, f"{file_name(view)}_{large.name}")
@@ -307,7 +306,7 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
                 n=lesson.LINES_MAX,
             )
         )
-    lines = figures.lines_figure(
+    lines = pretrained_figures.lines_figure(
         window,
         large.name,
         reading,

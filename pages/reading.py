@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, cache_reading, reading_views, url_state
-from ui import controls as widgets
+from ui import cache_models, cache_pretrained, cache_reading, reading_views, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
@@ -21,20 +20,17 @@ from ui.i18n import figure_words, label, t
 from ui.reading_views import THROUGH_LAYERS
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.figures import reading as figures
+from visattn.display import percent
+from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import reading as lesson
 
 CONTROLS = lesson.CONTROLS
 
 
-def words() -> figures.Words:
+def words() -> reading_figures.Words:
     """The figures' words in the page's language."""
-    return figure_words(figures.Words)
-
-
-def percent(share: float) -> str:
-    return f"{100 * share:.0f}"
+    return figure_words(reading_figures.Words)
 
 
 def choose_text(model) -> str:
@@ -46,7 +42,7 @@ def choose_text(model) -> str:
         CONTROLS["rd_text"],
         t("reading.text"),
         height=90,
-        help=t("reading.text_help", limit=lesson.MAX_TOKENS),
+        help=t("reading.text_help", limit=lesson.MAX_READ_TOKENS),
     )
 
 
@@ -88,7 +84,7 @@ def six_readings(
     """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
     filters redraw this section only). Returns the colour scale it drew with (the unit scale when
     the reading cannot be had), for the two sentences below."""
-    with cache_pretrained.drawing(model, run.text, lesson.MAX_TOKENS):
+    with cache_pretrained.drawing(model, run.text, lesson.MAX_READ_TOKENS):
         return draw_readings(model, run, view, layer, head, scale, raw)
 
 
@@ -109,18 +105,18 @@ def draw_readings(
     maps = lesson.view(readings, layer, head, run.n_layers)
     reading = reading_views.named(view, run.n_layers, raw)
     colour = colour_scale(maps.grid, **scale)
-    grid = figures.grid_figure(
+    grid = reading_figures.grid_figure(
         maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
     )
     show(grid, f"reading_grid_{view}")
-    cell = figures.cell_figure(
+    cell = reading_figures.cell_figure(
         maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
     )
     show(cell, f"reading_{view}_{maps.name}")
     download_csv(maps.cell, f"reading_{view}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=maps.name))
     threshold, top_k = reading_views.line_filters(CONTROLS, "rd")
-    lines = figures.lines_figure(
+    lines = reading_figures.lines_figure(
         lesson.line_weights(maps.cell, raw),
         run.tokens,
         maps.name,
@@ -194,7 +190,7 @@ def two_sentences(model, view: str, layer: int, head: int, colour: dict, raw: bo
         pair = compute("rd_pair", cache_reading.pair, model, a, b, view, layer, head)
     if pair is None:
         return
-    figure = figures.comparison(
+    figure = reading_figures.comparison(
         pair.a,
         pair.b,
         pair.tokens_a,
@@ -233,7 +229,7 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
     st.caption(t("reading.qk_labels", token=escape(run.tokens[focus]), k=lesson.QK_TOP_KEYS))
     figure = compute(
         "rd_qk_figure",
-        figures.plane_figure,
+        reading_figures.plane_figure,
         geometry,
         by_position,
         focus,
@@ -253,7 +249,7 @@ def lesson_body() -> None:
         return
     text = choose_text(model)
     view, layer, head, scale, raw = choose_view(model)
-    with cache_pretrained.drawing(model, text, lesson.MAX_TOKENS):  # waits its turn in a room
+    with cache_pretrained.drawing(model, text, lesson.MAX_READ_TOKENS):  # waits its turn in a room
         draw(model, text, view, layer, head, scale, raw)
 
 
@@ -270,7 +266,7 @@ def draw(model, text: str, view: str, layer: int, head: int, scale: dict, raw: b
         return
     if run.truncated:
         st.warning(
-            t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_TOKENS),
+            t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_READ_TOKENS),
             icon=":material/content_cut:",
         )
     colour = six_readings(model, run, view, layer, head, scale, raw)

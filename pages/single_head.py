@@ -9,8 +9,7 @@ cached: ui.cache_single_head."""
 
 import streamlit as st
 
-from ui import cache_pretrained, cache_single_head, url_state
-from ui import controls as widgets
+from ui import cache_pretrained, cache_single_head, url_state, widgets
 from ui.charts import show
 from ui.errors import compute
 from ui.follow import Version, chart_csv, follow
@@ -68,9 +67,13 @@ def colour_note(step: str, colour: lesson.ColourRange) -> str:
     """Which matrices of ``step`` share its colour scale, and the scale's range."""
     what = label("single_head.colour_groups", step)
     if colour.diverging:
-        note = t("single_head.colour_diverging", what=what, bound=lesson.num(colour.zmax, 2))
+        note = t(
+            "single_head.colour_diverging", what=what, bound=lesson.short_number(colour.zmax, 2)
+        )
     else:
-        note = t("single_head.colour_sequential", what=what, top=lesson.num(colour.zmax, 2))
+        note = t(
+            "single_head.colour_sequential", what=what, top=lesson.short_number(colour.zmax, 2)
+        )
     return note + " " + t("single_head.colour_weights") if step == "scores" else note
 
 
@@ -201,11 +204,15 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
 
 # --- ③ your own sentence --------------------------------------------------------------------------
 def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
-    explain(t("single_head.sentence_intro", limit=lesson.MAX_TOKENS))
+    explain(t("single_head.sentence_intro", limit=lesson.MAX_SENTENCE_TOKENS))
     text = widgets.text(
         lesson.TEXT,
         t("single_head.sentence"),
-        help=t("single_head.sentence_help", chars=lesson.TEXT.max_chars, limit=lesson.MAX_TOKENS),
+        help=t(
+            "single_head.sentence_help",
+            chars=lesson.TEXT.max_chars,
+            limit=lesson.MAX_SENTENCE_TOKENS,
+        ),
     )
     source = widgets.radio(lesson.EMBEDDING, t("single_head.emb"))
     if source == "pretrained":
@@ -274,7 +281,10 @@ def view_sqrt() -> None:
             p.d_k: Version(
                 table=lesson.variance_table(p, heads),
                 caption=t(
-                    "single_head.sample_caption", n=p.n, seed=p.seed, ratio=lesson.num(p.ratio, 3)
+                    "single_head.sample_caption",
+                    n=p.n,
+                    seed=p.seed,
+                    ratio=lesson.short_number(p.ratio, 3),
                 ),
             )
             for p in positions

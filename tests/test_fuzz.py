@@ -130,7 +130,7 @@ def test_sinusoid_junk(n, d):
 def test_tokenize_any_text(text):
     toks = only_value_errors(visattn.tokenize, text)
     if toks is not None:
-        assert 1 <= len(toks) <= visattn.text.MAX_TOKENS
+        assert 1 <= len(toks) <= visattn.text.MAX_SENTENCE_TOKENS
         assert all(tok.strip() for tok in toks)
 
 

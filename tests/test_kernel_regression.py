@@ -379,7 +379,8 @@ def test_formula_far_query_underflows_and_says_so():
         f.underflow and r"\max_j s_j" in f.lines[1]
     )  # e^s is 0 for every key: the shifted form is shown
     assert (
-        lesson.num(float("-inf")) == r"-\infty" and lesson.num(2.5e-262) == r"2.5\times 10^{-262}"
+        lesson.latex_number(float("-inf")) == r"-\infty"
+        and lesson.latex_number(2.5e-262) == r"2.5\times 10^{-262}"
     )
 
 

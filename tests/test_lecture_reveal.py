@@ -19,8 +19,10 @@ from apptest_util import (
     chart_spec,
     charts,
     english_words,
+    followers,
     is_chart,
     run_page,
+    shown,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +30,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
 from ui import lecture_modes
+from ui.follow import FOLLOW_NAME
 from ui.registry import PAGES as REGISTRY
 from visattn.display import PRESENTER_FONT
 from visattn.lessons import lecture
@@ -37,6 +40,12 @@ from visattn.lessons import lecture
 # (ui.frame.tabs), so one run holds every section.
 SECTIONS = ("one_query", "bandwidth", "vectors", "self_attention")
 RESULT_TYPES = ("metric", "table", "arrow_data_frame")
+
+
+def is_follower(element) -> bool:
+    """An element that follows a figure's control (ui.follow: its metric, table, formula): the
+    page's CSS blurs its results as it blurs a metric's or a table's."""
+    return element.type == "bidi_component" and element.proto.component_name == FOLLOW_NAME
 
 
 def kernel_page(params: dict) -> AppTest:
@@ -87,7 +96,9 @@ def hidden_results(at) -> dict[str, list[bool]]:
     shown = revealed_by_css(at)
     out: dict[str, list[bool]] = {}
     for element, around in boxes(at.main):
-        if not (element.type in RESULT_TYPES or is_chart(element)) or not around:
+        if not (element.type in RESULT_TYPES or is_chart(element) or is_follower(element)):
+            continue
+        if not around:
             continue
         if element.type == "arrow_data_frame" and element.proto.editing_mode:
             continue  # a data editor: an input, never hidden
@@ -125,8 +136,8 @@ def test_a_section_reveals_its_own_numbers_and_not_the_next_sections():
     results = hidden_results(at)
     assert not any(results["bandwidth"])
     assert all(results["vectors"]) and all(results["self_attention"])
-    metric = next(e for e, around in boxes(at.main) if e.type == "metric")
-    assert metric.value == "112.5"  # article 002's estimate, 0.5 × 110 + 0.5 × 115
+    estimate = shown(followers(at)["kernel_estimate"])["metric"]["value"]
+    assert estimate == "112.5"  # article 002's estimate, 0.5 × 110 + 0.5 × 115
     assert at.button(key="lec_section_bandwidth").label == "Hide this section again"
     # the section's charts need no reveal of their own now; the next section's still have theirs
     chart_buttons = {key for key in buttons(at) if key.startswith("reveal_")}

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from visattn.display import even_grid, log_grid, with_value
-from visattn.figures.live import Step, add_slider, live, packed, plain, rounded
+from visattn.figures.live import SliderStep, add_slider, live, packed, plain, rounded
 
 
 def test_with_value_inserts_the_value_exactly():
@@ -68,12 +68,12 @@ def _figure(q: float) -> go.Figure:
     )
 
 
-def _step(q: float) -> Step:
+def _step(q: float) -> SliderStep:
     keys = np.array([60.0, 64.0, 68.0])
     s = -((q - keys) ** 2) / 2
     w = np.exp(s - s.max())
     w = w / w.sum()
-    return Step(
+    return SliderStep(
         {0: {"y": w}, 1: {"x": [q]}},
         {"title.text": f"q = {q:g}", "annotations[0].text": f"f = {w @ [110, 115, 126]:.4f}"},
     )
@@ -123,7 +123,7 @@ def test_steps_must_agree():
             _figure(62.0),
             label="",
             values=[1.0, 2.0],
-            steps=[_step(1.0), Step({0: {"y": [1, 2, 3]}})],
+            steps=[_step(1.0), SliderStep({0: {"y": [1, 2, 3]}})],
             active=0,
         )
     with pytest.raises(ValueError):

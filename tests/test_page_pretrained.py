@@ -35,7 +35,7 @@ from ui import budget, cache_pretrained, url_state
 from ui.cache_pretrained import head_of_point, load_model
 from visattn.lessons import pretrained as lesson
 from visattn.lessons.pretrained import PARAGRAPH
-from visattn.models import minilm as pretrained
+from visattn.models import minilm
 from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
 from visattn.token_views import HeadWeight, pool
 
@@ -461,7 +461,7 @@ def test_missing_package_says_how_to_install():
     load_model.clear()
     try:
         with mock.patch.object(
-            pretrained, "model_dir", side_effect=ModelNotInstalled("no package")
+            minilm, "model_dir", side_effect=ModelNotInstalled("no package")
         ):
             at = run_page("pretrained", {"pt_layer": "5"})
             assert_clean(at)
@@ -703,7 +703,7 @@ def test_a_huge_text_reads_at_most_max_read_characters(model):
     with mock.patch.object(model, "tokenizer", Spy()):
         r = model.run("word " * 4_000_000)  # 20 MB
     assert r.truncated and r.n_tokens == 512 and not r.read_all
-    assert max(seen) <= pretrained.MAX_READ
+    assert max(seen) <= minilm.MAX_READ
 
 
 def test_text_area_limits_characters_and_says_so():

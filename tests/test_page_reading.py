@@ -218,7 +218,7 @@ def test_every_preset_and_a_5000_character_text_open_without_an_exception(page, 
         assert english_words(at) == {}, english_words(at)
     if page == "reading" and len(text) == 5000:  # cut to 64 word pieces, the plane too, said so
         assert any("前 64 个" in w or "first 64" in w for w in warnings(at))
-        assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_TOKENS] * 2
+        assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_READ_TOKENS] * 2
         capped = "平面上只画出本页读取的前 64 个词元" if lang == "zh" else "shows the first 64 of"
         assert capped in texts(at)
 
@@ -231,7 +231,7 @@ def test_the_query_key_plane_follows_the_text_it_reads_after_an_error():
     assert_clean(at)
     (msg,) = errors(at)
     assert "empty" in msg and "Showing the last view that worked" in texts(at)
-    assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_TOKENS] * 2
+    assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_READ_TOKENS] * 2
 
 
 # ---- issue 22: axis words, the plane's labels, the unnormalised view, citations, wording -------

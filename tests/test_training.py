@@ -328,12 +328,12 @@ def test_a_head_writing_where_no_key_reads_does_not_compose():
 def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_checkpoint():
     import plotly.graph_objects as go
 
-    from visattn.figures import training as figures
+    from visattn.figures import training as training_figures
 
     config = replace(TINY, eval_every=5, probe_batch=8, batch=4)
     run = training.train(config, seed=1, steps=20)
     steps = run.history["step"].to_numpy()
-    curves = figures.training_curves(
+    curves = training_figures.training_curves(
         steps,
         run.history["loss"],
         steps * 0,
@@ -344,13 +344,19 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
     )
     names = training.head_names(config)
     previous = run.history[[f"prev_{n}" for n in names]].to_numpy()
-    scores = figures.score_curves(steps, previous, previous, names, total_steps=20, phase_step=10)
+    scores = training_figures.score_curves(
+        steps, previous, previous, names, total_steps=20, phase_step=10
+    )
     maps = np.stack([c.maps for c in run.checkpoints])  # (C, L, H, T, T)
     steps_kept = [c.step for c in run.checkpoints]
-    grid = figures.checkpoint_maps(maps, steps_kept, list("abcdefghijkl"), names)
-    compare = figures.layer_comparison({1: (steps, steps * 0)}, total_steps=20, chance=0.125)
-    composition = figures.composition_map(np.ones((2, 2)), ["a", "b"], ["c", "d"], marked=[(0, 1)])
-    own = figures.own_induction_map(np.eye(3), ["t1", "t2", "t1"])
+    grid = training_figures.checkpoint_maps(maps, steps_kept, list("abcdefghijkl"), names)
+    compare = training_figures.layer_comparison(
+        {1: (steps, steps * 0)}, total_steps=20, chance=0.125
+    )
+    composition = training_figures.composition_map(
+        np.ones((2, 2)), ["a", "b"], ["c", "d"], marked=[(0, 1)]
+    )
+    own = training_figures.own_induction_map(np.eye(3), ["t1", "t2", "t1"])
     for fig in (curves, scores, grid, compare, composition, own):
         go.Figure(fig.to_plotly_json())  # Plotly's own validation
     assert compare.data[0].name == "1 layer(s)"  # the run named by its layers
@@ -365,7 +371,7 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
     assert np.array_equal(z, maps[0, 1, 1].astype(np.float32))  # float32 typed arrays
     # opened at a checkpoint, or at the nearest one (the later of two as near)
     for checkpoint, active in ((10, 2), (0, 0), (7, 1), (13, 3), (12.5, 3), (999, 4), (-1, 4)):
-        opened = figures.checkpoint_maps(
+        opened = training_figures.checkpoint_maps(
             maps, steps_kept, list("abcdefghijkl"), names, checkpoint=checkpoint
         )
         assert opened.layout.sliders[0]["active"] == active, checkpoint
@@ -373,7 +379,7 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
         z = np.frombuffer(base64.b64decode(drawn["bdata"]), dtype=np.float32).reshape(12, 12)
         assert np.array_equal(z, maps[active, 1, 1].astype(np.float32))
     long = np.zeros((50, 1, 1, 2, 2))  # 50 checkpoints: at most SLIDER_CHECKPOINTS on the slider
-    many = figures.checkpoint_maps(long, list(range(50)), ["a", "b"], ["h"])
+    many = training_figures.checkpoint_maps(long, list(range(50)), ["a", "b"], ["h"])
     labels = [s["label"] for s in many.layout.sliders[0]["steps"]]
     assert len(labels) == SLIDER_CHECKPOINTS == 21 and labels[0] == "0" and labels[-1] == "49"
 

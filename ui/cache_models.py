@@ -22,8 +22,7 @@ from visattn.models import sources as model_sources
 from visattn.models.minilm import ModelNotInstalled, model_dir
 from visattn.models.sources import BUNDLED, Source
 
-from . import controls as widgets
-from . import reading_views, url_state
+from . import reading_views, url_state, widgets
 from .cache_pretrained import load_model, model_or_error
 from .errors import message
 from .i18n import label, t

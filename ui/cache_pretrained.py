@@ -38,10 +38,10 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from visattn.errors import InputError
-from visattn.figures import pretrained as figures
+from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
-from visattn.models.minilm import MAX_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
+from visattn.models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
 from visattn.reading import Readings
 
 from . import budget
@@ -102,7 +102,7 @@ def budgeted(key: tuple, cost: int, compute: Callable):
 
 
 @contextmanager
-def drawing(model, text: str, max_tokens: int = MAX_TOKENS) -> Iterator[None]:
+def drawing(model, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> Iterator[None]:
     """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
 
     A drawing keeps its run, view and figures alive until it ends, whatever the shared cache
@@ -147,7 +147,7 @@ def _run(model: MiniLM, text: str, max_tokens: int) -> MiniLMResult:
     return _read_only(model.run(text, max_tokens=max_tokens))
 
 
-def run_text(model: MiniLM, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
+def run_text(model: MiniLM, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> MiniLMResult:
     """One forward pass (InputError for text the model cannot read), shared and kept by the
     budget."""
     n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
@@ -227,13 +227,13 @@ def grid_figure(
     grid: lesson.Grid,
     reading: Reading,
     colour: dict,
-    words: figures.Words,
+    words: pretrained_figures.Words,
     font_size: int,
     presenter: bool,
 ):
     """The grid of a view on a colour scale (~0.3 s of Plotly for 72 cells), built once per input
     and shared: show it, never modify it."""
-    return figures.grid_figure(
+    return pretrained_figures.grid_figure(
         grid, reading, colour=colour, words=words, font_size=font_size, presenter=presenter
     )
 

@@ -38,9 +38,9 @@ def _shared_run(model, text: str) -> lesson.Run:
 
 
 def run(model, text: str) -> lesson.Run:
-    """The run of ``text`` (at most lesson.MAX_TOKENS tokens) and its value norms, shared and kept
-    by the budget (InputError for a text the model cannot read)."""
-    n_tokens = len(model.tokenize(text, lesson.MAX_TOKENS)[0])  # a cheap Rust pass
+    """The run of ``text`` (at most lesson.MAX_READ_TOKENS tokens) and its value norms, shared and
+    kept by the budget (InputError for a text the model cannot read)."""
+    n_tokens = len(model.tokenize(text, lesson.MAX_READ_TOKENS)[0])  # a cheap Rust pass
     cost = int(RUN_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
     key = ("reading_run", model_key(model), text)
     return budgeted(key, cost, partial(_shared_run, model, text))

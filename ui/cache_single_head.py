@@ -8,7 +8,7 @@ import streamlit as st
 
 from visattn import scaling
 from visattn.attention import SelfAttentionTrace
-from visattn.figures import single_head as figures
+from visattn.figures import single_head as single_head_figures
 from visattn.lessons import single_head as lesson
 
 
@@ -39,10 +39,10 @@ def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> lesson.Tempe
     hash_funcs={SelfAttentionTrace: SelfAttentionTrace.before_softmax},
 )
 def before_softmax(
-    tr, tokens: tuple, words: figures.Words, scale: bool, inputs, font_size: int
+    tr, tokens: tuple, words: single_head_figures.Words, scale: bool, inputs, font_size: int
 ) -> list:
     """The pipeline up to the scaled scores (~9 figures, ~70 ms of building)."""
-    return figures.before_softmax(
+    return single_head_figures.before_softmax(
         tr,
         list(tokens),
         words,
@@ -55,10 +55,10 @@ def before_softmax(
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def after_softmax(
-    tr, tokens: tuple, words: figures.Words, temperature: float, font_size: int
+    tr, tokens: tuple, words: single_head_figures.Words, temperature: float, font_size: int
 ) -> dict:
     """The weights, with the slider of τ, and Z following it."""
-    return figures.after_softmax(
+    return single_head_figures.after_softmax(
         tr,
         list(tokens),
         words,
@@ -69,19 +69,27 @@ def after_softmax(
 
 
 def pipeline(
-    tr, tokens: tuple, words: figures.Words, scale: bool, inputs, temperature: float, font_size: int
+    tr,
+    tokens: tuple,
+    words: single_head_figures.Words,
+    scale: bool,
+    inputs,
+    temperature: float,
+    font_size: int,
 ) -> list:
     """The whole pipeline's rows (:func:`visattn.figures.single_head.pipeline`) from the two caches
     above: a new trace at another τ (a link's) rebuilds only the weights and Z."""
     before = before_softmax(tr, tokens, words, scale, inputs, font_size)
-    return figures.assemble(before, after_softmax(tr, tokens, words, temperature, font_size))
+    return single_head_figures.assemble(
+        before, after_softmax(tr, tokens, words, temperature, font_size)
+    )
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def sentence(
     tr,
     tokens: tuple,
-    words: figures.Words,
+    words: single_head_figures.Words,
     side: bool,
     show_text: bool,
     temperature: float,
@@ -89,7 +97,7 @@ def sentence(
 ) -> list:
     """A sentence's weights (and scores), the weights with the slider of τ (~40 ms of cell text for
     12 tokens)."""
-    return figures.sentence(
+    return single_head_figures.sentence(
         tr,
         list(tokens),
         words,
@@ -107,13 +115,13 @@ def sqrt_positions(d_k: int, seed: int) -> tuple[lesson.SqrtPosition, ...]:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def sqrt_figures(d_k: int, seed: int, words: figures.Words, font_size: int) -> list:
+def sqrt_figures(d_k: int, seed: int, words: single_head_figures.Words, font_size: int) -> list:
     """The two √d_k histograms, the slider of d_k in the first, the second following it."""
     active = lesson.DK_CHOICES.index(d_k)
-    return figures.why_sqrt(sqrt_positions(d_k, seed), active, words, font_size)
+    return single_head_figures.why_sqrt(sqrt_positions(d_k, seed), active, words, font_size)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def peak_figures(n_keys: int, seed: int, words: figures.Words, font_size: int) -> list:
+def peak_figures(n_keys: int, seed: int, words: single_head_figures.Words, font_size: int) -> list:
     """How peaked softmax rows get over d_k: the largest weight and the entropy."""
-    return figures.peaks(peakedness(n_keys, seed), words, font_size)
+    return single_head_figures.peaks(peakedness(n_keys, seed), words, font_size)

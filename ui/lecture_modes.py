@@ -21,10 +21,9 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from visattn.lessons import lecture as lesson
+from visattn.lessons import lecture
 
-from . import address, export, tour, url_state
-from . import controls as widgets
+from . import address, export, tour, url_state, widgets
 from .i18n import t
 
 _REVEALED = "_lecture_revealed"  # what this session revealed: chart keys, "§<section>"; "*": all
@@ -37,16 +36,16 @@ SECTION_BUTTON = "lec_section_{}"  # its reveal button
 
 
 def handout() -> bool:
-    return bool(st.session_state.get(lesson.HANDOUT.key, False))
+    return bool(st.session_state.get(lecture.HANDOUT.key, False))
 
 
 def speaker() -> bool:
-    return bool(st.session_state.get(lesson.SPEAKER.key, False))
+    return bool(st.session_state.get(lecture.SPEAKER.key, False))
 
 
 def hide_level() -> int:
     """0 shown, 1 numbers hidden, 2 numbers and heatmap colours hidden (never in a handout)."""
-    return 0 if handout() else int(st.session_state.get(lesson.HIDE.key) or 0)
+    return 0 if handout() else int(st.session_state.get(lecture.HIDE.key) or 0)
 
 
 def revealed() -> set[str]:
@@ -220,12 +219,12 @@ def sidebar(slot, page_id: str) -> None:
     if handout() or speaker():
         return
     with slot, st.expander(t("lecture.panel"), expanded=bool(tour.keep())):
-        widgets.segmented(lesson.HIDE, t("lecture.hide"), help=t("lecture.hide_help"))
+        widgets.segmented(lecture.HIDE, t("lecture.hide"), help=t("lecture.hide_help"))
         if hide_level():
             show_all, again = st.columns(2)
             show_all.button(t("lecture.reveal_all"), on_click=reveal_all, key="lec_reveal_all")
             again.button(t("lecture.hide_again"), on_click=hide_again, key="lec_hide_again")
-        widgets.segmented(lesson.SLIDE_FORMAT, t("lecture.slide"), help=t("lecture.slide_help"))
+        widgets.segmented(lecture.SLIDE_FORMAT, t("lecture.slide"), help=t("lecture.slide_help"))
         export.slides_button(page_id)
         export.zip_button(page_id)
         address.link(t("lecture.handout"), "lec_handout", handout="1")

@@ -22,7 +22,7 @@ from visattn.figures.reading import Reading
 from visattn.models.minilm import INSTALL_COMMAND
 from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, THROUGH_LAYERS, VIEWS
 
-from . import controls as widgets
+from . import widgets
 from .errors import compute
 from .frame import explain
 from .i18n import label, t

@@ -19,10 +19,19 @@ from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
 
-from visattn import tour as model
 from visattn.errors import InputError
-from visattn.lessons import lecture as lesson
-from visattn.tour import Step, Tour
+from visattn.lessons import lecture
+from visattn.tour import (
+    MAX_NOTES,
+    MAX_QUERY,
+    MAX_TITLE,
+    Step,
+    Tour,
+    from_link,
+    to_json,
+    to_link,
+    view_query,
+)
 
 from . import address
 from .errors import message, show_error
@@ -39,22 +48,22 @@ _CHARTS = "_lecture_charts"  # {chart key: figure} of this run (ui.charts.show f
 def current() -> Tour | None:
     """The session's tour, or None (no tour, or one that could not be read: the notice says so and
     the tour is dropped)."""
-    text = st.session_state.get(lesson.TOUR.key, "")
+    text = st.session_state.get(lecture.TOUR.key, "")
     if not text:
         return None
-    if text in lesson.BUILTINS:
-        return lesson.BUILTINS[text]
+    if text in lecture.BUILTINS:
+        return lecture.BUILTINS[text]
     try:
-        return model.from_link(text)
+        return from_link(text)
     except InputError as exc:
-        st.session_state[lesson.TOUR.key] = ""
+        st.session_state[lecture.TOUR.key] = ""
         st.warning(message(exc), icon=":material/warning:")
         return None
 
 
 def step_number(tour: Tour) -> int:
     """The current step (1-based), held within the tour."""
-    return min(max(int(st.session_state.get(lesson.STEP.key, 1)), 1), len(tour))
+    return min(max(int(st.session_state.get(lecture.STEP.key, 1)), 1), len(tour))
 
 
 def title(tour: Tour, step: Step) -> str:
@@ -71,16 +80,16 @@ def notes(tour: Tour, step: Step) -> str:
 
 
 def tour_param(tour: Tour) -> str:
-    return tour.builtin or model.to_link(tour)
+    return tour.builtin or to_link(tour)
 
 
 def step_href(tour: Tour, number: int, speaker: bool = False) -> str:
     """The link of step ``number`` (relative to the app's root, so it works behind a path)."""
     step = tour.step(number)
-    params = {k: v for k, v in step.params().items() if k not in lesson.LECTURE_KEYS}
-    params |= {"lang": lang(), lesson.TOUR.key: tour_param(tour), lesson.STEP.key: str(number)}
+    params = {k: v for k, v in step.params().items() if k not in lecture.LECTURE_KEYS}
+    params |= {"lang": lang(), lecture.TOUR.key: tour_param(tour), lecture.STEP.key: str(number)}
     if speaker:
-        return "./?" + urlencode(params | {lesson.SPEAKER.key: "1"})
+        return "./?" + urlencode(params | {lecture.SPEAKER.key: "1"})
     if st.session_state.get("present"):
         params["present"] = "1"
     page = BY_ID.get(step.page)
@@ -194,7 +203,7 @@ def _bare_link(tour: Tour, number: int, page_id: str) -> str:
         return ""
     st.session_state["_lecture_opened"] = True
     step = tour.step(number)
-    if any(k not in lesson.LECTURE_KEYS for k in st.query_params):
+    if any(k not in lecture.LECTURE_KEYS for k in st.query_params):
         return ""
     return step_href(tour, number) if step.page != page_id or step.params() else ""
 
@@ -265,8 +274,8 @@ def _store(tour: Tour, number: int) -> None:
     except InputError as exc:
         st.session_state["_lecture_error"] = exc
         return
-    st.session_state[lesson.TOUR.key] = packed
-    st.session_state[lesson.STEP.key] = min(max(number, 1), max(len(tour), 1))
+    st.session_state[lecture.TOUR.key] = packed
+    st.session_state[lecture.STEP.key] = min(max(number, 1), max(len(tour), 1))
 
 
 def _own(tour: Tour | None) -> Tour:
@@ -285,10 +294,10 @@ def add_view(page_id: str, figure: str, query: str) -> None:
     tour = current()
     number = step_number(tour) if tour is not None and len(tour) else 0
     try:
-        if len(query) > model.MAX_QUERY * 4:  # a view is at most MAX_QUERY once the lecture's go
-            raise InputError("tour_view_long", "a step's view is too long", limit=model.MAX_QUERY)
+        if len(query) > MAX_QUERY * 4:  # a view is at most MAX_QUERY once the lecture's go
+            raise InputError("tour_view_long", "a step's view is too long", limit=MAX_QUERY)
         params = dict(parse_qsl(query, keep_blank_values=True))
-        step = Step(page_id, model.view_query(params, lesson.LECTURE_KEYS), figure)
+        step = Step(page_id, view_query(params, lecture.LECTURE_KEYS), figure)
         _store(_own(tour).add(step, after=number), number + 1)
     except InputError as exc:
         st.session_state["_lecture_error"] = exc
@@ -314,8 +323,8 @@ def _delete(number: int) -> None:
 
 
 def _end() -> None:
-    st.session_state[lesson.TOUR.key] = ""
-    st.session_state[lesson.STEP.key] = lesson.STEP.default
+    st.session_state[lecture.TOUR.key] = ""
+    st.session_state[lecture.STEP.key] = lecture.STEP.default
 
 
 def _fill_editor(tour: Tour, number: int) -> None:
@@ -369,14 +378,14 @@ def panel(page_id: str) -> None:
         "＋ " + t("lecture.add_view"), "lec_add", partial(add_view, page_id, figure or "")
     )
     if tour is None or not len(tour):
-        link(t("lecture.start_intro"), step_href(lesson.INTRO, 1))
+        link(t("lecture.start_intro"), step_href(lecture.INTRO, 1))
         return
     number = step_number(tour)
     st.markdown(escape(t("lecture.counter", n=number, total=len(tour))))
     _fill_editor(tour, number)
     with st.form("lec_edit", border=False):
-        st.text_input(t("lecture.title"), key="lec_title", max_chars=model.MAX_TITLE)
-        st.text_area(t("lecture.notes"), key="lec_notes", max_chars=model.MAX_NOTES)
+        st.text_input(t("lecture.title"), key="lec_title", max_chars=MAX_TITLE)
+        st.text_area(t("lecture.notes"), key="lec_notes", max_chars=MAX_NOTES)
         st.form_submit_button(t("lecture.save"), on_click=_edit, args=(number,))
     earlier, later, delete = st.columns(3)
     earlier.button(
@@ -405,7 +414,7 @@ def panel(page_id: str) -> None:
     link(t("lecture.speaker_open"), step_href(tour, number, speaker=True), new_tab=True)
     st.download_button(
         t("lecture.download"),
-        model.to_json(_own(tour)),
+        to_json(_own(tour)),
         file_name="visattn_tour.json",
         mime="application/json",
         key="lec_json",
@@ -416,10 +425,13 @@ def panel(page_id: str) -> None:
 
 def keep() -> dict[str, str]:
     """The tour's parameters, kept by the sidebar's page links."""
-    text = st.session_state.get(lesson.TOUR.key, "")
+    text = st.session_state.get(lecture.TOUR.key, "")
     if not text:
         return {}
-    return {lesson.TOUR.key: text, lesson.STEP.key: str(st.session_state.get(lesson.STEP.key, 1))}
+    return {
+        lecture.TOUR.key: text,
+        lecture.STEP.key: str(st.session_state.get(lecture.STEP.key, 1)),
+    }
 
 
 # --- the speaker view (a second tab, on the lecturer's screen) -----------------------------------

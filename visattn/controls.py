@@ -3,7 +3,7 @@
 A control is what a link remembers: its key (the URL parameter and the widget key), its default
 and what it may take — bounds for a number, options for a choice, a length for a text, or a
 matrix. The lesson declares each control once, in ``CONTROLS``; the page binds them all with one
-call (``ui.url_state.bind_controls``) and draws each widget from its control (``ui.controls``), so
+call (``ui.url_state.bind_controls``) and draws each widget from its control (``ui.widgets``), so
 a bound or an option list is never written twice. No Streamlit here: tests and notebooks read the
 same table.
 

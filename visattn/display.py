@@ -9,6 +9,7 @@ on them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,6 +50,11 @@ def log_grid(lo: float, hi: float, step: float, most: int = 41) -> tuple[float, 
         return (float(lo),)
     raw = np.geomspace(lo, hi, most)
     return tuple(sorted({short(round(v / step) * step) for v in raw if round(v / step) > 0}))
+
+
+def percent(share: float) -> str:
+    """A share (0 … 1) as a whole percentage, "42 %"; a dash where there is none (NaN)."""
+    return "—" if math.isnan(share) else f"{100 * share:.0f} %"
 
 
 def short(v: float) -> float:

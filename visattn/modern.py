@@ -35,7 +35,7 @@ from .activations import softmax
 from .checks import as_array, positive_int
 from .errors import InputError
 
-MAX_TOKENS = 4096  # the NumPy demos hold (H, T, Tk) arrays: keep them small
+MAX_COMPUTED_TOKENS = 4096  # the NumPy demos hold (H, T, Tk) arrays: keep them small
 MAX_HEADS = 256
 
 
@@ -94,8 +94,8 @@ def window_mask(
     Query i sits at position p = Tk − T + i. ``causal``: keys j ≤ p only. ``window`` W: keys
     j > p − W only (W keys, the token itself included; None: no window). ``sinks`` s: the first s
     keys stay visible to every query whatever the window (still causally)."""
-    T = positive_int(T, "T", maximum=MAX_TOKENS)
-    Tk = T if Tk is None else positive_int(Tk, "Tk", maximum=MAX_TOKENS)
+    T = positive_int(T, "T", maximum=MAX_COMPUTED_TOKENS)
+    Tk = T if Tk is None else positive_int(Tk, "Tk", maximum=MAX_COMPUTED_TOKENS)
     if sinks < 0:
         raise InputError("sinks", f"sinks={sinks}: keep 0 or more first tokens.", value=sinks)
     p = np.arange(T)[:, None] + (Tk - T)  # (T, 1) each query's position

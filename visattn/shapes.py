@@ -31,7 +31,7 @@ GPT3 = {
     "n_heads": 96,
 }  # article 000: 50 operators, 12288 attributes, 96 versions
 GPT3_LAYERS = 96  # GPT-3 175B stacks 96 such blocks (Brown et al. 2020, table 2.1)
-MAX_TOKENS = 10**7  # limits only keep the inputs sane; nothing here grows with them
+MAX_SHAPE_TOKENS = 10**7  # limits only keep the inputs sane; nothing here grows with them
 MAX_D_MODEL = 10**7
 
 
@@ -82,7 +82,7 @@ def multi_head_shapes(T: int, d_model: int, n_heads: int) -> MultiHeadShapes:
 
     An InputError ("heads_divide" from :func:`visattn.check_heads`) when n_heads does not divide
     d_model, or from :func:`visattn.checks.positive_int` when a size is not a whole number ≥ 1."""
-    T = positive_int(T, "T (tokens)", maximum=MAX_TOKENS)
+    T = positive_int(T, "T (tokens)", maximum=MAX_SHAPE_TOKENS)
     D = positive_int(d_model, "d_model", maximum=MAX_D_MODEL)
     H = positive_int(n_heads, "n_heads", maximum=D)
     Dh = check_heads(D, H)

@@ -14,13 +14,13 @@ import numpy as np
 from .checks import positive_int
 from .errors import InputError
 
-MAX_TOKENS = 64
+MAX_SENTENCE_TOKENS = 64
 _TOKEN = re.compile(
     r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]"
 )
 
 
-def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
+def tokenize(text: str, max_tokens: int = MAX_SENTENCE_TOKENS) -> list[str]:
     """Word / CJK-character tokens of ``text``; an InputError when it is empty or longer than
     ``max_tokens``."""
     if not isinstance(text, str) or not text.strip():

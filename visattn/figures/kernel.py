@@ -24,7 +24,7 @@ from ..lessons.kernel import CONTROLS, Regression, SigmaSweep, key_text
 from ..scoring import ScoredAttention
 from .core import HOVER_NUMBER, _figure, _fmt, _title, compact
 from .lines import bars, curves
-from .live import Step, add_slider, follow, packed
+from .live import SliderStep, add_slider, follow, packed
 from .matrices import heatmap
 
 ORANGE, GREEN, BLUE = "#ff7f0e", "#2ca02c", "#1f77b4"
@@ -140,12 +140,12 @@ def weight_bars(
     fig = _figure(spec["data"], spec["layout"])
     labelled = spec["data"][0].get("text") is not None  # bars() prints the values up to 40 bars
 
-    def step(k: int) -> Step:
+    def step(k: int) -> SliderStep:
         at = sw.breakdowns[k]
         bar = {"y": packed(at.weights), "marker.color": _colours(at.weights, at.supported)} | (
             {"text": _bar_text(at.weights)} if labelled else {}
         )
-        return Step({0: bar}, {"annotations[0].text": estimate_text(b.query, at.estimate, w)})
+        return SliderStep({0: bar}, {"annotations[0].text": estimate_text(b.query, at.estimate, w)})
 
     return _follow_sigma(fig, sw, step)
 
@@ -225,8 +225,8 @@ def fit_figure(
         return _figure(data, layout)
     _header(layout, estimate_text(b.query, b.estimate, w))
 
-    def step(i: int) -> Step:  # the curve and the star at the i-th σ
-        return Step(
+    def step(i: int) -> SliderStep:  # the curve and the star at the i-th σ
+        return SliderStep(
             {0: {"y": packed(sw.curves[i])}, 2: {"y": [sw.estimates[i]]}},
             {"annotations[0].text": estimate_text(b.query, float(sw.estimates[i]), w)},
         )
@@ -262,9 +262,9 @@ def grid_heatmap(
         return fig
     labelled = spec["data"][0].get("text") is not None  # heatmap() prints small maps' numbers
 
-    def step(k: int) -> Step:
+    def step(k: int) -> SliderStep:
         (cells,) = draw(sw.grid_weights[k]).to_plotly_json()["data"]  # the heatmap drawn at σ_k
-        return Step({0: {"z": cells["z"]} | ({"text": cells["text"]} if labelled else {})})
+        return SliderStep({0: {"z": cells["z"]} | ({"text": cells["text"]} if labelled else {})})
 
     return _follow_sigma(fig, sw, step)
 
@@ -337,9 +337,9 @@ def plane_figure(
     # the slider goes below
     layout["legend"] = dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right")
 
-    def step(i: int) -> Step:  # the surface and the keys' sizes at the i-th σ
+    def step(i: int) -> SliderStep:  # the surface and the keys' sizes at the i-th σ
         weights = sw.breakdowns[i].weights
-        return Step(
+        return SliderStep(
             {
                 0: {"z": packed(sw.curves[i])},
                 1: {
@@ -468,9 +468,9 @@ def loo_figure(regression: Regression, w: Words = WORDS, font_size: int = 14) ->
     if sw is None:
         return fig
 
-    def step(k: int) -> Step:
+    def step(k: int) -> SliderStep:
         sigma, error = float(sw.values[k]), float(sw.loo[k])
         point = {"x": [sigma], "y": [error if np.isfinite(error) else None]}
-        return Step({1: point | {"name": w.current_sigma.format(sigma=f"{sigma:.4g}")}})
+        return SliderStep({1: point | {"name": w.current_sigma.format(sigma=f"{sigma:.4g}")}})
 
     return _follow_sigma(fig, sw, step)

@@ -13,7 +13,7 @@ A figure that shows the same number without a slider of its own *follows* it (:f
 hidden slider named by the same key, whose steps the page applies when the visible one moves — one
 control, however many figures draw what it changes.
 
-A step says what changes at its grid value (:class:`Step`): per trace, attribute paths such as
+A step says what changes at its grid value (:class:`SliderStep`): per trace, attribute paths such as
 ``"y"``, ``"text"``, ``"z"`` or ``"marker.color"``; in the layout, paths such as ``"title.text"`` or
 ``"annotations[0].text"``. Every step must change the same things, so no value of one position stays
 behind at another. Numbers go to the browser as plain lists rounded to a few significant digits (NaN
@@ -38,7 +38,7 @@ MARGIN = 90  # pixels added below the plot for the slider
 
 
 @dataclass(frozen=True)
-class Step:
+class SliderStep:
     """What the figure shows at one slider position.
 
     ``traces`` maps a trace index to ``{attribute path: value}`` (``{"y": [...], "marker.color":
@@ -112,7 +112,7 @@ def _current(trace: dict, path: str) -> Any:
     return plain(node) if node is not None else None
 
 
-def _check(steps: Sequence[Step]) -> tuple[list[int], list[str]]:
+def _check(steps: Sequence[SliderStep]) -> tuple[list[int], list[str]]:
     """(trace indices, attribute paths) every step must share, with the same layout paths."""
     first = steps[0]
     shape = ({i: set(a) for i, a in first.traces.items()}, set(first.layout))
@@ -123,7 +123,7 @@ def _check(steps: Sequence[Step]) -> tuple[list[int], list[str]]:
 
 
 def step_args(
-    step: Step,
+    step: SliderStep,
     traces: list[int],
     attrs: list[str],
     kept: dict[tuple[int, str], Any],
@@ -143,7 +143,7 @@ def step_args(
 
 
 def _steps(
-    fig: go.Figure, values: Sequence[float], steps: Sequence[Step], active: int, digits: int
+    fig: go.Figure, values: Sequence[float], steps: Sequence[SliderStep], active: int, digits: int
 ) -> tuple[list, dict, list]:
     """(data, layout, the slider's steps) of ``fig`` with ``steps`` at ``values``, checked; each
     step's label is filled in by the caller."""
@@ -174,7 +174,7 @@ def add_slider(
     *,
     label: str,
     values: Sequence[float],
-    steps: Sequence[Step],
+    steps: Sequence[SliderStep],
     active: int,
     fmt: Callable[[float], str] = lambda v: f"{v:.4g}",
     digits: int = DIGITS,
@@ -227,7 +227,7 @@ def follow(
     control: Control,
     *,
     values: Sequence[float],
-    steps: Sequence[Step],
+    steps: Sequence[SliderStep],
     active: int,
     digits: int = DIGITS,
     margin: int = 0,
@@ -258,7 +258,7 @@ def live(
     label: str,
     grid: Sequence[float],
     value: float,
-    step: Callable[[float], Step],
+    step: Callable[[float], SliderStep],
     **kw: Any,
 ) -> go.Figure:
     """:func:`add_slider` from a grid and the control's current ``value`` (put into the grid

@@ -219,7 +219,7 @@ def grouping_live(steps: GroupingSteps, *, words: Words = WORDS, font_size: int 
     g = steps.active
     fig = grouping(steps.kv_heads[g], words=words, title=title(g), font_size=font_size)
 
-    def step(k: int) -> live.Step:
+    def step(k: int) -> live.SliderStep:
         kv_head, G = steps.kv_heads[k], steps.Gs[k]
         kv_x = _kv_x([int(k) for k in kv_head])
         lines = {
@@ -234,7 +234,7 @@ def grouping_live(steps: GroupingSteps, *, words: Words = WORDS, font_size: int 
                 "marker.color": [_colour(k) for k in range(G)],
             }
         }
-        return live.Step(traces=lines | queries | kv, layout={"title.text": title(k)})
+        return live.SliderStep(traces=lines | queries | kv, layout={"title.text": title(k)})
 
     return live.add_slider(
         fig,
@@ -359,11 +359,11 @@ def maps_live(
         margin=dict(l=10, r=10, t=90, b=10),
     )
 
-    def step(k: int) -> live.Step:
+    def step(k: int) -> live.SliderStep:
         retitled = {
             f"annotations[{h}].text": name for h, name in enumerate(names(steps.kv_heads[k]))
         }
-        return live.Step(
+        return live.SliderStep(
             traces={0: {"z": live.packed(_tiles(steps.weights[k], C, gap))}},
             layout=retitled | {"title.text": title(k)},
         )
@@ -533,7 +533,7 @@ def window_live(
         fmt=str,
         tick_labels=True,
         steps=[
-            live.Step(traces={}, layout={f"shapes[{j}].visible": j < s for j in range(shown)})
+            live.SliderStep(traces={}, layout={f"shapes[{j}].visible": j < s for j in range(shown)})
             for s in range(shown + 1)
         ],
     )
@@ -587,7 +587,7 @@ def reach_live(
         fmt=str,
         tick_labels=True,
         steps=[
-            live.Step(traces={}, layout={"title.text": title(layer)} | frame(layer))
+            live.SliderStep(traces={}, layout={"title.text": title(layer)} | frame(layer))
             for layer in layers
         ],
     )
@@ -799,7 +799,7 @@ def flash_live(
         fmt=step_label,
         tick_labels=len(steps) <= 16,  # a label under every step while they are legible
         steps=[
-            live.Step(
+            live.SliderStep(
                 # S's numbers follow the query block (its z is sent again with them: an update
                 # step lists each attribute for all its traces)
                 traces=({0: {"text": S_text(step)}} if all_text else {})

@@ -252,7 +252,7 @@ def rotation_live(rotation: Rotation, *, words: Words = WORDS, font_size: int = 
         active=g,
         fmt=_step_value,
         steps=[
-            live.Step(
+            live.SliderStep(
                 traces={2: {"x": [x], "y": [y], "name": f"PE({p + k})"}},
                 layout={"title.text": title(j)},
             )
@@ -341,7 +341,7 @@ def score_live(
         fmt=_step_value,
         digits=4,
         steps=[
-            live.Step(
+            live.SliderStep(
                 traces={
                     1: {"y": live.packed(steps.sinusoidal[j]), "name": names(p)[0]},
                     3: {"y": live.packed(steps.rope[j]), "name": names(p)[1]},

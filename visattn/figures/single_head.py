@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from ..attention import SelfAttentionTrace
 from ..display import MAX_TEXT_CELLS
-from ..lessons.single_head import SQRT_DK, TEMPERATURE, root
+from ..lessons.single_head import SQRT_DK, TEMPERATURE, root, short_number
 from ..scaling import Peakedness
 from . import live
 from .core import DIVERGING_SCALE, HEAD_COLOURS, HOVER_NUMBER, WEIGHT_SCALE, _figure
@@ -68,13 +68,6 @@ class Words:
 WORDS = Words()
 
 
-def _short(v: float, digits: int) -> str:
-    """3, 1.5, 0.0293: at most ``digits`` decimals, trailing zeros dropped (the worked example's
-    numbers)."""
-    s = f"{v:.{digits}f}".rstrip("0").rstrip(".")
-    return "0" if s in ("-0", "") else s
-
-
 def _fixed(v: float, decimals: int) -> str:
     s = f"{v:.{decimals}f}"
     return s.lstrip("-") if float(s) == 0 else s  # no "-0.00"
@@ -86,7 +79,7 @@ def cell_labels(
     """Each cell's text: fixed ``decimals`` (or, with ``short``, at most that many), ✕ where
     masked."""
     m = np.asarray(m, dtype=np.float64)
-    fmt = _short if short else _fixed
+    fmt = short_number if short else _fixed
     return [
         [
             "✕" if masked is not None and masked[i, j] else fmt(float(v), decimals)
@@ -420,7 +413,11 @@ def after_softmax(
     T, dv = tr.V.shape  # (T, Dv)
 
     def weights_title(tau: float) -> str:
-        return words.fig_weights if tau == 1 else words.fig_weights_tau.format(tau=_short(tau, 4))
+        return (
+            words.fig_weights
+            if tau == 1
+            else words.fig_weights_tau.format(tau=short_number(tau, 4))
+        )
 
     qk = _against_keys(tr, tokens, words)
     tau = 1.0 if temperature is None else temperature.grid[temperature.active]
@@ -537,11 +534,11 @@ def sentence(
 
 
 def _raw_title(d_k: int, var: float) -> str:
-    return f"q·k, d<sub>k</sub> = {d_k}: σ̂² = {_short(var, 3)}"
+    return f"q·k, d<sub>k</sub> = {d_k}: σ̂² = {short_number(var, 3)}"
 
 
 def _scaled_title(d_k: int, var: float) -> str:
-    return f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d_k}: σ̂² = {_short(var, 3)}"
+    return f"q·k / √d<sub>k</sub>, d<sub>k</sub> = {d_k}: σ̂² = {short_number(var, 3)}"
 
 
 def _plain(v: float) -> str:
@@ -560,14 +557,14 @@ def why_sqrt(
     raw = histogram(p.raw, title=_raw_title(p.d_k, p.raw_var), x_title="q·k", **kw)
     scaled = histogram(p.scaled, title=_scaled_title(p.d_k, p.scaled_var), x_title="q·k/√d_k", **kw)
 
-    def step(h: Histogram, title: str) -> live.Step:
+    def step(h: Histogram, title: str) -> live.SliderStep:
         normal = {
             "x": live.packed(h.centres),
             "y": live.packed(h.normal),
             "name": f"N(0, {h.var:g})",
         }
         measured = {"x": live.packed(h.centres), "y": live.packed(h.density)}
-        return live.Step(traces={0: measured, 1: normal}, layout={"title.text": title})
+        return live.SliderStep(traces={0: measured, 1: normal}, layout={"title.text": title})
 
     values = [q.d_k for q in positions]
     raw = live.add_slider(
@@ -606,14 +603,14 @@ def live_weights(
     title ``title(τ)`` (:class:`visattn.lessons.single_head.TemperatureGrid`). The slider starts at
     the control's τ."""
 
-    def step(g: int) -> live.Step:
+    def step(g: int) -> live.SliderStep:
         w = tg.weights[g]
         text = (
             {}
             if decimals is None
             else {"text": cell_labels(w, masked, decimals=decimals, short=short)}
         )
-        return live.Step(
+        return live.SliderStep(
             traces={0: {"z": live.packed(w)} | text},
             layout={} if title is None else {"title.text": title(tg.grid[g])},
         )
@@ -635,10 +632,10 @@ def _follow_temperature(
     """``fig``, the panel of Z = weights·V at ``tg``'s active τ, following the slider of τ: each
     position's Z and its cell text (``decimals``, ``short``: as the panel wrote them)."""
 
-    def step(g: int) -> live.Step:
+    def step(g: int) -> live.SliderStep:
         z = tg.outputs[g]
         text = {} if decimals is None else {"text": cell_labels(z, decimals=decimals, short=short)}
-        return live.Step(traces={0: {"z": live.packed(z)} | text})
+        return live.SliderStep(traces={0: {"z": live.packed(z)} | text})
 
     steps = [step(g) for g in range(len(tg.grid))]
     return live.follow(fig, TEMPERATURE, values=tg.grid, steps=steps, active=tg.active)

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from ..lessons.decoder import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
 from .core import HEAD_COLOURS, _figure, _title, compact
-from .live import Step, add_slider, packed
+from .live import SliderStep, add_slider, packed
 from .matrices import head_grid, heatmap
 
 LEGEND = dict(x=1.02, xanchor="left", y=1, yanchor="top")  # to the right, as the decoder's figures
@@ -252,7 +252,9 @@ def checkpoint_maps(
     )
     cells = [(layer, head) for layer in range(L) for head in range(H)]
     slider_steps = [
-        Step({k: {"z": packed(maps[c, layer, head])} for k, (layer, head) in enumerate(cells)})
+        SliderStep(
+            {k: {"z": packed(maps[c, layer, head])} for k, (layer, head) in enumerate(cells)}
+        )
         for c in range(C)
     ]
     return add_slider(

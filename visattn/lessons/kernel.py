@@ -216,7 +216,7 @@ LABELS = {
 # ---- numbers as the page writes them -------------------------------------------------------------
 
 
-def num(v: float, digits: int = 4) -> str:
+def latex_number(v: float, digits: int = 4) -> str:
     """A number for LaTeX: ``digits`` significant digits, powers of ten written out, −∞ for -inf."""
     if np.isneginf(v):
         return r"-\infty"
@@ -583,21 +583,23 @@ def formula(b: QueryBreakdown, kernel: str, sigma: float) -> Formula:
         if len(b.query) > 1
         else rf"|{b.query[0]:g}-{b.keys[i, 0]:g}|"
     )
-    shown = _SHOWN[kernel].format(d=num(b.distances[i]), s=num(sigma))
+    shown = _SHOWN[kernel].format(d=latex_number(b.distances[i]), s=latex_number(sigma))
     if total > 0:
-        ratio = rf"\frac{{{num(b.exp_scores[i])}}}{{{num(total)}}}"
+        ratio = rf"\frac{{{latex_number(b.exp_scores[i])}}}{{{latex_number(total)}}}"
     else:  # e^{s} underflows for every key: show what is computed, e^{s − max s}
         ratio = rf"\frac{{e^{{s_{{{i + 1}}}-\max_j s_j}}}}{{\sum_j e^{{s_j-\max_j s_j}}}}"
-    alpha = rf"\alpha_{{{i + 1}}}={ratio}={num(b.weights[i])}"
-    terms = [rf"{num(b.weights[j], 3)}\times {num(b.values[j])}" for j in top[:N_TERMS]]
+    alpha = rf"\alpha_{{{i + 1}}}={ratio}={latex_number(b.weights[i])}"
+    terms = [
+        rf"{latex_number(b.weights[j], 3)}\times {latex_number(b.values[j])}" for j in top[:N_TERMS]
+    ]
     more = max(len(top) - N_TERMS, 0)
     rest = rf"+\underbrace{{\cdots}}_{{{more}}}" if more else ""
     fq = rf"f{key_text(b.query)}" if len(b.query) > 1 else rf"f({key_text(b.query)})"
     lines = (
-        rf"d_{{{i + 1}}}={dist}={num(b.distances[i])},"
-        rf"\qquad s_{{{i + 1}}}={shown}={num(b.scores[i])}",
-        rf"e^{{s_{{{i + 1}}}}}={num(b.exp_scores[i])},\qquad {alpha}",
-        fq + "=" + "+".join(terms) + rest + rf"={num(b.estimate, 6)}",
+        rf"d_{{{i + 1}}}={dist}={latex_number(b.distances[i])},"
+        rf"\qquad s_{{{i + 1}}}={shown}={latex_number(b.scores[i])}",
+        rf"e^{{s_{{{i + 1}}}}}={latex_number(b.exp_scores[i])},\qquad {alpha}",
+        fq + "=" + "+".join(terms) + rest + rf"={latex_number(b.estimate, 6)}",
     )
     return Formula(symbolic, lines, more, float(b.weights[top[N_TERMS:]].sum()), total == 0)
 
@@ -665,9 +667,9 @@ def q1_sum(r: ScoredAttention) -> str:
     as such)."""
     return (
         r"f(q_1)="
-        + "+".join(rf"{num(w, 3)}\,v_{{{j + 1}}}" for j, w in enumerate(r.weights[0]))
+        + "+".join(rf"{latex_number(w, 3)}\,v_{{{j + 1}}}" for j, w in enumerate(r.weights[0]))
         + r"=("
-        + ", ".join(num(x, 5) for x in r.output[0])
+        + ", ".join(latex_number(x, 5) for x in r.output[0])
         + ")"
     )
 

@@ -682,12 +682,13 @@ def traffic_latex(section: TrafficSection, standard_name: str, flash_name: str) 
     c = section.traffic
     N, d, Tc = c.N, c.d, c.n_k_blocks
 
-    def num(n: int) -> str:
+    def latex_count(n: int) -> str:
         return f"{n:,}".replace(",", "{,}")
 
-    standard = rf"\text{{{standard_name}}}:\ 4Nd + 4N^2 = {num(c.standard)}"
+    standard = rf"\text{{{standard_name}}}:\ 4Nd + 4N^2 = {latex_count(c.standard)}"
+    first, per_block = latex_count(3 * N * d + 2 * N), latex_count(3 * N * d + 4 * N)
     flash = (
-        rf"\text{{{flash_name}}}:\ 3Nd + 2N + T_c(3Nd + 4N) = {num(3 * N * d + 2 * N)} + {Tc}"
-        rf" \times {num(3 * N * d + 4 * N)} = {num(c.flash)}"
+        rf"\text{{{flash_name}}}:\ 3Nd + 2N + T_c(3Nd + 4N) = {first} + {Tc}"
+        rf" \times {per_block} = {latex_count(c.flash)}"
     )
     return r"\begin{gathered} " + standard + r" \\ " + flash + r" \end{gathered}"

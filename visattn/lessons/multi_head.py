@@ -32,7 +32,7 @@ from ..models import designed
 from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
 from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
-from ..text import MAX_TOKENS, tokenize
+from ..text import MAX_SENTENCE_TOKENS, tokenize
 from . import views
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -114,21 +114,21 @@ CONTROLS = table(
     Control("mh_layer", N_LAYERS, options=LAYERS, labels="multi_head.layers"),
     views.controls("mh"),
     # token focus and the line view
-    Control("mh_tok", 0, lo=0, hi=MAX_TOKENS - 1),
+    Control("mh_tok", 0, lo=0, hi=MAX_SENTENCE_TOKENS - 1),
     Control("mh_lfoc", True),
     HEAD_VISIBLE,
     # one head large, and its pipeline
     Control("mh_head", 0, lo=0, hi=MAX_RANDOM_HEADS - 1),
     Control("mh_pipe", False),
     # the shape explorer
-    Control("mh_sT", GPT3["T"], lo=1, hi=shapes.MAX_TOKENS),
+    Control("mh_sT", GPT3["T"], lo=1, hi=shapes.MAX_SHAPE_TOKENS),
     Control("mh_sD", GPT3["d_model"], lo=1, hi=shapes.MAX_D_MODEL),
     Control("mh_sH", GPT3["n_heads"], lo=1, hi=shapes.MAX_D_MODEL),
 )
 
 # ── the values the page labels (each a locale table keyed by them) ──────────────────────────────
-STEPS = ("x", "qkv", "attend", "concat", "norm")  # the pipeline's steps (Step.title)
-STEP_TEXTS = ("x_designed", "x_random", "x_next", "qkv", "attend", "concat", "norm")  # Step.text
+STEPS = ("x", "qkv", "attend", "concat", "norm")  # the pipeline's stages (Stage.title)
+STEP_TEXTS = ("x_designed", "x_random", "x_next", "qkv", "attend", "concat", "norm")  # Stage.text
 # How a pipeline matrix is titled (Panel.title) and what its rows and columns are: words of the
 # figures (visattn.figures.multi_head.Words), not label tables
 PANEL_TITLES = ("shape", "head", "concat", "mha")
@@ -176,12 +176,13 @@ def tokens_of(text: str) -> list[str]:
     text = (text or "").replace("\u2019", "'")
     tokenize(text, max_tokens=len(text) + 1)  # an empty text or one without tokens: its message
     words = designed.segment(text)
-    if len(words) > MAX_TOKENS:
+    if len(words) > MAX_SENTENCE_TOKENS:
         raise InputError(
             "too_many_tokens",
-            f"The text has {len(words)} tokens; the limit here is {MAX_TOKENS}. Shorten it.",
+            f"The text has {len(words)} tokens; the limit here is {MAX_SENTENCE_TOKENS}. "
+            "Shorten it.",
             n=len(words),
-            limit=MAX_TOKENS,
+            limit=MAX_SENTENCE_TOKENS,
         )
     return words
 
@@ -399,7 +400,7 @@ class Panel:
 
 
 @dataclass(frozen=True)
-class Step:
+class Stage:
     title: str  # which step (STEPS): "x", "qkv", "attend", "concat", "norm"
     text: str  # which explanation (STEP_TEXTS): "x_designed", "x_random", "x_next", "qkv", …
     rows: tuple[tuple[Panel, ...], ...]  # panels side by side, row by row
@@ -415,7 +416,7 @@ class Pipeline:
     Dh: int
     lo: int  # the head's first column of Q (1-based)
     hi: int  # its last column (1-based)
-    steps: tuple[Step, ...]
+    steps: tuple[Stage, ...]
     last: bool  # the last layer (no "Z is the input of layer …")
 
 
@@ -475,8 +476,8 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
         )
     x_text = "x_next" if layer > 0 else "x_designed" if is_designed(r) else "x_random"
     steps = (
-        Step("x", x_text, x_rows),
-        Step(
+        Stage("x", x_text, x_rows),
+        Stage(
             "qkv",
             "qkv",
             (
@@ -486,7 +487,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                 ),
             ),
         ),
-        Step(
+        Stage(
             "attend",
             "attend",
             (
@@ -504,7 +505,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                 ),
             ),
         ),
-        Step(
+        Stage(
             "concat",
             "concat",
             (
@@ -523,7 +524,7 @@ def pipeline(r: Result, layer: int, head: int) -> Pipeline:
                 (panel("MHA", tr.mha.output, dim_labels, "mh_pipe_mha", title="mha"),),
             ),
         ),
-        Step(
+        Stage(
             "norm",
             "norm",
             (

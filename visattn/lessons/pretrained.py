@@ -31,7 +31,7 @@ from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
-from ..models.minilm import MAX_TOKENS, MiniLM, MiniLMResult
+from ..models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult
 from ..models.sources import id_control
 from ..token_views import (
     SPECIAL_TOKENS,
@@ -67,8 +67,8 @@ CONTROLS = table(
     Control("pt_glayer", 0, options=range(MAX_LAYERS)),
     Control("pt_layer", 3, options=range(MAX_LAYERS)),
     Control("pt_head", 1, options=range(MAX_HEADS)),
-    Control("pt_src", 0, lo=0, hi=MAX_TOKENS - 1),
-    Control("pt_tgt", 0, lo=0, hi=MAX_TOKENS - 1),
+    Control("pt_src", 0, lo=0, hi=MAX_MODEL_TOKENS - 1),
+    Control("pt_tgt", 0, lo=0, hi=MAX_MODEL_TOKENS - 1),
     views.controls("pt"),
 )
 LABELS = {

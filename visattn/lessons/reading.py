@@ -4,7 +4,7 @@ or a decoder's first token) take, two sentences, q/k geometry.
 
 Compute for pages/reading.py over :mod:`visattn.reading`. Every section returns a frozen dataclass
 the page only draws. Numbering as on the pretrained page: names count from 1 ("L4·H2"), arrays and
-URL parameters from 0. Texts are cut at MAX_TOKENS tokens (the page draws a layer's heads and
+URL parameters from 0. Texts are cut at MAX_READ_TOKENS tokens (the page draws a layer's heads and
 whole-text maps at that size). A decoder's maps are causal (zero above the diagonal), and so are
 rollout and flow made of them: an output token draws only on input tokens at or before it.
 
@@ -50,7 +50,7 @@ __all__ = [
     "head_label",
     "head_name",
     "layer_name",
-    "MAX_TOKENS",
+    "MAX_READ_TOKENS",
     "CONTROLS",
     "LABELS",
     "VIEWS",
@@ -77,7 +77,7 @@ __all__ = [
     "Geometry",
     "geometry",
 ]
-MAX_TOKENS = 64  # tokens read (the rest is cut, with a notice)
+MAX_READ_TOKENS = 64  # tokens read (the rest is cut, with a notice)
 VIEWS = reading.VIEWS  # weights | norm_weighted | mean | max | rollout | flow
 PER_HEAD = reading.PER_HEAD  # views with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
@@ -94,7 +94,9 @@ CONTROLS = table(
     Control("rd_b", WIDE),
     Control("rd_qkpos", False),
     Control("rd_raw", False),  # norm-weighted view unnormalised, as Kobayashi et al. 2020 report it
-    Control("rd_qkfocus", 0, lo=0, hi=MAX_TOKENS - 1),  # the query the plane labels (and its keys)
+    Control(
+        "rd_qkfocus", 0, lo=0, hi=MAX_READ_TOKENS - 1
+    ),  # the query the plane labels (and its keys)
 )
 QK_TOP_KEYS = 3  # keys the plane labels (and its hover lists) for the focus query
 # the preset buttons' names, keyed as PRESETS: as MiniLM reads them, and as a model that reads
@@ -104,7 +106,7 @@ LABELS = {"reading.presets": tuple(PRESETS), "reading.presets_read": tuple(PRESE
 
 @dataclass(frozen=True)
 class Run:
-    # the forward pass of the text cut at MAX_TOKENS, with each layer's input
+    # the forward pass of the text cut at MAX_READ_TOKENS, with each layer's input
     result: MiniLMResult | DecoderResult
     norms: np.ndarray  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi 2020)
     model: str = ""  # the folder of the model that read it
@@ -135,7 +137,7 @@ class Run:
 
     @property
     def truncated(self) -> bool:
-        """Whether the text had more than MAX_TOKENS tokens (and was cut)."""
+        """Whether the text had more than MAX_READ_TOKENS tokens (and was cut)."""
         return self.result.truncated
 
     @property
@@ -148,9 +150,9 @@ RUN_ARRAYS = ("attentions", "hidden", "token_ids", "layer_inputs", "next_logits"
 
 
 def run(model: MiniLM | Decoder, text: str) -> Run:
-    """One forward pass of at most MAX_TOKENS tokens and the value norms (InputError for text the
-    model cannot read)."""
-    result = model.run(text, max_tokens=MAX_TOKENS)
+    """One forward pass of at most MAX_READ_TOKENS tokens and the value norms (InputError for text
+    the model cannot read)."""
+    result = model.run(text, max_tokens=MAX_READ_TOKENS)
     return Run(result, value_norms(model, result), str(model.path))
 
 
@@ -311,8 +313,8 @@ class Geometry:
 
 def geometry(model: MiniLM | Decoder, r: Run, layer: int, head: int) -> Geometry:
     """One head's queries and keys on the two principal axes of both together, for the tokens the
-    run read (at most MAX_TOKENS: the queries and keys come from the run's own layer inputs, never
-    from the text tokenised again)."""
+    run read (at most MAX_READ_TOKENS: the queries and keys come from the run's own layer inputs,
+    never from the text tokenised again)."""
     q, k = queries_keys(model, r.result, layer, head)  # (T, Dh) each
     p = reading.qk_projection(q, k)
     return Geometry(

@@ -24,7 +24,7 @@ from ..checks import positive_int
 from ..controls import Control, table
 from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
-from ..text import MAX_TOKENS, seeded_embedding, tokenize
+from ..text import MAX_SENTENCE_TOKENS, seeded_embedding, tokenize
 
 if TYPE_CHECKING:  # annotations only: the model module stays unimported until MiniLM is used
     from ..models.minilm import MiniLM
@@ -92,7 +92,7 @@ SCALE = Control("sh_scale", True)
 CAUSAL = Control("sh_causal", False)
 # τ: the weights' own slider (its range and step are the slider's grid: temperature_grid)
 TEMPERATURE = Control("sh_temp", 1.0, lo=0.05, hi=5.0, step=0.05, in_figure=True)
-QUERY = Control("sh_q", 0, lo=0, hi=MAX_TOKENS - 1)  # the token whose row is written out
+QUERY = Control("sh_q", 0, lo=0, hi=MAX_SENTENCE_TOKENS - 1)  # the token whose row is written out
 # ② edit: the sizes (article 001's by default), the seed of a refill, and the four matrices
 EDIT_T = Control("sh_T", 2, lo=1, hi=MAX_EDIT)
 EDIT_D = Control("sh_d", 4, lo=1, hi=MAX_EDIT)
@@ -146,7 +146,7 @@ def controls_for(lang: str) -> Mapping[str, Control]:
 
 
 # --- numbers as the lesson writes them ------------------------------------------------------------
-def num(v: float, digits: int = 4) -> str:
+def short_number(v: float, digits: int = 4) -> str:
     """A number as short as it can be: 3, 1.5, 0.0293 (never "-0")."""
     v = float(v)
     if abs(v - round(v)) < 1e-9:
@@ -156,15 +156,15 @@ def num(v: float, digits: int = 4) -> str:
 
 
 def vec(v: ArrayLike, digits: int = 4) -> str:
-    return "[" + ", ".join(num(x, digits) for x in np.ravel(v)) + "]"
+    return "[" + ", ".join(short_number(x, digits) for x in np.ravel(v)) + "]"
 
 
 def latex_vec(v: ArrayLike) -> str:
-    return r"\left[" + r",\ ".join(num(x) for x in np.ravel(v)) + r"\right]"
+    return r"\left[" + r",\ ".join(short_number(x) for x in np.ravel(v)) + r"\right]"
 
 
 def _par(v: float) -> str:
-    s = num(v)
+    s = short_number(v)
     return f"({s})" if s.startswith("-") else s
 
 
@@ -175,7 +175,7 @@ def dims(n: int) -> list[str]:
 
 def root(d_k: int) -> str:
     """√d_k as the lesson writes it: 2, 1.7321."""
-    return num(np.sqrt(d_k))
+    return short_number(np.sqrt(d_k))
 
 
 # --- the pipeline's colours -----------------------------------------------------------------------
@@ -246,7 +246,7 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
             break
         dot = rf"\mathbf{{q}}_{n}\cdot\mathbf{{k}}_{m}"
         lhs = rf"s_{{{n},{m}}} = " + (rf"\frac{{{dot}}}{{\sqrt{{{d_k}}}}}" if scale else dot)
-        raw = num(tr.raw_scores[i, j])
+        raw = short_number(tr.raw_scores[i, j])
         if d_k <= 6:
             terms = " + ".join(
                 rf"{_par(a)}\cdot{_par(b)}" for a, b in zip(tr.Q[i], tr.K[j], strict=True)
@@ -254,15 +254,19 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
             mid = rf"\frac{{{terms}}}{{{r}}} = \frac{{{raw}}}{{{r}}}" if scale else terms
         else:
             mid = rf"\frac{{{raw}}}{{{r}}}" if scale else raw
-        lines.append(rf"{lhs} = {mid} = {num(tr.scores[i, j])}")
+        lines.append(rf"{lhs} = {mid} = {short_number(tr.scores[i, j])}")
         if T > 8 and 7 <= j < T - 1:
             lines.append(r"\ldots")
             break
-    s_name = rf"\mathbf{{s}}_{n}" if temperature == 1 else rf"\mathbf{{s}}_{n} / {num(temperature)}"
+    s_name = (
+        rf"\mathbf{{s}}_{n}"
+        if temperature == 1
+        else rf"\mathbf{{s}}_{n} / {short_number(temperature)}"
+    )
     w = tr.weights[i]
     allowed = [j for j in range(T) if tr.mask is None or tr.mask[i, j]]
     if T <= 4:
-        e = {j: rf"e^{{{num(tr.scores[i, j] / temperature)}}}" for j in allowed}
+        e = {j: rf"e^{{{short_number(tr.scores[i, j] / temperature)}}}" for j in allowed}
         denom = " + ".join(e.values())
         fracs = r",\ ".join(rf"\frac{{{e[j]}}}{{{denom}}}" if j in e else "0" for j in range(T))
         alpha = rf"\boldsymbol{{\alpha}}_{n} &= \operatorname{{softmax}}({s_name})"
@@ -275,7 +279,7 @@ def follow_latex(tr: SelfAttentionTrace, i: int, *, scale: bool, temperature: fl
         )
     z = rf"\mathbf{{z}}_{n} &= \textstyle\sum_j \alpha_{{{n},j}}\,\mathbf{{v}}_j"
     if T <= 4 and tr.V.shape[1] <= 6:
-        terms = " + ".join(rf"{num(w[j])}\,{latex_vec(tr.V[j])}" for j in allowed)
+        terms = " + ".join(rf"{short_number(w[j])}\,{latex_vec(tr.V[j])}" for j in allowed)
         lines.append(
             rf"\begin{{aligned}}{z} = {terms}\\ &= {latex_vec(tr.output[i])}\end{{aligned}}"
         )
@@ -353,9 +357,9 @@ def article_note() -> ArticleNote:
         sp=vec(P["scaled"]),
         wp=vec(P["weights"]),
         wimp=vec(implied_w),
-        zimp=num(implied_z[0], 4),
-        zp=num(P["z1"][0]),
-        z1=num(tr.output[0, 0], 4),
+        zimp=short_number(implied_z[0], 4),
+        zp=short_number(P["z1"][0]),
+        z1=short_number(tr.output[0, 0], 4),
     )
     return ArticleNote(rows=rows, picked_rows=tuple(j + 1 for j in picked), values=values)
 
@@ -478,7 +482,7 @@ def embed(
     [UNK]), or MiniLM's word embeddings (``model``) projected on the table's d_model principal axes
     and scaled to mean square 1 (:meth:`MiniLM.reduced_embeddings`)."""
     if source == "seeded":
-        tokens = tokenize(text, max_tokens=MAX_TOKENS)
+        tokens = tokenize(text, max_tokens=MAX_SENTENCE_TOKENS)
         return tokens, seeded_embedding(tokens, d_model, seed), ()
     if model is None:
         from ..models.minilm import INSTALL_COMMAND
@@ -498,12 +502,12 @@ def embed(
         raise InputError(
             "sh_unreadable", "MiniLM cannot read anything in this sentence; type some words."
         ) from None
-    if n_in - 2 > MAX_TOKENS:  # [CLS] and [SEP] are not drawn here
+    if n_in - 2 > MAX_SENTENCE_TOKENS:  # [CLS] and [SEP] are not drawn here
         raise InputError(
             "too_many_tokens",
-            f"The text has {n_in - 2} tokens; the limit here is {MAX_TOKENS}.",
+            f"The text has {n_in - 2} tokens; the limit here is {MAX_SENTENCE_TOKENS}.",
             n=n_in - 2,
-            limit=MAX_TOKENS,
+            limit=MAX_SENTENCE_TOKENS,
         )
     spans = (offsets[i] for i, token in enumerate(tokens) if token == UNK)
     unknown = tuple(dict.fromkeys(text[start:end] for start, end in spans if end > start))
@@ -584,8 +588,8 @@ def variance_table(p: SqrtPosition, columns: list[str]) -> pd.DataFrame:
     theory)."""
     return pd.DataFrame(
         [
-            [num(p.raw_mean, 3), "0", num(p.raw_var, 3), str(p.d_k)],
-            [num(p.scaled_mean, 3), "0", num(p.scaled_var, 3), "1"],
+            [short_number(p.raw_mean, 3), "0", short_number(p.raw_var, 3), str(p.d_k)],
+            [short_number(p.scaled_mean, 3), "0", short_number(p.scaled_var, 3), "1"],
         ],
         index=["q·k", f"q·k / √{p.d_k}"],
         columns=columns,

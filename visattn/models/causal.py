@@ -19,9 +19,7 @@ from tokenizers import Tokenizer
 
 from ..errors import InputError
 from . import pieces
-from .minilm import GELU_ROWS, SINGLE_THREAD_PRODUCT, _share
-
-MAX_TOKENS = 512  # the longest text the app runs (a model may allow more)
+from .minilm import GELU_ROWS, MAX_MODEL_TOKENS, SINGLE_THREAD_PRODUCT, _share
 
 
 @dataclass(frozen=True)
@@ -241,7 +239,7 @@ class Decoder:
             x = self.layer(i, x, start, cache, attentions[i])
         return attentions, self.final_norm(x)
 
-    def encode(self, text: str, max_tokens: int = MAX_TOKENS):
+    def encode(self, text: str, max_tokens: int = MAX_MODEL_TOKENS):
         """(pieces, ids, offsets, n_tokens_in) of ``text``, cut to its first ``max_tokens``."""
         if not isinstance(text, str):
             raise InputError(
@@ -260,7 +258,7 @@ class Decoder:
             n_in,
         )
 
-    def tokenize(self, text: str, max_tokens: int = MAX_TOKENS):
+    def tokenize(self, text: str, max_tokens: int = MAX_MODEL_TOKENS):
         """(readable tokens, ids, offsets, n_tokens_in), as MiniLM.tokenize."""
         raw, ids, offsets, n_in = self.encode(text, max_tokens)
         return self.display(raw), ids, offsets, n_in
@@ -268,7 +266,7 @@ class Decoder:
     def display(self, raw: list[str]) -> list[str]:
         return pieces.display(raw, self.byte_level, self.special)
 
-    def run(self, text: str, max_tokens: int = MAX_TOKENS) -> DecoderResult:
+    def run(self, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> DecoderResult:
         """Tokenise ``text`` and run the model: every layer's (causal) attention, the hidden states
         and the logits of the next token."""
         raw, ids, offsets, n_in = self.encode(text, max_tokens)

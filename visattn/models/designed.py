@@ -87,7 +87,7 @@ import numpy as np
 from ..attention import check_heads
 from ..errors import InputError
 from ..positional import sinusoidal_encoding
-from ..text import MAX_TOKENS, tokenize
+from ..text import MAX_SENTENCE_TOKENS, tokenize
 from .block import LayerParams, LayerTrace, run_layers, stack_weights
 
 # ── Word features ────────────────────────────────────────────────────────────────────────────────
@@ -268,13 +268,13 @@ def featurize(
             "tokens_list",
             "tokens must be a non-empty list of strings; use visattn.tokenize(text) to get one.",
         )
-    if len(tokens) > MAX_TOKENS:
+    if len(tokens) > MAX_SENTENCE_TOKENS:
         raise InputError(
             "too_many_tokens",
             f"The text has {len(tokens)} tokens; the designed model has positions for "
-            f"{MAX_TOKENS}. Shorten it.",
+            f"{MAX_SENTENCE_TOKENS}. Shorten it.",
             n=len(tokens),
-            limit=MAX_TOKENS,
+            limit=MAX_SENTENCE_TOKENS,
         )
     # (T, Nf)
     feats = np.array(
@@ -594,11 +594,12 @@ def run(
         text = text.replace("\u2019", "'")
     tokenize(text, max_tokens=len(text) + 1)  # an empty text or one without tokens: its message
     words = segment(text)
-    if len(words) > MAX_TOKENS:
+    if len(words) > MAX_SENTENCE_TOKENS:
         raise InputError(
             "too_many_tokens",
-            f"The text has {len(words)} tokens; the limit here is {MAX_TOKENS}. Shorten it.",
+            f"The text has {len(words)} tokens; the limit here is {MAX_SENTENCE_TOKENS}. "
+            "Shorten it.",
             n=len(words),
-            limit=MAX_TOKENS,
+            limit=MAX_SENTENCE_TOKENS,
         )
     return run_tokens(words, overrides)

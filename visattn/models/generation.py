@@ -27,7 +27,7 @@ REPEAT = 50  # length of the random sequence that prefix matching repeats
 
 
 @dataclass(frozen=True)
-class Step:
+class Generated:
     token_id: int  # the chosen (most probable) next token
     token: str  # as shown (byte pieces decoded)
     top_ids: tuple[int, ...]  # the TOP most probable next tokens, most probable first
@@ -53,7 +53,7 @@ def probabilities(logits: np.ndarray) -> np.ndarray:
     return z / z.sum()
 
 
-def steps(model: Decoder, token_ids: ArrayLike, n_new: int, top: int = TOP) -> list[Step]:
+def steps(model: Decoder, token_ids: ArrayLike, n_new: int, top: int = TOP) -> list[Generated]:
     """Greedy continuation of ``token_ids`` by ``n_new`` tokens (at most MAX_NEW, within the
     model's positions) with the KV cache: the prompt in one pass, then one position per step."""
     model = _check_decoder(model)
@@ -61,13 +61,13 @@ def steps(model: Decoder, token_ids: ArrayLike, n_new: int, top: int = TOP) -> l
     ids = model.check_ids(token_ids)
     cache = Cache()
     _, hidden = model.forward(ids, cache)
-    found: list[Step] = []
+    found: list[Generated] = []
     for _ in range(n_new):
         p = probabilities(model.unembed(hidden[-1:])[0])
         best = np.argsort(p)[::-1][:top]
         labels = [model.display([model.tokenizer.id_to_token(int(i)) or ""])[0] for i in best]
         found.append(
-            Step(
+            Generated(
                 token_id=int(best[0]),
                 token=labels[0],
                 top_ids=tuple(int(i) for i in best),

