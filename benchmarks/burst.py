@@ -6,7 +6,7 @@ For each level N a fresh server starts (one replica, with the environment serve_
 replica, ``REPLICA_ENV``; the budget from ``--budget-mb`` through ``VISATTN_BUDGET_MB``; without it
 the app's default). A small session first reruns the kernel page
 ``--rounds`` times alone (its idle time). Then N sessions open the pretrained page at once, each
-with its own 512-token text (distinct texts: nothing is shared) and one of four views (weights,
+with its own 512-token text (distinct texts: nothing is shared) and one of four readings (weights,
 weights × ‖value‖, mean, rollout), while the small session keeps rerunning. Reported: the server's
 peak resident memory (sampled every 0.2 s), how long the burst's sessions took, and the small
 rerun's median and worst during the burst as multiples of its idle median.
@@ -34,7 +34,7 @@ from load_ws import RssWatch, _run_once, require_loopback  # noqa: E402
 from serve_room import REPLICA_ENV  # noqa: E402
 
 MAX_SESSIONS = 40
-VIEWS = ("weights", "norm_weighted", "mean", "rollout")
+READINGS = ("weights", "norm_weighted", "mean", "rollout")
 VOCAB = (
     "the animal street cross because tired wide road car driver water tree rain child light day "
     "walk river bridge city night house garden window morning"
@@ -49,7 +49,7 @@ def long_text(i: int) -> str:
 
 
 def query(i: int) -> str:
-    params = {"pt_text": long_text(i), "pt_view": VIEWS[i % len(VIEWS)]}
+    params = {"pt_text": long_text(i), "pt_view": READINGS[i % len(READINGS)]}
     return urllib.parse.urlencode(params)
 
 

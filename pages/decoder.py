@@ -114,13 +114,13 @@ def sequence_and_sections() -> None:
     tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
     if tokens is None:
         return
-    mask_view(tokens)
-    kv_cache_view(tokens)
-    cost_view()
-    circuit_view(tokens, lesson.second_copy_start(source, n))
+    causal_mask(tokens)
+    generation(tokens)
+    cache_cost()
+    induction_circuit(tokens, lesson.second_copy_start(source, n))
 
 
-def mask_view(tokens: tuple[str, ...]) -> None:
+def causal_mask(tokens: tuple[str, ...]) -> None:
     """1. The causal mask (no control of its own: it changes with the sequence only)."""
     st.header(t("decoder.mask_h"))
     explain(t("decoder.mask_text"))
@@ -136,7 +136,7 @@ def mask_view(tokens: tuple[str, ...]) -> None:
 
 
 @section
-def kv_cache_view(tokens: tuple[str, ...]) -> None:
+def generation(tokens: tuple[str, ...]) -> None:
     """2. Generation with a KV cache: the step (1 … T) is the animation's own slider and play
     button, which the browser moves; the numbers under it follow."""
     st.header(t("decoder.cache_h"))
@@ -171,7 +171,7 @@ def step_metric(title: str, values: dict[int, str], name: str) -> None:
 
 
 @section
-def cost_view() -> None:
+def cache_cost() -> None:
     """3. What the cache saves, and what it costs: the model radio reruns this section alone."""
     st.header(t("decoder.cost_h"))
     explain(t("decoder.cost_text"))
@@ -217,7 +217,7 @@ def cost_view() -> None:
 
 
 @section
-def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
+def induction_circuit(tokens: tuple[str, ...], second_start: int | None) -> None:
     """4. The induction circuit: the ablation switch reruns this section alone (both runs are
     computed together, so it only picks one)."""
     st.header(t("decoder.circuit_h"))
@@ -225,10 +225,10 @@ def circuit_view(tokens: tuple[str, ...], second_start: int | None) -> None:
     ablate = widgets.toggle(
         CONTROLS["dec_ablate"], t("decoder.ablate"), help=t("decoder.ablate_help")
     )
-    views = compute("dec_circuit", cache_decoder.circuits, tokens)
-    if views is None:
+    circuits = compute("dec_circuit", cache_decoder.circuits, tokens)
+    if circuits is None:
         return
-    intact, knocked_out = views
+    intact, knocked_out = circuits
     circuit = knocked_out if ablate else intact
     circuit_numbers(circuit, tokens)
     circuit_heads(circuit, tokens)
@@ -335,7 +335,7 @@ def head_label(role: str, position: str) -> str:
 
 
 @section
-def training_view() -> None:
+def training() -> None:
     """5. Train the page's decoder: the Train and Stop buttons, the live curves, then what the
     heads learned. The section's controls rerun it alone."""
     st.header(t("decoder.t_h"))
@@ -368,9 +368,9 @@ def training_view() -> None:
     if trained is None:
         return
     training_results(trained)
-    own_sequence_view(trained)
+    own_sequence(trained)
     layer_comparison(trained, config, seed)
-    composition_view(trained, names_of(trained))
+    composition(trained, names_of(trained))
     learned_and_designed(trained)
 
 
@@ -417,22 +417,22 @@ def train_and_watch(config, seed: int, where: str) -> lesson.TrainingSection | N
 
 def live_figures(job: cache_training.Job) -> tuple:
     """The loss and accuracy curves and the heads' scores, as measured so far."""
-    live = lesson.live_view(job.history, job.config)
+    so_far = lesson.so_far(job.history, job.config)
     curves = training_figures.training_curves(
-        live.steps,
-        live.loss,
-        live.repeated,
-        live.first,
+        so_far.steps,
+        so_far.loss,
+        so_far.repeated,
+        so_far.first,
         total_steps=job.config.steps,
-        chance=live.chance,
+        chance=so_far.chance,
         words=training_words(),
         font_size=font_size(),
     )
     scores = training_figures.score_curves(
-        live.steps,
-        live.previous,
-        live.prefix,
-        live.positions,
+        so_far.steps,
+        so_far.previous,
+        so_far.prefix,
+        so_far.positions,
         total_steps=job.config.steps,
         words=training_words(),
         font_size=font_size(),
@@ -551,10 +551,10 @@ def training_results(trained: lesson.TrainingSection) -> None:
             most=lesson.byte_size(trained.checkpoint_bytes),
         )
     )
-    ablation_view(trained, names)
+    ablation(trained, names)
 
 
-def ablation_view(trained: lesson.TrainingSection, names: list[str]) -> None:
+def ablation(trained: lesson.TrainingSection, names: list[str]) -> None:
     """Zero the learned induction heads, then the previous-token heads feeding them."""
     st.subheader(t("decoder.t_ablate_h"))
     explain(t("decoder.t_ablate_text"))
@@ -575,7 +575,7 @@ def ablation_view(trained: lesson.TrainingSection, names: list[str]) -> None:
     st.caption(t("decoder.t_ablate_caption", chance=chance, n=lesson.training.ABLATION_BATCH))
 
 
-def own_sequence_view(trained: lesson.TrainingSection) -> None:
+def own_sequence(trained: lesson.TrainingSection) -> None:
     """The trained model on the reader's own token ids: its guesses, and where its induction heads
     look."""
     st.subheader(t("decoder.t_own_h"))
@@ -644,7 +644,7 @@ def names_of(trained: lesson.TrainingSection) -> list[str]:
     ]
 
 
-def composition_view(trained: lesson.TrainingSection, names: list[str]) -> None:
+def composition(trained: lesson.TrainingSection, names: list[str]) -> None:
     """Layer 1's heads feeding layer 2's keys, measured on the learned weights (K-composition)."""
     if trained.composition is None:
         return  # one layer: nothing to compose
@@ -722,7 +722,7 @@ def learned_and_designed(trained: lesson.TrainingSection) -> None:
 
 
 @section
-def own_decoder_view() -> None:
+def own_decoder() -> None:
     """6. A decoder read from a checkpoint generating (real next-token probabilities, the cache
     growing), and its heads ranked by prefix-matching score."""
     st.header(t("models.dec_header"))
@@ -781,5 +781,5 @@ with page("decoder"):
     st.title(t("decoder.title"))
     explain(t("decoder.intro"))
     sequence_and_sections()
-    training_view()
-    own_decoder_view()
+    training()
+    own_decoder()

@@ -112,7 +112,7 @@ def matrix_input(where, matrix: lesson.Matrix, role: str = "") -> np.ndarray | N
         )
 
 
-def attention_view(attention, names, png: str, titles, heading: str, maps_in, output_in) -> None:
+def scored_attention(attention, names, png: str, titles, heading: str, maps_in, output_in) -> None:
     """A scored attention: its [scores and] weights heatmaps, one per column of ``maps_in``; in
     ``output_in`` the output f(·) row by row and the key each row looks at most; then the weights'
     CSV. ``names``: (key names, query names)."""
@@ -312,7 +312,7 @@ def vectors(weights: list[np.ndarray | None]) -> None:
         )
         heading = t("kernel.output_heading")
         maps_in = st.columns(2)
-        attention_view(attention, names, "kernel_md", titles, heading, maps_in, st.container())
+        scored_attention(attention, names, "kernel_md", titles, heading, maps_in, st.container())
         formula(lesson.q1_sum(attention), "kernel_q1_sum")
         raw_features(Q, K, V, weights)
     article_002()
@@ -386,7 +386,7 @@ def self_attention(weights: list[np.ndarray | None]) -> None:
     names = (attention.names, attention.names)
     titles = (t("kernel.self_weights_title"),)
     heading = t("kernel.self_output")
-    attention_view(attention.result, names, "kernel_self", titles, heading, [left], right)
+    scored_attention(attention.result, names, "kernel_self", titles, heading, [left], right)
     explain(t("kernel.self_explain"))
 
 

@@ -53,12 +53,12 @@ def section_gqa() -> None:
     controls), then the cost of every choice at a real model's shape (which none of them
     changes)."""
     explain(t("modern.gqa_intro"))
-    gqa_view()
+    gqa_example()
     gqa_costs()
 
 
 @section
-def gqa_view() -> None:
+def gqa_example() -> None:
     """The example's controls, which query heads read which K/V head (the figure's slider moves G)
     and every head's map."""
     row = controls_row()
@@ -117,7 +117,7 @@ def section_cache() -> None:
     """One model's sum and the chart (rerun by their own controls), then every model's table and
     the sources (which neither control changes)."""
     explain(t("modern.cache_intro"))
-    cache_view()
+    cache_of_a_model()
     rows = cache_modern.model_rows()
     st.caption(t("modern.cache_chart_caption"))
     coinciding(rows)
@@ -126,7 +126,7 @@ def section_cache() -> None:
 
 
 @section
-def cache_view() -> None:
+def cache_of_a_model() -> None:
     """The number format and the model written out: its sum, its metrics, the chart."""
     row = controls_row()
     dtype = widgets.radio(CONTROLS["mo_dtype"], t("modern.dtype"), where=row)
@@ -223,13 +223,13 @@ def section_window() -> None:
     """The banded causal mask, its receptive field over layers, and attention sinks (rerun by
     their own controls)."""
     explain(t("modern.window_intro"))
-    window_view()
+    window_example()
     span, paper = lesson.mistral_span()  # of the model, not of the example: drawn once
     st.markdown(t("modern.mistral_span", span=count(span), paper=count(paper)))
 
 
 @section
-def window_view() -> None:
+def window_example() -> None:
     """The example's controls, its mask with the sinks (the figure's slider keeps them), its reach
     over layers (the figure's slider writes one layer out)."""
     row = controls_row()
@@ -262,12 +262,12 @@ def section_flash() -> None:
     by its own)."""
     explain(t("modern.flash_intro"))
     formula(lesson.FLASH_LATEX, "modern_flash")
-    flash_view()
+    flash_example()
     flash_traffic()
 
 
 @section
-def flash_view() -> None:
+def flash_example() -> None:
     """The example's controls and the online softmax, every step in the figure's own slider."""
     row = controls_row()
     T = widgets.slider(CONTROLS["mo_ft"], t("modern.flash_tokens"), where=row)

@@ -2,7 +2,7 @@
 drawn through issue 12's one selector.
 
 Top to bottom: the heads and the sentence, the layer and how to read it; then every head of that
-layer, one token in every head with the line view, one head large with its pipeline, and the shape
+layer, one token in every head with the lines, one head large with its pipeline, and the shape
 explorer. A section's own controls redraw that section alone (``ui.frame.section``); the controls
 above the first section feed them all."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_multi_head, reading_views, url_state, widgets
+from ui import cache_multi_head, reading_selector, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
@@ -110,15 +110,15 @@ def every_head(result, layer_maps, titles, head_names, value_name, colour) -> No
 
 # ── 2. one token in every head ──────────────────────────────────────────────────────────────────
 @section
-def token_focus(result, layer_maps, view_weights, titles, value_name, colour) -> None:
-    """The focus token redraws this section and the line view below it (``view_weights``: the
-    view's maps of every layer)."""
+def token_focus(result, layer_maps, reading_maps, titles, value_name, colour) -> None:
+    """The focus token redraws this section and the lines below it (``reading_maps``: the
+    reading's maps of every layer)."""
     tokens, layer = result.tokens, layer_maps.layer
     st.header(t("multi_head.focus_header"))
     token = token_select(
         t("multi_head.focus_token"), CONTROLS["mh_tok"].key, tokens, help=t("multi_head.focus_help")
     )
-    focus = lesson.focus(result, layer, token, view_weights)
+    focus = lesson.focus(result, layer, token, reading_maps)
     targets = [
         t(
             "multi_head.focus_item_uniform",
@@ -140,7 +140,7 @@ def token_focus(result, layer_maps, view_weights, titles, value_name, colour) ->
     if any(focus.uniform):
         st.caption(t("multi_head.uniform_rule", factor=lesson.UNIFORM_FACTOR))
     if focus.bars:
-        # a file name per map: the run's head, or the view's one merged map
+        # a file name per map: the run's head, or the reading's one merged map
         file_names = result.head_names if layer_maps.per_head else titles
         for column, h in grid_cells(len(titles), focus.per_row):
             bars = multi_head_figures.focus_bars(
@@ -167,12 +167,12 @@ def token_focus(result, layer_maps, view_weights, titles, value_name, colour) ->
             font_size=font_size(),
         )
         show(focus_row, f"multi_head_focus_{layer_maps.tag}")
-    line_view(result, layer_maps, view_weights, token, titles, value_name)
+    lines(result, layer_maps, reading_maps, token, titles, value_name)
 
 
-# ── 3. the line view ────────────────────────────────────────────────────────────────────────────
+# ── 3. the lines ────────────────────────────────────────────────────────────────────────────────
 @section
-def line_view(result, layer_maps, view_weights, token, titles, value_name) -> None:
+def lines(result, layer_maps, reading_maps, token, titles, value_name) -> None:
     tokens = result.tokens
     st.header(t("multi_head.lines_header"))
     explain(t("multi_head.lines_intro"))
@@ -183,12 +183,12 @@ def line_view(result, layer_maps, view_weights, token, titles, value_name) -> No
     only_focus = widgets.toggle(
         CONTROLS["mh_lfoc"], t("multi_head.lines_only_focus", token=tokens[token])
     )
-    threshold, top_k = reading_views.line_filters(CONTROLS, "mh")
+    threshold, top_k = reading_selector.line_filters(CONTROLS, "mh")
     if not visible:
         st.info(t("multi_head.lines_none"), icon=":material/info:")
         return
-    lines = multi_head_figures.lines_figure(
-        lesson.focus_lines(result, layer_maps.layer, token, only_focus, view_weights),
+    figure = multi_head_figures.lines_figure(
+        lesson.focus_lines(result, layer_maps.layer, token, only_focus, reading_maps),
         tokens,
         layer_maps.layer,
         titles,
@@ -199,7 +199,7 @@ def line_view(result, layer_maps, view_weights, token, titles, value_name) -> No
         words=words(),
         font_size=font_size(),
     )
-    show(lines, f"multi_head_lines_{layer_maps.tag}")
+    show(figure, f"multi_head_lines_{layer_maps.tag}")
 
 
 # ── 4. one head, large ──────────────────────────────────────────────────────────────────────────
@@ -221,7 +221,7 @@ def one_head(result, layer_maps, titles, head_names, value_name, colour) -> None
         options=range(len(head_names)),
         format_func=head_title,
     )
-    map_index = min(head, len(titles) - 1)  # the view's map: this head's, or the one merged
+    map_index = min(head, len(titles) - 1)  # the reading's map: this head's, or the one merged
     one_map = multi_head_figures.head_figure(
         layer_maps.weights[map_index],
         tokens,
@@ -362,8 +362,8 @@ with page("multi_head"):
         CONTROLS["mh_layer"], t("multi_head.layer"), help=t("multi_head.layer_help")
     )
     layer = layer_number - 1  # 0-based from here on
-    view = reading_views.selector(CONTROLS, "mh")
-    scale = reading_views.colour_controls(CONTROLS, "mh")
+    reading = reading_selector.selector(CONTROLS, "mh")
+    scale = reading_selector.colour_controls(CONTROLS, "mh")
 
     inputs = lesson.Inputs(text, source, d_model, n_heads, seed)
     run = compute("multi_head_run", cache_multi_head.run, inputs)  # on failure: the last good run
@@ -371,23 +371,23 @@ with page("multi_head"):
     bind_token(CONTROLS["mh_tok"], tokens, lesson.focus_default(tokens) if tokens else 0)
     readings = None
     if run is not None:
-        readings = reading_views.chosen(
+        readings = reading_selector.chosen(
             "mh_view",
             run.inputs.label,
-            view,
+            reading,
             cache_multi_head.readings,
             run.inputs,
-            view,
+            reading,
             progress=False,
         )
 
     if readings is not None:
         result = run.result
-        layer_maps = lesson.layer_view(result, layer, readings.w, view)
+        layer_maps = lesson.layer_maps(result, layer, readings.w, reading)
         head_names = [head_label(name) for name in result.head_names]
-        # a title per map of the view: the heads, or its one merged map
-        titles = head_names if layer_maps.per_head else [reading_views.view_label(view)]
-        value_name = reading_views.value_name(view)
+        # a title per map of the reading: the heads, or its one merged map
+        titles = head_names if layer_maps.per_head else [reading_selector.reading_label(reading)]
+        value_name = reading_selector.value_name(reading)
         colour = colour_scale(readings.w, **scale)
         unknown = lesson.unknown_words(result)
         if unknown:

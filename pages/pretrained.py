@@ -1,5 +1,5 @@
 """Pretrained model: all-MiniLM-L6-v2's 72 heads on your text (article 004), read through the one
-reading selector (ui.reading_views): every head, the head finder and the Winograd twin, one head
+reading selector (ui.reading_selector): every head, the head finder and the Winograd twin, one head
 large.
 
 Compute: visattn.lessons.pretrained (cached in ui.cache_pretrained); every control is declared in
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, reading_views, url_state, widgets
+from ui import cache_models, cache_pretrained, reading_selector, url_state, widgets
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
@@ -32,9 +32,9 @@ def words() -> pretrained_figures.Words:
     return figure_words(pretrained_figures.Words)
 
 
-def file_name(view: str) -> str:
-    """The start of the view's PNG and CSV names ("pretrained" for the weights)."""
-    return "pretrained" if view == "weights" else f"pretrained_{view}"
+def file_name(reading: str) -> str:
+    """The start of the reading's PNG and CSV names ("pretrained" for the weights)."""
+    return "pretrained" if reading == "weights" else f"pretrained_{reading}"
 
 
 def checked_text(model, text: str) -> str:
@@ -101,24 +101,24 @@ def notices(run, shown) -> None:
         )
     if shown.kept_specials:
         st.info(t("pretrained.nothing_left"), icon=":material/info:")
-    listed = escape(lesson.shown_tokens(shown.tokens))
+    listed = escape(lesson.listed_tokens(shown.tokens))
     st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
 
 
 @section
-def every_head(model, text: str, hide: bool, merge: bool, view: str, colour: dict) -> None:
+def every_head(model, text: str, hide: bool, merge: bool, reading: str, colour: dict) -> None:
     """1. Every head (or layer, or flow's one map) in one grid; the grid's layer picker (long texts)
     redraws this section only."""
     with cache_pretrained.drawing(model, text):
-        draw_every_head(model, text, hide, merge, view, colour)
+        draw_every_head(model, text, hide, merge, reading, colour)
 
 
-def draw_every_head(model, text: str, hide: bool, merge: bool, view: str, colour: dict) -> None:
-    run, shown = cache_pretrained.token_view(model, text, hide, merge, view)
+def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, colour: dict) -> None:
+    run, shown = cache_pretrained.as_shown(model, text, hide, merge, reading)
     st.header(t("pretrained.grid_header"))
-    # a view with heads, too long for 72
+    # a reading with heads, too long for 72
     one_layer = lesson.one_layer(len(shown.tokens), shown.attn)
-    if not one_layer and view in reading_views.PER_HEAD:
+    if not one_layer and reading in reading_selector.PER_HEAD:
         L, H = model.config.n_layers, model.config.n_heads
         explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
@@ -133,9 +133,9 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, view: str, colour
     grid = lesson.grid(shown.tokens, shown.attn, layer)
     if grid.block > 1:
         st.caption(t("pretrained.pooled", T=grid.n_tokens, B=len(grid.labels), size=grid.block))
-    png = file_name(view) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
-    reading = reading_views.named(view, model.config.n_layers)
-    figure = cache_pretrained.grid_figure(grid, reading, colour, words(), font_size(), presenter())
+    png = file_name(reading) + ("_all_heads" if grid.layer is None else f"_grid_L{grid.layer + 1}")
+    drawn = reading_selector.named(reading, model.config.n_layers)
+    figure = cache_pretrained.grid_figure(grid, drawn, colour, words(), font_size(), presenter())
     show(figure, png)
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
@@ -152,14 +152,14 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, view: str, colour
 
 @section
 def finder_and_head(
-    model, text: str, hide: bool, merge: bool, view: str, colour: dict, keys: tuple[str, str]
+    model, text: str, hide: bool, merge: bool, reading: str, colour: dict, keys: tuple[str, str]
 ) -> None:
     """2. The head finder and the Winograd twin; 3. one head, large. One section: a bar of the
     finder opens a head below, and the finder marks the head that is open."""
     with cache_pretrained.drawing(model, text):
-        _, shown = cache_pretrained.token_view(model, text, hide, merge, view)
-        source = head_finder(model, shown, view, keys)
-        one_head(model, shown, view, colour, source)
+        _, shown = cache_pretrained.as_shown(model, text, hide, merge, reading)
+        source = head_finder(model, shown, reading, keys)
+        one_head(model, shown, reading, colour, source)
 
 
 def verdict(twins: lesson.Winograd) -> str:
@@ -191,7 +191,7 @@ def strong_heads(found: lesson.Finder, shown, source: str, target: str, n_layers
     )
 
 
-def head_finder(model, shown, view: str, keys: tuple[str, str]) -> int:
+def head_finder(model, shown, reading: str, keys: tuple[str, str]) -> int:
     """All heads ranked by the weight the source token puts on the target token; returns the
     source position."""
     st.header(t("pretrained.finder_header"))
@@ -213,9 +213,9 @@ def head_finder(model, shown, view: str, keys: tuple[str, str]) -> int:
         return src
     source, target = shown.tokens[src], shown.tokens[tgt]
     st.markdown(strong_heads(found, shown, escape(source), escape(target), n_layers))
-    reading = reading_views.named(view, n_layers)
+    drawn = reading_selector.named(reading, n_layers)
     figure = pretrained_figures.finder_figure(
-        found, source, target, reading, words=words(), font_size=font_size()
+        found, source, target, drawn, words=words(), font_size=font_size()
     )
     config = {
         "displaylogo": False,
@@ -248,8 +248,8 @@ def head_finder(model, shown, view: str, keys: tuple[str, str]) -> int:
     return src
 
 
-def one_head(model, shown, view: str, colour: dict, src: int) -> None:
-    """One head (or one map of the view) large: the heatmap, its CSV, and as lines."""
+def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
+    """One head (or one map of the reading) large: the heatmap, its CSV, and as lines."""
     st.header(t("pretrained.one_header"))
     layer_column, head_column = st.columns(2)
     layer = widgets.select(
@@ -258,7 +258,7 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
         where=layer_column,
         options=range(model.config.n_layers),
         format_func=lesson.layer_name,
-        disabled=view == "flow",
+        disabled=reading == "flow",
     )
     head = widgets.select(
         CONTROLS["pt_head"],
@@ -266,7 +266,7 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
         where=head_column,
         options=range(model.config.n_heads),
         format_func=lesson.head_label,
-        disabled=view not in reading_views.PER_HEAD,
+        disabled=reading not in reading_selector.PER_HEAD,
     )
     n_layers = model.config.n_layers
     large = lesson.one_head(shown.tokens, shown.attn, layer, head, n_layers)
@@ -274,17 +274,17 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
         st.caption(
             t("pretrained.pooled", T=len(shown.tokens), B=len(large.labels), size=large.block)
         )
-    reading = reading_views.named(view, n_layers)
+    drawn = reading_selector.named(reading, n_layers)
     figure = pretrained_figures.head_figure(
-        large, reading, colour=colour, words=words(), font_size=font_size()
+        large, drawn, colour=colour, words=words(), font_size=font_size()
     )
-    show(figure, f"{file_name(view)}_{large.name}")
+    show(figure, f"{file_name(reading)}_{large.name}")
     if large.hover_only:
         st.caption(t("pretrained.hover_numbers"))
-    shown_layer = min(layer, len(shown.attn) - 1)  # a view with one map: its layer
+    shown_layer = min(layer, len(shown.attn) - 1)  # a reading with one map: its layer
     download_csv(
         large.w,
-        f"{file_name(view)}_L{shown_layer + 1}_H{head + 1}",
+        f"{file_name(reading)}_L{shown_layer + 1}_H{head + 1}",
         shown.tokens,
         shown.tokens,
         key="pt_csv",
@@ -294,7 +294,7 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
     only_source = widgets.toggle(
         CONTROLS["pt_lfoc"], t("pretrained.lines_only_src", token=shown.tokens[src])
     )
-    threshold, top_k = reading_views.line_filters(CONTROLS, "pt")
+    threshold, top_k = reading_selector.line_filters(CONTROLS, "pt")
     window = lesson.lines(shown.tokens, large.w, src, only_source)
     if len(window.tokens) < len(shown.tokens):
         st.caption(
@@ -309,13 +309,13 @@ def one_head(model, shown, view: str, colour: dict, src: int) -> None:
     lines = pretrained_figures.lines_figure(
         window,
         large.name,
-        reading,
+        drawn,
         threshold=threshold,
         top_k=top_k,
         words=words(),
         font_size=font_size(),
     )
-    show(lines, f"{file_name(view)}_lines_{large.name}")
+    show(lines, f"{file_name(reading)}_lines_{large.name}")
 
 
 def choose_model():
@@ -334,31 +334,31 @@ def lesson_body() -> None:
         bind_pair(None)
         return
     text, hide, merge = choose_text(getattr(model, "causal", False))
-    view = reading_views.selector(CONTROLS, "pt")
-    scale = reading_views.colour_controls(CONTROLS, "pt")  # every section draws on this scale
+    reading = reading_selector.selector(CONTROLS, "pt")
+    scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on this scale
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
-        draw(model, text, hide, merge, view, scale)
+        draw(model, text, hide, merge, reading, scale)
 
 
-def draw(model, text: str, hide: bool, merge: bool, view: str, scale: dict) -> None:
-    """The run of ``text``, its ``view``, and the sections drawn from them."""
+def draw(model, text: str, hide: bool, merge: bool, reading: str, scale: dict) -> None:
+    """The run of ``text``, its ``reading``, and the sections drawn from them."""
     with st.spinner(t("pretrained.running")):
         text_read = compute("pt_run", checked_text, model, text)
     if text_read is None:
         bind_pair(None)
         return
-    made = reading_views.chosen(
-        "pt_view", text_read, view, cache_pretrained.made, model, text_read, view
+    made = reading_selector.chosen(
+        "pt_view", text_read, reading, cache_pretrained.made, model, text_read, reading
     )
     if made is None:
         bind_pair(None)
         return
-    run, shown = cache_pretrained.token_view(model, text_read, hide, merge, view)
+    run, shown = cache_pretrained.as_shown(model, text_read, hide, merge, reading)
     notices(run, shown)
     keys = bind_pair(shown.tokens, getattr(run, "causal", False))
     colour = colour_scale(shown.attn, **scale)
-    every_head(model, text_read, hide, merge, view, colour)
-    finder_and_head(model, text_read, hide, merge, view, colour, keys)
+    every_head(model, text_read, hide, merge, reading, colour)
+    finder_and_head(model, text_read, hide, merge, reading, colour, keys)
 
 
 with page("pretrained"):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, cache_reading, reading_views, url_state, widgets
+from ui import cache_models, cache_pretrained, cache_reading, reading_selector, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section
 from ui.i18n import figure_words, label, t
-from ui.reading_views import THROUGH_LAYERS
+from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
 from visattn.display import percent
@@ -46,15 +46,15 @@ def choose_text(model) -> str:
     )
 
 
-def choose_view(model) -> tuple[str, int, int, dict, bool]:
+def choose_reading(model) -> tuple[str, int, int, dict, bool]:
     """The reading, its layer and head (among the model's), its colour scale, and whether the
-    norm-weighted view is unnormalised: every section reads them, so none of these controls is in
+    norm-weighted reading is unnormalised: every section reads them, so none of these controls is in
     a section."""
-    view = reading_views.selector(CONTROLS, "rd")
-    if model.causal and view in THROUGH_LAYERS:
+    reading = reading_selector.selector(CONTROLS, "rd")
+    if model.causal and reading in THROUGH_LAYERS:
         explain(t("reading.causal_through"))
     raw = False
-    if view == "norm_weighted":
+    if reading == "norm_weighted":
         raw = widgets.toggle(CONTROLS["rd_raw"], t("reading.raw"), help=t("reading.raw_help"))
     layer_column, head_column = st.columns(2)
     layer = widgets.select(
@@ -63,7 +63,7 @@ def choose_view(model) -> tuple[str, int, int, dict, bool]:
         where=layer_column,
         options=range(model.config.n_layers),
         format_func=lesson.layer_name,
-        disabled=view == "flow",
+        disabled=reading == "flow",
     )
     head = widgets.select(
         CONTROLS["rd_head"],
@@ -71,62 +71,62 @@ def choose_view(model) -> tuple[str, int, int, dict, bool]:
         where=head_column,
         options=range(model.config.n_heads),
         format_func=lesson.head_label,
-        disabled=view not in lesson.PER_HEAD,
+        disabled=reading not in lesson.PER_HEAD,
     )
-    scale = reading_views.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
-    return view, layer, head, scale, raw
+    scale = reading_selector.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
+    return reading, layer, head, scale, raw
 
 
 @section
 def six_readings(
-    model, run: lesson.Run, view: str, layer: int, head: int, scale: dict, raw: bool
+    model, run: lesson.Run, reading: str, layer: int, head: int, scale: dict, raw: bool
 ) -> dict:
     """1. The chosen reading of the whole text: the grid, one cell large, and as lines (the line
     filters redraw this section only). Returns the colour scale it drew with (the unit scale when
     the reading cannot be had), for the two sentences below."""
     with cache_pretrained.drawing(model, run.text, lesson.MAX_READ_TOKENS):
-        return draw_readings(model, run, view, layer, head, scale, raw)
+        return draw_readings(model, run, reading, layer, head, scale, raw)
 
 
 def draw_readings(
-    model, run: lesson.Run, view: str, layer: int, head: int, scale: dict, raw: bool
+    model, run: lesson.Run, reading: str, layer: int, head: int, scale: dict, raw: bool
 ) -> dict:
     st.header(t("reading.views_header"))
     if raw:  # one product, not stored (a cached wrapper is the lead's to add)
-        readings = reading_views.chosen(
-            "rd_view", run.text, view, lesson.raw_readings, run, progress=False
+        readings = reading_selector.chosen(
+            "rd_view", run.text, reading, lesson.raw_readings, run, progress=False
         )
     else:
-        readings = reading_views.chosen(
-            "rd_view", run.text, view, cache_reading.readings, model, run, view
+        readings = reading_selector.chosen(
+            "rd_view", run.text, reading, cache_reading.readings, model, run, reading
         )
     if readings is None:
         return colour_scale(**{**scale, "value_range": "unit"})
-    maps = lesson.view(readings, layer, head, run.n_layers)
-    reading = reading_views.named(view, run.n_layers, raw)
+    maps = lesson.maps(readings, layer, head, run.n_layers)
+    drawn = reading_selector.named(reading, run.n_layers, raw)
     colour = colour_scale(maps.grid, **scale)
     grid = reading_figures.grid_figure(
-        maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
+        maps, run.tokens, drawn, colour=colour, words=words(), font_size=font_size()
     )
-    show(grid, f"reading_grid_{view}")
+    show(grid, f"reading_grid_{reading}")
     cell = reading_figures.cell_figure(
-        maps, run.tokens, reading, colour=colour, words=words(), font_size=font_size()
+        maps, run.tokens, drawn, colour=colour, words=words(), font_size=font_size()
     )
-    show(cell, f"reading_{view}_{maps.name}")
-    download_csv(maps.cell, f"reading_{view}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
+    show(cell, f"reading_{reading}_{maps.name}")
+    download_csv(maps.cell, f"reading_{reading}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=maps.name))
-    threshold, top_k = reading_views.line_filters(CONTROLS, "rd")
+    threshold, top_k = reading_selector.line_filters(CONTROLS, "rd")
     lines = reading_figures.lines_figure(
         lesson.line_weights(maps.cell, raw),
         run.tokens,
         maps.name,
-        reading,
+        drawn,
         threshold=threshold,
         top_k=top_k,
         words=words(),
         font_size=font_size(),
     )
-    show(lines, f"reading_lines_{view}")
+    show(lines, f"reading_lines_{reading}")
     return colour
 
 
@@ -176,7 +176,7 @@ def raw_pair(model, a: str, b: str, layer: int, head: int) -> lesson.Pair:
 
 
 @section
-def two_sentences(model, view: str, layer: int, head: int, colour: dict, raw: bool) -> None:
+def two_sentences(model, reading: str, layer: int, head: int, colour: dict, raw: bool) -> None:
     """3. The same cell of the reading for sentence A and sentence B, and B − A when they align
     (the two text boxes redraw this section only)."""
     st.header(t("reading.pair_header"))
@@ -187,7 +187,7 @@ def two_sentences(model, view: str, layer: int, head: int, colour: dict, raw: bo
     if raw:
         pair = compute("rd_pair", raw_pair, model, a, b, layer, head)
     else:
-        pair = compute("rd_pair", cache_reading.pair, model, a, b, view, layer, head)
+        pair = compute("rd_pair", cache_reading.pair, model, a, b, reading, layer, head)
     if pair is None:
         return
     figure = reading_figures.comparison(
@@ -196,12 +196,12 @@ def two_sentences(model, view: str, layer: int, head: int, colour: dict, raw: bo
         pair.tokens_a,
         pair.tokens_b,
         name=pair.name,
-        reading=reading_views.named(view, model.config.n_layers, raw),
+        reading=reading_selector.named(reading, model.config.n_layers, raw),
         colour=colour,
         words=words(),
         font_size=font_size(),
     )
-    show(figure, f"reading_pair_{view}")
+    show(figure, f"reading_pair_{reading}")
     st.info(alignment_note(pair), icon=":material/info:")
 
 
@@ -248,12 +248,12 @@ def lesson_body() -> None:
     if model is None:
         return
     text = choose_text(model)
-    view, layer, head, scale, raw = choose_view(model)
+    reading, layer, head, scale, raw = choose_reading(model)
     with cache_pretrained.drawing(model, text, lesson.MAX_READ_TOKENS):  # waits its turn in a room
-        draw(model, text, view, layer, head, scale, raw)
+        draw(model, text, reading, layer, head, scale, raw)
 
 
-def draw(model, text: str, view: str, layer: int, head: int, scale: dict, raw: bool) -> None:
+def draw(model, text: str, reading: str, layer: int, head: int, scale: dict, raw: bool) -> None:
     """The run of ``text`` and the four sections drawn from it."""
     with st.spinner(t("pretrained.running")):
         run = compute("rd_run", cache_reading.run, model, text)
@@ -269,9 +269,9 @@ def draw(model, text: str, view: str, layer: int, head: int, scale: dict, raw: b
             t("reading.truncated", n=run.n_tokens_in, limit=lesson.MAX_READ_TOKENS),
             icon=":material/content_cut:",
         )
-    colour = six_readings(model, run, view, layer, head, scale, raw)
+    colour = six_readings(model, run, reading, layer, head, scale, raw)
     specials(run, layer, head)
-    two_sentences(model, view, layer, head, colour, raw)
+    two_sentences(model, reading, layer, head, colour, raw)
     queries_and_keys(model, run, layer, head, focus_key)
 
 

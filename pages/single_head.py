@@ -1,7 +1,7 @@
 """Single head (articles 001, 004): ① the worked example, ② every matrix editable, ③ your own
 sentence, ④ why √d_k.
 
-The view and its options are one section: each of them changes only what that section draws, so
+The part and its options are one section: each of them changes only what that section draws, so
 moving one reruns it alone; one query's row is a section of its own inside it. τ is the weights'
 own slider and d_k the histogram's: the browser moves them, and what they change follows
 (ui.follow). The lesson, its controls and its numbers: visattn.lessons.single_head; the figures,
@@ -100,7 +100,7 @@ def query_row(tr, tokens: list, scale: bool, temperature: float) -> None:
 
 
 # --- ① the worked example -------------------------------------------------------------------------
-def view_worked(scale: bool, causal: bool, temperature: float) -> None:
+def worked_part(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.worked_intro"))
     tr = compute("sh_worked", lesson.worked, scale, causal, temperature)
     if tr is None:
@@ -156,7 +156,7 @@ def matrix_editors(D: int, d_k: int) -> dict:
     return matrices
 
 
-def view_edit(scale: bool, causal: bool, temperature: float) -> None:
+def edit_part(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.edit_intro"))
     size_columns = st.columns(4)
     T = widgets.number(
@@ -203,7 +203,7 @@ def view_edit(scale: bool, causal: bool, temperature: float) -> None:
 
 
 # --- ③ your own sentence --------------------------------------------------------------------------
-def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
+def sentence_part(scale: bool, causal: bool, temperature: float) -> None:
     explain(t("single_head.sentence_intro", limit=lesson.MAX_SENTENCE_TOKENS))
     text = widgets.text(
         lesson.TEXT,
@@ -256,7 +256,7 @@ def view_sentence(scale: bool, causal: bool, temperature: float) -> None:
 
 
 # --- ④ why √d_k -----------------------------------------------------------------------------------
-def view_sqrt() -> None:
+def sqrt_part() -> None:
     """④ Why √d_k: the dot products' histograms (the slider of d_k in the first), their measured
     moments beside the theory (following d_k), and how peaked the softmax gets."""
     explain(t("single_head.sqrt_intro"))
@@ -299,14 +299,14 @@ def view_sqrt() -> None:
     st.info(t("single_head.article_004"))
 
 
-# --- the view and its options ---------------------------------------------------------------------
+# --- the part and its options ---------------------------------------------------------------------
 @section
-def view_and_options() -> None:
-    """The chosen view; views ① to ③ under their options (scaling, mask, τ), which change only
+def part_and_options() -> None:
+    """The chosen part; parts ① to ③ under their options (scaling, mask, τ), which change only
     what this section draws."""
-    view = widgets.segmented(lesson.VIEW, t("single_head.view"))
-    if view == "sqrt":
-        view_sqrt()
+    part = widgets.segmented(lesson.PART, t("single_head.view"))
+    if part == "sqrt":
+        sqrt_part()
         return
     scale_column, causal_column = st.columns(2)
     scale = widgets.toggle(
@@ -323,16 +323,16 @@ def view_and_options() -> None:
     )
     temperature = widgets.in_figure(lesson.TEMPERATURE)
     st.caption(t("single_head.temp_note"))
-    if view == "edit":
-        view_edit(scale, causal, temperature)
-    elif view == "sentence":
-        view_sentence(scale, causal, temperature)
+    if part == "edit":
+        edit_part(scale, causal, temperature)
+    elif part == "sentence":
+        sentence_part(scale, causal, temperature)
     else:
-        view_worked(scale, causal, temperature)
+        worked_part(scale, causal, temperature)
 
 
 with page("single_head"):
-    # the sentence view's default sentence is the language's; every view's settings stay in the URL
+    # the sentence part's default sentence is the language's; every part's settings stay in the URL
     url_state.follow_language(lesson.TEXT.key, lesson.sentence_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))
     st.title(t("single_head.title"))
@@ -341,4 +341,4 @@ with page("single_head"):
         r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V",
         "single_head",
     )
-    view_and_options()
+    part_and_options()

@@ -9,7 +9,7 @@ the stated number of figures is drawn. Odd-but-valid inputs (emoji, mixed script
 from dataclasses import dataclass, field
 
 import pytest
-from apptest_util import assert_clean, figures, run_page, unescape
+from apptest_util import assert_clean, figures, follower_notes, run_page, unescape
 
 LONG_600 = " ".join(["word"] * 600)
 LONG_300 = " ".join(["cat"] * 300)
@@ -98,7 +98,7 @@ CASES = [
     Case(
         "single: negative d_model", "single_head", {"sh_view": "edit", "sh_d": "-4"}, says=("sh_d",)
     ),
-    Case("single: unknown view", "single_head", {"sh_view": "<script>"}, says=("sh_view",)),
+    Case("single: unknown part", "single_head", {"sh_view": "<script>"}, says=("sh_view",)),
     Case(
         "single: text in W_Q",
         "single_head",
@@ -223,8 +223,11 @@ CASES = [
 
 
 def messages(at) -> list[str]:
-    """Alerts as read on screen: markdown escapes (``mh\\_h``) undone."""
-    return [unescape(str(e.value)) for kind in ("error", "warning", "info") for e in at.get(kind)]
+    """Alerts as read on screen: markdown escapes (``mh\\_h``) undone; a note that follows a
+    figure's slider (no estimate at this σ) counts as the page's."""
+    kinds = ("error", "warning", "info")
+    alerts = [unescape(str(e.value)) for kind in kinds for e in at.get(kind)]
+    return alerts + [note for kind in kinds for note in follower_notes(at, kind)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -74,10 +74,10 @@ CHARTS_NOW = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
 
 
 def test_a_control_redraws_its_charts_in_place():
-    """σ changes the kernel page's three figures of ①: each is redrawn in the element it was drawn
-    in (ui/chart.js, Plotly.react), none is built anew; and the change fetches nothing (the tab's
-    icon, a media file, was fetched again at every rerun, and so was ①'s CSV while it was made at
-    every run)."""
+    """The query changes two of the kernel page's three figures of ① (the heatmap is of a grid of
+    queries): each is redrawn in the element it was drawn in (ui/chart.js, Plotly.react), none is
+    built anew; and the change fetches nothing (the tab's icon, a media file, was fetched again at
+    every rerun, and so was ①'s CSV while it was made at every run)."""
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/kernel_regression?lang=en")
@@ -90,23 +90,22 @@ def test_a_control_redraws_its_charts_in_place():
             requests.append(request.url)
 
         page.on("request", record)
-        sigma = page.locator(".st-key-kr_sigma_n input")
-        sigma.fill("0.6")
-        sigma.press("Enter")
+        query = page.locator(".st-key-kr_q_n input")
+        query.fill("66")
+        query.press("Enter")
         page.wait_for_function(
             """(before) => { const now = Array.from(document.querySelectorAll('.js-plotly-plot'))
                 .map(el => JSON.stringify((el.data || []).map(tr => tr.z ?? tr.y ?? null)));
-              return now.filter((d, i) => d !== before[i][1]).length >= 3; }""",
+              return now.filter((d, i) => d !== before[i][1]).length >= 2; }""",
             arg=before,
             timeout=60_000,
         )
-        after = page.evaluate(CHARTS_NOW)
+        after = settled_value(page, CHARTS_NOW)
         assert [probe for probe, _ in after] == list(range(len(before)))  # the same elements
         changed = [
             i for i, ((_, a), (_, b)) in enumerate(zip(before, after, strict=True)) if a != b
         ]
-        assert len(changed) == 3, changed  # weights, fitted curve, heatmap; ②, ③ untouched
-        settled_value(page, FIGURE_DATA)
+        assert changed == [0, 1], changed  # weights, fitted curve; the heatmap, ②, ③ untouched
         assert requests == []
 
 
@@ -128,7 +127,7 @@ def test_a_csv_is_written_when_its_button_is_clicked():
             assert row[1:] == ["1" if i - 4 < j <= i else "0" for j in range(1, 21)], i
 
 
-FORMULA = ".st-key-formula_kernel_1d .visattn-formula"
+FORMULA = ".st-key-follow_kernel_1d .visattn-follow-tex"
 FORMULA_NOW = f"""() => {{ const box = document.querySelector('{FORMULA}');
     const shown = box && box.querySelector('.katex-display');
     if (!shown) return null;
@@ -136,9 +135,12 @@ FORMULA_NOW = f"""() => {{ const box = document.querySelector('{FORMULA}');
 
 
 def test_a_formula_is_typeset_only_when_it_changes():
-    """The kernel page's formula with its numbers (ui/formula.js): typeset by KaTeX, with its
-    MathML; a rerun of its section that leaves its TeX alone (opening "How σ is fitted") leaves
-    the typeset formula as it was, and σ = 0.6 typesets the new numbers into the same element."""
+    """The kernel page's formula with its numbers (it follows σ: ui/follow.js): typeset by KaTeX,
+    with its MathML; a rerun of its section that leaves its numbers alone (opening "How σ is
+    fitted") leaves the typeset formula as it was, and the query 66 typesets the new numbers into
+    the same element."""
+    import math
+
     require_browser()
     with streamlit_server() as url, chromium() as page:
         page.goto(f"{url}/kernel_regression?lang=en")
@@ -149,17 +151,19 @@ def test_a_formula_is_typeset_only_when_it_changes():
             f"() => {{ document.querySelector('{FORMULA} .katex-display').__probe = 1; }}"
         )
         probe, text = page.evaluate(FORMULA_NOW)
-        assert probe == 1 and "112.5" in text and "5.556" not in text
+        assert probe == 1 and "112.5" in text
         page.get_by_text("How σ is fitted", exact=False).click()  # reruns the section
         page.locator(".st-key-chart_kernel_loo_error .js-plotly-plot").wait_for(timeout=60_000)
         assert settled_value(page, FORMULA_NOW) == [1, text]  # the very same nodes
-        sigma = page.locator(".st-key-kr_sigma_n input")
-        sigma.fill("0.6")
-        sigma.press("Enter")
+        query = page.locator(".st-key-kr_q_n input")
+        query.fill("66")
+        query.press("Enter")
         page.wait_for_function(f"(old) => ({FORMULA_NOW})()?.[1] !== old", arg=text)
         probe, now = settled_value(page, FORMULA_NOW)
-        # 2² / (2 · 0.6²) = 5.556: the score of the nearest key, typeset anew
-        assert probe is None and "5.556" in now
+        # f(66) at σ = 1 over the waists 68, 60, 64 → weights 126, 110, 115
+        e = [math.exp(-((66 - k) ** 2) / 2) for k in (68, 60, 64)]
+        estimate = sum(a * v for a, v in zip(e, (126, 110, 115), strict=True)) / sum(e)
+        assert probe is None and f"{estimate:.6g}" in now
         assert page.locator(FORMULA).count() == 1
 
 

@@ -151,3 +151,32 @@ def test_a_tour_step_and_the_handout_keep_the_figures_positions():
         page.wait_for_function("() => location.search.includes('tour=')", timeout=60_000)
         (step,) = tour.from_link(url_value(page, "tour")).steps
         assert step.page == "kernel" and step.params()["kr_sigma"] == sigma
+
+
+def test_a_csv_holds_what_the_figure_shows_at_its_sliders_position():
+    """The single head's weights CSV is made in the browser from the chart (ui.follow.chart_csv):
+    after τ moved in the figure it holds softmax(scores / τ) at that τ, computed here."""
+    import csv
+    import io
+
+    import numpy as np
+
+    from visattn.lessons import single_head
+
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/single_head?lang=en")
+        wait_rendered(page, True)
+        (chart,) = [i for i, shown, _ in json.loads(positions(page, "sh_temp")) if shown]
+        drag(page, chart, "sh_temp", 0.08)
+        page.wait_for_function("() => location.search.includes('sh_temp=')", timeout=10_000)
+        tau = float(url_value(page, "sh_temp"))
+        with page.expect_download() as download:
+            page.locator(".st-key-csv_worked_weights button").click()
+        rows = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+        assert rows[0] == ["", "Thinking", "Machines"] and [r[0] for r in rows[1:]] == rows[0][1:]
+        got = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+        scores = single_head.worked().scores  # the article's scaled scores
+        want = np.exp(scores / tau - (scores / tau).max(axis=1, keepdims=True))
+        np.testing.assert_allclose(got, want / want.sum(axis=1, keepdims=True), rtol=1e-5)
+        assert tau != 1.0  # the figure's τ, not the page's default

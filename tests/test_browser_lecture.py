@@ -296,17 +296,20 @@ def bars_note(page) -> str:
 
 
 def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
-    """The kernel page with hide=1: ①'s estimate is blurred and its chart says "= ?"; the reveal
-    button of σ's section shows them, and the vectors section (tab ②) stays hidden. What the
-    lecturer sets (sliders, number boxes, the data editor) is never blurred."""
+    """The kernel page with hide=1: ①'s estimate, key-by-key table and formula (elements that
+    follow σ, ui.follow) are blurred and its chart says "= ?"; the reveal button of σ's section
+    shows them, and the vectors section (tab ②) stays hidden. What the lecturer sets (sliders,
+    number boxes, the data editor) is never blurred."""
     require_browser()
     with streamlit_server() as url, chromium(1280, 1600) as page:
         page.goto(f"{url}/kernel_regression?hide=1&lang=en")
         wait_rendered(page, True)
-        metric = f'{BANDWIDTH} [data-testid="stMetricValue"]'
+        metric = f"{BANDWIDTH} .visattn-metric-value"
         assert blurred(page, metric) == [True]
-        assert blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]') == [True]  # key by key
-        assert all(blurred(page, f"{BANDWIDTH} .katex-display"))  # the formula with its numbers
+        key_by_key = f"{BANDWIDTH} .visattn-table td"
+        assert blurred(page, key_by_key) and all(blurred(page, key_by_key))
+        formula = blurred(page, f"{BANDWIDTH} .katex-display")  # the formula with its numbers
+        assert formula and all(formula)
         assert "= ?" in bars_note(page) and "112.5" not in bars_note(page)
         for selector in INPUTS:
             assert blurred(page, selector) and not any(blurred(page, selector)), selector
@@ -317,7 +320,7 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         )  # the section's rerun drew its style
         wait_rendered(page, True)
         assert page.locator(metric).inner_text() == "112.5"
-        assert not any(blurred(page, f'{BANDWIDTH} [data-testid="stDataFrame"]'))
+        assert not any(blurred(page, key_by_key))
         assert not any(blurred(page, f"{BANDWIDTH} .katex-display"))
         assert "112.5" in bars_note(page)
         page.screenshot(path=str(tmp_path / "revealed.png"))

@@ -1,18 +1,22 @@
-"""Live figures in a real browser: dragging the slider inside the kernel page's weight bars redraws
-the bars and the printed estimate, and the page sends nothing to the server while it does (issue 14,
-acceptance)."""
+"""Live figures in a real browser: dragging σ's slider inside the kernel page's fitted curve
+redraws the weight bars that follow it and the printed estimate, at that σ, and the page sends
+nothing to the server while it does (issues 14 and 52, acceptance)."""
 
 import json
+import math
 
 import pytest
 from browser_util import chromium, require_browser, streamlit_server, wait_rendered
 
 pytestmark = pytest.mark.browser
 
-# The weight bars: the chart whose first trace is a bar chart and which has an in-figure slider.
+# The weight bars: the chart whose first trace is a bar chart (it follows σ: a hidden slider).
 FIND = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).findIndex(
     el => el.data && el.data[0] && el.data[0].type === 'bar'
           && (el.layout.sliders || []).length > 0)"""
+# The fitted curve: the chart with σ's slider shown.
+CURVE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).findIndex(
+    el => (el.layout.sliders || []).some(s => s.name === 'kr_sigma' && s.visible !== false))"""
 STATE = """(i) => {
     const el = document.querySelectorAll('.js-plotly-plot')[i];
     const bars = Array.from(el.querySelectorAll('.bars .point path')).map(p => p.getAttribute('d'));
@@ -21,9 +25,10 @@ STATE = """(i) => {
                            note: el.layout.annotations[0].text,
                            active: el.layout.sliders[0].active, shown});
 }"""
+ESTIMATE = ".st-key-follow_kernel_estimate .visattn-metric-value"
 
 
-def test_dragging_the_in_figure_slider_redraws_without_the_server():
+def test_dragging_sigma_redraws_the_bars_without_the_server():
     require_browser()
     with streamlit_server() as url, chromium() as page:
         sent: list[str] = []
@@ -33,40 +38,45 @@ def test_dragging_the_in_figure_slider_redraws_without_the_server():
         )
         page.goto(f"{url}/kernel_regression?lang=en")
         wait_rendered(page, True)
-        page.wait_for_function(f"() => ({FIND})() >= 0", timeout=60_000)
-        i = page.evaluate(FIND)
-        plot = page.locator(".js-plotly-plot").nth(i)
-        plot.scroll_into_view_if_needed()
-        grip = plot.locator(".slider-container .slider-grip-rect")
-        rail = plot.locator(".slider-container .slider-rail-touch-rect")
-        grip.wait_for(state="visible")
+        page.wait_for_function(f"() => ({FIND})() >= 0 && ({CURVE})() >= 0", timeout=60_000)
+        i, curve = page.evaluate(FIND), page.evaluate(CURVE)
         before = json.loads(page.evaluate(STATE, i))
-        # the default query 62 of the waists
+        # the default query 62 of the waists, σ = 1
         assert "112.5" in before["note"] and "112.5" in " ".join(before["shown"])
+        assert page.locator(ESTIMATE).inner_text() == "112.5"
+        plot = page.locator(".js-plotly-plot").nth(curve)
+        plot.scroll_into_view_if_needed()
+        grip = plot.locator(".slider-container .slider-grip-rect").first
+        rail = plot.locator(".slider-container .slider-rail-touch-rect").first
+        grip.wait_for(state="visible")
         g, r = grip.bounding_box(), rail.bounding_box()
         y = g["y"] + g["height"] / 2
         frames_before_drag = len(sent)
         assert frames_before_drag > 0  # the recorder works: the page asked for its run
         page.mouse.move(g["x"] + g["width"] / 2, y)
         page.mouse.down()
-        target = r["x"] + 0.9 * r["width"]  # towards 77: the key 68 takes the weight
-        page.mouse.move(target, y, steps=12)
+        page.mouse.move(r["x"] + 0.9 * r["width"], y, steps=12)  # a wide σ: weights even out
         page.mouse.up()
-        # the figure redrew in the browser: wait for it, then compare
+        # the bars redrew in the browser: wait for it, then compare
         page.wait_for_function(
             f"(i) => JSON.parse(({STATE})(i)).active !== {before['active']}", arg=i, timeout=10_000
         )
+        page.wait_for_function("() => location.search.includes('kr_sigma=')", timeout=10_000)
+        sigma = float(page.evaluate("() => new URL(location.href).searchParams.get('kr_sigma')"))
         after = json.loads(page.evaluate(STATE, i))
-        # the data and the drawn bars
-        assert after["y"] != before["y"] and after["bars"] != before["bars"]
-        assert after["title"] != before["title"] and after["note"] != before["note"]
-        assert after["shown"] != before["shown"]  # the estimate printed in the DOM changed
-        assert max(after["y"]) == after["y"][0]  # key 68 (the first row) is now the heaviest
+        assert after["bars"] != before["bars"] and after["note"] != before["note"]
+        # by hand: the Gaussian weights of the keys 68, 60, 64 for the query 62 at σ
+        e = [math.exp(-((62 - k) ** 2) / (2 * sigma**2)) for k in (68, 60, 64)]
+        weights = [x / sum(e) for x in e]
+        assert after["y"] == pytest.approx(weights, rel=1e-5, abs=1e-7)
+        estimate = sum(w * v for w, v in zip(weights, (126, 110, 115), strict=True))
+        assert page.locator(ESTIMATE).inner_text() == f"{estimate:.6g}"
+        assert f"f(62) = {estimate:.6g}" in " ".join(after["shown"])  # printed in the figure too
         assert sent[frames_before_drag:] == [], (
             f"frames sent while dragging: {sent[frames_before_drag:]}"
         )
-        # the Streamlit control, the source of truth, still holds 62
-        assert page.locator('[data-testid="stNumberInput"] input').first.input_value() == "62"
+        # the query, a widget of the page, still holds 62
+        assert page.locator(".st-key-kr_q_n input").input_value() == "62"
 
 
 def test_a_section_control_reruns_its_section_with_fresh_values():

@@ -202,14 +202,14 @@ def test_an_error_reaches_every_caller_and_is_not_kept():
 @dataclass
 class Result:
     weights: np.ndarray
-    view: np.ndarray
+    first: np.ndarray  # weights[0]: no buffer of its own
     tokens: list
 
 
 def test_nbytes_counts_buffers_once():
     w = np.zeros((4, 10, 10), dtype=np.float32)  # 1 600 bytes
     r = Result(w, w[0], ["a", "b"])
-    assert 1600 <= nbytes(r) < 1600 + 1000  # the view is the same buffer
+    assert 1600 <= nbytes(r) < 1600 + 1000  # w[0] is the same buffer
     assert nbytes(np.ones(3)) == 24
 
 
@@ -241,22 +241,22 @@ def test_a_reservation_waits_its_turn_and_counts_while_held():
 
 
 def test_a_request_from_inside_a_computation_does_not_wait_for_itself():
-    """One slot: a token view computed under the budget asks for its readings, also under the
+    """One slot: shown tokens computed under the budget ask for their readings, also under the
     budget. Waiting for a second slot would wait for itself; it runs within the first."""
     b = Budget(1000, slots=1)
 
     def readings():
         return "readings"
 
-    def token_view():
-        return ("view", b.get("readings", 10, readings))
+    def shown_tokens():
+        return ("shown", b.get("readings", 10, readings))
 
     done = []
-    thread = threading.Thread(target=lambda: done.append(b.get("view", 10, token_view)))
+    thread = threading.Thread(target=lambda: done.append(b.get("shown", 10, shown_tokens)))
     thread.start()
     thread.join(TIMEOUT)
     assert not thread.is_alive(), "the nested request waited for its own slot"
-    assert done == [("view", "readings")]
+    assert done == [("shown", "readings")]
     assert b.get("readings", 10, readings) == "readings" and "readings" in b._results
 
 

@@ -39,7 +39,7 @@ BUILDS = {
     "head grid custom scale": lambda: figures.head_grid(
         -W, zmin=-1, zmax=0, colorscale="Blues_r", title="bias"
     ),
-    "line view": lambda: figures.line_view(
+    "token lines": lambda: figures.token_lines(
         W[0], TOKENS, head_names=["a", "b", "c"], visible=[0, 2], title="l"
     ),
     "bars": lambda: figures.bars(
@@ -90,11 +90,11 @@ def test_arrays_go_to_the_browser_as_float32_unless_they_would_overflow():
     assert figures.compact([1.0, 1e308]).dtype == np.float64
 
 
-def test_line_view_legend_is_full_colour_and_labels_stand_clear():
+def test_token_lines_legend_is_full_colour_and_labels_stand_clear():
     """Issue 22: each head's legend swatch at full colour (not the faint opacity of its weakest
     lines), once per head; the tokens start beyond the lines' ends."""
     w = np.full((3, 4, 4), 0.25)  # every line at opacity 0.3
-    fig = figures.line_view(w, ["a", "b", "c", "d"], head_names=["H1", "H2", "H3"]).to_dict()
+    fig = figures.token_lines(w, ["a", "b", "c", "d"], head_names=["H1", "H2", "H3"]).to_dict()
     legend = [d for d in fig["data"] if d.get("showlegend", True) and d.get("mode") == "lines"]
     assert [d["name"] for d in legend] == ["H1", "H2", "H3"]
     assert all(d.get("opacity", 1) == 1 and d["line"]["color"] for d in legend)

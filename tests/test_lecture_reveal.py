@@ -266,7 +266,7 @@ def numbered_steps_script():
 
     st.session_state["hide"] = 1
     lecture_modes.install()
-    with lecture_modes.section("view"):
+    with lecture_modes.section("outer"):
         st.metric("x", 1)
         for step in (1, 2):
             with lecture_modes.section(f"step_{step}"):
@@ -278,15 +278,15 @@ def test_a_numbered_step_inside_a_section_is_a_unit_of_its_own():
     at.run()
     assert_clean(at)
     assert {b.key for b in at.button} == {
-        "lec_section_view",
+        "lec_section_outer",
         "lec_section_step_1",
         "lec_section_step_2",
     }
     at.button(key="lec_section_step_1").click().run()
     assert revealed_by_css(at) == {"step_1"}
-    assert hidden_results(at) == {"view": [True], "step_1": [False], "step_2": [True]}
-    at.button(key="lec_section_view").click().run()  # the view: its steps with it
-    assert hidden_results(at) == {"view": [False], "step_1": [False], "step_2": [False]}
+    assert hidden_results(at) == {"outer": [True], "step_1": [False], "step_2": [True]}
+    at.button(key="lec_section_outer").click().run()  # the outer section: its steps with it
+    assert hidden_results(at) == {"outer": [False], "step_1": [False], "step_2": [False]}
     assert "lec_section_step_2" not in {b.key for b in at.button}
 
 
@@ -299,4 +299,4 @@ def test_another_page_opens_with_its_numbers_hidden():
     at.run()
     assert_clean(at)
     assert revealed(at) == set()
-    assert at.button(key="lec_section_view_and_options").label == "Reveal this section"
+    assert at.button(key="lec_section_part_and_options").label == "Reveal this section"

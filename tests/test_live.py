@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from visattn.controls import Control
 from visattn.display import even_grid, log_grid, with_value
 from visattn.figures.live import SliderStep, add_slider, live, packed, plain, rounded
 
@@ -79,15 +80,27 @@ def _step(q: float) -> SliderStep:
     )
 
 
+QUERY = Control("t_q", 62.0, lo=50.0, hi=80.0, step=0.5, in_figure=True)
+SIGMA = Control("t_sigma", 1.0, lo=0.1, hi=5.0, step=0.1, in_figure=True)
+
+
 def test_steps_carry_each_values_own_numbers():
     fig = live(
-        _figure(62.0), label="query = ", grid=[50.0, 60.0, 70.0, 80.0], value=62.0, step=_step
+        _figure(62.0),
+        QUERY,
+        label="query = ",
+        grid=[50.0, 60.0, 70.0, 80.0],
+        value=62.0,
+        step=_step,
     )
     spec = json.loads(fig.to_json())  # what the browser gets
     (slider,) = spec["layout"]["sliders"]
     assert slider["active"] == 2  # 50, 60, 62, 70, 80: the current value is the third
     assert [s["label"] for s in slider["steps"]] == ["50", "60", "62", "70", "80"]
     assert slider["currentvalue"]["prefix"] == "query = "
+    assert slider["name"] == "t_q"  # the browser finds the control's slider by its URL key
+    # each step's value is what the address holds at that position
+    assert [s["value"] for s in slider["steps"]] == ["50", "60", "62", "70", "80"]
     for q, s in zip([50.0, 60.0, 62.0, 70.0, 80.0], slider["steps"], strict=True):
         data, layout, traces = s["args"]
         assert s["method"] == "update" and traces == [0, 1]
@@ -111,25 +124,34 @@ def test_steps_carry_each_values_own_numbers():
 def test_hidden_tick_labels_and_room_below():
     fig = _figure(62.0)
     fig.update_layout(height=300, margin=dict(b=20))
-    fig = add_slider(fig, label="σ = ", values=[1.0], steps=[_step(1.0)], active=0, margin=80)
+    fig = add_slider(
+        fig, SIGMA, label="σ = ", values=[1.0], steps=[_step(1.0)], active=0, margin=80
+    )
     assert fig.layout.height == 380 and fig.layout.margin.b == 100
     assert fig.layout.sliders[0].font.color == "rgba(0,0,0,0)"
     assert fig.layout.sliders[0].currentvalue.font.color != "rgba(0,0,0,0)"
+
+
+def test_a_widget_of_the_page_is_no_figure_slider():
+    widget = Control("t_w", 1.0, lo=0.0, hi=2.0)
+    with pytest.raises(ValueError, match="widget of the page"):
+        add_slider(_figure(62.0), widget, label="", values=[1.0], steps=[_step(1.0)], active=0)
 
 
 def test_steps_must_agree():
     with pytest.raises(ValueError):
         add_slider(
             _figure(62.0),
+            SIGMA,
             label="",
             values=[1.0, 2.0],
             steps=[_step(1.0), SliderStep({0: {"y": [1, 2, 3]}})],
             active=0,
         )
     with pytest.raises(ValueError):
-        add_slider(_figure(62.0), label="", values=[1.0], steps=[_step(1.0)], active=1)
+        add_slider(_figure(62.0), SIGMA, label="", values=[1.0], steps=[_step(1.0)], active=1)
     with pytest.raises(ValueError):
-        add_slider(_figure(62.0), label="", values=[1.0, 2.0], steps=[_step(1.0)], active=0)
+        add_slider(_figure(62.0), SIGMA, label="", values=[1.0, 2.0], steps=[_step(1.0)], active=0)
 
 
 def test_rounded_prints_short():

@@ -406,7 +406,7 @@ def test_equal_folder_names_get_distinct_ids(tmp_path):
     assert [s.id for s in found] == ["gpt2", "gpt2-2"]
 
 
-# ---------------------------------------------------------------- value norms (norm-weighted view)
+# ------------------------------------------------------------- value norms (norm-weighted reading)
 
 
 @pytest.mark.parametrize("family", ["gpt2", "qwen2", "mistral"], indirect=True)

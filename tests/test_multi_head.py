@@ -274,7 +274,7 @@ def test_lesson_counts_every_token_of_a_long_text():
     )
 
 
-def test_lesson_focus_and_layer_view():
+def test_lesson_focus_and_layer_maps():
     from visattn.lessons import multi_head as lesson
 
     r = lesson.run(SENTENCE, "designed", 32, 4, 0)
@@ -288,7 +288,7 @@ def test_lesson_focus_and_layer_view():
     )
     assert r.tokens[f.best[0]] == "animal" and r.tokens[f.best[1]] == "tired"
     assert lines[:, it].tolist() == w[:, it].tolist() and not np.delete(lines, it, axis=1).any()
-    v = lesson.layer_view(r, 1)
+    v = lesson.layer_maps(r, 1)
     assert v.row_max_mean == pytest.approx(
         sum(max(row) for head in w for row in head) / (4 * len(r.tokens))
     )
@@ -431,7 +431,7 @@ def test_every_word_of_the_figures_is_a_field_of_words():
     assert english.layout.xaxis.title.text == "key"
 
 
-# ── issue 12: value norms and the reading views of the designed and random models ───────────────
+# ── issue 12: value norms and the readings of the designed and random models ────────────────────
 def _loop_norms(r, params, H):
     """‖x_j W_V^h W_O^h‖ by loops over layers, heads and tokens, from each layer's traced input."""
     out = np.zeros((len(params), H, len(r.tokens)))
@@ -465,7 +465,9 @@ def test_readings_of_the_designed_model_cover_every_layer():
     A, T = r.weights.astype(np.float64), len(r.tokens)
     roll = mh.readings(r, "rollout", "k")
     assert (
-        roll.text == "k" and roll.view == "rollout" and roll.w.shape == (designed.N_LAYERS, 1, T, T)
+        roll.text == "k"
+        and roll.reading == "rollout"
+        and roll.w.shape == (designed.N_LAYERS, 1, T, T)
     )
     first = 0.5 * np.eye(T) + 0.5 * A[0].mean(axis=0)
     second = 0.5 * np.eye(T) + 0.5 * A[1].mean(axis=0)
@@ -474,9 +476,10 @@ def test_readings_of_the_designed_model_cover_every_layer():
     )  # rows of each already sum to 1
     flow = mh.readings(r, "flow").w
     assert flow.shape == (1, 1, T, T)
-    np.testing.assert_array_equal(mh.view_layer(flow, 1), flow[0])  # flow: one map for every layer
+    # flow: one map for every layer
+    np.testing.assert_array_equal(mh.maps_of_layer(flow, 1), flow[0])
     np.testing.assert_allclose(
-        mh.layer_view(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12
+        mh.layer_maps(r, 1, mh.readings(r, "mean").w).weights, A[1].mean(axis=0)[None], atol=1e-12
     )
 
 

@@ -88,3 +88,27 @@ def test_one_step_class():
         if isinstance(node, ast.ClassDef) and node.name == "Step"
     ]
     assert steps == ["visattn/tour.py:" + steps[0].rsplit(":", 1)[1]] if steps else False, steps
+
+
+# What a link reproduces (``visattn.tour.view_query``, "Add this view"), and the speaker view, the
+# name its users read ("Speaker view"); NumPy's ``array.view(dtype)`` is a call, not a name.
+VIEW_NAMES = {"view_query", "add_view", "on_view", "on_view_change", "speaker_view"}
+
+
+def test_view_is_what_a_link_reproduces():
+    """In the app's code a view is what a link reproduces: a reading of the attention, a part of
+    the single-head page, a section or the shown tokens is named for what it is."""
+    bad = []
+    for source in SOURCES:
+        if source.parts[len(ROOT.parts)] not in ("app.py", *PACKAGES, "pages"):
+            continue
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and id(node) in called:
+                continue  # a method: array.view(np.float32)
+            name = getattr(node, "id", None) or getattr(node, "arg", None)
+            name = name or getattr(node, "attr", None) or getattr(node, "name", None)
+            if isinstance(name, str) and "view" in name.lower() and name not in VIEW_NAMES:
+                bad.append(f"{source.relative_to(ROOT)}:{getattr(node, 'lineno', '?')} {name}")
+    assert not bad, bad

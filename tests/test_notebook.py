@@ -34,7 +34,7 @@ def scope():
     return found
 
 
-def test_the_file_has_the_five_views():
+def test_the_file_has_the_five_figures():
     assert len(BLOCKS) == 6
     assert all(len([s for s in block.splitlines() if s.strip()]) <= 5 for block in BLOCKS[1:])
 

@@ -118,7 +118,7 @@ def test_defaults_show_every_section():
 def test_induction_lines_are_drawn_while_their_expander_is_open():
     """The induction head as lines: not drawn (nor redrawn by a new sequence) while closed."""
 
-    def line_charts(at) -> int:  # figures of scatter traces only: the loss curves, the line view
+    def line_charts(at) -> int:  # figures of scatter traces only: the loss curves, the lines
         return sum({d["type"] for d in f["data"]} == {"scatter"} for f in figures(at))
 
     at = run_page("decoder")
@@ -236,11 +236,11 @@ def test_each_control_lives_in_the_section_it_redraws():
 
     outer = sections["sequence_and_sections"]
     assert keys(outer) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
-    assert {"mask_view", "kv_cache_view", "cost_view", "circuit_view"} <= calls(outer)
+    assert {"causal_mask", "generation", "cache_cost", "induction_circuit"} <= calls(outer)
     # the step is the animation's own slider: no widget, nothing the server reruns
-    assert keys(sections["kv_cache_view"]) == set() and lesson.CONTROLS["dec_step"].in_figure
-    assert keys(sections["cost_view"]) == {"dec_shape"}
-    assert keys(sections["circuit_view"]) == {"dec_ablate"}
+    assert keys(sections["generation"]) == set() and lesson.CONTROLS["dec_step"].in_figure
+    assert keys(sections["cache_cost"]) == {"dec_shape"}
+    assert keys(sections["induction_circuit"]) == {"dec_ablate"}
 
 
 def test_ablation_is_shown_not_just_said():

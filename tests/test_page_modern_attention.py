@@ -441,11 +441,11 @@ def test_each_section_holds_its_own_controls():
         if any(getattr(d, "id", None) == "section" for d in f.decorator_list)
     }
     assert sections == {
-        "gqa_view",  # inside section_gqa, which draws the cost table once per full run
-        "cache_view",  # inside section_cache, which draws the tables and sources
-        "window_view",  # inside section_window, which draws the heading
-        "flash_view",  # inside section_flash, which draws the heading and the recurrence
-        "flash_traffic",  # beside flash_view: N, d and M redraw the arithmetic alone
+        "gqa_example",  # inside section_gqa, which draws the cost table once per full run
+        "cache_of_a_model",  # inside section_cache, which draws the tables and sources
+        "window_example",  # inside section_window, which draws the heading
+        "flash_example",  # inside section_flash, which draws the heading and the recurrence
+        "flash_traffic",  # beside flash_example: N, d and M redraw the arithmetic alone
     }
 
     def keys(f):
@@ -456,13 +456,13 @@ def test_each_section_holds_its_own_controls():
         }
 
     assert keys(functions["flash_traffic"]) == {"mo_fn", "mo_fd", "mo_fm"}
-    assert keys(functions["gqa_view"]) == {"mo_gt", "mo_h", "mo_g", "mo_causal"}
-    assert keys(functions["cache_view"]) == {"mo_dtype", "mo_model"}
+    assert keys(functions["gqa_example"]) == {"mo_gt", "mo_h", "mo_g", "mo_causal"}
+    assert keys(functions["cache_of_a_model"]) == {"mo_dtype", "mo_model"}
     for name in ("section_gqa", "section_cache", "section_window", "section_flash"):
         assert not keys(functions[name]), name
-    assert keys(functions["window_view"]) == {"mo_wt", "mo_w", "mo_sinks", "mo_wl"}
-    assert keys(functions["flash_view"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
-    assert keys(functions["flash_steps"]) == {"mo_fstep"}  # drawn by flash_view
+    assert keys(functions["window_example"]) == {"mo_wt", "mo_w", "mo_sinks", "mo_wl"}
+    assert keys(functions["flash_example"]) == {"mo_ft", "mo_fbq", "mo_fbk", "mo_fcausal"}
+    assert keys(functions["flash_steps"]) == {"mo_fstep"}  # drawn by flash_example
 
 
 @pytest.mark.parametrize("sec", lesson.SECTIONS)

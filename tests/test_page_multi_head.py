@@ -1,5 +1,5 @@
-"""Multi-head page through AppTest: the designed heads in every view, random heads, bad input, URL,
-Chinese."""
+"""Multi-head page through AppTest: the designed heads in every reading, random heads, bad input,
+URL, Chinese."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_defaults_show_it_animal_and_it_tired(default_page):
     # and the numbers are the designed model's, layer 2
     r = designed.run(" ".join(TOKENS))
     np.testing.assert_allclose(focus_weights(at, "State"), r.head(1, "state")[it], atol=1e-6)
-    # the line view: one colour per head, lines of "it" only by default
+    # the lines: one colour per head, lines of "it" only by default
     (lines,) = [f for f in figures(at) if any(d.get("mode") == "lines" for d in f["data"])]
     assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {
         "Coreference",
@@ -532,7 +532,7 @@ def test_bad_inputs_are_said_in_chinese(params, kind, says):
             "mh_v1": "0",
             "mh_v2": "0",
             "mh_v3": "0",
-        },  # unknown words; no head in the line view
+        },  # unknown words; no head in the lines
     ],
     ids=[
         "pipeline L1",
@@ -655,7 +655,7 @@ def test_presenter_mode_keeps_every_table_row_and_two_metrics_a_row():
 
 # ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
 SENTENCE = "The animal didn't cross the street because it was too tired."
-VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+READINGS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 
 
 def one_map(at) -> np.ndarray:
@@ -687,19 +687,19 @@ def loop_norms(r, params) -> np.ndarray:
     return out
 
 
-def expected_map(r, view, layer, head, params) -> np.ndarray:
+def expected_map(r, reading, layer, head, params) -> np.ndarray:
     """What the one-head heatmap must show, by plain NumPy over the run's weights (rows of A sum to
     1)."""
     A = r.weights.astype(np.float64)
     L, H, T, _ = A.shape
-    if view == "weights":
+    if reading == "weights":
         return A[layer, head]
-    if view == "norm_weighted":
+    if reading == "norm_weighted":
         W = A[layer, head] * loop_norms(r, params)[layer, head][None, :]
         return W / W.sum(axis=1, keepdims=True)
-    if view == "mean":
+    if reading == "mean":
         return A[layer].mean(axis=0)
-    if view == "max":
+    if reading == "max":
         M = A[layer].max(axis=0)
         return M / M.sum(axis=1, keepdims=True)
     R = np.eye(T)
@@ -712,9 +712,9 @@ def expected_map(r, view, layer, head, params) -> np.ndarray:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("view", VIEWS)
-def test_each_view_on_the_designed_model(view, lang):
-    at = run_page("multi_head", {"lang": lang, "mh_view": view, "mh_layer": "2", "mh_head": "1"})
+@pytest.mark.parametrize("reading", READINGS)
+def test_each_reading_on_the_designed_model(reading, lang):
+    at = run_page("multi_head", {"lang": lang, "mh_view": reading, "mh_layer": "2", "mh_head": "1"})
     assert_clean(at)
     assert not errors(at)
     if lang == "zh":
@@ -723,10 +723,10 @@ def test_each_view_on_the_designed_model(view, lang):
     got = one_map(at)
     np.testing.assert_allclose(
         got.sum(axis=1), 1.0, atol=5e-3
-    )  # every view's rows sum to 1 (drawn in float32)
-    if view != "flow":
+    )  # every reading's rows sum to 1 (drawn in float32)
+    if reading != "flow":
         np.testing.assert_allclose(
-            got, expected_map(r, view, 1, 1, designed.DESIGNED_CONFIG.layers), atol=1e-3
+            got, expected_map(r, reading, 1, 1, designed.DESIGNED_CONFIG.layers), atol=1e-3
         )
     grids = [
         f
@@ -734,12 +734,12 @@ def test_each_view_on_the_designed_model(view, lang):
         if f["data"] and f["data"][0]["type"] == "heatmap" and "coloraxis" in f["layout"]
     ]
     assert [len(f["data"]) for f in grids] == [
-        4 if view in ("weights", "norm_weighted") else 1
+        4 if reading in ("weights", "norm_weighted") else 1
     ]  # the heads, or one merged map
 
 
-@pytest.mark.parametrize("view", ["norm_weighted", "rollout", "max"])
-def test_views_of_the_random_model(view):
+@pytest.mark.parametrize("reading", ["norm_weighted", "rollout", "max"])
+def test_readings_of_the_random_model(reading):
     from visattn.models.random import run_random
 
     at = run_page(
@@ -749,7 +749,7 @@ def test_views_of_the_random_model(view):
             "mh_d": "12",
             "mh_h": "3",
             "mh_seed": "7",
-            "mh_view": view,
+            "mh_view": reading,
             "mh_layer": "2",
             "mh_head": "2",
         },
@@ -757,7 +757,7 @@ def test_views_of_the_random_model(view):
     assert_clean(at)
     assert not errors(at)
     r = run_random(TOKENS, 12, 3, 7)
-    np.testing.assert_allclose(one_map(at), expected_map(r, view, 1, 2, r.params), atol=1e-3)
+    np.testing.assert_allclose(one_map(at), expected_map(r, reading, 1, 2, r.params), atol=1e-3)
 
 
 def test_flow_beyond_its_cap_shows_a_message_in_both_languages():

@@ -37,7 +37,7 @@ from visattn.lessons import pretrained as lesson
 from visattn.lessons.pretrained import PARAGRAPH
 from visattn.models import minilm
 from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
-from visattn.token_views import HeadWeight, pool
+from visattn.shown_tokens import HeadWeight, pool
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -169,7 +169,7 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
     np.testing.assert_allclose(m, r.attentions[3, 1], atol=1e-6)
     np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-5)
     assert head_fig(at)["data"][0]["text"][IT][ANIMAL] == "0.68"
-    # its line view: one head, every line a (query, key) pair of the open head
+    # its lines: one head, every line a (query, key) pair of the open head
     lines = line_fig(at)
     assert {d["name"] for d in lines["data"] if d.get("mode") == "lines"} == {"L4·H2"}
     assert at.get("download_button")
@@ -371,7 +371,7 @@ def test_presets():
     assert len(grid_fig(at)["data"]) == 72
 
 
-def test_line_view_only_source():
+def test_lines_only_source():
     at = run_page("pretrained", {"pt_lfoc": "1"})
     assert_clean(at)
     lines = [d for d in line_fig(at)["data"] if d.get("mode") == "lines"]
@@ -460,9 +460,7 @@ def test_chinese():
 def test_missing_package_says_how_to_install():
     load_model.clear()
     try:
-        with mock.patch.object(
-            minilm, "model_dir", side_effect=ModelNotInstalled("no package")
-        ):
+        with mock.patch.object(minilm, "model_dir", side_effect=ModelNotInstalled("no package")):
             at = run_page("pretrained", {"pt_layer": "5"})
             assert_clean(at)
             (err,) = errors(at)
@@ -553,8 +551,8 @@ def test_head_names_and_token_labels_count_from_one():
     assert lesson.indexed(["a", "b"]) == ["1: a", "2: b"]
     many = [str(i) for i in range(lesson.TOKENS_SHOWN + 1)]
     assert (
-        lesson.shown_tokens(many).endswith(f" · {lesson.TOKENS_SHOWN - 1} · …")
-        and lesson.shown_tokens(["a", "b"]) == "a · b"
+        lesson.listed_tokens(many).endswith(f" · {lesson.TOKENS_SHOWN - 1} · …")
+        and lesson.listed_tokens(["a", "b"]) == "a · b"
     )
 
 
@@ -629,17 +627,17 @@ def test_winograd_measured(model):
             ) and hw.weight == col.max()
 
 
-def test_token_view_unknown_and_kept_specials(model):
+def test_as_shown_unknown_and_kept_specials(model):
     r = model.run("I love 🍕 pizza")
     u = lesson.unknown(r)
     assert u == lesson.Unknown(n=1, chars="🍕", every=False)
     assert lesson.unknown(model.run(SENTENCE)) is None and lesson.unknown(model.run("😀")).every
-    v = lesson.token_view(r, hide=True, merge=False)
+    v = lesson.as_shown(r, hide=True, merge=False)
     assert v.tokens == r.tokens[1:-1] and not v.kept_specials
     np.testing.assert_allclose(v.attn.sum(-1), 1, atol=1e-5)
     only = model.run("[CLS]")
     assert set(only.tokens) == {"[CLS]", "[SEP]"}
-    v = lesson.token_view(only, hide=True, merge=True)
+    v = lesson.as_shown(only, hide=True, merge=True)
     assert v.kept_specials and v.tokens == only.tokens
 
 
@@ -784,13 +782,13 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     )  # one stable key, whatever opened
 
 
-@pytest.mark.parametrize("view", ["weights", "norm_weighted"])
-def test_a_session_remembers_its_long_view_by_name_not_by_its_arrays(view):
-    """A session's last good results live as long as the session: at 512 tokens a view is 75 MB,
+@pytest.mark.parametrize("reading", ["weights", "norm_weighted"])
+def test_a_session_remembers_its_long_reading_by_name_not_by_its_arrays(reading):
+    """A session's last good results live as long as the session: a 512-token reading is 75 MB,
     and twenty sessions kept 1.5 GB beside the budget (issue 21's burst). They keep the text and
-    the view's name; the sections look the arrays up in the shared, byte-bounded store."""
+    the reading's name; the sections look the arrays up in the shared, byte-bounded store."""
     text = "Text. " + " ".join(["animal street"] * 300)
-    at = run_page("pretrained", {"pt_text": text, "pt_view": view}, timeout=180)
+    at = run_page("pretrained", {"pt_text": text, "pt_view": reading}, timeout=180)
     assert_clean(at)
     kept = at.session_state["_last_good"]
     assert set(kept) >= {"pt_run", "pt_view"}
@@ -798,30 +796,31 @@ def test_a_session_remembers_its_long_view_by_name_not_by_its_arrays(view):
 
 
 # ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
-VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+READINGS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 
 
-def view_by_hand(view: str) -> np.ndarray:
-    """The view of SENTENCE as (L', H', T, T), by plain NumPy over MiniLM's weights (flow: None)."""
+def reading_by_hand(reading: str) -> np.ndarray:
+    """The reading of SENTENCE as (L', H', T, T), by plain NumPy over MiniLM's weights (flow:
+    None)."""
     model = load_model()
     A = model.run(SENTENCE).attentions.astype(np.float64)
 
     def norm(m: np.ndarray) -> np.ndarray:
         return m / m.sum(axis=-1, keepdims=True)
 
-    if view == "weights":
+    if reading == "weights":
         return A
     if (
-        view == "norm_weighted"
+        reading == "norm_weighted"
     ):  # value norms: checked against Hugging Face in tests/test_reading.py
         from visattn.reading import minilm_value_norms
 
         return norm(A * minilm_value_norms(model, SENTENCE)[:, :, None, :])
-    if view == "mean":
+    if reading == "mean":
         return A.mean(axis=1, keepdims=True)
-    if view == "max":
+    if reading == "max":
         return norm(A.max(axis=1, keepdims=True))
-    if view == "rollout":
+    if reading == "rollout":
         T, R, out = A.shape[-1], np.eye(A.shape[-1]), []
         for layer in range(A.shape[0]):
             R = norm(0.5 * np.eye(T) + 0.5 * A[layer].mean(axis=0)) @ R
@@ -842,9 +841,9 @@ def large_map(at) -> np.ndarray:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("view", VIEWS)
-def test_each_reading_view_feeds_grid_finder_and_large_map(view, lang):
-    at = run_page("pretrained", {"lang": lang, "pt_view": view})
+@pytest.mark.parametrize("reading", READINGS)
+def test_each_reading_feeds_grid_finder_and_large_map(reading, lang):
+    at = run_page("pretrained", {"lang": lang, "pt_view": reading})
     assert_clean(at)
     assert not errors(at)
     if lang == "zh":
@@ -852,8 +851,8 @@ def test_each_reading_view_feeds_grid_finder_and_large_map(view, lang):
     labels, w = bars(at)
     big = large_map(at)
     np.testing.assert_allclose(big.sum(axis=1), 1.0, atol=5e-3)
-    want = view_by_hand(view)
-    cells = {"weights": 72, "norm_weighted": 72, "flow": 1}.get(view, 6)
+    want = reading_by_hand(reading)
+    cells = {"weights": 72, "norm_weighted": 72, "flow": 1}.get(reading, 6)
     if cells > 1:  # flow's one map is checked below
         assert len(grid_fig(at)["data"]) == cells
     if want is None:  # flow: one map, one bar, its entry the bar
@@ -861,7 +860,7 @@ def test_each_reading_view_feeds_grid_finder_and_large_map(view, lang):
         return
     ranked = np.sort(want[:, :, IT, ANIMAL].ravel())[::-1][
         : len(w)
-    ]  # the finder ranks by the chosen view
+    ]  # the finder ranks by the chosen reading
     np.testing.assert_allclose(w, ranked, atol=1e-4)
     L, H = want.shape[:2]
     np.testing.assert_allclose(
@@ -886,7 +885,7 @@ def test_flow_beyond_its_cap_shows_a_message_not_a_hang():
 def test_colour_scale_reaches_grid_and_large_map():
     at = run_page("pretrained", {"pt_palette": "Greys", "pt_range": "max", "pt_view": "mean"})
     assert_clean(at)
-    top = float(view_by_hand("mean").max())
+    top = float(reading_by_hand("mean").max())
     assert grid_fig(at)["layout"]["coloraxis"]["cmax"] == pytest.approx(top, abs=1e-5)
     (fig,) = [
         f

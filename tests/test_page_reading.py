@@ -61,13 +61,13 @@ def comparison_fig(at) -> dict:
     return fig
 
 
-@pytest.mark.parametrize("view", lesson.VIEWS)
+@pytest.mark.parametrize("name", lesson.READINGS)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_each_reading(view, lang):
-    at = run_page("reading", {"lang": lang, "rd_view": view})
+def test_each_reading(name, lang):
+    at = run_page("reading", {"lang": lang, "rd_view": name})
     assert_clean(at)
     assert not errors(at)
-    assert len(figures(at)) == 5  # grid, heatmap, line view, comparison, query/key plane
+    assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
     if lang == "zh":
         assert english_words(at) == {}, english_words(at)
 
@@ -234,7 +234,7 @@ def test_the_query_key_plane_follows_the_text_it_reads_after_an_error():
     assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_READ_TOKENS] * 2
 
 
-# ---- issue 22: axis words, the plane's labels, the unnormalised view, citations, wording -------
+# ---- issue 22: axis words, the plane's labels, the unnormalised reading, citations, wording ----
 
 
 def locale(lang: str, name: str = "reading") -> dict:
@@ -246,22 +246,22 @@ def axis_title(fig: dict, axis: str) -> str:
     return title.get("text", "") if isinstance(title, dict) else str(title)
 
 
-@pytest.mark.parametrize("view", lesson.VIEWS)
+@pytest.mark.parametrize("name", lesson.READINGS)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view, lang):
+def test_axis_titles_and_hovers_name_what_each_reading_has_in_rows_and_columns(name, lang):
     """Rollout and flow: rows are output tokens after a layer (flow: the last), columns input
-    tokens; every other view: queries and keys."""
+    tokens; every other reading: queries and keys."""
     words = locale(lang, "figures_reading")
-    if view == "rollout":
+    if name == "rollout":
         rows, columns = words["output_token"].format(layer="L4"), words["input_token"]
         grid_rows = words["output_token_grid"]
-    elif view == "flow":
+    elif name == "flow":
         rows, columns = words["output_token"].format(layer="L6"), words["input_token"]
         grid_rows = rows
     else:
         rows = grid_rows = words["query"]
         columns = words["key"]
-    at = run_page("reading", {"lang": lang, "rd_view": view, "rd_layer": "3"})
+    at = run_page("reading", {"lang": lang, "rd_view": name, "rd_layer": "3"})
     assert_clean(at)
     cell = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
     (fig,) = cell  # the one cell, large (the grid and the comparison have no axis titles)
@@ -272,7 +272,7 @@ def test_axis_titles_and_hovers_name_what_each_view_has_in_rows_and_columns(view
     assert f"{grid_rows}: %{{y}}" in hover and f"{columns}: %{{x}}" in hover
     pair = comparison_fig(at)["data"][0]["hovertemplate"]
     assert f"{columns}: %{{x}}" in pair
-    if view in ("rollout", "flow"):
+    if name in ("rollout", "flow"):
         for h in (hover, pair, fig["data"][0]["hovertemplate"]):
             assert f"{words['query']}:" not in h and f"{words['key']}:" not in h
 
@@ -293,7 +293,7 @@ def test_the_plane_labels_only_the_focus_query_and_its_strongest_keys(model, par
     assert len(queries["customdata"]) == len(keys["customdata"]) == len(r.tokens)  # every hover
 
 
-def test_the_unnormalised_norm_view_is_alpha_times_the_value_norm(model):
+def test_the_unnormalised_norm_weighted_reading_is_alpha_times_the_value_norm(model):
     r = model.run(TIRED)
     A = r.attentions.astype(np.float64)  # (L, H, T, T)
     N = reading.minilm_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
@@ -322,11 +322,11 @@ CITATION = re.compile(r"([A-Z][a-z]+)(?: & ([A-Z][a-z]+)| (et al\.))? ((?:19|20)
 def test_every_about_text_that_cites_in_english_cites_the_same_names_and_years_in_chinese():
     en, zh = locale("en")["view_about"], locale("zh")["view_about"]
     cited = 0
-    for view, text in en.items():
+    for name, text in en.items():
         for match in CITATION.finditer(text):
             cited += 1
             for part in filter(None, match.groups()):
-                assert part in zh[view], (view, part, zh[view])
+                assert part in zh[name], (name, part, zh[name])
     assert cited == 3  # norm-weighted (Kobayashi et al.), rollout and flow (Abnar & Zuidema)
 
 
@@ -372,18 +372,18 @@ def rows_normalised(w: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def expected_map(view: str, A: np.ndarray, norms: np.ndarray, layer: int, head: int):
-    """The view's large map of layer ``layer`` (head ``head``) by its definition; None for flow
+def expected_map(name: str, A: np.ndarray, norms: np.ndarray, layer: int, head: int):
+    """The reading's large map of layer ``layer`` (head ``head``) by its definition; None for flow
     (a max-flow: checked by its properties)."""
-    if view == "weights":
+    if name == "weights":
         return A[layer, head]
-    if view == "norm_weighted":
+    if name == "norm_weighted":
         return rows_normalised(A[layer, head] * norms[layer, head][None, :])
-    if view == "mean":
+    if name == "mean":
         return A[layer].mean(axis=0)
-    if view == "max":
+    if name == "max":
         return rows_normalised(A[layer].max(axis=0))
-    if view == "rollout":  # Ã = ½ I + ½ mean_h A, rows renormalised; R_l = Ã_l ⋯ Ã_0
+    if name == "rollout":  # Ã = ½ I + ½ mean_h A, rows renormalised; R_l = Ã_l ⋯ Ã_0
         eye = np.eye(A.shape[-1])
         rolled = eye
         for a in A[: layer + 1]:
@@ -392,38 +392,38 @@ def expected_map(view: str, A: np.ndarray, norms: np.ndarray, layer: int, head: 
     return None
 
 
-@pytest.mark.parametrize("view", lesson.VIEWS)
+@pytest.mark.parametrize("name", lesson.READINGS)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_every_reading_of_every_family(fixture_models, family, view):
+def test_every_reading_of_every_family(fixture_models, family, name):
     from visattn.models import value_norms
 
     text, A = transformers_run(family)
     L, H, T, _ = A.shape
     model = fixture_models.load_checkpoint(family)
     norms = value_norms(model, model.run(text))  # checked in test_models (the attention block)
-    params = {"rd_model": family, "rd_view": view, "rd_layer": "1", "rd_head": "2"}
+    params = {"rd_model": family, "rd_view": name, "rd_layer": "1", "rd_head": "2"}
     short = {"rd_text": text, "rd_a": text, "rd_b": PAIR_B}  # the fixtures' pieces are short
     at = run_page("reading", params | short)
     assert_clean(at)
     assert not errors(at), errors(at)
-    assert len(figures(at)) == 5  # grid, heatmap, line view, comparison, query/key plane
+    assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
     assert at.selectbox(key="rd_model").value == family
     assert at.selectbox(key="rd_layer").options == [f"L{i + 1}" for i in range(L)]
     assert at.selectbox(key="rd_head").options == [f"H{i + 1}" for i in range(H)]
-    cells = {"flow": 1, "mean": L, "max": L, "rollout": L}.get(view, H)
+    cells = {"flow": 1, "mean": L, "max": L, "rollout": L}.get(name, H)
     assert len(heatmaps(at)[0]["data"]) == cells
     z = large_cell(at)
     assert z.shape == (T, T)
-    expected = expected_map(view, A, norms, 1, 2)
+    expected = expected_map(name, A, norms, 1, 2)
     if expected is not None:
         np.testing.assert_allclose(z, expected, atol=1e-4)
     np.testing.assert_allclose(z.sum(axis=-1), 1.0, atol=1e-4)
     if family in DECODERS:  # causal: no row reaches a later token, the first row is all on itself
-        assert np.all(np.triu(z, 1) == 0), view
+        assert np.all(np.triu(z, 1) == 0), name
         assert z[0, 0] == pytest.approx(1.0)
         assert "causal masking" in texts(at)
     through = "rollout and flow are made of causal maps" in texts(at)
-    assert through == (family in DECODERS and view in ("rollout", "flow"))
+    assert through == (family in DECODERS and name in ("rollout", "flow"))
     points = [len(array(d["x"])) for d in plane(at)["data"]]
     assert points == [T, T]  # every query and every key of the text
 
@@ -510,7 +510,7 @@ def test_the_page_drawing_reserves_the_budget_for_the_models_size(
 
 
 def test_a_tokenizer_marker_is_drawn_as_itself_not_as_plotly_markup(fixture_models):
-    """LLaMA's "<s>" is Plotly's strike-through tag: every label, hover and line-view word reaches
+    """LLaMA's "<s>" is Plotly's strike-through tag: every label, hover and lines' word reaches
     the browser as "&lt;s>", which Plotly shows as <s>."""
     at = run_page("reading", {"rd_model": "llama", "rd_text": "the keys the values"})
     assert_clean(at)
@@ -525,7 +525,9 @@ def test_a_tokenizer_marker_is_drawn_as_itself_not_as_plotly_markup(fixture_mode
     assert "<s>" not in " ".join(queries["customdata"] + keys["customdata"])
 
 
-def test_a_decoders_unnormalised_norm_view_is_alpha_times_its_value_norms(fixture_models):
+def test_a_decoders_unnormalised_norm_weighted_reading_is_alpha_times_its_value_norms(
+    fixture_models,
+):
     from visattn.models import value_norms
 
     text, A = transformers_run("qwen2")  # grouped-query attention: two query heads per value head

@@ -156,7 +156,7 @@ def test_options_scaling_off_causal_and_temperature():
     np.testing.assert_allclose(w.sum(axis=1), 1, rtol=1e-6)
 
 
-def test_edit_view_defaults_to_article_and_recomputes_edits():
+def test_edit_part_defaults_to_article_and_recomputes_edits():
     at = run_page("single_head", {"sh_view": "edit"})
     assert_clean(at)
     got = zs(at)
@@ -633,10 +633,10 @@ def test_sentence_weights_and_sqrt_histograms_are_live():
         assert "d<sub>k</sub> = 24:" in fig["layout"]["title"]["text"]
 
 
-def test_a_link_keeps_the_settings_of_the_views_it_does_not_show():
-    """A view switch is a section's partial rerun: the other views' settings stay in the URL, so a
-    link made on the √d_k view still carries τ, the edit sizes and the sentence, with no "reset"
-    notice, and they return with their view."""
+def test_a_link_keeps_the_settings_of_the_parts_it_does_not_show():
+    """A part switch is a section's partial rerun: the other parts' settings stay in the URL, so a
+    link made on the √d_k part still carries τ, the edit sizes and the sentence, with no "reset"
+    notice, and they return with their part."""
     link = {
         "sh_view": "sqrt",
         "sh_temp": "2",
@@ -754,7 +754,7 @@ def test_seeded_table_is_named_briefly():
     assert len(tables("en")["single_head.embeddings"]["seeded"].split()) <= 5
 
 
-def test_zh_sentence_view_opens_on_the_chinese_sentence():
+def test_zh_sentence_part_opens_on_the_chinese_sentence():
     at = run_page("single_head", {"lang": "zh", "sh_view": "sentence"})
     assert_clean(at) and not errors(at)
     assert at.text_input(key="sh_text").value == ZH_SENTENCE
@@ -764,7 +764,7 @@ def test_zh_sentence_view_opens_on_the_chinese_sentence():
     assert zs(at)[0].shape == (n, n)
 
 
-def test_english_sentence_view_is_unchanged():
+def test_english_sentence_part_is_unchanged():
     at = run_page("single_head", {"sh_view": "sentence"})
     assert at.text_input(key="sh_text").value == lesson.SENTENCE
     assert "sh_text" not in qp(at)

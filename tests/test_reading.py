@@ -24,7 +24,7 @@ from visattn import reading
 from visattn.errors import InputError
 from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
-from visattn.figures.lines import filtered_line_view
+from visattn.figures.lines import filtered_lines
 from visattn.figures.matrices import head_grid, heatmap
 from visattn.lessons import reading as lesson
 from visattn.models import designed
@@ -235,7 +235,7 @@ def test_flow_reports_progress_and_refuses_long_texts():
     assert err.value.code == "flow_tokens"
 
 
-def test_view_weights_gives_every_selector_option_as_a_4d_grid():
+def test_reading_weights_gives_every_selector_option_as_a_4d_grid():
     A = random_weights((3, 2, 4, 4), seed=10)
     norms = np.random.default_rng(11).uniform(0.5, 2, size=(3, 2, 4))
     want = {
@@ -245,21 +245,21 @@ def test_view_weights_gives_every_selector_option_as_a_4d_grid():
         "max": normalise(A.max(axis=1, keepdims=True)),
         "rollout": loop_rollout(A, 0.5, "mean")[:, None],
     }
-    for view, expected in want.items():
-        got = reading.view_weights(A, view, norms=norms)
+    for name, expected in want.items():
+        got = reading.reading_weights(A, name, norms=norms)
         assert got.ndim == 4
         np.testing.assert_allclose(got, expected, atol=1e-12)
         np.testing.assert_allclose(got.sum(axis=-1), 1.0, atol=1e-12)
-    flow = reading.view_weights(A, "flow")
+    flow = reading.reading_weights(A, "flow")
     assert flow.shape == (1, 1, 4, 4)
     np.testing.assert_allclose(flow[0, 0], reading.attention_flow(A))
-    for view, kwargs, code in (
+    for name, kwargs, code in (
         ("norm_weighted", {}, "reading_norms"),
         ("flow", {"max_tokens": 3}, "flow_tokens"),
         ("grid", {}, "reading_choice"),
     ):
         with pytest.raises(InputError) as err:
-            reading.view_weights(A, view, **kwargs)
+            reading.reading_weights(A, name, **kwargs)
         assert err.value.code == code
 
 
@@ -532,7 +532,7 @@ BUILDS = {
         TOKENS,
         **colour_scale(W, scale="power", gamma=0.4, palette="Greys", value_range="max"),
     ),
-    "line view filtered": lambda: filtered_line_view(
+    "filtered lines": lambda: filtered_lines(
         W[0], TOKENS, threshold=0.1, top_k=2, head_names=["a", "b", "c"]
     ),
     "comparison aligned": lambda: reading_figures.comparison(
@@ -600,29 +600,29 @@ def test_the_figures_name_rows_and_columns_by_the_reading():
         output_token="out@{layer}",
         output_token_grid="out@each",
         input_token="in",
-        raw_title="{view}!",
+        raw_title="{reading}!",
         raw_value="raw",
         raw_relative="raw/max",
-        map_title="{view}|{name}",
+        map_title="{reading}|{name}",
         lines_title="{name} q→k",
         lines_through_title="{name} out→in",
     )
     grid = W[0].reshape(1, 3, 6, 6)  # (R, C, T, T)
-    maps = lesson.View(grid, ["L1·H1", "L1·H2", "L1·H3"], W[0, 1], "L1·H2")
+    maps = lesson.Maps(grid, ["L1·H1", "L1·H2", "L1·H3"], W[0, 1], "L1·H2")
     cases = {
         "weights": (("Q", "K"), ("Q", "K"), "{name} q→k"),
         "rollout": (("out@each", "in"), ("out@L1·H2", "in"), "{name} out→in"),
         "flow": (("out@L12", "in"), ("out@L12", "in"), "{name} out→in"),
     }
-    for view, (grid_axes, cell_axes, lines_title) in cases.items():
-        shown = reading_figures.Reading(view, view.upper(), "v", n_layers=12)
+    for name, (grid_axes, cell_axes, lines_title) in cases.items():
+        shown = reading_figures.Reading(name, name.upper(), "v", n_layers=12)
         fig = reading_figures.grid_figure(maps, TOKENS, shown, words=words)
         hover = fig.data[0].hovertemplate
         assert f"{grid_axes[0]}: %{{y}}" in hover and f"{grid_axes[1]}: %{{x}}" in hover
-        assert fig.layout.title.text == view.upper() and "v: %{z" in hover
+        assert fig.layout.title.text == name.upper() and "v: %{z" in hover
         cell = reading_figures.cell_figure(maps, TOKENS, shown, words=words)
         axes = (cell.layout.yaxis.title.text, cell.layout.xaxis.title.text)
-        assert axes == cell_axes and cell.layout.title.text == f"{view.upper()}|L1·H2"
+        assert axes == cell_axes and cell.layout.title.text == f"{name.upper()}|L1·H2"
         lines = reading_figures.lines_figure(maps.cell, TOKENS, maps.name, shown, words=words)
         assert lines.layout.title.text == lines_title.format(name="L1·H2")
     raw = reading_figures.Reading("norm_weighted", "NW", "share", raw=True)
@@ -659,25 +659,25 @@ def test_qk_geometry_hover_lists_a_querys_top_keys_and_every_word_is_a_parameter
     np.testing.assert_allclose(np.asarray(fig.data[1].x, dtype=float), proj.keys[:, 0], atol=1e-6)
 
 
-def test_filtered_line_view_draws_only_kept_edges():
-    fig = filtered_line_view(W[0, :1], TOKENS, top_k=1, threshold=0.0)
+def test_filtered_lines_draw_only_kept_edges():
+    fig = filtered_lines(W[0, :1], TOKENS, top_k=1, threshold=0.0)
     lines = [tr for tr in fig.data if tr.mode == "lines"]
     assert sum(len(tr.x) for tr in lines) // 3 == 6  # one edge per query
 
 
-def test_view_weights_holds_one_layer_at_a_time_beside_its_result():
-    """A page's float32 view of a long run costs the result and about one layer in float64, never
+def test_reading_weights_holds_one_layer_at_a_time_beside_its_result():
+    """A page's float32 reading of a long run costs the result and about one layer in float64, never
     a float64 copy of the whole run (at 512 tokens that copy alone is 151 MB; issue 21)."""
     import tracemalloc
 
     A = random_weights((6, 4, 64, 64), seed=12).astype(np.float32)
     norms = np.random.default_rng(13).uniform(0.5, 2, size=(6, 4, 64)).astype(np.float32)
     one_layer = 4 * 64 * 64 * 8  # (H, T, T) float64
-    for view in ("norm_weighted", "mean", "max", "rollout"):
+    for name in ("norm_weighted", "mean", "max", "rollout"):
         tracemalloc.start()
-        got = reading.view_weights(A, view, norms=norms, dtype=np.float32)
+        got = reading.reading_weights(A, name, norms=norms, dtype=np.float32)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert got.dtype == np.float32
-        np.testing.assert_allclose(got, reading.view_weights(A, view, norms=norms), rtol=1e-6)
-        assert peak <= got.nbytes + 4 * one_layer, (view, peak, got.nbytes)
+        np.testing.assert_allclose(got, reading.reading_weights(A, name, norms=norms), rtol=1e-6)
+        assert peak <= got.nbytes + 4 * one_layer, (name, peak, got.nbytes)

@@ -32,7 +32,7 @@ def test_the_readme_compute_example_runs():
         ("visattn.models.designed", "run"),
         ("visattn.display", "even_grid"),
         ("visattn.figures.colour", "colour_scale"),
-        ("visattn.figures.lines", "filtered_line_view"),
+        ("visattn.figures.lines", "filtered_lines"),
         ("visattn.controls", "Control"),
     ],
 )

@@ -188,7 +188,7 @@ class Budget:
         return getattr(self._local, "depth", 0) > 0
 
     def _nested(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """A request made from inside an admitted computation (a token view needs its readings):
+        """A request made from inside an admitted computation (shown tokens need their readings):
         computed at once within the caller's slot and reservation — waiting for another slot would
         wait for itself — and kept like any result."""
         value = compute()

@@ -22,7 +22,7 @@ from visattn.models import sources as model_sources
 from visattn.models.minilm import ModelNotInstalled, model_dir
 from visattn.models.sources import BUNDLED, Source
 
-from . import reading_views, url_state, widgets
+from . import reading_selector, url_state, widgets
 from .cache_pretrained import load_model, model_or_error
 from .errors import message
 from .i18n import label, t
@@ -162,7 +162,7 @@ def picker(
     with st.spinner(t("pretrained.loading")):
         model, reason, source = choose(control)
     if model is None:
-        reading_views.model_missing(reason)
+        reading_selector.model_missing(reason)
         return None
     describe(source)
     for layer_control in layer_controls:

@@ -15,6 +15,6 @@ def run(inputs: lesson.Inputs) -> lesson.Run:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def readings(inputs: lesson.Inputs, name: str) -> lesson.Readings:
-    """The selector's view ``name`` of the run of ``inputs``, labelled with them (flow over two
+    """The selector's reading ``name`` of the run of ``inputs``, labelled with them (flow over two
     layers is quick: no progress bar, so it can be cached)."""
     return lesson.readings(run(inputs).result, name, inputs.label)

@@ -1,10 +1,10 @@
 """The MiniLM model for the pretrained and reading pages: loaded once per server, runs cached per
-text, the readings of a run (the shared store below), the pretrained page's token view and head
+text, the readings of a run (the shared store below), the pretrained page's shown tokens and head
 grid; the finder's click.
 
 ``load_model`` is a ``st.cache_resource`` (one model for every session; a failure is not cached, so
-installing the package and reloading the page is enough). The runs, their readings and the token
-views are the heavy work of a room (at 512 tokens one attention array is 6·12·512·512 float32 =
+installing the package and reloading the page is enough). The runs, their readings and the shown
+tokens are the heavy work of a room (at 512 tokens one attention array is 6·12·512·512 float32 =
 75 MB, and a forward pass holds ~100 MB while it runs): they go through the replica's memory budget
 (:mod:`ui.budget`), which keeps results by bytes, admits a computation only when its working memory
 fits beside the others, shares one computation between sessions asking for the same text, and shows
@@ -22,10 +22,10 @@ it in a background thread once per server): a cached function called from a thre
 script run shares the same cache, and a page that asks while the thread is still loading waits for
 that one load instead of starting another.
 
-Readings (a view of a run: :func:`visattn.reading.view_weights`) are kept in the budget too, not in
-a Streamlit cache: flow's progress bar is an element drawn while computing, which a Streamlit cache
-would record and then fail to replay. They are keyed by page, text and view only, so changing the
-layer or head never recomputes flow."""
+Readings (a reading of a run: :func:`visattn.reading.reading_weights`) are kept in the budget too,
+not in a Streamlit cache: flow's progress bar is an element drawn while computing, which a
+Streamlit cache would record and then fail to replay. They are keyed by page, text and reading
+only, so changing the layer or head never recomputes flow."""
 
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ SHAPE = "_pt_model_shape"  # (layers, heads) of the model shown, for open_clicke
 # What a forward pass holds while it runs, as a multiple of its attention array (tracemalloc, one
 # pass: 101.6 MB at 512 tokens for a 75.5 MB array, 31.9 MB at 256 for 18.9 MB), plus a floor.
 RUN_FACTOR, RUN_FLOOR = 1.4, 8_000_000
-VIEW_FACTOR = 2.0  # a reading or a token view: at most two arrays of that size while it is made
+MAKE_FACTOR = 2.0  # a reading or shown tokens: at most two arrays of that size while made
 # What a session's drawing of a text's page holds until the page is drawn, as a multiple of the
-# run's attention array: the run, its view, the token view, the figures and their JSON
+# run's attention array: the run, its reading, the shown tokens, the figures and their JSON
 # (tracemalloc, one first visit at 512 tokens: peak 266 MB for weights × ‖value‖, 178 MB rollout,
 # 135 MB weights, for a 75.5 MB array).
 DRAW_FACTOR = 3.5
@@ -105,10 +105,10 @@ def budgeted(key: tuple, cost: int, compute: Callable):
 def drawing(model, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> Iterator[None]:
     """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
 
-    A drawing keeps its run, view and figures alive until it ends, whatever the shared cache
+    A drawing keeps its run, reading and figures alive until it ends, whatever the shared cache
     evicts meanwhile: ten sessions drawing ten 512-token texts at once held ten runs (755 MB)
     beside the budget's 600. Admitted in turn like a computation, with the waiting notice; what
-    runs inside (the run, its views) runs in this reservation's slot; a short text's drawing, or
+    runs inside (the run, its readings) runs in this reservation's slot; a short text's drawing, or
     a section drawn inside the page's own drawing, starts at once
     (:meth:`ui.budget.Budget.reserve`). A text the model cannot read reserves nothing: the page's
     error path reports it. ``max_tokens``: where the page cuts the text (the reading page's 64)."""
@@ -165,7 +165,7 @@ def stored_readings(
     key: tuple, make: Callable[[], Readings], n_tokens: int, model=None
 ) -> Readings:
     """The readings under ``key``, made by ``make()`` through the budget when missing."""
-    cost = int(VIEW_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
+    cost = int(MAKE_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
 
     def make_shared() -> Readings:
         return _stored(make())
@@ -178,48 +178,48 @@ def _pretrained_readings(model: MiniLM, text: str, name: str, progress=None) -> 
 
 
 def readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
-    """The pretrained page's view ``name`` of the run of ``text`` (up to 512 tokens; the weights
-    view is the run's own array)."""
+    """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; the
+    weights reading is the run's own array)."""
     make = partial(_pretrained_readings, model, text, name, progress)
     n_tokens = len(run_text(model, text).tokens)
     return stored_readings(("pretrained", model_key(model), text, name), make, n_tokens, model)
 
 
 class Made(NamedTuple):
-    """A view made and kept in the shared store, as a session remembers it: its text and name, not
-    its arrays (a session's last good result lives as long as the session, and a 512-token view
-    is 75 MB: twenty sessions would hold 1.5 GB beside the budget)."""
+    """A reading made and kept in the shared store, as a session remembers it: its text and name,
+    not its arrays (a session's last good result lives as long as the session, and a 512-token
+    reading is 75 MB: twenty sessions would hold 1.5 GB beside the budget)."""
 
     text: str
-    view: str
+    reading: str
 
 
 def made(model: MiniLM, text: str, name: str, progress=None) -> Made:
     """:func:`readings`, remembered by name only; the sections look the arrays up again."""
     found = readings(model, text, name, progress)
-    return Made(found.text, found.view)
+    return Made(found.text, found.reading)
 
 
-def _token_view(model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> lesson.View:
-    view = lesson.token_view(run_text(model, text), hide, merge, readings(model, text, name).w)
-    view.attn.flags.writeable = False  # shared by every session
-    return view
+def _as_shown(model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> lesson.Shown:
+    shown = lesson.as_shown(run_text(model, text), hide, merge, readings(model, text, name).w)
+    shown.attn.flags.writeable = False  # shared by every session
+    return shown
 
 
-def token_view(
+def as_shown(
     model: MiniLM, text: str, hide: bool, merge: bool, name: str
-) -> tuple[MiniLMResult, lesson.View]:
-    """The run of ``text`` and its view ``name`` with the toggles applied
-    (:func:`visattn.lessons.pretrained.token_view`), from the caches.
+) -> tuple[MiniLMResult, lesson.Shown]:
+    """The run of ``text`` and its reading ``name`` with the toggles applied
+    (:func:`visattn.lessons.pretrained.as_shown`), from the caches.
 
     The page's sections take these few keys instead of the arrays: ``st.fragment`` keeps a section's
     arguments until the session's next full run, and a 512-token run would stay alive (75 MB a
     session, whatever the run cache evicts). Two entries: the hidden or merged copies are as large
     as the run; the budget keeps them by bytes."""
     run = run_text(model, text)
-    cost = int(VIEW_FACTOR * attention_bytes(len(run.tokens), model)) + RUN_FLOOR
-    key = ("token_view", model_key(model), text, hide, merge, name)
-    return run, budgeted(key, cost, partial(_token_view, model, text, hide, merge, name))
+    cost = int(MAKE_FACTOR * attention_bytes(len(run.tokens), model)) + RUN_FLOOR
+    key = ("as_shown", model_key(model), text, hide, merge, name)
+    return run, budgeted(key, cost, partial(_as_shown, model, text, hide, merge, name))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -231,7 +231,7 @@ def grid_figure(
     font_size: int,
     presenter: bool,
 ):
-    """The grid of a view on a colour scale (~0.3 s of Plotly for 72 cells), built once per input
+    """The grid of a reading on a colour scale (~0.3 s of Plotly for 72 cells), built once per input
     and shared: show it, never modify it."""
     return pretrained_figures.grid_figure(
         grid, reading, colour=colour, words=words, font_size=font_size, presenter=presenter

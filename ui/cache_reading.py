@@ -7,7 +7,7 @@ through the replica's memory budget as the pretrained page's do
 why they are not a Streamlit cache):
 a checkpoint larger than MiniLM makes a run larger, and a Streamlit cache of 8 runs would hold
 them outside the budget. Keyed by the model's folder (:func:`ui.cache_pretrained.model_key`),
-text and view only, so changing the layer or head never recomputes flow. The query/key plane of
+text and reading only, so changing the layer or head never recomputes flow. The query/key plane of
 one head is small (its own copy of the head's weights): a ``st.cache_resource``; ``_model`` is not
 hashed, the folder tells the models apart."""
 

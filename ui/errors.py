@@ -33,7 +33,7 @@ def message(exc: Exception) -> str:
     """``exc`` said in the page's language (markdown-safe)."""
     if isinstance(exc, InputError):
         return t(f"errors.{exc.code}", **{k: _param(k, v) for k, v in exc.params.items()})
-    _log.exception("unexpected error while computing a view", exc_info=exc)
+    _log.exception("unexpected error while computing a result", exc_info=exc)
     return t("errors.unexpected")
 
 

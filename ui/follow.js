@@ -123,7 +123,8 @@ function csvCell(text) {
 
 function chartCsv(data) {
   const gd = document.querySelector(`.st-key-${data.chart} .js-plotly-plot`);
-  const z = gd && gd.data && gd.data[0] ? gd.data[0].z : null;
+  // Plotly's decoded trace: the figure sends z packed (base64), and a step's update packs it too
+  const z = gd && gd._fullData && gd._fullData[0] ? gd._fullData[0].z : null;
   if (!z) return null;
   const lines = [["", ...data.columns].map(csvCell).join(",")];
   data.index.forEach((name, i) => {

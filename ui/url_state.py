@@ -193,7 +193,7 @@ def bind_control(control: Control) -> str:
 
 def bind_controls(controls: Mapping[str, Control]) -> None:
     """Bind every control of a lesson's ``CONTROLS`` on every full run, whether or not its widget
-    is drawn now, so a link keeps the settings of the views it does not show."""
+    is drawn now, so a link keeps the settings of the sections it does not show."""
     for control in controls.values():
         bind_control(control)
 

@@ -14,7 +14,7 @@ Where each idea lives:
     ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
     ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
     ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
-    (tokens and seeded embeddings), ``token_views`` (special tokens, word pieces, pooling),
+    (tokens and seeded embeddings), ``shown_tokens`` (special tokens, word pieces, pooling),
     ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
     query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
     ``modern`` (attention as today's LLMs run it: grouped-query heads, sliding windows and attention

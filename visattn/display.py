@@ -21,7 +21,7 @@ PRESENTER_FONT, PRESENTER_MIN_TEXT, MIN_TEXT = 20, 18, 9
 MAX_TEXT_CELLS = 24  # above this many rows or columns, numbers are in the hover only
 SCALES = ("linear", "log", "power")  # how a value maps to a colour
 PALETTES = ("Blues", "Viridis", "Greys")  # Viridis: colour-blind safe; Greys: print
-RANGES = ("unit", "max")  # 0…1, or 0…the largest value of the view
+RANGES = ("unit", "max")  # 0…1, or 0…the largest value drawn
 DEFAULT_GAMMA = 0.5  # the power scale's γ
 GAMMA_RANGE = (0.1, 3.0, 0.05)  # the γ control: lowest, highest, step
 

@@ -18,11 +18,11 @@ through the layers. This module holds the standard ways to read them (all NumPy,
   the app's two models.
 * :func:`qk_projection` — one head's queries and keys in one 2-D PCA plane (NumPy's SVD), as
   AttentionViz.
-* :func:`view_weights` — the pages' one selector (weights | weights × ‖value‖ | mean | max | rollout
-  | flow) as a 4-D array for the same head grid, heatmap and line views.
+* :func:`reading_weights` — the pages' one selector (weights | weights × ‖value‖ | mean | max |
+  rollout | flow) as a 4-D array for the same head grid, heatmap and lines.
 * :func:`align_tokens` — do two sentences' tokens line up position by position (so that a difference
   of their attention maps means something)?
-* :func:`filter_edges` — the line view's edge threshold and top-k edges per query.
+* :func:`filter_edges` — the lines' edge threshold and top-k edges per query.
 
 Axis letters: L layers, H heads, T tokens (Tq queries, Tk keys), D model width, Dh head width.
 """
@@ -248,29 +248,29 @@ def attention_flow(
     return _normalise_rows(flow / FLOW_SCALE)
 
 
-# ── one selector for every view ────────────────────────────────────────────────────────────────
-VIEWS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
+# ── one selector for every reading ─────────────────────────────────────────────────────────────
+READINGS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 PER_HEAD = (
     "weights",
     "norm_weighted",
-)  # views with one map per head (mean, max, rollout: one per layer; flow: one)
-THROUGH_LAYERS = ("rollout", "flow")  # views whose rows are output tokens, columns input tokens
+)  # readings with one map per head (mean, max, rollout: one per layer; flow: one)
+THROUGH_LAYERS = ("rollout", "flow")  # readings: rows are output tokens, columns input tokens
 
 
 @dataclass(frozen=True)
 class Readings:
-    """One view of one text's attention, as the pages keep it: ``text`` names the input it belongs
-    to (a page checks it, and ``view``, before drawing a result kept from an earlier run), ``w`` is
-    :func:`view_weights`'s 4-D array."""
+    """One reading of one text's attention, as the pages keep it: ``text`` names the input it
+    belongs to (a page checks it, and ``reading``, before drawing a result kept from an earlier
+    run), ``w`` is :func:`reading_weights`'s 4-D array."""
 
     text: str
-    view: str
+    reading: str
     w: np.ndarray  # (L, H, T, T) per head; (L, 1, T, T) mean, max, rollout; (1, 1, T, T) flow
 
 
-def view_weights(
+def reading_weights(
     weights: ArrayLike,
-    view: str = "weights",
+    reading: str = "weights",
     *,
     norms: ArrayLike | None = None,
     residual: float = 0.5,
@@ -280,7 +280,7 @@ def view_weights(
     dtype: type = np.float64,
 ) -> np.ndarray:
     """The pages' one selector: (L, H, T, T) weights → a 4-D (rows, cols, T, T) array for the same
-    head grid, heatmap and line views, every row summing to 1.
+    head grid, heatmap and lines, every row summing to 1.
 
     ``"weights"`` (L, H, T, T) as given; ``"norm_weighted"`` (L, H, T, T) α_ij·‖f_h(x_j)‖
     row-normalised (needs ``norms`` (L, H, T)); ``"mean"`` / ``"max"`` (L, 1, T, T)
@@ -288,34 +288,34 @@ def view_weights(
     layer l); ``"flow"`` (1, 1, T, T) :func:`attention_flow` (refused above ``max_tokens``;
     ``progress`` as there).
 
-    The views other than flow are computed one layer at a time, in float64, and stored as
+    The readings other than flow are computed one layer at a time, in float64, and stored as
     ``dtype``: at 512 tokens a float64 copy of MiniLM's whole (6, 12, T, T) run is 151 MB, one
-    layer's 25 MB, so a page's float32 view costs its result and one layer (the same numbers as
+    layer's 25 MB, so a page's float32 reading costs its result and one layer (the same numbers as
     the whole-array functions: each layer's arithmetic is the same)."""
-    view = _choice(view, "view", VIEWS)
+    reading = _choice(reading, "view", READINGS)  # "view": errors.name_view, the users' word
     w = as_array(weights, "weights", 4)
-    if view == "weights":
+    if reading == "weights":
         return np.array(_weights(w, ndim=4, rows_sum_to_one=True), dtype=dtype)  # a copy
-    if view == "flow":
+    if reading == "flow":
         flow = attention_flow(
             w, residual=residual, head_fusion=head_fusion, max_tokens=max_tokens, progress=progress
         )
         return flow[None, None].astype(dtype, copy=False)  # (1, 1, T, T)
-    if view == "norm_weighted":
+    if reading == "norm_weighted":
         if norms is None:
             raise InputError(
-                "reading_norms", "view='norm_weighted' needs the value norms (L, H, T)."
+                "reading_norms", "reading='norm_weighted' needs the value norms (L, H, T)."
             )
         norms = _norms(norms, w.shape)  # (L, H, T)
     L, H, T, _ = w.shape
-    out = np.empty((L, H if view == "norm_weighted" else 1, T, T), dtype=dtype)
+    out = np.empty((L, H if reading == "norm_weighted" else 1, T, T), dtype=dtype)
     rolled = None  # rollout so far: (T, T), float64
     for layer in range(L):
         one = _weights(w[layer], ndim=3, rows_sum_to_one=True)  # (H, T, T), float64
-        if view == "norm_weighted":
+        if reading == "norm_weighted":
             out[layer] = norm_weighted(one, norms[layer], normalise=True)
-        elif view in HOWS:
-            out[layer, 0] = aggregate_heads(one, view)
+        elif reading in HOWS:
+            out[layer, 0] = aggregate_heads(one, reading)
         else:  # rollout: R_0 = Ã_0, R_l = Ã_l · R_{l−1}
             step = residual_attention(one[None], residual=residual, head_fusion=head_fusion)[0]
             rolled = step if rolled is None else step @ rolled  # (T, T) x (T, T) -> (T, T)
@@ -651,13 +651,13 @@ def weight_difference(weights_a: ArrayLike, weights_b: ArrayLike) -> np.ndarray:
     return wb - wa
 
 
-# ── line view ────────────────────────────────────────────────────────────────────────────────────
+# ── lines ────────────────────────────────────────────────────────────────────────────────────────
 def filter_edges(
     weights: ArrayLike, *, threshold: float = 0.02, top_k: int | None = None
 ) -> np.ndarray:
     """``weights`` (…, Tq, Tk) with every edge below ``threshold`` and, with ``top_k``, every edge
     outside its row's ``top_k`` strongest set to 0 (ties: the earlier key wins). Feeds
-    :func:`visattn.figures.line_view`."""
+    :func:`visattn.figures.token_lines`."""
     w = _weights(weights, square=False)
     try:
         t = float(threshold)

@@ -1,4 +1,4 @@
-"""Sentences to tokens and to seeded embedding vectors, for the toy (untrained) views.
+"""Sentences to tokens and to seeded embedding vectors, for the toy (untrained) models.
 
 English and other Latin text splits into words and punctuation; Chinese, Japanese and Korean
 characters become one token each (article 003 reads 小明喜欢吃苹果 character by character).

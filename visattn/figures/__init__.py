@@ -5,7 +5,7 @@ parameter, so the app passes translated ones; the English defaults are for noteb
 
 Modules: ``core`` (shared conventions: unique repeated labels, tick thinning, cell text, the weight
 colour scale, figures built without Plotly's slow validation), ``matrices`` (heatmap, head grid),
-``lines`` (line view, bars, curves), ``live`` (a Plotly slider inside a figure, with precomputed
+``lines`` (token lines, bars, curves), ``live`` (a Plotly slider inside a figure, with precomputed
 steps: the figure redraws in the browser while it is dragged). A lesson's own figures live beside
 them, one module per lesson."""
 
@@ -19,7 +19,7 @@ from .core import (
     compact,
     unique_labels,
 )
-from .lines import bars, curves, line_view
+from .lines import bars, curves, token_lines
 from .matrices import head_grid, heatmap
 
 __all__ = [
@@ -34,6 +34,6 @@ __all__ = [
     "curves",
     "head_grid",
     "heatmap",
-    "line_view",
+    "token_lines",
     "unique_labels",
 ]

@@ -35,8 +35,8 @@ def colour_scale(
     ``decades`` orders of magnitude below the top get the lowest colour). The data are not
     transformed: the scale itself is warped (many stops), so hovers and the colour bar show true
     values. ``palette``: "Blues", "Viridis" (colour-blind safe), "Greys" (print). ``value_range``:
-    "unit" (0…1, the weights' scale) or "max" (0…the largest of ``values``, for views whose entries
-    are small or above 1)."""
+    "unit" (0…1, the weights' scale) or "max" (0…the largest of ``values``, for readings whose
+    entries are small or above 1)."""
     scale = _choice(scale, "scale", SCALES)
     palette = _choice(palette, "palette", PALETTES)
     value_range = _choice(value_range, "value_range", RANGES)

@@ -28,7 +28,7 @@ from .core import (
     _title,
     compact,
 )
-from .lines import line_view
+from .lines import token_lines
 from .matrices import head_grid, heatmap
 
 FUTURE_GREY = "#d9d9d9"  # the plot's background: what a NaN cell (a key not cached yet) shows
@@ -284,7 +284,7 @@ def induction_lines(
     line_weights: ArrayLike, tokens: Sequence[str], *, words: Words = WORDS, font_size: int = 14
 ) -> go.Figure:
     """The induction head's rows of repeated tokens (1, T, T) as lines from token to key."""
-    return line_view(
+    return token_lines(
         line_weights,
         list(tokens),
         head_names=(words.head_induction,),

@@ -1,5 +1,5 @@
-"""Tokens and numbers as lines and bars: the line view (and its filtered form: an edge threshold,
-top-k edges per query), bar charts, curves."""
+"""Tokens and numbers as lines and bars: the token lines (and their filtered form: an edge
+threshold, top-k edges per query), bar charts, curves."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .core import HEAD_COLOURS, HOVER_NUMBER, _figure, _fmt, _ticks, _title, com
 LABEL_GAP = 0.04  # x distance (the lines run from 0 to 1) between a line's end and its token
 
 
-def line_view(
+def token_lines(
     w: ArrayLike,
     tokens: Sequence[str],
     *,
@@ -222,16 +222,16 @@ def curves(
     return _figure(data, layout)
 
 
-def filtered_line_view(
+def filtered_lines(
     w: ArrayLike,
     tokens: Sequence[str],
     *,
     threshold: float = 0.02,
     top_k: int | None = None,
-    **line_view_kwargs: Any,
+    **lines_kwargs: Any,
 ) -> go.Figure:
-    """:func:`line_view` of ``w`` (H, T, T) after :func:`visattn.reading.filter_edges` (edge
+    """:func:`token_lines` of ``w`` (H, T, T) after :func:`visattn.reading.filter_edges` (edge
     threshold, top-k edges per query). Rows should sum to 1 (weights, aggregates, rollout,
-    normalised norm-weighted maps): the line view draws weights in tenths up to 1."""
+    normalised norm-weighted maps): :func:`token_lines` draws weights in tenths up to 1."""
     kept = filter_edges(w, threshold=threshold, top_k=top_k)
-    return line_view(kept, tokens, min_weight=max(float(threshold), 1e-12), **line_view_kwargs)
+    return token_lines(kept, tokens, min_weight=max(float(threshold), 1e-12), **lines_kwargs)

@@ -1,9 +1,9 @@
 """The multi-head lesson's figures: the layer grid, the focus token in every head (bars or one
-heatmap), the line view, one head large, the pipeline's matrices.
+heatmap), the lines, one head large, the pipeline's matrices.
 
 Every word shown is a field of :class:`Words` (English; the app fills it in the page's language).
-The heads' names (``titles``: "Coreference", "Head 2", or the view's one merged map) and what a
-cell holds (``value_name``: the view's) are data, passed as arguments."""
+The heads' names (``titles``: "Coreference", "Head 2", or the reading's one merged map) and what
+a cell holds (``value_name``: the reading's) are data, passed as arguments."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from ..display import MAX_TEXT_CELLS
 from .core import cell_text_px
-from .lines import bars, filtered_line_view
+from .lines import bars, filtered_lines
 from .matrices import head_grid, heatmap
 
 if TYPE_CHECKING:  # annotations only
@@ -184,7 +184,7 @@ def lines_figure(
 ) -> go.Figure:
     """Layer ``layer`` (0-based) as lines, ``w`` (H, T, T): the heads ``visible``, named by
     ``titles``, edges below ``threshold`` and outside each query's ``top_k`` left out."""
-    return filtered_line_view(
+    return filtered_lines(
         w,
         tokens,
         threshold=threshold,

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from .. import reading
 from ..errors import InputError
-from .lines import filtered_line_view
+from .lines import filtered_lines
 from .matrices import head_grid
 
 # What a notebook passes: an (L, H, T, T) or (H, T, T) array, or transformers' tuple of L (batch, H,
@@ -103,7 +103,7 @@ def lines(
     (right), opacity = weight; edges under ``threshold`` dropped, ``top_k`` per query kept."""
     w = attentions(attention)[layer]  # (H, T, T)
     names = _head_names(layer, w.shape[0])
-    return filtered_line_view(
+    return filtered_lines(
         w, list(tokens), threshold=threshold, top_k=top_k, head_names=names, visible=heads
     )
 
@@ -117,7 +117,7 @@ def rollout(attention: Attention, tokens: Sequence[str], residual: float = 0.5) 
     return head_grid(rolled[None], tokens, tokens, cell_titles=titles, value_name="share")
 
 
-def value_norm_view(
+def norm_weighted(
     attention: Attention, norms: ArrayLike, tokens: Sequence[str], layer: int
 ) -> go.Figure:
     """One layer's heads as α_ij·‖v_j W_O^h‖ (Kobayashi et al. 2020), each row rescaled to sum 1:

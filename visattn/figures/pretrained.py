@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from ..lessons.pretrained import Finder, Grid, Lines, OneHead
 from ..reading import PER_HEAD
 from .core import plotly_text, smallest_text
-from .lines import bars, filtered_line_view
+from .lines import bars, filtered_lines
 from .matrices import head_grid, heatmap
 from .reading import WEIGHTS, Reading, axis_names
 
@@ -23,8 +23,8 @@ from .reading import WEIGHTS, Reading, axis_names
 class Words:
     """The words of these figures. Templates, filled here: ``output_token`` with {layer} ("L4");
     ``finder_title`` and ``finder_maps_title`` with {src} and {tgt} (the tokens) and {n} (bars);
-    ``head_title`` and ``lines_title`` with {head} ("L4·H2"); ``map_title`` with {view} (the
-    reading's name) and {name} (the map's)."""
+    ``head_title`` and ``lines_title`` with {head} ("L4·H2"); ``map_title`` with {reading}
+    (the reading's name) and {name} (the map's)."""
 
     query: str = "query"
     key: str = "key"
@@ -36,7 +36,7 @@ class Words:
     finder_x: str = "head (layer·head)"
     finder_maps_x: str = "Layer"
     head_title: str = "{head}: attention weights (rows: queries, columns: keys)"
-    map_title: str = "{view}: {name}"
+    map_title: str = "{reading}: {name}"
     lines_title: str = "{head}: who looks at whom"
 
 
@@ -52,8 +52,8 @@ def grid_figure(
     font_size: int = 13,
     presenter: bool = False,
 ) -> go.Figure:
-    """All 72 heads (6 × 12 small squares), or one layer's 12 (3 × 4), a view's 6 layers (2 × 3) or
-    flow's one map (larger ones), on the shared 0…1 scale or ``colour``
+    """All 72 heads (6 × 12 small squares), or one layer's 12 (3 × 4), a reading's 6 layers
+    (2 × 3) or flow's one map (larger ones), on the shared 0…1 scale or ``colour``
     (:func:`visattn.figures.colour.colour_scale`'s output).
 
     Cell titles are centred on their cells: Plotly's default anchor for paper-positioned text is
@@ -97,11 +97,11 @@ def finder_figure(
     words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """The strongest heads (of a view without heads: maps) by the weight the token ``source`` puts
-    on ``target``, as bars (the open head orange); each bar carries [layer, head] (0-based) as
+    """The strongest heads (of a reading without heads: maps) by the weight the token ``source``
+    puts on ``target``, as bars (the open head orange); each bar carries [layer, head] (0-based) as
     customdata, which a click reports."""
     drawn = {"src": plotly_text(source), "tgt": plotly_text(target)}  # "<s>" is not markup
-    if reading.view in PER_HEAD:
+    if reading.name in PER_HEAD:
         title, x_title = words.finder_title.format(n=len(f.top), **drawn), words.finder_x
     else:
         title = words.finder_maps_title.format(n=len(f.top), **drawn)
@@ -129,12 +129,12 @@ def head_figure(
     words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """One head (or a view's map) large: queries down, keys across (rollout and flow: output and
+    """One head (or a reading's map) large: queries down, keys across (rollout and flow: output and
     input tokens), numbers in the cells when they fit."""
-    if reading.view == "weights":
+    if reading.name == "weights":
         title = words.head_title.format(head=h.name)
     else:
-        title = words.map_title.format(view=reading.label, name=h.name)
+        title = words.map_title.format(reading=reading.label, name=h.name)
     rows, columns = axis_names(reading, words, h.name)
     return heatmap(
         h.shown,
@@ -161,7 +161,7 @@ def lines_figure(
 ) -> go.Figure:
     """The window of one head as the Tensor2Tensor picture (``name`` is the head's legend entry),
     edges below ``threshold`` and outside each query's ``top_k`` left out."""
-    return filtered_line_view(
+    return filtered_lines(
         ln.w,
         ln.tokens,
         threshold=threshold,

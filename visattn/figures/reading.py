@@ -3,9 +3,9 @@ two sentences side by side with their difference, and one head's queries and key
 (The colour scales every attention figure takes are in :mod:`.colour`.)
 
 Every word a figure shows is a field of :class:`Words` (English; the app fills it in the page's
-language). Which reading a figure draws and the page's names for it (the view control's label
-tables) come as a :class:`Reading`; tokens and a map's name ("L4·H2") are data too. Compute lives
-in :mod:`visattn.reading` and :mod:`visattn.lessons.reading`; these builders only draw.
+language). Which reading a figure draws and the page's names for it (the reading control's
+label tables) come as a :class:`Reading`; tokens and a map's name ("L4·H2") are data too. Compute
+lives in :mod:`visattn.reading` and :mod:`visattn.lessons.reading`; these builders only draw.
 """
 
 from __future__ import annotations
@@ -40,17 +40,17 @@ from .core import (
     plotly_text,
     unique_labels,
 )
-from .lines import filtered_line_view
+from .lines import filtered_lines
 from .matrices import head_grid, heatmap
 
 if TYPE_CHECKING:  # annotations only
-    from ..lessons.reading import Geometry, View
+    from ..lessons.reading import Geometry, Maps
 
 
 @dataclass(frozen=True)
 class Words:
     """The words of these figures. Templates, filled here: ``output_token`` with {layer} ("L4");
-    ``raw_title`` with {view} (the reading's name); ``map_title`` with {view} and {name} (the
+    ``raw_title`` with {reading} (the reading's name); ``map_title`` with {reading} and {name} (the
     map's: "L4·H2"); ``lines_title``, ``lines_through_title`` (rollout and flow) and
     ``plane_title`` with {name}; ``principal_axis`` with {n} (1, 2) and {pct}."""
 
@@ -59,10 +59,10 @@ class Words:
     output_token: str = "output token (after {layer})"
     output_token_grid: str = "output token (after the map's layer)"
     input_token: str = "input token"
-    raw_title: str = "{view} (unnormalised)"
+    raw_title: str = "{reading} (unnormalised)"
     raw_value: str = "α‖f(x)‖"
     raw_relative: str = "α‖f(x)‖ ÷ largest"
-    map_title: str = "{view}: {name}"
+    map_title: str = "{reading}: {name}"
     lines_title: str = "{name}: query → key"
     lines_through_title: str = "{name}: output token → input token"
     sentence_a: str = "Sentence A"
@@ -81,14 +81,14 @@ WORDS = Words()
 
 @dataclass(frozen=True)
 class Reading:
-    """Which reading of the attention a figure draws, ``view`` (one of
-    :data:`visattn.reading.VIEWS`), and what the page calls it: ``label`` ("weights × ‖value‖") and
-    ``value_name``, what a cell holds ("share") — the view control's label tables, data rather than
-    words of these figures. ``n_layers``: the model's (flow's one map is after its last layer);
-    ``raw``: the norm-weighted reading unnormalised, α‖f(x)‖ itself (:class:`Words`' ``raw_title``
-    and ``raw_value`` name it)."""
+    """Which reading of the attention a figure draws, ``name`` (one of
+    :data:`visattn.reading.READINGS`), and what the page calls it: ``label`` ("weights × ‖value‖")
+    and ``value_name``, what a cell holds ("share") — the reading control's label tables, data
+    rather than words of these figures. ``n_layers``: the model's (flow's one map is after its last
+    layer); ``raw``: the norm-weighted reading unnormalised, α‖f(x)‖ itself (:class:`Words`'
+    ``raw_title`` and ``raw_value`` name it)."""
 
-    view: str = "weights"
+    name: str = "weights"
     label: str = "weights"
     value_name: str = "weight"
     n_layers: int = N_LAYERS
@@ -113,17 +113,17 @@ def axis_names(reading: Reading, words: AxisWords, layer: str | None = None) -> 
     """What a map of ``reading`` has in its rows and its columns: queries and keys; for rollout and
     flow an output token, after ``layer`` ("L4"; flow: the model's last; None: a grid, each map
     after its own layer), and an input token."""
-    if reading.view not in THROUGH_LAYERS:
+    if reading.name not in THROUGH_LAYERS:
         return words.query, words.key
-    if reading.view == "flow":
+    if reading.name == "flow":
         layer = layer_name(reading.n_layers - 1)
     output = words.output_token_grid if layer is None else words.output_token.format(layer=layer)
     return output, words.input_token
 
 
-def view_title(reading: Reading, words: Words = WORDS) -> str:
+def reading_title(reading: Reading, words: Words = WORDS) -> str:
     """The reading's name as a figure titles it (unnormalised: said so)."""
-    return words.raw_title.format(view=reading.label) if reading.raw else reading.label
+    return words.raw_title.format(reading=reading.label) if reading.raw else reading.label
 
 
 def cell_name(reading: Reading, words: Words = WORDS) -> str:
@@ -132,7 +132,7 @@ def cell_name(reading: Reading, words: Words = WORDS) -> str:
 
 
 def grid_figure(
-    maps: View,
+    maps: Maps,
     tokens: Sequence[str],
     reading: Reading,
     *,
@@ -140,8 +140,8 @@ def grid_figure(
     words: Words = WORDS,
     font_size: int = 12,
 ) -> go.Figure:
-    """The grid of ``maps`` (a :class:`visattn.lessons.reading.View`): a layer's heads, a view's
-    layers or flow's one map, on ``colour`` (:func:`colour_scale`'s output)."""
+    """The grid of ``maps`` (a :class:`visattn.lessons.reading.Maps`): a layer's heads, a
+    reading's layers or flow's one map, on ``colour`` (:func:`colour_scale`'s output)."""
     rows, columns = axis_names(reading, words)
     return head_grid(
         maps.grid,
@@ -152,13 +152,13 @@ def grid_figure(
         query_name=rows,
         key_name=columns,
         font_size=font_size,
-        title=view_title(reading, words),
+        title=reading_title(reading, words),
         **(colour or {}),
     )
 
 
 def cell_figure(
-    maps: View,
+    maps: Maps,
     tokens: Sequence[str],
     reading: Reading,
     *,
@@ -172,7 +172,7 @@ def cell_figure(
         maps.cell,
         tokens,
         tokens,
-        title=words.map_title.format(view=view_title(reading, words), name=maps.name),
+        title=words.map_title.format(reading=reading_title(reading, words), name=maps.name),
         value_name=cell_name(reading, words),
         x_title=columns,
         y_title=rows,
@@ -195,8 +195,8 @@ def lines_figure(
     """One map ``w`` (T, T) named ``name`` as lines, edges below ``threshold`` and outside each
     query's ``top_k`` left out (an unnormalised map: divided by its largest entry,
     :func:`visattn.lessons.reading.line_weights`)."""
-    template = words.lines_through_title if reading.view in THROUGH_LAYERS else words.lines_title
-    return filtered_line_view(
+    template = words.lines_through_title if reading.name in THROUGH_LAYERS else words.lines_title
+    return filtered_lines(
         np.asarray(w)[None],  # (1, T, T): one head, at most 1
         tokens,
         threshold=threshold,
@@ -259,7 +259,7 @@ def comparison(
     colour = {"zmin": 0.0, "zmax": 1.0, **(colour or colour_scale())}
     query_name, key_name = axis_names(reading, words, name or None)
     value_name, diff_name = cell_name(reading, words), words.difference
-    title = words.map_title.format(view=view_title(reading, words), name=name) if name else ""
+    title = words.map_title.format(reading=reading_title(reading, words), name=name) if name else ""
     panels = [(wa, tokens_a, words.sentence_a), (wb, tokens_b, words.sentence_b)]
     diff = weight_difference(wa, wb) if al.aligned else None
     if diff is not None:

@@ -415,7 +415,7 @@ def circuit_section(
 
 
 def circuit_pair(tokens: list[str]) -> tuple[CircuitSection, CircuitSection]:
-    """(intact view, ablated view) from one pair of runs: the ablation switch then only picks
+    """(intact circuit, ablated circuit) from one pair of runs: the ablation switch then only picks
     one."""
     runs = (induction.run(tokens), induction.run(tokens, ablate="previous"))
     return circuit_section(tokens, False, runs), circuit_section(tokens, True, runs)
@@ -606,7 +606,7 @@ def training_section(run: training.TrainingRun) -> TrainingSection:
 
 
 @dataclass(frozen=True)
-class LiveView:
+class TrainingSoFar:
     """A running training's measurements so far, for the live figures."""
 
     steps: np.ndarray  # (M,)
@@ -619,9 +619,10 @@ class LiveView:
     chance: float
 
 
-def live_view(history: pd.DataFrame, config: training.DecoderConfig) -> LiveView:
+def so_far(history: pd.DataFrame, config: training.DecoderConfig) -> TrainingSoFar:
+    """What a running training has measured so far (its ``history``), as arrays."""
     names = training.head_names(config)
-    return LiveView(
+    return TrainingSoFar(
         steps=history["step"].to_numpy(),
         loss=history["loss"].to_numpy(),
         repeated=history["repeat_accuracy"].to_numpy(),

@@ -3,12 +3,12 @@
 Article 004's picture: in "The animal didn't cross the street because it was too tired." one head
 links it → animal (who "it" is), another it → tired (what state "it" is in). The designed
 transformer (:mod:`visattn.models.designed`) shows it with weights whose every entry has a reason;
-the same views with seeded random weights (:mod:`visattn.models.random`) show what an untrained head
-looks like. Then the pipeline with every shape, and the shape explorer for any size up to GPT-3's 96
-heads × 128 (article 000).
+the same readings with seeded random weights (:mod:`visattn.models.random`) show what an untrained
+head looks like. Then the pipeline with every shape, and the shape explorer for any size up to
+GPT-3's 96 heads × 128 (article 000).
 
-Sections: :func:`run` (text → a model run), :func:`layer_view` (every head of one layer),
-:func:`focus` (one token in every head) and :func:`focus_lines` (its line view), :func:`pipeline`
+Sections: :func:`run` (text → a model run), :func:`layer_maps` (every head of one layer),
+:func:`focus` (one token in every head) and :func:`focus_lines` (its lines), :func:`pipeline`
 (one head's path through one layer, every matrix with its shape), :func:`explore` (the shape
 explorer). Numbering shown to a reader is 1-based (tokens, heads, layers, columns); indices in these
 dataclasses are 0-based. ``CONTROLS`` is every URL parameter of the page; ``LABELS`` names the label
@@ -33,7 +33,7 @@ from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
 from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
 from ..text import MAX_SENTENCE_TOKENS, tokenize
-from . import views
+from . import reading_selector
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 SENTENCE_ZH = "动物没有穿过街道，因为它太累了。"  # the same sentence in Chinese (issue 22)
@@ -98,10 +98,10 @@ GRID_COLS = 4  # heads per row of the grid (2 when there are at most 4)
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 Result = DesignedResult | RandomResult
-Readings = reading.Readings  # text, view, w: one view of the attention (issue 12's selector)
+Readings = reading.Readings  # text, reading, w: one reading of the attention (issue 12's selector)
 
 # ── the page's controls ─────────────────────────────────────────────────────────────────────────
-# The line view's switches, one per head (the random model has at most MAX_RANDOM_HEADS).
+# The lines' switches, one per head (the random model has at most MAX_RANDOM_HEADS).
 HEAD_VISIBLE = tuple(Control(f"mh_v{h}", True) for h in range(MAX_RANDOM_HEADS))
 CONTROLS = table(
     # the run: which heads, which sentence, the random heads' sizes and seed
@@ -110,10 +110,10 @@ CONTROLS = table(
     Control("mh_d", 32, lo=2, hi=MAX_RANDOM_D),
     Control("mh_h", 4, lo=1, hi=MAX_RANDOM_HEADS),
     Control("mh_seed", 0, lo=0, hi=MAX_SEED),
-    # which layer, and which reading of it (issue 12's selector: view, colours, line filters)
+    # which layer, and which reading of it (issue 12's selector: reading, colours, line filters)
     Control("mh_layer", N_LAYERS, options=LAYERS, labels="multi_head.layers"),
-    views.controls("mh"),
-    # token focus and the line view
+    reading_selector.controls("mh"),
+    # token focus and the lines
     Control("mh_tok", 0, lo=0, hi=MAX_SENTENCE_TOKENS - 1),
     Control("mh_lfoc", True),
     HEAD_VISIBLE,
@@ -133,7 +133,8 @@ STEP_TEXTS = ("x_designed", "x_random", "x_next", "qkv", "attend", "concat", "no
 # figures (visattn.figures.multi_head.Words), not label tables
 PANEL_TITLES = ("shape", "head", "concat", "mha")
 AXES = ("token", "query", "key", "dimension", "position")
-SHAPE_METRICS = ("dh", "total", "per_head", "weights")  # the explorer's metrics (ShapeView.numbers)
+# the explorer's metrics (ShapesSection.numbers)
+SHAPE_METRICS = ("dh", "total", "per_head", "weights")
 SHAPE_COLUMNS = ("matrix", "shape", "entries", "learned", "what")  # the explorer's table
 MATRICES = tuple(m.name for m in shapes.gpt3_shapes().matrices)  # every matrix of the block
 WORDED_MATRICES = ("concat", "residual", "head_h")  # named in words; the others are symbols
@@ -229,7 +230,7 @@ class Inputs:
 @dataclass(frozen=True)
 class Run:
     """A model run with the inputs it was made of (a page keeps the last good one, and reads its
-    views from the same inputs)."""
+    readings from the same inputs)."""
 
     inputs: Inputs
     result: Result
@@ -271,7 +272,7 @@ def input_counts() -> designed.InputLayout:
     return designed.input_layout()
 
 
-# ── the reading: one selector of views (issue 12) ──────────────────────────────────────────────
+# ── the reading: one selector of readings (issue 12) ───────────────────────────────────────────
 def value_norms(r: Result) -> np.ndarray:
     """(L, H, T) ‖f_h(x_j)‖ = ‖x_j W_V^h W_O^h‖ (Kobayashi et al. 2020) of the designed or random
     run (no biases)."""
@@ -281,24 +282,25 @@ def value_norms(r: Result) -> np.ndarray:
 
 
 def readings(r: Result, name: str, key: str = "") -> Readings:
-    """The selector's view (:func:`visattn.reading.view_weights`) of a run, labelled ``key`` (the
-    page's inputs): (L, H, T, T) per head, (L, 1, T, T) mean / max / rollout over the layers, (1, 1,
-    T, T) flow (refused above :data:`visattn.reading.FLOW_MAX_TOKENS`; two layers make it quick)."""
+    """The selector's reading ``name`` (:func:`visattn.reading.reading_weights`) of a run,
+    labelled ``key`` (the page's inputs): (L, H, T, T) per head, (L, 1, T, T) mean / max / rollout
+    over the layers, (1, 1, T, T) flow (refused above :data:`visattn.reading.FLOW_MAX_TOKENS`; two
+    layers make it quick)."""
     norms = value_norms(r) if name == "norm_weighted" else None
-    return reading.Readings(key, name, reading.view_weights(r.weights, name, norms=norms))
+    return reading.Readings(key, name, reading.reading_weights(r.weights, name, norms=norms))
 
 
-def view_layer(w: np.ndarray, layer: int) -> np.ndarray:
-    """Layer ``layer``'s maps (H', T, T) of a view (L', H', T, T): flow has one layer for all."""
+def maps_of_layer(w: np.ndarray, layer: int) -> np.ndarray:
+    """Layer ``layer``'s maps (H', T, T) of a reading (L', H', T, T): flow has one layer for all."""
     return w[min(layer, len(w) - 1)]
 
 
 # ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
-class LayerView:
+class LayerMaps:
     layer: int  # 0-based
     weights: np.ndarray  # (H, T, T): the heads' maps, or (1, T, T) one map merged over them
-    per_head: bool  # one map per head (else the view merged the heads into one)
+    per_head: bool  # one map per head (else the reading merged the heads into one)
     grid_cols: int  # heads per row of the grid
     row_max_mean: float  # largest weight of a row, averaged over rows and heads
     uniform: float  # 1/T: the same for uniform rows
@@ -306,20 +308,20 @@ class LayerView:
 
 
 def figure_tag(layer: int, name: str) -> str:
-    """The layer (1-based) and, unless it is the plain weights, the view: "L2", "L2_rollout"."""
+    """The layer (1-based) and, unless it is the plain weights, the reading: "L2", "L2_rollout"."""
     if name == "weights":
         return f"L{layer + 1}"
     return f"L{layer + 1}_{name}"
 
 
-def layer_view(
-    r: Result, layer: int, view: np.ndarray | None = None, name: str = "weights"
-) -> LayerView:
-    """Every head of one layer (``view``: the :func:`readings` array of the view ``name`` instead
-    of the weights: its maps of that layer)."""
-    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
+def layer_maps(
+    r: Result, layer: int, reading_maps: np.ndarray | None = None, name: str = "weights"
+) -> LayerMaps:
+    """Every head of one layer (``reading_maps``: the :func:`readings` array of the reading
+    ``name`` instead of the weights: its maps of that layer)."""
+    w = maps_of_layer(r.weights if reading_maps is None else reading_maps, layer)  # (H, T, T)
     H, T, _ = w.shape
-    return LayerView(
+    return LayerMaps(
         layer=layer,
         weights=w,
         per_head=name in reading.PER_HEAD,
@@ -330,12 +332,12 @@ def layer_view(
     )
 
 
-# ── 2, 3. one token in every head; the line view ────────────────────────────────────────────────
+# ── 2, 3. one token in every head; the lines ────────────────────────────────────────────────────
 def near_uniform(row: np.ndarray) -> bool:
     """Whether a row of weights has no winner worth naming: its largest weight is below
     :data:`UNIFORM_FACTOR` (1.5) × the row's mean — for a row that sums to 1, below 1.5 / T, where
     1 / T is what every key gets in a uniform row. Defined from the row alone, so it holds for every
-    view."""
+    reading."""
     row = np.asarray(row, dtype=float)
     return bool(row.max() < UNIFORM_FACTOR * row.mean())
 
@@ -351,9 +353,9 @@ class Focus:
     per_row: int  # bar charts per row
 
 
-def focus(r: Result, layer: int, token: int, view: np.ndarray | None = None) -> Focus:
-    """Where ``token`` looks in every head of ``layer`` (of the view ``view``, else the weights)."""
-    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
+def focus(r: Result, layer: int, token: int, reading_maps: np.ndarray | None = None) -> Focus:
+    """Where ``token`` looks in every head of ``layer`` (in ``reading_maps``, else the weights)."""
+    w = maps_of_layer(r.weights if reading_maps is None else reading_maps, layer)  # (H, T, T)
     rows = w[:, token, :]  # (H, T) the focus token's row in every head
     best = tuple(int(np.argmax(row)) for row in rows)
     return Focus(
@@ -368,10 +370,10 @@ def focus(r: Result, layer: int, token: int, view: np.ndarray | None = None) -> 
 
 
 def focus_lines(
-    r: Result, layer: int, token: int, only_focus: bool, view: np.ndarray | None = None
+    r: Result, layer: int, token: int, only_focus: bool, reading_maps: np.ndarray | None = None
 ) -> np.ndarray:
-    """(H, T, T) what the line view draws: the focus row of every head only, or every row."""
-    w = view_layer(r.weights if view is None else view, layer)  # (H, T, T)
+    """(H, T, T) what the lines draw: the focus row of every head only, or every row."""
+    w = maps_of_layer(r.weights if reading_maps is None else reading_maps, layer)  # (H, T, T)
     if not only_focus:
         return w
     lines = np.zeros_like(w)
@@ -559,7 +561,7 @@ class ShapeRow:
 
 
 @dataclass(frozen=True)
-class ShapeView:
+class ShapesSection:
     s: MultiHeadShapes
     rows: tuple[ShapeRow, ...]
     # every number the prose and metrics show, formatted with thousands separators
@@ -590,7 +592,7 @@ def fmt_int(n: int) -> str:
     return f"{n:,}"
 
 
-def explore(T: int, d_model: int, n_heads: int) -> ShapeView:
+def explore(T: int, d_model: int, n_heads: int) -> ShapesSection:
     """Shapes and parameter counts for any size (InputError "heads_divide" and the size checks of
     :func:`visattn.shapes.multi_head_shapes`)."""
     s = multi_head_shapes(T, d_model, n_heads)
@@ -613,7 +615,7 @@ def explore(T: int, d_model: int, n_heads: int) -> ShapeView:
         layers=GPT3_LAYERS,
         gpt3_total=fmt_int(GPT3_LAYERS * s.params_per_layer),
     )
-    return ShapeView(
+    return ShapesSection(
         s=s, rows=rows, numbers=numbers, gpt3=(s.T, s.d_model, s.n_heads) == tuple(GPT3.values())
     )
 

@@ -15,7 +15,7 @@ from ..controls import Control, table
 from ..models import generation, pieces
 from ..models.causal import Decoder
 from ..models.sources import MAX_ID
-from ..token_views import HeadWeight
+from ..shown_tokens import HeadWeight
 
 PROMPT = "The animal didn't cross the street because"
 MAX_NEW = 32  # tokens the section generates at most

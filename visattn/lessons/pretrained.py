@@ -4,7 +4,7 @@ measure.
 Article 004 draws one head that links "it" to "animal". Here the same sentence goes through a
 trained encoder: every head in a grid, a head finder that ranks all heads by how much a source token
 attends to a target token, the Winograd twin ("…too tired." / "…too wide.") measured, and one head
-large (heatmap, line view).
+large (heatmap, lines).
 
 Numbering: layers, heads and tokens are counted from 1 wherever a name is shown (``head_name(3, 1)``
 is "L4·H2", the fourth layer's second head); arrays and the app's URL parameters index them from 0,
@@ -12,10 +12,10 @@ as the weight files do.
 
 Browser budget: the 6 × 12 grid is drawn only up to GRID_ALL_MAX tokens; longer texts show one
 layer's 12 heads, pooled to at most GRID_POOL tokens a side (about 1 MB of figure JSON at 128
-tokens); the large head is pooled above HEAD_POOL, and the line view draws a window of LINES_MAX
-tokens around the source token.
+tokens); the large head is pooled above HEAD_POOL, and the lines draw a window of LINES_MAX tokens
+around the source token.
 
-Axis letters: L layers, H heads, T tokens, B pooled blocks, W window of the line view.
+Axis letters: L layers, H heads, T tokens, B pooled blocks, W window of the lines.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..models import pieces
 from ..models.causal import Decoder
 from ..models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult
 from ..models.sources import id_control
-from ..token_views import (
+from ..shown_tokens import (
     SPECIAL_TOKENS,
     HeadWeight,
     drop_special,
@@ -41,7 +41,7 @@ from ..token_views import (
     pool,
     rank_heads,
 )
-from . import views
+from . import reading_selector
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -69,7 +69,7 @@ CONTROLS = table(
     Control("pt_head", 1, options=range(MAX_HEADS)),
     Control("pt_src", 0, lo=0, hi=MAX_MODEL_TOKENS - 1),
     Control("pt_tgt", 0, lo=0, hi=MAX_MODEL_TOKENS - 1),
-    views.controls("pt"),
+    reading_selector.controls("pt"),
 )
 LABELS = {
     "pretrained.presets": tuple(PRESETS),  # the preset buttons' names, keyed as PRESETS
@@ -78,7 +78,7 @@ LABELS = {
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
 HEAD_POOL = 256  # the large heatmap: at most this many (pooled) tokens a side
-LINES_MAX = 64  # the line view: a window of this many tokens
+LINES_MAX = 64  # the lines: a window of this many tokens
 TOP_BARS = 15  # bars in the head finder
 STRONG = 0.5  # "a head links source → target" above this weight
 TOKENS_SHOWN = 80  # tokens listed in the caption
@@ -101,9 +101,9 @@ def head_name(layer: int, head: int) -> str:
 
 
 def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_LAYERS) -> str:
-    """A cell of a view of shape (L', H', …) as the page names it: a head "L4·H2" when the view has
-    heads, a layer "L4" when it has one map per layer (mean, max, rollout), "L1–L6" for flow's
-    single map (of a model of ``n_layers``)."""
+    """A cell of a reading of shape (L', H', …) as the page names it: a head "L4·H2" when the
+    reading has heads, a layer "L4" when it has one map per layer (mean, max, rollout), "L1–L6"
+    for flow's single map (of a model of ``n_layers``)."""
     if shape[1] > 1:
         return head_name(layer, head)
     return layer_name(layer) if shape[0] > 1 else f"L1–L{n_layers}"
@@ -115,8 +115,8 @@ def readings(
     name: str,
     progress: Callable[[int, int], object] | None = None,
 ) -> reading.Readings:
-    """The selector's view of a whole run (:func:`visattn.reading.view_weights`, float32 like the
-    weights; the weights themselves are not copied). Flow is refused above its cap (InputError
+    """The selector's reading of a whole run (:func:`visattn.reading.reading_weights`, float32 like
+    the weights; the weights themselves are not copied). Flow is refused above its cap (InputError
     "flow_tokens"); value norms reuse the run's layer inputs."""
     w = result.attentions
     if name != "weights":
@@ -125,7 +125,7 @@ def readings(
             norms = model.value_norms(result)
         elif name == "norm_weighted":
             norms = reading.minilm_value_norms(model, result)
-        w = reading.view_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
+        w = reading.reading_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
     return reading.Readings(result.text, name, w)
 
 
@@ -135,7 +135,7 @@ def indexed(tokens: list[str]) -> list[str]:
     return [f"{i + 1}: {tok}" for i, tok in enumerate(tokens)]
 
 
-def shown_tokens(tokens: list[str], sep: str = " · ") -> str:
+def listed_tokens(tokens: list[str], sep: str = " · ") -> str:
     """The first TOKENS_SHOWN tokens joined, "…" when there are more."""
     return sep.join(tokens[:TOKENS_SHOWN]) + (f"{sep}…" if len(tokens) > TOKENS_SHOWN else "")
 
@@ -168,21 +168,23 @@ def unknown(result: MiniLMResult) -> Unknown | None:
 
 
 @dataclass(frozen=True)
-class View:
+class Shown:
+    """The tokens and weights as the page's toggles show them."""
+
     tokens: list[str]  # T' labels
     attn: np.ndarray  # (L, H, T', T') rows sum to 1
     kept_specials: bool  # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
 
 
-def token_view(
+def as_shown(
     result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None
-) -> View:
+) -> Shown:
     """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces
-    merged. ``attn``: a view of the run (:func:`readings`, any (L', H', T, T)) instead of its
+    merged. ``attn``: a reading of the run (:func:`readings`, any (L', H', T, T)) instead of its
     weights."""
     tokens, attn, kept = result.tokens, result.attentions if attn is None else attn, False
     if getattr(result, "causal", False):
-        return _decoder_view(result, hide, merge, attn)
+        return _decoder_shown(result, hide, merge, attn)
     if hide:
         if all(
             tok in SPECIAL_TOKENS for tok in tokens
@@ -194,10 +196,10 @@ def token_view(
     if merge:
         v = merge_word_pieces(tokens, attn)
         tokens, attn = v.tokens, v.attn
-    return View(tokens=tokens, attn=attn, kept_specials=kept)
+    return Shown(tokens=tokens, attn=attn, kept_specials=kept)
 
 
-def _decoder_view(result, hide: bool, merge: bool, attn: np.ndarray) -> View:
+def _decoder_shown(result, hide: bool, merge: bool, attn: np.ndarray) -> Shown:
     """A decoder's tokens: its special tokens ("<s>", "<|endoftext|>") hidden, byte pieces of a
     character merged (:func:`visattn.models.pieces.merge_groups`)."""
     raw, tokens, kept = list(result.pieces), list(result.tokens), False
@@ -211,7 +213,7 @@ def _decoder_view(result, hide: bool, merge: bool, attn: np.ndarray) -> View:
     if merge:
         v = pieces.merge_groups(raw, attn, result.byte_level, result.special)
         tokens, attn = v.tokens, v.attn
-    return View(tokens=tokens, attn=attn, kept_specials=kept)
+    return Shown(tokens=tokens, attn=attn, kept_specials=kept)
 
 
 def default_pair(tokens: list[str], causal: bool = False) -> tuple[int, int]:
@@ -284,15 +286,15 @@ def grid_rows(n: int) -> int:
 
 
 def one_layer(T: int, attn: np.ndarray) -> bool:
-    """Whether the grid draws one layer only (a view with heads, above GRID_ALL_MAX tokens): the
+    """Whether the grid draws one layer only (a reading with heads, above GRID_ALL_MAX tokens): the
     page asks which."""
     return T > GRID_ALL_MAX and attn.shape[1] > 1
 
 
 def grid(tokens: list[str], attn: np.ndarray, layer: int) -> Grid:
     """All 72 heads for short texts; one layer's 12 heads (pooled to GRID_POOL a side if long)
-    otherwise. A view with one map per layer (L, 1, T, T) gives 2 × 3 maps, flow's (1, 1, T, T) one
-    (pooled likewise)."""
+    otherwise. A reading with one map per layer (L, 1, T, T) gives 2 × 3 maps, flow's (1, 1, T, T)
+    one (pooled likewise)."""
     T, (L, H) = len(tokens), attn.shape[:2]
     if H == 1:
         v = pool(
@@ -426,8 +428,8 @@ class OneHead:
 def one_head(
     tokens: list[str], attn: np.ndarray, layer: int, head: int, n_layers: int = N_LAYERS
 ) -> OneHead:
-    """Head (``layer``, ``head``) of a view; a view with one map per layer gives that layer's, flow
-    its one map."""
+    """Head (``layer``, ``head``) of a reading; a reading with one map per layer gives that
+    layer's, flow its one map."""
     layer, head = min(layer, attn.shape[0] - 1), min(head, attn.shape[1] - 1)
     w = attn[layer, head]  # (T, T)
     v = pool(indexed(tokens) if len(tokens) > GRID_ALL_MAX else tokens, w, HEAD_POOL)

@@ -1,5 +1,5 @@
 """Reading attention (issue 12) in any loaded model (issue 25: the bundled MiniLM, a BERT
-encoder, a GPT-2 or LLaMA-family decoder): one selector of views, what the specials ([CLS]/[SEP],
+encoder, a GPT-2 or LLaMA-family decoder): one selector of readings, what the specials ([CLS]/[SEP],
 or a decoder's first token) take, two sentences, q/k geometry.
 
 Compute for pages/reading.py over :mod:`visattn.reading`. Every section returns a frozen dataclass
@@ -24,7 +24,7 @@ from ..models import queries_keys, value_norms
 from ..models.causal import Decoder, DecoderResult
 from ..models.minilm import MiniLM, MiniLMResult
 from ..models.sources import id_control
-from . import views
+from . import reading_selector
 from .pretrained import (
     MAX_HEADS,
     MAX_LAYERS,
@@ -53,7 +53,7 @@ __all__ = [
     "MAX_READ_TOKENS",
     "CONTROLS",
     "LABELS",
-    "VIEWS",
+    "READINGS",
     "PER_HEAD",
     "Run",
     "RUN_ARRAYS",
@@ -66,8 +66,8 @@ __all__ = [
     "QK_TOP_KEYS",
     "focus_default",
     "preset_table",
-    "View",
-    "view",
+    "Maps",
+    "maps",
     "Share",
     "share",
     "sink_keys",
@@ -78,22 +78,22 @@ __all__ = [
     "geometry",
 ]
 MAX_READ_TOKENS = 64  # tokens read (the rest is cut, with a notice)
-VIEWS = reading.VIEWS  # weights | norm_weighted | mean | max | rollout | flow
-PER_HEAD = reading.PER_HEAD  # views with one map per head (the others: one per layer, or one)
+READINGS = reading.READINGS  # weights | norm_weighted | mean | max | rollout | flow
+PER_HEAD = reading.PER_HEAD  # readings with one map per head (the others: one per layer, or one)
 SPECIALS = ("[CLS]", "[SEP]")
 # Every URL parameter of the page: the model (its id), the reading selector's (prefix "rd"), the
 # layer and head it reads (the widgets offer the model's own), the text, the two sentences
 # compared, and how the query/key plane is coloured.
 CONTROLS = table(
     id_control("rd_model"),
-    views.controls("rd"),
+    reading_selector.controls("rd"),
     Control("rd_layer", 3, options=range(MAX_LAYERS)),
     Control("rd_head", 1, options=range(MAX_HEADS)),
     Control("rd_text", SENTENCE),
     Control("rd_a", SENTENCE),
     Control("rd_b", WIDE),
     Control("rd_qkpos", False),
-    Control("rd_raw", False),  # norm-weighted view unnormalised, as Kobayashi et al. 2020 report it
+    Control("rd_raw", False),  # the norm-weighted reading unnormalised (Kobayashi et al. 2020)
     Control(
         "rd_qkfocus", 0, lo=0, hi=MAX_READ_TOKENS - 1
     ),  # the query the plane labels (and its keys)
@@ -156,19 +156,19 @@ def run(model: MiniLM | Decoder, text: str) -> Run:
     return Run(result, value_norms(model, result), str(model.path))
 
 
-Readings = reading.Readings  # text, view, w
+Readings = reading.Readings  # text, reading, w
 
 
 def readings(r: Run, name: str, progress: Callable[[int, int], object] | None = None) -> Readings:
-    """The selector's view of the whole text (:func:`visattn.reading.view_weights`); flow refused
-    above its cap."""
+    """The selector's reading of the whole text (:func:`visattn.reading.reading_weights`); flow
+    refused above its cap."""
     return Readings(
-        r.text, name, reading.view_weights(r.attn, name, norms=r.norms, progress=progress)
+        r.text, name, reading.reading_weights(r.attn, name, norms=r.norms, progress=progress)
     )
 
 
 def raw_readings(r: Run) -> Readings:
-    """The norm-weighted view unnormalised: α_ij·‖f_h(x_j)‖ itself, (L, H, T, T), as Kobayashi et
+    """The norm-weighted reading unnormalised: α_ij·‖f_h(x_j)‖ itself, (L, H, T, T), as Kobayashi et
     al. 2020 report it (the selector's "norm_weighted" rescales each row to sum 1, this app's
     choice). Cheap (one product), so it is not stored."""
     return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
@@ -195,34 +195,34 @@ def focus_default(tokens: list[str], causal: bool = False) -> int:
 
 
 @dataclass(frozen=True)
-class View:
+class Maps:
     grid: np.ndarray  # (R, C, T, T) what the grid draws
     titles: list[str]  # R·C cell titles (symbols: "L4·H2", "L4", "L1–L6")
-    cell: np.ndarray  # (T, T) the chosen cell, large (the heatmap, line view and CSV)
+    cell: np.ndarray  # (T, T) the chosen cell, large (the heatmap, lines and CSV)
     name: str  # its title
 
 
-def view(rd: Readings, layer: int, head: int, n_layers: int = N_LAYERS) -> View:
-    """Per-head views: layer ``layer``'s H heads (MiniLM's 12: 3 × 4), head ``head`` large; mean,
-    max and rollout: one map per layer (MiniLM's 6: 2 × 3), layer ``layer`` large; flow: one map
-    (last of the model's ``n_layers`` → inputs)."""
+def maps(rd: Readings, layer: int, head: int, n_layers: int = N_LAYERS) -> Maps:
+    """What the grid draws, and its cell large. Per-head readings: layer ``layer``'s H heads
+    (MiniLM's 12: 3 × 4), head ``head`` large; mean, max and rollout: one map per layer (MiniLM's
+    6: 2 × 3), layer ``layer`` large; flow: one map (last of the model's ``n_layers`` → inputs)."""
     w, T = rd.w, rd.w.shape[-1]
     L, H = w.shape[:2]
-    if rd.view in PER_HEAD:
-        return View(
+    if rd.reading in PER_HEAD:
+        return Maps(
             w[layer].reshape(grid_rows(H), -1, T, T),  # (H, T, T) -> (R, C, T, T)
             [head_name(layer, h) for h in range(H)],
             w[layer, head],
             head_name(layer, head),
         )
-    if rd.view != "flow":
-        return View(
+    if rd.reading != "flow":
+        return Maps(
             w[:, 0].reshape(grid_rows(L), -1, T, T),  # (L, T, T) -> (R, C, T, T)
             [layer_name(l) for l in range(L)],
             w[layer, 0],
             layer_name(layer),
         )
-    return View(w, [f"L1–L{n_layers}"], w[0, 0], f"L1–L{n_layers}")
+    return Maps(w, [f"L1–L{n_layers}"], w[0, 0], f"L1–L{n_layers}")
 
 
 @dataclass(frozen=True)
@@ -282,9 +282,9 @@ class Pair:
 def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> Pair:
     """The same head (or aggregate) of one reading for two texts (``ra``, ``rb``: :func:`readings`
     of ``a``, ``b``)."""
-    va, vb = view(ra, layer, head, a.n_layers), view(rb, layer, head, b.n_layers)
+    ma, mb = maps(ra, layer, head, a.n_layers), maps(rb, layer, head, b.n_layers)
     return Pair(
-        va.cell, vb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), va.name
+        ma.cell, mb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), ma.name
     )
 
 
@@ -294,8 +294,8 @@ def raw_pair(a: Run, b: Run, layer: int, head: int) -> Pair:
 
 
 def line_weights(cell: np.ndarray, raw: bool) -> np.ndarray:
-    """What the line view draws of a (T, T) map: the map itself (rows sum to 1), or unnormalised
-    α‖f(x)‖ divided by its largest entry (the line view draws weights in tenths up to 1)."""
+    """What the lines draw of a (T, T) map: the map itself (rows sum to 1), or unnormalised
+    α‖f(x)‖ divided by its largest entry (the lines draw weights in tenths up to 1)."""
     if not raw:
         return cell
     top = float(cell.max())

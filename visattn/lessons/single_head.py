@@ -3,7 +3,7 @@ why √d_k.
 
 Everything the single-head page shows that is not a widget: the article's matrices and its printed
 numbers (quotations, shown beside what they really give), seeded random matrices, the shape rule of
-the editors, the embedding sources of the sentence view, the LaTeX of one query's row, and the √d_k
+the editors, the embedding sources of the sentence part, the LaTeX of one query's row, and the √d_k
 measurements. Axis letters: T tokens, D model width (d_model), Dk key/query width, Dv value width
 (here Dv = Dk). Token positions are 0-based in code and shown 1-based (x₁, q₁, “1: Thinking”)."""
 
@@ -62,9 +62,9 @@ SENTENCE = "The animal didn't cross the street because it was too tired."
 # article 001's own idea in Chinese (理解“它”时关注“苹果”): the seeded table reads one token a
 # character, so a Chinese class sees its own sentence (issue 22)
 SENTENCE_ZH = "我买了一个苹果，它很甜。"
-SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the sentence view's default, by language
+SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the sentence part's default, by language
 MAX_EDIT = 12  # largest T, d_model, d_k in the editors
-MAX_SENTENCE_D = 64  # largest d_model, d_k of the sentence view
+MAX_SENTENCE_D = 64  # largest d_model, d_k of the sentence part
 MAX_SEED = 9999
 # the √d_k panel's choices of d_k
 DK_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
@@ -72,7 +72,7 @@ PEAK_GRID = tuple(2**i for i in range(11))  # d_k = 1, 2, 4, …, 1024
 MAX_KEYS = 64  # keys per softmax row in the peakedness panel (cost grows with keys × Σ grid)
 # pairs (q, k) behind every d_k of the √d_k figures' in-figure slider (one shared sample)
 LIVE_PAIRS = 2048
-VIEWS = ("worked", "edit", "sentence", "sqrt")
+PARTS = ("worked", "edit", "sentence", "sqrt")  # the page's four parts, ① to ④
 EMBEDDINGS = ("seeded", "pretrained")
 # The pipeline's steps, in page order (visattn.figures.single_head.pipeline draws them), and the
 # note's rows that are named in words rather than by a symbol (NoteRow.what).
@@ -85,9 +85,9 @@ LABELS = {
 }
 
 # --- the controls: every URL parameter of the page, bound on every full run so that a link keeps
-# the settings of the views it does not show -------------------------------------------------------
-VIEW = Control("sh_view", "worked", options=VIEWS, labels="single_head.views")
-# the options of views ① to ③
+# the settings of the parts it does not show -------------------------------------------------------
+PART = Control("sh_view", "worked", options=PARTS, labels="single_head.views")
+# the options of parts ① to ③
 SCALE = Control("sh_scale", True)
 CAUSAL = Control("sh_causal", False)
 # τ: the weights' own slider (its range and step are the slider's grid: temperature_grid)
@@ -114,7 +114,7 @@ SQRT_DK = Control("sh_vdk", 64, options=DK_CHOICES, in_figure=True)  # the histo
 N_KEYS = Control("sh_nkeys", 16, lo=2, hi=MAX_KEYS)
 SQRT_SEED = Control("sh_vseed", 0, lo=0, hi=MAX_SEED)
 CONTROLS = table(
-    VIEW,
+    PART,
     SCALE,
     CAUSAL,
     TEMPERATURE,
@@ -135,7 +135,7 @@ CONTROLS = table(
 
 
 def sentence_for(lang: str) -> str:
-    """The sentence view's default sentence in ``lang`` (English for a language without one)."""
+    """The sentence part's default sentence in ``lang`` (English for a language without one)."""
     return SENTENCES.get(lang, SENTENCE)
 
 
@@ -651,7 +651,7 @@ class SqrtSteps:
 
 @dataclass(frozen=True)
 class SqrtPosition:
-    """What the √d_k view shows at one position of the histograms' slider."""
+    """What the √d_k part shows at one position of the histograms' slider."""
 
     d_k: int
     raw: Histogram  # q·k

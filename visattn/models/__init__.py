@@ -68,7 +68,7 @@ def load(path: str | Path) -> MiniLM | Decoder:
 
 
 def value_norms(model: MiniLM | Decoder, result: MiniLMResult | DecoderResult) -> np.ndarray:
-    """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted view's factor)."""
+    """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted reading's factor)."""
     from .causal import Decoder
 
     if isinstance(model, Decoder):

@@ -176,7 +176,7 @@ class Decoder:
 
     def value_norms(self, result: DecoderResult) -> np.ndarray:
         """(L, H, T) float64 ‖v_j W_O^h‖: how much token j's value adds when head h attends to it
-        (the norm-weighted view's factor)."""
+        (the norm-weighted reading's factor)."""
         return np.stack(
             [
                 np.linalg.norm(self.head_values(i, x).astype(np.float64), axis=-1)

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from ..checks import positive_int
 from ..errors import InputError
-from ..token_views import HeadWeight
+from ..shown_tokens import HeadWeight
 from .causal import Cache, Decoder
 
 TOP = 5  # probabilities listed per step

@@ -20,7 +20,7 @@ from functools import cache
 
 import numpy as np
 
-from ..token_views import TokenView, _check
+from ..shown_tokens import ShownTokens, _check
 
 BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "▁"  # SentencePiece's space
@@ -120,7 +120,7 @@ def display(tokens: Sequence[str], byte_level: bool, special: Collection[str] = 
 
 def merge_groups(
     tokens: Sequence[str], attn: np.ndarray, byte_level: bool, special: Collection[str] = ()
-) -> TokenView:
+) -> ShownTokens:
     """Pieces of one character (or word piece run) merged: a group receives the sum of the weights
     on its pieces and sends the mean of its pieces' rows. Rows that summed to 1 still do."""
     tokens, attn = _check(tokens, attn)
@@ -133,4 +133,4 @@ def merge_groups(
     keys = np.add.reduceat(attn, starts, axis=-1)  # (…, T, T) -> (…, T, G)
     merged = np.add.reduceat(keys, starts, axis=-2)  # (…, T, G) -> (…, G, G)
     merged /= counts[:, None]
-    return TokenView(tokens=labels, attn=merged, groups=found)
+    return ShownTokens(tokens=labels, attn=merged, groups=found)

@@ -1,6 +1,6 @@
 """The reading selector's controls, shared by the multi-head, pretrained and reading lessons: which
-view of the attention (weights | weights × ‖value‖ | mean | max | rollout | flow), its colour scale
-(linear | log | power γ; Blues | Viridis | Greys; 0…1 or 0…max) and the line view's filters (edge
+reading of the attention (weights | weights × ‖value‖ | mean | max | rollout | flow), its colour
+scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or 0…max) and the lines' filters (edge
 threshold, top-k edges per query). Each lesson adds ``controls(prefix)`` to its ``CONTROLS`` under
 its own URL prefix (``mh_view``, ``pt_view``, ``rd_view``, …)."""
 
@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from ..controls import Control
 from ..display import DEFAULT_GAMMA, GAMMA_RANGE, PALETTES, RANGES, SCALES
-from ..reading import VIEWS
+from ..reading import READINGS
 
-TOP_K = (0, 1, 2, 3, 5)  # strongest edges kept per query in the line view (0: every edge)
-THRESHOLD = (0.0, 0.5, 0.01)  # the line view's edge threshold: lowest, highest, step
-# What each view's cells hold, and what it measures: one label table each, keyed by the view.
-LABELS = {"reading.view_about": VIEWS, "reading.view_values": VIEWS}
+TOP_K = (0, 1, 2, 3, 5)  # strongest edges kept per query in the lines (0: every edge)
+THRESHOLD = (0.0, 0.5, 0.01)  # the lines' edge threshold: lowest, highest, step
+# What each reading's cells hold, and what it measures: one label table each, keyed by it.
+LABELS = {"reading.view_about": READINGS, "reading.view_values": READINGS}
 
 
 def controls(prefix: str) -> tuple[Control, ...]:
@@ -21,7 +21,7 @@ def controls(prefix: str) -> tuple[Control, ...]:
     gamma_lo, gamma_hi, gamma_step = GAMMA_RANGE
     thr_lo, thr_hi, thr_step = THRESHOLD
     return (
-        Control(f"{prefix}_view", "weights", options=VIEWS, labels="reading.views"),
+        Control(f"{prefix}_view", "weights", options=READINGS, labels="reading.views"),
         Control(f"{prefix}_scale", "linear", options=SCALES, labels="reading.scales"),
         Control(f"{prefix}_palette", "Blues", options=PALETTES, labels="reading.palettes"),
         Control(f"{prefix}_range", "unit", options=RANGES, labels="reading.ranges"),

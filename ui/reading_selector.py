@@ -1,12 +1,13 @@
 """The one reading selector, shared by the reading, pretrained and multi-head pages.
 
-Which view of the attention (weights | weights × ‖value‖ | mean over heads | max over heads |
-rollout | flow), its colour scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or 0…max)
-and the line view's filters (edge threshold, top-k edges per query). The controls are declared by
-:func:`visattn.lessons.views.controls` under a page prefix (``rd_view``, ``pt_view``, ``mh_view``,
-…) and come into each lesson's ``CONTROLS``; the functions here take that table and the prefix.
-:func:`chosen` computes the chosen view through the one error path, with a progress bar while flow
-runs. :func:`named` gives the figures the chosen view with the page's names for it.
+Which reading of the attention (weights | weights × ‖value‖ | mean over heads | max over heads
+| rollout | flow), its colour scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or
+0…max) and the lines' filters (edge threshold, top-k edges per query). The controls are declared
+by :func:`visattn.lessons.reading_selector.controls` under a page prefix (``rd_view``,
+``pt_view``, ``mh_view``, …) and come into each lesson's ``CONTROLS``; the functions here take that
+table and the prefix. :func:`chosen` computes the chosen reading through the one error path, with
+a progress bar while flow runs. :func:`named` gives the figures the chosen reading with the page's
+names for it.
 """
 
 from __future__ import annotations
@@ -20,57 +21,57 @@ from visattn.controls import Control
 from visattn.display import DEFAULT_GAMMA
 from visattn.figures.reading import Reading
 from visattn.models.minilm import INSTALL_COMMAND
-from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, THROUGH_LAYERS, VIEWS
+from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, READINGS, THROUGH_LAYERS
 
 from . import widgets
 from .errors import compute
 from .frame import explain
 from .i18n import label, t
 
-R = TypeVar("R")  # what a view's function returns: Readings, or a name of one kept elsewhere
+R = TypeVar("R")  # what a reading's function returns: Readings, or a name of one kept elsewhere
 
 __all__ = [
     "PER_HEAD",
+    "READINGS",
     "THROUGH_LAYERS",
-    "VIEWS",
     "chosen",
     "colour_controls",
     "line_filters",
     "model_missing",
     "named",
+    "reading_label",
     "selector",
     "value_name",
-    "view_label",
 ]
 
 
-def view_label(view: str) -> str:
-    """The view's name in the page's language."""
-    return label("reading.views", view)
+def reading_label(reading: str) -> str:
+    """The reading's name in the page's language."""
+    return label("reading.views", reading)
 
 
-def value_name(view: str) -> str:
-    """What a cell of the view holds: a weight, or a share of what arrives (norm-weighted,
+def value_name(reading: str) -> str:
+    """What a cell of the reading holds: a weight, or a share of what arrives (norm-weighted,
     rollout, flow)."""
-    return label("reading.view_values", view)
+    return label("reading.view_values", reading)
 
 
-def named(view: str, n_layers: int, raw: bool = False) -> Reading:
-    """The view as the figures draw it, with its names in the page's language (``n_layers``: the
-    model's; ``raw``: the norm-weighted view unnormalised)."""
-    return Reading(view, view_label(view), value_name(view), n_layers, raw)
+def named(reading: str, n_layers: int, raw: bool = False) -> Reading:
+    """The reading as the figures draw it, with its names in the page's language (``n_layers``:
+    the model's; ``raw``: the norm-weighted reading unnormalised)."""
+    return Reading(reading, reading_label(reading), value_name(reading), n_layers, raw)
 
 
 def selector(controls: Mapping[str, Control], prefix: str) -> str:
-    """The view radio and a line on what the chosen view measures; returns the view
+    """The reading radio and a line on what the chosen reading measures; returns the reading
     ("weights" … "flow")."""
-    view = widgets.radio(
+    reading = widgets.radio(
         controls[f"{prefix}_view"],
         t("reading.view"),
         help=t("reading.view_help", n=FLOW_MAX_TOKENS),
     )
-    explain(label("reading.view_about", view))
-    return view
+    explain(label("reading.view_about", reading))
+    return reading
 
 
 def colour_controls(
@@ -105,12 +106,12 @@ def colour_controls(
 
 
 def top_k_label(k: int) -> str:
-    """How many edges a query keeps in the line view: a number, or "all" for 0."""
+    """How many edges a query keeps in the lines: a number, or "all" for 0."""
     return str(k) if k else t("reading.top_k_all")
 
 
 def line_filters(controls: Mapping[str, Control], prefix: str) -> tuple[float, int | None]:
-    """The line view's edge threshold and top-k edges per query (None: all)."""
+    """The lines' edge threshold and top-k edges per query (None: all)."""
     threshold_column, top_k_column = st.columns(2)
     threshold = widgets.slider(
         controls[f"{prefix}_thr"],
@@ -128,21 +129,22 @@ def line_filters(controls: Mapping[str, Control], prefix: str) -> tuple[float, i
 
 
 def chosen(
-    slot: str, text: str, view: str, fn: Callable[..., R], *args, progress: bool = True
+    slot: str, text: str, reading: str, fn: Callable[..., R], *args, progress: bool = True
 ) -> R | None:
-    """``fn(*args[, progress=…])`` through :func:`ui.errors.compute`: the view ``view`` of the input
-    ``text`` (a :class:`Readings`, or anything naming its ``text`` and ``view``), or None (the
-    message shown) when it cannot be had — e.g. flow above its cap: a kept result of another view
-    or text is never drawn as this one. With ``progress``, a progress bar while flow runs."""
+    """``fn(*args[, progress=…])`` through :func:`ui.errors.compute`: the reading ``reading`` of
+    the input ``text`` (a :class:`Readings`, or anything naming its ``text`` and ``reading``), or
+    None (the message shown) when it cannot be had — e.g. flow above its cap: a kept result of
+    another reading or text is never drawn as this one. With ``progress``, a progress bar while
+    flow runs."""
     bar = st.empty()
 
     def report(done: int, total: int) -> None:
         bar.progress(done / total, text=t("reading.flow_running"))
 
-    kw = {"progress": report} if progress and view == "flow" else {}
+    kw = {"progress": report} if progress and reading == "flow" else {}
     readings = compute(slot, fn, *args, **kw)
     bar.empty()
-    if readings is None or readings.text != text or readings.view != view:
+    if readings is None or readings.text != text or readings.reading != reading:
         return None
     return readings
 

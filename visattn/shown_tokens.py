@@ -1,10 +1,11 @@
-"""Views of a real model's attention that are easier to read: without [CLS]/[SEP], word pieces
-merged into words, and heads ranked by how strongly one token attends to another.
+"""A real model's tokens and attention shown so that they are easier to read: without
+[CLS]/[SEP], word pieces merged into words, long texts pooled; and heads ranked by how strongly one
+token attends to another.
 
-Shapes: T tokens (word pieces), T' tokens left after a view, W words, L layers, H heads. Attention
+Shapes: T tokens (word pieces), T' tokens left once shown, W words, L layers, H heads. Attention
 arrays are ``(..., T, T)`` with query rows and key columns, so one call handles a single head (T,
-T), a layer (H, T, T) or the whole model (L, H, T, T). Every view keeps the rows of the result
-summing to 1."""
+T), a layer (H, T, T) or the whole model (L, H, T, T). Every :class:`ShownTokens` keeps the rows of
+the result summing to 1."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ CONTINUATION = "##"  # BERT's WordPiece marks a piece that continues the previou
 
 
 @dataclass(frozen=True)
-class TokenView:
-    tokens: list[str]  # T' labels of the view
+class ShownTokens:
+    """Tokens and their attention as shown: each of the T' labels stands for a group of the
+    original tokens."""
+
+    tokens: list[str]  # T' labels
     attn: np.ndarray  # (..., T', T') rows sum to 1
     groups: list[tuple[int, ...]]  # T' tuples: the original token positions behind each label
 
@@ -68,7 +72,7 @@ def _renormalise(attn: np.ndarray) -> np.ndarray:
 
 def drop_special(
     tokens: Sequence[str], attn: ArrayLike, special: Collection[str] = SPECIAL_TOKENS
-) -> TokenView:
+) -> ShownTokens:
     """Remove the special tokens (default [CLS] and [SEP]) from both axes and renormalise every row
     to sum 1.
 
@@ -83,12 +87,12 @@ def drop_special(
         )
     idx = np.asarray(keep)
     sub = attn[..., idx, :][..., :, idx]  # (…, T, T) -> (…, T', T')
-    return TokenView(
+    return ShownTokens(
         tokens=[tokens[i] for i in keep], attn=_renormalise(sub), groups=[(i,) for i in keep]
     )
 
 
-def merge_word_pieces(tokens: Sequence[str], attn: ArrayLike) -> TokenView:
+def merge_word_pieces(tokens: Sequence[str], attn: ArrayLike) -> ShownTokens:
     """Join WordPiece pieces into words: a piece starting with '##' belongs to the token before it.
 
     Key axis: a word receives the sum of the weights on its pieces. Query axis: a word's row is the
@@ -110,7 +114,7 @@ def merge_word_pieces(tokens: Sequence[str], attn: ArrayLike) -> TokenView:
         keys, starts, axis=-2
     )  # (…, T, W) -> (…, W, W) sum over a word's query rows
     merged /= counts[:, None]  # … and the mean of them
-    return TokenView(tokens=words, attn=merged, groups=[tuple(g) for g in groups])
+    return ShownTokens(tokens=words, attn=merged, groups=[tuple(g) for g in groups])
 
 
 def rank_heads(
@@ -172,7 +176,7 @@ def token_index(tokens: Sequence[str], token: str, occurrence: int = 0) -> int:
     return hits[occurrence]
 
 
-def pool(tokens: Sequence[str], attn: ArrayLike, max_tokens: int) -> TokenView:
+def pool(tokens: Sequence[str], attn: ArrayLike, max_tokens: int) -> ShownTokens:
     """At most ``max_tokens`` blocks of consecutive tokens, for matrices too large to draw cell by
     cell.
 
@@ -184,7 +188,7 @@ def pool(tokens: Sequence[str], attn: ArrayLike, max_tokens: int) -> TokenView:
     max_tokens = positive_int(max_tokens, "max_tokens")
     T = len(tokens)
     if T <= max_tokens:
-        return TokenView(tokens=tokens, attn=attn, groups=[(i,) for i in range(T)])
+        return ShownTokens(tokens=tokens, attn=attn, groups=[(i,) for i in range(T)])
     size = -(-T // max_tokens)
     starts = np.arange(0, T, size)
     groups = [tuple(range(s, min(s + size, T))) for s in starts]
@@ -197,4 +201,4 @@ def pool(tokens: Sequence[str], attn: ArrayLike, max_tokens: int) -> TokenView:
     labels = [
         tokens[g[0]] if len(g) == 1 else f"{g[0] + 1}–{g[-1] + 1}" for g in groups
     ]  # 1-based, as shown
-    return TokenView(tokens=labels, attn=pooled, groups=groups)
+    return ShownTokens(tokens=labels, attn=pooled, groups=groups)
