@@ -137,11 +137,20 @@ def shown(data: dict) -> dict:
     return data["variants"][data["server"][0]]
 
 
+_NOT_READ = re.compile(r'<span[^>]*aria-hidden="true"[^>]*>[^<]*</span>')  # an icon
+_TAG = re.compile(r"<[^>]+>")
+
+
+def read_out(note_html: str) -> str:
+    """A note's HTML as a screen reader reads it: no tags, no icon."""
+    return _TAG.sub("", _NOT_READ.sub("", note_html))
+
+
 def follower_notes(at: AppTest, level: str = "warning") -> list[str]:
     """The notes of ``level`` that the page's followers show as the server drew them (a note that a
     control drawn in a figure changes, e.g. no estimate at this σ), as text."""
     return [
-        re.sub(r"<[^>]+>", "", note["html"])
+        read_out(note["html"])
         for data in followers(at).values()
         for note in shown(data).get("notes", [])
         if note["level"] == level
@@ -352,7 +361,7 @@ def _follower_words(data: dict) -> list[str]:
         return [data["label"]]
     out = [data.get("csv", {}).get("label", "")]
     for version in data["variants"].values():
-        out += [re.sub(r"<[^>]+>", "", note["html"]) for note in version.get("notes", [])]
+        out += [read_out(note["html"]) for note in version.get("notes", [])]
         if "metric" in version:
             out.append(version["metric"]["label"])
         if "table" in version:

@@ -21,6 +21,7 @@ from apptest_util import (
     panel,
     run_page,
     texts,
+    unescape,
     warnings,
 )
 from streamlit.testing.v1 import AppTest
@@ -212,6 +213,18 @@ def test_a_link_whose_g_does_not_divide_h_is_reported_and_shows_one_that_does(la
     assert "mo\\_g" in w and not errors(at)
     assert qp(at) == ({"lang": lang} if lang == "zh" else {})  # G = 2, the default
     assert figures(tab(at, "gqa"))[0]["layout"]["sliders"][0]["active"] == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_whose_g_does_not_divide_h_says_which_g_it_shows(lang):
+    """G = 5 of H = 8: the page shows the largest divisor below it, 4, and says so (not "reset to
+    the default": the default is 2)."""
+    at = run_page("modern", {"mo_g": "5", "lang": lang})
+    assert_clean(at)
+    (w,) = map(unescape, warnings(at))
+    assert "mo_g = 4" in w and ("default" not in w if lang == "en" else "默认" not in w)
+    assert qp(at)["mo_g"] == "4"
+    assert "8 query heads share 4 key/value heads" in grouping_title(at) or lang == "zh"
 
 
 def test_a_g_that_h_no_longer_divides_becomes_one_that_does():

@@ -21,6 +21,7 @@ const FOLLOW_STYLE = `
 .visattn-table tbody th { color: rgba(49, 51, 63, 0.6); font-weight: 400; }
 .visattn-metric-label { font-size: 0.875rem; color: rgb(49, 51, 63); }
 .visattn-metric-value { font-size: 2.25rem; line-height: 1.4; }
+.visattn-follow-tex { overflow-x: auto; } /* a long formula scrolls on a phone, uncut */
 .visattn-follow-caption { font-size: 0.875rem; color: rgba(49, 51, 63, 0.6); }
 .visattn-note { padding: 1rem; border-radius: 0.5rem; margin-bottom: 1rem; line-height: 1.6; }
 .visattn-warning { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); }
@@ -29,6 +30,9 @@ const FOLLOW_STYLE = `
 .visattn-csv { font: inherit; font-size: 0.875rem; padding: 0.25rem 0.75rem; border-radius: 0.5rem;
   border: 1px solid rgba(49, 51, 63, 0.2); background: white; color: inherit; cursor: pointer;
   min-height: 2.5rem; }
+.visattn-icon { font-family: "Material Symbols Rounded"; font-weight: 400; font-style: normal;
+  font-size: 1.25em; line-height: 1; vertical-align: -0.25em; display: inline-block;
+  font-feature-settings: "liga"; }
 .visattn-csv:hover { border-color: rgb(255, 75, 75); color: rgb(255, 75, 75); }`;
 
 function installStyle() {

@@ -28,6 +28,7 @@ _follow = st.components.v2.component(
 )
 NOTE_LEVELS = ("warning", "info", "success")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+_ICON = re.compile(r":material/([a-z0-9_]+):")  # Streamlit's icon shortcode, as st.warning reads it
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,17 @@ class Version:
     caption: str = ""
 
 
+def note_html(text: str) -> str:
+    """A note's text (the locale files' markdown) as HTML: escaped, with its ``**bold**`` and its
+    ``:material/name:`` icons drawn as Streamlit draws them (the icon is not read out)."""
+    bold = _BOLD.sub(r"<strong>\1</strong>", html.escape(text))
+    return _ICON.sub(r'<span class="visattn-icon" aria-hidden="true">\1</span>', bold)
+
+
 def _note(level: str, text: str) -> dict:
-    """A note as HTML: escaped, with its bold kept."""
     if level not in NOTE_LEVELS:
         raise ValueError(f"a note is one of {NOTE_LEVELS}")
-    return {"level": level, "html": _BOLD.sub(r"<strong>\1</strong>", html.escape(text))}
+    return {"level": level, "html": note_html(text)}
 
 
 def _variant(version: Version) -> dict:

@@ -10,6 +10,7 @@ export default function (component) {
   if (!box) {
     box = document.createElement("div");
     box.className = "visattn-formula";
+    box.style.overflowX = "auto"; // a long formula scrolls on a phone instead of being cut
     parentElement.appendChild(box);
   }
   if (box.__visattnTex === data.tex) return; // a rerun that left it as it was

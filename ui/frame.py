@@ -115,20 +115,26 @@ def page(page_id: str):
     try:
         yield
     finally:
-        bad = url_state.finish()
+        reported = url_state.finish()
         lecture_modes.sidebar(lecture_slot, page_id)
         _link(link_slot)
         warm.in_background()  # once per server, after the first page a visitor opens
-        _reset_notice(bad, notice_slot)
+        _reset_notice(*reported, notice_slot)
 
 
-def _reset_notice(bad: list[str], slot) -> None:
-    """The translated "settings were reset" notice naming (at most ten of) the parameters in
-    ``bad``."""
+def _reset_notice(bad: list[str], moved: dict[str, str], slot) -> None:
+    """The translated notices of a link's settings: "reset" naming (at most ten of) the parameters
+    in ``bad``, "moved" with each of ``moved``'s new values."""
+    sep = t("common.list_sep")
     if bad:
         names = sorted(bad)[:10] + (["…"] if len(bad) > 10 else [])
         slot.warning(
-            t("common.bad_params", names=escape(t("common.list_sep").join(names))),
+            t("common.bad_params", names=escape(sep.join(names))), icon=":material/warning:"
+        )
+    if moved:
+        settings = [f"{name} = {value}" for name, value in sorted(moved.items())]
+        slot.warning(
+            t("common.moved_params", settings=escape(sep.join(settings))),
             icon=":material/warning:",
         )
 
@@ -190,9 +196,7 @@ def rerun_alone(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         finally:
             if url_state.partial_rerun():
-                _reset_notice(
-                    url_state.finish(), st
-                )  # a notice raised here shows at the part's end
+                _reset_notice(*url_state.finish(), st)  # shown at the part's end
 
     return st.fragment(body)
 

@@ -29,6 +29,7 @@ from visattn.controls import MAX_MATRIX, MAX_TEXT, Control, url_text
 
 _REGISTRY = "_url_registry"
 _NOTICES = "_url_notices"
+_MOVED = "_url_moved"  # {key: URL text} a link's values moved to the nearest the page can show
 _LINKED = "_url_linked"  # the keys this run read from the URL (a link's, on a session's first run)
 _SEEN = "_url_figure_seen"  # {key: a figure control's value as the server last drew it}
 _SERIALS = "_url_figure_serials"  # {key: when the server last changed it, ns since the epoch}
@@ -167,12 +168,20 @@ def bind(key: str, default, *, in_figure: bool = False, **kind) -> str:
     return key
 
 
+def moved() -> dict[str, str]:
+    return st.session_state.setdefault(_MOVED, {})
+
+
 def correct(key: str, value: Any) -> None:
     """Set ``key`` to ``value``, the one the page can show for what it held (a range another
-    control narrows); a value that came with a link in this run is reported as reset."""
+    control narrows); a value that came with a link in this run is reported: as reset when
+    ``value`` is the default, else as moved to ``value``."""
     if _differs(st.session_state.get(key), value):
-        if key in st.session_state.get(_LINKED, ()):
+        p = registry()[key]
+        if key in st.session_state.get(_LINKED, ()) and not _differs(value, p.default):
             notices().append(key)
+        elif key in st.session_state.get(_LINKED, ()):
+            moved()[key] = p.dump(value)
         st.session_state[key] = value
 
 
@@ -238,9 +247,9 @@ def partial_rerun() -> bool:
     return bool(ctx and ctx.fragment_ids_this_run)
 
 
-def finish() -> list[str]:
+def finish() -> tuple[list[str], dict[str, str]]:
     """Write non-default values to the URL, drop unknown parameters; return the names that were
-    reset."""
+    reset, and the link's values that were moved ({name: the URL text of the value now})."""
     reg = registry()
     wanted = {}
     for key, p in reg.items():
@@ -253,9 +262,10 @@ def finish() -> list[str]:
     unknown = [k for k in st.query_params if k not in reg]
     bad = [k if len(k) <= 40 else k[:39] + "…" for k in dict.fromkeys(notices() + unknown)]
     st.session_state[_NOTICES] = []
+    shifted = st.session_state.pop(_MOVED, {})
     if {k: st.query_params.get(k) for k in st.query_params} != wanted:
         st.query_params.from_dict(wanted)
-    return bad
+    return bad, shifted
 
 
 def _differs(a, b) -> bool:
