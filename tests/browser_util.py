@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -134,3 +135,11 @@ def settled_value(page, script: str, quiet_ms: int = 1_000, timeout_ms: int = 90
         elif time.monotonic() - since >= quiet_ms / 1000:
             return value
     raise TimeoutError("the page kept changing")
+
+
+def settled_url_value(page, key: str) -> str:
+    """Control ``key``'s value in the address once a drag has written its last position (the
+    browser writes the address at most every 100 ms: ui/live.js)."""
+    value = settled_value(page, f"() => new URL(location.href).searchParams.get({json.dumps(key)})")
+    assert value is not None, f"{key}: the address does not hold it"
+    return value

@@ -7,7 +7,14 @@ reader left them, and so does the address."""
 import json
 
 import pytest
-from browser_util import chromium, require_browser, settled_value, streamlit_server, wait_rendered
+from browser_util import (
+    chromium,
+    require_browser,
+    settled_url_value,
+    settled_value,
+    streamlit_server,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -141,8 +148,7 @@ def test_a_tour_step_and_the_handout_keep_the_figures_positions():
         wait_rendered(page, True)
         (chart,) = [i for i, shown, _ in json.loads(positions(page, "kr_sigma")) if shown]
         drag(page, chart, "kr_sigma", 0.8)
-        page.wait_for_function("() => location.search.includes('kr_sigma=')", timeout=10_000)
-        sigma = url_value(page, "kr_sigma")
+        sigma = settled_url_value(page, "kr_sigma")
         page.locator('[data-testid="stSidebar"] summary', has_text="Lecture").click()
         handout = page.locator(".st-key-lec_handout a")
         handout.hover()
@@ -169,8 +175,7 @@ def test_a_csv_holds_what_the_figure_shows_at_its_sliders_position():
         wait_rendered(page, True)
         (chart,) = [i for i, shown, _ in json.loads(positions(page, "sh_temp")) if shown]
         drag(page, chart, "sh_temp", 0.08)
-        page.wait_for_function("() => location.search.includes('sh_temp=')", timeout=10_000)
-        tau = float(url_value(page, "sh_temp"))
+        tau = float(settled_url_value(page, "sh_temp"))
         with page.expect_download() as download:
             page.locator(".st-key-csv_worked_weights button").click()
         rows = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))

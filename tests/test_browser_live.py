@@ -6,7 +6,13 @@ import json
 import math
 
 import pytest
-from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+from browser_util import (
+    chromium,
+    require_browser,
+    settled_url_value,
+    streamlit_server,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -61,8 +67,7 @@ def test_dragging_sigma_redraws_the_bars_without_the_server():
         page.wait_for_function(
             f"(i) => JSON.parse(({STATE})(i)).active !== {before['active']}", arg=i, timeout=10_000
         )
-        page.wait_for_function("() => location.search.includes('kr_sigma=')", timeout=10_000)
-        sigma = float(page.evaluate("() => new URL(location.href).searchParams.get('kr_sigma')"))
+        sigma = float(settled_url_value(page, "kr_sigma"))
         after = json.loads(page.evaluate(STATE, i))
         assert after["bars"] != before["bars"] and after["note"] != before["note"]
         # by hand: the Gaussian weights of the keys 68, 60, 64 for the query 62 at σ

@@ -19,6 +19,7 @@ export default function (component) {
     element.target = "_blank";
     element.rel = "noopener";
     const address = () => {
+      window.visattnFlushAddress?.(); // a figure's slider moved a moment ago
       const url = new URL(location.href);
       for (const [key, value] of Object.entries(data.extra || {})) url.searchParams.set(key, value);
       url.hash = "";
@@ -34,7 +35,10 @@ export default function (component) {
     element.style.width = "100%";
     element.style.cursor = "pointer";
     element.style.background = "transparent";
-    element.onclick = () => setTriggerValue("view", location.search);
+    element.onclick = () => {
+      window.visattnFlushAddress?.();
+      setTriggerValue("view", location.search);
+    };
   }
   return () => {};
 }

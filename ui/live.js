@@ -69,13 +69,44 @@ function settleControl(key, server, has) {
   return chosen.text;
 }
 
+// Chrome lets a page change its history state 200 times in 10 s (its IPC flooding protection
+// drops the rest): a drag writes the address at most every ADDRESS_MS, its last position always.
+const ADDRESS_MS = 100;
+
+function writeAddressSoon() {
+  if (window.visattnAddressTimer) return;
+  window.visattnAddressTimer = setTimeout(flushAddress, ADDRESS_MS);
+}
+
+// The address with every position moved so far (for what reads it now: "Add this view", a link)
+function flushAddress() {
+  clearTimeout(window.visattnAddressTimer);
+  window.visattnAddressTimer = null;
+  syncAddress();
+}
+window.visattnFlushAddress = flushAddress;
+
+// Moves not yet told to the elements that follow them: told once per animation frame, the last
+// position of each control, after the figure moved by hand has drawn its own (Plotly draws a
+// slider's step in the next frame too). A quick drag passes several positions in one frame.
+const MOVES = (window.visattnMoves ??= new Map()); // key → {text, source}
+
+function tellMoves() {
+  const moves = [...MOVES];
+  MOVES.clear();
+  for (const [key, { text, source }] of moves) {
+    window.dispatchEvent(new CustomEvent(CONTROL_EVENT, { detail: { key, text, source } }));
+  }
+}
+
 // The reader moved control `key` to `text` (in `source`): the address bar, then every element.
 function moveControl(key, text, source) {
   const id = controlId(key);
   const mine = CONTROLS.get(id) || { serial: 0, fallback: null };
   CONTROLS.set(id, { ...mine, text });
-  syncAddress();
-  window.dispatchEvent(new CustomEvent(CONTROL_EVENT, { detail: { key, text, source } }));
+  writeAddressSoon();
+  if (MOVES.size === 0) requestAnimationFrame(tellMoves);
+  MOVES.set(key, { text, source });
 }
 
 // Calls `apply(key, text)` whenever another element moves a control (once per element: the
