@@ -139,7 +139,7 @@ def settled_value(page, script: str, quiet_ms: int = 1_000, timeout_ms: int = 90
 
 def settled_url_value(page, key: str) -> str:
     """Control ``key``'s value in the address once a drag has written its last position (the
-    browser writes the address at most every 100 ms: ui/live.js)."""
+    browser writes the address at most every 400 ms: ui/live.js)."""
     value = settled_value(page, f"() => new URL(location.href).searchParams.get({json.dumps(key)})")
     assert value is not None, f"{key}: the address does not hold it"
     return value

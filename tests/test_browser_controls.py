@@ -185,3 +185,29 @@ def test_a_csv_holds_what_the_figure_shows_at_its_sliders_position():
         want = np.exp(scores / tau - (scores / tau).max(axis=1, keepdims=True))
         np.testing.assert_allclose(got, want / want.sum(axis=1, keepdims=True), rtol=1e-5)
         assert tau != 1.0  # the figure's τ, not the page's default
+
+
+def test_a_long_drag_writes_the_address_seldom_and_its_last_position():
+    """Browsers ignore (Chrome) or refuse (Safari) history changes past 100–200 in 10 s: a drag
+    back and forth over σ's slider writes the address at most every 400 ms (ui/live.js), and the
+    address ends at the position the figure shows."""
+    require_browser()
+    with streamlit_server() as url, chromium() as page:
+        page.goto(f"{url}/kernel_regression?lang=en")
+        wait_rendered(page, True)
+        (chart,) = [i for i, shown, _ in json.loads(positions(page, "kr_sigma")) if shown]
+        page.evaluate(
+            """() => { const replace = window.visattnHistory.replace; window.__writes = [];
+                window.visattnHistory.replace = (...args) => {
+                    window.__writes.push(performance.now()); replace(...args); }; }"""
+        )
+        for fraction in (0.9, 0.1, 0.7, 0.3, 0.6):
+            drag(page, chart, "kr_sigma", fraction)
+        (shown,) = [
+            value for _, visible, value in json.loads(positions(page, "kr_sigma")) if visible
+        ]
+        assert settled_url_value(page, "kr_sigma") == shown
+        writes = page.evaluate("() => window.__writes")
+        assert writes, "the address was never written"
+        gaps = [b - a for a, b in zip(writes, writes[1:], strict=False)]
+        assert all(gap >= 390 for gap in gaps), gaps  # a timer's 400 ms, to its resolution

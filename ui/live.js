@@ -35,7 +35,12 @@ function syncAddress() {
     else url.searchParams.set(key, wanted);
     changed = true;
   }
-  if (changed) window.visattnHistory.replace(history.state, "", url.toString());
+  if (!changed) return;
+  try {
+    window.visattnHistory.replace(history.state, "", url.toString());
+  } catch (error) {
+    console.warn("visattn: the address was not updated", error); // over the browser's limit
+  }
 }
 
 if (!window.visattnHistory) {
@@ -69,9 +74,10 @@ function settleControl(key, server, has) {
   return chosen.text;
 }
 
-// Chrome lets a page change its history state 200 times in 10 s (its IPC flooding protection
-// drops the rest): a drag writes the address at most every ADDRESS_MS, its last position always.
-const ADDRESS_MS = 100;
+// Browsers limit how often a page may change its history state (Chrome: 200 times in 10 s, the
+// rest ignored; Safari: 100 in 30 s, then it throws): a drag writes the address at most every
+// ADDRESS_MS, its last position always.
+const ADDRESS_MS = 400;
 
 function writeAddressSoon() {
   if (window.visattnAddressTimer) return;
