@@ -7,7 +7,13 @@ import json
 
 import numpy as np
 import pytest
-from browser_util import chromium, require_browser, streamlit_server, wait_rendered
+from browser_util import (
+    chromium,
+    require_browser,
+    settled_url_value,
+    streamlit_server,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -70,8 +76,8 @@ def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
             f"frames sent while dragging: {sent[frames_before_drag:]}"
         )
         assert page.locator('[data-testid="stException"]').count() == 0
+        assert settled_url_value(page, "dec_tcheck") == "0"
         link = page.evaluate("location.href")
-        assert "dec_tcheck=0" in link
         context = page.context.browser.new_context(viewport=page.viewport_size)
         fresh = context.new_page()
         fresh.goto(link)  # the room keeps the run: the maps are drawn at once
