@@ -16,7 +16,6 @@ from . import loading
 from .minilm import MiniLM, MiniLMConfig
 
 ANCHOR = "embeddings.word_embeddings.weight"
-FAMILY_TYPES = ("bert",)
 
 
 def shapes(c: MiniLMConfig, type_vocab: int) -> dict[str, tuple[int, ...]]:

@@ -22,7 +22,6 @@ from . import loading
 from .causal import Cache, Decoder, by_rows, causal_attention, tokenizer_flavour
 
 ANCHOR = "embed_tokens.weight"
-FAMILY_TYPES = ("llama", "mistral", "qwen2")
 
 
 @dataclass(frozen=True)
