@@ -1,6 +1,6 @@
 """Each page's AppTest rerun time against an empty page's, the JSON size of the pretrained 12-head
-grid, and the JSON sizes of the figures with an in-figure slider (issue 14: every position
-precomputed, sent once).
+grid, and the JSON sizes of the figures with an in-figure slider (every position
+precomputed, sent once, so its JSON is what a slider costs the page).
 
     .venv/bin/python benchmarks/bench_pages.py
 

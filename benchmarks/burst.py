@@ -1,4 +1,5 @@
-"""A burst of long texts on one replica: the room's memory budget and admission control (issue 21).
+"""A burst of long texts on one replica: the room's memory budget and admission control, which
+must keep a replica within its memory when many long texts arrive at once.
 
     .venv/bin/python benchmarks/burst.py [--sessions 10 20] [--rounds 8] [--budget-mb 600]
 

@@ -1,4 +1,4 @@
-"""Attention as today's LLMs run it (issue 24): grouped-query heads, the KV cache of real models,
+"""Attention as today's LLMs run it: grouped-query heads, the KV cache of real models,
 sliding windows with attention sinks, and FlashAttention's online softmax.
 
 Compute, controls and model configurations: visattn.lessons.modern_attention (on visattn.modern);

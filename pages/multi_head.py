@@ -1,5 +1,5 @@
 """Multi-head attention (articles 004, 003, 000): the lesson of :mod:`visattn.lessons.multi_head`,
-drawn through issue 12's one selector.
+drawn through the one reading selector the MiniLM pages share.
 
 Top to bottom: the heads and the sentence, the layer and how to read it; then every head of that
 layer, one token in every head with the lines, one head large with its pipeline, and the shape

@@ -1,4 +1,4 @@
-"""Reading attention (issue 12) in any model the server has (issue 25: the bundled MiniLM, a BERT
+"""Reading attention in any model the server has (the bundled MiniLM, a BERT
 encoder, a GPT-2 or LLaMA-family decoder, picked as on the pretrained page): one text read six
 ways, what [CLS] and [SEP] (a decoder: its first token) take by value norms, two sentences side by
 side, one head's queries and keys in a plane.

@@ -1,4 +1,4 @@
-"""A GPT-2 checkpoint with an induction head planted in it, written in milliseconds (issue 25.4).
+"""A GPT-2 checkpoint with an induction head planted in it, written in milliseconds.
 
 No real GPT-2 is reachable from the tests, so "a user with GPT-2 small on disk finds its induction
 heads" is checked on a folder in GPT-2's own format (config.json with ``model_type: gpt2``,

@@ -1,4 +1,4 @@
-"""Controls drawn in figures, in a real browser (issue 52): dragging a figure's slider moves its
+"""Controls drawn in figures, in a real browser: dragging a figure's slider moves its
 control in the browser alone — no frame goes to the server — and writes it into the address bar;
 the figures that follow it move with it; the address opened in a new page shows every figure at
 that position. After a change the server answers (another control), the figures stay where the

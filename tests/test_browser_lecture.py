@@ -1,4 +1,4 @@
-"""Issue 26 in the real browser: the speaker view in a second tab follows and drives the projector
+"""The lecture in a real browser: the speaker view in a second tab follows and drives the projector
 tab; a chart exported as standalone HTML opens from disk with the network off and its slider drags;
 the single-head handout printed to PDF holds every number of the worked example and no widget; at
 1280×720 with present=1 every page and every step of the built-in tour opens on its figure, with

@@ -1,6 +1,6 @@
 """Live figures in a real browser: dragging σ's slider inside the kernel page's fitted curve
 redraws the weight bars that follow it and the printed estimate, at that σ, and the page sends
-nothing to the server while it does (issues 14 and 52, acceptance)."""
+nothing to the server while it does."""
 
 import json
 import math

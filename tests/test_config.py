@@ -1,5 +1,5 @@
 """The server's promises: localhost only, no usage statistics, our own translated navigation,
-icons that need no font on the viewer's machine, and the room settings (issue 15): no error
+icons that need no font on the viewer's machine, and the room settings: no error
 details, allowed hosts, bounded messages, no cache clearing, no look-ups."""
 
 import base64

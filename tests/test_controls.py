@@ -1,4 +1,4 @@
-"""One home for controls and for option labels (issue 20).
+"""One home for controls and for option labels: a page keeps no bound, option list or label map.
 
 Every URL parameter a page takes is declared once, as a ``Control`` in its lesson's ``CONTROLS``
 (the frame's ``lang`` and ``present`` aside), and no page or ``ui`` module writes a bound or an

@@ -234,7 +234,7 @@ def test_matches_a_plain_per_head_loop(text):
         np.testing.assert_allclose(trace.Z, Z, atol=1e-10)
 
 
-# ── the Chinese Winograd pair (issue 22): segmentation by the lexicon, the same heads ────────────
+# ── the Chinese Winograd pair: segmentation by the lexicon, the same heads ────────────
 TIRED_ZH = "动物没有穿过街道，因为它太累了。"
 WIDE_ZH = "动物没有穿过街道，因为它太宽了。"
 

@@ -1,4 +1,4 @@
-"""Issue 26, export and predict-then-reveal, without the app: a figure drawn without its numbers
+"""The lecture's export and predict-then-reveal, without the app: a figure drawn without its numbers
 (and colours), never touching the shared figure; a standalone HTML file with plotly.js inside and no
 address to fetch; a page's zip. Opening the HTML from disk offline and dragging its slider:
 tests/test_browser_lecture.py."""

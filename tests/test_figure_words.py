@@ -1,4 +1,4 @@
-"""Figures name their own words (issue 52): each figure module that shows words declares them as a
+"""Figures name their own words: each figure module that shows words declares them as a
 frozen ``Words`` dataclass with English defaults, and the locale namespace ``figures_<module>``
 holds every field in English and Chinese, keyed by field name, nothing else (ui.i18n.figure_words
 fills one from it). The English file says what the defaults say, so the two cannot drift; a

@@ -91,7 +91,7 @@ def test_arrays_go_to_the_browser_as_float32_unless_they_would_overflow():
 
 
 def test_token_lines_legend_is_full_colour_and_labels_stand_clear():
-    """Issue 22: each head's legend swatch at full colour (not the faint opacity of its weakest
+    """Each head's legend swatch at full colour (not the faint opacity of its weakest
     lines), once per head; the tokens start beyond the lines' ends."""
     w = np.full((3, 4, 4), 0.25)  # every line at opacity 0.3
     fig = figures.token_lines(w, ["a", "b", "c", "d"], head_names=["H1", "H2", "H3"]).to_dict()

@@ -584,7 +584,7 @@ def test_keys_at_the_magnitude_limit_keep_the_curve_within_it():
     )
 
 
-# ---- live figures: the in-figure sliders' precomputed steps (issue 14) ---------------------------
+# ---- live figures: the in-figure sliders' precomputed steps ------------------------------------
 
 
 def _softmax_gaussian(q, keys, sigma):

@@ -1,4 +1,4 @@
-"""The layers hold (issue 20): app.py → pages → ui → visattn, with ``visattn.lessons`` drawing
+"""The layers hold: app.py → pages → ui → visattn, with ``visattn.lessons`` drawing
 nothing (no import of ``visattn.figures``) and ``visattn`` knowing nothing of Streamlit."""
 
 import ast

@@ -1,4 +1,4 @@
-"""Issue 26, point 6, through AppTest: predict, then reveal, section by section. Every lesson
+"""The lecture through AppTest: predict, then reveal, section by section. Every lesson
 section (``ui.frame.section``) is a keyed box with its own reveal button; what is hidden is what
 the CSS of the page blurs (metrics, tables, dataframes, formulas) and the charts drawn without their
 numbers, and revealing a section shows exactly its own (and those of the sections drawn inside it).

@@ -1,4 +1,4 @@
-"""Links made before the pages were rewritten as lessons (issue 20) open the same views today.
+"""Links made before the pages were rewritten as lessons open the same views today.
 
 ``fixtures/links_5988806.json`` was written by ``make_link_fixtures.py`` from a checkout of commit
 5988806: per page, three links that each change a third of the page's URL parameters to another
@@ -24,8 +24,8 @@ from apptest_util import (
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
-# and links of 47b9e2e, the last commit before the controls drawn in figures entered the URL
-# (issue 52), made the same way: a link made then opens the same view now
+# and links of 47b9e2e, the last commit before the controls drawn in figures entered the URL,
+# made the same way: a link made then opens the same view now
 LINKS_47B9E2E = json.loads((FIXTURES / "links_47b9e2e.json").read_text("utf-8"))
 # 5988806 drew every tab of the kernel page at once, as every tabbed page does today
 # (ui.frame.tabs); its positional page drew only the chosen section, which is a tab's panel today

@@ -493,7 +493,7 @@ def test_position_kinds():
 
 @pytest.mark.parametrize("planted", [0, 1])
 def test_the_head_finder_ranks_a_planted_gpt2_induction_head_first(tmp_path, planted):
-    """Issue 25.4, "a user with GPT-2 small on disk finds its induction heads": a checkpoint in
+    """A user with GPT-2 small on disk finds its induction heads: a checkpoint in
     GPT-2's format with an induction head planted in layer 2, head ``planted``
     (tests/induction_checkpoint.py), loaded through visattn.models.load; the decoder page's
     finder ranks that head first, with the scores of an independent forward pass in torch."""

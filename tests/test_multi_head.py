@@ -431,7 +431,7 @@ def test_every_word_of_the_figures_is_a_field_of_words():
     assert english.layout.xaxis.title.text == "key"
 
 
-# ── issue 12: value norms and the readings of the designed and random models ────────────────────
+# ── value norms and the readings of the designed and random models ──────────────────────────────
 def _loop_norms(r, params, H):
     """‖x_j W_V^h W_O^h‖ by loops over layers, heads and tokens, from each layer's traced input."""
     out = np.zeros((len(params), H, len(r.tokens)))
@@ -483,7 +483,7 @@ def test_readings_of_the_designed_model_cover_every_layer():
     )
 
 
-# ── issue 22: near-uniform rows, Chinese sentences ──────────────────────────────────────────────
+# ── near-uniform rows, Chinese sentences ────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     ("row", "uniform"),
     [

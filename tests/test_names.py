@@ -1,4 +1,4 @@
-"""Names that mean one thing (issue 52; the glossary in CONTRIBUTING.md): no module of the project
+"""Names that mean one thing (the glossary in CONTRIBUTING.md): no module of the project
 is imported under the name of another of its modules (``from ui import controls as widgets``
 beside a real ``ui/widgets.py`` read as the other module), and the names the glossary settles are
 not used for something else."""

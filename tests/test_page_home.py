@@ -56,7 +56,7 @@ def test_url_numbers_round_trip_exactly():
     assert url_state.decode_matrix(url_state.encode_matrix(m)) == m
 
 
-# --- issue 26: the speaker view (?speaker=1), on the home page ------------------------------------
+# --- the speaker view (?speaker=1), on the home page ----------------------------------------------
 def speaker_html(at) -> str:
     found = [h.proto.body for h in at.get("html") if 'id="visattn-speaker"' in h.proto.body]
     return found[0] if found else ""

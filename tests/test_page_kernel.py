@@ -506,7 +506,7 @@ def test_table_links_round_trip_up_to_the_limit():
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
 
 
-# ---- issue 52: σ is the fitted curve's slider, and what it changes follows it ----------------
+# ---- σ is the fitted curve's slider, and what it changes follows it --------------------------
 
 
 def sigma_sliders(at) -> dict:
@@ -589,7 +589,7 @@ def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
 
 
 def test_the_chinese_page_names_d2l_s_attention_pooling():
-    """Issue 22: d2l-zh's name for Nadaraya–Watson pooling, 注意力汇聚, on the card and in the
+    """d2l-zh's name for Nadaraya–Watson pooling, 注意力汇聚, on the card and in the
     introduction (and attention pooling in English)."""
     zh = run_page("kernel", {"lang": "zh"})
     assert_clean(zh)
@@ -599,7 +599,7 @@ def test_the_chinese_page_names_d2l_s_attention_pooling():
     assert "attention pooling" in texts(run_page("kernel"))
 
 
-# --- issue 26: predict, then reveal (?hide=1) ----------------------------------------------------
+# --- predict, then reveal (?hide=1) --------------------------------------------------------------
 def test_hide_keeps_the_estimate_for_the_reveal():
     shown = run_page("kernel")
     at = run_page("kernel", {"hide": "1"})

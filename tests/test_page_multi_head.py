@@ -319,7 +319,7 @@ def test_chinese():
     assert "“it”指代谁" in texts(at) and "“…too tired”选中“animal”" in texts(at)
 
 
-# ── issue 22: the Chinese sentences ─────────────────────────────────────────────────────────────
+# ── the Chinese sentences ───────────────────────────────────────────────────────────────────────
 TIRED_ZH = "动物没有穿过街道，因为它太累了。"
 WIDE_ZH = "动物没有穿过街道，因为它太宽了。"
 APPLE_ZH = "我买了一个苹果，它很甜。"
@@ -423,7 +423,7 @@ def test_the_english_page_is_unchanged():
     assert "mh_text" not in at.query_params
 
 
-# ── issue 22.10: a near-uniform row names no winner ─────────────────────────────────────────────
+# ── a near-uniform row names no winner ──────────────────────────────────────────────────────────
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_near_uniform_focus_row_is_said_not_given_a_winner(lang):
     at = run_page("multi_head", {"lang": lang})
@@ -653,7 +653,7 @@ def test_presenter_mode_keeps_every_table_row_and_two_metrics_a_row():
     assert len(at.metric) == 4
 
 
-# ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
+# ── the one reading selector on this page ───────────────────────────────────────────────────────
 SENTENCE = "The animal didn't cross the street because it was too tired."
 READINGS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 

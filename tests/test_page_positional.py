@@ -363,7 +363,7 @@ def test_links_in_inputs_render_as_plain_text(params):
 
 
 def test_rope_claim_names_content_and_offset():
-    """RoPE's score depends on q and k and on the positions only through the offset (issue 16), in
+    """RoPE's score depends on q and k and on the positions only through the offset, in
     both languages."""
     at = run_page("positional", {"pe_sec": "beyond"})
     prose = texts(shown(at))
@@ -388,7 +388,7 @@ def test_rope_claim_names_content_and_offset():
 
 def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     """On a projector (1280×720) RoPE's θᵢ and PE(p + k) get lines of their own and ALiBi's 8 heads
-    sit 2 a row, so no formula is cut and no two cell titles run into each other (issue 16; seen in
+    sit 2 a row, so no formula is cut and no two cell titles run into each other (as seen in
     the browser)."""
     normal, big = (
         run_page("positional", {"pe_sec": "beyond"}),
@@ -442,7 +442,7 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
 
 
 def test_fidelity_round_three_wording():
-    """Issue 22: article 003 says nothing of tokenisation; ALiBi's slope is not RoPE's position m
+    """Article 003 says nothing of tokenisation; ALiBi's slope is not RoPE's position m
     (the papers both write m: here the slope is λ_h); no stray space between Chinese words."""
     locales = Path(__file__).resolve().parent.parent / "ui" / "locales"
     texts_of = {

@@ -732,7 +732,7 @@ def test_a_bar_click_opens_its_head_and_ignores_other_points():
     assert (state["pt_layer"], state["pt_head"]) == (5, 11)
 
 
-# ---------------------------------------------------------------- memory stays bounded (issue 15)
+# ---------------------------------------------------------------- memory stays bounded
 
 MB = 1 << 20
 # one session at work: the hidden/merged copies of a run (2 × 75 MB), figures, allocator slack
@@ -785,7 +785,7 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
 @pytest.mark.parametrize("reading", ["weights", "norm_weighted"])
 def test_a_session_remembers_its_long_reading_by_name_not_by_its_arrays(reading):
     """A session's last good results live as long as the session: a 512-token reading is 75 MB,
-    and twenty sessions kept 1.5 GB beside the budget (issue 21's burst). They keep the text and
+    and twenty sessions kept 1.5 GB beside the budget (benchmarks/burst.py). They keep the text and
     the reading's name; the sections look the arrays up in the shared, byte-bounded store."""
     text = "Text. " + " ".join(["animal street"] * 300)
     at = run_page("pretrained", {"pt_text": text, "pt_view": reading}, timeout=180)
@@ -795,7 +795,7 @@ def test_a_session_remembers_its_long_reading_by_name_not_by_its_arrays(reading)
     assert budget.nbytes(kept) < MB, {k: budget.nbytes(v) for k, v in kept.items()}
 
 
-# ── issue 12: the one reading selector on this page ─────────────────────────────────────────────
+# ── the one reading selector on this page ───────────────────────────────────────────────────────
 READINGS = ("weights", "norm_weighted", "mean", "max", "rollout", "flow")
 
 
@@ -895,7 +895,7 @@ def test_colour_scale_reaches_grid_and_large_map():
     assert fig["data"][0]["zmax"] == pytest.approx(top, abs=1e-5)
 
 
-# ---- issue 22: MiniLM is an English model; which characters of a Chinese text are [UNK] ---------
+# ---- MiniLM is an English model; which characters of a Chinese text are [UNK] ---------
 
 
 def unk_characters(model, text: str) -> list[str]:
@@ -950,7 +950,7 @@ def test_a_preset_that_is_mostly_unk_says_so_in_its_name(model):
                 assert ("[UNK]" in names[name]) == mostly_unk, (lang, page_name, name)
 
 
-# ---- issue 25: any checkpoint the server has (tests/fixtures/models), chosen by id in the URL ----
+# ---- any checkpoint the server has (tests/fixtures/models), chosen by id in the URL ----
 
 
 def grid_cells(at) -> dict:

@@ -194,7 +194,7 @@ def test_tampered_url_falls_back_with_a_warning():
     assert at.text_area(key="rd_text").value == TIRED and at.radio(key="rd_view").value == "weights"
 
 
-# ── issue 21: any text the boxes accept opens both MiniLM pages without an exception ─────────────
+# ── any text the boxes accept opens both MiniLM pages without an exception ───────────────────────
 LONG_TEXT = (lesson.PRESETS["paragraph"] + " ") * 20  # cut to the text box's 5 000 characters
 TEXTS = {
     **lesson.PRESETS,
@@ -234,7 +234,7 @@ def test_the_query_key_plane_follows_the_text_it_reads_after_an_error():
     assert [len(array(d["x"])) for d in plane(at)["data"]] == [lesson.MAX_READ_TOKENS] * 2
 
 
-# ---- issue 22: axis words, the plane's labels, the unnormalised reading, citations, wording ----
+# ---- axis words, the plane's labels, the unnormalised reading, citations, wording ----
 
 
 def locale(lang: str, name: str = "reading") -> dict:
@@ -346,7 +346,7 @@ def test_chinese_wording_is_one_wording_across_pages():
     assert locale("en")["presets"] == locale("en", "pretrained")["presets"]
 
 
-# ---- issue 25: the reading page on every checkpoint family (tests/fixtures/models) -------------
+# ---- the reading page on every checkpoint family (tests/fixtures/models) -------------
 # Expected maps from transformers' own eager attention (reference.npz, written by
 # tests/make_model_fixtures.py), combined here with plain NumPy.
 

@@ -358,7 +358,7 @@ def test_sentence_with_minilm_embeddings():
     assert any("70 tokens" in e for e in errors(at)), errors(at)
 
 
-# --- every bad input in Chinese: the message is Chinese and nothing English shows (issue 11) ------
+# --- every bad input in Chinese: the message is Chinese and nothing English shows -----------------
 def cjk(s: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", s))
 
@@ -485,7 +485,7 @@ def test_sampling_budget_by_hand():
     assert own.n == len(w.sample.raw) == scaling.samples_for(32)
 
 
-# --- issue 16 and 15 ------------------------------------------------------------------------------
+# --- presenter mode, the √d_k figures, and input bounded like the URL -----------------------------
 def titles(at) -> list[str]:
     return [f["layout"]["title"]["text"] for f in figures(at)]
 
@@ -658,7 +658,7 @@ def test_a_link_keeps_the_settings_of_the_parts_it_does_not_show():
     assert not warnings(at) and at.text_input(key="sh_text").value == "hello world"
 
 
-# --- issue 22.11: each step's matrices share one colour scale, and the page says which ----------
+# --- each step's matrices share one colour scale, and the page says which ----------------------
 def colour_of(figure: dict) -> tuple:
     trace = figure["data"][0]
     return trace["zmin"], trace["zmax"], trace.get("zmid")
@@ -721,7 +721,7 @@ def test_zh_colour_captions():
     assert len(captions) == 4 and "Q、K、V（以及第 4 步的 Z）共用一个色标" in " ".join(captions)
 
 
-# --- issue 22: Chinese wording and the Chinese default sentence ---------------------------------
+# --- Chinese wording and the Chinese default sentence -------------------------------------------
 ZH_SENTENCE = "我买了一个苹果，它很甜。"  # article 001's 它 → 苹果, one token a character
 
 
@@ -810,7 +810,7 @@ def test_minilm_says_a_chinese_sentence_is_mostly_unk():
     assert not at.info or "[UNK]" not in " ".join(i.value for i in at.info)
 
 
-# --- issue 26: predict, then reveal (?hide=1, ?hide=2) and the handout (?handout=1) ---------------
+# --- predict, then reveal (?hide=1, ?hide=2) and the handout (?handout=1) -------------------------
 def heatmap_traces(at) -> list[dict]:
     return [f["data"][0] for f in figures(at) if f["data"][0].get("type") == "heatmap"]
 

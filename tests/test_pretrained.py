@@ -423,7 +423,7 @@ def test_rank_heads_is_sorted_and_complete(n_layers, n_heads, T, data):
     assert all(a[h.layer, h.head, s, t] == h.weight for h in ranked)
 
 
-# ── issue 12: readings of the run ────────────────────────────────────────────────────────────────
+# ── readings of the run ──────────────────────────────────────────────────────────────────────────
 def test_readings_name_their_cells_and_fill_the_grid():
     from visattn.lessons import pretrained as pl
 

@@ -667,7 +667,8 @@ def test_filtered_lines_draw_only_kept_edges():
 
 def test_reading_weights_holds_one_layer_at_a_time_beside_its_result():
     """A page's float32 reading of a long run costs the result and about one layer in float64, never
-    a float64 copy of the whole run (at 512 tokens that copy alone is 151 MB; issue 21)."""
+    a float64 copy of the whole run (at 512 tokens that copy alone is 151 MB,
+    which a room's memory budget cannot afford per session)."""
     import tracemalloc
 
     A = random_weights((6, 4, 64, 64), seed=12).astype(np.float32)

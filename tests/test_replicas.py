@@ -1,4 +1,4 @@
-"""Serving a room (issues 15, 21): two replicas behind nginx, driven in Chromium; the proxy's and
+"""Serving a room: two replicas behind nginx, driven in Chromium; the proxy's and
 replicas' refusals; no outbound look-up from a room replica in a network namespace with no route.
 The supervisor, a session's move, several machines and the security headers:
 tests/test_room_*.py."""

@@ -1,4 +1,4 @@
-"""Issue 21, point 6: Streamlit's own connection and error texts in the page's language
+"""Streamlit's own connection and error texts in the page's language
 (ui/connection.py), seen in Chromium under ?lang=zh: the status while the server is gone, the
 connection-error dialog, the "restoring" notice when it is back, the redacted-error box. Loopback
 only."""

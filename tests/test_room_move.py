@@ -1,4 +1,4 @@
-"""Issue 21, points 1 and 2: a session whose replica dies moves to another one and keeps working,
+"""A session whose replica dies moves to another one and keeps working,
 its first control change after the move included (a section's control, then the language, after a
 second move onto the restarted replica); replicas on two hosts (127.0.0.2, 127.0.0.3) behind one
 nginx on 127.0.0.1. Loopback only."""

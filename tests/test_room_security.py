@@ -1,4 +1,4 @@
-"""Issue 21, point 4: a room takes no uploads, shows no metrics, names no nginx version, cannot be
+"""A room takes no uploads, shows no metrics, names no nginx version, cannot be
 framed, and every page of the app satisfies its Content-Security-Policy in Chromium (no violation,
 the inline scripts run, Plotly's PNG export works). Loopback only."""
 
@@ -182,7 +182,7 @@ def test_every_page_satisfies_the_csp_in_chromium(page_id, lang, one_replica):
             browser.close()
 
 
-# Issue 26: the lecture's scripts (the tour bar with its keys and scrolling, the speaker view) are
+# The lecture's scripts (the tour bar with its keys and scrolling, the speaker view) are
 # inline too, allowed by their hashes.
 LECTURE = [
     ("kernel_regression?tour=intro&step=1&present=1", "window.visattnKeys === true"),

@@ -1,4 +1,4 @@
-"""Issue 21, a dead replica is replaced: supervisord restarts a killed replica while nginx serves
+"""A dead replica is replaced: supervisord restarts a killed replica while nginx serves
 its visitors from the other; killing serve_room.py or supervisord leaves nothing on the ports; a
 start stops what an earlier run left there and says so; Ctrl-C stops everything. Loopback only."""
 

@@ -471,7 +471,7 @@ def test_the_pipeline_draws_the_lesson_steps_in_order():
     assert names == ["x", "wq", "wk", "wv", "q", "k", "v", "raw", "scores", "weights", "z"]
 
 
-# --- issue 22.11: the pipeline's matrices share a colour scale a step ----------------------------
+# --- the pipeline's matrices share a colour scale a step ----------------------------------------
 def flat(*matrices):
     return [v for m in matrices for row in m for v in row]
 

@@ -1,6 +1,6 @@
 """Startup: the first page of a visit warms the pretrained page's caches once per server, in a
 background thread, and a page that asks while the thread is still loading waits for that one load
-(issue 14, item 3)."""
+(a first visitor never pays for the warm-up twice)."""
 
 from __future__ import annotations
 

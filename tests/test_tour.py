@@ -1,4 +1,4 @@
-"""Issue 26, tours: the Tour/Step model (edit, reorder, delete), one link and the JSON file read
+"""Tours: the Tour/Step model (edit, reorder, delete), one link and the JSON file read
 back exactly, every bound, tampered links refused with an InputError, the built-in tour's steps
 valid, and through AppTest: the URL's tour and step, "add this view", a lecturer's words
 escaped."""

@@ -1,4 +1,4 @@
-"""The lesson "attention as today's LLMs run it" (issue 24) as data: grouped-query heads, the KV
+"""The lesson "attention as today's LLMs run it" as data: grouped-query heads, the KV
 cache of real models, sliding windows with attention sinks, and FlashAttention's online softmax.
 
 One function per section of ``pages/modern_attention.py``, each returning a frozen dataclass with

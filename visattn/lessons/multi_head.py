@@ -36,7 +36,7 @@ from ..text import MAX_SENTENCE_TOKENS, tokenize
 from . import reading_selector
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
-SENTENCE_ZH = "动物没有穿过街道，因为它太累了。"  # the same sentence in Chinese (issue 22)
+SENTENCE_ZH = "动物没有穿过街道，因为它太累了。"  # the same sentence in Chinese
 SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the default sentence of each language
 PRESETS_BY_LANG = {
     # the Winograd pair of article 004, then variants built from the designed lexicon
@@ -98,7 +98,7 @@ GRID_COLS = 4  # heads per row of the grid (2 when there are at most 4)
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 Result = DesignedResult | RandomResult
-Readings = reading.Readings  # text, reading, w: one reading of the attention (issue 12's selector)
+Readings = reading.Readings  # text, reading, w: one reading of the attention (the reading selector)
 
 # ── the page's controls ─────────────────────────────────────────────────────────────────────────
 # The lines' switches, one per head (the random model has at most MAX_RANDOM_HEADS).
@@ -110,7 +110,7 @@ CONTROLS = table(
     Control("mh_d", 32, lo=2, hi=MAX_RANDOM_D),
     Control("mh_h", 4, lo=1, hi=MAX_RANDOM_HEADS),
     Control("mh_seed", 0, lo=0, hi=MAX_SEED),
-    # which layer, and which reading of it (issue 12's selector: reading, colours, line filters)
+    # which layer, and which reading of it (the reading selector: reading, colours, line filters)
     Control("mh_layer", N_LAYERS, options=LAYERS, labels="multi_head.layers"),
     reading_selector.controls("mh"),
     # token focus and the lines
@@ -272,7 +272,7 @@ def input_counts() -> designed.InputLayout:
     return designed.input_layout()
 
 
-# ── the reading: one selector of readings (issue 12) ───────────────────────────────────────────
+# ── the reading: one selector of readings ───────────────────────────────────────────────────────
 def value_norms(r: Result) -> np.ndarray:
     """(L, H, T) ‖f_h(x_j)‖ = ‖x_j W_V^h W_O^h‖ (Kobayashi et al. 2020) of the designed or random
     run (no biases)."""

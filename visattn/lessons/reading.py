@@ -1,4 +1,4 @@
-"""Reading attention (issue 12) in any loaded model (issue 25: the bundled MiniLM, a BERT
+"""Reading attention in any loaded model (the bundled MiniLM, a BERT
 encoder, a GPT-2 or LLaMA-family decoder): one selector of readings, what the specials ([CLS]/[SEP],
 or a decoder's first token) take, two sentences, q/k geometry.
 

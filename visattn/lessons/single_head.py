@@ -60,7 +60,7 @@ PRINTED_001 = {
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 # article 001's own idea in Chinese (理解“它”时关注“苹果”): the seeded table reads one token a
-# character, so a Chinese class sees its own sentence (issue 22)
+# character, so a Chinese class sees its own sentence
 SENTENCE_ZH = "我买了一个苹果，它很甜。"
 SENTENCES = {"en": SENTENCE, "zh": SENTENCE_ZH}  # the sentence part's default, by language
 MAX_EDIT = 12  # largest T, d_model, d_k in the editors
