@@ -56,8 +56,9 @@ TEMPLATE = DEPLOY / "nginx.conf.template"
 LAUNCHER = DEPLOY / "dies_with_parent.py"
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 REPLICA_PORT_OFFSET = 100  # replicas listen from the room's port + 100 (8601, 8602, … for 8501)
-# supervisord's restart rules: a replica must run this long to count as started (Streamlit takes
-# about 3 s); this many failed starts in a row (1 s, 2 s, … apart) and it is given up as FATAL.
+# supervisord's restart rules: a replica must run this long to count as started (longer than
+# Streamlit takes to start); this many failed starts in a row (1 s, 2 s, … apart) and it is given
+# up as FATAL.
 START_SECS = 5
 START_RETRIES = 5
 STOP_WAIT_SECS = 10
@@ -66,8 +67,7 @@ FAIL_TIMEOUT = "5s"
 # A replica's allocator (glibc): every session runs in its own thread, and by default each thread
 # may get a heap of its own (8 per core) that keeps what it freed, while arrays under a threshold
 # that grows to 32 MB come from those heaps. Two heaps, and anything over 1 MB mapped and given
-# back when freed, keep RSS near what is alive: 20 long texts at once peaked at 1 218 MB without,
-# 770 MB with (benchmarks/burst.py, default budget).
+# back when freed, keep RSS near what is alive (benchmarks/burst.py, default budget).
 REPLICA_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(1 << 20)}
 
 
@@ -233,7 +233,7 @@ def supervisor_config(run_dir: Path, programs: dict[str, list[str]], password: s
     ]
     if os.geteuid() == 0:
         lines.insert(1, "user=root")  # said, so supervisord does not warn that it was not said
-    # One group: supervisord stops a group's programs together (one by one, a stop took 5 s).
+    # One group: supervisord stops a group's programs together (one by one, a stop took far longer).
     lines += ["", "[group:room]", f"programs={','.join(programs)}"]
     for name, argv in programs.items():
         command = " ".join(shlex.quote(a) for a in _supervised(run_dir, name, argv))

@@ -752,7 +752,7 @@ def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
     """Budget: RSS grows by at most the replica's memory budget (the results it keeps, ui.budget) +
     SESSION_MB over the whole sequence, and not at all (≤ 100 MB of noise) over its second half.
     Before the fix each text and each head opened with pt_hide=1&pt_merge=1 kept its run alive
-    through the finder chart's callback: +145 MB a step, 3.2 GB after 20."""
+    through the finder chart's callback, so memory grew at every step."""
     budget.shared().clear()
     rng = np.random.default_rng(0)
     vocab = (

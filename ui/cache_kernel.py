@@ -3,8 +3,8 @@ here.
 
 A whole regression is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the
 page shows the last good regression as a whole — never a table from one input beside a curve from
-another. The figures (~20–150 ms of Plotly validation for ①'s, every position of σ's slider
-included) are built once per result, words and font size and shared between sessions
+another. The figures (Plotly's validation of ①'s, every position of σ's slider included, is
+a rerun's main cost) are built once per result, words and font size and shared between sessions
 (``st.cache_resource``): show them, never modify them.
 """
 

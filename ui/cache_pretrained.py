@@ -5,7 +5,7 @@ grid; the finder's click.
 ``load_model`` is a ``st.cache_resource`` (one model for every session; a failure is not cached, so
 installing the package and reloading the page is enough). The runs, their readings and the shown
 tokens are the heavy work of a room (at 512 tokens one attention array is 6·12·512·512 float32 =
-75 MB, and a forward pass holds ~100 MB while it runs): they go through the replica's memory budget
+75 MB, and a forward pass holds more while it runs): they go through the replica's memory budget
 (:mod:`ui.budget`), which keeps results by bytes, admits a computation only when its working memory
 fits beside the others, shares one computation between sessions asking for the same text, and shows
 a waiting session a translated "n ahead of you" with a progress bar. The shared results' arrays are
@@ -49,14 +49,13 @@ from .i18n import t
 
 BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by open_clicked
 SHAPE = "_pt_model_shape"  # (layers, heads) of the model shown, for open_clicked
-# What a forward pass holds while it runs, as a multiple of its attention array (tracemalloc, one
-# pass: 101.6 MB at 512 tokens for a 75.5 MB array, 31.9 MB at 256 for 18.9 MB), plus a floor.
+# What a forward pass holds while it runs, as a multiple of its attention array, plus a floor
+# (measured with tracemalloc over one pass: benchmarks/README.md).
 RUN_FACTOR, RUN_FLOOR = 1.4, 8_000_000
 MAKE_FACTOR = 2.0  # a reading or shown tokens: at most two arrays of that size while made
 # What a session's drawing of a text's page holds until the page is drawn, as a multiple of the
 # run's attention array: the run, its reading, the shown tokens, the figures and their JSON
-# (tracemalloc, one first visit at 512 tokens: peak 266 MB for weights × ‖value‖, 178 MB rollout,
-# 135 MB weights, for a 75.5 MB array).
+# (the costliest reading's peak, measured with tracemalloc: benchmarks/README.md).
 DRAW_FACTOR = 3.5
 
 
@@ -106,8 +105,8 @@ def drawing(model, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> Iterator[No
     """Hold the replica's budget while this session draws ``text``'s page (or a section of it).
 
     A drawing keeps its run, reading and figures alive until it ends, whatever the shared cache
-    evicts meanwhile: ten sessions drawing ten 512-token texts at once held ten runs (755 MB)
-    beside the budget's 600. Admitted in turn like a computation, with the waiting notice; what
+    evicts meanwhile: ten sessions drawing ten 512-token texts at once held ten runs on top of
+    the budget. Admitted in turn like a computation, with the waiting notice; what
     runs inside (the run, its readings) runs in this reservation's slot; a short text's drawing, or
     a section drawn inside the page's own drawing, starts at once
     (:meth:`ui.budget.Budget.reserve`). A text the model cannot read reserves nothing: the page's
@@ -231,8 +230,8 @@ def grid_figure(
     font_size: int,
     presenter: bool,
 ):
-    """The grid of a reading on a colour scale (~0.3 s of Plotly for 72 cells), built once per input
-    and shared: show it, never modify it."""
+    """The grid of a reading on a colour scale (72 cells: the costliest figure to build), built once
+    per input and shared: show it, never modify it."""
     return pretrained_figures.grid_figure(
         grid, reading, colour=colour, words=words, font_size=font_size, presenter=presenter
     )

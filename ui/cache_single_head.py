@@ -41,7 +41,7 @@ def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> lesson.Tempe
 def before_softmax(
     tr, tokens: tuple, words: single_head_figures.Words, scale: bool, inputs, font_size: int
 ) -> list:
-    """The pipeline up to the scaled scores (~9 figures, ~70 ms of building)."""
+    """The pipeline up to the scaled scores (~9 figures, built once per input)."""
     return single_head_figures.before_softmax(
         tr,
         list(tokens),
@@ -95,8 +95,8 @@ def sentence(
     temperature: float,
     font_size: int,
 ) -> list:
-    """A sentence's weights (and scores), the weights with the slider of τ (~40 ms of cell text for
-    12 tokens)."""
+    """A sentence's weights (and scores), the weights with the slider of τ (its cell text
+    at every position of τ is the cost)."""
     return single_head_figures.sentence(
         tr,
         list(tokens),

@@ -45,7 +45,7 @@ _chart = st.components.v2.component(CHART_NAME, js=element_script("chart.js"), i
 
 # The JSON of each figure drawn, while the figure lives: a cached figure (st.cache_resource, shared
 # by every session and never changed once made) is drawn at every rerun of its section, and
-# plotly.io.to_json costs a few milliseconds of each (5 ms of FlashAttention's figure).
+# plotly.io.to_json would cost every rerun again for each one.
 _JSON: dict[int, tuple[weakref.ref, str]] = {}
 
 

@@ -218,11 +218,11 @@ def tabs(control: Control) -> dict[Any, Any]:
     control's value, in the URL. Every panel is drawn, below the tab bar, and a style rule
     (:func:`panel_rule`) hides each panel whose tab is not selected: the browser shows the panel of
     the tab clicked at once, a panel it holds, while the tab bar reruns alone (:func:`_tab_bar`)
-    to bring the control and the URL up to date. Mounting a section at each switch took ~200 ms of
-    the browser's main thread (a section's tables, metrics and sliders), 2.3× the floor of
-    ``benchmarks/interact.py``. The sections are not in Streamlit's own tab panels: those look for
+    to bring the control and the URL up to date. Mounting a section at each switch was most of
+    a switch's time in the browser's main thread (a section's tables, metrics and sliders;
+    ``benchmarks/interact.py``). The sections are not in Streamlit's own tab panels: those look for
     a focusable element in every mounted panel at each render, and in a hidden one that walks
-    every node (all four of the modern page's kept: its controls 1.6× → 2.3× the floor); a chart
+    every node (with all four of the modern page's kept, every control of it got slower); a chart
     in a hidden panel is drawn when it first shows (ui/chart.js). The handout prints every
     section, one after another, each under its tab's name."""
     handout = lecture_modes.handout()
@@ -280,8 +280,8 @@ def _tab_opened(control: Control, key: str, labels: list[str]) -> None:
 def controls_row():
     """A row for a section's controls, side by side (wrapping on a narrow screen): one flex
     container, where ``st.columns`` makes a block per column too, each a React element that every
-    rerun of the section draws again (benchmarks/README: the browser's main thread per change of a
-    slider of the modern page, 5–10 % less)."""
+    rerun of the section draws again (benchmarks/README.md: less of the browser's main thread per
+    change of a slider)."""
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 

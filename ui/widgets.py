@@ -225,8 +225,8 @@ def matrix_editor(
     The editor shows the value the session started from (URL or default); edits are applied on top
     of it. ``fixed_shape``: a link whose matrix has another shape than ``default`` is reset to it,
     with a notice. ``max_rows`` (with ``dynamic_rows``): an edit past that many rows is refused
-    before Streamlit applies it (pasting 5000 rows would take it ~47 s); the editor starts again
-    from the last table taken."""
+    before Streamlit applies it (a paste of thousands of rows would hold the session); the editor
+    starts again from the last table taken."""
     key = control.key
     default = control.default if default is None else default
     url_state.bind(key, np.asarray(default, dtype=float).tolist(), matrix=True)

@@ -46,8 +46,8 @@ if TYPE_CHECKING:  # annotations only: importing reading must not load the model
     from .models.random import RandomResult
 
 HOWS = ("mean", "max")  # head aggregations (and rollout/flow head fusions)
-# flow solves T² max-flow problems on L·T² edges: ≈ 0.14 s at 16 tokens on an idle core,
-# ≈ 5 s at 40 with the machine eight times oversubscribed (benchmarks/README.md, bench_reading)
+# flow solves T² max-flow problems on L·T² edges: its time grows steeply with T, so it stops here
+# (timings: benchmarks/README.md, bench_reading)
 FLOW_MAX_TOKENS = 40
 FLOW_SCALE = 2**30  # flow's capacities as integers: Ã·2³⁰ rounded (int32, rows of Ã sum to 1)
 ROW_TOLERANCE = 1e-3  # rows of attention weights must sum to 1 within this

@@ -24,7 +24,7 @@ MAX_DK = 1024
 # pairs (q, k) per d_k at most: the sample variance is then within ~2 % (1 s.d.) of the truth
 N_SAMPLES = 20_000
 N_ROWS = 400  # softmax rows per d_k at most for the peakedness curves
-# normal draws one call makes by default (~4 M: a tenth of a second, 32 MB at the most)
+# normal draws one call makes by default (~4 M: 32 MB at the most)
 BUDGET = 2**22
 _CHUNK = 2_000  # rows generated at once, so a large sample never sits in memory whole
 

@@ -65,7 +65,7 @@ def _axis(**extra) -> dict:
         "tickfont": {"color": _TEXT, "size": 12},
         "automargin": True,
         # Plotly's default ("hide past div") measures every tick label against the figure's edges
-        # each time one is placed: about 25 ms of a 36-label redraw in Chromium. Labels never
+        # each time one is placed: much of a redraw in Chromium. Labels never
         # reach the edge here (automargin makes room), so that check is skipped.
         "ticklabeloverflow": "allow",
         **extra,
@@ -163,7 +163,7 @@ def _figure(data: list[dict], layout: dict) -> go.Figure:
     """A figure from plain trace and layout dicts, skipping Plotly's property validation, its text
     at the layout's font size (:func:`_sized`).
 
-    Validation costs ~10–15 ms a heatmap and ~0.3 s for a 72-cell grid, on every rerun of a page;
+    Validation is most of a figure's cost, paid on every rerun of a page;
     the builders here write only well-formed properties (tests validate every builder's output
     once)."""
     _sized(data, layout)
@@ -312,7 +312,7 @@ def _left_margin(labels, font_size: int, title: bool) -> int:
     """Room left of a plot for its row labels (and an axis title beside them), a little more than
     Plotly's automargin pushes. Automargin still widens it for a label wider than guessed; but
     when the labels change (another sentence, another length) and fit, the browser draws the
-    figure once instead of twice (measured: 50–100 ms less per heatmap with new token labels)."""
+    figure once instead of twice (benchmarks/README.md)."""
     title_room = 18 + font_size if title else 0
     return int(_tick_room(font_size) + _label_px(labels, font_size) + title_room)
 

@@ -58,7 +58,7 @@ def heatmap(
     labels the hover and colour bar. Each axis names at most ``max_ticks`` categories;
     ``tick_angle`` sets the column labels' slant (default: −45° above 6 columns, else upright).
     ``colour_bar=False`` draws none: for a 0/1 matrix, whose two colours the caller names (a bar's
-    axis of 0.2 steps would say nothing, and it costs each redraw about 14 ms in Chromium)."""
+    axis of 0.2 steps would say nothing, and it costs each redraw in Chromium)."""
     m = np.asarray(m, dtype=np.float64)
     rows, cols = m.shape
     xt, xl = _ticks(x_labels, cols, max_ticks)
@@ -164,7 +164,7 @@ def head_grid(
     read, are drawn on the left column and the bottom row only: every cell has the same tokens. Cell
     titles are centred on their cells (``title_xanchor="auto"``, Plotly's default, anchors paper
     text left in the left third, right in the right third). The layout is written directly rather
-    than through ``make_subplots``, which takes ~0.3 s for 72 cells."""
+    than through ``make_subplots``, which is slow for 72 cells."""
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 4:
         raise InputError(

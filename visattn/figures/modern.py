@@ -275,9 +275,9 @@ def maps_live(
     sends every head's weights and retitles the tiles and the figure.
 
     The heads are tiles of one heatmap, a blank row and column between them, on one pair of axes
-    whose ticks number the positions in each tile: Plotly redraws one heatmap about twice as fast
-    as a heatmap per head on axes of its own (in Chromium, 8 heads of 6 tokens: about 45 against
-    90 ms), and a change of T or of the mask waits for that redraw. The hover names the head."""
+    whose ticks number the positions in each tile: Plotly redraws one heatmap faster than a
+    heatmap per head on axes of its own (benchmarks/README.md), and a change of T or of the mask
+    waits for that redraw. The hover names the head."""
     H, T = steps.weights.shape[1:3]
     C = min(columns, H)
     R = -(-H // C)
@@ -389,8 +389,7 @@ def cache_curves(
     log–log axes, the cache's number format (its name, ``dtype``) in the title; the y axis spans
     ``gb_range`` (GB) when given, else the curves. A fixed axis
     also spares the browser a second drawing: when a change moves the tick labels, Plotly's
-    automargin draws the whole chart again (measured in Chromium: 65 ms a redraw, 35 with the
-    fixed axis)."""
+    automargin draws the whole chart again (benchmarks/README.md)."""
     dashes = ("solid", "dash", "dot", "dashdot")
     data = [
         dict(
@@ -477,7 +476,7 @@ def _sink_shapes(T: int, most: int) -> list[dict]:
     """Sink j (0-based) as an orange rectangle over key j from query j down (a sink is kept by
     every query from its own position on), hidden until the sinks slider reaches it. Shapes, not a
     second heatmap: the slider toggles their visibility, and a change of the controls redraws one
-    heatmap, not two (~11 ms of the browser's main thread, main_thread.py)."""
+    heatmap, not two (benchmarks/main_thread.py)."""
     return [
         dict(
             type="rect",

@@ -405,11 +405,11 @@ class MiniLM:
         """The tokenizer's encoding of as much of ``text`` as decides its first ``max_tokens``
         tokens, and whether that is all of it.
 
-        A long text is never tokenised whole (the tokenizer holds the GIL; 20 MB take half a
-        minute): a slice of max_tokens × CHARS_PER_TOKEN characters is tried first, then four times
-        more, up to MAX_READ. A slice decides when the pieces kept all belong to words that end
-        before the slice's last word (which the cut may have split); WordPiece splits each word on
-        its own, so they are the pieces of the whole text."""
+        A long text is never tokenised whole (the tokenizer holds the GIL, so a huge paste would
+        stall every session): a slice of max_tokens × CHARS_PER_TOKEN characters is tried first,
+        then four times more, up to MAX_READ. A slice decides when the pieces kept all belong to
+        words that end before the slice's last word (which the cut may have split); WordPiece
+        splits each word on its own, so they are the pieces of the whole text."""
         n = max_tokens * CHARS_PER_TOKEN
         while True:
             part = text[:n]
@@ -598,7 +598,8 @@ class MiniLM:
             qkv = x @ layer.W_qkv  # (T, D) x (D, 3D) -> (T, 3D)
             qkv += layer.b_qkv
             q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh), views
-            # contiguous copies (0.4 ms at T = 512): the many small products below read them faster
+            # contiguous copies (cheap beside the products): the many small products below read
+            # them faster
             # k_t: (H, Dh, T)
             q, k_t, v = (np.ascontiguousarray(a) for a in (q, k.transpose(0, 2, 1), v))
 
