@@ -58,10 +58,6 @@ def undo_layer_norm(ones: float) -> tuple[np.ndarray, np.ndarray]:
     return np.full(D, sigma, np.float32), np.full(D, mu, np.float32)
 
 
-def head_block(h: int) -> slice:
-    return slice(h * DH, (h + 1) * DH)
-
-
 def weights(induction: int) -> dict[str, np.ndarray]:
     """Every tensor under GPT-2's names; layer 2's head ``induction`` (0 or 1) is the induction
     head, the other one matches the same token."""
