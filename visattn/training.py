@@ -47,7 +47,6 @@ from .errors import InputError
 
 Params = dict[str, np.ndarray]
 MAX_CHECKPOINTS = 41  # checkpoints kept by a run, the first and the last included
-NEG = -1e9  # the causal mask's score: exp(NEG − max) is exactly 0 in float32 and float64
 
 
 @dataclass(frozen=True)

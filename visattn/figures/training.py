@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..lessons.decoder import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
+from ..lessons.training import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
 from .core import HEAD_COLOURS, _figure, _title, compact
 from .live import SliderStep, add_slider, packed
 from .matrices import head_grid, heatmap
@@ -231,8 +231,8 @@ def checkpoint_maps(
     the training ``steps`` (C,), a layer × head grid with the slider of ``dec_tcheck`` over the
     checkpoints (no server round trip; the maps travel as float32 typed arrays). At most
     SLIDER_CHECKPOINTS of them, evenly spaced, the first and the last kept
-    (:func:`~visattn.lessons.decoder.slider_checkpoints`). Opens at ``checkpoint``: a training
-    step (the nearest the slider offers, :func:`~visattn.lessons.decoder.shown_checkpoint`) or
+    (:func:`~visattn.lessons.training.slider_checkpoints`). Opens at ``checkpoint``: a training
+    step (the nearest the slider offers, :func:`~visattn.lessons.training.shown_checkpoint`) or
     LAST_CHECKPOINT, the last."""
     picked = list(slider_checkpoints(steps))
     maps, steps = np.asarray(maps, dtype=np.float64)[picked], [int(steps[i]) for i in picked]

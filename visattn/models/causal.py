@@ -290,14 +290,6 @@ class Decoder:
             special=self.special,
         )
 
-    def next_probabilities(self, token_ids) -> np.ndarray:
-        """(Nv,) float64 probabilities of the token after ``token_ids``."""
-        _, hidden = self.forward(token_ids)
-        logits = self.unembed(hidden[-1:])[0].astype(np.float64)
-        logits -= logits.max()
-        p = np.exp(logits)
-        return p / p.sum()
-
     def generate(self, token_ids, n_new: int) -> tuple[list[int], Cache]:
         """Greedy continuation of ``token_ids`` by ``n_new`` tokens with the KV cache: the prompt
         once, then one token a step (the cache grows by one position per layer)."""
