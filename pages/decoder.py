@@ -25,7 +25,7 @@ from ui import cache_decoder, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.follow import Version, follow
-from ui.frame import explain, font_size, page, section, when_open
+from ui.frame import explain, font_size, page, presenter, section, when_open
 from ui.i18n import figure_words, label, lang, t
 from ui.registry import BY_ID
 from ui.text import escape
@@ -83,6 +83,20 @@ def sequence_and_sections() -> None:
     seed = widgets.number(
         CONTROLS["dec_seed"], t("decoder.seed"), where=seed_column, disabled=source != "repeat"
     )
+    with st.expander(t("decoder.own_words"), expanded=source == "text"):
+        text = own_words(source)
+    tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
+    if tokens is None:
+        return
+    causal_mask(tokens)
+    generation(tokens)
+    cache_cost()
+    induction_circuit(tokens, lesson.second_copy_start(source, n))
+
+
+def own_words(source: str) -> str:
+    """The reader's own sequence, the example buttons and the vocabulary (folded while the source
+    is the repeated random words, so that the first screen reaches the first figure)."""
     text = widgets.text(
         CONTROLS["dec_text"],
         t("decoder.text"),
@@ -102,21 +116,15 @@ def sequence_and_sections() -> None:
             help=f"“{sentence}”",
             width="stretch",
         )
-    with st.expander(t("decoder.vocab", n=induction.N_VOCAB)):
-        st.code(" ".join(lesson.vocabulary(lang())), language=None, wrap_lines=True)
-    tokens = compute("dec_tokens", lesson.sequence, source, n, seed, text)
-    if tokens is None:
-        return
-    causal_mask(tokens)
-    generation(tokens)
-    cache_cost()
-    induction_circuit(tokens, lesson.second_copy_start(source, n))
+    st.caption(t("decoder.vocab", n=induction.N_VOCAB))
+    st.code(" ".join(lesson.vocabulary(lang())), language=None, wrap_lines=True)
+    return text
 
 
 def causal_mask(tokens: tuple[str, ...]) -> None:
-    """1. The causal mask (no control of its own: it changes with the sequence only)."""
+    """1. The causal mask (no control of its own: it changes with the sequence only); the figure
+    first, its explanation after it."""
     st.header(t("decoder.mask_h"))
-    explain(t("decoder.mask_text"))
     mask = cache_decoder.mask_section(tokens)
     numbers = len(tokens) <= lesson.MASK_NUMBERS  # beyond, each weight is in the hover only
     weights = decoder_figures.mask_map(
@@ -126,6 +134,7 @@ def causal_mask(tokens: tuple[str, ...]) -> None:
     st.caption(t("decoder.mask_caption", n=mask.n_future, largest=f"{mask.largest_future:g}"))
     if not numbers:
         st.caption(t("decoder.mask_hover", n=lesson.MASK_NUMBERS))
+    explain(t("decoder.mask_text"))
 
 
 @section
@@ -316,6 +325,15 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
     )
 
 
+def introduction() -> None:
+    """What a decoder is, folded under the title: the first screen shows the first figure (in
+    presenter mode, as every explanation, not at all)."""
+    if presenter():
+        return
+    with st.expander(t("decoder.intro_h")):
+        st.markdown(t("decoder.intro"))
+
+
 def send_training_links() -> None:
     """A link of this page from before the training had its own page sets training controls (their
     keys kept their names): it opens the training page with every value it holds."""
@@ -328,5 +346,5 @@ with page("decoder"):
     url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
-    explain(t("decoder.intro"))
+    introduction()
     sequence_and_sections()
