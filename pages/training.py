@@ -52,19 +52,21 @@ def guess_columns() -> list[str]:
 def designed_link() -> None:
     """A link of the decoder page from before this page existed, sent here for its training values
     (``pages/decoder.py``), may set the designed decoder's controls too: they are taken out of
-    this page's URL (they are not this page's, and were not wrong) and linked back to."""
-    designed = {k: v for k, v in st.query_params.to_dict().items() if k in decoder_lesson.CONTROLS}
-    for key in designed:
-        del st.query_params[key]
-    if designed:
-        st.session_state[DESIGNED] = designed
-    kept = st.session_state.get(DESIGNED)
-    if kept:
+    this page's URL (they are not this page's, and were not wrong) and linked back to, with the
+    link's other settings (language, presenter mode, the lecture's)."""
+    url = st.query_params.to_dict()
+    if any(key in decoder_lesson.CONTROLS for key in url):
+        st.session_state[DESIGNED] = {k: v for k, v in url.items() if k not in CONTROLS}
+        for key in url:
+            if key in decoder_lesson.CONTROLS:
+                del st.query_params[key]
+    back = st.session_state.get(DESIGNED)
+    if back:
         st.page_link(
             BY_ID["decoder"].path,
             label=t("training.designed_link"),
             icon=":material/skip_previous:",
-            query_params=kept | {"lang": lang()},
+            query_params=back | {"lang": lang()},
         )
 
 
