@@ -1,8 +1,8 @@
-"""The decoder page's KV-cache animation in a real browser (issue 52): its slider and its play
-button are the control dec_step. Playing walks the frames in the browser alone — no frame goes to
-the server — and each frame shown moves the control: the address bar holds it and the three
-numbers under the figure follow it. The address opened in another browser shows that frame and
-those numbers. At 1280×720 the page opens with its first figure on the screen."""
+"""The decoder page's KV-cache animation in a real browser: its slider and its play button are the
+control dec_step. Playing walks the frames in the browser alone — no frame goes to the server — and
+each frame shown moves the control: the address bar holds it and the three numbers under the
+figure follow it. The address opened in another browser shows that frame and those numbers. At
+1280×720 the page opens with its first figure on the screen."""
 
 import json
 

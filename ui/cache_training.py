@@ -19,8 +19,8 @@ from visattn.lessons import training as lesson
 
 from . import jobs
 
-# (B, H, T, T) float32 arrays per layer a step holds at its peak: tracemalloc, 40 steps of the
-# default model, peak 22.7 MB with 3 checkpoints, against 5 × 64 × 2 × 4 × 48² × 4 B = 23.6 MB
+# (B, H, T, T) float32 arrays per layer a step holds at its peak: what tracemalloc measured of the
+# default model's steps, checkpoints included, rounded up (benchmarks/README.md)
 WORK_FACTOR = 5
 MLP_ARRAYS = 3  # (B, T, 4D) arrays per layer an MLP block adds: pre, act (kept), dpre
 

@@ -1,8 +1,8 @@
-"""Figures of the decoder page's training section (issue 23): loss and accuracy over the steps,
-each head's previous-token and induction scores over the steps with the phase change marked, every
-head's map on the probe sequence at each checkpoint (an in-figure slider, the control
-``dec_tcheck``), one layer against two, layer 1 feeding layer 2 (K-composition), and the induction
-heads on the reader's own sequence.
+"""Figures of the training page: loss and accuracy over the steps, each head's previous-token and
+induction scores over the steps with the phase change marked, every head's map on the probe
+sequence at each checkpoint (an in-figure slider, the control ``dec_tcheck``), one layer against
+two, layer 1 feeding layer 2 (K-composition), and the induction heads on the reader's own
+sequence.
 
 Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
 the heads' names and the tokens come with the data.
