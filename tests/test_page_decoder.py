@@ -213,8 +213,8 @@ def test_one_step_numbering_from_the_slider_to_the_figure():
 
 def test_each_control_lives_in_the_section_it_redraws():
     """A control reruns no more than it changes: the sequence's controls share one section with
-    everything that reads the sequence, and the step, the model and the ablation each sit in a section of their own
-    inside it."""
+    everything that reads the sequence, and the step, the model and the ablation each sit in a
+    section of their own inside it."""
     tree = ast.parse((ROOT / "pages" / "decoder.py").read_text(encoding="utf-8"))
     sections = {
         f.name: f
