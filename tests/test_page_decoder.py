@@ -234,7 +234,10 @@ def test_each_control_lives_in_the_section_it_redraws():
         return {getattr(n.func, "id", None) for n in ast.walk(f) if isinstance(n, ast.Call)}
 
     outer = sections["sequence_and_sections"]
-    assert keys(outer) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
+    # the reader's own words are drawn by a plain function it calls, folded (no section of theirs)
+    (own_words,) = [f for f in tree.body if getattr(f, "name", None) == "own_words"]
+    assert "own_words" in calls(outer) and "own_words" not in sections
+    assert keys(outer) | keys(own_words) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
     assert {"causal_mask", "generation", "cache_cost", "induction_circuit"} <= calls(outer)
     # the step is the animation's own slider: no widget, nothing the server reruns
     assert keys(sections["generation"]) == set() and lesson.CONTROLS["dec_step"].in_figure
