@@ -5,7 +5,8 @@ One frozen dataclass per section of ``pages/decoder.py``, holding every number t
 :class:`MaskSection` (the causal mask), :class:`KVCacheSection` (generation with a KV cache, step by
 step), :class:`CostSection` (what the cache saves and what it costs, for GPT-2 small and GPT-3
 175B), :class:`CircuitSection` (the designed induction circuit of :mod:`visattn.models.induction`,
-intact and with a head knocked out). ``CONTROLS`` declares every URL parameter of the page.
+intact and with a head knocked out). ``CONTROLS`` declares every URL parameter of the page. A
+decoder that learns the circuit is the next lesson's (:mod:`visattn.lessons.training`).
 
 The sequence is shared by all sections but the cost one: a repeated random sequence of nonsense
 words (the circuit's test case) or the reader's own words. The cache sections run one attention head
