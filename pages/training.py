@@ -447,7 +447,7 @@ def composition(trained: lesson.TrainingSection, names: list[str]) -> None:
 
 
 def learned_and_designed(trained: lesson.TrainingSection) -> None:
-    """The designed circuit (the decoder page's) against the learned one: which head, which scores."""
+    """The designed circuit (the decoder page's) against the learned one: heads and scores."""
     st.subheader(t("training.designed_h"))
     designed = cache_training.designed_scores()
     rows = [
