@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from apptest_util import (
     FIXTURE_MODELS,
+    ROOT,
     array,
     assert_clean,
     english_words,
@@ -312,9 +313,8 @@ def test_defaults_draw_the_curves_train_fills_before_any_step():
     (chance,) = [d for d in curves["data"] if d["name"] == "chance (1 / V)"]
     assert list(chance["x"]) == [0, config.steps] and list(chance["y"]) == [1 / config.vocab] * 2
     assert all(len(d["x"]) == 0 for d in curves["data"] if d is not chance)
-    assert [t.value for t in at.title] == [
-        "A decoder learns: induction heads from gradient descent"
-    ]
+    title = json.loads((ROOT / "ui" / "locales" / "en" / "training.json").read_text("utf-8"))
+    assert [t.value for t in at.title] == [title["title"]]
 
 
 def designed_and_training(params: dict) -> tuple[dict, dict]:
