@@ -25,7 +25,7 @@ from ui import cache_decoder, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.follow import Version, follow
-from ui.frame import explain, font_size, page, presenter, section, when_open
+from ui.frame import explain, fold, font_size, page, section, when_open
 from ui.i18n import figure_words, label, lang, t
 from ui.registry import BY_ID
 from ui.text import escape
@@ -325,15 +325,6 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
     )
 
 
-def introduction() -> None:
-    """What a decoder is, folded under the title: the first screen shows the first figure (in
-    presenter mode, as every explanation, not at all)."""
-    if presenter():
-        return
-    with st.expander(t("decoder.intro_h")):
-        st.markdown(t("decoder.intro"))
-
-
 def send_training_links() -> None:
     """A link of this page from before the training had its own page sets training controls (their
     keys kept their names): it opens the training page with every value it holds."""
@@ -346,5 +337,5 @@ with page("decoder"):
     url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
-    introduction()
+    fold(t("decoder.intro_h"), t("decoder.intro"))  # the first screen reaches the first figure
     sequence_and_sections()

@@ -382,3 +382,19 @@ def test_the_training_is_the_next_pages():
         w.key for kind in ("slider", "number_input", "toggle", "text_input") for w in at.get(kind)
     }
     assert not drawn & training.CONTROLS.keys()
+
+
+@pytest.mark.parametrize(
+    ("params", "shown", "opened"),
+    [({}, True, False), ({"handout": "1"}, True, True), ({"present": "1"}, False, False)],
+)
+def test_the_introduction_is_folded_open_on_paper_and_absent_on_a_projector(params, shown, opened):
+    """The first screen reaches the causal mask: the introduction folds under the title, opens in
+    the handout and, as every explanation, is left out in presenter mode."""
+    at = run_page("decoder", params)
+    assert_clean(at)
+    intro = [e for e in at.expander if "What a decoder is" in e.label]
+    assert bool(intro) == shown
+    if shown:
+        assert intro[0].proto.expanded == opened
+        assert "induction head" in " ".join(m.value for m in intro[0].markdown)
