@@ -143,3 +143,22 @@ def settled_url_value(page, key: str) -> str:
     value = settled_value(page, f"() => new URL(location.href).searchParams.get({json.dumps(key)})")
     assert value is not None, f"{key}: the address does not hold it"
     return value
+
+
+FIRST_CHART = """() => {
+    const boxes = Array.from(document.querySelectorAll(
+        '[data-testid="stMain"] [class*="st-key-chart_"]'))
+        .filter(b => b.getBoundingClientRect().height > 0);
+    if (!boxes.length) return null;
+    const r = boxes[0].getBoundingClientRect();
+    return {name: Array.from(boxes[0].classList).find(c => c.startsWith('st-key-chart_')),
+            top: r.top, bottom: r.bottom, height: innerHeight, scrolled: scrollY};
+}"""
+
+
+def first_chart(page) -> dict:
+    """Where the page's first chart is, as it opens (the page not scrolled): its box's top and
+    bottom, the window's height."""
+    page.wait_for_function(f"() => ({FIRST_CHART})() !== null", timeout=60_000)
+    page.wait_for_timeout(1000)  # the page settles (charts above it may still be drawn)
+    return page.evaluate(FIRST_CHART)

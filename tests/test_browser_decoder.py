@@ -1,14 +1,15 @@
-"""The decoder page's KV-cache animation in a real browser (issue 52): its slider and its play
-button are the control dec_step. Playing walks the frames in the browser alone — no frame goes to
-the server — and each frame shown moves the control: the address bar holds it and the three
-numbers under the figure follow it. The address opened in another browser shows that frame and
-those numbers."""
+"""The decoder page's KV-cache animation in a real browser: its slider and its play button are the
+control dec_step. Playing walks the frames in the browser alone — no frame goes to the server — and
+each frame shown moves the control: the address bar holds it and the three numbers under the
+figure follow it. The address opened in another browser shows that frame and those numbers. At
+1280×720 the page opens with its first figure on the screen."""
 
 import json
 
 import pytest
 from browser_util import (
     chromium,
+    first_chart,
     require_browser,
     settled_url_value,
     streamlit_server,
@@ -87,3 +88,16 @@ def test_playing_the_cache_moves_the_step_in_the_address_and_the_numbers_follow(
         there = json.loads(fresh.evaluate(STATE))
         assert there["step"] == str(T) and there["metrics"] == numbers(T, tokens)
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_first_screen_shows_the_first_figure(lang):
+    """A newcomer at 1280×720 sees the causal mask without scrolling: the introduction and the
+    reader's own words are folded, the mask's explanation follows it."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 720) as page:
+        page.goto(f"{url}/decoder?lang={lang}")
+        wait_rendered(page, True)
+        where = first_chart(page)
+        assert where["name"] == "st-key-chart_decoder_causal" and where["scrolled"] == 0
+        assert where["top"] < 0.8 * where["height"], where  # a fifth of the screen at least

@@ -1,7 +1,9 @@
-"""The decoder page's trained checkpoints in a real browser: dragging the slider inside the heads'
-maps replays the checkpoints — every head's map redrawn — and the page sends nothing to the server
-while it does (issue 23, point 3); the slider is the control dec_tcheck, which the address bar
-holds, and the address opened in another browser shows the maps at that checkpoint (issue 52)."""
+"""The training page's checkpoints in a real browser: dragging the slider inside the heads' maps
+replays the checkpoints — every head's map redrawn — and the page sends nothing to the server while
+it does; the slider is the control dec_tcheck, which the address bar holds, and the address opened
+in another browser shows the maps at that checkpoint. A decoder page's link with training values
+(made when the training was that page's) opens the training page with them. At 1280×720 the page
+opens with its first figure on the screen."""
 
 import json
 
@@ -9,6 +11,7 @@ import numpy as np
 import pytest
 from browser_util import (
     chromium,
+    first_chart,
     require_browser,
     settled_url_value,
     streamlit_server,
@@ -40,8 +43,11 @@ def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
             "websocket",
             lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:80])),
         )
-        page.goto(f"{url}/decoder?lang=en&{QUICK}")
+        page.goto(f"{url}/decoder?lang=en&{QUICK}")  # an old link: the training was the decoder's
+        page.wait_for_function("() => location.pathname.endsWith('/training')", timeout=60_000)
         wait_rendered(page, True)
+        search = page.evaluate("new URLSearchParams(location.search).toString()")
+        assert all(part in search for part in QUICK.split("&")), search
         train = page.locator(".st-key-dec_train_main button")
         train.scroll_into_view_if_needed()
         train.click()
@@ -89,3 +95,16 @@ def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
             np.array(there["z"], dtype=float), np.array(after["z"], dtype=float), equal_nan=True
         )
         context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_first_screen_shows_the_curves_train_fills(lang):
+    """A newcomer at 1280×720 sees the training curves (empty until Train) without scrolling; the
+    explanation follows them."""
+    require_browser()
+    with streamlit_server() as url, chromium(1280, 720) as page:
+        page.goto(f"{url}/training?lang={lang}")
+        wait_rendered(page, True)
+        where = first_chart(page)
+        assert where["name"] == "st-key-chart_decoder_training" and where["scrolled"] == 0
+        assert where["top"] < 0.8 * where["height"], where  # a fifth of the screen at least

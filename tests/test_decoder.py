@@ -170,8 +170,8 @@ def decimal_bytes(n: int) -> str:
 
 
 def test_cache_sizes_are_in_decimal_units_computed_from_the_configs():
-    """Layers × 2 (K and V) × d_model × 2 bytes (fp16) × tokens, in decimal MB
-    and GB; "4,719 KB" reads 4.72 MB."""
+    """The cache's size is what a reader can check by hand: layers × 2 (K and V) × d_model × 2
+    bytes (fp16) × tokens, in decimal MB and GB ("4,719 KB" reads 4.72 MB)."""
     assert lesson.byte_size(4_718_592) == "4.72 MB"
     assert lesson.byte_size(999_999) == "1.00 MB" and lesson.byte_size(999) == "999 B"
     for shape, (model, T) in decode.SHAPES.items():
@@ -486,7 +486,7 @@ def test_cost_curves_draw_few_points_of_the_exact_work():
         np.testing.assert_allclose(np.asarray(trace.y, dtype=float), by_hand, rtol=1e-6)
 
 
-# ── the first copy against chance, the Chinese example, the zh axis units ───────────────────────
+# ── the first copy against chance, the Chinese example, the zh axis units ──────────────────────
 def test_first_copy_is_predicted_uniformly(runs):
     """With no earlier match the induction head rests on the first position, whose key and value
     are exactly 0: the logits are flat, p(next) ≈ 1 / V and the loss ≈ ln V (V from the vocabulary,

@@ -9,6 +9,7 @@ or raises a "settings reset" warning)."""
 
 import json
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from apptest_util import (
@@ -21,6 +22,9 @@ from apptest_util import (
     run_page,
     warnings,
 )
+
+from visattn.lessons import decoder as decoder_lesson
+from visattn.lessons import training as training_lesson
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
@@ -41,9 +45,41 @@ def written_back(at) -> dict:
     return {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in url.items()}
 
 
+def sets_training(link: dict) -> bool:
+    """A decoder link with a training value: the training was the decoder page's sections 5–6
+    then, and is a page of its own now, where the decoder page sends such a link."""
+    return link["page"] == "decoder" and any(k in training_lesson.CONTROLS for k in link["params"])
+
+
+def opens_split(link: dict):
+    """A decoder link with training values opens the training page with them and the link's other
+    settings; the designed decoder's values in it are linked back to, and the decoder page opens
+    with them as the link did (the training drew no chart before a run: the charts are the
+    decoder page's). Returns that decoder page."""
+    at = run_page("decoder", link["params"])
+    assert_clean(at)
+    url = link["url"]
+    assert written_back(at) == {k: v for k, v in url.items() if k not in decoder_lesson.CONTROLS}
+    assert len(warnings(at)) + len(follower_notes(at)) == link["warnings"]
+    assert len(at.error) == link["errors"]
+    designed = {k: v for k, v in url.items() if k not in training_lesson.CONTROLS}
+    if designed.keys() & decoder_lesson.CONTROLS.keys():
+        (back,) = [
+            e.proto for e in at.get("page_link") if e.proto.icon == ":material/skip_previous:"
+        ]
+        query = dict(parse_qsl(back.query_string))
+        assert back.page == "decoder" and query == designed | {"lang": at.session_state["lang"]}
+    there = run_page("decoder", designed)
+    assert_clean(there)
+    assert written_back(there) == designed
+    return there
+
+
 def opens_as_written(link: dict):
     """The page ``link`` opens: the URL it writes back, its warnings and errors as written down
     (a warning may be a note that follows a figure's control now: no estimate at this σ)."""
+    if sets_training(link):
+        return opens_split(link)
     at = run_page(link["page"], link["params"])
     assert_clean(at)
     assert written_back(at) == link["url"]

@@ -1,18 +1,17 @@
 """The decoder page through AppTest: defaults, the cache animation (its step the figure's own
 slider, the numbers under it following), the cost panel, the induction circuit and its ablation,
-examples, bad input in English and Chinese, a tampered URL, the trained decoder and its
-checkpoints' slider, and the Chinese views."""
+examples, bad input in English and Chinese, a tampered URL, and the Chinese views. The decoder that
+learns is the training page's (tests/test_page_training.py, which also opens this page's old links
+that carry training values)."""
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 import numpy as np
 import pytest
 from apptest_util import (
-    FIXTURE_MODELS,
     ROOT,
     array,
     assert_clean,
@@ -213,9 +212,9 @@ def test_one_step_numbering_from_the_slider_to_the_figure():
 
 
 def test_each_control_lives_in_the_section_it_redraws():
-    """Point 8 of issue 20: the sequence's controls share one section with everything that reads
-    the sequence, and the step, the model and the ablation each sit in a section of their own
-    inside it, so a control reruns no more than it changes."""
+    """A control reruns no more than it changes: the sequence's controls share one section with
+    everything that reads the sequence, and the step, the model and the ablation each sit in a
+    section of their own inside it."""
     tree = ast.parse((ROOT / "pages" / "decoder.py").read_text(encoding="utf-8"))
     sections = {
         f.name: f
@@ -235,7 +234,10 @@ def test_each_control_lives_in_the_section_it_redraws():
         return {getattr(n.func, "id", None) for n in ast.walk(f) if isinstance(n, ast.Call)}
 
     outer = sections["sequence_and_sections"]
-    assert keys(outer) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
+    # the reader's own words are drawn by a plain function it calls, folded (no section of theirs)
+    (own_words,) = [f for f in tree.body if getattr(f, "name", None) == "own_words"]
+    assert "own_words" in calls(outer) and "own_words" not in sections
+    assert keys(outer) | keys(own_words) == {"dec_src", "dec_n", "dec_seed", "dec_text"}
     assert {"causal_mask", "generation", "cache_cost", "induction_circuit"} <= calls(outer)
     # the step is the animation's own slider: no widget, nothing the server reruns
     assert keys(sections["generation"]) == set() and lesson.CONTROLS["dec_step"].in_figure
@@ -355,273 +357,6 @@ def test_chinese_page_opens_on_the_chinese_example_and_compares_with_chance():
     assert f"ln V = ln {V} = {np.log(V):.2f}" in texts(at) and "= 5.51" in texts(at)
 
 
-# ── 5. the trained decoder (issue 23) ─────────────────────────────────────────────────────────
-QUICK = {"dec_tsteps": "100", "dec_tlayers": "1", "dec_tseed": "7"}  # seconds, not minutes
-
-
-def trained(params: dict):
-    """The page with ``params`` after its Train button, or as shown when the room already trained
-    it (the button is then disabled: the run is kept)."""
-    at = run_page("decoder", params)
-    if not at.button(key="dec_train_main").disabled:
-        at.button(key="dec_train_main").click().run(timeout=600)
-    return at
-
-
-def test_training_waits_for_the_button_and_its_controls_stay_out_of_a_clean_url():
-    at = run_page("decoder")
-    assert_clean(at)
-    assert at.button(key="dec_train_main").label == "Train"
-    assert not any(k.startswith("dec_t") for k in qp(at))
-    assert "Phase change (step)" not in metrics(at)  # nothing trained, nothing shown
-
-
-def test_train_button_trains_once_for_the_room_and_shows_every_part():
-    at = run_page("decoder", QUICK | {"dec_tseed": "8"})  # a seed no other test trains
-    at.button(key="dec_train_main").click().run(timeout=600)
-    assert_clean(at)
-    assert not errors(at)
-    m = metrics(at)
-    V = lesson.TRAIN_DEFAULT.vocab
-    assert m["Chance (1 / V)"] == f"{100 / V:.2f} %" and "Accuracy on repeated tokens" in m
-    checkpoints = lesson.training.checkpoint_steps(lesson.training_config(1, 100), 100)
-    assert checkpoints == [0, 20, 40, 60, 80, 100]  # every eval_every = 20 steps
-    grid, slider = checkpoint_slider(at)
-    labels = [s["label"] for s in slider["steps"]]
-    assert labels == [str(s) for s in checkpoints] and len(grid["data"]) == 4  # 1 layer × 4 heads
-    # the slider is the control dec_tcheck, each step's value its training step; it opens on the
-    # last checkpoint, the control's default, which the URL leaves out
-    assert [s["value"] for s in slider["steps"]] == labels and slider["active"] == 5
-    assert "dec_tcheck" not in qp(at)
-    assert "checkpoints kept" in texts(at)
-    # another session with the same config and seed is shown the run kept by the room at once
-    other = run_page("decoder", QUICK | {"dec_tseed": "8"})
-    assert_clean(other)
-    assert other.button(key="dec_train_main").disabled
-    assert metrics(other)["Accuracy on repeated tokens"] == m["Accuracy on repeated tokens"]
-
-
-def checkpoint_slider(at) -> tuple[dict, dict]:
-    """The trained heads' maps and their own slider (the control dec_tcheck)."""
-    (grid,) = [
-        f
-        for f in figures(at)
-        if [s.get("name") for s in f["layout"].get("sliders", [])] == ["dec_tcheck"]
-    ]
-    return grid, grid["layout"]["sliders"][0]
-
-
-@pytest.mark.parametrize(
-    ("link", "opens", "reported"),
-    [
-        ("40", 2, False),  # a checkpoint: itself
-        ("0", 0, False),  # the untrained heads
-        ("50", 3, True),  # between 40 and 60: the later of the two
-        ("1000", 5, True),  # past the run's 100 steps: its last
-    ],
-)
-def test_a_link_opens_the_maps_at_its_checkpoint(link, opens, reported):
-    """The checkpoint is the maps' own slider: a link that holds it opens them there (checkpoints
-    0, 20 … 100); a step that is no checkpoint is reported and shows the nearest one."""
-    trained(QUICK)  # kept by the room: the link's first run draws the maps
-    at = run_page("decoder", QUICK | {"dec_tcheck": link})
-    assert_clean(at)
-    grid, slider = checkpoint_slider(at)
-    assert slider["active"] == opens
-    shown_step = str(20 * opens)
-    assert qp(at)["dec_tcheck"] == shown_step
-    assert bool(warnings(at)) == reported and not errors(at)
-    if reported:
-        assert "dec\\_tcheck" in warnings(at)[0]
-    # the maps as drawn are those of that checkpoint: its step's z, every head
-    step_z = [array(z) for z in slider["steps"][opens]["args"][0]["z"]]
-    drawn = [array(trace["z"]).reshape(step_z[0].shape) for trace in grid["data"]]
-    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(step_z, drawn, strict=True))
-
-
-def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
-    from ui import budget, cache_training
-
-    config = lesson.training_config(1, 2000)
-    job = cache_training.start(config, 123, "session-a")
-    cache_training.leave(config, 123, "session-a")  # the Stop button, the only watcher
-    cache_training.wait_for_stop(job, most=120)
-    assert job.done and job.section is not None and job.section.stopped
-    assert job.section.run.steps_done < 2000
-    assert cache_training.result(config, 123) is None  # not kept as the run of (config, 123)
-    assert budget.shared().held()[1] == 0  # nothing reserved any more
-
-
-def test_two_layers_with_the_mlp_show_layer_one_feeding_layer_two():
-    from ui import cache_training
-
-    params = {"dec_tsteps": "100", "dec_tlayers": "2", "dec_tseed": "9", "dec_tmlp": "1"}
-    at = trained(params)
-    assert_clean(at)
-    assert not errors(at)
-    assert qp(at)["dec_tmlp"] == "1" and "MLP block: 64 → 256 → 64" in texts(at)
-    assert "Layer 1 feeding layer 2: K-composition" in [h.value for h in at.subheader]
-    (heat,) = [f for f in figures(at) if "K-composition" in json.dumps(f["data"][0])]
-    config = lesson.training_config(2, 100, True)
-    run = cache_training.result(config, 9).run
-    expected = lesson.training.k_composition(run.params, config)  # (H, H)
-    assert np.allclose(array(heat["data"][0]["z"]), expected, atol=1e-6)
-    assert "The highest pair of all:" in texts(at)
-    zh = run_page("decoder", {"lang": "zh"} | params)  # the room's kept run, in Chinese
-    assert_clean(zh)
-    assert english_words(zh) == {}
-    assert "第 1 层喂给第 2 层：K 组合" in [h.value for h in zh.subheader]
-
-
-def test_tampered_training_url_falls_back_to_the_defaults():
-    params = {"dec_tlayers": "9", "dec_tsteps": "abc", "dec_tseed": "-1", "dec_tcheck": "-2"}
-    at = run_page("decoder", params)
-    assert_clean(at)
-    (w,) = warnings(at)
-    for name in params:
-        assert name.replace("_", "\\_") in w
-    assert not errors(at)
-
-
-def test_trained_section_in_chinese_shows_no_english():
-    # trained from an English session (a click on a zh page reads its options' labels in English:
-    # CONTRIBUTING), then shown to a Chinese one from the room's kept run
-    trained(QUICK)
-    at = run_page("decoder", {"lang": "zh", "present": "1"} | QUICK)
-    assert_clean(at)
-    assert not errors(at)
-    assert english_words(at) == {}
-    assert "相变（步）" in metrics(at)
-
-
-def test_own_sequence_on_the_trained_model_and_a_bad_one():
-    at = trained(QUICK)
-    assert "Your own sequence" in [h.value for h in at.subheader]
-    at.text_input(key="dec_tprobe").set_value("1 2 99").run(timeout=600)
-    assert_clean(at)
-    assert any(f"from 0 to {lesson.TRAIN_DEFAULT.vocab - 1}" in e for e in errors(at))
-    assert qp(at)["dec_tprobe"] == "1 2 99"
-
-
-def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
-    from ui import cache_training
-
-    monkeypatch.setattr(cache_training, "HEARTBEAT_SECONDS", 0.5)
-    config = lesson.training_config(1, 2000)
-    job = cache_training.start(config, 321, "session-b")  # started, then never polled again
-    cache_training.wait_for_stop(job, most=120)
-    assert job.done and job.section is not None and job.section.stopped
-    # a config the session moved away from is left at once (the page calls leave)
-    again = cache_training.start(config, 322, "session-c")
-    again.seen("session-d")  # two sessions watch it …
-    cache_training.leave(config, 322, "session-c")
-    assert not again.cancelled  # … one left: it goes on for the other
-    cache_training.leave(config, 322, "session-d")
-    cache_training.wait_for_stop(again, most=120)
-    assert again.done and again.section.stopped
-
-
-def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
-    import threading
-    import time
-
-    from ui import budget, cache_training
-
-    holding, release = threading.Event(), threading.Event()
-
-    def heavy() -> None:
-        with budget.shared().reserve(100_000_000):  # another session's long text, say
-            holding.set()
-            release.wait(120)
-
-    threading.Thread(target=heavy, daemon=True).start()
-    assert holding.wait(30)
-    config = lesson.training_config(1, 2000)
-    job = cache_training.start(config, 555, "session-e")
-    deadline = time.monotonic() + 60
-    while not job.ahead and time.monotonic() < deadline:
-        job.seen("session-e")  # the page's poll: "waiting, n ahead of you"
-        time.sleep(0.1)
-    assert job.ahead == 1 and job.history is None  # queued, not started
-    release.set()
-    while job.ahead is not None and time.monotonic() < deadline:
-        job.seen("session-e")
-        time.sleep(0.1)
-    assert job.ahead is None  # admitted once the slot is free
-    cache_training.leave(config, 555, "session-e")
-    cache_training.wait_for_stop(job, most=120)
-    assert job.done
-
-
-# ---- issue 25: a decoder from a checkpoint (tests/fixtures/models) generating, its induction heads
-
-
-def test_without_a_decoder_the_section_says_how_to_get_one(monkeypatch):
-    from ui import cache_models
-
-    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
-    monkeypatch.delenv("VISATTN_MODELS", raising=False)
-    cache_models.available.clear()
-    at = run_page("decoder")
-    cache_models.available.clear()
-    assert not at.exception and not errors(at)
-    assert any("no decoder checkpoint" in str(c.value) for c in at.caption)
-
-
-def test_a_loaded_decoder_generates_with_its_cache_growing(fixture_models):
-    from visattn.models import generation
-
-    at = run_page("decoder", {"dec_model": "llama", "dec_new": "5", "dec_prompt": "the keys"})
-    assert not at.exception and not errors(at)
-    model = fixture_models.load_checkpoint("llama")
-    ids = model.tokenize("the keys")[1]
-    expected = generation.steps(model, ids, 5)
-    table = at.dataframe[-2].value
-    assert table.iloc[:, 1].tolist() == [s.token for s in expected]
-    assert table.iloc[:, 3].tolist() == list(range(len(ids), len(ids) + 5))
-    np.testing.assert_allclose(table.iloc[:, 2], [s.top_probabilities[0] for s in expected])
-    heads = at.dataframe[-1].value
-    ranked = generation.prefix_matching(model, generation.fitted_length(model))
-    assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
-    np.testing.assert_allclose(heads.iloc[:, 1], [h.weight for h in ranked])
-
-
-def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp_path):
-    """A GPT-2-format checkpoint with an induction head planted at L2·H1
-    (tests/induction_checkpoint.py): the section's table ranks it first, every score as an
-    independent torch forward pass computes it."""
-    import induction_checkpoint
-
-    from ui import cache_models
-    from visattn.models import generation, load
-
-    folder = induction_checkpoint.write(tmp_path / "gpt2-planted", induction=0)
-    monkeypatch.setenv("VISATTN_MODELS", str(tmp_path))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub-here"))
-    cache_models.available.clear()
-    at = run_page("decoder", {"dec_model": "gpt2-planted", "dec_prompt": "w5 w3 w7 w1 w3"})
-    cache_models.available.clear()
-    assert not at.exception and not errors(at)
-    assert at.selectbox(key="dec_model").value == "gpt2-planted"
-    model = load(folder)
-    length = generation.fitted_length(model)
-    ids, start = generation.repeated_sequence(model, length)
-    expected = induction_checkpoint.reference_scores(folder, ids, start, length)  # (L, H)
-    heads = at.dataframe[-1].value
-    assert heads.iloc[0, 0] == "L2·H1" and heads.iloc[0, 1] > 0.99
-    for name, score in zip(heads.iloc[:, 0], heads.iloc[:, 1], strict=True):
-        layer, head = (int(part) - 1 for part in name[1:].split("·H"))
-        assert score == pytest.approx(expected[layer, head], abs=1e-5)
-    assert at.dataframe[-2].value.iloc[:, 1].tolist()[:2] == ["w7", "w1"]  # it copies, too
-
-
-def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
-    at = run_page("decoder", {"dec_model": "nope", "lang": "zh"})
-    assert not at.exception and not errors(at)
-    assert any("没有解码器“nope”" in w for w in warnings(at))
-    assert at.selectbox(key="dec_model").value == "gpt2"
-
-
 @pytest.mark.parametrize(("n", "numbers"), [(6, True), (10, False)])
 def test_the_mask_prints_its_weights_up_to_mask_numbers_tokens(n, numbers):
     """2n tokens: 12 print every weight in its cell; the default 20 show the triangle, the weights
@@ -632,3 +367,34 @@ def test_the_mask_prints_its_weights_up_to_mask_numbers_tokens(n, numbers):
     assert bool(mask["data"][0].get("texttemplate")) == numbers
     said = "hover over a cell to read its weight" in texts(at)
     assert said == (not numbers)
+
+
+def test_the_training_is_the_next_pages():
+    """The page teaches the designed decoder alone: no training control, no Train button, and its
+    controls and the training page's are two sets (a link's key belongs to one page)."""
+    from visattn.lessons import training
+
+    at = run_page("decoder")
+    assert_clean(at)
+    assert not lesson.CONTROLS.keys() & training.CONTROLS.keys()
+    assert not [b for b in at.button if b.key and b.key.startswith("dec_train")]
+    drawn = {
+        w.key for kind in ("slider", "number_input", "toggle", "text_input") for w in at.get(kind)
+    }
+    assert not drawn & training.CONTROLS.keys()
+
+
+@pytest.mark.parametrize(
+    ("params", "shown", "opened"),
+    [({}, True, False), ({"handout": "1"}, True, True), ({"present": "1"}, False, False)],
+)
+def test_the_introduction_is_folded_open_on_paper_and_absent_on_a_projector(params, shown, opened):
+    """The first screen reaches the causal mask: the introduction folds under the title, opens in
+    the handout and, as every explanation, is left out in presenter mode."""
+    at = run_page("decoder", params)
+    assert_clean(at)
+    intro = [e for e in at.expander if "What a decoder is" in e.label]
+    assert bool(intro) == shown
+    if shown:
+        assert intro[0].proto.expanded == opened
+        assert "induction head" in " ".join(m.value for m in intro[0].markdown)

@@ -2,6 +2,8 @@
 
 from apptest_util import PAGES, assert_clean, run_page, texts, warnings
 
+from visattn.lessons import lecture
+
 
 def test_home_defaults():
     at = run_page("home")
@@ -66,7 +68,7 @@ def test_speaker_view_shows_the_steps_notes_and_the_next_title():
     at = run_page("home", {"speaker": "1", "tour": "intro", "step": "3"})
     assert_clean(at)
     html = speaker_html(at)
-    assert "Step 3 / 12" in html and "Q, K and V from the same X" in html
+    assert f"Step 3 / {len(lecture.INTRO)}" in html and "Q, K and V from the same X" in html
     assert "Let the class compute q₁ by hand" in html  # step 3's notes
     assert "Next: Scores, softmax, weights" in html
     assert [e.value for e in at.title] == ["Speaker view"]  # and not the home page's cards
@@ -75,7 +77,9 @@ def test_speaker_view_shows_the_steps_notes_and_the_next_title():
 def test_speaker_view_in_chinese_and_without_a_tour():
     at = run_page("home", {"speaker": "1", "tour": "intro", "lang": "zh"})
     assert_clean(at)
-    assert "第 1 / 12 步" in speaker_html(at) and "下一步：核回归" not in speaker_html(at)
+    assert f"第 1 / {len(lecture.INTRO)} 步" in speaker_html(
+        at
+    ) and "下一步：核回归" not in speaker_html(at)
     assert "下一步：估计值：权重乘以值" in speaker_html(at)
     alone = run_page("home", {"speaker": "1"})
     assert_clean(alone)

@@ -147,6 +147,7 @@ def test_the_builtin_tour_follows_the_articles():
         "pretrained",
         "reading",
         "decoder",
+        "training",
     ]
     assert [p for i, p in enumerate(s.page for s in steps) if i == 0 or steps[i - 1].page != p] == (
         order
@@ -170,7 +171,7 @@ def test_a_link_opens_the_builtin_tour_at_its_step():
     html = bar(at)
     assert 'data-step="4"' in html and f'data-total="{len(lecture.INTRO)}"' in html
     assert 'data-figure="chart_worked_weights"' in html
-    assert "Step 4 / 12" in html and "Scores, softmax, weights" in html
+    assert f"Step 4 / {len(lecture.INTRO)}" in html and "Scores, softmax, weights" in html
     # Next opens step 5 (the √d_k view) with the tour; Prev step 3
     assert "./single_head?sh_view=sqrt&amp;lang=en&amp;tour=intro&amp;step=5" in html
     assert "./single_head?lang=en&amp;tour=intro&amp;step=3" in html
@@ -182,7 +183,7 @@ def test_a_link_opens_the_builtin_tour_at_its_step():
 def test_the_tour_in_chinese():
     at = run_page("kernel", {"tour": "intro", "step": "1", "lang": "zh"})
     assert_clean(at)
-    assert "第 1 / 12 步" in bar(at) and "注意力是加权平均" in bar(at)
+    assert f"第 1 / {len(lecture.INTRO)} 步" in bar(at) and "注意力是加权平均" in bar(at)
     assert 'aria-disabled="true"' in bar(at)  # no step before the first
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from visattn import training
 from visattn.errors import InputError
-from visattn.lessons.decoder import SLIDER_CHECKPOINTS
+from visattn.lessons.training import SLIDER_CHECKPOINTS
 from visattn.training import DecoderConfig
 
 
@@ -385,7 +385,7 @@ def test_the_training_figures_are_valid_plotly_and_the_slider_replays_every_chec
 
 
 def test_the_trained_model_copies_the_readers_own_sequence(two_runs):
-    from visattn.lessons import decoder as lesson
+    from visattn.lessons import training as lesson
 
     section = lesson.training_section(two_runs[1])
     own = lesson.own_sequence(section, "3 14 15 9 26 5 3 14 15 9 26")

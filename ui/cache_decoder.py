@@ -39,12 +39,6 @@ def circuits(tokens: tuple[str, ...]) -> tuple[lesson.CircuitSection, lesson.Cir
     return lesson.circuit_pair(list(tokens))
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
-def designed_scores() -> lesson.DesignedScores:
-    """The designed circuit's heads measured with the trained heads' scores (8 runs, once)."""
-    return lesson.designed_scores()
-
-
 @st.cache_resource(max_entries=64, show_spinner=False)
 def kv_cache_animation(
     kv_cache: lesson.KVCacheSection, step: int, words: decoder_figures.Words, font_size: int

@@ -176,7 +176,7 @@ __all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model", 
 
 
 def choose_decoder(control: Control):
-    """The decoder picker of the decoder page → (model, its Source), or (None, None) when the server
+    """The training page's decoder picker → (model, its Source), or (None, None) when the server
     has no usable decoder. An id it does not have falls back to its first decoder with a notice."""
     decoders = [s.id for s in available() if s.usable and s.causal]
     if not decoders:

@@ -291,6 +291,14 @@ def explain(text: str) -> None:
         st.markdown(text)
 
 
+def fold(label: str, text: str) -> None:
+    """An explanation folded under ``label`` (an expander), so that the first screen reaches the
+    page's first figure: open in the handout (nothing folds on paper), absent in presenter mode (as
+    every explanation, :func:`explain`)."""
+    if not presenter():
+        st.expander(label, expanded=lecture_modes.handout()).markdown(text)
+
+
 def when_open(label: str, key: str):
     """An expander whose content is drawn only while it is open (opening or closing it reruns the
     section it is in), so that a control above it redraws nothing inside it while it is closed;

@@ -86,6 +86,14 @@ PAGES = (
         "visattn.lessons.decoder",
     ),
     Page(
+        "training",
+        "pages/training.py",
+        ":material/model_training:",
+        "training.nav",
+        "training.card",
+        "visattn.lessons.training",
+    ),
+    Page(
         "modern",
         "pages/modern_attention.py",
         ":material/rocket_launch:",

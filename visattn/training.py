@@ -1,4 +1,4 @@
-"""Train a small decoder in NumPy and watch its induction heads form (issue 23).
+"""Train a small decoder in NumPy and watch its induction heads form (the training page).
 
 A decoder-only, attention-only transformer (Elhage et al. 2021's toy models): token embeddings plus
 learned positions, ``n_layers`` causal attention layers with pre-LayerNorm and residual
@@ -47,19 +47,19 @@ from .errors import InputError
 
 Params = dict[str, np.ndarray]
 MAX_CHECKPOINTS = 41  # checkpoints kept by a run, the first and the last included
-NEG = -1e9  # the causal mask's score: exp(NEG − max) is exactly 0 in float32 and float64
 
 
 @dataclass(frozen=True)
 class DecoderConfig:
-    """The model and the task; the defaults are the decoder page's.
+    """The model and the task; the defaults are the training page's.
 
-    Chosen by a seeded sweep (benchmarks/README.md, bench_training) for the fewest steps to 0.9 on
-    repeated tokens while one layer stays below 0.35: issue 23's measured setup (vocabulary 64, k
-    in 8 … 24, lr 5e-3) took 750–810 steps (seeds 0–2); a longer repeated span (k in 16 … 24: more
-    of each sequence is copyable), a warmed-up lr of 1e-2 and a vocabulary of 48 (each token's
-    embedding seen more often) take 370–560 (seeds 0–4); a vocabulary of 32 is faster still, but
-    one layer then reaches 0.33 and the previous-token heads' ablation leaves 0.21."""
+    Chosen by a seeded sweep (benchmarks/README.md, bench_training: the steps each setup took) for
+    the fewest steps to 0.9 on repeated tokens while one layer stays below 0.35, so that a class
+    sees the phase change within minutes and the one-layer model stays visibly worse: a longer
+    repeated span (k in 16 … 24: more of each sequence is copyable), a warmed-up learning rate and
+    a vocabulary of 48 (each token's embedding seen more often) train faster than the first setup;
+    a smaller vocabulary is faster still, but lets one layer copy too well and the ablation of the
+    previous-token heads matter less."""
 
     vocab: int = 48  # V
     seq_len: int = 48  # T
@@ -195,7 +195,7 @@ def _sum_last(a: np.ndarray) -> np.ndarray:
 
 def _times_transposed(a: np.ndarray, w: np.ndarray) -> np.ndarray:
     """a @ wᵀ for a (…, m) and w (n, m), as one 2-D product: NumPy multiplies a 3-D array by a
-    transposed view batch row by batch row, 1.4× slower (0.68 against 0.48 ms for dqkv W_qkvᵀ)."""
+    transposed view batch row by batch row, which is slower (benchmarks/README.md)."""
     return (a.reshape(-1, a.shape[-1]) @ w.T).reshape(*a.shape[:-1], w.shape[0])
 
 
@@ -488,8 +488,7 @@ def _openblas() -> ctypes.CDLL | None:
 def one_blas_thread() -> Iterator[None]:
     """BLAS on one thread for the calling thread only (OpenBLAS's thread-local setting), restored
     after. A training's matrices are small (48 × 64): a second BLAS thread only waits, and on a
-    loaded machine its spinning cost 4–7× the wall time (100 steps, 1 layer: 102 s against 14.5 s
-    at a load average of 16)."""
+    loaded machine its spinning costs several times the wall time (benchmarks/README.md)."""
     lib = _openblas()
     previous = lib.openblas_set_num_threads_local(1) if lib is not None else None
     try:

@@ -142,8 +142,9 @@ def _cache_step(K, V, W, step, *, full: bool, **base):
 
 def _with_frames(data: list[dict], layout: dict, frames: list[dict]) -> go.Figure:
     """A figure with animation frames, skipping Plotly's validation. ``_validate=False`` does not
-    reach frames (Plotly re-validates each one, ~10 ms a frame), so the frames are set directly;
-    tests validate the result. Its text is at the layout's font size, as :func:`_figure`'s."""
+    reach frames (Plotly would re-validate each one, at a cost per frame: benchmarks/README.md),
+    so the frames are set directly; tests validate the result. Its text is at the layout's font
+    size, as :func:`_figure`'s."""
     _sized(data, layout)
     layout.setdefault("template", TEMPLATE)
     fig = go.Figure({"data": data, "layout": layout}, _validate=False)

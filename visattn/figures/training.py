@@ -1,8 +1,8 @@
-"""Figures of the decoder page's training section (issue 23): loss and accuracy over the steps,
-each head's previous-token and induction scores over the steps with the phase change marked, every
-head's map on the probe sequence at each checkpoint (an in-figure slider, the control
-``dec_tcheck``), one layer against two, layer 1 feeding layer 2 (K-composition), and the induction
-heads on the reader's own sequence.
+"""Figures of the training page: loss and accuracy over the steps, each head's previous-token and
+induction scores over the steps with the phase change marked, every head's map on the probe
+sequence at each checkpoint (an in-figure slider, the control ``dec_tcheck``), one layer against
+two, layer 1 feeding layer 2 (K-composition), and the induction heads on the reader's own
+sequence.
 
 Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
 the heads' names and the tokens come with the data.
@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..lessons.decoder import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
+from ..lessons.training import CONTROLS, LAST_CHECKPOINT, shown_checkpoint, slider_checkpoints
 from .core import HEAD_COLOURS, _figure, _title, compact
 from .live import SliderStep, add_slider, packed
 from .matrices import head_grid, heatmap
@@ -231,8 +231,8 @@ def checkpoint_maps(
     the training ``steps`` (C,), a layer × head grid with the slider of ``dec_tcheck`` over the
     checkpoints (no server round trip; the maps travel as float32 typed arrays). At most
     SLIDER_CHECKPOINTS of them, evenly spaced, the first and the last kept
-    (:func:`~visattn.lessons.decoder.slider_checkpoints`). Opens at ``checkpoint``: a training
-    step (the nearest the slider offers, :func:`~visattn.lessons.decoder.shown_checkpoint`) or
+    (:func:`~visattn.lessons.training.slider_checkpoints`). Opens at ``checkpoint``: a training
+    step (the nearest the slider offers, :func:`~visattn.lessons.training.shown_checkpoint`) or
     LAST_CHECKPOINT, the last."""
     picked = list(slider_checkpoints(steps))
     maps, steps = np.asarray(maps, dtype=np.float64)[picked], [int(steps[i]) for i in picked]

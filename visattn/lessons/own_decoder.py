@@ -1,11 +1,11 @@
-"""The decoder page's last section: a decoder read from a checkpoint (GPT-2, LLaMA, Mistral, Qwen2)
+"""The training page's last section: a decoder read from a checkpoint (GPT-2, LLaMA, Mistral, Qwen2)
 generating with its KV cache, and its induction heads found by measurement.
 
-What the designed circuit above shows by construction, a trained model shows by measurement: each
-step's next-token probabilities (the real softmax over the whole vocabulary), the cache holding one
-more position per step, and every head ranked by its prefix-matching score on a random sequence
-repeated twice (:mod:`visattn.models.generation`). ``CONTROLS`` declares the section's URL
-parameters; the decoder lesson's table includes them."""
+What the designed circuit (the decoder page) shows by construction, a trained model shows by
+measurement: each step's next-token probabilities (the real softmax over the whole vocabulary), the
+cache holding one more position per step, and every head ranked by its prefix-matching score on a
+random sequence repeated twice (:mod:`visattn.models.generation`). ``CONTROLS`` declares the
+section's URL parameters; the training lesson's table includes them."""
 
 from __future__ import annotations
 
