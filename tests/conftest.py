@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,60 @@ os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 # Property tests: deterministic in CI, a modest number of examples, no deadline on a shared machine.
 settings.register_profile("visattn", max_examples=60, deadline=None, derandomize=True)
 settings.load_profile("visattn")
+
+
+# ── progress through the slow tests ───────────────────────────────────────────────────────────
+# A browser test takes 5–60 s, and ~20 of them in a row were minutes of silence after a line of
+# dots: each one's name is printed as it starts and its time when it ends, on a line of its own
+# (with -v pytest names every test itself). So are the tests of the installed package (a venv).
+SLOW_MARKERS = ("browser",)
+SLOW_FIXTURES = ("installed",)
+_slow: dict[str, float] = {}  # nodeid → its start (perf_counter) once started
+_config = None
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        marked = any(item.get_closest_marker(m) for m in SLOW_MARKERS)
+        if marked or set(SLOW_FIXTURES) & set(getattr(item, "fixturenames", ())):
+            _slow[item.nodeid] = 0.0
+
+
+def _reporter(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return reporter if reporter is not None and config.get_verbosity() <= 0 else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_logstart(nodeid, location):
+    reporter = _reporter(_config)
+    slow = nodeid in _slow and reporter is not None
+    if slow and reporter.showfspath:
+        reporter.currentfspath = None  # the terminal reporter starts a line with the test's file
+    yield
+    if slow:
+        if reporter.showfspath:  # … and the test's name follows it
+            reporter.write(f"{nodeid.split('::', 1)[-1]} ", flush=True)
+        else:  # -q: the whole node id, on a line of its own
+            if reporter._tw.width_of_current_line:
+                reporter.write("\n")
+            reporter.write(f"{nodeid} ", flush=True)
+        _slow[nodeid] = time.perf_counter()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    reporter = _reporter(_config)
+    if nodeid in _slow and reporter is not None:
+        reporter.write(f" {time.perf_counter() - _slow[nodeid]:.0f} s", flush=True)
+        if reporter.showfspath:
+            reporter.currentfspath = None  # the next test's line starts with its file again
+        else:
+            reporter.write("\n")
 
 
 @pytest.fixture
