@@ -37,6 +37,18 @@ def test_the_wheel_holds_the_package_and_its_data_only(installed):
     assert package == tracked("visattn")  # every module and data file; no ui/, pages/, deploy/
 
 
+def test_the_wheel_declares_the_app_as_an_extra(installed):
+    wheel = zipfile.ZipFile(installed.wheel)
+    (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    lines = wheel.read(metadata).decode("utf-8").splitlines()
+    required = [line.split(": ", 1)[1] for line in lines if line.startswith("Requires-Dist: ")]
+    plain = {requirement_name(r) for r in required if "extra ==" not in r}
+    extra = {requirement_name(r) for r in required if 'extra == "app"' in r}
+    assert "Provides-Extra: app" in lines
+    assert plain == {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    assert "streamlit" in extra and "streamlit" not in plain
+
+
 def test_it_installs_the_compute_dependencies_and_not_the_app(installed):
     runtime = {requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
     assert {"numpy", "pandas", "plotly", "scipy", "safetensors", "tokenizers"} <= runtime
