@@ -63,8 +63,15 @@ def pytest_runtest_logstart(nodeid, location):
         reporter.currentfspath = None  # the terminal reporter starts a line with the test's file
     yield
     if slow:
-        if reporter.showfspath:  # … and the test's name follows it
-            reporter.write(f"{nodeid.split('::', 1)[-1]} ", flush=True)
+        if reporter.showfspath:  # … and the test's name follows it, cut to leave room on the
+            # line for the result, the time and the progress ("[ 52%]"): a longer line is wrapped
+            name = nodeid.split("::", 1)[-1]
+            room = (
+                reporter._tw.fullwidth - reporter._tw.width_of_current_line - len(". 999 s [100%]")
+            )
+            if len(name) > room - 1:
+                name = name[: max(room - 2, 8)] + "…"
+            reporter.write(f"{name} ", flush=True)
         else:  # -q: the whole node id, on a line of its own
             if reporter._tw.width_of_current_line:
                 reporter.write("\n")
