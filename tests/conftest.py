@@ -1,6 +1,7 @@
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -162,6 +163,9 @@ def _wheelhouse(cache: pytest.Cache | None, tmp_path_factory) -> Path:
     key = hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in inputs)).hexdigest()
     name = f"wheelhouse-{key[:16]}"
     house = cache.mkdir(name) if cache is not None else tmp_path_factory.mktemp(name)
+    for old in house.parent.glob("wheelhouse-*"):  # those of earlier requirements
+        if cache is not None and old != house:
+            shutil.rmtree(old)
     if not (house / "complete").exists():
         pins = ["-c", str(ROOT / "requirements.txt"), "-c", str(ROOT / "requirements-test.txt")]
         build = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["build-system"]
