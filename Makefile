@@ -1,11 +1,12 @@
 # Two commands: `make run` and `make test`. Each sets up .venv from the pinned requirements
-# (only when they changed) and then runs the app or the whole test suite.
+# (only when they changed) and then runs the app or the whole test suite (`make test-fast`: all
+# but the browser and room tests).
 PY      := .venv/bin/python
 PIP     := $(PY) -m pip --disable-pip-version-check -q
 ARGS    ?=
 MODELS  ?=
 
-.PHONY: run test lint clean
+.PHONY: run test test-fast lint clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -31,6 +32,12 @@ lint: .venv/.stamp-test
 
 test: lint
 	$(PY) -m pytest $(ARGS)
+
+# The fast lane: everything but the browser tests (marked `browser`) and the room's tests (nginx,
+# supervisord, several servers): no Chromium, no nginx. `make test` stays what CI runs.
+FAST := -m "not browser" --ignore-glob='tests/test_room_*.py' --ignore=tests/test_replicas.py
+test-fast: lint
+	$(PY) -m pytest $(FAST) $(ARGS)
 
 clean:
 	rm -rf .venv .pytest_cache .ruff_cache .hypothesis

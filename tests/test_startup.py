@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -89,6 +90,32 @@ def test_the_warm_up_takes_what_it_loaded_out_of_the_full_collections(counted):
         assert alive() is None
     finally:
         gc.unfreeze()
+
+
+def test_the_warm_up_logs_nothing(counted):
+    """A start is quiet: the warm-up thread, which has no page, logs no warning (it said "Thread
+    'visattn-warm-up': missing ScriptRunContext!" at every start)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    # Streamlit's loggers do not propagate: every one of them, as set up by now
+    streamlit_loggers = [
+        logging.getLogger(name)
+        for name in list(logging.Logger.manager.loggerDict)
+        if name.startswith("streamlit")
+    ]
+    for logger in streamlit_loggers:
+        logger.addHandler(handler)
+    try:
+        thread = threading.Thread(target=warm._warm_up, name=warm.THREAD_NAME)
+        thread.start()
+        thread.join()
+    finally:
+        for logger in streamlit_loggers:
+            logger.removeHandler(handler)
+        gc.unfreeze()
+    assert counted["load"] == 1
+    assert [r.getMessage() for r in records] == []
 
 
 def test_home_page_starts_the_warm_up_once(counted):

@@ -94,7 +94,9 @@ def waiting_notice() -> Iterator[Callable[[int], None]]:
 def budgeted(key: tuple, cost: int, compute: Callable):
     """``compute()`` through the replica's budget, the waiting notice shown while it waits (the
     warm-up thread has no page to show it on)."""
-    if get_script_run_ctx() is None:
+    # suppress_warning: asked to know, not to use it (without it Streamlit logs "missing
+    # ScriptRunContext" at every start, from the warm-up thread)
+    if get_script_run_ctx(suppress_warning=True) is None:
         return budget.get(key, cost, compute)
     with waiting_notice() as on_wait:
         return budget.get(key, cost, compute, on_wait)

