@@ -22,7 +22,10 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from ui import cache_decoder, cache_models, cache_training, url_state, widgets
+from ui import url_state, widgets
+from ui.cache import decoder as cache_decoder
+from ui.cache import models as cache_models
+from ui.cache import training as cache_training
 from ui.charts import download_csv, show
 from ui.errors import compute, show_error
 from ui.follow import Version, follow

@@ -29,7 +29,7 @@ LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
 LINKS_47B9E2E = json.loads((FIXTURES / "links_47b9e2e.json").read_text("utf-8"))
 # 5988806 drew every tab of the kernel page at once, as every tabbed page does today
 # (ui.frame.tabs); its positional page drew only the chosen section, which is a tab's panel today
-ONE_SECTION = {"positional"}
+ONE_SECTION = {"positional_encoding"}
 
 
 def link_id(link: dict) -> str:
@@ -85,7 +85,7 @@ def test_a_link_that_set_the_sinks_or_the_layers_before_they_left_the_url_opens_
 ):
     """Links of c4b30c1 and earlier set the sinks and the layers (mo_sinks, mo_wl), which left the
     URL at 47b9e2e (reported and dropped) and are back as the figures' own sliders."""
-    at = run_page("modern", params)
+    at = run_page("modern_attention", params)
     assert_clean(at)
     assert not warnings(at) and written_back(at) == params
     shown = {
@@ -99,7 +99,7 @@ def test_a_link_that_set_the_sinks_or_the_layers_before_they_left_the_url_opens_
 def test_a_link_with_the_flash_query_block_is_reported():
     """mo_fqb (the FlashAttention query block, before 0131b54) has a successor, mo_fstep, the
     figure's step: the old parameter is reported, and the figure opens where the lesson does."""
-    at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "2"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fqb": "2"})
     assert_clean(at)
     (w,) = warnings(at)
     assert "mo\\_fqb" in w and "mo_fqb" not in at.query_params

@@ -28,7 +28,7 @@ from visattn.figures.lines import filtered_lines
 from visattn.figures.matrices import head_grid, heatmap
 from visattn.lessons import reading as lesson
 from visattn.models import designed
-from visattn.models.minilm import MiniLM
+from visattn.models.encoder import BertEncoder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "reading_reference.npz"
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -325,8 +325,8 @@ def test_designed_value_norms_match_the_values_the_heads_computed():
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM.load()
+def model() -> BertEncoder:
+    return BertEncoder.load()
 
 
 @pytest.fixture(scope="module")

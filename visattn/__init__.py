@@ -12,18 +12,19 @@ Axis letters in shapes, one meaning each across the package:
 Where each idea lives:
     ``training`` (a small decoder trained in NumPy: backprop written out, Adam, induction scores),
     ``attention`` (the mechanism), ``activations`` (softmax, LayerNorm), ``kernel_regression`` and
-    ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE,
-    ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
+    ``scoring`` (attention as Nadaraya–Watson; score functions), ``positional_encoding`` (sinusoids,
+    RoPE, ALiBi), ``scaling`` (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``text``
     (tokens and seeded embeddings), ``shown_tokens`` (special tokens, word pieces, pooling),
     ``reading`` (heads combined, rollout and flow, value-norm weighting, two texts compared,
     query/key geometry), ``decode`` (generation token by token with a KV cache, and its cost),
-    ``modern`` (attention as today's LLMs run it: grouped-query heads, sliding windows and attention
-    sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and its memory
-    traffic),
+    ``modern_attention`` (attention as today's LLMs run it: grouped-query heads, sliding windows and
+    attention sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and
+    its memory traffic),
     ``errors`` (InputError); ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a
     hand-built transformer with readable heads), ``random`` (the block with seeded untrained
-    weights), ``induction`` (a hand-built two-layer induction circuit), ``minilm`` (all-MiniLM-L6-v2
-    in NumPy, loaded on demand); ``lessons/`` — one module per page: its article data and what each
+    weights), ``induction`` (a hand-built two-layer induction circuit), ``encoder`` (any BERT
+    encoder in NumPy; the bundled all-MiniLM-L6-v2 loaded on demand), ``layers`` (the NumPy kernels
+    the checkpoint models share); ``lessons/`` — one module per page: its article data and what each
     section shows; ``figures/`` — every Plotly builder.
 """
 
@@ -58,17 +59,17 @@ _LAZY = {
     "fit_bandwidth": "kernel_regression",
     "loo_error": "kernel_regression",
     "nadaraya_watson": "kernel_regression",
-    "GQAResult": "modern",
-    "FlashResult": "modern",
-    "flash_attention": "modern",
-    "grouped_query_attention": "modern",
-    "window_mask": "modern",
-    "alibi_bias": "positional",
-    "alibi_slopes": "positional",
-    "rotary": "positional",
-    "rotation_matrix": "positional",
-    "sinusoidal_encoding": "positional",
-    "wavelengths": "positional",
+    "GQAResult": "modern_attention",
+    "FlashResult": "modern_attention",
+    "flash_attention": "modern_attention",
+    "grouped_query_attention": "modern_attention",
+    "window_mask": "modern_attention",
+    "alibi_bias": "positional_encoding",
+    "alibi_slopes": "positional_encoding",
+    "rotary": "positional_encoding",
+    "rotation_matrix": "positional_encoding",
+    "sinusoidal_encoding": "positional_encoding",
+    "wavelengths": "positional_encoding",
     "aggregate_heads": "reading",
     "attention_flow": "reading",
     "attention_rollout": "reading",
@@ -103,7 +104,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eagerly
-    from . import positional, scaling, scoring, shapes
+    from . import positional_encoding, scaling, scoring, shapes
     from .decode import DecodeStep, decode_steps
     from .kernel_regression import (
         KERNELS,
@@ -113,14 +114,14 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         nadaraya_watson,
     )
     from .models import designed
-    from .modern import (
+    from .modern_attention import (
         FlashResult,
         GQAResult,
         flash_attention,
         grouped_query_attention,
         window_mask,
     )
-    from .positional import (
+    from .positional_encoding import (
         alibi_bias,
         alibi_slopes,
         rotary,
@@ -162,7 +163,7 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "nadaraya_watson",
-    "positional",
+    "positional_encoding",
     "rotary",
     "rotation_matrix",
     "scaling",

@@ -61,3 +61,18 @@ def short(v: float) -> float:
     """``v`` without the float noise of a sum of steps (0.15000000000000002 → 0.15): what a slider
     shows."""
     return float(f"{v:.12g}")
+
+
+BYTE_UNITS = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))  # decimal: 1 MB = 10⁶ B
+
+
+def byte_size(n: int, digits: int = 3) -> str:
+    """``n`` bytes in decimal units (1 kB = 10³ B, 1 MB = 10⁶ B, 1 GB = 10⁹ B, as disk makers and
+    SI count, not 2¹⁰ …) with ``digits`` significant digits: 4 718 592 → "4.72 MB"."""
+    n = int(n)
+    for size, unit in BYTE_UNITS:
+        value = float(f"{n / size:.{digits}g}")  # rounded first: 999 999 B is "1.00 MB"
+        if value >= 1:
+            decimals = max(digits - 1 - int(np.floor(np.log10(value))), 0)
+            return f"{value:,.{decimals}f} {unit}"
+    return f"{n} B"

@@ -42,7 +42,7 @@ from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: importing reading must not load the models
     from .models.designed import DesignedConfig, DesignedResult
-    from .models.minilm import MiniLM, MiniLMResult
+    from .models.encoder import BertEncoder, BertResult
     from .models.random import RandomResult
 
 HOWS = ("mean", "max")  # head aggregations (and rollout/flow head fusions)
@@ -454,14 +454,14 @@ def designed_value_norms(
 
 # ── MiniLM ───────────────────────────────────────────────────────────────────────────────────────
 def minilm_layer_inputs(
-    model: MiniLM, text_or_result: str | MiniLMResult
+    model: BertEncoder, text_or_result: str | BertResult
 ) -> tuple[np.ndarray, np.ndarray]:
     """(token_ids (T,), X (L, T, D) float32): each encoder layer's input for a text or a
     MiniLMResult.
 
     Uses ``result.layer_inputs`` when the result carries it. Otherwise it recomputes them with the
-    model's own :meth:`MiniLM.forward` on the first l layers (a shallow copy whose ``layers`` is
-    ``model.layers[:l]``), so every input is exactly what the full pass used (L(L − 1)/2 layer
+    model's own :meth:`BertEncoder.forward` on the first l layers (a shallow copy whose ``layers``
+    is ``model.layers[:l]``), so every input is exactly what the full pass used (L(L − 1)/2 layer
     passes: ~3× one forward)."""
     if isinstance(text_or_result, str):
         ids = np.asarray(model.tokenize(text_or_result)[1], dtype=np.int64)
@@ -498,11 +498,11 @@ def _minilm_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def minilm_value_norms(model: MiniLM, text_or_result: str | MiniLMResult) -> np.ndarray:
+def minilm_value_norms(model: BertEncoder, text_or_result: str | BertResult) -> np.ndarray:
     """(L, H, T) = ‖(x_j W_V^h + b_V^h) W_O^h‖ for every layer of all-MiniLM-L6-v2 (float64).
 
-    ``model`` is a :class:`visattn.models.minilm.MiniLM`; ``text_or_result`` a text or its ``run``
-    result."""
+    ``model`` is a :class:`visattn.models.encoder.BertEncoder`; ``text_or_result`` a text or its
+    ``run`` result."""
     _, X = minilm_layer_inputs(model, text_or_result)
     H = model.config.n_heads
     out = []
@@ -529,7 +529,7 @@ def _head_index(value, name: str, count: int) -> int:
 
 
 def minilm_queries_keys(
-    model: MiniLM, text_or_result: str | MiniLMResult, layer: int, head: int
+    model: BertEncoder, text_or_result: str | BertResult, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """One MiniLM head's queries and keys, each (T, Dh) float64, queries scaled by 1/√Dh (q·k = the
     score)."""

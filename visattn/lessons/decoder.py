@@ -24,13 +24,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import decode, training
+from .. import decode, decoder, training
 from ..attention import self_attention
 from ..controls import Control, table
+from ..display import byte_size
 from ..errors import InputError
 from ..models import induction
 from ..text import seeded_embedding
-from . import own_decoder
 
 SOURCES = ("repeat", "text")  # a repeated random sequence, or the reader's own words
 SHAPES = tuple(decode.SHAPES)  # the cost section's model-and-context choices
@@ -89,7 +89,7 @@ CONTROLS = table(
     # 5. the trained decoder: its layers, steps and seed
     TRAIN_CONTROLS.values(),
     # 6. a decoder from a checkpoint
-    own_decoder.CONTROLS.values(),
+    decoder.CONTROLS.values(),
 )
 # Value sets that are not controls: the example buttons, the rows of the cache-memory table.
 LABELS = {
@@ -152,21 +152,6 @@ def power_of_ten(x: float, digits: int = 3) -> str:
     9.401e13)."""
     mantissa, exponent = f"{float(x):.{digits - 1}e}".split("e")
     return rf"{mantissa} \times 10^{{{int(exponent)}}}"
-
-
-BYTE_UNITS = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))  # decimal: 1 MB = 10⁶ B
-
-
-def byte_size(n: int, digits: int = 3) -> str:
-    """``n`` bytes in decimal units (1 kB = 10³ B, 1 MB = 10⁶ B, 1 GB = 10⁹ B, as disk makers and
-    SI count, not 2¹⁰ …) with ``digits`` significant digits: 4 718 592 → "4.72 MB"."""
-    n = int(n)
-    for size, unit in BYTE_UNITS:
-        value = float(f"{n / size:.{digits}g}")  # rounded first: 999 999 B is "1.00 MB"
-        if value >= 1:
-            decimals = max(digits - 1 - int(np.floor(np.log10(value))), 0)
-            return f"{value:,.{decimals}f} {unit}"
-    return f"{n} B"
 
 
 def demo_weights(seed: int = DEMO_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import reading
+from .. import reading, reading_selector
 from ..controls import Control, table
 from ..display import MAX_TEXT_CELLS
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
-from ..models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult
+from ..models.encoder import MAX_MODEL_TOKENS, BertEncoder, BertResult
 from ..models.sources import id_control
 from ..shown_tokens import (
     SPECIAL_TOKENS,
@@ -41,7 +41,6 @@ from ..shown_tokens import (
     pool,
     rank_heads,
 )
-from . import reading_selector
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -110,8 +109,8 @@ def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_L
 
 
 def readings(
-    model: MiniLM,
-    result: MiniLMResult,
+    model: BertEncoder,
+    result: BertResult,
     name: str,
     progress: Callable[[int, int], object] | None = None,
 ) -> reading.Readings:
@@ -150,7 +149,7 @@ class Unknown:
     every: bool  # every word piece of the text is [UNK]
 
 
-def unknown(result: MiniLMResult) -> Unknown | None:
+def unknown(result: BertResult) -> Unknown | None:
     """Which characters became [UNK] (the model reads them all as one and the same token); None if
     none did."""
     unk = [i for i, tok in enumerate(result.tokens) if tok == "[UNK]"]
@@ -176,9 +175,7 @@ class Shown:
     kept_specials: bool  # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
 
 
-def as_shown(
-    result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None
-) -> Shown:
+def as_shown(result: BertResult, hide: bool, merge: bool, attn: np.ndarray | None = None) -> Shown:
     """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces
     merged. ``attn``: a reading of the run (:func:`readings`, any (L', H', T, T)) instead of its
     weights."""
@@ -391,7 +388,7 @@ class Winograd:
         }
 
 
-def winograd(model: MiniLM | Decoder) -> Winograd | None:
+def winograd(model: BertEncoder | Decoder) -> Winograd | None:
     """Article 004's pair, measured: the best it→animal and it→street heads in "…tired." and in
     "…wide."; None for a model whose tokenizer does not keep the three words whole."""
     best = {}

@@ -3,7 +3,8 @@ run in a background thread through the room's budget, watched live by every sess
 
 - **Shared**: :func:`start` returns the job already running for the same (config, seed), or the
   kept result; a class pressing "Train" on the defaults costs one training.
-- **Admitted**: the job's thread calls :func:`ui.budget.get` (``cost``: the working arrays and the
+- **Admitted**: the job's thread calls :func:`ui.room.budget.get` (``cost``: the working arrays and
+the
   checkpoints, :func:`cost_of`), so trainings queue behind the room's other heavy work; while it
   waits, its ``ahead`` is what the sessions watching it show as "waiting, n ahead of you". The
   finished section is kept by the budget, by bytes (:func:`result` peeks at it).
@@ -34,7 +35,7 @@ from visattn import training
 from visattn.figures import training as training_figures
 from visattn.lessons import decoder as lesson
 
-from . import budget
+from ..room import budget
 
 HEARTBEAT_SECONDS = 3.0  # a job nobody has polled for this long stops
 POLL_SECONDS = 0.5  # how often a watching session redraws the live figures

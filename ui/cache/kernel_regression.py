@@ -1,5 +1,5 @@
-"""Cached wrappers over :mod:`visattn.lessons.kernel` and its figures: one line each, no compute
-here.
+"""Cached wrappers over :mod:`visattn.lessons.kernel_regression` and its figures: one line each, no
+compute here.
 
 A whole regression is one call, so a bad input (σ = 0, a one-row table) fails as a whole and the
 page shows the last good regression as a whole — never a table from one input beside a curve from
@@ -13,8 +13,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from visattn.figures import kernel as kernel_figures
-from visattn.lessons import kernel as lesson
+from visattn.figures import kernel_regression as kernel_regression_figures
+from visattn.lessons import kernel_regression as lesson
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -38,17 +38,17 @@ def regression(
 def regression_figures(
     regression: lesson.Regression,
     labels: list[str],
-    words: kernel_figures.Words,
+    words: kernel_regression_figures.Words,
     font_size: int,
 ) -> list[tuple[go.Figure, str]]:
-    return kernel_figures.regression_figures(regression, labels, words, font_size)
+    return kernel_regression_figures.regression_figures(regression, labels, words, font_size)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def loo_figure(
-    regression: lesson.Regression, words: kernel_figures.Words, font_size: int
+    regression: lesson.Regression, words: kernel_regression_figures.Words, font_size: int
 ) -> go.Figure:
-    return kernel_figures.loo_figure(regression, words, font_size)
+    return kernel_regression_figures.loo_figure(regression, words, font_size)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -63,6 +63,8 @@ def self_attention(X, method: str, W, standardized: bool) -> lesson.SelfAttentio
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def score_maps(
-    attention, keys, queries, titles: tuple, words: kernel_figures.Words, font_size: int
+    attention, keys, queries, titles: tuple, words: kernel_regression_figures.Words, font_size: int
 ) -> list[tuple[go.Figure, str]]:
-    return kernel_figures.score_maps(attention, (keys, queries), titles, words, font_size)
+    return kernel_regression_figures.score_maps(
+        attention, (keys, queries), titles, words, font_size
+    )

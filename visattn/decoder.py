@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..controls import Control, table
-from ..models import generation, pieces
-from ..models.causal import Decoder
-from ..models.sources import MAX_ID
-from ..shown_tokens import HeadWeight
+from .controls import Control, table
+from .models import generation, pieces
+from .models.causal import Decoder
+from .models.sources import MAX_ID
+from .shown_tokens import HeadWeight
 
 PROMPT = "The animal didn't cross the street because"
 MAX_NEW = 32  # tokens the section generates at most
