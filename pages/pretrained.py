@@ -21,6 +21,7 @@ from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
+from visattn.display import head_label, layer_name
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
@@ -129,7 +130,7 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
             CONTROLS["pt_glayer"],
             t("pretrained.grid_layer"),
             options=range(model.config.n_layers),
-            format_func=lesson.layer_name,
+            format_func=layer_name,
             help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX, H=model.config.n_heads),
         )
     grid = lesson.grid(shown.tokens, shown.attn, layer)
@@ -259,7 +260,7 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         t("pretrained.layer"),
         where=layer_column,
         options=range(model.config.n_layers),
-        format_func=lesson.layer_name,
+        format_func=layer_name,
         disabled=reading == "flow",
     )
     head = widgets.select(
@@ -267,7 +268,7 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         t("pretrained.head"),
         where=head_column,
         options=range(model.config.n_heads),
-        format_func=lesson.head_label,
+        format_func=head_label,
         disabled=reading not in reading_selector.PER_HEAD,
     )
     n_layers = model.config.n_layers

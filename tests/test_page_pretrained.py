@@ -36,10 +36,10 @@ from ui.cache import pretrained as cache_pretrained
 from ui.cache.pretrained import head_of_point, load_model
 from ui.room import budget
 from visattn.lessons import pretrained as lesson
-from visattn.lessons.pretrained import PARAGRAPH
 from visattn.models import encoder
 from visattn.models.encoder import INSTALL_COMMAND, BertEncoder, ModelNotInstalled
 from visattn.shown_tokens import HeadWeight, pool
+from visattn.text import PARAGRAPH
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The animal didn't cross the street because it was too tired."

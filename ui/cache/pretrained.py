@@ -41,7 +41,14 @@ from visattn.errors import InputError
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
-from visattn.models.encoder import MAX_MODEL_TOKENS, BertEncoder, BertResult, ModelNotInstalled
+from visattn.models.encoder import (
+    MAX_MODEL_TOKENS,
+    N_HEADS,
+    N_LAYERS,
+    BertEncoder,
+    BertResult,
+    ModelNotInstalled,
+)
 from visattn.reading import Readings
 
 from ..i18n import t
@@ -63,7 +70,7 @@ DRAW_FACTOR = 3.5
 def attention_bytes(n_tokens: int, model=None) -> int:
     """Bytes of the (L, H, T, T) float32 attention of ``model`` (None: MiniLM's 6 × 12) for
     ``n_tokens`` tokens."""
-    n_layers, n_heads = lesson.N_LAYERS, lesson.N_HEADS
+    n_layers, n_heads = N_LAYERS, N_HEADS
     if model is not None:
         n_layers, n_heads = model.config.n_layers, model.config.n_heads
     return n_layers * n_heads * n_tokens * n_tokens * 4
@@ -291,6 +298,6 @@ def open_clicked() -> None:
     BARS."""
     points = ((st.session_state.get(BARS) or {}).get("selection") or {}).get("points") or []
     picked = head_of_point(points[0]) if points else None
-    n_layers, n_heads = st.session_state.get(SHAPE, (lesson.N_LAYERS, lesson.N_HEADS))
+    n_layers, n_heads = st.session_state.get(SHAPE, (N_LAYERS, N_HEADS))
     if picked is not None and 0 <= picked[0] < n_layers and 0 <= picked[1] < n_heads:
         open_head(*picked)

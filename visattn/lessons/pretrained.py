@@ -27,12 +27,12 @@ import numpy as np
 
 from .. import reading, reading_selector
 from ..controls import Control, table
-from ..display import MAX_TEXT_CELLS
+from ..display import MAX_TEXT_CELLS, grid_rows, head_name, layer_name
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
-from ..models.encoder import MAX_MODEL_TOKENS, BertEncoder, BertResult
-from ..models.sources import id_control
+from ..models.encoder import MAX_MODEL_TOKENS, N_LAYERS, BertEncoder, BertResult
+from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
 from ..shown_tokens import (
     SPECIAL_TOKENS,
     HeadWeight,
@@ -41,20 +41,8 @@ from ..shown_tokens import (
     pool,
     rank_heads,
 )
+from ..text import PRESETS, SENTENCE, WIDE
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
-WIDE = "The animal didn't cross the street because it was too wide."
-PARAGRAPH = (
-    "The animal didn't cross the street because it was too tired. It had walked all day through "
-    "the rain, and the road was wide and busy. A driver stopped her car and waited, but the animal "
-    "only looked at the lights. Later a child brought it some water, and it drank slowly before it "
-    "lay down under a tree. When the traffic finally stopped, the animal stood up, looked both "
-    "ways, and crossed the street without any trouble."
-)
-PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
-N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2, the bundled model
-# the most layers and heads a chosen model may have; the widgets offer the model's own
-MAX_LAYERS, MAX_HEADS = 128, 128
 # Every URL parameter of the page: its own controls, the reading selector's (prefix "pt") and the
 # finder's source and target positions (their default follows the sentence: ``default_pair``).
 CONTROLS = table(
@@ -82,21 +70,6 @@ TOP_BARS = 15  # bars in the head finder
 STRONG = 0.5  # "a head links source → target" above this weight
 TOKENS_SHOWN = 80  # tokens listed in the caption
 UNK_SHOWN = 30  # unknown characters listed in the notice
-
-
-def layer_name(layer: int) -> str:
-    """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""
-    return f"L{layer + 1}"
-
-
-def head_label(head: int) -> str:
-    """A head within its layer, counted from 1: ``head_label(1)`` is "H2"."""
-    return f"H{head + 1}"
-
-
-def head_name(layer: int, head: int) -> str:
-    """A head as the page names it, counted from 1: ``head_name(3, 1)`` is "L4·H2"."""
-    return f"L{layer + 1}·H{head + 1}"
 
 
 def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_LAYERS) -> str:
@@ -275,11 +248,6 @@ class Grid:
     layer: int | None  # the layer shown (0-based), None when every layer is
     n_tokens: int  # T before pooling
     block: int  # tokens per pooled block (1: not pooled)
-
-
-def grid_rows(n: int) -> int:
-    """Rows of a grid of n cells: the largest divisor of n up to √n (12 → 3 × 4, 6 → 2 × 3)."""
-    return max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
 
 
 def one_layer(T: int, attn: np.ndarray) -> bool:

@@ -20,23 +20,12 @@ import numpy as np
 
 from .. import reading, reading_selector
 from ..controls import Control, table
+from ..display import grid_rows, head_label, head_name, layer_name
 from ..models import queries_keys, value_norms
 from ..models.causal import Decoder, DecoderResult
-from ..models.encoder import BertEncoder, BertResult
-from ..models.sources import id_control
-from .pretrained import (
-    MAX_HEADS,
-    MAX_LAYERS,
-    N_HEADS,
-    N_LAYERS,
-    PRESETS,
-    SENTENCE,
-    WIDE,
-    grid_rows,
-    head_label,
-    head_name,
-    layer_name,
-)
+from ..models.encoder import N_HEADS, N_LAYERS, BertEncoder, BertResult
+from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
+from ..text import PRESETS, SENTENCE, WIDE
 
 __all__ = [
     "MAX_HEADS",

