@@ -16,49 +16,16 @@ import streamlit as st
 from visattn.figures import kernel_regression as kernel_regression_figures
 from visattn.lessons import kernel_regression as lesson
 
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def fit_sigma(table, kernel: str) -> lesson.Fit | None:
-    return lesson.fit_sigma(table, kernel)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def regression(
-    table,
-    query: tuple,
-    kernel: str,
-    sigma: float,
-    ranges: tuple,
-    live: lesson.Sliders | None = None,
-) -> lesson.Regression:
-    return lesson.regression(table, query, kernel, sigma, ranges, live)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def regression_figures(
-    regression: lesson.Regression,
-    labels: list[str],
-    words: kernel_regression_figures.Words,
-    font_size: int,
-) -> list[tuple[go.Figure, str]]:
-    return kernel_regression_figures.regression_figures(regression, labels, words, font_size)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def loo_figure(
-    regression: lesson.Regression, words: kernel_regression_figures.Words, font_size: int
-) -> go.Figure:
-    return kernel_regression_figures.loo_figure(regression, words, font_size)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def scored(Q, K, V, method: str, W_q, W_k, w_v, standardized: bool):
-    return lesson.scored(Q, K, V, method, W_q, W_k, w_v, standardized)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def self_attention(X, method: str, W, standardized: bool) -> lesson.SelfAttention:
-    return lesson.self_attention(X, method, W, standardized)
+fit_sigma = st.cache_data(max_entries=64, show_spinner=False)(lesson.fit_sigma)
+regression = st.cache_data(max_entries=64, show_spinner=False)(lesson.regression)
+regression_figures = st.cache_resource(max_entries=64, show_spinner=False)(
+    kernel_regression_figures.regression_figures
+)
+loo_figure = st.cache_resource(max_entries=64, show_spinner=False)(
+    kernel_regression_figures.loo_figure
+)
+scored = st.cache_data(max_entries=64, show_spinner=False)(lesson.scored)
+self_attention = st.cache_data(max_entries=16, show_spinner=False)(lesson.self_attention)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -14,10 +14,7 @@ import streamlit as st
 from visattn.figures import modern_attention as modern_attention_figures
 from visattn.lessons import modern_attention as lesson
 
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def gqa_section(T: int, H: int, G: int, causal: bool) -> lesson.GQASection:
-    return lesson.gqa_section(T, H, G, causal)
+gqa_section = st.cache_data(max_entries=64, show_spinner=False)(lesson.gqa_section)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -25,34 +22,12 @@ def cost_rows(model: str) -> tuple[lesson.CostRow, ...]:
     return lesson.cost_rows(lesson.MODELS[model])
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
-def model_rows() -> tuple[lesson.ModelRow, ...]:
-    return lesson.model_rows()
-
-
-@st.cache_data(max_entries=1, show_spinner=False)
-def coinciding_lines() -> tuple[lesson.Coinciding, ...]:
-    return lesson.coinciding_lines()
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def cache_section(model: str, dtype: str) -> lesson.CacheSection:
-    return lesson.cache_section(model, dtype)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def window_section(T: int, window: int) -> lesson.WindowSection:
-    return lesson.window_section(T, window)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def flash_section(T: int, block_q: int, block_k: int, causal: bool):
-    return lesson.flash_section(T, block_q, block_k, causal)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def traffic_section(N: int, d: int, sram_kb: int) -> lesson.TrafficSection:
-    return lesson.traffic_section(N, d, sram_kb)
+model_rows = st.cache_data(max_entries=1, show_spinner=False)(lesson.model_rows)
+coinciding_lines = st.cache_data(max_entries=1, show_spinner=False)(lesson.coinciding_lines)
+cache_section = st.cache_data(max_entries=16, show_spinner=False)(lesson.cache_section)
+window_section = st.cache_data(max_entries=64, show_spinner=False)(lesson.window_section)
+flash_section = st.cache_data(max_entries=64, show_spinner=False)(lesson.flash_section)
+traffic_section = st.cache_data(max_entries=32, show_spinner=False)(lesson.traffic_section)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -62,14 +37,8 @@ def traffic_over_n(d: int, sram_kb: int) -> tuple[list[int], list[int], list[int
     return list(lesson.FLASH_N), [r.standard for r in rows], [r.flash for r in rows]
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
-def traffic_range() -> tuple[int, int]:
-    return lesson.traffic_range()
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def gqa_steps(T: int, H: int, G: int, causal: bool) -> lesson.GQASteps:
-    return lesson.gqa_steps(T, H, G, causal)
+traffic_range = st.cache_data(max_entries=1, show_spinner=False)(lesson.traffic_range)
+gqa_steps = st.cache_data(max_entries=32, show_spinner=False)(lesson.gqa_steps)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
