@@ -58,7 +58,7 @@ def operations(model, result, n: int) -> dict:
     return {
         "MiniLM.forward (baseline)": (lambda: model.forward(result.token_ids), 10),
         "attention_rollout": (lambda: reading.attention_rollout(A), 50),
-        "minilm_value_norms": (lambda: reading.minilm_value_norms(model, result), 3),
+        "minilm_value_norms": (lambda: reading.encoder_value_norms(model, result), 3),
         "attention_flow": (
             lambda: reading.attention_flow(A, max_tokens=max(n, reading.FLOW_MAX_TOKENS)),
             1,

@@ -815,9 +815,9 @@ def reading_by_hand(reading: str) -> np.ndarray:
     if (
         reading == "norm_weighted"
     ):  # value norms: checked against Hugging Face in tests/test_reading.py
-        from visattn.reading import minilm_value_norms
+        from visattn.reading import encoder_value_norms
 
-        return norm(A * minilm_value_norms(model, SENTENCE)[:, :, None, :])
+        return norm(A * encoder_value_norms(model, SENTENCE)[:, :, None, :])
     if reading == "mean":
         return A.mean(axis=1, keepdims=True)
     if reading == "max":

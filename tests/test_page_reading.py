@@ -139,7 +139,7 @@ def test_special_token_shares(model):
     r = model.run(TIRED)
     A = r.attentions.astype(np.float64)  # (L, H, T, T)
     by_weight = (A[..., 0] + A[..., -1]).mean()
-    N = reading.minilm_value_norms(model, TIRED)  # checked against Hugging Face in test_reading
+    N = reading.encoder_value_norms(model, TIRED)  # checked against Hugging Face in test_reading
     W = A * N[:, :, None, :]
     W = W / W.sum(axis=-1, keepdims=True)
     by_norm = (W[..., 0] + W[..., -1]).mean()
@@ -296,7 +296,7 @@ def test_the_plane_labels_only_the_focus_query_and_its_strongest_keys(model, par
 def test_the_unnormalised_norm_weighted_reading_is_alpha_times_the_value_norm(model):
     r = model.run(TIRED)
     A = r.attentions.astype(np.float64)  # (L, H, T, T)
-    N = reading.minilm_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
+    N = reading.encoder_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
     raw = A[3, 1] * N[3, 1][None, :]  # α_ij ‖f(x_j)‖, no rescaling
     for lang in ("en", "zh"):
         at = run_page(

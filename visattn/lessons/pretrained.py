@@ -96,7 +96,7 @@ def readings(
         if name == "norm_weighted" and isinstance(model, Decoder):
             norms = model.value_norms(result)
         elif name == "norm_weighted":
-            norms = reading.minilm_value_norms(model, result)
+            norms = reading.encoder_value_norms(model, result)
         w = reading.reading_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
     return reading.Readings(result.text, name, w)
 

@@ -73,9 +73,9 @@ def value_norms(model: BertEncoder | Decoder, result: BertResult | DecoderResult
 
     if isinstance(model, Decoder):
         return model.value_norms(result)
-    from ..reading import minilm_value_norms
+    from ..reading import encoder_value_norms
 
-    return minilm_value_norms(model, result)
+    return encoder_value_norms(model, result)
 
 
 def queries_keys(
@@ -83,11 +83,11 @@ def queries_keys(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One head's queries and keys in a run of any loaded model, (T, Dh) float64 each, queries
     scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation)."""
-    from ..reading import _head_index, minilm_queries_keys
+    from ..reading import _head_index, encoder_queries_keys
     from .causal import Decoder
 
     if not isinstance(model, Decoder):
-        return minilm_queries_keys(model, result, layer, head)
+        return encoder_queries_keys(model, result, layer, head)
     layer = _head_index(layer, "layer", model.config.n_layers)
     head = _head_index(head, "head", model.config.n_heads)
     return model.head_queries_keys(layer, result.layer_inputs[layer], head)

@@ -1,5 +1,5 @@
 """BERT-family encoders from a checkpoint folder (BERT, MiniLM, bert-base-chinese-style
-vocabularies): the NumPy encoder of :mod:`.minilm`, fed by the common loader.
+vocabularies): the NumPy encoder of :mod:`.encoder`, fed by the common loader.
 
 MiniLM is one such checkpoint: :class:`~visattn.models.encoder.BertEncoder` computes any
 ``BertModel`` (post-LN layers, absolute positions, erf GELU); this module reads the folder, strips
