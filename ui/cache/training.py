@@ -4,8 +4,7 @@ run in a background thread through the room's budget, watched live by every sess
 - **Shared**: :func:`start` returns the job already running for the same (config, seed), or the
   kept result; a class pressing "Train" on the defaults costs one training.
 - **Admitted**: the job's thread calls :func:`ui.room.budget.get` (``cost``: the working arrays and
-the
-  checkpoints, :func:`cost_of`), so trainings queue behind the room's other heavy work; while it
+  the checkpoints, :func:`cost_of`), so trainings queue behind the room's other heavy work; while it
   waits, its ``ahead`` is what the sessions watching it show as "waiting, n ahead of you". The
   finished section is kept by the budget, by bytes (:func:`result` peeks at it).
 - **Stopped when nobody watches**: each session watching a job polls it (:func:`watch`, every
