@@ -5,9 +5,9 @@ import streamlit as st
 
 from ui.frame import explain, nav_label, page
 from ui.i18n import lang, t
-from ui.lecture_modes import speaker
+from ui.lecture.modes import speaker
+from ui.lecture.tour import speaker_view
 from ui.registry import PAGES
-from ui.tour import speaker_view
 
 CARDS_PER_ROW = 3
 ATTENTION = (

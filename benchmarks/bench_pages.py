@@ -37,10 +37,10 @@ def grid_json_mb() -> float | None:
     it."""
     try:
         from visattn import figures
-        from visattn.models.minilm import MiniLM
+        from visattn.models.encoder import BertEncoder
     except ImportError:
         return None
-    model = MiniLM.load()
+    model = BertEncoder.load()
     words = (
         "the quick brown fox jumps over the lazy dog while the animal did not cross the street "
         * 20
@@ -57,13 +57,13 @@ def grid_json_mb() -> float | None:
 # Views with in-figure sliders (page, URL parameters): what the browser receives for each such
 # figure.
 LIVE_VIEWS = [
-    ("kernel", {}),
-    ("kernel", {"kr_preset": "game_both"}),
+    ("kernel_regression", {}),
+    ("kernel_regression", {"kr_preset": "game_both"}),
     ("single_head", {}),
     ("single_head", {"sh_view": "sentence"}),
     ("single_head", {"sh_view": "sqrt"}),
-    ("positional", {"pe_sec": "relative"}),
-    ("positional", {"pe_sec": "beyond"}),
+    ("positional_encoding", {"pe_sec": "relative"}),
+    ("positional_encoding", {"pe_sec": "beyond"}),
     ("decoder", {}),
 ]
 

@@ -11,11 +11,11 @@ Each (engine, length) is timed in its own subprocess with the same thread count 
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set before numpy/torch load; torch.set_num_threads as
 well). Timed: tokenizing the text and one forward pass returning every layer's attention weights,
 i.e.
-``MiniLM.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)``
+``BertEncoder.run(text)`` against ``tokenizer(text)`` + ``BertModel(**enc, output_attentions=True)``
 (eager attention, inference mode). Each subprocess reports the median of several runs after warm-up
 runs; the engines alternate for ``--rounds`` subprocesses each and the table shows the median over
 rounds, so that a burst of load on a shared machine does not fall on one engine only. ``--before
-REV`` adds a third engine, "NumPy before": ``visattn/models/minilm.py`` as it was at git revision
+REV`` adds a third engine, "NumPy before": ``visattn/models/encoder.py`` as it was at git revision
 REV (read with ``git show``, loaded next to the current package), so that a change is timed before
 and after in the same session. Printed per length: each engine's median over rounds with its spread
 (min … max), and the ratio of the medians with the spread of the per-round ratios."""
@@ -47,7 +47,7 @@ def model_folder() -> Path:
     """The installed weights package's model folder, or the repository venv's copy (for the
     reference venv)."""
     sys.path.insert(0, str(REPO))
-    from visattn.models.minilm import ModelNotInstalled, model_dir
+    from visattn.models.encoder import ModelNotInstalled, model_dir
 
     try:
         return model_dir()
@@ -71,14 +71,14 @@ def text_of_length(tokenizer, n_tokens: int) -> str:
 
 
 def minilm_at(rev: str):
-    """The module visattn/models/minilm.py as it was at git revision ``rev``, imported as a sibling
+    """The module visattn/models/encoder.py as it was at git revision ``rev``, imported as a sibling
     of the current one (its relative imports of visattn.checks and visattn.errors resolve to the
     current package)."""
     import importlib.util
     import tempfile
 
     source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{rev}:visattn/models/minilm.py"],
+        ["git", "-C", str(REPO), "show", f"{rev}:visattn/models/encoder.py"],
         capture_output=True,
         text=True,
         check=True,
@@ -106,11 +106,11 @@ def worker(
         import numpy as np
 
         if engine == "numpy-before":
-            MiniLM = minilm_at(before).MiniLM
+            BertEncoder = minilm_at(before).BertEncoder
         else:
-            from visattn.models.minilm import MiniLM
+            from visattn.models.encoder import BertEncoder
 
-        model = MiniLM.load(folder)
+        model = BertEncoder.load(folder)
         result = model.run(text)
         assert result.attentions.shape[-1] == n_tokens and result.attentions.dtype == np.float32
 
@@ -180,7 +180,7 @@ def main() -> None:
         "--repeats", type=int, default=None, help="timed runs per measurement (default by length)"
     )
     parser.add_argument(
-        "--before", metavar="REV", help="also time visattn/models/minilm.py at this git revision"
+        "--before", metavar="REV", help="also time visattn/models/encoder.py at this git revision"
     )
     engine_args(parser, ["numpy", "numpy-before", "torch"])
     args = parser.parse_args()

@@ -31,7 +31,7 @@ for var in (
     os.environ.setdefault(var, "1")
 
 from visattn import reading  # noqa: E402
-from visattn.models.minilm import MiniLM  # noqa: E402
+from visattn.models.encoder import BertEncoder  # noqa: E402
 
 EXAMPLE = "The animal didn't cross the street because it was too tired."
 PARAGRAPH = (
@@ -58,7 +58,7 @@ def operations(model, result, n: int) -> dict:
     return {
         "MiniLM.forward (baseline)": (lambda: model.forward(result.token_ids), 10),
         "attention_rollout": (lambda: reading.attention_rollout(A), 50),
-        "minilm_value_norms": (lambda: reading.minilm_value_norms(model, result), 3),
+        "minilm_value_norms": (lambda: reading.encoder_value_norms(model, result), 3),
         "attention_flow": (
             lambda: reading.attention_flow(A, max_tokens=max(n, reading.FLOW_MAX_TOKENS)),
             1,
@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--tokens", type=int, nargs="+", default=[16])
     args = parser.parse_args()
-    model = MiniLM.load()
+    model = BertEncoder.load()
     print("| tokens | operation | median ms | ÷ forward | fastest … slowest round (ms) | rounds |")
     print("|---|---|---|---|---|---|")
     for n in args.tokens:

@@ -98,14 +98,15 @@ DRAG_WAIT_MS = 350  # after each move: the browser's redraw is over well before 
 # One control inside a lesson section per page (its widget key): changing it reruns that section
 # alone.
 SECTION_CONTROL = {
-    "kernel": "kr_q_s",  # ① one query: the query (the slider of slider_and_number)
+    "kernel_regression": "kr_q_s",  # ① one query: the query (the slider of slider_and_number)
     "single_head": "sh_scale",  # the part's options: scaling by √d_k
     "multi_head": "mh_sH",  # the shape explorer: heads (no chart: its last change)
-    "positional": "pe_d",  # the sinusoid table (the default section): d_model
+    "positional_encoding": "pe_d",  # the sinusoid table (the default section): d_model
     "pretrained": "pt_thr",  # one head: the lines' threshold
     "reading": "rd_thr",  # the line filters: threshold
     "decoder": "dec_shape",  # what the cache saves: the model
-    "modern": "mo_causal",  # grouped-query attention (the default section): the causal mask
+    # grouped-query attention (the default section): the causal mask
+    "modern_attention": "mo_causal",
 }
 
 # Installed before any page script: records when the first chart appears and when any chart last

@@ -3,14 +3,14 @@ in nginx.conf).
 
 Scripts run only from the room itself and, inline, only the few the app and Streamlit write, each
 allowed by the SHA-256 of its text: Streamlit's index.html sets one flag, the sidebar's link box
-(ui/frame.py, one text per language), the connection watcher (ui/connection.py, one text) and the
-lecture's tour bar, speaker view and slide export (ui/tour.py, ui/export.py, one text each; their
-data in attributes). The charts' and formulas' modules (ui/chart.js, ui/formula.js) are no inline
-scripts: Streamlit imports a v2 component's code from a blob: URL it makes. A script an attacker
-slips into a page (through a markdown or HTML hole) matches no hash and does not run; nothing can
-be sent to or loaded from another host. tests/test_room_security.py opens every page through nginx
-in Chromium and fails on any violation, so a new or edited inline script that is not listed here
-shows up there.
+(ui/frame.py, one text per language), the connection watcher (ui/room/connection.py, one text) and
+the lecture's tour bar, speaker view and slide export (ui/lecture/tour.py, ui/lecture/export.py, one
+text each; their data in attributes). The charts' and formulas' modules (ui/chart.js, ui/formula.js)
+are no inline scripts: Streamlit imports a v2 component's code from a blob: URL it makes. A script
+an attacker slips into a page (through a markdown or HTML hole) matches no hash and does not run;
+nothing can be sent to or loaded from another host. tests/test_room_security.py opens every page
+through nginx in Chromium and fails on any violation, so a new or edited inline script that is not
+listed here shows up there.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ def app_inline_scripts() -> list[str]:
     """Every inline script the app's pages send (through st.html), in every language."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from ui import connection, export, frame, tour
+    from ui import frame
     from ui.i18n import LANGUAGES
+    from ui.lecture import export, tour
+    from ui.room import connection
 
     scripts = [connection.SCRIPT, *tour.SCRIPTS, *export.SCRIPTS]
     for lang in LANGUAGES:

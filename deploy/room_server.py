@@ -15,12 +15,12 @@ replica so.
 
 3. A rerun a browser asks for while its session's first run is still going waits for that run to
    end. A browser whose replica died reconnects to a new session on another one (or on the restarted
-   one), which ui/connection.py has rebuilt at once from the URL. If the student changes a control
-   before that first run is over, Streamlit stops the run (possibly before the control was drawn)
-   and starts one with the change; but a control first drawn in a session takes the value the page
-   bound from the URL, not the browser's new one, so the change was lost (tests/test_room_move.py).
-   Held requests are merged (the newest widget states, a full run if any asked for one) and sent
-   once the first run has stopped.
+   one), which ui/room/connection.py has rebuilt at once from the URL. If the student changes a
+   control before that first run is over, Streamlit stops the run (possibly before the control was
+   drawn) and starts one with the change; but a control first drawn in a session takes the value the
+   page bound from the URL, not the browser's new one, so the change was lost
+   (tests/test_room_move.py). Held requests are merged (the newest widget states, a full run if any
+   asked for one) and sent once the first run has stopped.
 
 Each replaces one Streamlit function; tests/test_replicas.py checks that the functions still exist,
 so a Streamlit upgrade that renames them fails a test instead of silently dropping the rule.

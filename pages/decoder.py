@@ -21,7 +21,8 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from ui import cache_decoder, url_state, widgets
+from ui import url_state, widgets
+from ui.cache import decoder as cache_decoder
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.follow import Version, follow

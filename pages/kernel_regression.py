@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cache_kernel, url_state, widgets
+from ui import url_state, widgets
+from ui.cache import kernel_regression as cache_kernel_regression
 from ui.charts import download_csv, matrix_frame, show
 from ui.errors import compute
 from ui.follow import Version, follow
@@ -21,15 +22,15 @@ from ui.frame import explain, font_size, page, presenter, section, tabs, when_op
 from ui.i18n import figure_words, label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
-from visattn.figures import kernel as kernel_figures
-from visattn.lessons import kernel as lesson
+from visattn.figures import kernel_regression as kernel_regression_figures
+from visattn.lessons import kernel_regression as lesson
 
 SIGMA = lesson.CONTROLS["kr_sigma"]  # the fitted curve's own slider
 
 
-def words() -> kernel_figures.Words:
+def words() -> kernel_regression_figures.Words:
     """The figures' words in the page's language."""
-    return figure_words(kernel_figures.Words)
+    return figure_words(kernel_regression_figures.Words)
 
 
 def column_labels(preset: str, n: int) -> list[str]:
@@ -37,13 +38,13 @@ def column_labels(preset: str, n: int) -> list[str]:
     another width."""
     names = lesson.PRESETS[preset].columns
     if len(names) == n:
-        return [label("kernel.columns", name) for name in names]
-    return [t("kernel.col_key_n", i=i + 1) for i in range(n - 1)] + [t("common.value")]
+        return [label("kernel_regression.columns", name) for name in names]
+    return [t("kernel_regression.col_key_n", i=i + 1) for i in range(n - 1)] + [t("common.value")]
 
 
 def feature_names() -> list[str]:
     """Tab ② and ③'s column names: feature 1, feature 2."""
-    return [t("kernel.feature", i=1), t("kernel.feature", i=2)]
+    return [t("kernel_regression.feature", i=1), t("kernel_regression.feature", i=2)]
 
 
 def breakdown_columns() -> list[str]:
@@ -51,10 +52,10 @@ def breakdown_columns() -> list[str]:
     return [
         t("common.key"),
         t("common.value"),
-        t("kernel.col_score"),
-        t("kernel.col_exp"),
+        t("kernel_regression.col_score"),
+        t("kernel_regression.col_exp"),
         t("common.weight"),
-        t("kernel.col_contrib"),
+        t("kernel_regression.col_contrib"),
     ]
 
 
@@ -86,7 +87,7 @@ def read_table(control: Control, preset: str) -> np.ndarray:
     width = np.shape(st.session_state[control.key])[1]
     edited = matrix_editor(
         control,
-        name=t("kernel.data_name"),
+        name=t("kernel_regression.data_name"),
         col_labels=column_labels(preset, width),
         dynamic_rows=True,
         max_rows=lesson.MAX_TABLE_ROWS,
@@ -117,7 +118,9 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
     ``output_in`` the output f(·) row by row and the key each row looks at most; then the weights'
     CSV. ``names``: (key names, query names)."""
     keys, queries = names
-    maps = cache_kernel.score_maps(attention, keys, queries, tuple(titles), words(), font_size())
+    maps = cache_kernel_regression.score_maps(
+        attention, keys, queries, tuple(titles), words(), font_size()
+    )
     for where, (figure, kind) in zip(maps_in, maps, strict=True):
         with where:
             show(figure, f"{png}_{kind}")
@@ -129,7 +132,7 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
     )
     output_in.dataframe(output.style.format("{:.4f}"))
     pairs = t("common.list_sep").join(lesson.top_pairs(attention.weights, queries, keys))
-    output_in.caption(t("kernel.top_pairs", pairs=pairs))
+    output_in.caption(t("kernel_regression.top_pairs", pairs=pairs))
     download_csv(attention.weights, f"{png}_weights", queries, keys, key=f"csv_{png}")
 
 
@@ -139,19 +142,21 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
 @section
 def one_query() -> None:
     """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
-    explain(t("kernel.intro_1d"))
+    explain(t("kernel_regression.intro_1d"))
     if presenter():
         left, right = st.container(), st.container()
     else:
         left, right = st.columns([2, 3], gap="large")
-    preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
+    preset = widgets.select(
+        lesson.PRESET, t("kernel_regression.preset"), where=left, on_change=load_preset
+    )
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
     with left:
         table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
-            label("kernel.preset_notes", preset)
+            label("kernel_regression.preset_notes", preset)
             + " "
-            + t("kernel.rows_limit", rows=lesson.MAX_TABLE_ROWS)
+            + t("kernel_regression.rows_limit", rows=lesson.MAX_TABLE_ROWS)
         )
     if table is None:  # a bad first table (a tampered link): the data set's own
         table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
@@ -161,13 +166,13 @@ def one_query() -> None:
         for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
             slider_and_number(
                 preset_controls[lesson.QUERY_KEYS[j]],
-                t("kernel.query_feature", name=labels[j]),
-                t("kernel.query_help"),
+                t("kernel_regression.query_feature", name=labels[j]),
+                t("kernel_regression.query_help"),
                 lo=lo,
                 hi=hi,
                 step=sliders.steps[j],
             )
-        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"))
+        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel_regression.kernel"))
     query = (st.session_state["kr_q"], st.session_state["kr_q2"])
     bandwidth(right, table, query, kernel, labels, sliders)
 
@@ -178,24 +183,31 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
     itself is the fitted curve's slider, and the weights, the heatmap, the table and the formula
     follow it in the browser. Pressing "Fit σ" reruns this alone; the data set, the query and the
     kernel rerun it with new arguments."""
-    fit = cache_kernel.fit_sigma(table, kernel)
+    fit = cache_kernel_regression.fit_sigma(table, kernel)
     with where:
         st.button(
-            t("kernel.fit_button"),
+            t("kernel_regression.fit_button"),
             on_click=set_sigma,
             args=(None if fit is None else fit.sigma,),
             disabled=fit is None,
-            help=t("kernel.fit_help"),
+            help=t("kernel_regression.fit_help"),
             icon=":material/target:",
             key="kr_fit",
         )
         if fit is None:
-            st.caption(t("kernel.fit_none"))
+            st.caption(t("kernel_regression.fit_none"))
         elif fit.flat_upto is not None:
-            st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
+            st.caption(t("kernel_regression.fit_flat", upto=f"{fit.flat_upto:.3g}"))
     sigma = widgets.in_figure(SIGMA)
     regression = compute(
-        "kr_1d", cache_kernel.regression, table, query, kernel, sigma, sliders.ranges, sliders
+        "kr_1d",
+        cache_kernel_regression.regression,
+        table,
+        query,
+        kernel,
+        sigma,
+        sliders.ranges,
+        sliders,
     )
     if regression is None:
         return
@@ -216,34 +228,39 @@ def at_every_sigma(regression: lesson.Regression, version) -> dict[float, Versio
 def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
     """①'s picture: what to beware of, the estimate, the weights and the fitted curve (or the
     plane), and how σ is fitted."""
-    for kind, params in regression.warnings(t("kernel.row_sep")):
-        st.warning(label("kernel.warnings", kind, **params), icon=":material/warning:")
+    for kind, params in regression.warnings(t("kernel_regression.row_sep")):
+        st.warning(label("kernel_regression.warnings", kind, **params), icon=":material/warning:")
 
     def estimate(sigma: float, b, why: str) -> Version:
         notes = lesson.no_estimate(b.query, sigma, why)
         shown = f"{b.estimate:.6g}" if b.supported else "—"
         return Version(
-            notes=tuple(("warning", label("kernel.warnings", k, **p)) for k, p in notes),
-            metric=(t("kernel.estimate_at", q=lesson.key_text(b.query)), shown),
+            notes=tuple(("warning", label("kernel_regression.warnings", k, **p)) for k, p in notes),
+            metric=(t("kernel_regression.estimate_at", q=lesson.key_text(b.query)), shown),
         )
 
     follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
-    for figure, png in cache_kernel.regression_figures(regression, labels, words(), font_size()):
+    for figure, png in cache_kernel_regression.regression_figures(
+        regression, labels, words(), font_size()
+    ):
         show(figure, png)
     if regression.fit is None:
         return
-    how_fitted = when_open(t("kernel.loo_expander"), key="kr_loo_open")
+    how_fitted = when_open(t("kernel_regression.loo_expander"), key="kr_loo_open")
     if how_fitted is not None:
         with how_fitted:
-            explain(t("kernel.loo_explain"))
-            show(cache_kernel.loo_figure(regression, words(), font_size()), "kernel_loo_error")
+            explain(t("kernel_regression.loo_explain"))
+            show(
+                cache_kernel_regression.loo_figure(regression, words(), font_size()),
+                "kernel_loo_error",
+            )
 
 
 def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
     """①'s numbers at every σ: each key's score, weight and share of the estimate, and the formula
     with this query's numbers (with its CSV)."""
-    st.subheader(t("kernel.numbers_heading"))
-    explain(t("kernel.numbers_explain"))
+    st.subheader(t("kernel_regression.numbers_heading"))
+    explain(t("kernel_regression.numbers_explain"))
     columns = breakdown_columns()
     csv_columns = labels + columns[2:3] + columns[4:]  # key features…, value, score, weight, w × v
 
@@ -251,10 +268,10 @@ def key_by_key(regression: lesson.Regression, labels: list[str]) -> None:
         written = lesson.formula(b, regression.kernel, sigma)
         notes = []
         if written.underflow:
-            notes.append(t("kernel.underflow"))
+            notes.append(t("kernel_regression.underflow"))
         if written.more > 0:
             weight = f"{written.more_weight:.3g}"
-            notes.append(t("kernel.more_terms", n=written.more, weight=weight))
+            notes.append(t("kernel_regression.more_terms", n=written.more, weight=weight))
         keys = [lesson.key_text(k) for k in b.keys]
         csv = matrix_frame(lesson.breakdown_matrix(b), keys, csv_columns)
         return Version(
@@ -274,13 +291,13 @@ def additive_weights() -> list[np.ndarray | None]:
     """The additive score's W_q, W_k, w_v, editable: tabs ② and ③ both use them, so they are drawn
     outside every section (open when a link scores tab ② additively)."""
     opened = st.session_state["kr_score"] == "additive"
-    with st.expander(t("kernel.additive_weights"), expanded=opened):
-        explain(t("kernel.additive_explain"))
+    with st.expander(t("kernel_regression.additive_weights"), expanded=opened):
+        explain(t("kernel_regression.additive_explain"))
         weights = []
         for where, matrix in zip(st.columns(3), lesson.ADDITIVE, strict=True):
             weights.append(matrix_input(where, matrix))
         st.button(
-            t("kernel.reseed"),
+            t("kernel_regression.reseed"),
             on_click=new_additive_weights,
             icon=":material/casino:",
             key="kr_reseed",
@@ -293,24 +310,28 @@ def vectors(weights: list[np.ndarray | None]) -> None:
     """② Queries, keys and values as vectors, and a scoring function."""
     matrices = []
     for where, matrix in zip(st.columns(3), lesson.VECTORS, strict=True):
-        role = label("kernel.matrix_roles", matrix.name)
+        role = label("kernel_regression.matrix_roles", matrix.name)
         matrices.append(matrix_input(where, matrix, role))
     Q, K, V = matrices
-    method = widgets.radio(lesson.CONTROLS["kr_score"], t("kernel.scoring"))
+    method = widgets.radio(lesson.CONTROLS["kr_score"], t("kernel_regression.scoring"))
     standardized = widgets.toggle(
-        lesson.CONTROLS["kr_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
+        lesson.CONTROLS["kr_std"],
+        t("kernel_regression.standardize"),
+        help=t("kernel_regression.standardize_help"),
     )
     if all(m is not None for m in (*matrices, *weights)):
-        attention = compute("kr_md", cache_kernel.scored, Q, K, V, method, *weights, standardized)
+        attention = compute(
+            "kr_md", cache_kernel_regression.scored, Q, K, V, method, *weights, standardized
+        )
     else:  # the message is above; nothing to score
         attention = None
     if attention is not None:
         names = lesson.names(attention)  # (key names, query names)
         titles = (
-            t("kernel.scores_title", method=label("kernel.scorings", method)),
-            t("kernel.weights_title"),
+            t("kernel_regression.scores_title", method=label("kernel_regression.scorings", method)),
+            t("kernel_regression.weights_title"),
         )
-        heading = t("kernel.output_heading")
+        heading = t("kernel_regression.output_heading")
         maps_in = st.columns(2)
         scored_attention(attention, names, "kernel_md", titles, heading, maps_in, st.container())
         formula(lesson.q1_sum(attention), "kernel_q1_sum")
@@ -319,18 +340,18 @@ def vectors(weights: list[np.ndarray | None]) -> None:
 
 
 def comparison_row(method: str, standardized: bool) -> str:
-    state = t("kernel.standardized") if standardized else t("kernel.raw")
-    return f"{label('kernel.scorings', method)} · {state}"
+    state = t("kernel_regression.standardized") if standardized else t("kernel_regression.raw")
+    return f"{label('kernel_regression.scorings', method)} · {state}"
 
 
 def top_weight_column(i: int) -> str:
-    return t("kernel.top_weight_of", q=f"q{i}")
+    return t("kernel_regression.top_weight_of", q=f"q{i}")
 
 
 def raw_features(Q, K, V, weights) -> None:
     """Why softmax turns one-hot on raw features: every scoring, raw and standardised."""
-    st.subheader(t("kernel.raw_heading"))
-    explain(t("kernel.raw_explain", **lesson.float_facts_text()))
+    st.subheader(t("kernel_regression.raw_heading"))
+    explain(t("kernel_regression.raw_explain", **lesson.float_facts_text()))
     comparison = compute(
         "kr_cmp",
         lesson.comparison,
@@ -340,26 +361,28 @@ def raw_features(Q, K, V, weights) -> None:
         weights,
         comparison_row,
         top_weight_column,
-        t("kernel.score_gap"),
+        t("kernel_regression.score_gap"),
     )
     if comparison is not None:
         frame, biggest = comparison
         st.table(frame)
-        st.caption(t("kernel.raw_caption", biggest=f"{biggest:.5g}"))
+        st.caption(t("kernel_regression.raw_caption", biggest=f"{biggest:.5g}"))
 
 
 def article_002() -> None:
     """Article 002's slips: its printed numbers and formulas beside the computed ones."""
-    with st.expander(t("kernel.a2_title"), expanded=False):
+    with st.expander(t("kernel_regression.a2_title"), expanded=False):
         columns = [
-            t("kernel.a2_col_what"),
-            t("kernel.a2_col_printed"),
-            t("kernel.a2_col_computed"),
-            t("kernel.a2_col_agree"),
+            t("kernel_regression.a2_col_what"),
+            t("kernel_regression.a2_col_printed"),
+            t("kernel_regression.a2_col_computed"),
+            t("kernel_regression.a2_col_agree"),
         ]
-        notes = {note: label("kernel.article_notes", note) for note in lesson.ARTICLE_NOTES}
+        notes = {
+            note: label("kernel_regression.article_notes", note) for note in lesson.ARTICLE_NOTES
+        }
         st.table(lesson.article_002_table(columns, notes))
-        st.markdown(t("kernel.a2_body"))
+        st.markdown(t("kernel_regression.a2_body"))
 
 
 # ---- ③ self-attention: Q = K = V = X -------------------------------------------------------------
@@ -368,26 +391,32 @@ def article_002() -> None:
 @section
 def self_attention(weights: list[np.ndarray | None]) -> None:
     """③ The rows of X attend to each other."""
-    explain(t("kernel.intro_self"))
+    explain(t("kernel_regression.intro_self"))
     X = matrix_input(st.container(), lesson.SELF)
     method = widgets.radio(
-        lesson.CONTROLS["kr_sa_score"], t("kernel.scoring"), help=t("kernel.self_additive_note")
+        lesson.CONTROLS["kr_sa_score"],
+        t("kernel_regression.scoring"),
+        help=t("kernel_regression.self_additive_note"),
     )
     standardized = widgets.toggle(
-        lesson.CONTROLS["kr_sa_std"], t("kernel.standardize"), help=t("kernel.standardize_help")
+        lesson.CONTROLS["kr_sa_std"],
+        t("kernel_regression.standardize"),
+        help=t("kernel_regression.standardize_help"),
     )
     if X is None or any(w is None for w in weights):
         return
-    attention = compute("kr_sa", cache_kernel.self_attention, X, method, weights, standardized)
+    attention = compute(
+        "kr_sa", cache_kernel_regression.self_attention, X, method, weights, standardized
+    )
     if attention is None:
         return
     formula(attention.formula, "kernel_self")
     left, right = st.columns(2)
     names = (attention.names, attention.names)
-    titles = (t("kernel.self_weights_title"),)
-    heading = t("kernel.self_output")
+    titles = (t("kernel_regression.self_weights_title"),)
+    heading = t("kernel_regression.self_output")
     scored_attention(attention.result, names, "kernel_self", titles, heading, [left], right)
-    explain(t("kernel.self_explain"))
+    explain(t("kernel_regression.self_explain"))
 
 
 # ---- the sections --------------------------------------------------------------------------------
@@ -400,20 +429,20 @@ def sections() -> None:
     with panels["1d"]:
         one_query()
     with panels["md"]:
-        explain(t("kernel.intro_md"))
+        explain(t("kernel_regression.intro_md"))
         weights = additive_weights()
         vectors(weights)
     with panels["self"]:
         self_attention(weights)
 
 
-with page("kernel"):
+with page("kernel_regression"):
     # Every URL parameter, bound before any section runs; the data set first: the table, the query
     # and σ a link leaves out are the data set's own.
     url_state.bind_control(lesson.PRESET)
     url_state.bind_controls(lesson.controls_for(st.session_state["kr_preset"]))
     for matrix in lesson.MATRICES:  # a link's wrong shape is reset now, not when its tab opens
         reset_if_reshaped(matrix.control.key, matrix.control.default)
-    st.title(t("kernel.title"))
-    explain(t("kernel.intro"))
+    st.title(t("kernel_regression.title"))
+    explain(t("kernel_regression.intro"))
     sections()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_multi_head, reading_selector, url_state, widgets
+from ui import reading_selector, url_state, widgets
+from ui.cache import multi_head as cache_multi_head
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section

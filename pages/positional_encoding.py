@@ -1,12 +1,12 @@
 """Positional encoding (article 003): the sinusoidal table, relative position, why attention needs
 order, and RoPE and ALiBi beside the sinusoid.
 
-Compute, controls and LaTeX: visattn.lessons.positional; figures and their words:
-visattn.figures.positional. Each lesson section is a tab (the open tab is a control, in the URL;
-every tab's panel is drawn, the open one shows: ui.frame.tabs). Each is a ui.frame.section, so its
-own controls rerun it alone. Every section's controls are bound on every full run: a link keeps them
-all. The rotation's offset k and the scores' query position p are their figures' own sliders; what
-the page says of them follows the slider in the browser (ui.follow)."""
+Compute, controls and LaTeX: visattn.lessons.positional_encoding; figures and their words:
+visattn.figures.positional_encoding. Each lesson section is a tab (the open tab is a control, in the
+URL; every tab's panel is drawn, the open one shows: ui.frame.tabs). Each is a ui.frame.section, so
+its own controls rerun it alone. Every section's controls are bound on every full run: a link keeps
+them all. The rotation's offset k and the scores' query position p are their figures' own sliders;
+what the page says of them follows the slider in the browser (ui.follow)."""
 
 import pandas as pd
 import streamlit as st
@@ -19,9 +19,9 @@ from ui.formulas import formula
 from ui.frame import explain, font_size, page, presenter, section, tabs
 from ui.i18n import figure_words, label, t
 from ui.text import escape
-from visattn.figures import positional as positional_figures
-from visattn.lessons import positional as lesson
-from visattn.positional import MAX_CURVES, MAX_D_MODEL, MAX_POSITIONS
+from visattn.figures import positional_encoding as positional_encoding_figures
+from visattn.lessons import positional_encoding as lesson
+from visattn.positional_encoding import MAX_CURVES, MAX_D_MODEL, MAX_POSITIONS
 
 OFFSET = lesson.CONTROLS["pe_rk"]  # the rotation circle's own slider
 QUERY_AT = lesson.CONTROLS["pe_bp"]  # the score figure's own slider
@@ -34,9 +34,9 @@ def heading(title: str, intro: str, level=st.subheader) -> None:
 
 
 def plot(png: str, builder, /, *args, key: str | None = None) -> None:
-    """A figure of visattn.figures.positional in the page's language and font size; its camera
-    button saves ``png``."""
-    words = figure_words(positional_figures.Words)
+    """A figure of visattn.figures.positional_encoding in the page's language and font size; its
+    camera button saves ``png``."""
+    words = figure_words(positional_encoding_figures.Words)
     show(builder(*args, words=words, font_size=font_size()), png, key=key)
 
 
@@ -47,37 +47,41 @@ def plot(png: str, builder, /, *args, key: str | None = None) -> None:
 def section_table() -> None:
     """The table of sines and cosines: n and d_model change all three figures (so they share this
     section), the list of dimensions only the curves."""
-    heading(label("positional.sections", "table"), t("positional.table_intro"), st.header)
+    heading(
+        label("positional_encoding.sections", "table"),
+        t("positional_encoding.table_intro"),
+        st.header,
+    )
     formula(lesson.TABLE_LATEX, "positional_table")
     left, middle, right = st.columns(3)
     n = widgets.number(
         lesson.CONTROLS["pe_n"],
-        t("positional.n_positions"),
+        t("positional_encoding.n_positions"),
         where=left,
-        help=t("positional.n_help", max=MAX_POSITIONS),
+        help=t("positional_encoding.n_help", max=MAX_POSITIONS),
     )
     d = widgets.number(
         lesson.CONTROLS["pe_d"],
-        t("positional.d_model"),
+        t("positional_encoding.d_model"),
         where=middle,
-        help=t("positional.d_help", max=MAX_D_MODEL),
+        help=t("positional_encoding.d_help", max=MAX_D_MODEL),
     )
     dims_text = widgets.text(
         lesson.CONTROLS["pe_dims"],
-        t("positional.dims"),
+        t("positional_encoding.dims"),
         where=right,
-        help=t("positional.dims_help", max=MAX_CURVES, chars=lesson.MAX_DIMS_CHARS),
+        help=t("positional_encoding.dims_help", max=MAX_CURVES, chars=lesson.MAX_DIMS_CHARS),
     )
     table = compute("pe_table", lesson.table, n, d)
     if table is None:
         return
     table_heatmap(table)
-    heading(t("positional.curves_heading"), t("positional.curves_intro"))
+    heading(t("positional_encoding.curves_heading"), t("positional_encoding.curves_intro"))
     chosen_curves(table, dims_text)
     wavelength_intro = t(
-        "positional.wave_intro", shortest=table.shortest, longest=table.longest, d=table.d
+        "positional_encoding.wave_intro", shortest=table.shortest, longest=table.longest, d=table.d
     )
-    heading(t("positional.wave_heading"), wavelength_intro)
+    heading(t("positional_encoding.wave_heading"), wavelength_intro)
     wavelengths(table)
 
 
@@ -85,7 +89,7 @@ def table_heatmap(table: lesson.Table) -> None:
     """The table as a heatmap (every few positions and pairs of a large one) and its CSV."""
     if table.downsampled:
         downsampled = t(
-            "positional.downsampled",
+            "positional_encoding.downsampled",
             n=table.n,
             d=table.d,
             rows=len(table.rows),
@@ -96,7 +100,12 @@ def table_heatmap(table: lesson.Table) -> None:
         st.info(downsampled)
     # a new chart when the shape changes: Plotly keeps stale tick positions across an update
     shape = f"{len(table.rows)}x{len(table.cols)}"
-    plot("sinusoidal_table", positional_figures.table_heatmap, table, key=f"pe_table_{shape}")
+    plot(
+        "sinusoidal_table",
+        positional_encoding_figures.table_heatmap,
+        table,
+        key=f"pe_table_{shape}",
+    )
     positions = [int(r) for r in table.rows]
     columns = [int(c) for c in table.cols]
     download_csv(table.shown, "sinusoidal_table", positions, columns)
@@ -109,15 +118,15 @@ def chosen_curves(table: lesson.Table, dims_text: str) -> None:
         return
     if curves.dropped:
         dropped = ", ".join(str(k) for k in curves.dropped)
-        st.caption(t("positional.dims_dropped", dims=dropped, last=table.d - 1))
-    plot("sinusoid_curves", positional_figures.dimension_curves, curves)
+        st.caption(t("positional_encoding.dims_dropped", dims=dropped, last=table.d - 1))
+    plot("sinusoid_curves", positional_encoding_figures.dimension_curves, curves)
 
 
 def wavelengths(table: lesson.Table) -> None:
     """Each sin/cos pair's wavelength on a log axis, beside the table's n positions."""
-    plot("sinusoid_wavelengths", positional_figures.wavelength_plot, table)
+    plot("sinusoid_wavelengths", positional_encoding_figures.wavelength_plot, table)
     if table.slow is not None:
-        st.caption(t("positional.wave_slow", i=table.slow, dim=2 * table.slow, n=table.n))
+        st.caption(t("positional_encoding.wave_slow", i=table.slow, dim=2 * table.slow, n=table.n))
 
 
 # ---------------------------------------------------------------- relative position
@@ -126,14 +135,20 @@ def wavelengths(table: lesson.Table) -> None:
 @section
 def section_relative() -> None:
     """PE(p)·PE(q) depends on the offset only; then one pair turned k positions on."""
-    heading(label("positional.sections", "relative"), t("positional.rel_intro"), st.header)
+    heading(
+        label("positional_encoding.sections", "relative"),
+        t("positional_encoding.rel_intro"),
+        st.header,
+    )
     left, right = st.columns(2)
-    d = widgets.select_slider(lesson.CONTROLS["pe_rd"], t("positional.d_model"), where=left)
-    n = widgets.slider(lesson.CONTROLS["pe_rn"], t("positional.n_positions"), where=right)
+    d = widgets.select_slider(
+        lesson.CONTROLS["pe_rd"], t("positional_encoding.d_model"), where=left
+    )
+    n = widgets.slider(lesson.CONTROLS["pe_rn"], t("positional_encoding.n_positions"), where=right)
     relative = lesson.relative(d, n)
-    plot("pe_dot_matrix", positional_figures.dot_matrix, relative)
-    plot("pe_dot_offset", positional_figures.offset_curve, relative)
-    st.success(t("positional.offset_spread", spread=relative.spread))
+    plot("pe_dot_matrix", positional_encoding_figures.dot_matrix, relative)
+    plot("pe_dot_offset", positional_encoding_figures.offset_curve, relative)
+    st.success(t("positional_encoding.offset_spread", spread=relative.spread))
     section_rotation(d, n)
 
 
@@ -141,24 +156,24 @@ def section_relative() -> None:
 def section_rotation(d: int, n: int) -> None:
     """One pair turned k positions on: the pair and p rerun only this; k is the circle's own
     slider, and the formula and its check follow it."""
-    heading(t("positional.rot_heading"), t("positional.rot_intro"))
+    heading(t("positional_encoding.rot_heading"), t("positional_encoding.rot_intro"))
     last_pair = d // 2 - 1  # the pair must exist at this d_model
     widgets.clamp(lesson.CONTROLS["pe_ri"], hi=last_pair)
     left, right = st.columns(2)
     i = widgets.select_slider(
-        lesson.CONTROLS["pe_ri"], t("positional.pair"), where=left, hi=last_pair
+        lesson.CONTROLS["pe_ri"], t("positional_encoding.pair"), where=left, hi=last_pair
     )
-    p = widgets.number(lesson.CONTROLS["pe_rp"], t("positional.position_p"), where=right)
+    p = widgets.number(lesson.CONTROLS["pe_rp"], t("positional_encoding.position_p"), where=right)
     rotation = lesson.rotation(d, i, widgets.in_figure(OFFSET), p, n, narrow=presenter())
 
     def check(j: int) -> Version:
         """The formula and its check at the slider's j-th offset."""
         q, err = p + rotation.ks[j], rotation.errs[j]
-        caption = t("positional.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=q, err=err)
+        caption = t("positional_encoding.rot_check", i=i, a=2 * i, b=2 * i + 1, p=p, q=q, err=err)
         return Version(tex=rotation.latex[j], caption=caption)
 
     follow(OFFSET, {k: check(j) for j, k in enumerate(rotation.ks)}, "positional_rotation")
-    plot("pe_rotation_circle", positional_figures.rotation_live, rotation)
+    plot("pe_rotation_circle", positional_encoding_figures.rotation_live, rotation)
 
 
 # ---------------------------------------------------------------- why attention needs order
@@ -167,18 +182,26 @@ def section_rotation(d: int, n: int) -> None:
 @section
 def section_order() -> None:
     """The same sentence in two orders: equal outputs without positions, different with them."""
-    heading(label("positional.sections", "order"), t("positional.order_intro"), st.header)
+    heading(
+        label("positional_encoding.sections", "order"),
+        t("positional_encoding.order_intro"),
+        st.header,
+    )
     left, right = st.columns([2, 1])
-    pair = widgets.radio(lesson.CONTROLS["pe_pair"], t("positional.pair_choice"), where=left)
-    d = widgets.select_slider(lesson.CONTROLS["pe_od"], t("positional.d_model"), where=right)
+    pair = widgets.radio(
+        lesson.CONTROLS["pe_pair"], t("positional_encoding.pair_choice"), where=left
+    )
+    d = widgets.select_slider(
+        lesson.CONTROLS["pe_od"], t("positional_encoding.d_model"), where=right
+    )
     if pair == "custom":
-        text_help = t("positional.text_help", chars=lesson.MAX_SENTENCE_CHARS)
+        text_help = t("positional_encoding.text_help", chars=lesson.MAX_SENTENCE_CHARS)
         left, right = st.columns(2)
         a = widgets.text(
-            lesson.CONTROLS["pe_a"], t("positional.text_a"), where=left, help=text_help
+            lesson.CONTROLS["pe_a"], t("positional_encoding.text_a"), where=left, help=text_help
         )
         b = widgets.text(
-            lesson.CONTROLS["pe_b"], t("positional.text_b"), where=right, help=text_help
+            lesson.CONTROLS["pe_b"], t("positional_encoding.text_b"), where=right, help=text_help
         )
     else:
         a, b = lesson.PAIRS[pair]
@@ -188,33 +211,40 @@ def section_order() -> None:
     tokens_a, tokens_b = order.plain.tokens_a, order.plain.tokens_b
     moves = ", ".join(f"{row.token} ← {row.source}" for row in order.rows)
     tokens = t(
-        "positional.tokens",
+        "positional_encoding.tokens",
         a=escape(" · ".join(tokens_a)),
         b=escape(" · ".join(tokens_b)),
         pairs=escape(moves),
     )
     st.markdown(tokens)
     for variant, run in order.runs.items():
-        heading(label("positional.variants", variant), label("positional.variant_intro", variant))
+        heading(
+            label("positional_encoding.variants", variant),
+            label("positional_encoding.variant_intro", variant),
+        )
         left, right = st.columns(2)
         with left:
-            plot(f"order_{variant}_A", positional_figures.order_weights, order, variant, "A")
+            plot(
+                f"order_{variant}_A", positional_encoding_figures.order_weights, order, variant, "A"
+            )
         with right:
-            plot(f"order_{variant}_B", positional_figures.order_weights, order, variant, "B")
+            plot(
+                f"order_{variant}_B", positional_encoding_figures.order_weights, order, variant, "B"
+            )
         err = lesson.fmt(run.max_difference, 2)
-        difference = label("positional.variant_diff", variant, err=err)
+        difference = label("positional_encoding.variant_diff", variant, err=err)
         if run.max_difference < lesson.SAME:
             st.success(difference)
         else:
             st.info(difference)
     columns = [
-        t("positional.col_token"),
-        t("positional.col_from"),
-        t("positional.col_to"),
-        t("positional.col_without"),
-        t("positional.col_with"),
+        t("positional_encoding.col_token"),
+        t("positional_encoding.col_from"),
+        t("positional_encoding.col_to"),
+        t("positional_encoding.col_without"),
+        t("positional_encoding.col_with"),
     ]
-    st.markdown(t("positional.table_heading"))
+    st.markdown(t("positional_encoding.table_heading"))
     st.dataframe(
         pd.DataFrame(order.rows, columns=columns),
         hide_index=True,
@@ -228,8 +258,8 @@ def section_order() -> None:
 def gap_notes(p: int, rope: str, sin: str) -> Version:
     """How far the query-at-p curves lie from the query-at-0 ones: RoPE's and the added
     sinusoids'."""
-    rope_gap = t("positional.rope_gap", p=p, err=rope)
-    sin_gap = t("positional.sin_gap", p=p, gap=sin)
+    rope_gap = t("positional_encoding.rope_gap", p=p, err=rope)
+    sin_gap = t("positional_encoding.sin_gap", p=p, gap=sin)
     return Version(notes=(("success", rope_gap), ("info", sin_gap)))
 
 
@@ -238,33 +268,47 @@ def section_beyond() -> None:
     """RoPE and added sinusoids for one (q, k) pair as the key moves away (the query's position p is
     the score figure's own slider; the notes that name p follow it); then ALiBi's heads, which p
     does not change."""
-    heading(label("positional.sections", "beyond"), t("positional.beyond_intro"), st.header)
+    heading(
+        label("positional_encoding.sections", "beyond"),
+        t("positional_encoding.beyond_intro"),
+        st.header,
+    )
     formula(lesson.beyond_latex(narrow=presenter()), "positional_beyond")
     first, second, third = st.columns(3)
-    d = widgets.select_slider(lesson.CONTROLS["pe_bd"], t("positional.d_model"), where=first)
-    far = widgets.slider(lesson.CONTROLS["pe_bmax"], t("positional.max_distance"), where=second)
-    qk = widgets.radio(lesson.CONTROLS["pe_bqk"], t("positional.qk"), where=third, horizontal=False)
+    d = widgets.select_slider(
+        lesson.CONTROLS["pe_bd"], t("positional_encoding.d_model"), where=first
+    )
+    far = widgets.slider(
+        lesson.CONTROLS["pe_bmax"], t("positional_encoding.max_distance"), where=second
+    )
+    qk = widgets.radio(
+        lesson.CONTROLS["pe_bqk"], t("positional_encoding.qk"), where=third, horizontal=False
+    )
     beyond = lesson.beyond(d, widgets.in_figure(QUERY_AT), far, qk)
     steps = lesson.beyond_steps(beyond)
-    plot("score_vs_distance", positional_figures.score_live, beyond, steps)
+    plot("score_vs_distance", positional_encoding_figures.score_live, beyond, steps)
     gaps = zip(steps.ps, steps.rope_gap, steps.sin_gap, strict=True)
     follow(QUERY_AT, {p: gap_notes(p, rope, sin) for p, rope, sin in gaps}, "positional_gaps")
-    explain(t("positional.score_notes"))
+    explain(t("positional_encoding.score_notes"))
     section_alibi(beyond)
 
 
 @section
 def section_alibi(beyond: lesson.Beyond) -> None:
     """ALiBi's heads over the same (q, k): its own controls rerun only this."""
-    heading(t("positional.alibi_heading"), t("positional.alibi_intro"))
+    heading(t("positional_encoding.alibi_heading"), t("positional_encoding.alibi_intro"))
     left, right = st.columns(2)
-    H = widgets.slider(lesson.CONTROLS["pe_bh"], t("positional.alibi_heads"), where=left)
-    n = widgets.slider(lesson.CONTROLS["pe_bn"], t("positional.alibi_positions"), where=right)
+    H = widgets.slider(lesson.CONTROLS["pe_bh"], t("positional_encoding.alibi_heads"), where=left)
+    n = widgets.slider(
+        lesson.CONTROLS["pe_bn"], t("positional_encoding.alibi_positions"), where=right
+    )
     alibi = lesson.alibi(H, n, beyond)
-    st.markdown(t("positional.slopes", slopes=", ".join(alibi.slopes)))
-    plot("alibi_score_vs_distance", positional_figures.alibi_lines, beyond, alibi)
-    plot("alibi_bias", positional_figures.alibi_grid, alibi, 2 if presenter() else 4)
-    row_names = [t("positional.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)]
+    st.markdown(t("positional_encoding.slopes", slopes=", ".join(alibi.slopes)))
+    plot("alibi_score_vs_distance", positional_encoding_figures.alibi_lines, beyond, alibi)
+    plot("alibi_bias", positional_encoding_figures.alibi_grid, alibi, 2 if presenter() else 4)
+    row_names = [
+        t("positional_encoding.csv_head_row", h=h + 1, i=i) for h in range(H) for i in range(n)
+    ]
     download_csv(alibi.bias.reshape(H * n, n), "alibi_bias", row_names, range(n))  # (H·n, n)
 
 
@@ -283,8 +327,8 @@ def sections() -> None:
             SECTIONS[name]()
 
 
-with page("positional"):
+with page("positional_encoding"):
     url_state.bind_controls(lesson.CONTROLS)  # every section's controls, whichever is drawn
-    st.title(t("positional.title"))
-    explain(t("positional.intro"))
+    st.title(t("positional_encoding.title"))
+    explain(t("positional_encoding.intro"))
     sections()

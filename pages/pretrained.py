@@ -2,7 +2,7 @@
 reading selector (ui.reading_selector): every head, the head finder and the Winograd twin, one head
 large.
 
-Compute: visattn.lessons.pretrained (cached in ui.cache_pretrained); every control is declared in
+Compute: visattn.lessons.pretrained (cached in ui.cache.pretrained); every control is declared in
 its ``CONTROLS``. Names count from 1 ("L4·H2"); URL parameters index from 0. The body runs in
 functions so that no large array is a global of the script run: Streamlit keeps a run's globals
 alive as long as a callback defined in it. For the same reason the sections take the text and the
@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, reading_selector, url_state, widgets
+from ui import reading_selector, url_state, widgets
+from ui.cache import models as cache_models
+from ui.cache import pretrained as cache_pretrained
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, presenter, section
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
+from visattn.display import head_label, layer_name
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
-from visattn.models.minilm import MAX_MODEL_TOKENS
+from visattn.models.encoder import MAX_MODEL_TOKENS
 
 CONTROLS = lesson.CONTROLS
 
@@ -127,7 +130,7 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
             CONTROLS["pt_glayer"],
             t("pretrained.grid_layer"),
             options=range(model.config.n_layers),
-            format_func=lesson.layer_name,
+            format_func=layer_name,
             help=t("pretrained.grid_layer_help", n=lesson.GRID_ALL_MAX, H=model.config.n_heads),
         )
     grid = lesson.grid(shown.tokens, shown.attn, layer)
@@ -257,7 +260,7 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         t("pretrained.layer"),
         where=layer_column,
         options=range(model.config.n_layers),
-        format_func=lesson.layer_name,
+        format_func=layer_name,
         disabled=reading == "flow",
     )
     head = widgets.select(
@@ -265,7 +268,7 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         t("pretrained.head"),
         where=head_column,
         options=range(model.config.n_heads),
-        format_func=lesson.head_label,
+        format_func=head_label,
         disabled=reading not in reading_selector.PER_HEAD,
     )
     n_layers = model.config.n_layers
@@ -319,7 +322,7 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
 
 
 def choose_model():
-    """The model picker (ui.cache_models.picker: its id in the URL, the layer and head controls
+    """The model picker (ui.cache.models.picker: its id in the URL, the layer and head controls
     cut to its size); None when no model can be loaded."""
     layers = (CONTROLS["pt_glayer"], CONTROLS["pt_layer"])
     model = cache_models.picker(CONTROLS["pt_model"], layers, (CONTROLS["pt_head"],))

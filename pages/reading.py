@@ -3,7 +3,7 @@ encoder, a GPT-2 or LLaMA-family decoder, picked as on the pretrained page): one
 ways, what [CLS] and [SEP] (a decoder: its first token) take by value norms, two sentences side by
 side, one head's queries and keys in a plane.
 
-Compute: visattn.lessons.reading (cached in ui.cache_reading); every control is declared in its
+Compute: visattn.lessons.reading (cached in ui.cache.reading); every control is declared in its
 ``CONTROLS``. Names count from 1 ("L4·H2"), URL parameters from 0. The body runs in functions: no
 large array is a global of the script run (Streamlit keeps a run's globals alive with its
 callbacks)."""
@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cache_models, cache_pretrained, cache_reading, reading_selector, url_state, widgets
+from ui import reading_selector, url_state, widgets
+from ui.cache import models as cache_models
+from ui.cache import pretrained as cache_pretrained
+from ui.cache import reading as cache_reading
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.frame import explain, font_size, page, section

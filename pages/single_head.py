@@ -5,11 +5,13 @@ The part and its options are one section: each of them changes only what that se
 moving one reruns it alone; one query's row is a section of its own inside it. τ is the weights'
 own slider and d_k the histogram's: the browser moves them, and what they change follows
 (ui.follow). The lesson, its controls and its numbers: visattn.lessons.single_head; the figures,
-cached: ui.cache_single_head."""
+cached: ui.cache.single_head."""
 
 import streamlit as st
 
-from ui import cache_pretrained, cache_single_head, url_state, widgets
+from ui import url_state, widgets
+from ui.cache import pretrained as cache_pretrained
+from ui.cache import single_head as cache_single_head
 from ui.charts import show
 from ui.errors import compute
 from ui.follow import Version, chart_csv, follow

@@ -2,9 +2,10 @@
 descent while the class watches — the phase change, one layer against two, layer 1 feeding layer 2,
 the ablations — and then a decoder read from a checkpoint.
 
-The training section's controls rerun it alone. A training is a background job (:mod:`ui.jobs`):
-this page starts it, stops it and draws the states it reports, nothing threaded. The checkpoint the
-trained heads' maps show is the figure's own slider, moved in the browser.
+The training section's controls rerun it alone. A training is a background job
+(:mod:`ui.room.jobs`): this page starts it, stops it and draws the states it reports, nothing
+threaded. The checkpoint the trained heads' maps show is the figure's own slider, moved in the
+browser.
 
 Figures: visattn.figures.training, their words in the page's language (:func:`words`)."""
 
@@ -16,12 +17,15 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from ui import cache_models, cache_training, jobs, url_state, widgets
+from ui import url_state, widgets
+from ui.cache import models as cache_models
+from ui.cache import training as cache_training
 from ui.charts import show
 from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page, section
 from ui.i18n import figure_words, label, lang, t
 from ui.registry import BY_ID
+from ui.room import jobs
 from ui.text import escape
 from visattn.display import byte_size, percent
 from visattn.figures import training as training_figures
@@ -205,7 +209,7 @@ def live_figures(history, config) -> tuple:
 
 
 def watch(key, config) -> None:
-    """Redraw the job's progress at each state :func:`ui.jobs.follow` gives, until it ends."""
+    """Redraw the job's progress at each state :func:`ui.room.jobs.follow` gives, until it ends."""
     bar = st.empty()
     curves_slot = st.empty()
     scores_slot = st.empty()

@@ -16,16 +16,16 @@ from ui.follow import FOLLOW_NAME
 from ui.formulas import FORMULA_NAME
 from ui.frame import panel_key
 from ui.registry import PAGES as REGISTRY
-from visattn.lessons import kernel, modern_attention, positional
+from visattn.lessons import kernel_regression, modern_attention, positional_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of every family
 PAGES = {p.id: p.path for p in REGISTRY}
 # The pages whose sections are tabs (ui.frame.tabs), and the control of each one's open tab
 TABS = {
-    "kernel": kernel.TAB,
-    "positional": positional.CONTROLS["pe_sec"],
-    "modern": modern_attention.CONTROLS["mo_sec"],
+    "kernel_regression": kernel_regression.TAB,
+    "positional_encoding": positional_encoding.CONTROLS["pe_sec"],
+    "modern_attention": modern_attention.CONTROLS["mo_sec"],
 }
 
 

@@ -96,7 +96,7 @@ def fixture_models(monkeypatch):
     tests/make_model_fixtures.py); the list is found once per process: cleared before and after."""
     from apptest_util import FIXTURE_MODELS
 
-    from ui import cache_models
+    from ui.cache import models as cache_models
 
     monkeypatch.setenv("VISATTN_MODELS", str(FIXTURE_MODELS))
     monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))

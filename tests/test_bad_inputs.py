@@ -34,39 +34,65 @@ class Case:
 CASES = [
     # kernel regression
     # -------------------------------------------------------------------------------------
-    Case("kernel: query is text", "kernel", {"kr_q": "abc"}, says=("kr_q",)),
+    Case("kernel: query is text", "kernel_regression", {"kr_q": "abc"}, says=("kr_q",)),
     # σ ≤ 0: tab ① says so instead of its figures (② and ③ are drawn once opened)
-    Case("kernel: sigma 0", "kernel", {"kr_sigma": "0"}, charts=0),
-    Case("kernel: sigma negative", "kernel", {"kr_sigma": "-1"}, charts=0),
-    Case("kernel: sigma NaN", "kernel", {"kr_sigma": "nan"}),
+    Case("kernel: sigma 0", "kernel_regression", {"kr_sigma": "0"}, charts=0),
+    Case("kernel: sigma negative", "kernel_regression", {"kr_sigma": "-1"}, charts=0),
+    Case("kernel: sigma NaN", "kernel_regression", {"kr_sigma": "nan"}),
     Case(
         "kernel: sigma 1e308 (valid: every key weighs the same)",
-        "kernel",
+        "kernel_regression",
         {"kr_sigma": "1e308"},
         expect="ok",
     ),
-    Case("kernel: unknown kernel", "kernel", {"kr_kernel": "cosine"}, says=("kr_kernel",)),
+    Case(
+        "kernel: unknown kernel", "kernel_regression", {"kr_kernel": "cosine"}, says=("kr_kernel",)
+    ),
     Case(
         "kernel: preset path traversal",
-        "kernel",
+        "kernel_regression",
         {"kr_preset": "../../etc/passwd"},
         says=("kr_preset",),
     ),
-    Case("kernel: text in the table link", "kernel", {"kr_data": "1,abc;2,3"}, says=("kr_data",)),
-    Case("kernel: empty table link", "kernel", {"kr_data": ""}, says=("kr_data",)),
-    Case("kernel: text cell", "kernel", {}, edit=("kr_data__ed0", 0, "weight (jin)", "heavy")),
-    Case("kernel: empty cell (NaN)", "kernel", {}, edit=("kr_data__ed0", 1, "weight (jin)", None)),
-    Case("kernel: 1e308 cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", 1e308)),
-    Case("kernel: inf cell", "kernel", {}, edit=("kr_data__ed0", 2, "waist (cm)", float("inf"))),
-    Case("kernel: X link 3×3", "kernel", {"kr_X": "1,2,3;4,5,6;7,8,9"}),
-    Case("kernel: X link 1×4", "kernel", {"kr_X": "1,2,3,4"}),
-    Case("kernel: V link 3×1", "kernel", {"kr_V": "1;2;3"}),
     Case(
-        "kernel: 65-row table link", "kernel", {"kr_data": ";".join(f"{i},{i}" for i in range(65))}
+        "kernel: text in the table link",
+        "kernel_regression",
+        {"kr_data": "1,abc;2,3"},
+        says=("kr_data",),
+    ),
+    Case("kernel: empty table link", "kernel_regression", {"kr_data": ""}, says=("kr_data",)),
+    Case(
+        "kernel: text cell",
+        "kernel_regression",
+        {},
+        edit=("kr_data__ed0", 0, "weight (jin)", "heavy"),
+    ),
+    Case(
+        "kernel: empty cell (NaN)",
+        "kernel_regression",
+        {},
+        edit=("kr_data__ed0", 1, "weight (jin)", None),
+    ),
+    Case(
+        "kernel: 1e308 cell", "kernel_regression", {}, edit=("kr_data__ed0", 2, "waist (cm)", 1e308)
+    ),
+    Case(
+        "kernel: inf cell",
+        "kernel_regression",
+        {},
+        edit=("kr_data__ed0", 2, "waist (cm)", float("inf")),
+    ),
+    Case("kernel: X link 3×3", "kernel_regression", {"kr_X": "1,2,3;4,5,6;7,8,9"}),
+    Case("kernel: X link 1×4", "kernel_regression", {"kr_X": "1,2,3,4"}),
+    Case("kernel: V link 3×1", "kernel_regression", {"kr_V": "1;2;3"}),
+    Case(
+        "kernel: 65-row table link",
+        "kernel_regression",
+        {"kr_data": ";".join(f"{i},{i}" for i in range(65))},
     ),
     Case(
         "kernel: sigma 1e-200 (Gaussian overflows)",
-        "kernel",
+        "kernel_regression",
         {"kr_sigma": "1e-200"},
         says=("1e-200",),
     ),
@@ -177,14 +203,26 @@ CASES = [
     ),
     # positional encoding
     # -------------------------------------------------------------------------------------
-    Case("positional: odd d_model", "positional", {"pe_d": "7"}, says=("7",), charts=0),
-    Case("positional: zero positions", "positional", {"pe_n": "0"}, charts=0),
-    Case("positional: d_model 4000", "positional", {"pe_d": "4000"}, says=("2048",), charts=0),
-    Case("positional: 5000 positions", "positional", {"pe_n": "5000"}, says=("4096",), charts=0),
-    Case("positional: negative positions", "positional", {"pe_n": "-5"}, says=("pe_n",)),
+    Case("positional: odd d_model", "positional_encoding", {"pe_d": "7"}, says=("7",), charts=0),
+    Case("positional: zero positions", "positional_encoding", {"pe_n": "0"}, charts=0),
+    Case(
+        "positional: d_model 4000",
+        "positional_encoding",
+        {"pe_d": "4000"},
+        says=("2048",),
+        charts=0,
+    ),
+    Case(
+        "positional: 5000 positions",
+        "positional_encoding",
+        {"pe_n": "5000"},
+        says=("4096",),
+        charts=0,
+    ),
+    Case("positional: negative positions", "positional_encoding", {"pe_n": "-5"}, says=("pe_n",)),
     Case(
         "positional: empty custom sentence",
-        "positional",
+        "positional_encoding",
         {"pe_sec": "order", "pe_pair": "custom", "pe_a": ""},
         charts=0,
     ),
@@ -218,7 +256,14 @@ CASES = [
             says=("lang", "present", "junk"),
             charts=0 if p == "home" else 1,
         )
-        for p in ("home", "kernel", "single_head", "multi_head", "positional", "pretrained")
+        for p in (
+            "home",
+            "kernel_regression",
+            "single_head",
+            "multi_head",
+            "positional_encoding",
+            "pretrained",
+        )
     ],
 ]
 

@@ -156,7 +156,7 @@ def test_a_tour_step_and_the_handout_keep_the_figures_positions():
         page.locator(".st-key-lec_add button").click()
         page.wait_for_function("() => location.search.includes('tour=')", timeout=60_000)
         (step,) = tour.from_link(url_value(page, "tour")).steps
-        assert step.page == "kernel" and step.params()["kr_sigma"] == sigma
+        assert step.page == "kernel_regression" and step.params()["kr_sigma"] == sigma
 
 
 def test_a_csv_holds_what_the_figure_shows_at_its_sliders_position():

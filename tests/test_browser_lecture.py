@@ -26,7 +26,7 @@ from browser_util import (
 from test_single_head import REF
 
 from ui.registry import PAGES
-from visattn.lessons import lecture
+from visattn import lecture
 
 pytestmark = pytest.mark.browser
 
@@ -173,7 +173,9 @@ def test_a_tabbed_page_s_handout_prints_every_section(tmp_path):
         assert page.locator('[role="tab"]').count() == 0
         drawn = settled_value(page, "() => document.querySelectorAll('.js-plotly-plot').length")
         text = printed(page, tmp_path / "handout.pdf")
-    names = json.loads((ROOT / "ui" / "locales" / "zh" / "modern.json").read_text("utf-8"))
+    names = json.loads(
+        (ROOT / "ui" / "locales" / "zh" / "modern_attention.json").read_text("utf-8")
+    )
     assert all(name in text for name in names["sections"].values()), names["sections"]
     assert drawn == 7  # every section's charts: 2 + 1 + 2 + 2
 

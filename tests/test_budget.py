@@ -1,4 +1,4 @@
-"""ui.budget: admission control and the byte-bounded shared cache, driven by threads.
+"""ui.room.budget: admission control and the byte-bounded shared cache, driven by threads.
 
 Every wait here is bounded (a test that would hang fails instead); nothing asserts a duration.
 """
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from ui import budget
-from ui.budget import Budget, nbytes
+from ui.room import budget
+from ui.room.budget import Budget, nbytes
 
 TIMEOUT = 20  # seconds any thread of a test may take at most
 

@@ -98,7 +98,7 @@ def test_icons_are_streamlit_s_own_material_symbols():
     from ui.registry import PAGES
 
     icons = [p.icon for p in PAGES]
-    scripts = [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]
+    scripts = [ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py")]
     for f in scripts:
         icons += _icon_strings(f)
     assert len(icons) > len(PAGES) + 20  # the alerts' and buttons' icons were found too

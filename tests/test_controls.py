@@ -16,9 +16,8 @@ import pytest
 from apptest_util import run_page
 
 from ui.registry import PAGES
-from visattn import lessons
+from visattn import lecture, lessons
 from visattn.controls import Control, table
-from visattn.lessons import lecture
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAME_KEYS = {"lang", "present"} | set(lecture.CONTROLS)  # the frame binds these on every page
@@ -30,10 +29,17 @@ def controls_of(page) -> dict:
     return importlib.import_module(page.lesson).CONTROLS
 
 
+# What declares controls or label tables besides the lessons: the lecture's parameters (every page
+# takes them) and the reading selector's (several lessons add them)
+SHARED_CONTROLS = ("visattn.lecture", "visattn.reading_selector")
+
+
 def lesson_modules():
-    """Every module of ``visattn.lessons`` (the pages' lessons and what they share)."""
+    """Every module of ``visattn.lessons`` (the pages' lessons) and what they share."""
     for info in pkgutil.iter_modules(lessons.__path__):
         yield importlib.import_module(f"visattn.lessons.{info.name}")
+    for name in SHARED_CONTROLS:
+        yield importlib.import_module(name)
 
 
 def declared_tables() -> dict[str, set[str]]:

@@ -37,7 +37,7 @@ def table(lang: str, words_class: type) -> dict:
 
 def test_the_scan_finds_the_figure_modules():
     assert len(WORDS) >= 1
-    assert {w.__module__ for w in WORDS} >= {"visattn.figures.modern"}
+    assert {w.__module__ for w in WORDS} >= {"visattn.figures.modern_attention"}
 
 
 @pytest.mark.parametrize("words_class", WORDS, ids=[w.__module__ for w in WORDS])

@@ -137,7 +137,7 @@ def test_the_app_draws_figures_in_their_own_look():
 
     root = Path(__file__).resolve().parents[1]
     calls = []
-    for path in [*root.glob("pages/*.py"), *root.glob("ui/*.py")]:
+    for path in [*root.glob("pages/*.py"), *root.glob("ui/**/*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "plotly_chart":
                 theme = [k.value for k in node.keywords if k.arg == "theme"]

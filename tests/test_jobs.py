@@ -1,6 +1,6 @@
-"""ui.jobs, the one module of background work, with small jobs of its own: a page sees immutable
-states; one job per key for every session; a job that stops early keeps what it has for its
-session, and its error reaches the page; a job nobody follows stops."""
+"""ui.room.jobs, the one module of background work, with small jobs of its own: a page sees
+immutable states; one job per key for every session; a job that stops early keeps what it has for
+its session, and its error reaches the page; a job nobody follows stops."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from ui import budget, jobs
+from ui.room import budget, jobs
 
 
 def stepping(release: threading.Event, steps: int = 3):

@@ -19,8 +19,8 @@ from visattn.kernel_regression import (
     key_value_table,
     nadaraya_watson,
 )
-from visattn.lessons import kernel as lesson
-from visattn.lessons.kernel import PRESETS, noisy_samples
+from visattn.lessons import kernel_regression as lesson
+from visattn.lessons.kernel_regression import PRESETS, noisy_samples
 from visattn.scoring import (
     SCORINGS,
     additive_scores,
@@ -544,25 +544,27 @@ def test_self_attention_and_top_pairs():
 def test_kernel_figures_validate_and_use_the_words(preset, kernel, query):
     import plotly.graph_objects as go
 
-    from visattn.figures import kernel as kernel_figures
+    from visattn.figures import kernel_regression as kernel_regression_figures
 
     p = PRESETS[preset]
     regression = lesson.regression(
         p.table, query, kernel, p.sigma, lesson.sliders(preset, p.table).ranges
     )
     labels = ("A", "B", "C")[: len(p.table[0])]
-    words = kernel_figures.Words(
+    words = kernel_regression_figures.Words(
         query="Q!", weight="W!", score="score!", bars_title="T {q}", keys_axis="K ({name})"
     )
-    figs = kernel_figures.regression_figures(regression, labels, words, 13) + (
-        [(kernel_figures.loo_figure(regression, words, 13), "kernel_loo_error")]
+    figs = kernel_regression_figures.regression_figures(regression, labels, words, 13) + (
+        [(kernel_regression_figures.loo_figure(regression, words, 13), "kernel_loo_error")]
         if regression.fit
         else []
     )
     r = lesson.scored(Q, K, V, "dot", None, None, None, False)
     figs += [
         (f, kind)
-        for f, kind in kernel_figures.score_maps(r, lesson.names(r), ("S", "W"), words, 13)
+        for f, kind in kernel_regression_figures.score_maps(
+            r, lesson.names(r), ("S", "W"), words, 13
+        )
     ]
     for fig, name in figs:
         go.Figure(fig.to_dict())  # raises on any bad property
@@ -712,11 +714,11 @@ def test_live_figures_validate_and_steps_match_the_sweep(preset, kernel):
     error follow it, each position the sweep's numbers at that σ."""
     import plotly.graph_objects as go
 
-    from visattn.figures import kernel as kernel_figures
+    from visattn.figures import kernel_regression as kernel_regression_figures
 
     p, c, regression = _live(preset, kernel)
     labels = ("A", "B", "C")[: len(p.table[0])]
-    words = kernel_figures.Words(
+    words = kernel_regression_figures.Words(
         estimate_line="E {fq} = {value}",
         no_estimate="none at {q}",
         live_sigma="S = ",
@@ -724,10 +726,11 @@ def test_live_figures_validate_and_steps_match_the_sweep(preset, kernel):
         current_sigma="now {sigma}",
     )
     figs = {
-        name: fig for fig, name in kernel_figures.regression_figures(regression, labels, words, 13)
+        name: fig
+        for fig, name in kernel_regression_figures.regression_figures(regression, labels, words, 13)
     }
     if regression.fit is not None:
-        figs["kernel_loo_error"] = kernel_figures.loo_figure(regression, words, 13)
+        figs["kernel_loo_error"] = kernel_regression_figures.loo_figure(regression, words, 13)
     for fig in figs.values():
         go.Figure(fig.to_dict())  # raises on any bad property
     sw = regression.by_sigma
@@ -748,9 +751,9 @@ def test_live_figures_validate_and_steps_match_the_sweep(preset, kernel):
             f"E {fq} = {b.estimate:.6g}" if b.supported else f"none at {qt}"
         )
         colours = list(data["marker.color"][0])
-        assert colours.count(kernel_figures.ORANGE) == (1 if b.supported else 0)
+        assert colours.count(kernel_regression_figures.ORANGE) == (1 if b.supported else 0)
         if b.supported:
-            assert colours.index(kernel_figures.ORANGE) == int(np.argmax(b.weights))
+            assert colours.index(kernel_regression_figures.ORANGE) == int(np.argmax(b.weights))
     spec = figs["kernel_weights_bars"].to_plotly_json()
     assert spec["layout"]["title"]["text"] == f"T {qt}"  # the query is the page's, held
     assert (
@@ -785,10 +788,10 @@ def test_live_figures_validate_and_steps_match_the_sweep(preset, kernel):
 
 
 def test_live_figure_sizes_stay_modest():
-    from visattn.figures import kernel as kernel_figures
+    from visattn.figures import kernel_regression as kernel_regression_figures
 
     for preset in PRESETS:
         p, c, regression = _live(preset)
         labels = ("A", "B", "C")[: len(p.table[0])]
-        for fig, name in kernel_figures.regression_figures(regression, labels):
+        for fig, name in kernel_regression_figures.regression_figures(regression, labels):
             assert len(fig.to_json()) < 1_000_000, name

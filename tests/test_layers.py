@@ -43,13 +43,13 @@ def test_ui_imports_no_page(path):
     assert not {m for m in imported(path) if m.split(".")[0] == "pages"}
 
 
-BACKGROUND = {"threading", "time", "concurrent.futures", "streamlit.runtime", "ui.budget"}
+BACKGROUND = {"threading", "time", "concurrent.futures", "streamlit.runtime", "ui.room.budget"}
 
 
 @pytest.mark.parametrize("path", modules("pages"), ids=lambda p: p.name)
 def test_pages_run_no_background_work(path):
     """Threads, polling, session ids from Streamlit's internals and the budget's queue are
-    ``ui.jobs``'s: a page sees a job's state, nothing threaded."""
+    ``ui.room.jobs``'s: a page sees a job's state, nothing threaded."""
     used = {m for m in imported(path) if any(m == b or m.startswith(b + ".") for b in BACKGROUND)}
     assert not used, f"{path.name} imports {sorted(used)}"
 

@@ -29,11 +29,11 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
-from ui import lecture_modes
 from ui.follow import FOLLOW_NAME
+from ui.lecture import modes as lecture_modes
 from ui.registry import PAGES as REGISTRY
+from visattn import lecture
 from visattn.display import PRESENTER_FONT
-from visattn.lessons import lecture
 
 # The kernel page's sections: ① one_query (σ and what it redraws inside it: bandwidth), ② vectors,
 # ③ self_attention (which reads ②'s weights), each in its tab's panel; every panel is drawn
@@ -50,7 +50,7 @@ def is_follower(element) -> bool:
 
 def kernel_page(params: dict) -> AppTest:
     """The kernel page with ``params`` in the URL."""
-    return run_page("kernel", params)
+    return run_page("kernel_regression", params)
 
 
 def buttons(at: AppTest) -> set[str]:
@@ -197,7 +197,7 @@ def test_in_chinese_and_in_presenter_mode():
     assert at.button(key="lec_section_vectors").label == "揭晓本节"
     assert english_words(at) == {}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.switch_page(PAGES["kernel"])
+    at.switch_page(PAGES["kernel_regression"])
     at.session_state["_lecture_revealed"] = {"§vectors"}  # see the docstring
     for k, v in params.items():
         at.query_params[k] = v
@@ -262,7 +262,7 @@ def numbered_steps_script():
     """A page's numbered steps made units of their own inside one section (no fragment)."""
     import streamlit as st
 
-    from ui import lecture_modes
+    from ui.lecture import modes as lecture_modes
 
     st.session_state["hide"] = 1
     lecture_modes.install()

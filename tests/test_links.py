@@ -25,6 +25,7 @@ from apptest_util import (
 
 from visattn.lessons import decoder as decoder_lesson
 from visattn.lessons import training as training_lesson
+from visattn.tour import FORMER_PAGE_IDS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
@@ -33,7 +34,13 @@ LINKS = json.loads((FIXTURES / "links_5988806.json").read_text("utf-8"))
 LINKS_47B9E2E = json.loads((FIXTURES / "links_47b9e2e.json").read_text("utf-8"))
 # 5988806 drew every tab of the kernel page at once, as every tabbed page does today
 # (ui.frame.tabs); its positional page drew only the chosen section, which is a tab's panel today
-ONE_SECTION = {"positional"}
+ONE_SECTION = {"positional_encoding"}
+
+
+def page_of(link: dict) -> str:
+    """The page a recorded link opens, by today's id (the fixtures name three pages by the ids
+    they had then; their addresses were the same)."""
+    return FORMER_PAGE_IDS.get(link["page"], link["page"])
 
 
 def link_id(link: dict) -> str:
@@ -80,7 +87,7 @@ def opens_as_written(link: dict):
     (a warning may be a note that follows a figure's control now: no estimate at this σ)."""
     if sets_training(link):
         return opens_split(link)
-    at = run_page(link["page"], link["params"])
+    at = run_page(page_of(link), link["params"])
     assert_clean(at)
     assert written_back(at) == link["url"]
     assert len(warnings(at)) + len(follower_notes(at)) == link["warnings"]
@@ -94,10 +101,10 @@ def test_an_old_link_opens_the_same_view(link):
     # 5988806 drew with the page what ui.frame.when_open draws only while open (its expanders are
     # the keyed ones): the same link, those open, draws as many charts
     opened = {expander.key: True for expander in at.expander if expander.key}
-    at = run_page(link["page"], link["params"], state=opened)
+    at = run_page(page_of(link), link["params"], state=opened)
     assert_clean(at)
-    if link["page"] in ONE_SECTION:
-        at = panel(at, link["page"], at.session_state[TABS[link["page"]].key])
+    if page_of(link) in ONE_SECTION:
+        at = panel(at, page_of(link), at.session_state[TABS[page_of(link)].key])
     assert len(charts(at)) == link["charts"]
 
 
@@ -121,7 +128,7 @@ def test_a_link_that_set_the_sinks_or_the_layers_before_they_left_the_url_opens_
 ):
     """Links of c4b30c1 and earlier set the sinks and the layers (mo_sinks, mo_wl), which left the
     URL at 47b9e2e (reported and dropped) and are back as the figures' own sliders."""
-    at = run_page("modern", params)
+    at = run_page("modern_attention", params)
     assert_clean(at)
     assert not warnings(at) and written_back(at) == params
     shown = {
@@ -135,7 +142,7 @@ def test_a_link_that_set_the_sinks_or_the_layers_before_they_left_the_url_opens_
 def test_a_link_with_the_flash_query_block_is_reported():
     """mo_fqb (the FlashAttention query block, before 0131b54) has a successor, mo_fstep, the
     figure's step: the old parameter is reported, and the figure opens where the lesson does."""
-    at = run_page("modern", {"mo_sec": "flash", "mo_fqb": "2"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fqb": "2"})
     assert_clean(at)
     (w,) = warnings(at)
     assert "mo\\_fqb" in w and "mo_fqb" not in at.query_params

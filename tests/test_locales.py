@@ -13,18 +13,25 @@ from pathlib import Path
 
 import pytest
 
+from ui.registry import PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "ui" / "locales"
 NAMESPACES = sorted(p.stem for p in (LOCALES / "en").glob("*.json"))
 APP_SOURCES = [
     ROOT / "app.py",
     *sorted(ROOT.glob("pages/**/*.py")),
-    *sorted(ROOT.glob("ui/*.py")),
+    *sorted(ROOT.glob("ui/**/*.py")),
     *sorted(ROOT.glob("visattn/lessons/*.py")),  # they name their options' label tables
+    # and so do the controls declared outside a lesson: the lecture's, the reading selector's, the
+    # decoder page's checkpoint section
+    ROOT / "visattn" / "lecture.py",
+    ROOT / "visattn" / "reading_selector.py",
+    ROOT / "visattn" / "decoder.py",
 ]
 RAISE_SOURCES = [
     f
-    for f in (*sorted(ROOT.glob("visattn/**/*.py")), *sorted(ROOT.glob("ui/*.py")))
+    for f in (*sorted(ROOT.glob("visattn/**/*.py")), *sorted(ROOT.glob("ui/**/*.py")))
     if f.name != "errors.py"
 ]
 KEY = re.compile(r"(" + "|".join(NAMESPACES) + r")\.[A-Za-z0-9_]+")
@@ -151,12 +158,23 @@ def figure_word_keys() -> set[str]:
     return {k for k in catalogue("en") if k.startswith("figures_")}
 
 
+def registry_keys() -> set[str]:
+    """The keys ``ui.registry`` derives from each page's id: its name in the navigation and its
+    home card."""
+    return {p.nav for p in PAGES} | {p.card for p in PAGES if p.card}
+
+
+def test_every_registry_key_exists():
+    keys = {named(k) for k in catalogue("en")}
+    assert registry_keys() <= keys, sorted(registry_keys() - keys)
+
+
 def test_no_unused_keys():
     codes = {f"errors.{code}" for _, _, code, _ in error_raises()}
     names = {
         k for k in catalogue("en") if k.startswith("errors.name_")
     }  # optional: argument names inside messages
-    used = literal_keys() | codes | names | figure_word_keys()
+    used = literal_keys() | codes | names | figure_word_keys() | registry_keys()
     unused = {k for k in catalogue("en") if named(k) not in used}
     assert not unused, f"keys no code uses (delete them, or use them): {sorted(unused)}"
 

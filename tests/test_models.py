@@ -23,7 +23,7 @@ from visattn import models
 from visattn.errors import InputError
 from visattn.models import loading, pieces
 from visattn.models.causal import Cache, Decoder
-from visattn.models.minilm import MiniLM
+from visattn.models.encoder import BertEncoder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "models"
 FAMILIES = ("bert", "gpt2", "llama", "qwen2", "mistral")
@@ -50,7 +50,7 @@ def loaded(family):
 def test_family_and_kind(loaded, family):
     model, _ = loaded
     if family == "bert":
-        assert isinstance(model, MiniLM)
+        assert isinstance(model, BertEncoder)
     else:
         assert isinstance(model, Decoder) and model.family == {"gpt2": "gpt2"}.get(family, "llama")
 
@@ -499,14 +499,14 @@ def test_the_head_finder_ranks_a_planted_gpt2_induction_head_first(tmp_path, pla
     finder ranks that head first, with the scores of an independent forward pass in torch."""
     import induction_checkpoint
 
-    from visattn.lessons import own_decoder
+    from visattn.lessons import training as training_lesson
     from visattn.models import generation
     from visattn.models.gpt2 import GPT2
 
     folder = induction_checkpoint.write(tmp_path / "gpt2-planted", planted)
     model = models.load(folder)
     assert isinstance(model, GPT2)
-    found = own_decoder.induction_heads(model)
+    found = training_lesson.induction_heads(model)
     length = generation.fitted_length(model)
     assert found.length == length == (induction_checkpoint.P - 1) // 2
     ids, start = generation.repeated_sequence(model, length)
@@ -526,7 +526,7 @@ def test_a_model_trained_by_visattn_loads_as_gpt2_with_its_own_attention(tmp_pat
     import induction_checkpoint
 
     from visattn import training
-    from visattn.lessons import own_decoder
+    from visattn.lessons import training as training_lesson
     from visattn.models import generation
 
     config = training.DecoderConfig(
@@ -541,7 +541,7 @@ def test_a_model_trained_by_visattn_loads_as_gpt2_with_its_own_attention(tmp_pat
     maps = training.attention_maps(run.params, config, ids[None])[0]  # (L, H, T, T)
     np.testing.assert_allclose(model.forward(ids)[0], maps, rtol=0, atol=TOL)
     scores = generation.prefix_matching_scores(maps, start, length)  # (L, H)
-    found = own_decoder.induction_heads(model)
+    found = training_lesson.induction_heads(model)
     order = np.argsort(scores, axis=None)[::-1]
     assert [(h.layer, h.head) for h in found.top] == [divmod(int(k), 2) for k in order]
     np.testing.assert_allclose([h.weight for h in found.top], scores.flat[order], atol=TOL)

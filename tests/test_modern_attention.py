@@ -1,7 +1,7 @@
-"""visattn.modern and its lesson: grouped-query attention against torch's SDPA (enable_gqa), sliding
-windows against a mask built here, FlashAttention's online softmax against softmax(QKᵀ/√d)V and
-step by step against its definitions, the KV cache of every model recomputed from its published
-configuration, and Dao et al.'s traffic counts worked by hand."""
+"""visattn.modern_attention and its lesson: grouped-query attention against torch's SDPA
+(enable_gqa), sliding windows against a mask built here, FlashAttention's online softmax against
+softmax(QKᵀ/√d)V and step by step against its definitions, the KV cache of every model recomputed
+from its published configuration, and Dao et al.'s traffic counts worked by hand."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import visattn
-from visattn import modern
+from visattn import modern_attention
 from visattn.errors import InputError
-from visattn.figures import modern as modern_figures
+from visattn.figures import modern_attention as modern_attention_figures
 from visattn.lessons import modern_attention as lesson
 
 SDPA = torch.nn.functional.scaled_dot_product_attention
@@ -109,8 +109,10 @@ def test_window_mask_worked_example():
         ],
         dtype=bool,
     )
-    np.testing.assert_array_equal(modern.window_mask(6, 3, sinks=1), expected)
-    np.testing.assert_array_equal(modern.window_mask(6, 3), np.tril(np.triu(np.ones((6, 6)), -2)))
+    np.testing.assert_array_equal(modern_attention.window_mask(6, 3, sinks=1), expected)
+    np.testing.assert_array_equal(
+        modern_attention.window_mask(6, 3), np.tril(np.triu(np.ones((6, 6)), -2))
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -126,7 +128,7 @@ def test_sliding_window_equals_a_masked_reference(T, extra, W, sinks, per, seed)
     G, Tk = 2, T + extra
     H, Dh = G * per, 3
     Q, K, V = rand((H, T, Dh), seed), rand((G, Tk, Dh), seed + 1), rand((G, Tk, Dh), seed + 2)
-    result = modern.grouped_query_attention(Q, K, V, causal=True, window=W, sinks=sinks)
+    result = modern_attention.grouped_query_attention(Q, K, V, causal=True, window=W, sinks=sinks)
     mask = np.array(  # built here from the definition, cell by cell
         [
             [(j <= Tk - T + i) and (Tk - T + i - j < W or j < sinks) for j in range(Tk)]
@@ -140,15 +142,15 @@ def test_sliding_window_equals_a_masked_reference(T, extra, W, sinks, per, seed)
 @settings(max_examples=40, deadline=None)
 @given(T=st.integers(2, 30), W=st.integers(1, 8), L=st.integers(1, 6))
 def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
-    reach = modern.receptive_field(modern.window_mask(T, W), L)  # (L, T, T)
+    reach = modern_attention.receptive_field(modern_attention.window_mask(T, W), L)  # (L, T, T)
     for layer in range(L):
-        assert reach[layer, -1].sum() == min(T, modern.window_span(W, layer + 1))
+        assert reach[layer, -1].sum() == min(T, modern_attention.window_span(W, layer + 1))
     # composition: layer l + 1 reaches what any key of layer l's reach reaches
     assert (reach[1:] >= reach[:-1]).all()
 
 
 def test_mistral_span_and_the_papers_rounding():
-    assert modern.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
+    assert modern_attention.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
     assert lesson.mistral_span() == (131_041, 131_072)
     section = lesson.window_section(20, 4)
     # each layer adds W − 1 = 3 positions until all 20 are reached (layer 7: 7·3 + 1 = 22 > 20)
@@ -261,14 +263,15 @@ def test_hbm_traffic_worked_by_hand():
     assert lesson.traffic_section(1024, 64, 100).ratio == pytest.approx(4_456_448 / 1_402_880)
     assert lesson.traffic_section(1024, 64, 100).m_over_d2 == 50_000 / 4_096
     with pytest.raises(InputError) as err:
-        modern.hbm_traffic(1024, 64, 200)
+        modern_attention.hbm_traffic(1024, 64, 200)
     assert err.value.code == "sram_size"
 
 
 def test_flash_traffic_is_theta_n2_d2_over_m():
     """For large N the count over N²d²/M settles near a constant (3 · 4 = 12)."""
     ratios = [
-        modern.hbm_traffic(N, 64, 50_000).flash / (N * N * 64 * 64 / 50_000) for N in (2**16, 2**18)
+        modern_attention.hbm_traffic(N, 64, 50_000).flash / (N * N * 64 * 64 / 50_000)
+        for N in (2**16, 2**18)
     ]
     assert ratios[0] == pytest.approx(12, rel=0.05) and ratios[1] == pytest.approx(12, rel=0.02)
 
@@ -369,7 +372,7 @@ def test_the_cache_chart_keeps_its_y_axis_as_the_number_format_changes():
     for dtype in lesson.DTYPES:
         section = lesson.cache_section("llama2_70b", dtype)
         assert section.gb_range == pytest.approx((0.009437184, 9.663676416))
-        figure = modern_figures.cache_curves(section.curves, gb_range=section.gb_range)
+        figure = modern_attention_figures.cache_curves(section.curves, gb_range=section.gb_range)
         lo, hi = figure.layout.yaxis.range
         for trace in figure.data:
             assert 10**lo < min(trace.y) and max(trace.y) < 10**hi
@@ -387,12 +390,12 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
         for sram_kb in lesson.SRAM_KB
         for N in lesson.FLASH_N
         for count in (
-            modern.hbm_traffic(N, d, sram_kb * 500).standard,  # kB of 2-byte numbers
-            modern.hbm_traffic(N, d, sram_kb * 500).flash,
+            modern_attention.hbm_traffic(N, d, sram_kb * 500).standard,  # kB of 2-byte numbers
+            modern_attention.hbm_traffic(N, d, sram_kb * 500).flash,
         )
     ]
     assert (lo, hi) == (min(counts), max(counts))
-    figure = modern_figures.traffic_curves(
+    figure = modern_attention_figures.traffic_curves(
         lesson.FLASH_N, [lo], [hi], d=64, sram_kb=100, y_range=(lo, hi)
     )
     low, high = figure.layout.yaxis.range
@@ -435,7 +438,7 @@ def test_cache_formula_and_gqa_costs():
 
 def test_public_names_are_lazy_exports():
     for name in ("grouped_query_attention", "flash_attention", "GQAResult", "FlashResult"):
-        assert getattr(visattn, name) is getattr(modern, name)
+        assert getattr(visattn, name) is getattr(modern_attention, name)
 
 
 def test_the_sinks_join_any_band_into_the_mask_of_visattn():
@@ -448,7 +451,9 @@ def test_the_sinks_join_any_band_into_the_mask_of_visattn():
         # the band of any window with these sinks over it is visattn's own mask with s sinks
         for w in range(1, 21):
             band = lesson.window_section(20, w).mask
-            np.testing.assert_array_equal(band | cells, modern.window_mask(20, w, sinks=s))
+            np.testing.assert_array_equal(
+                band | cells, modern_attention.window_mask(20, w, sinks=s)
+            )
     # the attention of visattn with 0 … 4 sinks equals a masked reference (each checked)
     assert section.reference_difference < TOL
 
@@ -467,7 +472,9 @@ def covered(shapes, visible, T) -> np.ndarray:
 def test_the_masks_slider_shows_the_sinks_over_the_band():
     fig = _figure_builds()["window live"].to_dict()
     (band,) = fig["data"]
-    np.testing.assert_array_equal(array(band["z"]).reshape(20, 20), modern.window_mask(20, 4))
+    np.testing.assert_array_equal(
+        array(band["z"]).reshape(20, 20), modern_attention.window_mask(20, 4)
+    )
     assert fig["layout"]["title"]["text"].startswith("Sliding-window causal mask, W = 4 ")
     shapes = fig["layout"]["shapes"]
     assert len(shapes) == lesson.MAX_SINKS and not any(shape["visible"] for shape in shapes)
@@ -481,11 +488,11 @@ def test_the_masks_slider_shows_the_sinks_over_the_band():
         expected = [[j < s and j <= i for j in range(20)] for i in range(20)]
         np.testing.assert_array_equal(covered(shapes, visible, 20), expected)
     # opened at a link's sinks: its shapes shown as built
-    opened = modern_figures.window_live(lesson.window_section(20, 4), 2).to_dict()
+    opened = modern_attention_figures.window_live(lesson.window_section(20, 4), 2).to_dict()
     assert opened["layout"]["sliders"][0]["active"] == 2
     assert [shape["visible"] for shape in opened["layout"]["shapes"]] == [True, True, False, False]
     # a sink past the last token is no choice: 3 tokens keep at most 3
-    short = modern_figures.window_live(lesson.window_section(3, 2), 4).to_dict()
+    short = modern_attention_figures.window_live(lesson.window_section(3, 2), 4).to_dict()
     assert [s["value"] for s in short["layout"]["sliders"][0]["steps"]] == ["0", "1", "2", "3"]
     assert short["layout"]["sliders"][0]["active"] == 3
 
@@ -516,8 +523,8 @@ def test_the_reach_figure_draws_every_layers_staircase_and_frames_one():
 
 
 def _figure_builds():
-    """Every builder of visattn.figures.modern on the page's default inputs and an edge case, with
-    the English words they default to."""
+    """Every builder of visattn.figures.modern_attention on the page's default inputs and an edge
+    case, with the English words they default to."""
     gqa = lesson.gqa_section(6, 8, 2, True)
     cache = lesson.cache_section("deepseek_v3", "fp8")
     window = lesson.window_section(20, 4)
@@ -525,22 +532,26 @@ def _figure_builds():
     traffic = [lesson.traffic_section(N, 64, 100).traffic for N in lesson.FLASH_N]
     steps = lesson.gqa_steps(6, 8, 2, True)
     return {
-        "grouping": modern_figures.grouping(gqa.result.kv_head),
-        "grouping live": modern_figures.grouping_live(lesson.grouping_steps(8, 2)),
-        "maps live": modern_figures.maps_live(steps),
-        "maps, 6 heads of 2 tokens": modern_figures.maps_live(lesson.gqa_steps(2, 6, 3, False)),
-        "grouping mqa": modern_figures.grouping([0] * 16),
-        "cache curves": modern_figures.cache_curves({key: xy for key, xy in cache.curves.items()}),
-        "traffic": modern_figures.traffic_curves(
+        "grouping": modern_attention_figures.grouping(gqa.result.kv_head),
+        "grouping live": modern_attention_figures.grouping_live(lesson.grouping_steps(8, 2)),
+        "maps live": modern_attention_figures.maps_live(steps),
+        "maps, 6 heads of 2 tokens": modern_attention_figures.maps_live(
+            lesson.gqa_steps(2, 6, 3, False)
+        ),
+        "grouping mqa": modern_attention_figures.grouping([0] * 16),
+        "cache curves": modern_attention_figures.cache_curves(
+            {key: xy for key, xy in cache.curves.items()}
+        ),
+        "traffic": modern_attention_figures.traffic_curves(
             lesson.FLASH_N,
             [t.standard for t in traffic],
             [t.flash for t in traffic],
             d=64,
             sram_kb=100,
         ),
-        "window live": modern_figures.window_live(window),
-        "reach live": modern_figures.reach_live(window, 3),
-        "flash live": modern_figures.flash_live(flash),
+        "window live": modern_attention_figures.window_live(window),
+        "reach live": modern_attention_figures.reach_live(window, 3),
+        "flash live": modern_attention_figures.flash_live(flash),
     }
 
 
@@ -548,7 +559,7 @@ def _figure_builds():
     st.integers(1, 16), st.integers(1, 12), st.integers(1, 6), st.integers(1, 4), st.integers(0, 99)
 )
 def test_tiles_hold_every_head_in_its_place_and_blanks_between(H, T, columns, gap, seed):
-    from visattn.figures.modern import _tiles
+    from visattn.figures.modern_attention import _tiles
 
     weights = np.random.default_rng(seed).random((H, T, T))
     tiles = _tiles(weights, columns, gap)
@@ -632,6 +643,6 @@ def test_the_flash_figure_walks_every_tile_and_opens_on_the_first_blocks_output(
     # a link's step opens the figure there; OPENING (0) and a step past the last, at the lesson's
     flash = lesson.flash_section(10, 4, 3, True)
     for value, active in ((7, 6), (0, 1), (13, 1)):
-        built = modern_figures.flash_live(flash, value).to_dict()
+        built = modern_attention_figures.flash_live(flash, value).to_dict()
         assert built["layout"]["sliders"][0]["active"] == active
     assert [lesson.flash_step_shown(flash, v) for v in (0, 1, 12, 13)] == [0, 1, 12, 0]

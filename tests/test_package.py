@@ -62,7 +62,7 @@ PROBE = """
 import json, sys
 import visattn
 from visattn import models
-from visattn.models.minilm import model_dir
+from visattn.models.encoder import model_dir
 from visattn.figures import notebook
 result = models.load(model_dir()).run("The animal was tired.")
 fig = notebook.heads(result.attentions, result.tokens, layer=0)

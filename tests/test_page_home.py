@@ -2,7 +2,7 @@
 
 from apptest_util import PAGES, assert_clean, run_page, texts, warnings
 
-from visattn.lessons import lecture
+from visattn import lecture
 
 
 def test_home_defaults():
@@ -89,7 +89,9 @@ def test_speaker_view_in_chinese_and_without_a_tour():
 def test_a_lecturers_notes_are_escaped_in_the_speaker_view():
     from visattn import tour as model
 
-    step = model.Step("kernel", title="<b>x</b>", notes="</div><script>alert(1)</script>")
+    step = model.Step(
+        "kernel_regression", title="<b>x</b>", notes="</div><script>alert(1)</script>"
+    )
     at = run_page("home", {"speaker": "1", "tour": model.to_link(model.Tour((step,)))})
     assert_clean(at)
     html = speaker_html(at)

@@ -27,7 +27,7 @@ from apptest_util import (
 from streamlit.testing.v1 import AppTest
 
 from ui.frame import panel_rule
-from visattn import modern
+from visattn import modern_attention
 from visattn.lessons import modern_attention as lesson
 
 
@@ -41,11 +41,11 @@ def qp(at) -> dict:
 
 def tab(at, sec: str):
     """The panel of section ``sec``."""
-    return panel(at, "modern", sec)
+    return panel(at, "modern_attention", sec)
 
 
 def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
-    at = run_page("modern")
+    at = run_page("modern_attention")
     assert_clean(at)
     assert [box.label for box in at.tabs] == [
         "Grouped-query attention",
@@ -55,7 +55,7 @@ def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
     ]
     # every section is drawn, each in its panel; a style rule hides the panels not open
     assert [len(figures(tab(at, sec))) for sec in lesson.SECTIONS] == [2, 1, 2, 2]
-    assert open_section(at, "modern") == "gqa"
+    assert open_section(at, "modern_attention") == "gqa"
     # one rule for the browser: tab i not selected hides option i's panel (tests/test_browser)
     rule = panel_rule(lesson.CONTROLS["mo_sec"])
     assert [e.proto.body for e in at.get("html")].count(rule) == 1
@@ -64,13 +64,13 @@ def test_every_tab_is_drawn_the_open_one_shows_and_the_url_opens_one():
     # a tab opened (the tabs' on_change sets the control): the URL holds it
     at.session_state["mo_sec"] = "window"
     at.run()
-    assert open_section(at, "modern") == "window" and qp(at) == {"mo_sec": "window"}
+    assert open_section(at, "modern_attention") == "window" and qp(at) == {"mo_sec": "window"}
     for sec in lesson.SECTIONS:
-        opened = run_page("modern", {"mo_sec": sec})
-        assert open_section(opened, "modern") == sec
+        opened = run_page("modern_attention", {"mo_sec": sec})
+        assert open_section(opened, "modern_attention") == sec
         assert qp(opened) == ({} if sec == "gqa" else {"mo_sec": sec})
     # the handout prints every section, one after another, each under its tab's name
-    handout = run_page("modern", {"handout": "1"})
+    handout = run_page("modern_attention", {"handout": "1"})
     assert not handout.tabs and not [e for e in handout.get("html") if "_panel_" in e.proto.body]
     titles = [tab(handout, sec).subheader[0].value for sec in lesson.SECTIONS]
     assert titles == [box.label for box in at.tabs]
@@ -125,7 +125,7 @@ def untile(fig: dict, z: np.ndarray, H: int, columns: int = 4) -> np.ndarray:
 
 
 def test_defaults_grouped_query_attention():
-    at = run_page("modern")
+    at = run_page("modern_attention")
     assert_clean(at)
     assert not errors(at) and not warnings(at) and not at.query_params
     grouping, maps = figures(tab(at, "gqa"))
@@ -141,7 +141,7 @@ def test_defaults_grouped_query_attention():
     rng_q = np.random.default_rng(lesson.SEED).standard_normal((8, 6, lesson.GQA_DH))
     rng_k = np.random.default_rng(lesson.SEED + 1).standard_normal((2, 6, lesson.GQA_DH))
     rng_v = np.random.default_rng(lesson.SEED + 2).standard_normal((2, 6, lesson.GQA_DH))
-    expected = modern.grouped_query_attention(rng_q, rng_k, rng_v, causal=True).weights
+    expected = modern_attention.grouped_query_attention(rng_q, rng_k, rng_v, causal=True).weights
     (tiles,) = maps["data"]  # one heatmap, a tile per head, read where its axes number 1 … 6
     cells = untile(maps, array(tiles["z"]), 8)
     np.testing.assert_allclose(cells, expected, atol=1e-6)
@@ -159,7 +159,7 @@ def test_defaults_grouped_query_attention():
     for G, step in zip((1, 2, 4, 8), followed["steps"], strict=True):
         K = np.random.default_rng(lesson.SEED + 1).standard_normal((G, 6, lesson.GQA_DH))
         V = np.random.default_rng(lesson.SEED + 2).standard_normal((G, 6, lesson.GQA_DH))
-        weights = modern.grouped_query_attention(rng_q, K, V, causal=True).weights
+        weights = modern_attention.grouped_query_attention(rng_q, K, V, causal=True).weights
         (z,) = step["args"][0]["z"]
         sent = untile(maps, array(z), 8)
         np.testing.assert_allclose(sent, weights, atol=1e-6)
@@ -194,10 +194,10 @@ def grouping_title(at) -> str:
 def test_a_link_opens_the_figures_at_its_g_and_keeps_it():
     """G is the grouping figure's slider (the browser moves it and writes it into the URL:
     tests/test_browser_live); a link that holds it opens both figures there."""
-    at = run_page("modern", {"mo_h": "4", "mo_g": "1"})
+    at = run_page("modern_attention", {"mo_h": "4", "mo_g": "1"})
     assert_clean(at)
     assert "multi-query attention" in grouping_title(at) and qp(at)["mo_g"] == "1"
-    at = run_page("modern", {"mo_h": "4", "mo_g": "4"})
+    at = run_page("modern_attention", {"mo_h": "4", "mo_g": "4"})
     assert "multi-head attention" in grouping_title(at) and qp(at)["mo_g"] == "4"
     grouping, maps = figures(tab(at, "gqa"))
     assert grouping["layout"]["sliders"][0]["active"] == maps["layout"]["sliders"][0]["active"] == 2
@@ -207,7 +207,7 @@ def test_a_link_opens_the_figures_at_its_g_and_keeps_it():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_link_whose_g_does_not_divide_h_is_reported_and_shows_one_that_does(lang):
-    at = run_page("modern", {"mo_g": "3", "lang": lang})
+    at = run_page("modern_attention", {"mo_g": "3", "lang": lang})
     assert_clean(at)
     (w,) = warnings(at)
     assert "mo\\_g" in w and not errors(at)
@@ -219,7 +219,7 @@ def test_a_link_whose_g_does_not_divide_h_is_reported_and_shows_one_that_does(la
 def test_a_link_whose_g_does_not_divide_h_says_which_g_it_shows(lang):
     """G = 5 of H = 8: the page shows the largest divisor below it, 4, and says so (not "reset to
     the default": the default is 2)."""
-    at = run_page("modern", {"mo_g": "5", "lang": lang})
+    at = run_page("modern_attention", {"mo_g": "5", "lang": lang})
     assert_clean(at)
     (w,) = map(unescape, warnings(at))
     assert "mo_g = 4" in w and ("default" not in w if lang == "en" else "默认" not in w)
@@ -228,7 +228,7 @@ def test_a_link_whose_g_does_not_divide_h_says_which_g_it_shows(lang):
 
 
 def test_a_g_that_h_no_longer_divides_becomes_one_that_does():
-    at = run_page("modern", {"mo_g": "4"})
+    at = run_page("modern_attention", {"mo_g": "4"})
     at.slider(key="mo_h").set_value(6).run()
     assert_clean(at)
     assert not warnings(at) and not errors(at)  # no link asked for it: nothing to report
@@ -237,7 +237,7 @@ def test_a_g_that_h_no_longer_divides_becomes_one_that_does():
 
 
 def test_cache_section_numbers():
-    at = run_page("modern", {"mo_sec": "cache"})
+    at = run_page("modern_attention", {"mo_sec": "cache"})
     assert_clean(at)
     m = metrics(at)
     assert m["Cache per token"] == "328 kB"  # Llama 2 70B: 2 · 80 · 8 · 128 · 2 B
@@ -281,7 +281,9 @@ def test_cache_section_numbers():
 
 
 def test_cache_dtype_and_model_in_the_url():
-    at = run_page("modern", {"mo_sec": "cache", "mo_dtype": "fp8", "mo_model": "gpt2_small"})
+    at = run_page(
+        "modern_attention", {"mo_sec": "cache", "mo_dtype": "fp8", "mo_model": "gpt2_small"}
+    )
     assert_clean(at)
     assert metrics(at)["Cache per token"] == f"{2 * 12 * 12 * 64 / 1e3:.1f} kB" == "18.4 kB"
     (chart,) = figures(tab(at, "cache"))
@@ -290,7 +292,7 @@ def test_cache_dtype_and_model_in_the_url():
 
 
 def test_a_link_opens_the_window_figures_at_its_sinks_and_layer():
-    at = run_page("modern", {"mo_sec": "window", "mo_sinks": "3", "mo_wl": "2"})
+    at = run_page("modern_attention", {"mo_sec": "window", "mo_sinks": "3", "mo_wl": "2"})
     assert_clean(at)
     mask_fig, reach_fig = figures(tab(at, "window"))
     assert mask_fig["layout"]["sliders"][0]["active"] == 3
@@ -301,7 +303,7 @@ def test_a_link_opens_the_window_figures_at_its_sinks_and_layer():
 
 
 def test_window_section():
-    at = run_page("modern", {"mo_sec": "window"})
+    at = run_page("modern_attention", {"mo_sec": "window"})
     assert_clean(at)
     mask_fig, reach_fig = figures(tab(at, "window"))
     T, W = 20, 4
@@ -334,14 +336,14 @@ def test_window_section():
 
 @pytest.mark.parametrize("lang,phrase", [("en", "at least 1 key"), ("zh", "至少要包含 1 个键")])
 def test_window_zero(lang, phrase):
-    at = run_page("modern", {"mo_sec": "window", "mo_w": "0", "lang": lang})
+    at = run_page("modern_attention", {"mo_sec": "window", "mo_w": "0", "lang": lang})
     assert_clean(at)
     (message,) = errors(at)
     assert phrase in message
 
 
 def test_flash_section():
-    at = run_page("modern", {"mo_sec": "flash"})
+    at = run_page("modern_attention", {"mo_sec": "flash"})
     assert_clean(at)
     flash_fig, traffic_fig = figures(tab(at, "flash"))
     (slider,) = flash_fig["layout"]["sliders"]
@@ -370,36 +372,38 @@ def test_flash_section():
 def test_the_page_says_when_flash_makes_more_hbm_accesses():
     # d = 256, 100 kB: M = 50,000 fp16 numbers, M / d² = 50,000 / 65,536 = 0.76, and Algorithm 1's
     # count is above Algorithm 0's (ratio 0.55 at N = 4,096)
-    at = run_page("modern", {"mo_sec": "flash", "mo_fd": "256"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fd": "256"})
     assert_clean(at)
     assert float(metrics(at)["Standard ÷ flash"].rstrip(" ×")) < 1
     assert "$M / d^2$ = 0.76 ($d^2$ = 65,536, $M$ = 50,000)" in texts(at)
-    at = run_page("modern", {"mo_sec": "flash", "mo_fd": "256", "lang": "zh"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fd": "256", "lang": "zh"})
     assert "$M / d^2$ = 0.76（$d^2$ = 65,536，$M$ = 50,000）" in texts(at)
-    at = run_page("modern", {"mo_sec": "flash"})  # d = 64: M / d² = 12.2, and flash reads less
+    at = run_page(
+        "modern_attention", {"mo_sec": "flash"}
+    )  # d = 64: M / d² = 12.2, and flash reads less
     assert "M / d^2" not in texts(at)
 
 
 def test_a_link_opens_the_flash_figure_at_its_step():
-    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "6"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fstep": "6"})
     assert_clean(at)
     (slider,) = figures(tab(at, "flash"))[0]["layout"]["sliders"]
     assert slider["name"] == "mo_fstep" and slider["active"] == 5
     assert [step["value"] for step in slider["steps"]] == [str(n) for n in range(1, 13)]
     assert slider["steps"][5]["label"] == "2·2" and qp(at) == {"mo_sec": "flash", "mo_fstep": "6"}
     # step 13 of 12 tiles: reported, and the figure opens where the lesson does
-    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "13"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fstep": "13"})
     (w,) = warnings(at)
     assert "mo\\_fstep" in w and "mo_fstep" not in at.query_params
     assert figures(tab(at, "flash"))[0]["layout"]["sliders"][0]["active"] == 3
     # blocks of 10 rows leave 4 steps: a step past them opens on the lesson's, unreported
-    at = run_page("modern", {"mo_sec": "flash", "mo_fstep": "6"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fstep": "6"})
     at.number_input(key="mo_fbq").set_value(10).run()
     assert not warnings(at) and "mo_fstep" not in at.query_params
 
 
 def test_flash_controls_in_the_url():
-    at = run_page("modern", {"mo_sec": "flash", "mo_fcausal": "true", "mo_fbq": "10"})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fcausal": "true", "mo_fbq": "10"})
     assert_clean(at)
     assert qp(at)["mo_fcausal"] == "1" and qp(at)["mo_fbq"] == "10"  # the URL keeps its choices
     (slider,) = figures(tab(at, "flash"))[0]["layout"]["sliders"]
@@ -412,7 +416,7 @@ def test_flash_controls_in_the_url():
     "lang,phrase", [("en", "larger than the 10 rows"), ("zh", "超过了要切分的 10 行")]
 )
 def test_block_larger_than_t(lang, phrase):
-    at = run_page("modern", {"mo_sec": "flash", "mo_fbk": "12", "lang": lang})
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fbk": "12", "lang": lang})
     assert_clean(at)
     (message,) = errors(at)
     assert phrase in message
@@ -421,7 +425,7 @@ def test_block_larger_than_t(lang, phrase):
 
 def test_tampered_url():
     at = run_page(
-        "modern",
+        "modern_attention",
         {
             "mo_sec": "bogus",
             "mo_h": "999",
@@ -480,9 +484,9 @@ def test_each_section_holds_its_own_controls():
 
 @pytest.mark.parametrize("sec", lesson.SECTIONS)
 def test_presenter_mode_draws_the_same_figures(sec):
-    at = run_page("modern", {"mo_sec": sec, "present": "1"})
+    at = run_page("modern_attention", {"mo_sec": sec, "present": "1"})
     assert_clean(at)
-    normal = run_page("modern", {"mo_sec": sec})
+    normal = run_page("modern_attention", {"mo_sec": sec})
     assert len(figures(at)) == len(figures(normal)) > 0
     assert figures(at)[0]["layout"]["font"]["size"] > figures(normal)[0]["layout"]["font"]["size"]
 
@@ -499,7 +503,7 @@ def test_presenter_mode_draws_the_same_figures(sec):
     ],
 )
 def test_chinese_views_show_no_english(params):
-    at = run_page("modern", {"lang": "zh"} | params)
+    at = run_page("modern_attention", {"lang": "zh"} | params)
     assert_clean(at)
     assert english_words(at) == {}
     assert at.tabs[0].label == "分组查询注意力"  # d2l-zh's term, whichever tab is open

@@ -31,13 +31,15 @@ from apptest_util import (
     warnings,
 )
 
-from ui import budget, cache_pretrained, url_state
-from ui.cache_pretrained import head_of_point, load_model
+from ui import url_state
+from ui.cache import pretrained as cache_pretrained
+from ui.cache.pretrained import head_of_point, load_model
+from ui.room import budget
 from visattn.lessons import pretrained as lesson
-from visattn.lessons.pretrained import PARAGRAPH
-from visattn.models import minilm
-from visattn.models.minilm import INSTALL_COMMAND, MiniLM, ModelNotInstalled
+from visattn.models import encoder
+from visattn.models.encoder import INSTALL_COMMAND, BertEncoder, ModelNotInstalled
 from visattn.shown_tokens import HeadWeight, pool
+from visattn.text import PARAGRAPH
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -103,8 +105,8 @@ def params(at) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM.load()
+def model() -> BertEncoder:
+    return BertEncoder.load()
 
 
 @pytest.fixture(scope="module")
@@ -460,7 +462,7 @@ def test_chinese():
 def test_missing_package_says_how_to_install():
     load_model.clear()
     try:
-        with mock.patch.object(minilm, "model_dir", side_effect=ModelNotInstalled("no package")):
+        with mock.patch.object(encoder, "model_dir", side_effect=ModelNotInstalled("no package")):
             at = run_page("pretrained", {"pt_layer": "5"})
             assert_clean(at)
             (err,) = errors(at)
@@ -701,7 +703,7 @@ def test_a_huge_text_reads_at_most_max_read_characters(model):
     with mock.patch.object(model, "tokenizer", Spy()):
         r = model.run("word " * 4_000_000)  # 20 MB
     assert r.truncated and r.n_tokens == 512 and not r.read_all
-    assert max(seen) <= minilm.MAX_READ
+    assert max(seen) <= encoder.MAX_READ
 
 
 def test_text_area_limits_characters_and_says_so():
@@ -749,10 +751,10 @@ def rss_mb() -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc (Linux)")
 def test_twenty_long_texts_and_twelve_head_clicks_keep_memory_bounded():
-    """Budget: RSS grows by at most the replica's memory budget (the results it keeps, ui.budget) +
-    SESSION_MB over the whole sequence, and not at all (≤ 100 MB of noise) over its second half.
-    Before the fix each text and each head opened with pt_hide=1&pt_merge=1 kept its run alive
-    through the finder chart's callback, so memory grew at every step."""
+    """Budget: RSS grows by at most the replica's memory budget (the results it keeps,
+    ui.room.budget) + SESSION_MB over the whole sequence, and not at all (≤ 100 MB of noise) over
+    its second half. Before the fix each text and each head opened with pt_hide=1&pt_merge=1 kept
+    its run alive through the finder chart's callback, so memory grew at every step."""
     budget.shared().clear()
     rng = np.random.default_rng(0)
     vocab = (
@@ -813,9 +815,9 @@ def reading_by_hand(reading: str) -> np.ndarray:
     if (
         reading == "norm_weighted"
     ):  # value norms: checked against Hugging Face in tests/test_reading.py
-        from visattn.reading import minilm_value_norms
+        from visattn.reading import encoder_value_norms
 
-        return norm(A * minilm_value_norms(model, SENTENCE)[:, :, None, :])
+        return norm(A * encoder_value_norms(model, SENTENCE)[:, :, None, :])
     if reading == "mean":
         return A.mean(axis=1, keepdims=True)
     if reading == "max":
@@ -1043,7 +1045,7 @@ def test_a_decoder_in_chinese_speaks_chinese(fixture_models):
 
 
 def test_models_flag_names_folders():
-    from ui.cache_models import model_dirs
+    from ui.cache.models import model_dirs
 
     assert model_dirs(["--models", "/a", "--server.port", "1", "--models", "/b"]) == ["/a", "/b"]
     assert model_dirs([]) == []

@@ -26,7 +26,7 @@ from apptest_util import (
 
 from visattn import reading
 from visattn.lessons import reading as lesson
-from visattn.models.minilm import MiniLM
+from visattn.models.encoder import BertEncoder
 
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -36,8 +36,8 @@ LONG = " ".join(["word"] * 50)  # 52 tokens with [CLS] and [SEP]: above flow's c
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM.load()
+def model() -> BertEncoder:
+    return BertEncoder.load()
 
 
 def heatmaps(at) -> list[dict]:
@@ -139,7 +139,7 @@ def test_special_token_shares(model):
     r = model.run(TIRED)
     A = r.attentions.astype(np.float64)  # (L, H, T, T)
     by_weight = (A[..., 0] + A[..., -1]).mean()
-    N = reading.minilm_value_norms(model, TIRED)  # checked against Hugging Face in test_reading
+    N = reading.encoder_value_norms(model, TIRED)  # checked against Hugging Face in test_reading
     W = A * N[:, :, None, :]
     W = W / W.sum(axis=-1, keepdims=True)
     by_norm = (W[..., 0] + W[..., -1]).mean()
@@ -296,7 +296,7 @@ def test_the_plane_labels_only_the_focus_query_and_its_strongest_keys(model, par
 def test_the_unnormalised_norm_weighted_reading_is_alpha_times_the_value_norm(model):
     r = model.run(TIRED)
     A = r.attentions.astype(np.float64)  # (L, H, T, T)
-    N = reading.minilm_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
+    N = reading.encoder_value_norms(model, TIRED)  # (L, H, T): checked against Hugging Face
     raw = A[3, 1] * N[3, 1][None, :]  # α_ij ‖f(x_j)‖, no rescaling
     for lang in ("en", "zh"):
         at = run_page(
@@ -339,7 +339,7 @@ def test_the_app_says_which_rescalings_are_its_own_choice():
 def test_chinese_wording_is_one_wording_across_pages():
     zh = locale("zh")
     assert zh["palettes"]["Viridis"] == "Viridis" and "绿黄" not in json.dumps(zh)
-    positional = locale("zh", "positional")
+    positional = locale("zh", "positional_encoding")
     assert "甲" not in json.dumps(zh, ensure_ascii=False)
     assert zh["sentence_a"] == positional["text_a"] == "句子 A" and zh["sentence_b"] == "句子 B"
     assert zh["presets"] == locale("zh", "pretrained")["presets"]
@@ -490,7 +490,8 @@ def test_the_page_drawing_reserves_the_budget_for_the_models_size(
 ):
     """The page's drawing holds a reservation of DRAW_FACTOR × the model's own (L, H, T, T) float32
     attention (T: the tokens the page reads), whatever the model."""
-    from ui import budget, cache_pretrained
+    from ui.cache import pretrained as cache_pretrained
+    from ui.room import budget
 
     text, A = transformers_run(family)
     L, H, T, _ = A.shape
@@ -578,8 +579,8 @@ def test_a_tampered_model_id_is_dropped_with_the_url_notice(fixture_models):
 @pytest.mark.parametrize("family", ["gpt2", "bert"])
 def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_models, family):
     """A larger checkpoint makes a larger run: the page's runs are the budget's, by bytes."""
-    from ui import budget
-    from ui.cache_pretrained import model_key
+    from ui.cache.pretrained import model_key
+    from ui.room import budget
 
     text, _ = transformers_run(family)
     at = run_page("reading", {"rd_model": family, "rd_text": text})

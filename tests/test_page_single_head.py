@@ -329,7 +329,7 @@ def test_variance_figures_are_within_ten_percent_at_every_choice():
 
 
 def test_sentence_with_minilm_embeddings():
-    from visattn.models.minilm import MiniLM
+    from visattn.models.encoder import BertEncoder
 
     at = run_page(
         "single_head",
@@ -342,7 +342,7 @@ def test_sentence_with_minilm_embeddings():
     )
     assert_clean(at) and not errors(at)
     assert "principal axes" in texts(at)
-    model = MiniLM.load()
+    model = BertEncoder.load()
     tokens, ids, _, _ = model.tokenize("The cat is unbelievably fluffy.")
     assert "##bel" in tokens and f"{len(tokens) - 2} tokens" in texts(
         at
@@ -793,9 +793,9 @@ def test_the_default_sentence_follows_a_language_switch():
 def test_minilm_says_a_chinese_sentence_is_mostly_unk():
     import json
 
-    from visattn.models.minilm import MiniLM
+    from visattn.models.encoder import BertEncoder
 
-    model = MiniLM.load()
+    model = BertEncoder.load()
     tokenizer = json.loads((model.path / "tokenizer.json").read_text("utf-8"))
     vocab = tokenizer["model"]["vocab"]
     unknown = [c for c in ZH_SENTENCE if c not in vocab]  # BERT splits Chinese by characters

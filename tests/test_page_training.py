@@ -120,7 +120,8 @@ def test_a_link_opens_the_maps_at_its_checkpoint(link, opens, reported):
 
 
 def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
-    from ui import budget, cache_training, jobs
+    from ui.cache import training as cache_training
+    from ui.room import budget, jobs
 
     spec = cache_training.job(lesson.training_config(1, 2000), 123)
     jobs.start(spec, "session-a")
@@ -132,7 +133,8 @@ def test_a_job_nobody_watches_stops_and_stop_is_kept_apart_from_the_whole_run():
 
 
 def test_two_layers_with_the_mlp_show_layer_one_feeding_layer_two():
-    from ui import cache_training, jobs
+    from ui.cache import training as cache_training
+    from ui.room import jobs
 
     params = {"dec_tsteps": "100", "dec_tlayers": "2", "dec_tseed": "9", "dec_tmlp": "1"}
     at = trained(params)
@@ -183,7 +185,8 @@ def test_own_sequence_on_the_trained_model_and_a_bad_one():
 
 
 def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
-    from ui import cache_training, jobs
+    from ui.cache import training as cache_training
+    from ui.room import jobs
 
     monkeypatch.setattr(jobs, "HEARTBEAT_SECONDS", 0.5)
     config = lesson.training_config(1, 2000)
@@ -205,7 +208,8 @@ def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
 def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
     import threading
 
-    from ui import budget, cache_training, jobs
+    from ui.cache import training as cache_training
+    from ui.room import budget, jobs
 
     holding, release = threading.Event(), threading.Event()
 
@@ -234,7 +238,7 @@ def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
 
 
 def test_without_a_decoder_the_section_says_how_to_get_one(monkeypatch):
-    from ui import cache_models
+    from ui.cache import models as cache_models
 
     monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
     monkeypatch.delenv("VISATTN_MODELS", raising=False)
@@ -269,7 +273,7 @@ def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp
     independent torch forward pass computes it."""
     import induction_checkpoint
 
-    from ui import cache_models
+    from ui.cache import models as cache_models
     from visattn.models import generation, load
 
     folder = induction_checkpoint.write(tmp_path / "gpt2-planted", induction=0)

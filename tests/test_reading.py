@@ -28,7 +28,7 @@ from visattn.figures.lines import filtered_lines
 from visattn.figures.matrices import head_grid, heatmap
 from visattn.lessons import reading as lesson
 from visattn.models import designed
-from visattn.models.minilm import MiniLM
+from visattn.models.encoder import BertEncoder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "reading_reference.npz"
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -325,8 +325,8 @@ def test_designed_value_norms_match_the_values_the_heads_computed():
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM.load()
+def model() -> BertEncoder:
+    return BertEncoder.load()
 
 
 @pytest.fixture(scope="module")
@@ -342,7 +342,7 @@ def test_minilm_value_norms_match_hugging_face(model, reference, name):
     np.testing.assert_array_equal(result.token_ids, reference[f"{name}_input_ids"])
     want = reference[f"{name}_value_norms"]
     for source in (result, text):
-        got = reading.minilm_value_norms(model, source)
+        got = reading.encoder_value_norms(model, source)
         assert got.shape == want.shape == (6, 12, result.n_tokens)
         assert np.abs(got / want - 1).max() <= 1e-4
 
@@ -351,7 +351,7 @@ def test_minilm_queries_and_keys_match_hugging_face(model, reference):
     layer = int(reference["qk_layer"])
     result = model.run(TIRED)
     for head in (0, 7):
-        q, k = reading.minilm_queries_keys(model, result, layer, head)
+        q, k = reading.encoder_queries_keys(model, result, layer, head)
         for got, want in (
             (q, reference["tired_queries"][head]),
             (k, reference["tired_keys"][head]),
@@ -368,7 +368,7 @@ def test_parked_heads_move_less_than_their_weights_say(model):
     """The page's claim on the tired sentence: [CLS] + [SEP] hold less of the norm-weighted
     attention."""
     result = model.run(TIRED)
-    norms = reading.minilm_value_norms(model, result)
+    norms = reading.encoder_value_norms(model, result)
     special = [0, result.n_tokens - 1]
     by_weight = reading.key_share(result.attentions, special).mean()
     by_norm = reading.key_share(
@@ -479,10 +479,10 @@ def test_bad_input_raises_a_coded_error(call, code):
 
 def test_minilm_source_must_be_text_or_result(model):
     with pytest.raises(InputError) as err:
-        reading.minilm_value_norms(model, 42)
+        reading.encoder_value_norms(model, 42)
     assert err.value.code == "reading_source"
     with pytest.raises(InputError) as err:
-        reading.minilm_queries_keys(model, TIRED, 6, 0)
+        reading.encoder_queries_keys(model, TIRED, 6, 0)
     assert err.value.code == "reading_index"
 
 

@@ -28,7 +28,9 @@ def test_the_readme_compute_example_runs():
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("visattn.models.minilm", "MiniLM"),
+        ("visattn.models.encoder", "BertEncoder"),
+        ("visattn.models.layers", "share"),
+        ("visattn.display", "byte_size"),
         ("visattn.models.designed", "run"),
         ("visattn.display", "even_grid"),
         ("visattn.figures.colour", "colour_scale"),

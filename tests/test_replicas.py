@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serve_room  # noqa: E402
 
-PAGE = "positional"  # registry id of a page with a chart that renders in about a second
+PAGE = "positional_encoding"  # registry id of a page with a chart that renders in about a second
 
 
 def require_nginx() -> None:

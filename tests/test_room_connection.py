@@ -1,5 +1,5 @@
 """Streamlit's own connection and error texts in the page's language
-(ui/connection.py), seen in Chromium under ?lang=zh: the status while the server is gone, the
+(ui/room/connection.py), seen in Chromium under ?lang=zh: the status while the server is gone, the
 connection-error dialog, the "restoring" notice when it is back, the redacted-error box. Loopback
 only."""
 
@@ -18,8 +18,8 @@ from apptest_util import ROOT
 from browser_util import CHROMIUM, CHROMIUM_ARGS, require_browser, wait_rendered
 from test_replicas import require_nginx, serve_room, short_run_dir, title_of
 
-from ui import connection
 from ui.registry import BY_ID
+from ui.room import connection
 
 STATIC_JS = Path(streamlit.__file__).parent / "static" / "static" / "js"
 
@@ -54,7 +54,7 @@ def test_the_connection_texts_are_chinese_under_lang_zh(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
     zh = room_texts("zh")
-    page_info = BY_ID["positional"]
+    page_info = BY_ID["positional_encoding"]
     with serve_room.room(replicas=1, run_dir=short_run_dir(tmp_path_factory)) as r:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

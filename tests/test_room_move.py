@@ -18,7 +18,9 @@ from test_room_supervisor import healthy, wait_for
 
 from ui.registry import BY_ID
 
-PAGE = BY_ID["positional"]  # its first section draws a table whose size is a section control
+PAGE = BY_ID[
+    "positional_encoding"
+]  # its first section draws a table whose size is a section control
 
 
 def cookie(ctx) -> str:
@@ -34,7 +36,7 @@ def move(page, r, replica: str) -> tuple[float, float]:
     os.kill(killed, signal.SIGKILL)
     since = time.monotonic()
     page.wait_for_selector('[data-testid="stConnectionStatus"]', timeout=20_000)
-    # ui/connection.py: no input until the page has been rebuilt on the new replica
+    # ui/room/connection.py: no input until the page has been rebuilt on the new replica
     notice = page.locator("#visattn-restoring")
     assert notice.inner_text() == "Restoring this view…"
     page.wait_for_selector('[data-testid="stConnectionStatus"]', state="detached", timeout=60_000)

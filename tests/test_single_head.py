@@ -433,7 +433,7 @@ def test_prefix_dot_products_have_variance_d_k_and_are_seeded():
 # --- what τ changes: the figures of the steps before softmax are cached on the rest -------------
 def test_the_steps_before_softmax_do_not_depend_on_temperature():
     """``SelfAttentionTrace.before_softmax`` identifies the figures of the steps up to the scores
-    (ui.cache_single_head keys them on it): equal at every τ, and so are those figures; the weights
+    (ui.cache.single_head keys them on it): equal at every τ, and so are those figures; the weights
     and Z are not."""
     cool, warm = lesson.worked(True, True, 0.35), lesson.worked(True, True, 2.5)
     for a, b in zip(cool.before_softmax(), warm.before_softmax(), strict=True):

@@ -17,19 +17,20 @@ import pytest
 import streamlit as st
 from apptest_util import assert_clean, run_page
 
-from ui import budget, cache_pretrained, warm
+from ui.cache import pretrained as cache_pretrained
+from ui.room import budget, warm
 from visattn.lessons import pretrained as lesson
-from visattn.models.minilm import MiniLM
+from visattn.models.encoder import BertEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Counts of MiniLM.load and of the Winograd lesson, with every cache of the pretrained page
-    empty."""
+    """Counts of BertEncoder.load and of the Winograd lesson, with every cache of the pretrained
+    page empty."""
     calls = {"load": 0, "winograd": 0}
-    load, winograd = MiniLM.load.__func__, lesson.winograd
+    load, winograd = BertEncoder.load.__func__, lesson.winograd
 
     def counting_load(cls, *args, **kwargs):
         calls["load"] += 1
@@ -39,7 +40,7 @@ def counted(monkeypatch):
         calls["winograd"] += 1
         return winograd(model)
 
-    monkeypatch.setattr(MiniLM, "load", classmethod(counting_load))
+    monkeypatch.setattr(BertEncoder, "load", classmethod(counting_load))
     monkeypatch.setattr(lesson, "winograd", counting_winograd)
     for fn in (cache_pretrained.load_model, cache_pretrained.winograd):
         fn.clear()
@@ -61,7 +62,7 @@ def test_warm_up_fills_the_caches_the_page_reads(counted):
         cache_pretrained.model_or_error()
     )  # asked while the thread loads: waits for the same load
     thread.join()
-    assert reason is None and isinstance(model, MiniLM)
+    assert reason is None and isinstance(model, BertEncoder)
     assert counted == {"load": 1, "winograd": 1}
     again, _ = cache_pretrained.model_or_error()
     run = cache_pretrained.run_text(again, lesson.SENTENCE)
@@ -119,7 +120,7 @@ def test_the_warm_up_logs_nothing(counted):
 
 
 def test_home_page_starts_the_warm_up_once(counted):
-    st.cache_resource.clear()  # ui.warm's starter too: a fresh "server"
+    st.cache_resource.clear()  # ui.room.warm's starter too: a fresh "server"
     for _ in range(2):
         at = run_page("home")
         assert_clean(at)
@@ -154,7 +155,14 @@ def test_package_imports_lazily_and_exports_the_same_objects():
     ]
     import visattn
     from visattn import attention as attention_fn
-    from visattn import decode, kernel_regression, modern, positional, reading, text
+    from visattn import (
+        decode,
+        kernel_regression,
+        modern_attention,
+        positional_encoding,
+        reading,
+        text,
+    )
     from visattn.models import designed
 
     assert callable(attention_fn) and attention_fn is sys.modules["visattn.attention"].attention
@@ -162,7 +170,7 @@ def test_package_imports_lazily_and_exports_the_same_objects():
         value = getattr(visattn, name)
         if name in (
             "designed",
-            "positional",
+            "positional_encoding",
             "scaling",
             "scoring",
             "shapes",
@@ -176,8 +184,8 @@ def test_package_imports_lazily_and_exports_the_same_objects():
                 sys.modules["visattn.activations"],
                 decode,
                 kernel_regression,
-                modern,
-                positional,
+                modern_attention,
+                positional_encoding,
                 reading,
                 text,
             )

@@ -9,6 +9,7 @@ import base64
 import json
 import random
 import zlib
+from urllib.parse import urlencode
 
 import pytest
 from apptest_util import assert_clean, figures, run_page, warnings
@@ -17,24 +18,24 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from ui.registry import BY_ID
+from visattn import lecture
 from visattn import tour as model
 from visattn.errors import InputError
-from visattn.lessons import lecture
 from visattn.tour import Step, Tour
 
-A = Step("kernel", "kr_q=2.5", "chart_kernel_weights_bars", "Weights", "Ask first.")
+A = Step("kernel_regression", "kr_q=2.5", "chart_kernel_weights_bars", "Weights", "Ask first.")
 B = Step("single_head", "sh_view=sqrt", "", "√d_k", "")
 C = Step("decoder", "", "", "", "Mask.\nThen cache.")
 
 
 def test_add_edit_move_delete():
     tour = Tour().add(A).add(C).add(B, after=1)  # B lands between A and C
-    assert [s.page for s in tour.steps] == ["kernel", "single_head", "decoder"]
+    assert [s.page for s in tour.steps] == ["kernel_regression", "single_head", "decoder"]
     tour = tour.edit(2, "Why scale", "Variance d_k.")
     assert tour.step(2).title == "Why scale" and tour.step(2).notes == "Variance d_k."
     assert tour.step(2).query == "sh_view=sqrt"  # the view stays
     moved = tour.move(3, -2)
-    assert [s.page for s in moved.steps] == ["decoder", "kernel", "single_head"]
+    assert [s.page for s in moved.steps] == ["decoder", "kernel_regression", "single_head"]
     assert moved.move(1, -5).steps == moved.steps  # held within the tour
     assert [s.page for s in tour.delete(1).steps] == ["single_head", "decoder"]
     assert tour.step(0) == tour.step(1) and tour.step(99) == tour.step(3)
@@ -73,28 +74,31 @@ def test_link_and_file_read_back_exactly(items):
 
 
 def test_bounds():
-    long_title = Step("kernel", title="x" * (model.MAX_TITLE + 1))
-    long_notes = Step("kernel", notes="x" * (model.MAX_NOTES + 1))
+    long_title = Step("kernel_regression", title="x" * (model.MAX_TITLE + 1))
+    long_notes = Step("kernel_regression", notes="x" * (model.MAX_NOTES + 1))
     for step, code in ((long_title, "tour_title_long"), (long_notes, "tour_notes_long")):
         with pytest.raises(InputError) as err:
             Tour().add(step)
         assert err.value.code == code
-    assert Tour().add(Step("kernel", title="x" * model.MAX_TITLE)).step(1).title
+    assert Tour().add(Step("kernel_regression", title="x" * model.MAX_TITLE)).step(1).title
     full = Tour((A,) * model.MAX_STEPS)
     with pytest.raises(InputError) as err:
         full.add(B)
     assert err.value.code == "tour_full" and err.value.params["limit"] == model.MAX_STEPS
     with pytest.raises(InputError) as err:
-        Tour().add(Step("kernel", "k=" + "1" * model.MAX_QUERY))
+        Tour().add(Step("kernel_regression", "k=" + "1" * model.MAX_QUERY))
     assert err.value.code == "tour_view_long"
     # random notes do not compress: a tour that no longer fits in a link is refused
     noise = random.Random(26)
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     notes = ["".join(noise.choices(alphabet, k=model.MAX_NOTES)) for _ in range(12)]
-    big = Tour(tuple(Step("kernel", notes=text) for text in notes))
+    big = Tour(tuple(Step("kernel_regression", notes=text) for text in notes))
     with pytest.raises(InputError) as err:
         model.to_link(big)
     assert err.value.code == "tour_link_long"
+
+
+FIELDS = ("page", "query", "figure", "title", "notes")
 
 
 def packed(rows) -> str:
@@ -109,12 +113,12 @@ BAD_LINKS = [
     "t1.!!!!",
     "t1." + base64.urlsafe_b64encode(b"not zlib").decode(),
     packed({"steps": []}),
-    packed([["kernel", "", ""]]),
+    packed([["kernel_regression", "", ""]]),
     packed([["Kernel!", "", "", "", ""]]),
-    packed([["kernel", "<b>=1", "", "", ""]]),
-    packed([["kernel", "", "a b", "", ""]]),
-    packed([["kernel", "", "", 5, ""]]),
-    packed([["kernel", "", "", "", ""]] * (model.MAX_STEPS + 1)),
+    packed([["kernel_regression", "<b>=1", "", "", ""]]),
+    packed([["kernel_regression", "", "a b", "", ""]]),
+    packed([["kernel_regression", "", "", 5, ""]]),
+    packed([["kernel_regression", "", "", "", ""]] * (model.MAX_STEPS + 1)),
     # a small link that would unpack to far more than any tour (a zip bomb)
     model.LINK_PREFIX
     + base64.urlsafe_b64encode(zlib.compress(b"[" + b" " * 10_000_000 + b"]", 9))
@@ -140,10 +144,10 @@ def test_the_builtin_tour_follows_the_articles():
     steps = lecture.INTRO.steps
     assert 10 <= len(steps) <= 14
     order = [
-        "kernel",
+        "kernel_regression",
         "single_head",
         "multi_head",
-        "positional",
+        "positional_encoding",
         "pretrained",
         "reading",
         "decoder",
@@ -180,16 +184,40 @@ def test_a_link_opens_the_builtin_tour_at_its_step():
     } == {"tour": "intro", "step": "4"}
 
 
+def test_a_link_naming_pages_by_their_former_ids_opens_them():
+    """Tours packed before each page's id became its address's stem name the kernel-regression,
+    positional-encoding and modern-attention pages "kernel", "positional" and "modern"; such a link
+    (and such a file) still opens each step on its page."""
+    old = [["kernel", "kr_q=2.5", "", "", ""], ["positional", "", "", "", ""]]
+    old.append(["modern", "mo_sec=window", "", "", ""])
+    current = [BY_ID[model.FORMER_PAGE_IDS[row[0]]] for row in old]
+    tour = model.from_link(packed(old))
+    assert [s.page for s in tour.steps] == [p.id for p in current]
+    file = json.dumps(
+        {"visattn_tour": 1, "steps": [dict(zip(FIELDS, row, strict=True)) for row in old]}
+    )
+    assert model.from_json(file) == tour
+    at = run_page(current[1].id, {"tour": packed(old), "step": "2"})
+    assert_clean(at)
+    html = bar(at)
+    for number, page in ((1, current[0]), (3, current[2])):  # Prev and Next, by today's address
+        query = dict(tour.step(number).params()) | {"lang": "en", "tour": model.to_link(tour)}
+        href = f"./{page.url_path}?" + urlencode(query | {"step": str(number)})
+        assert href.replace("&", "&amp;") in html
+
+
 def test_the_tour_in_chinese():
-    at = run_page("kernel", {"tour": "intro", "step": "1", "lang": "zh"})
+    at = run_page("kernel_regression", {"tour": "intro", "step": "1", "lang": "zh"})
     assert_clean(at)
     assert f"第 1 / {len(lecture.INTRO)} 步" in bar(at) and "注意力是加权平均" in bar(at)
     assert 'aria-disabled="true"' in bar(at)  # no step before the first
 
 
 def test_a_lecturers_tour_is_escaped_everywhere():
-    evil = Step("kernel", "", "", '<img src=x onerror=alert(1)>"', "**bold** [x](http://e.vil)")
-    at = run_page("kernel", {"tour": model.to_link(Tour((evil, A)))})
+    evil = Step(
+        "kernel_regression", "", "", '<img src=x onerror=alert(1)>"', "**bold** [x](http://e.vil)"
+    )
+    at = run_page("kernel_regression", {"tour": model.to_link(Tour((evil, A)))})
     assert_clean(at)
     html = bar(at)
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;&quot;" in html
@@ -199,7 +227,7 @@ def test_a_lecturers_tour_is_escaped_everywhere():
 
 @pytest.mark.parametrize("bad", ["t1.garbage", "x" * (model.MAX_LINK + 1), "nope"])
 def test_a_tampered_tour_is_dropped_with_a_notice(bad):
-    at = run_page("kernel", {"tour": bad})
+    at = run_page("kernel_regression", {"tour": bad})
     assert_clean(at)
     assert warnings(at)  # which one: the tour could not be read, or the parameter was reset
     assert not bar(at)
@@ -211,13 +239,16 @@ def add_view_script() -> None:
     browser sent (ui.address; the positions of the figures' sliders are there alone)."""
     import streamlit as st
 
-    from ui import tour, url_state
-    from visattn.lessons import lecture
+    from ui import url_state
+    from ui.lecture import tour
+    from visattn import lecture
 
     url_state.start_run()
     url_state.bind("lang", "en", options=["en", "zh"])
     url_state.bind_controls(lecture.CONTROLS)
-    tour.add_view("kernel", st.session_state.get("figure", ""), st.session_state["query"])
+    tour.add_view(
+        "kernel_regression", st.session_state.get("figure", ""), st.session_state["query"]
+    )
 
 
 def test_add_this_view_takes_the_browsers_address_less_the_lectures_parameters():
@@ -226,7 +257,7 @@ def test_add_this_view_takes_the_browsers_address_less_the_lectures_parameters()
     at.run()
     assert not at.exception
     packed = at.session_state["tour"]
-    assert model.from_link(packed).steps == (Step("kernel", "kr_q=2.5&kr_sigma=0.6"),)
+    assert model.from_link(packed).steps == (Step("kernel_regression", "kr_q=2.5&kr_sigma=0.6"),)
     assert at.session_state["step"] == 1
     # a view past every bound is refused with the tour's message, the tour kept
     at.session_state["query"] = "kr_q=" + "9" * (model.MAX_QUERY * 4)
@@ -236,8 +267,8 @@ def test_add_this_view_takes_the_browsers_address_less_the_lectures_parameters()
 
 
 def test_a_tours_step_is_edited_in_the_panel():
-    packed = model.to_link(Tour((Step("kernel", "kr_q=2.5"),)))
-    at = run_page("kernel", {"kr_q": "2.5", "tour": packed})
+    packed = model.to_link(Tour((Step("kernel_regression", "kr_q=2.5"),)))
+    at = run_page("kernel_regression", {"kr_q": "2.5", "tour": packed})
     at.text_input(key="lec_title").input("First look")
     at.text_area(key="lec_notes").input("Say why.")
     at.button(key="FormSubmitter:lec_edit-" + "Save title and notes").click().run()
@@ -275,8 +306,13 @@ def tour_of(at) -> Tour:
 
 
 def test_reorder_and_delete_in_the_panel():
-    steps = (Step("kernel", "kr_q=2.5"), Step("kernel", "kr_q=2.5", "chart_kernel_fitted_curve"))
-    at = run_page("kernel", {"kr_q": "2.5", "tour": model.to_link(Tour(steps)), "step": "2"})
+    steps = (
+        Step("kernel_regression", "kr_q=2.5"),
+        Step("kernel_regression", "kr_q=2.5", "chart_kernel_fitted_curve"),
+    )
+    at = run_page(
+        "kernel_regression", {"kr_q": "2.5", "tour": model.to_link(Tour(steps)), "step": "2"}
+    )
     assert_clean(at)
     assert [s.figure for s in tour_of(at).steps] == ["", "chart_kernel_fitted_curve"]
     assert at.query_params["step"] in ("2", ["2"])
@@ -292,12 +328,12 @@ def test_reorder_and_delete_in_the_panel():
 
 def test_the_figure_select_names_each_chart_by_its_title():
     """Not by its key (chart_kernel_weights_bars): in the page's language."""
-    at = run_page("kernel", {"lang": "zh"})
+    at = run_page("kernel_regression", {"lang": "zh"})
     assert_clean(at)
     options = at.selectbox(key="lec_figure").options
     assert options[0] == "页面的第一张图" and "查询 62 对各个键的注意力权重" in options
     assert not any("chart_" in o for o in options) and len(set(options)) == len(options)
-    en = run_page("kernel").selectbox(key="lec_figure").options
+    en = run_page("kernel_regression").selectbox(key="lec_figure").options
     assert "Attention weights of the query 62 over the keys" in en and len(en) == len(options)
 
 

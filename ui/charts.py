@@ -12,12 +12,13 @@ import plotly.graph_objects as go
 import plotly.io
 import streamlit as st
 
-from visattn import export
+from visattn import export, lecture
 from visattn.figures import live
-from visattn.lessons import lecture
 
-from . import lecture_modes, tour, url_state
+from . import url_state
 from .i18n import label_table, t
+from .lecture import modes as lecture_modes
+from .lecture import tour
 from .widgets import token_label
 
 PLOTLY_FONT = 12  # Plotly's font size when a figure names none
@@ -83,7 +84,7 @@ def plotly_words() -> dict:
 def show(fig: go.Figure, name: str, key: str | None = None) -> None:
     """Draw ``fig`` full width; the camera button saves ``visattn_<name>`` as a 1920×1080 slide (PNG
     or SVG, the lecture panel's choice) with its text as large as on the projector, in presenter
-    mode or not (:func:`visattn.lessons.lecture.slide_layout`). With predict-then-reveal on, the
+    mode or not (:func:`visattn.lecture.slide_layout`). With predict-then-reveal on, the
     figure is drawn without its numbers until its section, or the chart, is revealed."""
     stem = slug(name)
     key = key or f"chart_{stem}"  # also the figure's anchor on the page (class st-key-<key>)

@@ -18,12 +18,15 @@ from typing import Any
 
 import streamlit as st
 
+from visattn import lecture
 from visattn.controls import Control
-from visattn.lessons import lecture
 
-from . import connection, lecture_modes, tour, url_state, warm
+from . import url_state
 from .i18n import LANGUAGES, browser_lang, labeller, lang, t
+from .lecture import modes as lecture_modes
+from .lecture import tour
 from .registry import BY_ID, PAGES
+from .room import connection, warm
 from .text import escape
 
 # The browser tab's icon, inside the page as a data: URL. A ":material/…:" page icon would make the

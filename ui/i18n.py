@@ -1,10 +1,10 @@
 """User-visible text from the locale files ``ui/locales/<lang>/<namespace>.json``.
 
-``t("kernel.title")`` looks up key ``title`` in namespace ``kernel`` for the current language. Keys
-are always string literals in the code (a test reads them and fails on a key no code uses, or a used
-key missing in a language); a choice among options maps each option to its literal key. With
-``VISATTN_STRICT_I18N=1`` (set by the tests) a missing key or placeholder raises; in production it
-is logged and the English text (or the key) is shown instead.
+``t("kernel_regression.title")`` looks up key ``title`` in namespace ``kernel_regression`` for the
+current language. Keys are always string literals in the code (a test reads them and fails on a key
+no code uses, or a used key missing in a language); a choice among options maps each option to its
+literal key. With ``VISATTN_STRICT_I18N=1`` (set by the tests) a missing key or placeholder raises;
+in production it is logged and the English text (or the key) is shown instead.
 
 A figure module's words are its ``Words`` dataclass (English defaults); :func:`figure_words` fills
 one in the page's language from the namespace of its module, ``figures_<module>.json``, keyed by

@@ -3,7 +3,7 @@
 Which reading of the attention (weights | weights × ‖value‖ | mean over heads | max over heads
 | rollout | flow), its colour scale (linear | log | power γ; Blues | Viridis | Greys; 0…1 or
 0…max) and the lines' filters (edge threshold, top-k edges per query). The controls are declared
-by :func:`visattn.lessons.reading_selector.controls` under a page prefix (``rd_view``,
+by :func:`visattn.reading_selector.controls` under a page prefix (``rd_view``,
 ``pt_view``, ``mh_view``, …) and come into each lesson's ``CONTROLS``; the functions here take that
 table and the prefix. :func:`chosen` computes the chosen reading through the one error path, with
 a progress bar while flow runs. :func:`named` gives the figures the chosen reading with the page's
@@ -20,7 +20,7 @@ import streamlit as st
 from visattn.controls import Control
 from visattn.display import DEFAULT_GAMMA
 from visattn.figures.reading import Reading
-from visattn.models.minilm import INSTALL_COMMAND
+from visattn.models.encoder import INSTALL_COMMAND
 from visattn.reading import FLOW_MAX_TOKENS, PER_HEAD, READINGS, THROUGH_LAYERS
 
 from . import widgets

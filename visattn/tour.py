@@ -6,7 +6,7 @@ No Streamlit here. A tour travels whole in one URL parameter (``tour=``): :func:
 :func:`from_json` are the readable file a lecturer downloads. Everything read is bounded: the number
 of steps, a title's and a note's length, a view's query, the packed link itself; a tampered tour
 raises :class:`visattn.errors.InputError`, never anything else. The built-in tours name their
-titles and notes by locale key (``visattn.lessons.lecture``); a lecturer's tour holds their own
+titles and notes by locale key (``visattn.lecture``); a lecturer's tour holds their own
 words, which the app escapes wherever it shows them.
 """
 
@@ -117,14 +117,28 @@ def check_step(step: Step) -> Step:
     return step
 
 
+# Pages that had another id when tours were first packed and saved (each page's id is now the stem
+# of its address and of all its modules): a link or a file naming a page by its former id opens it.
+FORMER_PAGE_IDS = {
+    "kernel": "kernel_regression",
+    "positional": "positional_encoding",
+    "modern": "modern_attention",
+}
+
+
+def _current(step: Step) -> Step:
+    """``step`` naming its page by today's id."""
+    return replace(step, page=FORMER_PAGE_IDS.get(step.page, step.page))
+
+
 def _fields(item) -> Step:
     """A step from its packed (list) or file (object) form."""
     if isinstance(item, list) and len(item) == 5 and all(isinstance(x, str) for x in item):
-        return check_step(Step(*item))
+        return _current(check_step(Step(*item)))
     if isinstance(item, dict):
         values = {k: item.get(k, "") for k in ("page", "query", "figure", "title", "notes")}
         if all(isinstance(v, str) for v in values.values()):
-            return check_step(Step(**values))
+            return _current(check_step(Step(**values)))
     raise InputError("tour_bad", "a step is not a step")
 
 

@@ -19,8 +19,9 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from ..checks import as_array, positive_int
+from ..display import layer_name
 from ..errors import InputError
-from ..lessons.pretrained import N_LAYERS, layer_name
+from ..models.encoder import N_LAYERS
 from ..reading import (
     THROUGH_LAYERS,
     QKProjection,

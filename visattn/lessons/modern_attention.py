@@ -6,7 +6,7 @@ every number that section shows; ``CONTROLS`` declares every URL parameter of th
 holds the published configuration of each model the cache section compares, with its source.
 
 Blocks, heads and layers count from 1 on the page (as its prose and links do) and from 0 in
-:mod:`visattn.modern`; :func:`flash_section` is where the two meet."""
+:mod:`visattn.modern_attention`; :func:`flash_section` is where the two meet."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import decode, modern
+from .. import decode, modern_attention
 from ..attention import attention
 from ..controls import Control, table
+from ..display import byte_size
 from ..errors import InputError
-from .decoder import byte_size
 
 SECTIONS = ("gqa", "cache", "window", "flash")
 KINDS = ("mha", "gqa", "mqa", "mla")  # multi-head, grouped-query, multi-query, multi-head latent
@@ -66,16 +66,18 @@ class Model:
     window: int | None = None  # sliding window: a rolling cache holds this many tokens
 
     @property
-    def shape(self) -> modern.CacheShape:
+    def shape(self) -> modern_attention.CacheShape:
         if self.kind == "mla":
-            return modern.CacheShape(self.n_layers, latent=self.latent, rope_key=self.rope_key)
-        return modern.CacheShape(self.n_layers, self.n_kv_heads, self.head_dim)
+            return modern_attention.CacheShape(
+                self.n_layers, latent=self.latent, rope_key=self.rope_key
+            )
+        return modern_attention.CacheShape(self.n_layers, self.n_kv_heads, self.head_dim)
 
     @property
-    def mha_shape(self) -> modern.CacheShape:
+    def mha_shape(self) -> modern_attention.CacheShape:
         """The same model with a key and a value per query head (what multi-head attention
         caches)."""
-        return modern.CacheShape(self.n_layers, self.n_heads, self.head_dim)
+        return modern_attention.CacheShape(self.n_layers, self.n_heads, self.head_dim)
 
     def cached_tokens(self, tokens: int) -> int:
         """Tokens in the cache after ``tokens``: all of them, or the window of a rolling cache."""
@@ -224,15 +226,15 @@ MODELS = {
     ),
 }
 CONTROLS = table(
-    Control("mo_sec", "gqa", options=SECTIONS, labels="modern.sections"),
+    Control("mo_sec", "gqa", options=SECTIONS, labels="modern_attention.sections"),
     # grouped-query attention: T tokens, H query heads sharing G key/value heads
     Control("mo_gt", 6, lo=2, hi=MAX_DEMO_TOKENS),
     Control("mo_h", 8, lo=1, hi=MAX_DEMO_HEADS),
     Control("mo_g", 2, lo=1, hi=MAX_DEMO_HEADS, in_figure=True),  # a divisor of H
     Control("mo_causal", True),
     # the KV cache of real models: the model whose sum is written out, the number format
-    Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern.models"),
-    Control("mo_dtype", "bf16", options=DTYPES, labels="modern.dtypes"),
+    Control("mo_model", "llama2_70b", options=tuple(MODELS), labels="modern_attention.models"),
+    Control("mo_dtype", "bf16", options=DTYPES, labels="modern_attention.dtypes"),
     # sliding windows: tokens, window (0 is refused, with a message), the sinks kept, the layer
     # whose reach the reach figure writes out
     Control("mo_wt", 20, lo=8, hi=MAX_WINDOW_TOKENS),
@@ -249,13 +251,13 @@ CONTROLS = table(
     # the memory-traffic arithmetic: sequence length N, head width d, on-chip memory M
     Control("mo_fn", 4096, options=FLASH_N),
     Control("mo_fd", 64, options=FLASH_DH),
-    Control("mo_fm", 100, options=SRAM_KB, labels="modern.sram"),
+    Control("mo_fm", 100, options=SRAM_KB, labels="modern_attention.sram"),
 )
 
 
 # Value sets that are not controls: what each kind of attention caches (the kinds' names are the
-# figures' words, visattn.figures.modern.Words, and the page's tables use them too).
-LABELS = {"modern.kind_notes": KINDS}
+# figures' words, visattn.figures.modern_attention.Words, and the page's tables use them too).
+LABELS = {"modern_attention.kind_notes": KINDS}
 
 
 def kind_of(n_heads: int, n_kv_heads: int) -> str:
@@ -288,18 +290,20 @@ class GQASection:
     G: int
     T: int
     kind: str
-    result: modern.GQAResult  # weights (H, T, T), output (H, T, Dh)
+    result: modern_attention.GQAResult  # weights (H, T, T), output (H, T, Dh)
     groups: tuple[tuple[int, ...], ...]  # (G,) the query heads (0-based) of each K/V head
     repeat_difference: float  # max |output − H ordinary heads with K/V copied|
 
 
 def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
     """Seeded Q (H, T, Dh) and K, V (G, T, Dh); an InputError unless G divides H."""
-    modern.kv_head_of(H, G)  # the error first: nothing is drawn for a G that does not divide H
+    modern_attention.kv_head_of(
+        H, G
+    )  # the error first: nothing is drawn for a G that does not divide H
     Q = seeded((H, T, GQA_DH), SEED)
     K = seeded((G, T, GQA_DH), SEED + 1)
     V = seeded((G, T, GQA_DH), SEED + 2)
-    result = modern.grouped_query_attention(Q, K, V, causal=causal)
+    result = modern_attention.grouped_query_attention(Q, K, V, causal=causal)
     mask = result.mask if causal else None
     copied = np.stack(
         [attention(Q[h], K[g], V[g], mask=mask).output for h, g in enumerate(result.kv_head)]
@@ -319,7 +323,7 @@ def gqa_section(T: int, H: int, G: int, causal: bool) -> GQASection:
 def shown_kv_heads(H: int, G: int) -> int:
     """The G the figures show for the control's G: itself when it divides H, else the largest
     divisor of H below it (H changed under it, or a link asked for a G that does not divide H)."""
-    return max(g for g in modern.divisors(H) if g <= max(G, 1))
+    return max(g for g in modern_attention.divisors(H) if g <= max(G, 1))
 
 
 @dataclass(frozen=True)
@@ -348,9 +352,9 @@ class GroupingSteps:
 
 def grouping_steps(H: int, G: int) -> GroupingSteps:
     """An InputError unless G divides H (:func:`shown_kv_heads` gives one that does)."""
-    modern.kv_head_of(H, G)
-    Gs = tuple(modern.divisors(H))
-    kv_heads = np.stack([modern.kv_head_of(H, g) for g in Gs])  # (S, H)
+    modern_attention.kv_head_of(H, G)
+    Gs = tuple(modern_attention.divisors(H))
+    kv_heads = np.stack([modern_attention.kv_head_of(H, g) for g in Gs])  # (S, H)
     kinds = tuple(kind_of(H, g) for g in Gs)
     return GroupingSteps(Gs=Gs, active=Gs.index(G), kv_heads=kv_heads, kinds=kinds)
 
@@ -358,8 +362,8 @@ def grouping_steps(H: int, G: int) -> GroupingSteps:
 def gqa_steps(T: int, H: int, G: int, causal: bool) -> GQASteps:
     """:func:`gqa_section` at every G that divides H (the same seeded queries; keys and values
     drawn for each G as the section draws them); an InputError unless G divides H."""
-    modern.kv_head_of(H, G)
-    Gs = tuple(modern.divisors(H))
+    modern_attention.kv_head_of(H, G)
+    Gs = tuple(modern_attention.divisors(H))
     runs = [gqa_section(T, H, g, causal) for g in Gs]
     return GQASteps(
         Gs=Gs,
@@ -375,8 +379,8 @@ def cost_rows(model: Model) -> tuple[CostRow, ...]:
     """Parameters and cache of the model's attention for every G that divides its H (fp16)."""
     D, H, Dh = model.d_model, model.n_heads, model.head_dim
     rows = []
-    for G in reversed(modern.divisors(H)):
-        shape = modern.CacheShape(model.n_layers, G, Dh)
+    for G in reversed(modern_attention.divisors(H)):
+        shape = modern_attention.CacheShape(model.n_layers, G, Dh)
         kv = 2 * D * G * Dh
         rows.append(
             CostRow(
@@ -384,8 +388,10 @@ def cost_rows(model: Model) -> tuple[CostRow, ...]:
                 kind=kind_of(H, G),
                 kv_params=kv,
                 attention_params=2 * D * H * Dh + kv,
-                per_token=byte_size(modern.kv_cache_bytes(shape, BYTES["bf16"])),
-                per_sequence=byte_size(modern.kv_cache_bytes(shape, BYTES["bf16"], model.context)),
+                per_token=byte_size(modern_attention.kv_cache_bytes(shape, BYTES["bf16"])),
+                per_sequence=byte_size(
+                    modern_attention.kv_cache_bytes(shape, BYTES["bf16"], model.context)
+                ),
             )
         )
     return tuple(rows)
@@ -423,7 +429,7 @@ def model_rows() -> tuple[ModelRow, ...]:
     (the tables, which no control changes)."""
     rows = []
     for key, model in MODELS.items():
-        per_token = {d: modern.kv_cache_bytes(model.shape, b) for d, b in BYTES.items()}
+        per_token = {d: modern_attention.kv_cache_bytes(model.shape, b) for d, b in BYTES.items()}
         cached = model.cached_tokens(model.context)
         rows.append(
             ModelRow(
@@ -432,10 +438,11 @@ def model_rows() -> tuple[ModelRow, ...]:
                 values_per_token=model.shape.values_per_token,
                 bytes_token=per_token,
                 bytes_sequence={
-                    d: modern.kv_cache_bytes(model.shape, b, cached) for d, b in BYTES.items()
+                    d: modern_attention.kv_cache_bytes(model.shape, b, cached)
+                    for d, b in BYTES.items()
                 },
                 cached_tokens=cached,
-                mha_bytes_token=modern.kv_cache_bytes(model.mha_shape, BYTES["bf16"]),
+                mha_bytes_token=modern_attention.kv_cache_bytes(model.mha_shape, BYTES["bf16"]),
             )
         )
     return tuple(rows)
@@ -497,7 +504,7 @@ def cache_formula(model: Model, dtype: str) -> str:
     """LaTeX of one token's cache: layers × (keys and values of the K/V heads, or latent + RoPE
     key) × bytes."""
     b = BYTES[dtype]
-    total = modern.kv_cache_bytes(model.shape, b)
+    total = modern_attention.kv_cache_bytes(model.shape, b)
     if model.kind == "mla":
         factors = rf"{model.n_layers} \times ({model.latent} + {model.rope_key}) \times {b}"
     else:
@@ -527,22 +534,28 @@ def mistral_span() -> tuple[int, int]:
     composing the masks gives, tests/test_modern_attention), and as the Mistral paper writes it,
     W × L = 4096 × 32."""
     mistral = MODELS["mistral_7b"]
-    return modern.window_span(mistral.window, mistral.n_layers), mistral.window * mistral.n_layers
+    return modern_attention.window_span(
+        mistral.window, mistral.n_layers
+    ), mistral.window * mistral.n_layers
 
 
 def window_section(T: int, window: int) -> WindowSection:
-    window = modern.check_window(window)
-    mask = modern.window_mask(T, window)
+    window = modern_attention.check_window(window)
+    mask = modern_attention.window_mask(T, window)
     # a sink is kept by every query from its own position on, whatever the window
-    causal = modern.window_mask(T)  # (T, T)
+    causal = modern_attention.window_mask(T)  # (T, T)
     sink_cells = np.stack([causal & (np.arange(T) < s) for s in range(MAX_SINKS + 1)])
-    reach = modern.receptive_field(mask, REACH_LAYERS)[:, -1, :]  # (L, T): the last query's row
+    reach = modern_attention.receptive_field(mask, REACH_LAYERS)[
+        :, -1, :
+    ]  # (L, T): the last query's row
     Q = seeded((1, T, GQA_DH), SEED)
     K = seeded((1, T, GQA_DH), SEED + 1)
     V = seeded((1, T, GQA_DH), SEED + 2)
     differences = []
     for sinks in range(MAX_SINKS + 1):
-        windowed = modern.grouped_query_attention(Q, K, V, causal=True, window=window, sinks=sinks)
+        windowed = modern_attention.grouped_query_attention(
+            Q, K, V, causal=True, window=window, sinks=sinks
+        )
         reference = attention(Q[0], K[0], V[0], mask=mask | sink_cells[sinks]).output
         differences.append(np.abs(windowed.output[0] - reference).max())
     return WindowSection(
@@ -567,12 +580,12 @@ class FlashSection:
     block_q: int
     block_k: int
     causal: bool
-    result: modern.FlashResult
+    result: modern_attention.FlashResult
     scores: np.ndarray  # (T, T) the whole S = QKᵀ/√d (−inf where masked): what flash never holds
     reference: np.ndarray  # (T, d) softmax(S)·V at once
     difference: float  # max |flash − reference|
     # every step in the loop's order (FlashAttention-2's): each query block, each key block
-    steps: tuple[modern.FlashStep, ...]
+    steps: tuple[modern_attention.FlashStep, ...]
     errors: tuple[float, ...]  # after each step: max |Õ/ℓ − final O| of its query block's rows
     full_numbers: int  # T² scores (and as many weights) the standard way holds
     tile_numbers: int  # a tile, the block's Q rows, m, ℓ and the accumulator
@@ -603,8 +616,10 @@ def flash_section(T: int, block_q: int, block_k: int, causal: bool) -> FlashSect
     Q = seeded((T, FLASH_D), SEED)
     K = seeded((T, FLASH_D), SEED + 1)
     V = seeded((T, FLASH_D), SEED + 2)
-    result = modern.flash_attention(Q, K, V, block_q=block_q, block_k=block_k, causal=causal)
-    mask = modern.window_mask(T, causal=True) if causal else None
+    result = modern_attention.flash_attention(
+        Q, K, V, block_q=block_q, block_k=block_k, causal=causal
+    )
+    mask = modern_attention.window_mask(T, causal=True) if causal else None
     exact = attention(Q, K, V, mask=mask)
     scores = exact.scores if mask is None else np.where(mask, exact.scores, -np.inf)
     Bq, Bk = result.block_q, result.block_k
@@ -629,7 +644,7 @@ def flash_section(T: int, block_q: int, block_k: int, causal: bool) -> FlashSect
 
 @dataclass(frozen=True)
 class TrafficSection:
-    traffic: modern.Traffic
+    traffic: modern_attention.Traffic
     sram_numbers: int  # M: the on-chip memory in fp16 numbers
     ratio: float  # standard / flash
     m_over_d2: float  # M / d²: the paper's argument needs it many times above 1
@@ -644,7 +659,7 @@ def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
     if sram_kb not in SRAM_KB:
         raise InputError("sram_choice", f"sram_kb must be one of {SRAM_KB}.", value=sram_kb)
     M = sram_kb * 1000 // BYTES["bf16"]
-    traffic = modern.hbm_traffic(N, d, M)
+    traffic = modern_attention.hbm_traffic(N, d, M)
     return TrafficSection(
         traffic=traffic,
         sram_numbers=M,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import reading, shapes
+from .. import reading, reading_selector, shapes
 from ..controls import Control, table
 from ..errors import InputError
 from ..models import designed
@@ -33,7 +33,6 @@ from ..models.designed import DesignedResult
 from ..models.random import RandomResult, run_random
 from ..shapes import GPT3, GPT3_LAYERS, MultiHeadShapes, multi_head_shapes
 from ..text import MAX_SENTENCE_TOKENS, tokenize
-from . import reading_selector
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 SENTENCE_ZH = "动物没有穿过街道，因为它太累了。"  # the same sentence in Chinese

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import reading
+from .. import reading, reading_selector
 from ..controls import Control, table
-from ..display import MAX_TEXT_CELLS
+from ..display import MAX_TEXT_CELLS, grid_rows, head_name, layer_name
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
-from ..models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult
-from ..models.sources import id_control
+from ..models.encoder import MAX_MODEL_TOKENS, N_LAYERS, BertEncoder, BertResult
+from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
 from ..shown_tokens import (
     SPECIAL_TOKENS,
     HeadWeight,
@@ -41,21 +41,8 @@ from ..shown_tokens import (
     pool,
     rank_heads,
 )
-from . import reading_selector
+from ..text import PRESETS, SENTENCE, WIDE
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
-WIDE = "The animal didn't cross the street because it was too wide."
-PARAGRAPH = (
-    "The animal didn't cross the street because it was too tired. It had walked all day through "
-    "the rain, and the road was wide and busy. A driver stopped her car and waited, but the animal "
-    "only looked at the lights. Later a child brought it some water, and it drank slowly before it "
-    "lay down under a tree. When the traffic finally stopped, the animal stood up, looked both "
-    "ways, and crossed the street without any trouble."
-)
-PRESETS = {"tired": SENTENCE, "wide": WIDE, "chinese": "小明喜欢吃苹果。", "paragraph": PARAGRAPH}
-N_LAYERS, N_HEADS = 6, 12  # all-MiniLM-L6-v2, the bundled model
-# the most layers and heads a chosen model may have; the widgets offer the model's own
-MAX_LAYERS, MAX_HEADS = 128, 128
 # Every URL parameter of the page: its own controls, the reading selector's (prefix "pt") and the
 # finder's source and target positions (their default follows the sentence: ``default_pair``).
 CONTROLS = table(
@@ -85,21 +72,6 @@ TOKENS_SHOWN = 80  # tokens listed in the caption
 UNK_SHOWN = 30  # unknown characters listed in the notice
 
 
-def layer_name(layer: int) -> str:
-    """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""
-    return f"L{layer + 1}"
-
-
-def head_label(head: int) -> str:
-    """A head within its layer, counted from 1: ``head_label(1)`` is "H2"."""
-    return f"H{head + 1}"
-
-
-def head_name(layer: int, head: int) -> str:
-    """A head as the page names it, counted from 1: ``head_name(3, 1)`` is "L4·H2"."""
-    return f"L{layer + 1}·H{head + 1}"
-
-
 def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_LAYERS) -> str:
     """A cell of a reading of shape (L', H', …) as the page names it: a head "L4·H2" when the
     reading has heads, a layer "L4" when it has one map per layer (mean, max, rollout), "L1–L6"
@@ -110,8 +82,8 @@ def cell_name(layer: int, head: int, shape: tuple[int, ...], n_layers: int = N_L
 
 
 def readings(
-    model: MiniLM,
-    result: MiniLMResult,
+    model: BertEncoder,
+    result: BertResult,
     name: str,
     progress: Callable[[int, int], object] | None = None,
 ) -> reading.Readings:
@@ -124,7 +96,7 @@ def readings(
         if name == "norm_weighted" and isinstance(model, Decoder):
             norms = model.value_norms(result)
         elif name == "norm_weighted":
-            norms = reading.minilm_value_norms(model, result)
+            norms = reading.encoder_value_norms(model, result)
         w = reading.reading_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
     return reading.Readings(result.text, name, w)
 
@@ -150,7 +122,7 @@ class Unknown:
     every: bool  # every word piece of the text is [UNK]
 
 
-def unknown(result: MiniLMResult) -> Unknown | None:
+def unknown(result: BertResult) -> Unknown | None:
     """Which characters became [UNK] (the model reads them all as one and the same token); None if
     none did."""
     unk = [i for i, tok in enumerate(result.tokens) if tok == "[UNK]"]
@@ -176,9 +148,7 @@ class Shown:
     kept_specials: bool  # hiding [CLS]/[SEP] was asked but would leave nothing, so they stay
 
 
-def as_shown(
-    result: MiniLMResult, hide: bool, merge: bool, attn: np.ndarray | None = None
-) -> Shown:
+def as_shown(result: BertResult, hide: bool, merge: bool, attn: np.ndarray | None = None) -> Shown:
     """The tokens and (L, H, T', T') weights as the toggles ask: specials dropped, word pieces
     merged. ``attn``: a reading of the run (:func:`readings`, any (L', H', T, T)) instead of its
     weights."""
@@ -278,11 +248,6 @@ class Grid:
     layer: int | None  # the layer shown (0-based), None when every layer is
     n_tokens: int  # T before pooling
     block: int  # tokens per pooled block (1: not pooled)
-
-
-def grid_rows(n: int) -> int:
-    """Rows of a grid of n cells: the largest divisor of n up to √n (12 → 3 × 4, 6 → 2 × 3)."""
-    return max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
 
 
 def one_layer(T: int, attn: np.ndarray) -> bool:
@@ -391,7 +356,7 @@ class Winograd:
         }
 
 
-def winograd(model: MiniLM | Decoder) -> Winograd | None:
+def winograd(model: BertEncoder | Decoder) -> Winograd | None:
     """Article 004's pair, measured: the best it→animal and it→street heads in "…tired." and in
     "…wide."; None for a model whose tokenizer does not keep the three words whole."""
     best = {}

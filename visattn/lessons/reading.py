@@ -18,26 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import reading
+from .. import reading, reading_selector
 from ..controls import Control, table
+from ..display import grid_rows, head_label, head_name, layer_name
 from ..models import queries_keys, value_norms
 from ..models.causal import Decoder, DecoderResult
-from ..models.minilm import MiniLM, MiniLMResult
-from ..models.sources import id_control
-from . import reading_selector
-from .pretrained import (
-    MAX_HEADS,
-    MAX_LAYERS,
-    N_HEADS,
-    N_LAYERS,
-    PRESETS,
-    SENTENCE,
-    WIDE,
-    grid_rows,
-    head_label,
-    head_name,
-    layer_name,
-)
+from ..models.encoder import N_HEADS, N_LAYERS, BertEncoder, BertResult
+from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
+from ..text import PRESETS, SENTENCE, WIDE
 
 __all__ = [
     "MAX_HEADS",
@@ -107,7 +95,7 @@ LABELS = {"reading.presets": tuple(PRESETS), "reading.presets_read": tuple(PRESE
 @dataclass(frozen=True)
 class Run:
     # the forward pass of the text cut at MAX_READ_TOKENS, with each layer's input
-    result: MiniLMResult | DecoderResult
+    result: BertResult | DecoderResult
     norms: np.ndarray  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi 2020)
     model: str = ""  # the folder of the model that read it
 
@@ -149,7 +137,7 @@ class Run:
 RUN_ARRAYS = ("attentions", "hidden", "token_ids", "layer_inputs", "next_logits")  # of a result
 
 
-def run(model: MiniLM | Decoder, text: str) -> Run:
+def run(model: BertEncoder | Decoder, text: str) -> Run:
     """One forward pass of at most MAX_READ_TOKENS tokens and the value norms (InputError for text
     the model cannot read)."""
     result = model.run(text, max_tokens=MAX_READ_TOKENS)
@@ -174,7 +162,7 @@ def raw_readings(r: Run) -> Readings:
     return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
 
 
-def preset_table(model: MiniLM | Decoder) -> str:
+def preset_table(model: BertEncoder | Decoder) -> str:
     """The preset buttons' label table for ``model``: "reading.presets" says the Chinese preset is
     mostly [UNK], as it is for MiniLM's English vocabulary; "reading.presets_read" for a model
     that reads most of its characters (a decoder's bytes, a Chinese BERT vocabulary)."""
@@ -311,7 +299,7 @@ class Geometry:
     rotary: bool  # RoPE: the points are the rotated queries and keys the scores use
 
 
-def geometry(model: MiniLM | Decoder, r: Run, layer: int, head: int) -> Geometry:
+def geometry(model: BertEncoder | Decoder, r: Run, layer: int, head: int) -> Geometry:
     """One head's queries and keys on the two principal axes of both together, for the tokens the
     run read (at most MAX_READ_TOKENS: the queries and keys come from the run's own layer inputs,
     never from the text tokenised again)."""

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..text import MAX_SENTENCE_TOKENS, seeded_embedding, tokenize
 
 if TYPE_CHECKING:  # annotations only: the model module stays unimported until MiniLM is used
-    from ..models.minilm import MiniLM
+    from ..models.encoder import BertEncoder
 
 # Article 001, "Thinking Machines": the matrices exactly as printed there. Everything is computed
 # from them.
@@ -476,7 +476,7 @@ def numbers_fit(n_tokens: int, side_by_side: bool) -> bool:
 
 
 def embed(
-    text: str, source: str, d_model: int, seed: int = 0, model: MiniLM | None = None
+    text: str, source: str, d_model: int, seed: int = 0, model: BertEncoder | None = None
 ) -> tuple[list[str], np.ndarray, tuple[str, ...]]:
     """text → (tokens, X (T, D), the text's pieces that became [UNK]): a seeded random table (no
     [UNK]), or MiniLM's word embeddings (``model``) projected on the table's d_model principal axes
@@ -485,7 +485,7 @@ def embed(
         tokens = tokenize(text, max_tokens=MAX_SENTENCE_TOKENS)
         return tokens, seeded_embedding(tokens, d_model, seed), ()
     if model is None:
-        from ..models.minilm import INSTALL_COMMAND
+        from ..models.encoder import INSTALL_COMMAND
 
         raise InputError(
             "sh_no_model",
@@ -524,7 +524,7 @@ def sentence(
     scale: bool = True,
     causal: bool = False,
     temperature: float = 1.0,
-    model: MiniLM | None = None,
+    model: BertEncoder | None = None,
 ) -> SentenceResult:
     """One untrained head over a sentence: embeddings from ``source``, seeded W ~ N(0, 1/D) (D, Dk)
     each."""

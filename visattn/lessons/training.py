@@ -5,9 +5,10 @@ One frozen dataclass per section of ``pages/training.py``: :class:`TrainingSecti
 scores and role, its checkpoints' maps, the ablations, layer 1 feeding layer 2),
 :class:`TrainingSoFar` (a running training's measurements, for the live figures),
 :class:`OwnSequence` (the trained model on the reader's own token ids) and :class:`DesignedScores`
-(the designed circuit measured with the same scores). The last section, a decoder read from a
-checkpoint, is :mod:`visattn.lessons.own_decoder`'s. ``CONTROLS`` declares every URL parameter of
-the page."""
+(the designed circuit measured with the same scores), and for the last section, a decoder read from
+a checkpoint (GPT-2, LLaMA, Mistral, Qwen2) generating with its KV cache, :class:`Generation` and
+:class:`InductionHeads` (its heads found by measurement: what the designed circuit shows by
+construction). ``CONTROLS`` declares every URL parameter of the page."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ import pandas as pd
 from .. import training
 from ..controls import Control, table
 from ..errors import InputError
-from ..models import induction
-from . import own_decoder
+from ..models import generation, induction, pieces
+from ..models.causal import Decoder
+from ..models.sources import MAX_ID
+from ..shown_tokens import HeadWeight
 
 MAX_SEED = 9999
 TRAIN_DEFAULT = training.DecoderConfig()  # the page's model and task
@@ -39,9 +42,18 @@ TRAIN_CONTROLS = table(
     Control("dec_tcheck", LAST_CHECKPOINT, lo=LAST_CHECKPOINT, hi=MAX_TRAIN_STEPS, in_figure=True),
     Control("dec_tprobe", "", max_chars=400),  # the reader's own token ids for the trained model
 )
+# the last section: a decoder from a checkpoint
+PROMPT = "The animal didn't cross the street because"
+MAX_NEW = 32  # tokens the section generates at most
+TOP_HEADS = 10  # heads listed by prefix-matching score
+DECODER_CONTROLS = table(
+    Control("dec_model", "", max_chars=MAX_ID),  # a decoder's id; "": the server's first
+    Control("dec_prompt", PROMPT, max_chars=500),
+    Control("dec_new", 8, lo=1, hi=MAX_NEW, step=1),
+)
 # Every URL parameter of the page. Their keys keep the ``dec_`` prefix of the decoder page they were
 # born on, so that links made there keep their values (the decoder page sends such links here).
-CONTROLS = table(TRAIN_CONTROLS.values(), own_decoder.CONTROLS.values())
+CONTROLS = table(TRAIN_CONTROLS.values(), DECODER_CONTROLS.values())
 # Value sets that are not controls: what a learned head is named for.
 LABELS = {"training.roles": ROLES, "training.roles_plural": ROLES}
 
@@ -344,3 +356,32 @@ def own_sequence(section: TrainingSection, text: str) -> OwnSequence:
         accuracy_seen=float(right[np.array(seen)].mean()) if n_seen else float("nan"),
         n_seen=n_seen,
     )
+
+
+# ── a decoder from a checkpoint ──────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class Generation:
+    prompt_tokens: tuple[str, ...]
+    steps: tuple[generation.Step, ...]
+    text: str  # the prompt and its continuation, decoded
+
+
+def generate(model: Decoder, prompt: str, n_new: int) -> Generation:
+    """Greedy continuation of ``prompt`` by ``n_new`` tokens (InputError for an empty prompt)."""
+    tokens, ids, _, _ = model.tokenize(prompt)
+    found = generation.steps(model, ids, n_new)
+    every = [model.tokenizer.id_to_token(i) or "" for i in [*ids, *(s.token_id for s in found)]]
+    text = pieces.text_of(every, model.byte_level, model.special)  # no "�" for a cut character
+    return Generation(tuple(tokens), tuple(found), text)
+
+
+@dataclass(frozen=True)
+class InductionHeads:
+    length: int  # tokens of the random sequence (repeated twice)
+    top: tuple[HeadWeight, ...]  # the heads with the highest prefix-matching score, highest first
+
+
+def induction_heads(model: Decoder, top: int = TOP_HEADS) -> InductionHeads:
+    """The ``top`` heads with the highest prefix-matching score."""
+    length = generation.fitted_length(model)
+    return InductionHeads(length, tuple(generation.prefix_matching(model, length)[:top]))

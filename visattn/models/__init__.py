@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # annotations only: importing visattn.models loads no model c
     import numpy as np
 
     from .causal import Decoder, DecoderResult
-    from .minilm import MiniLM, MiniLMResult
+    from .encoder import BertEncoder, BertResult
 
 # config.json's model_type → the module that builds it
 FAMILIES = {
@@ -48,10 +48,10 @@ def family_of(config: dict, path: Path) -> str:
     return FAMILIES[model_type]
 
 
-def load(path: str | Path) -> MiniLM | Decoder:
+def load(path: str | Path) -> BertEncoder | Decoder:
     """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), in NumPy.
 
-    Returns a :class:`~visattn.models.minilm.MiniLM` (BERT family) or a
+    Returns a :class:`~visattn.models.encoder.BertEncoder` (BERT family) or a
     :class:`~visattn.models.causal.Decoder` (GPT-2, LLaMA, Mistral, Qwen2). Raises InputError,
     naming the file, for a folder it cannot read; nothing is built before every check passed."""
     import importlib
@@ -67,27 +67,27 @@ def load(path: str | Path) -> MiniLM | Decoder:
     return module.build(folder, config, weights, tokenizer)
 
 
-def value_norms(model: MiniLM | Decoder, result: MiniLMResult | DecoderResult) -> np.ndarray:
+def value_norms(model: BertEncoder | Decoder, result: BertResult | DecoderResult) -> np.ndarray:
     """(L, H, T) ‖v_j W_O^h‖ of a run of any loaded model (the norm-weighted reading's factor)."""
     from .causal import Decoder
 
     if isinstance(model, Decoder):
         return model.value_norms(result)
-    from ..reading import minilm_value_norms
+    from ..reading import encoder_value_norms
 
-    return minilm_value_norms(model, result)
+    return encoder_value_norms(model, result)
 
 
 def queries_keys(
-    model: MiniLM | Decoder, result: MiniLMResult | DecoderResult, layer: int, head: int
+    model: BertEncoder | Decoder, result: BertResult | DecoderResult, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """One head's queries and keys in a run of any loaded model, (T, Dh) float64 each, queries
     scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation)."""
-    from ..reading import _head_index, minilm_queries_keys
+    from ..reading import _head_index, encoder_queries_keys
     from .causal import Decoder
 
     if not isinstance(model, Decoder):
-        return minilm_queries_keys(model, result, layer, head)
+        return encoder_queries_keys(model, result, layer, head)
     layer = _head_index(layer, "layer", model.config.n_layers)
     head = _head_index(head, "head", model.config.n_heads)
     return model.head_queries_keys(layer, result.layer_inputs[layer], head)

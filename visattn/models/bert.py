@@ -1,10 +1,10 @@
 """BERT-family encoders from a checkpoint folder (BERT, MiniLM, bert-base-chinese-style
-vocabularies): the NumPy encoder of :mod:`.minilm`, fed by the common loader.
+vocabularies): the NumPy encoder of :mod:`.encoder`, fed by the common loader.
 
-MiniLM is one such checkpoint: :class:`~visattn.models.minilm.MiniLM` computes any ``BertModel``
-(post-LN layers, absolute positions, erf GELU); this module reads the folder, strips the ``bert.``
-prefix of a checkpoint saved with a head (BertForMaskedLM, BertForPreTraining) and checks every
-tensor's shape against config.json before anything is built."""
+MiniLM is one such checkpoint: :class:`~visattn.models.encoder.BertEncoder` computes any
+``BertModel`` (post-LN layers, absolute positions, erf GELU); this module reads the folder, strips
+the ``bert.`` prefix of a checkpoint saved with a head (BertForMaskedLM, BertForPreTraining) and
+checks every tensor's shape against config.json before anything is built."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from . import loading
-from .minilm import MiniLM, MiniLMConfig
+from .encoder import BertConfig, BertEncoder
 
 ANCHOR = "embeddings.word_embeddings.weight"
 
 
-def shapes(c: MiniLMConfig, type_vocab: int) -> dict[str, tuple[int, ...]]:
+def shapes(c: BertConfig, type_vocab: int) -> dict[str, tuple[int, ...]]:
     D, F = c.d_model, c.d_ff
     expected = {
         "embeddings.word_embeddings.weight": (c.vocab_size, D),
@@ -47,7 +47,7 @@ def shapes(c: MiniLMConfig, type_vocab: int) -> dict[str, tuple[int, ...]]:
     return expected
 
 
-def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> MiniLM:
+def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> BertEncoder:
     path = folder / loading.CONFIG
     for name in (
         "num_hidden_layers",
@@ -58,8 +58,8 @@ def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenize
         "vocab_size",
     ):
         loading.config_int(cfg, (name,), path)
-    config = MiniLMConfig.from_json(path)
+    config = BertConfig.from_json(path)
     weights = weights.with_prefix(loading.find_prefix(weights, ANCHOR))
     type_vocab = loading.config_int(cfg, ("type_vocab_size",), path, default=2)
     loading.check_shapes(weights, shapes(config, type_vocab))
-    return MiniLM(config, weights, tokenizer, folder)
+    return BertEncoder(config, weights, tokenizer, folder)

@@ -19,7 +19,8 @@ from tokenizers import Tokenizer
 
 from ..errors import InputError
 from . import pieces
-from .minilm import GELU_ROWS, MAX_MODEL_TOKENS, SINGLE_THREAD_PRODUCT, _share
+from .encoder import MAX_MODEL_TOKENS
+from .layers import GELU_ROWS, SINGLE_THREAD_PRODUCT, share
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def causal_attention(
 
     Query head h reads key/value head h // G (G = H / Hkv, grouped-query attention). ``window``: a
     key more than window − 1 positions before its query is masked too (Mistral's sliding window).
-    As in MiniLM's encoder (:func:`visattn.models.minilm._share`), the rows are computed by blocks
+    As in the BERT encoder (:func:`visattn.models.layers.share`), the rows are computed by blocks
     small enough for BLAS to keep on one thread, on this thread and the one shared helper thread,
     each block's scores staying in cache from the product through the softmax to the values."""
     H, T, Dh = q.shape
@@ -125,7 +126,7 @@ def causal_attention(
         heads_out = out[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view
         np.matmul(block, v, out=heads_out)  # (H, n, S) x (H, S, Dh) -> (H, n, Dh)
 
-    _share(attend, T, max(1, SINGLE_THREAD_PRODUCT // (S * Dh)))
+    share(attend, T, max(1, SINGLE_THREAD_PRODUCT // (S * Dh)))
     return weights, out
 
 
@@ -136,7 +137,7 @@ def by_rows(activation: Callable[[np.ndarray], np.ndarray], h: np.ndarray) -> np
     def rows(a: int, b: int) -> None:
         activation(h[a:b])
 
-    _share(rows, h.shape[0], GELU_ROWS)
+    share(rows, h.shape[0], GELU_ROWS)
     return h
 
 

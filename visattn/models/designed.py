@@ -86,7 +86,7 @@ import numpy as np
 
 from ..attention import check_heads
 from ..errors import InputError
-from ..positional import sinusoidal_encoding
+from ..positional_encoding import sinusoidal_encoding
 from ..text import MAX_SENTENCE_TOKENS, tokenize
 from .block import LayerParams, LayerTrace, run_layers, stack_weights
 

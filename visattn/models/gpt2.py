@@ -131,9 +131,9 @@ def gelu_tanh_(x: np.ndarray) -> np.ndarray:
 
 
 def gelu_erf_(x: np.ndarray) -> np.ndarray:
-    from .minilm import _gelu_
+    from .layers import gelu_
 
-    return _gelu_(x, np.empty_like(x), np.empty_like(x), np.empty_like(x))
+    return gelu_(x, np.empty_like(x), np.empty_like(x), np.empty_like(x))
 
 
 ACTIVATIONS = {"gelu_new": gelu_tanh_, "gelu_pytorch_tanh": gelu_tanh_, "gelu": gelu_erf_}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import check_heads
-from ..positional import sinusoidal_encoding
+from ..positional_encoding import sinusoidal_encoding
 from ..text import seeded_embedding
 from .block import LayerParams, LayerTrace, run_layers, stack_weights
 from .designed import N_LAYERS  # as many layers as the designed model

@@ -27,6 +27,8 @@ BUNDLED = "minilm"
 DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 MAX_ID = 120  # characters of an id (the URL's control takes this many)
+# the most layers and heads a chosen model may have; the widgets offer the model's own
+MAX_LAYERS, MAX_HEADS = 128, 128
 
 
 def id_control(key: str) -> Control:

@@ -4,8 +4,8 @@ the control ``pe_rk``), the order example's weights, scores against distance (a 
 query's position p, ``pe_bp``), and ALiBi's scores and bias per head.
 
 Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
-the builders take the lesson's results (:mod:`visattn.lessons.positional`), whose numbers come
-formatted."""
+the builders take the lesson's results (:mod:`visattn.lessons.positional_encoding`), whose numbers
+come formatted."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from ..lessons.positional import CONTROLS
+from ..lessons.positional_encoding import CONTROLS
 from . import live
 from .core import _figure, _title, compact, unique_labels
 from .lines import curves
 from .matrices import head_grid, heatmap
 
 if TYPE_CHECKING:
-    from ..lessons.positional import (
+    from ..lessons.positional_encoding import (
         Alibi,
         Beyond,
         BeyondSteps,

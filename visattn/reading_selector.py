@@ -6,9 +6,9 @@ its own URL prefix (``mh_view``, ``pt_view``, ``rd_view``, …)."""
 
 from __future__ import annotations
 
-from ..controls import Control
-from ..display import DEFAULT_GAMMA, GAMMA_RANGE, PALETTES, RANGES, SCALES
-from ..reading import READINGS
+from .controls import Control
+from .display import DEFAULT_GAMMA, GAMMA_RANGE, PALETTES, RANGES, SCALES
+from .reading import READINGS
 
 TOP_K = (0, 1, 2, 3, 5)  # strongest edges kept per query in the lines (0: every edge)
 THRESHOLD = (0.0, 0.5, 0.01)  # the lines' edge threshold: lowest, highest, step

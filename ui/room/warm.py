@@ -25,7 +25,8 @@ def _keep() -> None:
 
 def _warm_up() -> None:
     try:
-        from . import cache_pretrained, charts  # noqa: F401 — Plotly, pandas, visattn and MiniLM's code, imported once
+        from .. import charts  # noqa: F401 — Plotly, pandas, visattn and MiniLM's code, imported once
+        from ..cache import pretrained as cache_pretrained
 
         _keep()  # the libraries: most of the objects, and at once (MiniLM takes seconds)
         cache_pretrained.warm_up()

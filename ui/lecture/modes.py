@@ -21,10 +21,11 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from visattn.lessons import lecture
+from visattn import lecture
 
-from . import address, export, tour, url_state, widgets
-from .i18n import t
+from .. import address, url_state, widgets
+from ..i18n import t
+from . import export, tour
 
 _REVEALED = "_lecture_revealed"  # what this session revealed: chart keys, "§<section>"; "*": all
 _PAGE = "_lecture_page"  # the page the reveals were made on (a new page starts hidden)

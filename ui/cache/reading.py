@@ -3,10 +3,10 @@ compute here), for any loaded model.
 
 The runs and their readings hold (L, H, T, T) arrays shared read-only by every session; they go
 through the replica's memory budget as the pretrained page's do
-(:func:`ui.cache_pretrained.budgeted` and :func:`~ui.cache_pretrained.stored_readings`, which says
+(:func:`ui.cache.pretrained.budgeted` and :func:`~ui.cache.pretrained.stored_readings`, which says
 why they are not a Streamlit cache):
 a checkpoint larger than MiniLM makes a run larger, and a Streamlit cache of 8 runs would hold
-them outside the budget. Keyed by the model's folder (:func:`ui.cache_pretrained.model_key`),
+them outside the budget. Keyed by the model's folder (:func:`ui.cache.pretrained.model_key`),
 text and reading only, so changing the layer or head never recomputes flow. The query/key plane of
 one head is small (its own copy of the head's weights): a ``st.cache_resource``; ``_model`` is not
 hashed, the folder tells the models apart."""
@@ -19,14 +19,7 @@ import streamlit as st
 
 from visattn.lessons import reading as lesson
 
-from .cache_pretrained import (
-    RUN_FACTOR,
-    RUN_FLOOR,
-    attention_bytes,
-    budgeted,
-    model_key,
-    stored_readings,
-)
+from .pretrained import RUN_FACTOR, RUN_FLOOR, attention_bytes, budgeted, model_key, stored_readings
 
 
 def _shared_run(model, text: str) -> lesson.Run:

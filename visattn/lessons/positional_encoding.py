@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import display, positional
+from .. import display, positional_encoding
 from ..controls import Control
 from ..controls import table as control_table
 
@@ -42,9 +42,9 @@ LIVE_K = 64  # the rotation figure's in-figure slider: offsets k = 0 … LIVE_K 
 LIVE_NUMBERS = 12_000
 
 # Every control of the page. The table's limits are generous, so a value typed too large is shown
-# with a message that says why (visattn.positional checks it).
+# with a message that says why (visattn.positional_encoding checks it).
 CONTROLS = control_table(
-    Control("pe_sec", "table", options=SECTIONS, labels="positional.sections"),
+    Control("pe_sec", "table", options=SECTIONS, labels="positional_encoding.sections"),
     # the sinusoidal table
     Control("pe_n", 64, lo=0, hi=100_000, step=1),
     Control("pe_d", 128, lo=0, hi=10_000, step=2),
@@ -57,7 +57,7 @@ CONTROLS = control_table(
     Control("pe_rk", 3, lo=0, hi=1000, in_figure=True),
     Control("pe_rp", 5, lo=0, hi=1000),
     # why attention needs it
-    Control("pe_pair", "zh", options=PAIR_CHOICES, labels="positional.pairs"),
+    Control("pe_pair", "zh", options=PAIR_CHOICES, labels="positional_encoding.pairs"),
     Control("pe_a", PAIRS["zh"][0], max_chars=MAX_SENTENCE_CHARS),
     Control("pe_b", PAIRS["zh"][1], max_chars=MAX_SENTENCE_CHARS),
     Control("pe_od", 16, options=EVEN_SMALL),
@@ -65,16 +65,16 @@ CONTROLS = control_table(
     Control("pe_bd", 64, options=EVEN_WIDE),
     Control("pe_bp", 200, lo=0, hi=1000, in_figure=True),  # the score figure's own slider
     Control("pe_bmax", 160, lo=8, hi=1000),
-    Control("pe_bqk", "same", options=QK, labels="positional.qk_vectors"),
+    Control("pe_bqk", "same", options=QK, labels="positional_encoding.qk_vectors"),
     Control("pe_bh", 8, lo=1, hi=16),
     Control("pe_bn", 10, lo=3, hi=24),
 )
 # Label tables over values that are not controls: the order section's heading, intro and measured
 # difference of each run.
 LABELS = {
-    "positional.variants": VARIANTS,
-    "positional.variant_intro": VARIANTS,
-    "positional.variant_diff": VARIANTS,
+    "positional_encoding.variants": VARIANTS,
+    "positional_encoding.variant_intro": VARIANTS,
+    "positional_encoding.variant_diff": VARIANTS,
 }
 
 TABLE_LATEX = (
@@ -154,17 +154,17 @@ class Table:
 def table(n: int, d: int) -> Table:
     """The table of n positions × d_model columns, as much of it as a browser draws quickly; an
     InputError (checked before anything is allocated) for sizes out of range or an odd d_model."""
-    n, d = positional.check_table(n, d)
+    n, d = positional_encoding.check_table(n, d)
     rows = np.arange(0, n, math.ceil(n / MAX_SHOWN_POSITIONS))
-    cols = positional.pair_columns(d, MAX_SHOWN_DIMS)
-    wl = positional.wavelengths(d, BASE)
+    cols = positional_encoding.pair_columns(d, MAX_SHOWN_DIMS)
+    wl = positional_encoding.wavelengths(d, BASE)
     slow = int(np.argmax(wl > n)) if (wl > n).any() else None
     return Table(
         n=n,
         d=d,
         rows=rows,
         cols=cols,
-        shown=positional.sinusoidal_at(rows, d, BASE, dims=cols),
+        shown=positional_encoding.sinusoidal_at(rows, d, BASE, dims=cols),
         wavelengths=wl,
         slow=slow,
     )
@@ -184,14 +184,14 @@ class Curves:
 def curves(n: int, d: int, dims_text: str) -> Curves:
     """The chosen columns of the table over every position; an InputError when the list does not
     parse."""
-    n, d = positional.check_table(n, d)
-    dims, dropped = positional.parse_dims(dims_text, d)
+    n, d = positional_encoding.check_table(n, d)
+    dims, dropped = positional_encoding.parse_dims(dims_text, d)
     pos = np.arange(n)
     return Curves(
         positions=pos,
         dims=dims,
         dropped=dropped,
-        values=positional.sinusoidal_at(pos, d, BASE, dims=dims),
+        values=positional_encoding.sinusoidal_at(pos, d, BASE, dims=dims),
     )
 
 
@@ -210,7 +210,7 @@ class Relative:
 
 
 def relative(d: int, n: int) -> Relative:
-    pe = positional.sinusoidal_encoding(n, d, BASE)  # (n, d)
+    pe = positional_encoding.sinusoidal_encoding(n, d, BASE)  # (n, d)
     dots = pe @ pe.T  # (n, d) x (d, n) -> (n, n)
     offsets = np.arange(-(n - 1), n)
     markers = {p: (np.arange(n) - p, dots[p]) for p in sorted({0, n // 3, (2 * n) // 3})}
@@ -220,7 +220,7 @@ def relative(d: int, n: int) -> Relative:
         n=n,
         dots=dots,
         offsets=offsets,
-        formula=positional.offset_dot(offsets, d, BASE),
+        formula=positional_encoding.offset_dot(offsets, d, BASE),
         markers=markers,
         spread=fmt(spread, 2),
     )
@@ -264,9 +264,9 @@ def rotation_latex(d: int, i: int, k: int, p: int, narrow: bool = False) -> tupl
     """(LaTeX, error) of pair i moved k positions on from p: ω_i and θ, the rotation M_k, its
     product with PE(p) and PE(p + k) beside it (``narrow``, for a projector: below it); the error is
     the largest difference between the two."""
-    omega = positional.frequencies(d, BASE)[i]
-    M = positional.rotation_matrix(k, i, d, BASE)
-    now = positional.sinusoidal_at([p, p + k], d, BASE, dims=[2 * i, 2 * i + 1])  # (2, 2)
+    omega = positional_encoding.frequencies(d, BASE)[i]
+    M = positional_encoding.rotation_matrix(k, i, d, BASE)
+    now = positional_encoding.sinusoidal_at([p, p + k], d, BASE, dims=[2 * i, 2 * i + 1])  # (2, 2)
     moved = M @ now[0]
     lines = (
         rf"\omega_{{{i}}} = 10000^{{-{2 * i}/{d}}} = {fmt(omega)},\qquad "
@@ -284,21 +284,23 @@ def rotation_latex(d: int, i: int, k: int, p: int, narrow: bool = False) -> tupl
 def rotation(d: int, i: int, k: int, p: int, n: int, narrow: bool = False) -> Rotation:
     """Pair i moved k positions on from p, for every offset of the circle's slider: 0 … LIVE_K and
     the control's k (put in exactly). ``n``: the circle is drawn over at least n positions."""
-    omega = positional.frequencies(d, BASE)[i]
+    omega = positional_encoding.frequencies(d, BASE)[i]
     grid, active = display.with_value(range(LIVE_K + 1), k)
     ks = tuple(int(v) for v in grid)
     pair = [2 * i, 2 * i + 1]
     written = [rotation_latex(d, i, kk, p, narrow) for kk in ks]
     # (S, 2): positions 0, 1, 2, … far enough for every step's PE(p + k) to lie on it
-    circle = positional.sinusoidal_at(np.arange(max(n, p + ks[-1] + 1)), d, BASE, dims=pair)
+    circle = positional_encoding.sinusoidal_at(
+        np.arange(max(n, p + ks[-1] + 1)), d, BASE, dims=pair
+    )
     return Rotation(
         i=i,
         p=p,
-        start=positional.sinusoidal_at([p], d, BASE, dims=pair)[0],
+        start=positional_encoding.sinusoidal_at([p], d, BASE, dims=pair)[0],
         circle=circle,
         ks=ks,
         active=active,
-        points=positional.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=pair),  # (G, 2)
+        points=positional_encoding.sinusoidal_at(p + np.asarray(ks), d, BASE, dims=pair),  # (G, 2)
         angles=tuple(fmt(kk * omega) for kk in ks),
         errs=tuple(fmt(err, 2) for _, err in written),
         latex=tuple(latex for latex, _ in written),
@@ -318,8 +320,8 @@ class OrderRow(NamedTuple):
 
 @dataclass(frozen=True)
 class Order:
-    plain: positional.OrderResult  # without positions
-    with_pe: positional.OrderResult  # with the sinusoids added
+    plain: positional_encoding.OrderResult  # without positions
+    with_pe: positional_encoding.OrderResult  # with the sinusoids added
     rows: tuple[OrderRow, ...]
 
     @property
@@ -332,7 +334,7 @@ class Order:
         return ("" if self.glued else " ").join(tokens)
 
     @property
-    def runs(self) -> dict[str, positional.OrderResult]:
+    def runs(self) -> dict[str, positional_encoding.OrderResult]:
         """The two runs by VARIANTS: without and with positions."""
         return {"without": self.plain, "with": self.with_pe}
 
@@ -340,8 +342,8 @@ class Order:
 def order(a: str, b: str, d: int) -> Order:
     """Self-attention over sentence a and its reordering b, without and with positions (InputError
     when b is not a reordering of a, or a sentence is empty or too long)."""
-    plain = positional.word_order(a, b, d, positions=False)
-    with_pe = positional.word_order(a, b, d, positions=True)
+    plain = positional_encoding.word_order(a, b, d, positions=False)
+    with_pe = positional_encoding.word_order(a, b, d, positions=True)
     rows = tuple(
         OrderRow(
             token=tok,
@@ -364,8 +366,8 @@ class Beyond:
     q: np.ndarray  # (D,) seeded random query
     k: np.ndarray  # (D,) the key: q itself or another seeded random vector
     distances: np.ndarray  # (K,) 0 … far
-    at0: positional.DistanceScores  # the query at position 0
-    atp: positional.DistanceScores  # the query at position p
+    at0: positional_encoding.DistanceScores  # the query at position 0
+    atp: positional_encoding.DistanceScores  # the query at position p
     rope_gap: str  # largest |RoPE score at p − at 0|: zero up to rounding
     sin_gap: str  # the same for added sinusoids: not zero
 
@@ -375,8 +377,8 @@ def beyond(d: int, p: int, far: int, qk: str) -> Beyond:
     q = rng.standard_normal(d)
     k = q.copy() if qk == "same" else rng.standard_normal(d)
     dist = np.arange(far + 1)
-    at0 = positional.distance_scores(q, k, 0, dist, slope=0.0, base=BASE)
-    atp = positional.distance_scores(q, k, p, dist, slope=0.0, base=BASE)
+    at0 = positional_encoding.distance_scores(q, k, 0, dist, slope=0.0, base=BASE)
+    atp = positional_encoding.distance_scores(q, k, p, dist, slope=0.0, base=BASE)
     return Beyond(
         p=p,
         q=q,
@@ -407,14 +409,17 @@ class Alibi:
 
 
 def alibi(H: int, n: int, b: Beyond) -> Alibi:
-    slopes = positional.alibi_slopes(H)
+    slopes = positional_encoding.alibi_slopes(H)
     lines = np.array(
-        [positional.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi for m in slopes]
+        [
+            positional_encoding.distance_scores(b.q, b.k, 0, b.distances, slope=float(m)).alibi
+            for m in slopes
+        ]
     )
     return Alibi(
         slopes=tuple(slope_text(float(m)) for m in slopes),
         lines=lines,
-        bias=positional.alibi_bias(H, n),
+        bias=positional_encoding.alibi_bias(H, n),
     )
 
 
@@ -439,7 +444,9 @@ def beyond_steps(b: Beyond) -> BeyondSteps:
     values, active = display.with_value(grid, b.p)
     ps = tuple(int(v) for v in values)
     # (G, K) each
-    sinusoidal, rope = positional.distance_scores_many(b.q, b.k, ps, b.distances, base=BASE)
+    sinusoidal, rope = positional_encoding.distance_scores_many(
+        b.q, b.k, ps, b.distances, base=BASE
+    )
     # the control's p: the page's own curves
     sinusoidal[active] = b.atp.sinusoidal
     rope[active] = b.atp.rope

@@ -36,7 +36,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from .i18n import t
+from ..i18n import t
 
 # How often the do-nothing fragment reruns. It only has to exist; once a day costs nothing (and
 # stays below setInterval's limit of 2**31 ms, about 24.8 days).

@@ -66,7 +66,7 @@ def edit(at, edited=None, deleted=None, added=None, key=EDITOR):
 
 
 def test_defaults_waist_62():
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     assert_clean(at)
     assert not errors(at) and not warnings(at)
     # article 002: scores −18, −2, −2 for keys 68, 60, 64 → weights ≈ 0, ½, ½ and 0.5·110 + 0.5·115
@@ -84,7 +84,7 @@ def test_defaults_waist_62():
     assert float(df.iloc[3, 5]) == 112.5  # the last column sums to the estimate
     tex = numbers(at)["tex"]
     assert "112.5" in tex and r"0.5\times 110" in tex
-    one_query = figures(panel(at, "kernel", "1d"))
+    one_query = figures(panel(at, "kernel_regression", "1d"))
     assert len(one_query) == 3  # ①'s bars, curve and heatmap
     curve = one_query[1]  # its legend: each entry named for what it is, none twice
     assert [tr["name"] for tr in curve["data"]] == [
@@ -108,7 +108,7 @@ def test_defaults_waist_62():
     ],
 )
 def test_bad_table_keeps_last_good_view(name, change, expect):
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     edit(at, **change)
     assert_clean(at)
     assert any(expect in e for e in errors(at)), (name, errors(at))
@@ -121,7 +121,7 @@ def test_bad_table_keeps_last_good_view(name, change, expect):
 def test_a_link_whose_sigma_is_not_positive_is_reset_with_a_notice(sigma):
     """σ is the fitted curve's slider, which offers only σ > 0: a link's σ ≤ 0 is reported and
     the data set's σ taken."""
-    at = run_page("kernel", {"kr_sigma": sigma})
+    at = run_page("kernel_regression", {"kr_sigma": sigma})
     assert_clean(at)
     (w,) = warnings(at)
     assert "kr\\_sigma" in w and not errors(at) and "kr_sigma" not in at.query_params
@@ -131,7 +131,7 @@ def test_a_link_whose_sigma_is_not_positive_is_reset_with_a_notice(sigma):
 def test_fit_sigma_moves_the_curves_slider():
     """The button sets σ on the server: the figures and the elements that follow σ open there, and
     their serial is newer than any position the browser kept (ui/live.js)."""
-    at = run_page("kernel", {"kr_sigma": "3"})
+    at = run_page("kernel_regression", {"kr_sigma": "3"})
     before = followers(at)["kernel_estimate"]["server"]
     at.button(key="kr_fit").click().run()
     assert_clean(at)
@@ -143,7 +143,7 @@ def test_fit_sigma_moves_the_curves_slider():
 
 
 def test_duplicate_keys_warn_and_name_the_rows():
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     edit(at, edited={0: {WAIST: 60}})  # keys 60, 60, 64
     assert_clean(at)
     assert not errors(at)
@@ -154,7 +154,7 @@ def test_duplicate_keys_warn_and_name_the_rows():
 
 
 def test_query_out_of_reach_says_so():
-    at = run_page("kernel", {"kr_kernel": "epanechnikov"})
+    at = run_page("kernel_regression", {"kr_kernel": "epanechnikov"})
     at.number_input(key="kr_q_n").set_value(200.0).run()
     assert_clean(at)
     assert not errors(at) and not warnings(at)
@@ -177,9 +177,9 @@ def test_query_out_of_reach_says_so():
 
 def test_fit_sigma_sets_the_leave_one_out_minimum():
     from visattn.kernel_regression import fit_bandwidth
-    from visattn.lessons.kernel import noisy_samples
+    from visattn.lessons.kernel_regression import noisy_samples
 
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     at.selectbox(key="kr_preset").set_value("noisy").run()
     assert at.session_state["kr_sigma"] == 0.5 and len(breakdown(at)) == 51
     assert "kr_sigma" not in at.query_params  # the data set's own σ
@@ -204,7 +204,7 @@ def test_fit_sigma_sets_the_leave_one_out_minimum():
 
 
 def test_game_two_features_in_the_plane():
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     at.selectbox(key="kr_preset").set_value("game_both").run()
     assert_clean(at)
     assert "illustrative" in texts(at)
@@ -223,7 +223,7 @@ def test_game_two_features_in_the_plane():
 
 
 def test_raw_features_one_hot_and_standardised():
-    at = run_page("kernel", {"kr_tab": "md"})
+    at = run_page("kernel_regression", {"kr_tab": "md"})
     at.radio(key="kr_score").set_value("dot").run()
     w = array(
         [f for f in figures(at) if "softmax" in f["layout"]["title"]["text"]][0]["data"][0]["z"]
@@ -243,22 +243,22 @@ def test_raw_features_one_hot_and_standardised():
 def test_every_tab_is_drawn_and_the_open_one_shows():
     """Each section in its panel, whichever tab is open; the tab bar's style rule hides the others
     (ui.frame.tabs), and a link to ③ opens ③."""
-    at = run_page("kernel")
-    assert "kernel_estimate" in followers(panel(at, "kernel", "1d"))
-    assert {r.key for r in panel(at, "kernel", "md").radio} == {"kr_score"}
-    assert {r.key for r in panel(at, "kernel", "self").radio} == {"kr_sa_score"}
-    assert open_section(at, "kernel") == "1d"
-    at = run_page("kernel", {"kr_tab": "self"})
+    at = run_page("kernel_regression")
+    assert "kernel_estimate" in followers(panel(at, "kernel_regression", "1d"))
+    assert {r.key for r in panel(at, "kernel_regression", "md").radio} == {"kr_score"}
+    assert {r.key for r in panel(at, "kernel_regression", "self").radio} == {"kr_sa_score"}
+    assert open_section(at, "kernel_regression") == "1d"
+    at = run_page("kernel_regression", {"kr_tab": "self"})
     assert_clean(at)
-    assert open_section(at, "kernel") == "self"
+    assert open_section(at, "kernel_regression") == "self"
     at.session_state["kr_tab"] = "1d"
     at.run()
     assert_clean(at)
-    assert open_section(at, "kernel") == "1d" and "kr_tab" not in at.query_params
+    assert open_section(at, "kernel_regression") == "1d" and "kr_tab" not in at.query_params
 
 
 def test_url_round_trip():
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     at.selectbox(key="kr_preset").set_value("game_both").run()
     at.selectbox(key="kr_kernel").set_value("laplace")
     at.slider(key="kr_q2_s").set_value(250.0).run()
@@ -283,7 +283,7 @@ def test_url_round_trip():
         and params["kr_sa_std"] == "1"
     )
     assert params["kr_Q"] == "70,85;61,80" and params["kr_tab"] == "self"
-    again = run_page("kernel", params)
+    again = run_page("kernel_regression", params)
     assert_clean(again)
     assert not warnings(again)
     for key in (
@@ -305,16 +305,16 @@ def test_url_round_trip():
 
 
 def test_edited_table_round_trips():
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     edit(at, edited={2: {WEIGHT: 118}}, added=[{WAIST: 72, WEIGHT: 135}])
     assert at.query_params["kr_data"] == "68,126;60,110;64,118;72,135"
-    again = run_page("kernel", dict(at.query_params))
+    again = run_page("kernel_regression", dict(at.query_params))
     assert breakdown(again).shape[0] == 5 and metric(again) == metric(at)
 
 
 def test_tampered_url_falls_back_with_a_warning():
     at = run_page(
-        "kernel",
+        "kernel_regression",
         {
             "kr_preset": "zzz",
             "kr_kernel": "cubic",
@@ -335,7 +335,7 @@ def test_tampered_url_falls_back_with_a_warning():
 
 
 def test_chinese():
-    at = run_page("kernel", {"lang": "zh"})
+    at = run_page("kernel_regression", {"lang": "zh"})
     assert_clean(at)
     assert at.title[0].value == "把注意力看作核回归"
     assert "腰围" in texts(at) and "自注意力" in " ".join(tab.label for tab in at.tabs)
@@ -343,11 +343,11 @@ def test_chinese():
     assert figures(at)[1]["data"][2]["name"] == "查询 62 处的估计值"  # the curve's star
     # (AppTest calls format_func outside the script run, in English, so the Chinese page is driven
     # by its URL)
-    at = run_page("kernel", {"lang": "zh", "kr_sigma": "0"})
+    at = run_page("kernel_regression", {"lang": "zh", "kr_sigma": "0"})
     assert_clean(at)
     (w,) = warnings(at)  # σ > 0 is all the curve's slider offers: the link's is reset
     assert "kr\\_sigma" in w and "默认值" in w
-    at = run_page("kernel", {"lang": "zh", "kr_data": "60,110"})
+    at = run_page("kernel_regression", {"lang": "zh", "kr_data": "60,110"})
     assert any("至少" in e for e in errors(at))
 
 
@@ -375,7 +375,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
     ids=lambda p: "&".join(f"{k}={v}" for k, v in p.items()),
 )
 def test_bad_inputs_in_chinese(params):
-    at = run_page("kernel", {"lang": "zh"} | params)
+    at = run_page("kernel_regression", {"lang": "zh"} | params)
     assert_clean(at)
     said = errors(at) + warnings(at) + sigma_notes(at)
     assert said and all(CJK.search(m) for m in said), said
@@ -387,11 +387,11 @@ def test_bad_inputs_in_chinese(params):
 def test_rows_count_from_one():
     # (AppTest cannot edit a table on a lang=zh page: its format_func runs in English; the editor's
     # errors are the shared ui.widgets ones, translated through common.bad_cell)
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     edit(at, edited={0: {WAIST: "abc"}})
     (e,) = errors(at)
     assert "row 1, column waist (cm)" in e.replace("\\", "")
-    at = run_page("kernel", {"lang": "zh", "kr_data": "60,110;60,120;64,115"})
+    at = run_page("kernel_regression", {"lang": "zh", "kr_data": "60,110;60,120;64,115"})
     (w,) = warnings(at)
     assert "第 1、2 行" in w
 
@@ -408,7 +408,7 @@ def test_rows_count_from_one():
     ],
 )
 def test_chinese_views(params):
-    at = run_page("kernel", {"lang": "zh"} | params)
+    at = run_page("kernel_regression", {"lang": "zh"} | params)
     assert_clean(at)
     assert not errors(at) and english_words(at) == {}
 
@@ -430,21 +430,21 @@ def test_chinese_views(params):
 def test_wrong_shape_links_fall_back_with_a_notice(key, value):
     """Reset when the link opens, whichever tab is open; tab ③ (and with it ②) then draws what a
     clean link's does."""
-    at = run_page("kernel", {key: value})
+    at = run_page("kernel_regression", {key: value})
     assert_clean(at)
     (w,) = warnings(at)
     assert key in w.replace("\\", "") and not errors(at)
     assert key not in at.query_params  # the default matrix, so the link is clean again
-    at = run_page("kernel", {key: value, "kr_tab": "self"})
+    at = run_page("kernel_regression", {key: value, "kr_tab": "self"})
     assert_clean(at)
-    clean = run_page("kernel", {"kr_tab": "self"})
+    clean = run_page("kernel_regression", {"kr_tab": "self"})
     assert figures(clean) and len(figures(at)) == len(figures(clean))
 
 
 def test_table_past_the_row_limit_is_refused_quickly():
     import time
 
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     start = time.perf_counter()
     edit(at, added=[{WAIST: 60 + i % 10, WEIGHT: 100 + i} for i in range(5000)])
     assert time.perf_counter() - start < 20  # refused before any kernel work
@@ -457,7 +457,7 @@ def test_table_past_the_row_limit_is_refused_quickly():
 
 
 def test_tiny_sigma_with_gaussian_explains_overflow_not_kernel_choice():
-    at = run_page("kernel", {"kr_sigma": "1e-200"})
+    at = run_page("kernel_regression", {"kr_sigma": "1e-200"})
     assert_clean(at)
     (w,) = sigma_notes(at)
     assert "overflows float64" in w and "choose the Gaussian" not in w
@@ -468,7 +468,7 @@ def test_tiny_sigma_with_gaussian_explains_overflow_not_kernel_choice():
 
 
 def test_underflow_statement_is_numpy_s():
-    at = run_page("kernel", {"kr_score": "scaled_dot", "kr_tab": "md"})
+    at = run_page("kernel_regression", {"kr_score": "scaled_dot", "kr_tab": "md"})
     text = texts(at)
     assert "simply 0" not in text and "0 to any computer" not in text
     with np.errstate(under="ignore"):
@@ -481,7 +481,7 @@ def test_underflow_statement_is_numpy_s():
 
 
 def test_article_002_table():
-    at = run_page("kernel", {"kr_tab": "md"})
+    at = run_page("kernel_regression", {"kr_tab": "md"})
     (table,) = [tb.value for tb in at.table if "printed in article 002" in tb.value.columns]
     assert table.shape == (11, 3) and list(table["agrees"]).count("✗") == 3
     row = table.loc["α(q₁, k₁) — the weight"]
@@ -495,12 +495,12 @@ def test_table_links_round_trip_up_to_the_limit():
     rows = ";".join(
         f"{50 + i * 0.5:g},{100 + i}" for i in range(64)
     )  # 64 rows: taken, and written back as given
-    at = run_page("kernel", {"kr_data": rows})
+    at = run_page("kernel_regression", {"kr_data": rows})
     assert_clean(at)
     assert not errors(at) and not warnings(at) and len(breakdown(at)) == 65
     assert at.query_params["kr_data"] == rows
     at = run_page(
-        "kernel", {"kr_data": rows + ";90,200"}
+        "kernel_regression", {"kr_data": rows + ";90,200"}
     )  # 65: refused on reading the link, with a notice
     (w,) = warnings(at)
     assert "kr_data" in w.replace("\\", "") and len(breakdown(at)) == 4
@@ -527,7 +527,7 @@ def sigma_sliders(at) -> dict:
     ],
 )
 def test_the_figures_open_at_the_links_sigma_and_follow_one_slider(params, sigma, est):
-    at = run_page("kernel", params)
+    at = run_page("kernel_regression", params)
     assert_clean(at)
     s = sigma_sliders(at)
     plane = params.get("kr_preset") == "game_both"
@@ -557,7 +557,7 @@ def test_the_figures_open_at_the_links_sigma_and_follow_one_slider(params, sigma
 def test_every_position_of_sigma_is_the_kernel_at_that_sigma():
     """Each version the slider swaps in is computed at its own σ: the bars, the table and the
     formula of one position agree with Nadaraya–Watson written out here."""
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     keys, values = np.array([68.0, 60.0, 64.0]), np.array([126.0, 110.0, 115.0])
     bars = sigma_sliders(at)["bar"]
     table = followers(at)["kernel_1d"]["variants"]
@@ -580,7 +580,7 @@ def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
     )
     assert page.count("@section") == 4  # ①, ②, ③, and σ with what it redraws inside ①
     assert "@section\ndef bandwidth(" in page
-    at = run_page("kernel")
+    at = run_page("kernel_regression")
     # AppTest runs the whole page; the answer is the same
     at.slider(key="kr_q_s").set_value(64.0).run()
     assert_clean(at)
@@ -591,18 +591,18 @@ def test_each_tab_is_a_section_and_sigma_one_inside_the_first():
 def test_the_chinese_page_names_d2l_s_attention_pooling():
     """d2l-zh's name for Nadaraya–Watson pooling, 注意力汇聚, on the card and in the
     introduction (and attention pooling in English)."""
-    zh = run_page("kernel", {"lang": "zh"})
+    zh = run_page("kernel_regression", {"lang": "zh"})
     assert_clean(zh)
     assert "注意力汇聚" in texts(zh)
     home = run_page("home", {"lang": "zh"})
     assert "注意力汇聚" in texts(home)
-    assert "attention pooling" in texts(run_page("kernel"))
+    assert "attention pooling" in texts(run_page("kernel_regression"))
 
 
 # --- predict, then reveal (?hide=1) --------------------------------------------------------------
 def test_hide_keeps_the_estimate_for_the_reveal():
-    shown = run_page("kernel")
-    at = run_page("kernel", {"hide": "1"})
+    shown = run_page("kernel_regression")
+    at = run_page("kernel_regression", {"hide": "1"})
     assert_clean(at)
     notes = [a["text"] for f in figures(at) for a in f["layout"].get("annotations", [])]
     before = [a["text"] for f in figures(shown) for a in f["layout"].get("annotations", [])]

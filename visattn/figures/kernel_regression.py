@@ -8,7 +8,7 @@ curve and the printed estimate in the browser.
 
 Every word shown is a field of :class:`Words` (English; the app fills it in the page's language);
 the table's column names (``labels``: key features…, value) come with the data. Builders take a
-:class:`visattn.lessons.kernel.Regression`; :func:`score_maps` takes a
+:class:`visattn.lessons.kernel_regression.Regression`; :func:`score_maps` takes a
 :class:`visattn.scoring.ScoredAttention`.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..lessons.kernel import CONTROLS, Regression, SigmaSweep, key_text
+from ..lessons.kernel_regression import CONTROLS, Regression, SigmaSweep, key_text
 from ..scoring import ScoredAttention
 from .core import HOVER_NUMBER, _figure, _fmt, _title, compact
 from .lines import bars, curves

@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import streamlit as st
 
+from visattn import lecture
 from visattn.errors import InputError
-from visattn.lessons import lecture
 from visattn.tour import (
     MAX_NOTES,
     MAX_QUERY,
@@ -33,11 +33,11 @@ from visattn.tour import (
     view_query,
 )
 
-from . import address
-from .errors import message, show_error
-from .i18n import lang, t
-from .registry import BY_ID
-from .text import escape
+from .. import address
+from ..errors import message, show_error
+from ..i18n import lang, t
+from ..registry import BY_ID
+from ..text import escape
 
 _TAG = re.compile(r"<[^>]+>")  # a chart title's markup (<b>, <br>, <sub>): plain text in a select
 _MARKS = {"<sub>": "_", "<sup>": "^", "<br>": " "}

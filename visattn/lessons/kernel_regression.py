@@ -167,8 +167,8 @@ def preset_start(name: str) -> tuple[float, float, float]:
 # The page's three tabs: ① one query over key→value pairs, ② vectors and a scoring function, ③
 # self-attention (the open one is in the link)
 TABS = ("1d", "md", "self")
-TAB = Control("kr_tab", "1d", options=TABS, labels="kernel.tabs")
-PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel.presets")
+TAB = Control("kr_tab", "1d", options=TABS, labels="kernel_regression.tabs")
+PRESET = Control("kr_preset", "waist", options=tuple(PRESETS), labels="kernel_regression.presets")
 _FIRST = PRESETS[PRESET.default]
 # The table, query and σ default to the first data set's; :func:`controls_for` gives another's. The
 # query takes any finite number (the box beside its slider may leave the slider's range); σ, the
@@ -179,14 +179,14 @@ CONTROLS = declared.table(
     Control("kr_data", _rows(_FIRST.table), matrix=True),
     Control("kr_q", _FIRST.query[0]),
     Control("kr_q2", 0.0),  # kept in the link while the table has one key feature
-    Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel.kernels"),
+    Control("kr_kernel", "gaussian", options=KERNELS, labels="kernel_regression.kernels"),
     Control("kr_sigma", _FIRST.sigma, lo=SIGMA_LEAST, hi=MAX_MAGNITUDE, in_figure=True),
     [m.control for m in VECTORS],
-    Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_score", "scaled_dot", options=SCORINGS, labels="kernel_regression.scorings"),
     Control("kr_std", False),
     [m.control for m in ADDITIVE],
     SELF.control,
-    Control("kr_sa_score", "scaled_dot", options=SCORINGS, labels="kernel.scorings"),
+    Control("kr_sa_score", "scaled_dot", options=SCORINGS, labels="kernel_regression.scorings"),
     Control("kr_sa_std", False),
 )
 
@@ -205,11 +205,11 @@ QUERY_KEYS = ("kr_q", "kr_q2")  # the query's controls, one per key feature
 WARNINGS = ("duplicates", "compact", "overflow")
 ARTICLE_NOTES = ("score", "weight", "dot_model", "additive_model")  # see :class:`ArticleRow`
 LABELS = {
-    "kernel.preset_notes": tuple(PRESETS),
-    "kernel.columns": COLUMNS,
-    "kernel.warnings": WARNINGS,
-    "kernel.matrix_roles": tuple(m.name for m in VECTORS),
-    "kernel.article_notes": ARTICLE_NOTES,
+    "kernel_regression.preset_notes": tuple(PRESETS),
+    "kernel_regression.columns": COLUMNS,
+    "kernel_regression.warnings": WARNINGS,
+    "kernel_regression.matrix_roles": tuple(m.name for m in VECTORS),
+    "kernel_regression.article_notes": ARTICLE_NOTES,
 }
 
 

@@ -6,30 +6,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from visattn import scaling
 from visattn.attention import SelfAttentionTrace
 from visattn.figures import single_head as single_head_figures
 from visattn.lessons import single_head as lesson
 
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def why_sqrt(d_k: int, seed: int) -> lesson.WhySqrt:
-    return lesson.why_sqrt(d_k, seed)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def peakedness(n_keys: int, seed: int) -> scaling.Peakedness:
-    return lesson.peakedness(n_keys, seed)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def sqrt_steps(seed: int) -> lesson.SqrtSteps:
-    return lesson.sqrt_steps(seed)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def temperature_grid(tr: SelfAttentionTrace, temperature: float) -> lesson.TemperatureGrid:
-    return lesson.temperature_grid(tr, temperature)
+why_sqrt = st.cache_data(max_entries=32, show_spinner=False)(lesson.why_sqrt)
+peakedness = st.cache_data(max_entries=16, show_spinner=False)(lesson.peakedness)
+sqrt_steps = st.cache_data(max_entries=16, show_spinner=False)(lesson.sqrt_steps)
+temperature_grid = st.cache_data(max_entries=32, show_spinner=False)(lesson.temperature_grid)
 
 
 # A trace is known here by what it holds before the softmax: a new τ finds these figures built.

@@ -6,19 +6,19 @@ grid; the finder's click.
 installing the package and reloading the page is enough). The runs, their readings and the shown
 tokens are the heavy work of a room (at 512 tokens one attention array is 6·12·512·512 float32 =
 75 MB, and a forward pass holds more while it runs): they go through the replica's memory budget
-(:mod:`ui.budget`), which keeps results by bytes, admits a computation only when its working memory
-fits beside the others, shares one computation between sessions asking for the same text, and shows
-a waiting session a translated "n ahead of you" with a progress bar. The shared results' arrays are
-read-only, so no session can change another's. None shows a spinner of its own: a cache spinner is
-fixed at decoration time and cannot speak the session's language, so the page wraps calls in
-``st.spinner(t(...))``.
+(:mod:`ui.room.budget`), which keeps results by bytes, admits a computation only when its working
+memory fits beside the others, shares one computation between sessions asking for the same text, and
+shows a waiting session a translated "n ahead of you" with a progress bar. The shared results'
+arrays are read-only, so no session can change another's. None shows a spinner of its own: a cache
+spinner is fixed at decoration time and cannot speak the session's language, so the page wraps calls
+in ``st.spinner(t(...))``.
 
 The callbacks here are module functions on purpose: a function defined in a page script keeps that
 run's globals (the model's result, 75 MB) alive for as long as Streamlit keeps the widget's
 callback.
 
-:func:`warm_up` fills these caches ahead of the page's first visit (``ui.warm.in_background`` runs
-it in a background thread once per server): a cached function called from a thread outside any
+:func:`warm_up` fills these caches ahead of the page's first visit (``ui.room.warm.in_background``
+runs it in a background thread once per server): a cached function called from a thread outside any
 script run shares the same cache, and a page that asks while the thread is still loading waits for
 that one load instead of starting another.
 
@@ -41,11 +41,18 @@ from visattn.errors import InputError
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
-from visattn.models.minilm import MAX_MODEL_TOKENS, MiniLM, MiniLMResult, ModelNotInstalled
+from visattn.models.encoder import (
+    MAX_MODEL_TOKENS,
+    N_HEADS,
+    N_LAYERS,
+    BertEncoder,
+    BertResult,
+    ModelNotInstalled,
+)
 from visattn.reading import Readings
 
-from . import budget
-from .i18n import t
+from ..i18n import t
+from ..room import budget
 
 BARS = "pt_bars"  # the head finder's chart: one stable key, its click read by open_clicked
 SHAPE = "_pt_model_shape"  # (layers, heads) of the model shown, for open_clicked
@@ -62,7 +69,7 @@ DRAW_FACTOR = 3.5
 def attention_bytes(n_tokens: int, model=None) -> int:
     """Bytes of the (L, H, T, T) float32 attention of ``model`` (None: MiniLM's 6 × 12) for
     ``n_tokens`` tokens."""
-    n_layers, n_heads = lesson.N_LAYERS, lesson.N_HEADS
+    n_layers, n_heads = N_LAYERS, N_HEADS
     if model is not None:
         n_layers, n_heads = model.config.n_layers, model.config.n_heads
     return n_layers * n_heads * n_tokens * n_tokens * 4
@@ -75,8 +82,9 @@ def model_key(model) -> str:
 
 @contextmanager
 def waiting_notice() -> Iterator[Callable[[int], None]]:
-    """A callback for :func:`ui.budget.get` that shows "waiting, n ahead of you" with a progress
-    bar in this session while its request waits for the room's other heavy work; gone when done."""
+    """A callback for :func:`ui.room.budget.get` that shows "waiting, n ahead of you" with a
+    progress bar in this session while its request waits for the room's other heavy work; gone when
+    done."""
     slot = st.empty()
     first: list[int] = []
 
@@ -111,8 +119,9 @@ def drawing(model, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> Iterator[No
     the budget. Admitted in turn like a computation, with the waiting notice; what
     runs inside (the run, its readings) runs in this reservation's slot; a short text's drawing, or
     a section drawn inside the page's own drawing, starts at once
-    (:meth:`ui.budget.Budget.reserve`). A text the model cannot read reserves nothing: the page's
-    error path reports it. ``max_tokens``: where the page cuts the text (the reading page's 64)."""
+    (:meth:`ui.room.budget.Budget.reserve`). A text the model cannot read reserves nothing: the
+    page's error path reports it. ``max_tokens``: where the page cuts the text (the reading page's
+    64)."""
     try:
         n_tokens = len(model.tokenize(text, max_tokens)[0])
     except InputError:
@@ -123,11 +132,11 @@ def drawing(model, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> Iterator[No
 
 
 @st.cache_resource(show_spinner=False)
-def load_model() -> MiniLM:
-    return MiniLM.load()
+def load_model() -> BertEncoder:
+    return BertEncoder.load()
 
 
-def model_or_error() -> tuple[MiniLM | None, str | None]:
+def model_or_error() -> tuple[BertEncoder | None, str | None]:
     """The shared model, or (None, the reason) when the weights package is missing or unreadable."""
     try:
         return load_model(), None
@@ -137,18 +146,18 @@ def model_or_error() -> tuple[MiniLM | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def _read_only(r: MiniLMResult) -> MiniLMResult:
+def _read_only(r: BertResult) -> BertResult:
     for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
         if a is not None:
             a.flags.writeable = False  # shared by every session
     return r
 
 
-def _run(model: MiniLM, text: str, max_tokens: int) -> MiniLMResult:
+def _run(model: BertEncoder, text: str, max_tokens: int) -> BertResult:
     return _read_only(model.run(text, max_tokens=max_tokens))
 
 
-def run_text(model: MiniLM, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> MiniLMResult:
+def run_text(model: BertEncoder, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> BertResult:
     """One forward pass (InputError for text the model cannot read), shared and kept by the
     budget."""
     n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
@@ -174,11 +183,11 @@ def stored_readings(
     return budgeted(key, cost, make_shared)
 
 
-def _pretrained_readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
+def _pretrained_readings(model: BertEncoder, text: str, name: str, progress=None) -> Readings:
     return lesson.readings(model, run_text(model, text), name, progress)
 
 
-def readings(model: MiniLM, text: str, name: str, progress=None) -> Readings:
+def readings(model: BertEncoder, text: str, name: str, progress=None) -> Readings:
     """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; the
     weights reading is the run's own array)."""
     make = partial(_pretrained_readings, model, text, name, progress)
@@ -195,21 +204,21 @@ class Made(NamedTuple):
     reading: str
 
 
-def made(model: MiniLM, text: str, name: str, progress=None) -> Made:
+def made(model: BertEncoder, text: str, name: str, progress=None) -> Made:
     """:func:`readings`, remembered by name only; the sections look the arrays up again."""
     found = readings(model, text, name, progress)
     return Made(found.text, found.reading)
 
 
-def _as_shown(model: MiniLM, text: str, hide: bool, merge: bool, name: str) -> lesson.Shown:
+def _as_shown(model: BertEncoder, text: str, hide: bool, merge: bool, name: str) -> lesson.Shown:
     shown = lesson.as_shown(run_text(model, text), hide, merge, readings(model, text, name).w)
     shown.attn.flags.writeable = False  # shared by every session
     return shown
 
 
 def as_shown(
-    model: MiniLM, text: str, hide: bool, merge: bool, name: str
-) -> tuple[MiniLMResult, lesson.Shown]:
+    model: BertEncoder, text: str, hide: bool, merge: bool, name: str
+) -> tuple[BertResult, lesson.Shown]:
     """The run of ``text`` and its reading ``name`` with the toggles applied
     (:func:`visattn.lessons.pretrained.as_shown`), from the caches.
 
@@ -240,7 +249,7 @@ def grid_figure(
 
 
 @st.cache_resource(show_spinner=False)
-def winograd(_model: MiniLM, path: str = "") -> lesson.Winograd | None:
+def winograd(_model: BertEncoder, path: str = "") -> lesson.Winograd | None:
     """The Winograd twins measured on a model (``path``: :func:`model_key` of one other than the
     bundled MiniLM, so that each model has its own entry)."""
     return lesson.winograd(_model)
@@ -290,6 +299,6 @@ def open_clicked() -> None:
     BARS."""
     points = ((st.session_state.get(BARS) or {}).get("selection") or {}).get("points") or []
     picked = head_of_point(points[0]) if points else None
-    n_layers, n_heads = st.session_state.get(SHAPE, (lesson.N_LAYERS, lesson.N_HEADS))
+    n_layers, n_heads = st.session_state.get(SHAPE, (N_LAYERS, N_HEADS))
     if picked is not None and 0 <= picked[0] < n_layers and 0 <= picked[1] < n_heads:
         open_head(*picked)

@@ -23,14 +23,14 @@ from apptest_util import (
 )
 from apptest_util import shown as server_version
 
-from visattn.lessons import positional as lesson
+from visattn.lessons import positional_encoding as lesson
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def shown(at):
     """The panel of the open section (every section is drawn, the others hidden: ui.frame.tabs)."""
-    return panel(at, "positional", at.session_state["pe_sec"])
+    return panel(at, "positional_encoding", at.session_state["pe_sec"])
 
 
 def heatmap_z(fig) -> np.ndarray:
@@ -39,7 +39,7 @@ def heatmap_z(fig) -> np.ndarray:
 
 
 def test_defaults_render_the_table():
-    at = run_page("positional")
+    at = run_page("positional_encoding")
     assert_clean(at)
     assert not errors(at) and not warnings(at)
     assert at.title[0].value == "Positional encoding"
@@ -68,7 +68,7 @@ def test_defaults_render_the_table():
     ],
 )
 def test_bad_table_sizes_show_a_message(params, words):
-    at = run_page("positional", params)
+    at = run_page("positional_encoding", params)
     assert_clean(at)
     (msg,) = errors(at)
     assert words in msg
@@ -77,7 +77,7 @@ def test_bad_table_sizes_show_a_message(params, words):
 
 
 def test_typing_a_bad_value_keeps_the_last_good_view():
-    at = run_page("positional")
+    at = run_page("positional_encoding")
     at.number_input(key="pe_d").set_value(7).run()
     assert_clean(at)
     assert "odd" in errors(at)[0]
@@ -88,7 +88,7 @@ def test_typing_a_bad_value_keeps_the_last_good_view():
 
 
 def test_largest_table_is_downsampled():
-    at = run_page("positional", {"pe_n": "4096", "pe_d": "2048"})
+    at = run_page("positional_encoding", {"pe_n": "4096", "pe_d": "2048"})
     assert_clean(at)
     assert not errors(at)
     assert "one position in 8 and one sine/cosine pair in 8 (512 × 256 cells" in texts(at)
@@ -103,7 +103,7 @@ def test_largest_table_is_downsampled():
 
 
 def test_dimension_list():
-    at = run_page("positional", {"pe_dims": "0, 1, 999"})
+    at = run_page("positional_encoding", {"pe_dims": "0, 1, 999"})
     assert_clean(at)
     assert not errors(at)
     assert "999" in texts(at)  # said to be left out
@@ -118,7 +118,7 @@ def test_dimension_list():
 
 def test_relative_section():
     at = run_page(
-        "positional",
+        "positional_encoding",
         {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "4", "pe_ri": "1", "pe_rp": "3"},
     )
     assert_clean(at)
@@ -134,7 +134,7 @@ def test_relative_section():
 
 
 def test_order_section_without_and_with_positions():
-    at = run_page("positional", {"pe_sec": "order"})
+    at = run_page("positional_encoding", {"pe_sec": "order"})
     assert_clean(at)
     assert not errors(at)
     figs = figures(shown(at))
@@ -149,11 +149,11 @@ def test_order_section_without_and_with_positions():
 
 
 def test_order_english_and_custom_pairs():
-    at = run_page("positional", {"pe_sec": "order", "pe_pair": "en"})
+    at = run_page("positional_encoding", {"pe_sec": "order", "pe_pair": "en"})
     assert_clean(at)
     assert not errors(at) and "zero up to rounding" in shown(at).success[0].value
     at = run_page(
-        "positional",
+        "positional_encoding",
         {
             "pe_sec": "order",
             "pe_pair": "custom",
@@ -169,7 +169,7 @@ def test_order_english_and_custom_pairs():
 
 
 def test_beyond_section():
-    at = run_page("positional", {"pe_sec": "beyond", "pe_bh": "6", "pe_bn": "5"})
+    at = run_page("positional_encoding", {"pe_sec": "beyond", "pe_bh": "6", "pe_bn": "5"})
     assert_clean(at)
     assert not errors(at)
     score, alibi_lines, grid = figures(shown(at))
@@ -189,7 +189,7 @@ def test_beyond_section():
 
 
 def test_url_round_trip():
-    at = run_page("positional")
+    at = run_page("positional_encoding")
     at.number_input(key="pe_n").set_value(100).run()
     at.text_input(key="pe_dims").set_value("2, 3").run()
     at.session_state["pe_sec"] = "beyond"  # a tab opened (the tabs' on_change sets the control)
@@ -199,7 +199,7 @@ def test_url_round_trip():
     params = {k: at.query_params[k] for k in at.query_params}
     params = {k: v[0] if isinstance(v, list) else v for k, v in params.items()}
     assert params == {"pe_n": "100", "pe_dims": "2, 3", "pe_sec": "beyond", "pe_bh": "4"}
-    again = run_page("positional", params)
+    again = run_page("positional_encoding", params)
     assert_clean(again)
     assert not warnings(again)
     assert again.session_state["pe_sec"] == "beyond"
@@ -214,7 +214,8 @@ def test_url_round_trip():
 
 def test_tampered_url_falls_back_with_a_warning():
     at = run_page(
-        "positional", {"pe_n": "abc", "pe_sec": "bogus", "pe_rd": "63", "pe_bh": "99", "zzz": "1"}
+        "positional_encoding",
+        {"pe_n": "abc", "pe_sec": "bogus", "pe_rd": "63", "pe_bh": "99", "zzz": "1"},
     )
     assert_clean(at)
     (w,) = warnings(at)
@@ -228,7 +229,7 @@ def test_tampered_url_falls_back_with_a_warning():
 
 @pytest.mark.parametrize("section", ["table", "relative", "order", "beyond"])
 def test_chinese(section):
-    at = run_page("positional", {"lang": "zh", "pe_sec": section})
+    at = run_page("positional_encoding", {"lang": "zh", "pe_sec": section})
     assert_clean(at)
     assert at.title[0].value == "位置编码"
     assert CJK.search(at.header[0].value)
@@ -245,11 +246,11 @@ def test_chinese(section):
 
 
 def test_chinese_error_messages():
-    at = run_page("positional", {"lang": "zh", "pe_d": "7"})
+    at = run_page("positional_encoding", {"lang": "zh", "pe_d": "7"})
     assert_clean(at)
     (msg,) = errors(at)
     assert "奇数" in msg
-    at = run_page("positional", {"lang": "zh", "pe_n": "5000"})
+    at = run_page("positional_encoding", {"lang": "zh", "pe_n": "5000"})
     assert "4096" in errors(at)[0] and CJK.search(errors(at)[0])
 
 
@@ -275,7 +276,7 @@ ZH_BAD = [
     ids=[",".join(f"{k}={v[:12]}" for k, v in p.items()) for p, _ in ZH_BAD],
 )
 def test_bad_inputs_in_chinese(params, number):
-    at = run_page("positional", {"lang": "zh"} | params)
+    at = run_page("positional_encoding", {"lang": "zh"} | params)
     assert_clean(at)
     (msg,) = errors(at)
     assert CJK.search(msg) and number in msg.replace("\\", "")
@@ -299,7 +300,7 @@ def test_bad_inputs_in_chinese(params, number):
     ],
 )
 def test_every_view_in_chinese_shows_no_english(params):
-    at = run_page("positional", {"lang": "zh"} | params)
+    at = run_page("positional_encoding", {"lang": "zh"} | params)
     assert_clean(at)
     assert not errors(at)
     assert english_words(at, allowed={"LLaMA"}) == {}  # LLaMA is a model's name
@@ -309,23 +310,26 @@ def test_every_view_in_chinese_shows_no_english(params):
 
 
 def test_text_boxes_state_their_limit_and_links_keep_it():
-    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom"})
+    at = run_page("positional_encoding", {"pe_sec": "order", "pe_pair": "custom"})
     for key, limit in (("pe_a", 200), ("pe_b", 200)):
         box = at.text_input(key=key)
         assert box.proto.max_chars == limit and str(limit) in box.help
-    at = run_page("positional")
+    at = run_page("positional_encoding")
     box = at.text_input(key="pe_dims")
     assert box.proto.max_chars == 80 and "80" in box.help
     # a link with more than the box accepts is refused with the usual notice, not half-accepted
-    at = run_page("positional", {"pe_dims": "1," * 41})
+    at = run_page("positional_encoding", {"pe_dims": "1," * 41})
     assert_clean(at)
     assert "pe_dims" in warnings(at)[0].replace("\\", "")
     assert at.text_input(key="pe_dims").value == "0, 1, 20, 21, 60"
-    at = run_page("positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": "x" * 201})
+    at = run_page(
+        "positional_encoding", {"pe_sec": "order", "pe_pair": "custom", "pe_a": "x" * 201}
+    )
     assert "pe_a" in warnings(at)[0].replace("\\", "")
     long_ok = " ".join(["cat"] * 50)  # 199 characters: accepted and kept in the URL
     at = run_page(
-        "positional", {"pe_sec": "order", "pe_pair": "custom", "pe_a": long_ok, "pe_b": long_ok}
+        "positional_encoding",
+        {"pe_sec": "order", "pe_pair": "custom", "pe_a": long_ok, "pe_b": long_ok},
     )
     assert not warnings(at) and at.query_params["pe_a"] in (long_ok, [long_ok])
 
@@ -348,7 +352,7 @@ UNESCAPED_LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\s*(?<!\\)\(")
     ],
 )
 def test_links_in_inputs_render_as_plain_text(params):
-    at = run_page("positional", params)
+    at = run_page("positional_encoding", params)
     assert_clean(at)
     shown = errors(at) + [str(m.value) for m in at.markdown]
     assert errors(at) or "\\[ · a · \\] · \\(" in texts(
@@ -365,7 +369,7 @@ def test_links_in_inputs_render_as_plain_text(params):
 def test_rope_claim_names_content_and_offset():
     """RoPE's score depends on q and k and on the positions only through the offset, in
     both languages."""
-    at = run_page("positional", {"pe_sec": "beyond"})
+    at = run_page("positional_encoding", {"pe_sec": "beyond"})
     prose = texts(shown(at))
     assert (
         "depends only on how far apart" not in prose and "depends on the distance only" not in prose
@@ -373,12 +377,12 @@ def test_rope_claim_names_content_and_offset():
     assert "only through the offset" in prose and "still depends on what $q$ and $k$ are" in prose
     same = array(figures(shown(at))[0]["data"][3]["y"])
     other = array(
-        figures(shown(run_page("positional", {"pe_sec": "beyond", "pe_bqk": "random"})))[0]["data"][
-            3
-        ]["y"]
+        figures(shown(run_page("positional_encoding", {"pe_sec": "beyond", "pe_bqk": "random"})))[
+            0
+        ]["data"][3]["y"]
     )
     assert np.abs(same - other).max() > 0.1  # other content, other scores at the same positions
-    zh = texts(shown(run_page("positional", {"lang": "zh", "pe_sec": "beyond"})))
+    zh = texts(shown(run_page("positional_encoding", {"lang": "zh", "pe_sec": "beyond"})))
     assert (
         "只取决于两个词元相隔多远" not in zh
         and "位置只通过偏移" in zh
@@ -391,8 +395,8 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
     sit 2 a row, so no formula is cut and no two cell titles run into each other (as seen in
     the browser)."""
     normal, big = (
-        run_page("positional", {"pe_sec": "beyond"}),
-        run_page("positional", {"pe_sec": "beyond", "present": "1"}),
+        run_page("positional_encoding", {"pe_sec": "beyond"}),
+        run_page("positional_encoding", {"pe_sec": "beyond", "present": "1"}),
     )
     rope = [tex for tex in formulas(big) if "RoPE" in tex][0]
     assert r"\\ \theta_i = 10000^{-2i/d}" in rope
@@ -404,14 +408,14 @@ def test_presenter_mode_breaks_formulas_and_widens_the_alibi_grid():
 
     assert columns(normal) == 4 and columns(big) == 2
     assert len(figures(shown(big))) == len(figures(shown(normal))) == 3
-    rel = run_page("positional", {"pe_sec": "relative", "present": "1"})
+    rel = run_page("positional_encoding", {"pe_sec": "relative", "present": "1"})
     assert r" \\ PE(8)" in server_version(followers(rel)["positional_rotation"])["tex"]
 
 
 # --- the in-figure sliders start at the control's value and carry the formula's values ----
 def test_rotation_and_score_figures_are_live_from_the_controls():
     at = run_page(
-        "positional",
+        "positional_encoding",
         {"pe_sec": "relative", "pe_rd": "16", "pe_rk": "9", "pe_ri": "1", "pe_rp": "3"},
     )
     assert_clean(at)
@@ -425,7 +429,7 @@ def test_rotation_and_score_figures_are_live_from_the_controls():
         assert array(step["args"][0]["y"][0])[0] == pytest.approx(np.cos((3 + k) * omega), abs=1e-5)
         assert step["args"][0]["name"] == [f"PE({3 + k})"]
     assert circle["data"][2]["name"] == "PE(12)" and "k = 9" in circle["layout"]["title"]["text"]
-    at = run_page("positional", {"pe_sec": "beyond", "pe_bp": "300", "pe_bmax": "40"})
+    at = run_page("positional_encoding", {"pe_sec": "beyond", "pe_bp": "300", "pe_bmax": "40"})
     assert_clean(at)
     (score,) = [f for f in figures(shown(at)) if f["layout"].get("sliders")]
     s = score["layout"]["sliders"][0]
@@ -446,7 +450,7 @@ def test_fidelity_round_three_wording():
     (the papers both write m: here the slope is λ_h); no stray space between Chinese words."""
     locales = Path(__file__).resolve().parent.parent / "ui" / "locales"
     texts_of = {
-        lang: json.loads((locales / lang / "positional.json").read_text("utf-8"))
+        lang: json.loads((locales / lang / "positional_encoding.json").read_text("utf-8"))
         for lang in ("en", "zh")
     }
     for text in texts_of.values():
@@ -489,7 +493,7 @@ def sinusoid(pos: float, d: int) -> np.ndarray:
 
 
 def test_k_and_p_are_the_figures_sliders_not_widgets_of_the_page():
-    at = run_page("positional")  # every tab's panel is drawn
+    at = run_page("positional_encoding")  # every tab's panel is drawn
     assert_clean(at)
     keys = {w.key for kind in ("number_input", "slider", "select_slider") for w in at.get(kind)}
     assert {"pe_rp", "pe_ri", "pe_bmax"} <= keys and not {"pe_rk", "pe_bp"} & keys
@@ -505,7 +509,7 @@ def test_k_and_p_are_the_figures_sliders_not_widgets_of_the_page():
 def test_a_link_opens_the_circle_its_formula_and_its_check_at_the_links_k(lang):
     d, i, p, k = 16, 1, 3, 200  # k beyond the slider's 0 … LIVE_K: put in exactly
     params = {"pe_sec": "relative", "pe_rd": "16", "pe_ri": "1", "pe_rp": "3", "pe_rk": "200"}
-    at = run_page("positional", {"lang": lang} | params)
+    at = run_page("positional_encoding", {"lang": lang} | params)
     assert_clean(at)
     assert not warnings(at) and at.query_params["pe_rk"] in ("200", ["200"])
     circle = slider_of(at, "pe_rk")
@@ -537,7 +541,7 @@ def test_a_link_opens_the_scores_and_their_notes_at_the_links_p():
         "pe_bqk": "random",
         "pe_bp": "437",
     }
-    at = run_page("positional", params)
+    at = run_page("positional_encoding", params)
     assert_clean(at)
     assert not warnings(at) and at.query_params["pe_bp"] in ("437", ["437"])
     score = slider_of(at, "pe_bp")
@@ -571,7 +575,8 @@ def test_a_link_opens_the_scores_and_their_notes_at_the_links_p():
 def test_alibi_does_not_change_with_p():
     """ALiBi's score is q·k/√d − λ_h·Δ wherever the query is: its figures follow no slider."""
     drawn = [
-        figures(run_page("positional", {"pe_sec": "beyond", "pe_bp": p}))[-2:] for p in ("0", "900")
+        figures(run_page("positional_encoding", {"pe_sec": "beyond", "pe_bp": p}))[-2:]
+        for p in ("0", "900")
     ]
     assert drawn[0] == drawn[1]
     assert not any(f["layout"].get("sliders") for f in drawn[0])
@@ -582,7 +587,7 @@ def test_alibi_does_not_change_with_p():
     [("pe_rk", "1001"), ("pe_rk", "-1"), ("pe_rk", "2.5"), ("pe_bp", "abc"), ("pe_bp", "1001")],
 )
 def test_a_bad_position_in_a_link_is_reported_and_reset(key, value):
-    at = run_page("positional", {key: value})
+    at = run_page("positional_encoding", {key: value})
     assert_clean(at)
     (w,) = warnings(at)
     assert key in w.replace("\\", "") and key not in at.query_params

@@ -1,7 +1,7 @@
 """The model picker: which checkpoints this server offers (:mod:`visattn.models.sources`, found once
 per server), the one a session chose (its id in the URL, never a path), loaded once per server.
 
-The bundled MiniLM is :func:`ui.cache_pretrained.load_model` (shared with the pages that know only
+The bundled MiniLM is :func:`ui.cache.pretrained.load_model` (shared with the pages that know only
 it); any other checkpoint is :func:`load_checkpoint`, which keeps the two last used (a model is its
 weights in float32, up to the budget each). Folders come from ``VISATTN_MODELS`` and from
 ``--models DIR`` after the script's name (``make run MODELS=DIR`` runs ``streamlit run app.py --
@@ -19,14 +19,14 @@ import streamlit as st
 from visattn.controls import Control
 from visattn.models import load
 from visattn.models import sources as model_sources
-from visattn.models.minilm import ModelNotInstalled, model_dir
+from visattn.models.encoder import ModelNotInstalled, model_dir
 from visattn.models.sources import BUNDLED, Source
 
-from . import reading_selector, url_state, widgets
-from .cache_pretrained import load_model, model_or_error
-from .errors import message
-from .i18n import label, t
-from .text import escape
+from .. import reading_selector, url_state, widgets
+from ..errors import message
+from ..i18n import label, t
+from ..text import escape
+from .pretrained import load_model, model_or_error
 
 
 def model_dirs(argv: list[str]) -> list[str]:
@@ -200,15 +200,15 @@ def choose_decoder(control: Control):
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def generate(id: str, prompt: str, n_new: int):
-    """The decoder ``id``'s greedy continuation of ``prompt`` (visattn.lessons.own_decoder)."""
-    from visattn.lessons import own_decoder
+    """The decoder ``id``'s greedy continuation of ``prompt`` (the training page's last section)."""
+    from visattn.lessons import training as training_lesson
 
-    return own_decoder.generate(load_checkpoint(id), prompt, n_new)
+    return training_lesson.generate(load_checkpoint(id), prompt, n_new)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def induction_heads(id: str):
     """The decoder ``id``'s heads with the highest prefix-matching score."""
-    from visattn.lessons import own_decoder
+    from visattn.lessons import training as training_lesson
 
-    return own_decoder.induction_heads(load_checkpoint(id))
+    return training_lesson.induction_heads(load_checkpoint(id))

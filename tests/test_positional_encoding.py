@@ -15,10 +15,10 @@ from apptest_util import array
 from hypothesis import given
 from hypothesis import strategies as st
 
-from visattn import positional, self_attention, sinusoidal_encoding
+from visattn import positional_encoding, self_attention, sinusoidal_encoding
 from visattn.errors import InputError
-from visattn.figures import positional as positional_figures
-from visattn.lessons import positional as lesson
+from visattn.figures import positional_encoding as positional_encoding_figures
+from visattn.lessons import positional_encoding as lesson
 
 even_d = st.integers(1, 64).map(lambda h: 2 * h)
 positions = st.integers(0, 3000)
@@ -49,29 +49,29 @@ def test_first_row_and_base():
 def test_sinusoidal_at_agrees_with_table_and_picks_columns(d, data):
     pe = sinusoidal_encoding(40, d)
     dims = data.draw(st.lists(st.integers(0, d - 1), min_size=1, max_size=6))
-    assert np.allclose(positional.sinusoidal_at(np.arange(40), d), pe, atol=1e-12)
+    assert np.allclose(positional_encoding.sinusoidal_at(np.arange(40), d), pe, atol=1e-12)
     assert np.allclose(
-        positional.sinusoidal_at(np.arange(40), d, dims=dims), pe[:, dims], atol=1e-12
+        positional_encoding.sinusoidal_at(np.arange(40), d, dims=dims), pe[:, dims], atol=1e-12
     )
 
 
 def test_wavelengths():
     d = 16
-    wl = positional.wavelengths(d)
+    wl = positional_encoding.wavelengths(d)
     assert wl.shape == (8,)
     for i in range(8):
         assert wl[i] == pytest.approx(2 * math.pi * 10000 ** (2 * i / d))
     # one wavelength on, each pair is back where it was
     for i in (0, 3, 7):
-        a = positional.sinusoidal_at([5.0, 5.0 + wl[i]], d, dims=[2 * i, 2 * i + 1])
+        a = positional_encoding.sinusoidal_at([5.0, 5.0 + wl[i]], d, dims=[2 * i, 2 * i + 1])
         assert np.allclose(a[0], a[1], atol=1e-9)
 
 
 def test_pair_columns_keep_sines_with_their_cosines():
-    cols = positional.pair_columns(2048, 128)
+    cols = positional_encoding.pair_columns(2048, 128)
     assert len(cols) <= 128
     assert np.array_equal(cols[1::2], cols[0::2] + 1) and np.all(cols[0::2] % 2 == 0)
-    assert np.array_equal(positional.pair_columns(64, 128), np.arange(64))
+    assert np.array_equal(positional_encoding.pair_columns(64, 128), np.arange(64))
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_bad_table_sizes_fail_fast_with_a_clear_message(n, d, words):
 
 
 def test_largest_table_is_allowed():
-    assert positional.check_table(4096, 2048) == (4096, 2048)
+    assert positional_encoding.check_table(4096, 2048) == (4096, 2048)
 
 
 # ---------------------------------------------------------------- relative position
@@ -102,11 +102,11 @@ def test_largest_table_is_allowed():
 
 @given(d=even_d, p1=positions, p2=positions, k=offsets)
 def test_dot_product_depends_on_the_offset_only(d, p1, p2, k):
-    a = positional.sinusoidal_at([p1, p1 + k, p2, p2 + k], d)
+    a = positional_encoding.sinusoidal_at([p1, p1 + k, p2, p2 + k], d)
     expected = sum(math.cos(k / 10000 ** (2 * i / d)) for i in range(d // 2))
     assert a[0] @ a[1] == pytest.approx(expected, abs=1e-8)
     assert a[2] @ a[3] == pytest.approx(expected, abs=1e-8)
-    assert positional.offset_dot([k], d)[0] == pytest.approx(expected, abs=1e-9)
+    assert positional_encoding.offset_dot([k], d)[0] == pytest.approx(expected, abs=1e-9)
 
 
 def test_dot_matrix_is_constant_along_diagonals():
@@ -119,7 +119,7 @@ def test_dot_matrix_is_constant_along_diagonals():
 @given(d=even_d, p=positions, k=st.integers(0, 500), data=st.data())
 def test_rotation_moves_each_pair_k_positions(d, p, k, data):
     i = data.draw(st.integers(0, d // 2 - 1))
-    M = positional.rotation_matrix(k, i, d)
+    M = positional_encoding.rotation_matrix(k, i, d)
 
     def angle(pos: int) -> float:
         return pos / 10000 ** (2 * i / d)
@@ -128,20 +128,20 @@ def test_rotation_moves_each_pair_k_positions(d, p, k, data):
     after = np.array([math.sin(angle(p + k)), math.cos(angle(p + k))])
     assert np.allclose(M @ before, after, atol=1e-9)
     assert np.allclose(M @ M.T, np.eye(2), atol=1e-12)  # a rotation
-    assert np.allclose(M, positional.rotation_matrix(k, i, d))  # the same M whatever p is
+    assert np.allclose(M, positional_encoding.rotation_matrix(k, i, d))  # the same M whatever p is
 
 
 def test_rotation_for_every_pair_of_a_table():
     d, k = 12, 5
     pe = sinusoidal_encoding(40, d)
     for i in range(d // 2):
-        M = positional.rotation_matrix(k, i, d)
+        M = positional_encoding.rotation_matrix(k, i, d)
         for p in range(35):
             assert np.allclose(
                 M @ pe[p, 2 * i : 2 * i + 2], pe[p + k, 2 * i : 2 * i + 2], atol=1e-12
             )
     with pytest.raises(ValueError, match="pair=6"):
-        positional.rotation_matrix(1, 6, d)
+        positional_encoding.rotation_matrix(1, 6, d)
 
 
 # ---------------------------------------------------------------- why attention needs positions
@@ -175,10 +175,10 @@ def test_adding_positions_breaks_the_symmetry():
 def test_token_permutation_handles_repeats():
     a = "the dog bit the man".split()
     b = "the man bit the dog".split()
-    perm = positional.token_permutation(a, b)
+    perm = positional_encoding.token_permutation(a, b)
     assert [a[j] for j in perm] == b
     assert sorted(perm.tolist()) == list(range(5))
-    assert positional.token_permutation(
+    assert positional_encoding.token_permutation(
         list("小明喜欢吃苹果"), list("苹果喜欢吃小明")
     ).tolist() == [
         5,
@@ -189,21 +189,21 @@ def test_token_permutation_handles_repeats():
         0,
         1,
     ]
-    assert positional.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
+    assert positional_encoding.token_permutation(list("aab"), list("aba")).tolist() == [0, 2, 1]
     with pytest.raises(ValueError, match="not reorderings"):
-        positional.token_permutation(list("abc"), list("abd"))
+        positional_encoding.token_permutation(list("abc"), list("abd"))
     with pytest.raises(ValueError, match="not reorderings"):
-        positional.token_permutation(list("aab"), list("abb"))
+        positional_encoding.token_permutation(list("aab"), list("abb"))
 
 
 @pytest.mark.parametrize(
     "a,b", [("小明喜欢吃苹果", "苹果喜欢吃小明"), ("the dog bit the man", "the man bit the dog")]
 )
 def test_word_order_example(a, b):
-    plain = positional.word_order(a, b, 16, positions=False)
+    plain = positional_encoding.word_order(a, b, 16, positions=False)
     assert plain.max_difference < 1e-12
     assert np.abs(plain.weight_difference).max() < 1e-12
-    with_pe = positional.word_order(a, b, 16, positions=True)
+    with_pe = positional_encoding.word_order(a, b, 16, positions=True)
     assert with_pe.max_difference > 0.05
     assert plain.tokens_a == (list(a) if " " not in a else a.split())
     # the tokens whose position did not change still differ once positions are in: their context
@@ -213,7 +213,7 @@ def test_word_order_example(a, b):
 
 def test_word_order_rejects_non_permutations():
     with pytest.raises(ValueError, match="not reorderings"):
-        positional.word_order("小明喜欢吃苹果", "小红喜欢吃苹果", positions=False)
+        positional_encoding.word_order("小明喜欢吃苹果", "小红喜欢吃苹果", positions=False)
 
 
 # ---------------------------------------------------------------- RoPE
@@ -235,17 +235,19 @@ def rope_by_hand(x, pos, base=10000.0):
 def test_rope_score_depends_on_the_offset_only(d, m, n, shift, seed):
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal(d), rng.standard_normal(d)
-    s = positional.rotary(q, [m]) @ positional.rotary(k, [n])
-    s_shifted = positional.rotary(q, [m + shift]) @ positional.rotary(k, [n + shift])
+    s = positional_encoding.rotary(q, [m]) @ positional_encoding.rotary(k, [n])
+    s_shifted = positional_encoding.rotary(q, [m + shift]) @ positional_encoding.rotary(
+        k, [n + shift]
+    )
     assert s == pytest.approx(s_shifted, abs=1e-8 * (1 + abs(s)) * d)
-    assert s == pytest.approx(q @ positional.rotary(k, [n - m]), abs=1e-8 * d)
+    assert s == pytest.approx(q @ positional_encoding.rotary(k, [n - m]), abs=1e-8 * d)
 
 
 def test_rope_matches_the_loop_and_keeps_lengths():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 6))
     pos = np.array([0, 1, 2, 10, 999])
-    out = positional.rotary(x, pos)
+    out = positional_encoding.rotary(x, pos)
     assert out.shape == (5, 6)
     for t in range(5):
         assert np.allclose(out[t], rope_by_hand(x[t], pos[t]), atol=1e-12)
@@ -255,9 +257,9 @@ def test_rope_matches_the_loop_and_keeps_lengths():
 
 def test_rope_bad_inputs():
     with pytest.raises(ValueError, match="odd"):
-        positional.rotary(np.ones((2, 5)), [0, 1])
+        positional_encoding.rotary(np.ones((2, 5)), [0, 1])
     with pytest.raises(ValueError, match="one position per row"):
-        positional.rotary(np.ones((2, 4)), [0, 1, 2])
+        positional_encoding.rotary(np.ones((2, 4)), [0, 1, 2])
 
 
 def test_distance_scores():
@@ -265,8 +267,8 @@ def test_distance_scores():
     q, k = rng.standard_normal(16), rng.standard_normal(16)
     dist = np.arange(50)
     a, b = (
-        positional.distance_scores(q, k, 0, dist, slope=0.25),
-        positional.distance_scores(q, k, 300, dist, slope=0.25),
+        positional_encoding.distance_scores(q, k, 0, dist, slope=0.25),
+        positional_encoding.distance_scores(q, k, 300, dist, slope=0.25),
     )
     assert np.allclose(a.rope, b.rope, atol=1e-10)  # RoPE: offset only
     assert np.abs(a.sinusoidal - b.sinusoidal).max() > 0.1  # added sinusoids: not so
@@ -279,7 +281,7 @@ def test_distance_scores():
 
 
 def test_alibi_slopes_for_eight_heads():
-    assert positional.alibi_slopes(8).tolist() == [
+    assert positional_encoding.alibi_slopes(8).tolist() == [
         1 / 2,
         1 / 4,
         1 / 8,
@@ -293,35 +295,39 @@ def test_alibi_slopes_for_eight_heads():
 
 @pytest.mark.parametrize("n", [1, 2, 4, 16, 32])
 def test_alibi_slopes_for_powers_of_two(n):
-    assert np.allclose(positional.alibi_slopes(n), [2 ** (-8 * (h + 1) / n) for h in range(n)])
+    assert np.allclose(
+        positional_encoding.alibi_slopes(n), [2 ** (-8 * (h + 1) / n) for h in range(n)]
+    )
 
 
 def test_alibi_slopes_between_powers_of_two():
     # the paper's rule: slopes for 4 heads (2^-2, 2^-4, 2^-6, 2^-8), then every other slope for 8
     # heads (2^-1, 2^-3)
-    assert np.allclose(positional.alibi_slopes(6), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
+    assert np.allclose(
+        positional_encoding.alibi_slopes(6), [2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3]
+    )
     # 12 heads: the 8-head slopes, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 from the 16-head ones
     assert np.allclose(
-        positional.alibi_slopes(12),
+        positional_encoding.alibi_slopes(12),
         [2 ** -(h + 1) for h in range(8)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5],
     )
-    assert np.allclose(positional.alibi_slopes(3), [2**-4, 2**-8, 2**-2])
+    assert np.allclose(positional_encoding.alibi_slopes(3), [2**-4, 2**-8, 2**-2])
     for n in range(1, 40):
-        s = positional.alibi_slopes(n)
+        s = positional_encoding.alibi_slopes(n)
         assert len(s) == n and len(set(s.tolist())) == n and np.all((s > 0) & (s < 1))
 
 
 def test_alibi_bias():
-    b = positional.alibi_bias(8, 5)
+    b = positional_encoding.alibi_bias(8, 5)
     assert b.shape == (8, 5, 5)
-    for h, m in enumerate(positional.alibi_slopes(8)):
+    for h, m in enumerate(positional_encoding.alibi_slopes(8)):
         for i in range(5):
             for j in range(5):
                 assert b[h, i, j] == -m * abs(i - j)
     with pytest.raises(ValueError):
-        positional.alibi_bias(0, 5)
+        positional_encoding.alibi_bias(0, 5)
     with pytest.raises(ValueError):
-        positional.alibi_bias(8, 0)
+        positional_encoding.alibi_bias(8, 0)
 
 
 # ------------------------------------------------------------ coded errors and the lesson's data
@@ -342,17 +348,20 @@ def test_alibi_bias():
 )
 def test_table_errors_are_coded(n, d, code):
     with pytest.raises(InputError) as e:
-        positional.check_table(n, d)
+        positional_encoding.check_table(n, d)
     assert e.value.code == code
 
 
 def test_parse_dims():
-    assert positional.parse_dims("0, 1，20 999", 64) == (
+    assert positional_encoding.parse_dims("0, 1，20 999", 64) == (
         [0, 1, 20],
         [999],
     )  # commas, a full-width comma, spaces
-    assert positional.parse_dims("5, 5, 3", 8) == ([5, 3], [])  # repeats once, in the order typed
-    assert positional.parse_dims("100, -1", 8) == (
+    assert positional_encoding.parse_dims("5, 5, 3", 8) == (
+        [5, 3],
+        [],
+    )  # repeats once, in the order typed
+    assert positional_encoding.parse_dims("100, -1", 8) == (
         [0, 1],
         [100, -1],
     )  # nothing left: the first pair
@@ -363,10 +372,10 @@ def test_parse_dims():
         ("1 2 3 4 5 6 7 8 9", "pe_dims_many"),
     ):
         with pytest.raises(InputError) as e:
-            positional.parse_dims(text, 64)
+            positional_encoding.parse_dims(text, 64)
         assert e.value.code == code
     with pytest.raises(InputError) as e:
-        positional.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
+        positional_encoding.parse_dims("![t](http://127.0.0.1:9/p.png)", 64)
     assert (
         e.value.params["text"] == "![t](http://127.0.0.1:9/p.png)"
     )  # the text goes out as a parameter (escaped by the app)
@@ -463,10 +472,12 @@ def test_beyond_latex_breaks_for_a_projector():
 # ---------------------------------------------------------------- the lesson's figures
 
 
-def marked_words() -> positional_figures.Words:
+def marked_words() -> positional_encoding_figures.Words:
     """Every word of the figures marked (‹field›, then the English text, its placeholders kept)."""
-    english = dataclasses.asdict(positional_figures.WORDS)
-    return positional_figures.Words(**{name: f"‹{name}›{text}" for name, text in english.items()})
+    english = dataclasses.asdict(positional_encoding_figures.WORDS)
+    return positional_encoding_figures.Words(
+        **{name: f"‹{name}›{text}" for name, text in english.items()}
+    )
 
 
 def shown_words(fig: go.Figure) -> list[str]:
@@ -491,9 +502,12 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
     w = marked_words()
     # (figure, the fields it shows)
     built = [
-        (positional_figures.table_heatmap(tab, words=w), ("table_title", "dimension", "position")),
         (
-            positional_figures.dimension_curves(lesson.curves(64, 128, "0, 3"), words=w),
+            positional_encoding_figures.table_heatmap(tab, words=w),
+            ("table_title", "dimension", "position"),
+        ),
+        (
+            positional_encoding_figures.dimension_curves(lesson.curves(64, 128, "0, 3"), words=w),
             (
                 "curves_title",
                 "curve_name",
@@ -501,7 +515,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.wavelength_plot(tab, words=w),
+            positional_encoding_figures.wavelength_plot(tab, words=w),
             (
                 "wave_title",
                 "wave_name",
@@ -511,11 +525,11 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.dot_matrix(rel, words=w, font_size=20),
+            positional_encoding_figures.dot_matrix(rel, words=w, font_size=20),
             ("dot_title", "pos_p", "pos_q"),
         ),
         (
-            positional_figures.offset_curve(rel, words=w),
+            positional_encoding_figures.offset_curve(rel, words=w),
             (
                 "offset_title",
                 "offset_axis",
@@ -524,7 +538,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.rotation_live(rot, words=w),
+            positional_encoding_figures.rotation_live(rot, words=w),
             (
                 "circle_title",
                 "circle_name",
@@ -534,7 +548,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.order_weights(order, "with", "B", words=w),
+            positional_encoding_figures.order_weights(order, "with", "B", words=w),
             (
                 "weights_title",
                 "key",
@@ -543,7 +557,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.score_live(bey, lesson.beyond_steps(bey), words=w),
+            positional_encoding_figures.score_live(bey, lesson.beyond_steps(bey), words=w),
             (
                 "score_title",
                 "score_gaps",
@@ -555,7 +569,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.alibi_lines(bey, ali, words=w),
+            positional_encoding_figures.alibi_lines(bey, ali, words=w),
             (
                 "alibi_score_title",
                 "s_alibi",
@@ -564,7 +578,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
             ),
         ),
         (
-            positional_figures.alibi_grid(ali, 2, words=w),
+            positional_encoding_figures.alibi_grid(ali, 2, words=w),
             (
                 "alibi_title",
                 "head_slope",
@@ -582,7 +596,9 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
         for field in fields:
             assert f"‹{field}›" in words, (fig.layout.title.text, field)
         every |= set(fields)
-    assert every == {f.name for f in dataclasses.fields(positional_figures.Words)}  # all used
+    assert every == {
+        f.name for f in dataclasses.fields(positional_encoding_figures.Words)
+    }  # all used
     table, curves, wave, dots, offsets, circle, weights, score, lines, grid = [f for f, _ in built]
     assert (
         table.layout.title.text == "‹table_title›Sinusoidal position encoding: 64 positions ×"
@@ -609,7 +625,7 @@ def test_figures_pass_plotly_validation_and_carry_the_words():
     ]
     assert "‹query›query: %{y}" in grid.data[0].hovertemplate and grid.layout.coloraxis.cmax == 0.0
     # without words: English (a notebook)
-    assert positional_figures.wavelength_plot(tab).layout.title.text == (
+    assert positional_encoding_figures.wavelength_plot(tab).layout.title.text == (
         "Wavelength of each pair (d_model = 128)"
     )
 
@@ -628,11 +644,13 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
     m."""
     rng = np.random.default_rng(seed)
     q, k, other = rng.standard_normal((3, d))
-    s = positional.rotary(q, [m]) @ positional.rotary(k, [m + offset])
+    s = positional_encoding.rotary(q, [m]) @ positional_encoding.rotary(k, [m + offset])
     assert s == pytest.approx(
-        positional.rotary(q, [m + shift]) @ positional.rotary(k, [m + shift + offset]), abs=1e-8 * d
+        positional_encoding.rotary(q, [m + shift])
+        @ positional_encoding.rotary(k, [m + shift + offset]),
+        abs=1e-8 * d,
     )  # same offset
-    assert s == pytest.approx(q @ positional.rotary(k, [offset]), abs=1e-8 * d)
+    assert s == pytest.approx(q @ positional_encoding.rotary(k, [offset]), abs=1e-8 * d)
     # by hand: Σ over pairs of |q_i||k_i| cos(angle_k − angle_q + offset·θ_i), a function of content
     # and offset
     th = 10000.0 ** (-np.arange(0, d, 2) / d)
@@ -640,7 +658,7 @@ def test_rope_score_depends_on_content_and_on_position_only_through_the_offset(
     assert s == pytest.approx(
         float(np.real(np.conj(zq) * zk * np.exp(1j * offset * th)).sum()), abs=1e-8 * d
     )
-    s_other = positional.rotary(q, [m]) @ positional.rotary(other, [m + offset])
+    s_other = positional_encoding.rotary(q, [m]) @ positional_encoding.rotary(other, [m + offset])
     assert s_other == pytest.approx(
         float(
             np.real(np.conj(zq) * (other[0::2] + 1j * other[1::2]) * np.exp(1j * offset * th)).sum()
@@ -667,9 +685,9 @@ def pe(pos: float, j: int, d: int) -> float:
 def test_rotation_slider_moves_pe_p_plus_k_for_each_k(d, i, k, p):
     rot = lesson.rotation(d, i, k, p, 12)
     words = dataclasses.replace(
-        positional_figures.WORDS, circle_title="i={i} k={k} theta={theta}", k_prefix="K "
+        positional_encoding_figures.WORDS, circle_title="i={i} k={k} theta={theta}", k_prefix="K "
     )
-    fig = positional_figures.rotation_live(rot, words=words)
+    fig = positional_encoding_figures.rotation_live(rot, words=words)
     s = one_slider(fig)
     assert s["name"] == "pe_rk" and s["currentvalue"]["prefix"] == "K "  # the control it moves
     ks = [int(st_["value"]) for st_ in s["steps"]]
@@ -705,13 +723,13 @@ def test_score_slider_redraws_the_query_at_p_curves(p, far, qk):
     bey = lesson.beyond(d, p, far, qk)
     steps = lesson.beyond_steps(bey)
     words = dataclasses.replace(
-        positional_figures.WORDS,
+        positional_encoding_figures.WORDS,
         s_sin="sin {p}",
         s_rope="rope {p}",
         score_title="T",
         score_gaps="at {p}: {rope} / {sin}",
     )
-    fig = positional_figures.score_live(bey, steps, words=words)
+    fig = positional_encoding_figures.score_live(bey, steps, words=words)
     s = one_slider(fig)
     assert s["name"] == "pe_bp"  # the control it moves
     ps = [int(st_["value"]) for st_ in s["steps"]]

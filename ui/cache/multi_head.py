@@ -7,10 +7,7 @@ import streamlit as st
 
 from visattn.lessons import multi_head as lesson
 
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def run(inputs: lesson.Inputs) -> lesson.Run:
-    return lesson.run_with(inputs)
+run = st.cache_data(max_entries=32, show_spinner=False)(lesson.run_with)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -9,9 +9,9 @@ reading → decoder → a decoder that learns — and names each step's title an
 
 from __future__ import annotations
 
-from ..controls import Control, table
-from ..display import PRESENTER_FONT
-from ..tour import MAX_LINK, MAX_STEPS, Step, Tour
+from .controls import Control, table
+from .display import PRESENTER_FONT
+from .tour import MAX_LINK, MAX_STEPS, Step, Tour
 
 BUILTIN = "intro"  # ?tour=intro: the built-in tour
 HIDE_MODES = (0, 1, 2)  # 0 everything shown, 1 numbers hidden, 2 numbers and heatmap colours
@@ -75,14 +75,14 @@ def slide_layout(font: float) -> tuple[int, int, float]:
 INTRO = Tour(
     (
         Step(
-            "kernel",
+            "kernel_regression",
             "",
             "chart_kernel_weights_bars",
             "lecture.intro_01_title",
             "lecture.intro_01_notes",
         ),
         Step(  # σ is the curve's own slider: the step opens it narrow, on the noisy curve
-            "kernel",
+            "kernel_regression",
             "kr_preset=noisy&kr_sigma=0.2",
             "chart_kernel_fitted_curve",
             "lecture.intro_02_title",
@@ -113,7 +113,7 @@ INTRO = Tour(
             "lecture.intro_06_notes",
         ),
         Step("multi_head", "", "", "lecture.intro_07_title", "lecture.intro_07_notes"),
-        Step("positional", "", "", "lecture.intro_08_title", "lecture.intro_08_notes"),
+        Step("positional_encoding", "", "", "lecture.intro_08_title", "lecture.intro_08_notes"),
         Step("pretrained", "", "", "lecture.intro_09_title", "lecture.intro_09_notes"),
         Step("reading", "", "", "lecture.intro_10_title", "lecture.intro_10_notes"),
         Step("decoder", "", "", "lecture.intro_11_title", "lecture.intro_11_notes"),

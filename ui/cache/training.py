@@ -1,4 +1,4 @@
-"""The training page's work and figures: each training a background job (:mod:`ui.jobs`: one
+"""The training page's work and figures: each training a background job (:mod:`ui.room.jobs`: one
 shared job per config and seed, run through the room's budget, watched live, stopped when nobody
 watches), its cost declared to the budget, and the checkpoints' maps built once per run.
 
@@ -17,7 +17,7 @@ from visattn import training
 from visattn.figures import training as training_figures
 from visattn.lessons import training as lesson
 
-from . import jobs
+from ..room import jobs
 
 # (B, H, T, T) float32 arrays per layer a step holds at its peak: what tracemalloc measured of the
 # default model's steps, checkpoints included, rounded up (benchmarks/README.md)
@@ -59,7 +59,7 @@ def _train(
 
 
 def job(config: training.DecoderConfig, seed: int) -> jobs.Spec:
-    """The training of (config, seed) as a background job (:mod:`ui.jobs`)."""
+    """The training of (config, seed) as a background job (:mod:`ui.room.jobs`)."""
     return jobs.Spec(
         key_of(config, seed), cost_of(config), partial(_train, config, int(seed)), "training"
     )

@@ -5,9 +5,9 @@ threads, polling and session ids; a page sees a job as a :class:`JobState`, an i
 - **Shared**: a job is named by its :class:`Spec`'s key. :func:`start` joins the job already running
   for that key; :func:`kept` is the whole result the room keeps for it (the budget keeps it, by
   bytes), so a class pressing "Train" on the defaults costs one training.
-- **Admitted**: the job's thread calls :func:`ui.budget.get` with the spec's cost, so a job queues
-  behind the room's other heavy work; while it waits, its state's ``ahead`` is what the sessions
-  watching it show as "waiting, n ahead of you".
+- **Admitted**: the job's thread calls :func:`ui.room.budget.get` with the spec's cost, so a job
+  queues behind the room's other heavy work; while it waits, its state's ``ahead`` is what the
+  sessions watching it show as "waiting, n ahead of you".
 - **Stopped when nobody watches**: each session watching a job renews its heartbeat as it follows
   it (:func:`follow`, every ``POLL_SECONDS``); the work asks ``should_stop`` at each of its steps,
   which is true once no session was seen within ``HEARTBEAT_SECONDS`` — the sessions left, moved

@@ -1,0 +1,1 @@
+"""The lecture in the app: its modes, the tour, a page's figures leaving the app."""

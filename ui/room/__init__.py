@@ -1,0 +1,1 @@
+"""Serving a room: the memory budget, a dropped connection, the warm-up."""
