@@ -23,11 +23,9 @@ APP_SOURCES = [
     *sorted(ROOT.glob("pages/**/*.py")),
     *sorted(ROOT.glob("ui/**/*.py")),
     *sorted(ROOT.glob("visattn/lessons/*.py")),  # they name their options' label tables
-    # and so do the controls declared outside a lesson: the lecture's, the reading selector's, the
-    # decoder page's checkpoint section
+    # and so do the controls declared outside a lesson: the lecture's, the reading selector's
     ROOT / "visattn" / "lecture.py",
     ROOT / "visattn" / "reading_selector.py",
-    ROOT / "visattn" / "decoder.py",
 ]
 RAISE_SOURCES = [
     f
