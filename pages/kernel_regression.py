@@ -139,7 +139,7 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
 @section
 def one_query() -> None:
     """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
-    explain(t("kernel.intro_1d"))
+    explain(t("kernel.intro_1d"), fold="common.about_section")
     if presenter():
         left, right = st.container(), st.container()
     else:
@@ -415,5 +415,5 @@ with page("kernel"):
     for matrix in lesson.MATRICES:  # a link's wrong shape is reset now, not when its tab opens
         reset_if_reshaped(matrix.control.key, matrix.control.default)
     st.title(t("kernel.title"))
-    explain(t("kernel.intro"))
+    explain(t("kernel.intro"), fold="common.about_page")
     sections()

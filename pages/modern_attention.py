@@ -52,7 +52,7 @@ def section_gqa() -> None:
     """H query heads sharing G key/value heads: the grouping and the maps (rerun by their own
     controls), then the cost of every choice at a real model's shape (which none of them
     changes)."""
-    explain(t("modern.gqa_intro"))
+    explain(t("modern.gqa_intro"), fold="common.about_section")
     gqa_example()
     gqa_costs()
 
@@ -368,5 +368,5 @@ def sections() -> None:
 with page("modern"):
     url_state.bind_controls(CONTROLS)  # every section's controls
     st.title(t("modern.title"))
-    explain(t("modern.intro"))
+    explain(t("modern.intro"), fold="common.about_page")
     sections()

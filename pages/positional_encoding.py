@@ -47,7 +47,8 @@ def plot(png: str, builder, /, *args, key: str | None = None) -> None:
 def section_table() -> None:
     """The table of sines and cosines: n and d_model change all three figures (so they share this
     section), the list of dimensions only the curves."""
-    heading(label("positional.sections", "table"), t("positional.table_intro"), st.header)
+    st.header(label("positional.sections", "table"))
+    explain(t("positional.table_intro"), fold="common.about_section")
     formula(lesson.TABLE_LATEX, "positional_table")
     left, middle, right = st.columns(3)
     n = widgets.number(
@@ -286,5 +287,5 @@ def sections() -> None:
 with page("positional"):
     url_state.bind_controls(lesson.CONTROLS)  # every section's controls, whichever is drawn
     st.title(t("positional.title"))
-    explain(t("positional.intro"))
+    explain(t("positional.intro"), fold="common.about_page")
     sections()

@@ -15,7 +15,7 @@ import streamlit as st
 from ui import cache_models, cache_pretrained, reading_selector, url_state, widgets
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter, section
+from ui.frame import explain, folded_controls, font_size, page, presenter, section
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
@@ -25,6 +25,8 @@ from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_MODEL_TOKENS
 
 CONTROLS = lesson.CONTROLS
+# the reading and its colour scale: folded above the first figure (ui.frame.folded_controls)
+READING_KEYS = ("pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
 
 
 def words() -> pretrained_figures.Words:
@@ -118,9 +120,6 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
     st.header(t("pretrained.grid_header"))
     # a reading with heads, too long for 72
     one_layer = lesson.one_layer(len(shown.tokens), shown.attn)
-    if not one_layer and reading in reading_selector.PER_HEAD:
-        L, H = model.config.n_layers, model.config.n_heads
-        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
     if one_layer:
         layer = widgets.radio(
@@ -137,6 +136,9 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
     drawn = reading_selector.named(reading, model.config.n_layers)
     figure = cache_pretrained.grid_figure(grid, drawn, colour, words(), font_size(), presenter())
     show(figure, png)
+    if not one_layer and reading in reading_selector.PER_HEAD:  # how to read it: under it
+        L, H = model.config.n_layers, model.config.n_heads
+        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
     total = model.config.n_layers * model.config.n_heads
@@ -334,8 +336,9 @@ def lesson_body() -> None:
         bind_pair(None)
         return
     text, hide, merge = choose_text(getattr(model, "causal", False))
-    reading = reading_selector.selector(CONTROLS, "pt")
-    scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on this scale
+    with folded_controls(t("common.reading_colours"), [CONTROLS[k] for k in READING_KEYS]):
+        reading = reading_selector.selector(CONTROLS, "pt")
+        scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on it
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
         draw(model, text, hide, merge, reading, scale)
 
@@ -364,6 +367,6 @@ def draw(model, text: str, hide: bool, merge: bool, reading: str, scale: dict) -
 with page("pretrained"):
     url_state.bind_controls(CONTROLS)
     st.title(t("pretrained.title"))
-    explain(t("pretrained.intro"))
+    explain(t("pretrained.intro"), fold="common.about_page")
     st.caption(t("pretrained.numbering"))
     lesson_body()

@@ -15,7 +15,7 @@ import streamlit as st
 from ui import cache_models, cache_pretrained, cache_reading, reading_selector, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, section
+from ui.frame import explain, folded_controls, font_size, page, section
 from ui.i18n import figure_words, label, t
 from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
@@ -26,6 +26,8 @@ from visattn.figures.colour import colour_scale
 from visattn.lessons import reading as lesson
 
 CONTROLS = lesson.CONTROLS
+# the colour scale: folded above the first figure (ui.frame.folded_controls)
+COLOUR_KEYS = ("rd_scale", "rd_gamma", "rd_palette", "rd_range")
 
 
 def words() -> reading_figures.Words:
@@ -73,7 +75,10 @@ def choose_reading(model) -> tuple[str, int, int, dict, bool]:
         format_func=lesson.head_label,
         disabled=reading not in lesson.PER_HEAD,
     )
-    scale = reading_selector.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
+    with folded_controls(t("common.colours"), [CONTROLS[k] for k in COLOUR_KEYS]):
+        scale = reading_selector.colour_controls(
+            CONTROLS, "rd", unbounded=raw
+        )  # α‖f(x)‖ may pass 1
     return reading, layer, head, scale, raw
 
 
@@ -278,5 +283,5 @@ def draw(model, text: str, reading: str, layer: int, head: int, scale: dict, raw
 with page("reading"):
     url_state.bind_controls(CONTROLS)
     st.title(t("reading.title"))
-    explain(t("reading.intro"))
+    explain(t("reading.intro"), fold="common.about_page")
     lesson_body()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from functools import partial, wraps
 from pathlib import Path
@@ -82,6 +82,11 @@ def _sidebar(current: str):
     return lecture_slot, link_slot
 
 
+# The page starts under the header's height, not Streamlit's 6rem: 40 px more of the first screen
+# for the page's first figure (the handout's own rule, more specific, keeps its 1rem).
+FIRST_SCREEN_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }</style>'
+
+
 def _presenter_css() -> None:
     """Scale the whole page by its root font size: every Streamlit size is in rem, so headings,
     metrics, widgets and captions grow together (headings stay larger than body text) and nothing is
@@ -106,6 +111,7 @@ def page(page_id: str):
     )
     lecture_slot, link_slot = _sidebar(page_id)
     connection.install()  # Streamlit's connection texts translated; a moved session rebuilt
+    st.html(FIRST_SCREEN_CSS)
     if presenter():
         _presenter_css()
     lecture_modes.install()  # handout's and predict-then-reveal's styles
@@ -285,10 +291,26 @@ def controls_row():
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 
-def explain(text: str) -> None:
-    """Long explanations: shown normally, hidden in presenter mode (the figures stay)."""
-    if not presenter():
+def explain(text: str, fold: str | None = None) -> None:
+    """Long explanations: shown normally, hidden in presenter mode (the figures stay). ``fold``:
+    the locale key of the title of an expander to fold them into (open on a handout): a page's or
+    a section's opening prose, so that the first screen reaches the figure the lesson starts
+    from."""
+    if presenter():
+        return
+    if fold is None:
         st.markdown(text)
+        return
+    with st.expander(t(fold), expanded=lecture_modes.handout()):
+        st.markdown(text)
+
+
+def folded_controls(title: str, controls: Iterable[Control]):
+    """An expander for a section's secondary controls (a reading, a colour scale), so that the
+    first screen reaches the figure they tune; open when one of them is off its default (a link's
+    setting shows where it is set) and on a handout."""
+    changed = any(st.session_state.get(c.key, c.default) != c.default for c in controls)
+    return st.expander(title, expanded=changed or lecture_modes.handout())
 
 
 def when_open(label: str, key: str):
