@@ -17,7 +17,16 @@ from ui.charts import download_csv, matrix_frame, show
 from ui.errors import compute
 from ui.follow import Version, follow
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, presenter, section, tabs, when_open
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    tabs,
+    when_open,
+)
 from ui.i18n import figure_words, label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
@@ -146,7 +155,9 @@ def one_query() -> None:
         left, right = st.columns([2, 3], gap="large")
     preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
-    with left:
+    # the pairs, folded under the data set (open when a link or the reader changed them): the
+    # first screen reaches the weights
+    with left, folded_controls(t("kernel.pairs"), [preset_controls["kr_data"]]):
         table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
             label("kernel.preset_notes", preset)
@@ -189,10 +200,6 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
             icon=":material/target:",
             key="kr_fit",
         )
-        if fit is None:
-            st.caption(t("kernel.fit_none"))
-        elif fit.flat_upto is not None:
-            st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
     sigma = widgets.in_figure(SIGMA)
     regression = compute(
         "kr_1d", cache_kernel.regression, table, query, kernel, sigma, sliders.ranges, sliders
@@ -214,8 +221,8 @@ def at_every_sigma(regression: lesson.Regression, version) -> dict[float, Versio
 
 
 def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
-    """①'s picture: what to beware of, the estimate, the weights and the fitted curve (or the
-    plane), and how σ is fitted."""
+    """①'s picture: what to beware of, the weights, the estimate they make, the fitted curve (or
+    the plane), and how σ is fitted."""
     for kind, params in regression.warnings(t("kernel.row_sep")):
         st.warning(label("kernel.warnings", kind, **params), icon=":material/warning:")
 
@@ -227,11 +234,17 @@ def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> No
             metric=(t("kernel.estimate_at", q=lesson.key_text(b.query)), shown),
         )
 
-    follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
-    for figure, png in cache_kernel.regression_figures(regression, labels, words(), font_size()):
+    figures = cache_kernel.regression_figures(regression, labels, words(), font_size())
+    for number, (figure, png) in enumerate(figures):
         show(figure, png)
-    if regression.fit is None:
+        if number == 0:  # the weights first, on the first screen; then the estimate they make
+            follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
+    fit = regression.fit  # what the button beside the query can fit, said with how it fits
+    if fit is None:
+        st.caption(t("kernel.fit_none"))
         return
+    if fit.flat_upto is not None:
+        st.caption(t("kernel.fit_flat", upto=f"{fit.flat_upto:.3g}"))
     how_fitted = when_open(t("kernel.loo_expander"), key="kr_loo_open")
     if how_fitted is not None:
         with how_fitted:

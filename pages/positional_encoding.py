@@ -95,9 +95,15 @@ def table_heatmap(table: lesson.Table) -> None:
             cstep=table.cstep,
         )
         st.info(downsampled)
-    # a new chart when the shape changes: Plotly keeps stale tick positions across an update
+    # a new chart when the shape changes: Plotly keeps stale tick positions across an update; a
+    # chart's key (chart_…) is what a projector opens the page on (ui/tour.py)
     shape = f"{len(table.rows)}x{len(table.cols)}"
-    plot("sinusoidal_table", positional_figures.table_heatmap, table, key=f"pe_table_{shape}")
+    plot(
+        "sinusoidal_table",
+        positional_figures.table_heatmap,
+        table,
+        key=f"chart_sinusoidal_table_{shape}",
+    )
     positions = [int(r) for r in table.rows]
     columns = [int(c) for c in table.cols]
     download_csv(table.shown, "sinusoidal_table", positions, columns)

@@ -25,8 +25,9 @@ from visattn.lessons import pretrained as lesson
 from visattn.models.minilm import MAX_MODEL_TOKENS
 
 CONTROLS = lesson.CONTROLS
-# the reading and its colour scale: folded above the first figure (ui.frame.folded_controls)
-READING_KEYS = ("pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
+# how tokens are shown, the reading and its colour scale: folded above the first figure
+# (ui.frame.folded_controls)
+VIEW_KEYS = ("pt_hide", "pt_merge", "pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
 
 
 def words() -> pretrained_figures.Words:
@@ -56,9 +57,8 @@ def bind_pair(tokens: list[str] | None, causal: bool = False) -> tuple[str, str]
     return source_key, target_key
 
 
-def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
-    """The preset buttons, the text box and the two toggles of how tokens are shown (a decoder's:
-    its special tokens, its byte pieces)."""
+def choose_text() -> str:
+    """The preset buttons and the text box."""
     presets = {
         name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
     }
@@ -71,6 +71,12 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
         height=90,
         help=t("pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars),
     )
+    return text
+
+
+def choose_tokens(causal: bool = False) -> tuple[bool, bool]:
+    """The two toggles of how tokens are shown (a decoder's: its special tokens, its byte
+    pieces)."""
     hide_column, merge_column = st.columns(2)
     if causal:
         hide_words = (t("models.hide"), t("models.hide_help"))
@@ -82,12 +88,13 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
     merge = widgets.toggle(
         CONTROLS["pt_merge"], merge_words[0], where=merge_column, help=merge_words[1]
     )
-    return text, hide, merge
+    return hide, merge
 
 
 def notices(run, shown) -> None:
-    """The text as the model read it (``shown``: its tokens and weights as the toggles show them):
-    cut, characters it does not know, the tokens."""
+    """What of the text the model could not read (``shown``: its tokens and weights as the
+    toggles show them): cut, characters it does not know, nothing left but special tokens (the
+    tokens it read are listed under the grid)."""
     if run.truncated:
         st.warning(
             t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_MODEL_TOKENS),
@@ -103,8 +110,6 @@ def notices(run, shown) -> None:
         )
     if shown.kept_specials:
         st.info(t("pretrained.nothing_left"), icon=":material/info:")
-    listed = escape(lesson.listed_tokens(shown.tokens))
-    st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
 
 
 @section
@@ -136,6 +141,9 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
     drawn = reading_selector.named(reading, model.config.n_layers)
     figure = cache_pretrained.grid_figure(grid, drawn, colour, words(), font_size(), presenter())
     show(figure, png)
+    listed = escape(lesson.listed_tokens(shown.tokens))  # the text as the model read it
+    st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
+    st.caption(t("pretrained.numbering"))  # the grid's names, under it
     if not one_layer and reading in reading_selector.PER_HEAD:  # how to read it: under it
         L, H = model.config.n_layers, model.config.n_heads
         explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
@@ -335,8 +343,9 @@ def lesson_body() -> None:
     if model is None:
         bind_pair(None)
         return
-    text, hide, merge = choose_text(getattr(model, "causal", False))
-    with folded_controls(t("common.reading_colours"), [CONTROLS[k] for k in READING_KEYS]):
+    text = choose_text()
+    with folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in VIEW_KEYS]):
+        hide, merge = choose_tokens(getattr(model, "causal", False))
         reading = reading_selector.selector(CONTROLS, "pt")
         scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on it
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
@@ -368,5 +377,4 @@ with page("pretrained"):
     url_state.bind_controls(CONTROLS)
     st.title(t("pretrained.title"))
     explain(t("pretrained.intro"), fold="common.about_page")
-    st.caption(t("pretrained.numbering"))
     lesson_body()

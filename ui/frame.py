@@ -309,8 +309,13 @@ def folded_controls(title: str, controls: Iterable[Control]):
     """An expander for a section's secondary controls (a reading, a colour scale), so that the
     first screen reaches the figure they tune; open when one of them is off its default (a link's
     setting shows where it is set) and on a handout."""
-    changed = any(st.session_state.get(c.key, c.default) != c.default for c in controls)
+    changed = any(_kept(c, st.session_state.get(c.key, c.default)) != c.default for c in controls)
     return st.expander(title, expanded=changed or lecture_modes.handout())
+
+
+def _kept(control: Control, value: Any) -> Any:
+    """``value`` in the form of ``control``'s default (a matrix: rows of floats, as tuples)."""
+    return tuple(tuple(row) for row in value) if control.matrix else value
 
 
 def when_open(label: str, key: str):
