@@ -147,12 +147,13 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
 
 @section
 def one_query() -> None:
-    """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
+    """① The data set (its table editable), the query and the kernel, side by side (the first
+    screen reaches the weights); then :func:`bandwidth`."""
     explain(t("kernel.intro_1d"), fold="common.about_section")
     if presenter():
-        left, right = st.container(), st.container()
+        left, middle, right = st.container(), st.container(), st.container()
     else:
-        left, right = st.columns([2, 3], gap="large")
+        left, middle, right = st.columns([2, 3, 2], gap="medium")
     preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
     # the pairs, folded under the data set (open when a link or the reader changed them): the
@@ -168,7 +169,7 @@ def one_query() -> None:
         table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
     labels = column_labels(preset, table.shape[1])
     sliders = lesson.sliders(preset, table)
-    with right:
+    with middle:
         for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
             slider_and_number(
                 preset_controls[lesson.QUERY_KEYS[j]],
@@ -178,14 +179,14 @@ def one_query() -> None:
                 hi=hi,
                 step=sliders.steps[j],
             )
-        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"))
+    kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"), where=right)
     query = (st.session_state["kr_q"], st.session_state["kr_q2"])
     bandwidth(right, table, query, kernel, labels, sliders)
 
 
 @section
 def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
-    """The fitted σ (its button drawn in ``where``, beside the query) and everything σ redraws: σ
+    """The fitted σ (its button drawn in ``where``, under the kernel) and everything σ redraws: σ
     itself is the fitted curve's slider, and the weights, the heatmap, the table and the formula
     follow it in the browser. Pressing "Fit σ" reruns this alone; the data set, the query and the
     kernel rerun it with new arguments."""
