@@ -13,7 +13,15 @@ import streamlit as st
 from ui import cache_multi_head, reading_selector, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, folded_controls, font_size, page, presenter, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
@@ -75,6 +83,28 @@ def random_sizes(source: str) -> tuple[int, int, int]:
     )
     seed = widgets.number(CONTROLS["mh_seed"], t("multi_head.seed"), where=seed_column)
     return int(d_model), int(n_heads), int(seed)
+
+
+def choose_sentence() -> str:
+    """The example sentences and the sentence box, folded under the sentence itself (open when it
+    is not the language's own), so that the first screen reaches the grid."""
+    text_control = lesson.controls_for(lang())["mh_text"]  # its default: the language's sentence
+    title = t("multi_head.sentence_fold", text=title_text(text_control))
+    with folded_controls(title, [text_control]):
+        presets = {
+            name: (label("multi_head.presets", name), sentence)
+            for name, sentence in lesson.presets_for(lang()).items()
+        }
+        preset_buttons(
+            "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"
+        )
+        return widgets.text(
+            text_control,
+            t("multi_head.text"),
+            help=t(
+                "multi_head.text_help", tokens=MAX_SENTENCE_TOKENS, chars=text_control.max_chars
+            ),
+        )
 
 
 # ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
@@ -356,22 +386,15 @@ with page("multi_head"):
         where=layer_column,
         help=t("multi_head.layer_help"),
     )
-    presets = {
-        name: (label("multi_head.presets", name), sentence)
-        for name, sentence in lesson.presets_for(lang()).items()
-    }
-    preset_buttons(
-        "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"
-    )
-    text_control = CONTROLS["mh_text"]
-    text = widgets.text(
-        text_control,
-        t("multi_head.text"),
-        help=t("multi_head.text_help", tokens=MAX_SENTENCE_TOKENS, chars=text_control.max_chars),
-    )
     d_model, n_heads, seed = random_sizes(source)
     layer = layer_number - 1  # 0-based from here on
-    with folded_controls(t("common.reading_colours"), [CONTROLS[k] for k in READING_KEYS]):
+    sentence_column, reading_column = st.columns(2)
+    with sentence_column:
+        text = choose_sentence()
+    with (
+        reading_column,
+        folded_controls(t("common.reading_colours"), [CONTROLS[k] for k in READING_KEYS]),
+    ):
         reading = reading_selector.selector(CONTROLS, "mh")
         scale = reading_selector.colour_controls(CONTROLS, "mh")
 

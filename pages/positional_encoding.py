@@ -49,7 +49,6 @@ def section_table() -> None:
     section), the list of dimensions only the curves."""
     st.header(label("positional.sections", "table"))
     explain(t("positional.table_intro"), fold="common.about_section")
-    formula(lesson.TABLE_LATEX, "positional_table")
     left, middle, right = st.columns(3)
     n = widgets.number(
         lesson.CONTROLS["pe_n"],
@@ -73,6 +72,7 @@ def section_table() -> None:
     if table is None:
         return
     table_heatmap(table)
+    formula(lesson.TABLE_LATEX, "positional_table")  # the table's rule, under the table
     heading(t("positional.curves_heading"), t("positional.curves_intro"))
     chosen_curves(table, dims_text)
     wavelength_intro = t(

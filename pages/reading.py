@@ -15,7 +15,15 @@ import streamlit as st
 from ui import cache_models, cache_pretrained, cache_reading, reading_selector, url_state, widgets
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, folded_controls, font_size, page, presenter, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, t
 from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
@@ -28,7 +36,6 @@ from visattn.lessons import reading as lesson
 CONTROLS = lesson.CONTROLS
 # the colour scale: folded above the first figure (ui.frame.folded_controls)
 COLOUR_KEYS = ("rd_scale", "rd_gamma", "rd_palette", "rd_range")
-TITLE_CHARS = 40  # of the text, in the title of its fold
 
 
 def words() -> reading_figures.Words:
@@ -47,14 +54,6 @@ def choose_text(model) -> str:
         height=90,
         help=t("reading.text_help", limit=lesson.MAX_READ_TOKENS),
     )
-
-
-def text_title() -> str:
-    """The title of the text's fold: the text itself, cut to :data:`TITLE_CHARS`."""
-    text = " ".join(str(st.session_state[CONTROLS["rd_text"].key]).split())
-    if len(text) > TITLE_CHARS:
-        text = text[: TITLE_CHARS - 1] + "…"
-    return t("reading.text_fold", text=escape(text))
 
 
 def choose_reading(model, layer_column, head_column) -> tuple[str, int, int, dict, bool]:
@@ -277,7 +276,8 @@ def lesson_body() -> None:
     if model is None:
         return
     text_column, layer_column, head_column = st.columns([2, 1, 1], vertical_alignment="bottom")
-    with text_column, folded_controls(text_title(), [CONTROLS["rd_text"]]):
+    title = t("reading.text_fold", text=title_text(CONTROLS["rd_text"]))
+    with text_column, folded_controls(title, [CONTROLS["rd_text"]]):
         text = choose_text(model)
     reading, layer, head, scale, raw = choose_reading(model, layer_column, head_column)
     with cache_pretrained.drawing(model, text, lesson.MAX_READ_TOKENS):  # waits its turn in a room

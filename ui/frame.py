@@ -305,6 +305,18 @@ def explain(text: str, fold: str | None = None) -> None:
         st.markdown(text)
 
 
+TITLE_CHARS = 40  # of a text shown in the title of the fold it is typed in
+
+
+def title_text(control: Control) -> str:
+    """The text of ``control`` (a text box's) as the title of its fold shows it: on one line, cut
+    to :data:`TITLE_CHARS`, escaped."""
+    text = " ".join(str(st.session_state.get(control.key, control.default)).split())
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1] + "…"
+    return escape(text)
+
+
 def folded_controls(title: str, controls: Iterable[Control]):
     """An expander for a section's secondary controls (a reading, a colour scale), so that the
     first screen reaches the figure they tune; open when one of them is off its default (a link's
