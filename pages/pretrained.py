@@ -15,7 +15,15 @@ import streamlit as st
 from ui import cache_models, cache_pretrained, reading_selector, url_state, widgets
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
-from ui.frame import explain, folded_controls, font_size, page, presenter, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
@@ -58,20 +66,24 @@ def bind_pair(tokens: list[str] | None, causal: bool = False) -> tuple[str, str]
 
 
 def choose_text() -> str:
-    """The preset buttons and the text box."""
-    presets = {
-        name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
-    }
-    preset_buttons(
-        "pt_text", presets, caption=t("pretrained.try_presets"), help_template="“{text}”"
-    )
-    text = widgets.text_area(
-        CONTROLS["pt_text"],
-        t("pretrained.text"),
-        height=90,
-        help=t("pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars),
-    )
-    return text
+    """The preset buttons and the text box, folded under the text itself (open when it is not the
+    page's own), so that the first screen reaches the grid."""
+    title = t("pretrained.text_fold", text=title_text(CONTROLS["pt_text"]))
+    with folded_controls(title, [CONTROLS["pt_text"]]):
+        presets = {
+            name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
+        }
+        preset_buttons(
+            "pt_text", presets, caption=t("pretrained.try_presets"), help_template="“{text}”"
+        )
+        return widgets.text_area(
+            CONTROLS["pt_text"],
+            t("pretrained.text"),
+            height=90,
+            help=t(
+                "pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars
+            ),
+        )
 
 
 def choose_tokens(causal: bool = False) -> tuple[bool, bool]:
@@ -343,8 +355,13 @@ def lesson_body() -> None:
     if model is None:
         bind_pair(None)
         return
-    text = choose_text()
-    with folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in VIEW_KEYS]):
+    text_column, view_column = st.columns(2)
+    with text_column:
+        text = choose_text()
+    with (
+        view_column,
+        folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in VIEW_KEYS]),
+    ):
         hide, merge = choose_tokens(getattr(model, "causal", False))
         reading = reading_selector.selector(CONTROLS, "pt")
         scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on it
