@@ -147,18 +147,19 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
 
 @section
 def one_query() -> None:
-    """① The data set (its table editable), the query and the kernel, side by side (the first
-    screen reaches the weights); then :func:`bandwidth`."""
+    """① The data set, the query and the kernel side by side, then the data set's table (folded)
+    and the button that fits σ: two rows, so that the first screen reaches the weights; then
+    :func:`bandwidth`."""
     explain(t("kernel.intro_1d"), fold="common.about_section")
     if presenter():
-        left, middle, right = st.container(), st.container(), st.container()
+        left, middle, right, pairs_box, fit_box = (st.container() for _ in range(5))
     else:
         left, middle, right = st.columns([2, 3, 2], gap="medium")
+        pairs_box, fit_box = st.columns([5, 2], gap="medium")
     preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
-    # the pairs, folded under the data set (open when a link or the reader changed them): the
-    # first screen reaches the weights
-    with left, folded_controls(t("kernel.pairs"), [preset_controls["kr_data"]]):
+    # the pairs, folded (open when a link or the reader changed them)
+    with pairs_box, folded_controls(t("kernel.pairs"), [preset_controls["kr_data"]]):
         table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
             label("kernel.preset_notes", preset)
@@ -181,7 +182,7 @@ def one_query() -> None:
             )
     kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel.kernel"), where=right)
     query = (st.session_state["kr_q"], st.session_state["kr_q2"])
-    bandwidth(right, table, query, kernel, labels, sliders)
+    bandwidth(fit_box, table, query, kernel, labels, sliders)
 
 
 @section
