@@ -158,9 +158,11 @@ def one_query() -> None:
         pairs_box, fit_box = st.columns([5, 2], gap="medium")
     preset = widgets.select(lesson.PRESET, t("kernel.preset"), where=left, on_change=load_preset)
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
-    # the pairs, folded (open when a link or the reader changed them)
-    with pairs_box, folded_controls(t("kernel.pairs"), [preset_controls["kr_data"]]):
-        table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
+    # the pairs, folded (open when a link or the reader changed them); what the data set is, under
+    # them in sight (an invented one says so)
+    with pairs_box:
+        with folded_controls(t("kernel.pairs"), [preset_controls["kr_data"]]):
+            table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
             label("kernel.preset_notes", preset)
             + " "
