@@ -26,7 +26,7 @@ from ui.cache import decoder as cache_decoder
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.follow import Version, follow
-from ui.frame import explain, fold, font_size, page, section, when_open
+from ui.frame import explain, font_size, page, section, when_open
 from ui.i18n import figure_words, label, lang, t
 from ui.registry import BY_ID
 from ui.text import escape
@@ -338,5 +338,5 @@ with page("decoder"):
     url_state.follow_language("dec_text", lesson.text_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default text of the language
     st.title(t("decoder.title"))
-    fold(t("decoder.intro_h"), t("decoder.intro"))  # the first screen reaches the first figure
+    explain(t("decoder.intro"), fold="decoder.intro_h")  # the first screen reaches the first figure
     sequence_and_sections()

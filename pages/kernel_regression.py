@@ -18,7 +18,16 @@ from ui.charts import download_csv, matrix_frame, show
 from ui.errors import compute
 from ui.follow import Version, follow
 from ui.formulas import formula
-from ui.frame import explain, font_size, page, presenter, section, tabs, when_open
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    tabs,
+    when_open,
+)
 from ui.i18n import figure_words, label, t
 from ui.widgets import matrix_editor, reset_if_reshaped, set_matrix, slider_and_number
 from visattn.controls import Control
@@ -141,18 +150,24 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
 
 @section
 def one_query() -> None:
-    """① The data set (its table editable), the query and the kernel; then :func:`bandwidth`."""
-    explain(t("kernel_regression.intro_1d"))
+    """① The data set, the query and the kernel side by side, then the data set's table (folded)
+    and the button that fits σ: two rows, so that the first screen reaches the weights; then
+    :func:`bandwidth`."""
+    explain(t("kernel_regression.intro_1d"), fold="common.about_section")
     if presenter():
-        left, right = st.container(), st.container()
+        left, middle, right, pairs_box, fit_box = (st.container() for _ in range(5))
     else:
-        left, right = st.columns([2, 3], gap="large")
+        left, middle, right = st.columns([2, 3, 2], gap="medium")
+        pairs_box, fit_box = st.columns([5, 2], gap="medium")
     preset = widgets.select(
         lesson.PRESET, t("kernel_regression.preset"), where=left, on_change=load_preset
     )
     preset_controls = lesson.controls_for(preset)  # its table, query and σ are the defaults
-    with left:
-        table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
+    # the pairs, folded (open when a link or the reader changed them); what the data set is, under
+    # them in sight (an invented one says so)
+    with pairs_box:
+        with folded_controls(t("kernel_regression.pairs"), [preset_controls["kr_data"]]):
+            table = compute("kr_table", read_table, preset_controls["kr_data"], preset)
         st.caption(
             label("kernel_regression.preset_notes", preset)
             + " "
@@ -162,7 +177,7 @@ def one_query() -> None:
         table = np.asarray(lesson.PRESETS[preset].table, dtype=float)
     labels = column_labels(preset, table.shape[1])
     sliders = lesson.sliders(preset, table)
-    with right:
+    with middle:
         for j, (lo, hi) in enumerate(sliders.ranges):  # one query slider per key feature
             slider_and_number(
                 preset_controls[lesson.QUERY_KEYS[j]],
@@ -172,14 +187,16 @@ def one_query() -> None:
                 hi=hi,
                 step=sliders.steps[j],
             )
-        kernel = widgets.select(lesson.CONTROLS["kr_kernel"], t("kernel_regression.kernel"))
+    kernel = widgets.select(
+        lesson.CONTROLS["kr_kernel"], t("kernel_regression.kernel"), where=right
+    )
     query = (st.session_state["kr_q"], st.session_state["kr_q2"])
-    bandwidth(right, table, query, kernel, labels, sliders)
+    bandwidth(fit_box, table, query, kernel, labels, sliders)
 
 
 @section
 def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, sliders) -> None:
-    """The fitted σ (its button drawn in ``where``, beside the query) and everything σ redraws: σ
+    """The fitted σ (its button drawn in ``where``, under the kernel) and everything σ redraws: σ
     itself is the fitted curve's slider, and the weights, the heatmap, the table and the formula
     follow it in the browser. Pressing "Fit σ" reruns this alone; the data set, the query and the
     kernel rerun it with new arguments."""
@@ -194,10 +211,6 @@ def bandwidth(where, table: np.ndarray, query: tuple, kernel: str, labels, slide
             icon=":material/target:",
             key="kr_fit",
         )
-        if fit is None:
-            st.caption(t("kernel_regression.fit_none"))
-        elif fit.flat_upto is not None:
-            st.caption(t("kernel_regression.fit_flat", upto=f"{fit.flat_upto:.3g}"))
     sigma = widgets.in_figure(SIGMA)
     regression = compute(
         "kr_1d",
@@ -226,8 +239,8 @@ def at_every_sigma(regression: lesson.Regression, version) -> dict[float, Versio
 
 
 def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> None:
-    """①'s picture: what to beware of, the estimate, the weights and the fitted curve (or the
-    plane), and how σ is fitted."""
+    """①'s picture: what to beware of, the weights, the estimate they make, the fitted curve (or
+    the plane), and how σ is fitted."""
     for kind, params in regression.warnings(t("kernel_regression.row_sep")):
         st.warning(label("kernel_regression.warnings", kind, **params), icon=":material/warning:")
 
@@ -239,13 +252,17 @@ def estimate_and_figures(regression: lesson.Regression, labels: list[str]) -> No
             metric=(t("kernel_regression.estimate_at", q=lesson.key_text(b.query)), shown),
         )
 
-    follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
-    for figure, png in cache_kernel_regression.regression_figures(
-        regression, labels, words(), font_size()
-    ):
+    figures = cache_kernel_regression.regression_figures(regression, labels, words(), font_size())
+    for number, (figure, png) in enumerate(figures):
         show(figure, png)
-    if regression.fit is None:
+        if number == 0:  # the weights first, on the first screen; then the estimate they make
+            follow(SIGMA, at_every_sigma(regression, estimate), "kernel_estimate")
+    fit = regression.fit  # what the button beside the query can fit, said with how it fits
+    if fit is None:
+        st.caption(t("kernel_regression.fit_none"))
         return
+    if fit.flat_upto is not None:
+        st.caption(t("kernel_regression.fit_flat", upto=f"{fit.flat_upto:.3g}"))
     how_fitted = when_open(t("kernel_regression.loo_expander"), key="kr_loo_open")
     if how_fitted is not None:
         with how_fitted:
@@ -444,5 +461,5 @@ with page("kernel_regression"):
     for matrix in lesson.MATRICES:  # a link's wrong shape is reset now, not when its tab opens
         reset_if_reshaped(matrix.control.key, matrix.control.default)
     st.title(t("kernel_regression.title"))
-    explain(t("kernel_regression.intro"))
+    explain(t("kernel_regression.intro"), fold="common.about_page")
     sections()

@@ -54,7 +54,7 @@ def section_gqa() -> None:
     """H query heads sharing G key/value heads: the grouping and the maps (rerun by their own
     controls), then the cost of every choice at a real model's shape (which none of them
     changes)."""
-    explain(t("modern_attention.gqa_intro"))
+    explain(t("modern_attention.gqa_intro"), fold="common.about_section")
     gqa_example()
     gqa_costs()
 
@@ -397,5 +397,5 @@ def sections() -> None:
 with page("modern_attention"):
     url_state.bind_controls(CONTROLS)  # every section's controls
     st.title(t("modern_attention.title"))
-    explain(t("modern_attention.intro"))
+    explain(t("modern_attention.intro"), fold="common.about_page")
     sections()

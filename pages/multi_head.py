@@ -14,7 +14,15 @@ from ui import reading_selector, url_state, widgets
 from ui.cache import multi_head as cache_multi_head
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, lang, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
@@ -25,6 +33,8 @@ from visattn.shapes import GPT3
 from visattn.text import MAX_SENTENCE_TOKENS
 
 CONTROLS = lesson.CONTROLS
+# the reading and its colour scale: folded above the first figure (ui.frame.folded_controls)
+READING_KEYS = ("mh_view", "mh_scale", "mh_gamma", "mh_palette", "mh_range")
 
 
 def words() -> multi_head_figures.Words:
@@ -76,10 +86,31 @@ def random_sizes(source: str) -> tuple[int, int, int]:
     return int(d_model), int(n_heads), int(seed)
 
 
+def choose_sentence() -> str:
+    """The example sentences and the sentence box, folded under the sentence itself (open when it
+    is not the language's own), so that the first screen reaches the grid."""
+    text_control = lesson.controls_for(lang())["mh_text"]  # its default: the language's sentence
+    title = t("multi_head.sentence_fold", text=title_text(text_control))
+    with folded_controls(title, [text_control]):
+        presets = {
+            name: (label("multi_head.presets", name), sentence)
+            for name, sentence in lesson.presets_for(lang()).items()
+        }
+        preset_buttons(
+            "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"
+        )
+        return widgets.text(
+            text_control,
+            t("multi_head.text"),
+            help=t(
+                "multi_head.text_help", tokens=MAX_SENTENCE_TOKENS, chars=text_control.max_chars
+            ),
+        )
+
+
 # ── 1. every head of one layer ──────────────────────────────────────────────────────────────────
 def every_head(result, layer_maps, titles, head_names, value_name, colour) -> None:
     st.header(t("multi_head.grid_header", layer=layer_maps.layer + 1))
-    explain(t("multi_head.grid_intro"))
     grid = multi_head_figures.layer_grid(
         layer_maps.weights,
         result.tokens,
@@ -91,6 +122,7 @@ def every_head(result, layer_maps, titles, head_names, value_name, colour) -> No
         font_size=font_size(),
     )
     show(grid, f"multi_head_grid_{layer_maps.tag}")
+    explain(t("multi_head.grid_intro"))  # how to read the grid, under it: the figure comes first
     st.caption(
         t(
             "multi_head.diffuse",
@@ -339,32 +371,33 @@ with page("multi_head"):
     url_state.follow_language("mh_text", lesson.sentence_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))  # the default sentence of the language
     st.title(t("multi_head.title"))
-    explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"))
+    explain(t("multi_head.intro") + "\n\n" + t("multi_head.article_003"), fold="common.about_page")
 
     # The heads and the sentence: everything below is drawn from their run.
+    source_column, layer_column = st.columns(2)
     source = widgets.radio(
-        CONTROLS["mh_src"], t("multi_head.source"), help=t("multi_head.source_help")
+        CONTROLS["mh_src"],
+        t("multi_head.source"),
+        where=source_column,
+        help=t("multi_head.source_help"),
     )
-    presets = {
-        name: (label("multi_head.presets", name), sentence)
-        for name, sentence in lesson.presets_for(lang()).items()
-    }
-    preset_buttons(
-        "mh_text", presets, caption=t("multi_head.presets_caption"), help_template="“{text}”"
-    )
-    text_control = CONTROLS["mh_text"]
-    text = widgets.text(
-        text_control,
-        t("multi_head.text"),
-        help=t("multi_head.text_help", tokens=MAX_SENTENCE_TOKENS, chars=text_control.max_chars),
+    layer_number = widgets.radio(
+        CONTROLS["mh_layer"],
+        t("multi_head.layer"),
+        where=layer_column,
+        help=t("multi_head.layer_help"),
     )
     d_model, n_heads, seed = random_sizes(source)
-    layer_number = widgets.radio(
-        CONTROLS["mh_layer"], t("multi_head.layer"), help=t("multi_head.layer_help")
-    )
     layer = layer_number - 1  # 0-based from here on
-    reading = reading_selector.selector(CONTROLS, "mh")
-    scale = reading_selector.colour_controls(CONTROLS, "mh")
+    sentence_column, reading_column = st.columns(2)
+    with sentence_column:
+        text = choose_sentence()
+    with (
+        reading_column,
+        folded_controls(t("common.reading_colours"), [CONTROLS[k] for k in READING_KEYS]),
+    ):
+        reading = reading_selector.selector(CONTROLS, "mh")
+        scale = reading_selector.colour_controls(CONTROLS, "mh")
 
     inputs = lesson.Inputs(text, source, d_model, n_heads, seed)
     run = compute("multi_head_run", cache_multi_head.run, inputs)  # on failure: the last good run

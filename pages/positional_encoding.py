@@ -47,12 +47,8 @@ def plot(png: str, builder, /, *args, key: str | None = None) -> None:
 def section_table() -> None:
     """The table of sines and cosines: n and d_model change all three figures (so they share this
     section), the list of dimensions only the curves."""
-    heading(
-        label("positional_encoding.sections", "table"),
-        t("positional_encoding.table_intro"),
-        st.header,
-    )
-    formula(lesson.TABLE_LATEX, "positional_table")
+    st.header(label("positional_encoding.sections", "table"))
+    explain(t("positional_encoding.table_intro"), fold="common.about_section")
     left, middle, right = st.columns(3)
     n = widgets.number(
         lesson.CONTROLS["pe_n"],
@@ -76,6 +72,7 @@ def section_table() -> None:
     if table is None:
         return
     table_heatmap(table)
+    formula(lesson.TABLE_LATEX, "positional_table")  # the table's rule, under the table
     heading(t("positional_encoding.curves_heading"), t("positional_encoding.curves_intro"))
     chosen_curves(table, dims_text)
     wavelength_intro = t(
@@ -98,13 +95,14 @@ def table_heatmap(table: lesson.Table) -> None:
             cstep=table.cstep,
         )
         st.info(downsampled)
-    # a new chart when the shape changes: Plotly keeps stale tick positions across an update
+    # a new chart when the shape changes: Plotly keeps stale tick positions across an update; a
+    # chart's key (chart_…) is what a projector opens the page on (ui/lecture/tour.py)
     shape = f"{len(table.rows)}x{len(table.cols)}"
     plot(
         "sinusoidal_table",
         positional_encoding_figures.table_heatmap,
         table,
-        key=f"pe_table_{shape}",
+        key=f"chart_sinusoidal_table_{shape}",
     )
     positions = [int(r) for r in table.rows]
     columns = [int(c) for c in table.cols]
@@ -330,5 +328,5 @@ def sections() -> None:
 with page("positional_encoding"):
     url_state.bind_controls(lesson.CONTROLS)  # every section's controls, whichever is drawn
     st.title(t("positional_encoding.title"))
-    explain(t("positional_encoding.intro"))
+    explain(t("positional_encoding.intro"), fold="common.about_page")
     sections()

@@ -17,7 +17,15 @@ from ui.cache import models as cache_models
 from ui.cache import pretrained as cache_pretrained
 from ui.charts import download_csv, plotly_words, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, presenter, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
@@ -28,6 +36,9 @@ from visattn.lessons import pretrained as lesson
 from visattn.models.encoder import MAX_MODEL_TOKENS
 
 CONTROLS = lesson.CONTROLS
+# how tokens are shown, the reading and its colour scale: folded above the first figure
+# (ui.frame.folded_controls)
+VIEW_KEYS = ("pt_hide", "pt_merge", "pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
 
 
 def words() -> pretrained_figures.Words:
@@ -57,21 +68,30 @@ def bind_pair(tokens: list[str] | None, causal: bool = False) -> tuple[str, str]
     return source_key, target_key
 
 
-def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
-    """The preset buttons, the text box and the two toggles of how tokens are shown (a decoder's:
-    its special tokens, its byte pieces)."""
-    presets = {
-        name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
-    }
-    preset_buttons(
-        "pt_text", presets, caption=t("pretrained.try_presets"), help_template="“{text}”"
-    )
-    text = widgets.text_area(
-        CONTROLS["pt_text"],
-        t("pretrained.text"),
-        height=90,
-        help=t("pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars),
-    )
+def choose_text() -> str:
+    """The preset buttons and the text box, folded under the text itself (open when it is not the
+    page's own), so that the first screen reaches the grid."""
+    title = t("pretrained.text_fold", text=title_text(CONTROLS["pt_text"]))
+    with folded_controls(title, [CONTROLS["pt_text"]]):
+        presets = {
+            name: (label("pretrained.presets", name), text) for name, text in lesson.PRESETS.items()
+        }
+        preset_buttons(
+            "pt_text", presets, caption=t("pretrained.try_presets"), help_template="“{text}”"
+        )
+        return widgets.text_area(
+            CONTROLS["pt_text"],
+            t("pretrained.text"),
+            height=90,
+            help=t(
+                "pretrained.text_help", limit=MAX_MODEL_TOKENS, chars=CONTROLS["pt_text"].max_chars
+            ),
+        )
+
+
+def choose_tokens(causal: bool = False) -> tuple[bool, bool]:
+    """The two toggles of how tokens are shown (a decoder's: its special tokens, its byte
+    pieces)."""
     hide_column, merge_column = st.columns(2)
     if causal:
         hide_words = (t("models.hide"), t("models.hide_help"))
@@ -83,12 +103,13 @@ def choose_text(causal: bool = False) -> tuple[str, bool, bool]:
     merge = widgets.toggle(
         CONTROLS["pt_merge"], merge_words[0], where=merge_column, help=merge_words[1]
     )
-    return text, hide, merge
+    return hide, merge
 
 
 def notices(run, shown) -> None:
-    """The text as the model read it (``shown``: its tokens and weights as the toggles show them):
-    cut, characters it does not know, the tokens."""
+    """What of the text the model could not read (``shown``: its tokens and weights as the
+    toggles show them): cut, characters it does not know, nothing left but special tokens (the
+    tokens it read are listed under the grid)."""
     if run.truncated:
         st.warning(
             t("pretrained.truncated", n=run.n_tokens_in, limit=MAX_MODEL_TOKENS),
@@ -104,8 +125,6 @@ def notices(run, shown) -> None:
         )
     if shown.kept_specials:
         st.info(t("pretrained.nothing_left"), icon=":material/info:")
-    listed = escape(lesson.listed_tokens(shown.tokens))
-    st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
 
 
 @section
@@ -121,9 +140,6 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
     st.header(t("pretrained.grid_header"))
     # a reading with heads, too long for 72
     one_layer = lesson.one_layer(len(shown.tokens), shown.attn)
-    if not one_layer and reading in reading_selector.PER_HEAD:
-        L, H = model.config.n_layers, model.config.n_heads
-        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     layer = 0
     if one_layer:
         layer = widgets.radio(
@@ -140,6 +156,12 @@ def draw_every_head(model, text: str, hide: bool, merge: bool, reading: str, col
     drawn = reading_selector.named(reading, model.config.n_layers)
     figure = cache_pretrained.grid_figure(grid, drawn, colour, words(), font_size(), presenter())
     show(figure, png)
+    listed = escape(lesson.listed_tokens(shown.tokens))  # the text as the model read it
+    st.caption(t("pretrained.tokens", n=len(shown.tokens), tokens=listed))
+    st.caption(t("pretrained.numbering"))  # the grid's names, under it
+    if not one_layer and reading in reading_selector.PER_HEAD:  # how to read it: under it
+        L, H = model.config.n_layers, model.config.n_heads
+        explain(t("pretrained.grid_all_intro", n=L * H, L=L, H=H))
     patterns = lesson.patterns(run.attentions)
     separator, none = t("pretrained.list_sep"), t("pretrained.none")
     total = model.config.n_layers * model.config.n_heads
@@ -336,9 +358,16 @@ def lesson_body() -> None:
     if model is None:
         bind_pair(None)
         return
-    text, hide, merge = choose_text(getattr(model, "causal", False))
-    reading = reading_selector.selector(CONTROLS, "pt")
-    scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on this scale
+    text_column, view_column = st.columns(2)
+    with text_column:
+        text = choose_text()
+    with (
+        view_column,
+        folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in VIEW_KEYS]),
+    ):
+        hide, merge = choose_tokens(getattr(model, "causal", False))
+        reading = reading_selector.selector(CONTROLS, "pt")
+        scale = reading_selector.colour_controls(CONTROLS, "pt")  # every section draws on it
     with cache_pretrained.drawing(model, text):  # a long text's page waits its turn in a room
         draw(model, text, hide, merge, reading, scale)
 
@@ -367,6 +396,5 @@ def draw(model, text: str, hide: bool, merge: bool, reading: str, scale: dict) -
 with page("pretrained"):
     url_state.bind_controls(CONTROLS)
     st.title(t("pretrained.title"))
-    explain(t("pretrained.intro"))
-    st.caption(t("pretrained.numbering"))
+    explain(t("pretrained.intro"), fold="common.about_page")
     lesson_body()

@@ -18,7 +18,15 @@ from ui.cache import pretrained as cache_pretrained
 from ui.cache import reading as cache_reading
 from ui.charts import download_csv, show
 from ui.errors import compute
-from ui.frame import explain, font_size, page, section
+from ui.frame import (
+    explain,
+    folded_controls,
+    font_size,
+    page,
+    presenter,
+    section,
+    title_text,
+)
 from ui.i18n import figure_words, label, t
 from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
@@ -29,6 +37,8 @@ from visattn.figures.colour import colour_scale
 from visattn.lessons import reading as lesson
 
 CONTROLS = lesson.CONTROLS
+# the colour scale: folded above the first figure (ui.frame.folded_controls)
+COLOUR_KEYS = ("rd_scale", "rd_gamma", "rd_palette", "rd_range")
 
 
 def words() -> reading_figures.Words:
@@ -49,17 +59,16 @@ def choose_text(model) -> str:
     )
 
 
-def choose_reading(model) -> tuple[str, int, int, dict, bool]:
-    """The reading, its layer and head (among the model's), its colour scale, and whether the
-    norm-weighted reading is unnormalised: every section reads them, so none of these controls is in
-    a section."""
+def choose_reading(model, layer_column, head_column) -> tuple[str, int, int, dict, bool]:
+    """The reading, its layer and head (among the model's; their boxes in ``layer_column`` and
+    ``head_column``), its colour scale, and whether the norm-weighted reading is unnormalised:
+    every section reads them, so none of these controls is in a section."""
     reading = reading_selector.selector(CONTROLS, "rd")
     if model.causal and reading in THROUGH_LAYERS:
         explain(t("reading.causal_through"))
     raw = False
     if reading == "norm_weighted":
         raw = widgets.toggle(CONTROLS["rd_raw"], t("reading.raw"), help=t("reading.raw_help"))
-    layer_column, head_column = st.columns(2)
     layer = widgets.select(
         CONTROLS["rd_layer"],
         t("reading.layer"),
@@ -76,7 +85,10 @@ def choose_reading(model) -> tuple[str, int, int, dict, bool]:
         format_func=lesson.head_label,
         disabled=reading not in lesson.PER_HEAD,
     )
-    scale = reading_selector.colour_controls(CONTROLS, "rd", unbounded=raw)  # α‖f(x)‖ may pass 1
+    with folded_controls(t("common.colours"), [CONTROLS[k] for k in COLOUR_KEYS]):
+        scale = reading_selector.colour_controls(
+            CONTROLS, "rd", unbounded=raw
+        )  # α‖f(x)‖ may pass 1
     return reading, layer, head, scale, raw
 
 
@@ -244,14 +256,33 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
         show(figure, f"reading_qk_{geometry.name}")
 
 
+def choose_model():
+    """The model (:func:`ui.cache.models.picker`), its line beside the page's folded introduction
+    (on a projector, which hides the introduction, alone)."""
+    if presenter():
+        return cache_models.picker(
+            CONTROLS["rd_model"], (CONTROLS["rd_layer"],), (CONTROLS["rd_head"],)
+        )
+    about_column, model_column = st.columns([3, 2], vertical_alignment="center")
+    with about_column:
+        explain(t("reading.intro"), fold="common.about_page")
+    with model_column:
+        return cache_models.picker(
+            CONTROLS["rd_model"], (CONTROLS["rd_layer"],), (CONTROLS["rd_head"],)
+        )
+
+
 def lesson_body() -> None:
-    model = cache_models.picker(
-        CONTROLS["rd_model"], (CONTROLS["rd_layer"],), (CONTROLS["rd_head"],)
-    )
+    """One row for the model and one for the text (folded: its title is the text) beside the layer
+    and the head, so that the first screen reaches the first figure."""
+    model = choose_model()
     if model is None:
         return
-    text = choose_text(model)
-    reading, layer, head, scale, raw = choose_reading(model)
+    text_column, layer_column, head_column = st.columns([2, 1, 1], vertical_alignment="bottom")
+    title = t("reading.text_fold", text=title_text(CONTROLS["rd_text"]))
+    with text_column, folded_controls(title, [CONTROLS["rd_text"]]):
+        text = choose_text(model)
+    reading, layer, head, scale, raw = choose_reading(model, layer_column, head_column)
     with cache_pretrained.drawing(model, text, lesson.MAX_READ_TOKENS):  # waits its turn in a room
         draw(model, text, reading, layer, head, scale, raw)
 
@@ -281,5 +312,4 @@ def draw(model, text: str, reading: str, layer: int, head: int, scale: dict, raw
 with page("reading"):
     url_state.bind_controls(CONTROLS)
     st.title(t("reading.title"))
-    explain(t("reading.intro"))
     lesson_body()

@@ -54,6 +54,8 @@ def pipeline(tr, tokens: list, prefix: str, scale: bool, temperature: float, inp
         st.caption(colour_note(step, ranges[step]))
         if step == "scores" and tr.mask is not None:
             st.caption(t("single_head.mask_caption"))
+        if step == "scores":  # τ is the weights' own slider: said under them
+            st.caption(t("single_head.temp_note"))
     weights_column, output_column = st.columns(2)
     with weights_column:  # what the figures show now, at the τ of their slider
         chart_csv(f"chart_{prefix}_weights", tokens, tokens, f"{prefix}_weights")
@@ -103,7 +105,7 @@ def query_row(tr, tokens: list, scale: bool, temperature: float) -> None:
 
 # --- ① the worked example -------------------------------------------------------------------------
 def worked_part(scale: bool, causal: bool, temperature: float) -> None:
-    explain(t("single_head.worked_intro"))
+    explain(t("single_head.worked_intro"), fold="common.about_section")
     tr = compute("sh_worked", lesson.worked, scale, causal, temperature)
     if tr is None:
         return
@@ -324,10 +326,10 @@ def part_and_options() -> None:
         help=t("single_head.opt_causal_help"),
     )
     temperature = widgets.in_figure(lesson.TEMPERATURE)
-    st.caption(t("single_head.temp_note"))
     if part == "edit":
         edit_part(scale, causal, temperature)
     elif part == "sentence":
+        st.caption(t("single_head.temp_note"))  # ① and ② say it under their weights (pipeline)
         sentence_part(scale, causal, temperature)
     else:
         worked_part(scale, causal, temperature)
@@ -338,7 +340,7 @@ with page("single_head"):
     url_state.follow_language(lesson.TEXT.key, lesson.sentence_for, lang())
     url_state.bind_controls(lesson.controls_for(lang()))
     st.title(t("single_head.title"))
-    explain(t("single_head.intro"))
+    explain(t("single_head.intro"), fold="common.about_page")
     formula(
         r"Z = \operatorname{softmax}\!\left(\frac{(XW^Q)(XW^K)^\top}{\sqrt{d_k}\,\tau}\right) XW^V",
         "single_head",

@@ -314,6 +314,10 @@ def test_a_section_reveals_its_numbers_and_not_the_next_sections(tmp_path):
         formula = blurred(page, f"{BANDWIDTH} .katex-display")  # the formula with its numbers
         assert formula and all(formula)
         assert "= ?" in bars_note(page) and "112.5" not in bars_note(page)
+        # the pairs' table is folded under the data set: the lecturer opens it to set them
+        page.locator('[data-testid="stExpander"] summary', has_text="Key→value pairs").click()
+        cells = page.locator('.st-key-kr_data__ed0 [aria-readonly="false"]')
+        cells.first.wait_for(state="attached", timeout=60_000)  # its grid drawn
         for selector in INPUTS:
             assert blurred(page, selector) and not any(blurred(page, selector)), selector
         page.screenshot(path=str(tmp_path / "hidden.png"))

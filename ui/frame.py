@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from functools import partial, wraps
 from pathlib import Path
@@ -85,6 +85,11 @@ def _sidebar(current: str):
     return lecture_slot, link_slot
 
 
+# The page starts under the header's height, not Streamlit's 6rem: 40 px more of the first screen
+# for the page's first figure (the handout's own rule, more specific, keeps its 1rem).
+FIRST_SCREEN_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }</style>'
+
+
 def _presenter_css() -> None:
     """Scale the whole page by its root font size: every Streamlit size is in rem, so headings,
     metrics, widgets and captions grow together (headings stay larger than body text) and nothing is
@@ -109,6 +114,7 @@ def page(page_id: str):
     )
     lecture_slot, link_slot = _sidebar(page_id)
     connection.install()  # Streamlit's connection texts translated; a moved session rebuilt
+    st.html(FIRST_SCREEN_CSS)
     if presenter():
         _presenter_css()
     lecture_modes.install()  # handout's and predict-then-reveal's styles
@@ -288,18 +294,43 @@ def controls_row():
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 
-def explain(text: str) -> None:
-    """Long explanations: shown normally, hidden in presenter mode (the figures stay)."""
-    if not presenter():
+def explain(text: str, fold: str | None = None) -> None:
+    """Long explanations: shown normally, hidden in presenter mode (the figures stay). ``fold``:
+    the locale key of the title of an expander to fold them into (open on a handout): a page's or
+    a section's opening prose, so that the first screen reaches the figure the lesson starts
+    from."""
+    if presenter():
+        return
+    if fold is None:
+        st.markdown(text)
+        return
+    with st.expander(t(fold), expanded=lecture_modes.handout()):
         st.markdown(text)
 
 
-def fold(label: str, text: str) -> None:
-    """An explanation folded under ``label`` (an expander), so that the first screen reaches the
-    page's first figure: open in the handout (nothing folds on paper), absent in presenter mode (as
-    every explanation, :func:`explain`)."""
-    if not presenter():
-        st.expander(label, expanded=lecture_modes.handout()).markdown(text)
+TITLE_CHARS = 40  # of a text shown in the title of the fold it is typed in
+
+
+def title_text(control: Control) -> str:
+    """The text of ``control`` (a text box's) as the title of its fold shows it: on one line, cut
+    to :data:`TITLE_CHARS`, escaped."""
+    text = " ".join(str(st.session_state.get(control.key, control.default)).split())
+    if len(text) > TITLE_CHARS:
+        text = text[: TITLE_CHARS - 1] + "…"
+    return escape(text)
+
+
+def folded_controls(title: str, controls: Iterable[Control]):
+    """An expander for a section's secondary controls (a reading, a colour scale), so that the
+    first screen reaches the figure they tune; open when one of them is off its default (a link's
+    setting shows where it is set) and on a handout."""
+    changed = any(_kept(c, st.session_state.get(c.key, c.default)) != c.default for c in controls)
+    return st.expander(title, expanded=changed or lecture_modes.handout())
+
+
+def _kept(control: Control, value: Any) -> Any:
+    """``value`` in the form of ``control``'s default (a matrix: rows of floats, as tuples)."""
+    return tuple(tuple(row) for row in value) if control.matrix else value
 
 
 def when_open(label: str, key: str):

@@ -1,0 +1,43 @@
+"""The first screen: at 1280×720 every page opens with the figure its lesson starts from in view,
+in English and Chinese, for a reader and on a projector (where the page scrolls to its first
+figure itself: ui/lecture/tour.py). The pages come from the registry; home, with no lesson, has
+cards."""
+
+import pytest
+from browser_util import chromium, require_browser, settled_value, streamlit_server, wait_rendered
+
+from ui.registry import PAGES
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1280, 720
+SHOWN = 120  # px of the figure at least on the first screen: its title and its first rows
+# the first chart that shows (a tab's closed panel holds charts of no height): its top and height
+# in the window as it opened
+FIRST_FIGURE = """() => {
+  const charts = Array.from(document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot'))
+    .filter((chart) => chart.getBoundingClientRect().height > 0);
+  if (!charts.length) return null;
+  const box = charts[0].getBoundingClientRect();
+  return { top: Math.round(box.top), height: Math.round(box.height) };
+}"""
+LESSONS = [p for p in PAGES if p.lesson is not None]
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["reader", "projector"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_opens_on_its_first_figure(lang, present):
+    require_browser()
+    query = f"lang={lang}" + ("&present=1" if present else "")
+    where, misses = {}, {}
+    with streamlit_server() as url, chromium(WIDTH, HEIGHT) as page:
+        for lesson_page in LESSONS:
+            page.goto(f"{url}/{lesson_page.url_path}?{query}")
+            wait_rendered(page, True)
+            first = settled_value(page, FIRST_FIGURE)
+            where[lesson_page.id] = first
+            shown = min(first["height"], SHOWN)
+            if not 0 <= first["top"] <= HEIGHT - shown:
+                misses[lesson_page.id] = first
+    print(lang, "projector" if present else "reader", where)  # pytest -s: the numbers
+    assert not misses, f"first figure not on the first {WIDTH}×{HEIGHT} screen: {misses}"
