@@ -162,3 +162,18 @@ def first_chart(page) -> dict:
     page.wait_for_function(f"() => ({FIRST_CHART})() !== null", timeout=60_000)
     page.wait_for_timeout(1000)  # the page settles (charts above it may still be drawn)
     return page.evaluate(FIRST_CHART)
+
+
+def frames_sent(page) -> list[str]:
+    """The first 80 characters of every websocket frame ``page`` sends from now on: a list that
+    grows as the page sends (a drag in a figure must send none)."""
+    sent: list[str] = []
+
+    def record(payload) -> None:
+        sent.append(str(payload)[:80])
+
+    def on_websocket(ws) -> None:
+        ws.on("framesent", record)
+
+    page.on("websocket", on_websocket)
+    return sent

@@ -9,6 +9,7 @@ import json
 import pytest
 from browser_util import (
     chromium,
+    frames_sent,
     require_browser,
     settled_url_value,
     settled_value,
@@ -79,11 +80,7 @@ def url_value(page, key: str):
 def test_a_figures_slider_moves_its_control_in_the_browser_and_the_link_keeps_it(path):
     require_browser()
     with streamlit_server() as url, chromium() as page:
-        sent: list[str] = []
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:60])),
-        )
+        sent = frames_sent(page)
         for query, key, fraction in CASES[path]:
             page.goto(f"{url}/{path}?lang=en&{query}")
             wait_rendered(page, True)

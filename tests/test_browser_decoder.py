@@ -10,6 +10,7 @@ import pytest
 from browser_util import (
     chromium,
     first_chart,
+    frames_sent,
     require_browser,
     settled_url_value,
     streamlit_server,
@@ -47,11 +48,7 @@ def test_playing_the_cache_moves_the_step_in_the_address_and_the_numbers_follow(
     require_browser()
     tokens = induction.repeated_sequence(10, 0)
     with streamlit_server() as url, chromium() as page:
-        sent: list[str] = []
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:60])),
-        )
+        sent = frames_sent(page)
         page.goto(f"{url}/decoder?lang=en")
         wait_rendered(page, True)
         chart = page.locator(".st-key-chart_decoder_kv_cache")

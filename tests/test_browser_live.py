@@ -8,6 +8,7 @@ import math
 import pytest
 from browser_util import (
     chromium,
+    frames_sent,
     require_browser,
     settled_url_value,
     streamlit_server,
@@ -37,11 +38,7 @@ ESTIMATE = ".st-key-follow_kernel_estimate .visattn-metric-value"
 def test_dragging_sigma_redraws_the_bars_without_the_server():
     require_browser()
     with streamlit_server() as url, chromium() as page:
-        sent: list[str] = []
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:80])),
-        )
+        sent = frames_sent(page)
         page.goto(f"{url}/kernel_regression?lang=en")
         wait_rendered(page, True)
         page.wait_for_function(f"() => ({FIND})() >= 0 && ({CURVE})() >= 0", timeout=60_000)

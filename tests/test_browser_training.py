@@ -12,6 +12,7 @@ import pytest
 from browser_util import (
     chromium,
     first_chart,
+    frames_sent,
     require_browser,
     settled_url_value,
     streamlit_server,
@@ -38,11 +39,7 @@ STATE = """(i) => {
 def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
     require_browser()
     with streamlit_server() as url, chromium() as page:
-        sent: list[str] = []
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload)[:80])),
-        )
+        sent = frames_sent(page)
         page.goto(f"{url}/decoder?lang=en&{QUICK}")  # an old link: the training was the decoder's
         page.wait_for_function("() => location.pathname.endsWith('/training')", timeout=60_000)
         wait_rendered(page, True)
