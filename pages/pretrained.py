@@ -38,7 +38,7 @@ from visattn.models.encoder import MAX_MODEL_TOKENS
 CONTROLS = lesson.CONTROLS
 # how tokens are shown, the reading and its colour scale: folded above the first figure
 # (ui.frame.folded_controls)
-VIEW_KEYS = ("pt_hide", "pt_merge", "pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
+DISPLAY_KEYS = ("pt_hide", "pt_merge", "pt_view", "pt_scale", "pt_gamma", "pt_palette", "pt_range")
 
 
 def words() -> pretrained_figures.Words:
@@ -358,12 +358,12 @@ def lesson_body() -> None:
     if model is None:
         bind_pair(None)
         return
-    text_column, view_column = st.columns(2)
+    text_column, display_column = st.columns(2)
     with text_column:
         text = choose_text()
     with (
-        view_column,
-        folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in VIEW_KEYS]),
+        display_column,
+        folded_controls(t("pretrained.view_options"), [CONTROLS[k] for k in DISPLAY_KEYS]),
     ):
         hide, merge = choose_tokens(getattr(model, "causal", False))
         reading = reading_selector.selector(CONTROLS, "pt")
