@@ -145,25 +145,6 @@ def settled_url_value(page, key: str) -> str:
     return value
 
 
-FIRST_CHART = """() => {
-    const boxes = Array.from(document.querySelectorAll(
-        '[data-testid="stMain"] [class*="st-key-chart_"]'))
-        .filter(b => b.getBoundingClientRect().height > 0);
-    if (!boxes.length) return null;
-    const r = boxes[0].getBoundingClientRect();
-    return {name: Array.from(boxes[0].classList).find(c => c.startsWith('st-key-chart_')),
-            top: r.top, bottom: r.bottom, height: innerHeight, scrolled: scrollY};
-}"""
-
-
-def first_chart(page) -> dict:
-    """Where the page's first chart is, as it opens (the page not scrolled): its box's top and
-    bottom, the window's height."""
-    page.wait_for_function(f"() => ({FIRST_CHART})() !== null", timeout=60_000)
-    page.wait_for_timeout(1000)  # the page settles (charts above it may still be drawn)
-    return page.evaluate(FIRST_CHART)
-
-
 def frames_sent(page) -> list[str]:
     """The first 80 characters of every websocket frame ``page`` sends from now on: a list that
     grows as the page sends (a drag in a figure must send none)."""

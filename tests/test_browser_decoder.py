@@ -9,7 +9,6 @@ import json
 import pytest
 from browser_util import (
     chromium,
-    first_chart,
     frames_sent,
     require_browser,
     settled_url_value,
@@ -85,16 +84,3 @@ def test_playing_the_cache_moves_the_step_in_the_address_and_the_numbers_follow(
         there = json.loads(fresh.evaluate(STATE))
         assert there["step"] == str(T) and there["metrics"] == numbers(T, tokens)
         context.close()
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_first_screen_shows_the_first_figure(lang):
-    """A newcomer at 1280×720 sees the causal mask without scrolling: the introduction and the
-    reader's own words are folded, the mask's explanation follows it."""
-    require_browser()
-    with streamlit_server() as url, chromium(1280, 720) as page:
-        page.goto(f"{url}/decoder?lang={lang}")
-        wait_rendered(page, True)
-        where = first_chart(page)
-        assert where["name"] == "st-key-chart_decoder_causal" and where["scrolled"] == 0
-        assert where["top"] < 0.8 * where["height"], where  # a fifth of the screen at least

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from browser_util import (
     chromium,
-    first_chart,
     frames_sent,
     require_browser,
     settled_url_value,
@@ -92,16 +91,3 @@ def test_dragging_the_checkpoint_slider_replays_the_heads_without_the_server():
             np.array(there["z"], dtype=float), np.array(after["z"], dtype=float), equal_nan=True
         )
         context.close()
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_first_screen_shows_the_curves_train_fills(lang):
-    """A newcomer at 1280×720 sees the training curves (empty until Train) without scrolling; the
-    explanation follows them."""
-    require_browser()
-    with streamlit_server() as url, chromium(1280, 720) as page:
-        page.goto(f"{url}/training?lang={lang}")
-        wait_rendered(page, True)
-        where = first_chart(page)
-        assert where["name"] == "st-key-chart_decoder_training" and where["scrolled"] == 0
-        assert where["top"] < 0.8 * where["height"], where  # a fifth of the screen at least
