@@ -70,26 +70,30 @@ def text_of_length(tokenizer, n_tokens: int) -> str:
     raise RuntimeError(f"no prefix of the benchmark text has {n_tokens} tokens")
 
 
-def minilm_at(rev: str):
-    """The module visattn/models/encoder.py as it was at git revision ``rev``, imported as a sibling
-    of the current one (its relative imports of visattn.checks and visattn.errors resolve to the
-    current package)."""
+def encoder_at(rev: str):
+    """The BERT encoder class as it was at git revision ``rev`` (visattn/models/encoder.py's
+    ``BertEncoder``, or before the rename visattn/models/minilm.py's ``MiniLM``), its module
+    imported as a sibling of the current one (its relative imports of visattn.checks and
+    visattn.errors resolve to the current package)."""
     import importlib.util
     import tempfile
 
-    source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{rev}:visattn/models/encoder.py"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    path = Path(tempfile.mkdtemp()) / "minilm_before.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("visattn.models.minilm_before", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    for name, cls in (("encoder", "BertEncoder"), ("minilm", "MiniLM")):
+        found = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{rev}:visattn/models/{name}.py"],
+            capture_output=True,
+            text=True,
+        )
+        if found.returncode != 0:
+            continue
+        path = Path(tempfile.mkdtemp()) / "encoder_before.py"
+        path.write_text(found.stdout, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("visattn.models.encoder_before", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return getattr(module, cls)
+    raise RuntimeError(f"{rev}: no visattn/models/encoder.py or minilm.py")
 
 
 def worker(
@@ -106,7 +110,7 @@ def worker(
         import numpy as np
 
         if engine == "numpy-before":
-            BertEncoder = minilm_at(before).BertEncoder
+            BertEncoder = encoder_at(before)
         else:
             from visattn.models.encoder import BertEncoder
 

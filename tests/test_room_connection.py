@@ -116,7 +116,7 @@ def test_the_connection_texts_are_chinese_under_lang_zh(tmp_path_factory):
 ERROR_APP = """import sys
 sys.path.insert(0, {root!r})
 import streamlit as st
-from ui import connection
+from ui.room import connection
 st.session_state["lang"] = "zh"
 connection.install()
 raise RuntimeError("a bug in a page")
