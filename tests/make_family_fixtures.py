@@ -13,6 +13,9 @@ config.json, model.safetensors, tokenizer.json and reference.npz with the same a
     smollm3        SmolLM3ForCausalLM, 4 layers: no RoPE on the fourth (no_rope_layers), float16
     phi3           Phi3ForCausalLM: fused qkv_proj and gate_up_proj, partial rotary 0.5 (as
                    Phi-4-mini's 0.75), float16
+    phi4_mini      Phi3ForCausalLM as Phi-4-mini: partial rotary 0.75 and LongRoPE (short and
+                   long factors per frequency over 16 trained positions; the first text is
+                   longer), float16
     llama_linear   LlamaForCausalLM, linear RoPE scaling (factor 2), float16
     llama_dynamic  dynamic NTK RoPE scaling, max_position_embeddings 16 (the texts are longer, so
                    the base grows), float16
@@ -53,6 +56,7 @@ FAMILIES = (
     "olmo2",
     "smollm3",
     "phi3",
+    "phi4_mini",
     "llama_linear",
     "llama_dynamic",
     "llama_yarn",
@@ -106,6 +110,20 @@ def configs(vocab: int) -> dict:
                 "rope_type": "default",
                 "rope_theta": 10000.0,
                 "partial_rotary_factor": 0.5,
+            },
+        ),
+        "phi4_mini": Phi3Config(
+            **common,
+            num_key_value_heads=2,
+            tie_word_embeddings=True,
+            original_max_position_embeddings=16,
+            rope_parameters={
+                "rope_type": "longrope",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": 0.75,
+                "short_factor": [1.0, 1.25, 1.5],
+                "long_factor": [1.0, 2.0, 4.0],
+                "original_max_position_embeddings": 16,
             },
         ),
         "llama_linear": llama({"rope_type": "linear", "factor": 2.0}),

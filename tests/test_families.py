@@ -27,6 +27,7 @@ FAMILIES = (
     "olmo2",
     "smollm3",
     "phi3",
+    "phi4_mini",
     "llama_linear",
     "llama_dynamic",
     "llama_yarn",
@@ -41,6 +42,7 @@ MECHANISMS = {
     "olmo2": {"qk_norm_whole", "post_norm"},
     "smollm3": {"no_rope_layers"},
     "phi3": {"fused_qkv", "partial_rotary"},
+    "phi4_mini": {"fused_qkv", "partial_rotary", "rope_longrope"},
     "llama_linear": {"rope_linear"},
     "llama_dynamic": {"rope_dynamic"},
     "llama_yarn": {"rope_yarn"},
@@ -89,9 +91,11 @@ def test_logits_and_greedy_generation(loaded, i):
     assert cache.length == len(result.token_ids) + len(tokens) - 1
 
 
-# dynamic NTK rotates a text by its length, so its cached keys keep their step's rotation and a
-# cached forward is not the one-pass forward (transformers' generate does the same, tested above)
-@pytest.mark.parametrize("family", [f for f in FAMILIES if f != "llama_dynamic"], indirect=True)
+# dynamic NTK and LongRoPE rotate a text by its length, so cached keys keep their step's rotation
+# and a cached forward is not the one-pass forward (transformers' generate does the same, above)
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILIES if f not in ("llama_dynamic", "phi4_mini")], indirect=True
+)
 def test_kv_cache_gives_the_full_forward_rows(loaded):
     model, ref = loaded
     ids = ref["ids_0"]
@@ -165,6 +169,21 @@ def test_yarn_scales_cos_and_sin_by_its_attention_factor():
     assert model.attention_factor == pytest.approx(0.1 * np.log(factor) + 1)
     cos, sin = model.rotation(0, 3)
     np.testing.assert_allclose(cos**2 + sin**2, model.attention_factor**2, rtol=1e-6)
+
+
+def test_longrope_switches_factors_beyond_the_trained_length():
+    model = models.load(FIXTURES / "phi4_mini")
+    c = model.config
+    trained = int(dict(c.rope_scaling)["original_max_position_embeddings"])
+    short, short_factor = inverse_frequencies(c, trained)
+    long, long_factor = inverse_frequencies(c, trained + 1)
+    plain = 1 / c.rope_theta ** (np.arange(0, c.rotary_dim, 2) / c.rotary_dim)
+    np.testing.assert_allclose(short, plain / np.array(c.rope_factors[0]), rtol=1e-6)
+    np.testing.assert_allclose(long, plain / np.array(c.rope_factors[1]), rtol=1e-6)
+    factor = c.max_positions / trained
+    assert (
+        short_factor == long_factor == pytest.approx(np.sqrt(1 + np.log(factor) / np.log(trained)))
+    )
 
 
 def test_phi3_fused_weights_are_views_of_row_blocks():

@@ -19,7 +19,8 @@ What each family adds, named by the config fields below so that a page can say i
 - RoPE scaling (``rope_kind``): longer texts than the model was trained on by slowing the
   rotation: "linear" (every frequency ÷ factor), "dynamic" (NTK: a larger base once the text
   outgrows the trained length), "yarn" (low frequencies interpolated, high ones kept, a ramp
-  between, scores scaled by an attention factor), "llama3" (Llama 3.1 / 3.2's smoothed version).
+  between, scores scaled by an attention factor), "llama3" (Llama 3.1 / 3.2's smoothed version),
+  "longrope" (Phi-3-128k, Phi-4-mini: a factor per frequency, short or long by the text's length).
 - Layers without RoPE (``rope_layers``, SmolLM3's ``no_rope_layers``): every fourth layer's
   queries and keys are not rotated, so its scores see no position except through the mask.
 - Fused projections (Phi-3, Phi-4-mini): one ``qkv_proj`` and one ``gate_up_proj`` matrix, read
@@ -54,7 +55,10 @@ ROPE_KINDS = {
     "dynamic": ("factor",),
     "yarn": ("factor",),
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "longrope": ("original_max_position_embeddings",),  # and the lists short_factor, long_factor
 }
+# the kinds whose frequencies depend on the text's length (so a cached key keeps its step's)
+LENGTH_DEPENDENT = frozenset({"dynamic", "longrope"})
 YARN_OPTIONAL = (
     "original_max_position_embeddings",
     "attention_factor",
@@ -81,6 +85,7 @@ class LlamaConfig:
     rope_theta: float
     rope_kind: str  # a key of ROPE_KINDS: how RoPE is scaled for long texts
     rope_scaling: tuple[tuple[str, float], ...]  # its parameters, () for plain RoPE
+    rope_factors: tuple[tuple[float, ...], ...]  # longrope's (short_factor, long_factor), else ()
     rotary_dim: int  # the first rotary_dim of each head's Dh numbers are rotated (Phi-4-mini)
     rope_layers: tuple[bool, ...]  # per layer: rotate q and k? (SmolLM3: not every fourth)
     qk_norm: str | None  # "head" (Qwen3), "whole" (OLMo 2) or None
@@ -114,8 +119,21 @@ class LlamaConfig:
                 file=str(path),
                 what=f"rope_type={rope_kind}",
             )
+        if rope_kind == "longrope" and "original_max_position_embeddings" not in rope:
+            rope = rope | {
+                "original_max_position_embeddings": cfg.get("original_max_position_embeddings")
+            }
+        factors = ()
         try:
             scaling = tuple((k, float(rope[k])) for k in ROPE_KINDS[rope_kind])
+            if rope_kind == "longrope":
+                factors = tuple(
+                    tuple(float(f) for f in rope[k]) for k in ("short_factor", "long_factor")
+                )
+                scaling += tuple(
+                    (k, float(rope[k])) for k in ("factor", "attention_factor") if rope.get(k)
+                )
+                scaling += (("max_position_embeddings", float(cfg["max_position_embeddings"])),)
             if rope_kind == "dynamic":  # the trained length, beyond which the base grows
                 scaling += (("max_position_embeddings", float(cfg["max_position_embeddings"])),)
             if rope_kind == "yarn":
@@ -169,6 +187,7 @@ class LlamaConfig:
             rope_theta=theta,
             rope_kind=rope_kind,
             rope_scaling=scaling,
+            rope_factors=factors,
             rotary_dim=int(d_head * partial),
             rope_layers=rope_layers,
             qk_norm=QK_NORM.get(model_type),
@@ -291,6 +310,8 @@ def inverse_frequencies(config: LlamaConfig, seq_len: int = 0) -> tuple[np.ndarr
         return (inv / np.float32(s["factor"])).astype(np.float32), 1.0
     if config.rope_kind == "yarn":
         return _yarn(config, s)
+    if config.rope_kind == "longrope":
+        return _longrope(config, s, seq_len)
     if config.rope_kind != "llama3":
         return inv, 1.0
     old = s["original_max_position_embeddings"]
@@ -334,6 +355,23 @@ def _yarn(config: LlamaConfig, s: dict) -> tuple[np.ndarray, float]:
     inv = (np.float32(1.0) / (np.float32(factor) * pos_freqs)) * (1 - keep) + (
         np.float32(1.0) / pos_freqs
     ) * keep
+    return inv.astype(np.float32), float(attention_factor)
+
+
+def _longrope(config: LlamaConfig, s: dict, seq_len: int) -> tuple[np.ndarray, float]:
+    """LongRoPE (Phi-3-128k, Phi-4-mini): each frequency divided by its own factor, short_factor's
+    for a text within original_max_position_embeddings, long_factor's beyond; the attention factor
+    √(1 + ln(factor) / ln(original)) with factor = max_position_embeddings / original."""
+    trained = s["original_max_position_embeddings"]
+    factor = s.get("factor", s["max_position_embeddings"] / trained)
+    attention_factor = s.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0
+        if factor > 1.0:
+            attention_factor = math.sqrt(1 + math.log(factor) / math.log(trained))
+    short, long = config.rope_factors
+    ext = np.asarray(long if seq_len > trained else short, dtype=np.float32)
+    inv = np.float32(1.0) / (ext * np.float32(config.rope_theta) ** _exponents(config.rotary_dim))
     return inv.astype(np.float32), float(attention_factor)
 
 
@@ -458,10 +496,10 @@ class Llama(Decoder):
         return self.embed_tokens[ids]  # (T, D), a copy
 
     def rotation(self, start: int, T: int) -> tuple[np.ndarray, np.ndarray]:
-        """cos and sin (T, rotary_dim) of positions start … start + T − 1 (dynamic NTK scaling:
-        for a text of start + T positions, as transformers recomputes them)."""
+        """cos and sin (T, rotary_dim) of positions start … start + T − 1 (dynamic NTK and
+        LongRoPE: for a text of start + T positions, as transformers recomputes them)."""
         inv_freq, factor = self.inv_freq, self.attention_factor
-        if self.config.rope_kind == "dynamic":
+        if self.config.rope_kind in LENGTH_DEPENDENT:
             inv_freq, factor = inverse_frequencies(self.config, start + T)
         positions = np.arange(start, start + T, dtype=np.float32)
         freqs = positions[:, None] * inv_freq[None, :]  # (T, rotary_dim / 2)
