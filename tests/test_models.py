@@ -294,10 +294,10 @@ def test_no_weights(tmp_path):
 def test_unsupported_settings_are_named(tmp_path):
     folder = copy("llama", tmp_path)
     config = json.loads((folder / "config.json").read_text())
-    config["rope_parameters"] = {"rope_type": "yarn", "rope_theta": 1e4, "factor": 2.0}
+    config["rope_parameters"] = {"rope_type": "mrope", "rope_theta": 1e4, "factor": 2.0}
     (folder / "config.json").write_text(json.dumps(config))
     error = bad(folder, "model_unsupported", "config.json")
-    assert "yarn" in error.params["what"]
+    assert "mrope" in error.params["what"]
 
 
 # ---------------------------------------------------------------- pieces shown as characters

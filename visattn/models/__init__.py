@@ -4,9 +4,10 @@
 readable heads), ``random`` (the same block with seeded untrained weights), ``induction`` (a
 hand-built two-layer causal model whose heads copy), ``minilm`` (a BERT encoder in NumPy; the
 bundled all-MiniLM-L6-v2 by default), and checkpoints read from a folder: ``loading`` (config,
-safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2),
-``causal`` (what the decoders share: masking, the KV cache, greedy generation), ``pieces``
-(byte-level pieces shown as characters), ``sources`` (where the app finds checkpoints).
+safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2, Qwen3,
+OLMo 2, SmolLM3, Phi-3), ``causal`` (what the decoders share: masking, the KV cache, greedy
+generation), ``pieces`` (byte-level pieces shown as characters), ``sources`` (where the app finds
+checkpoints).
 
 ``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
 (L, H, T, T) for every family."""
@@ -31,6 +32,10 @@ FAMILIES = {
     "llama": "llama",
     "mistral": "llama",
     "qwen2": "llama",
+    "qwen3": "llama",  # QK-norm per head
+    "olmo2": "llama",  # QK-norm over the whole projection, post-norm blocks
+    "smollm3": "llama",  # no RoPE on every fourth layer
+    "phi3": "llama",  # fused qkv_proj and gate_up_proj (Phi-3, Phi-4-mini)
 }
 
 
@@ -52,7 +57,7 @@ def load(path: str | Path) -> BertEncoder | Decoder:
     """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), in NumPy.
 
     Returns a :class:`~visattn.models.encoder.BertEncoder` (BERT family) or a
-    :class:`~visattn.models.causal.Decoder` (GPT-2, LLaMA, Mistral, Qwen2). Raises InputError,
+    :class:`~visattn.models.causal.Decoder` (GPT-2 and the LLaMA family). Raises InputError,
     naming the file, for a folder it cannot read; nothing is built before every check passed."""
     import importlib
 

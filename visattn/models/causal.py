@@ -33,7 +33,7 @@ class DecoderResult:
     attentions: np.ndarray  # (L, H, T, T) float32, zero above the diagonal (causal)
     hidden: np.ndarray  # (T, D) float32 after the final norm
     layer_inputs: np.ndarray  # (L, T, D) float32 each layer's input (layer 0: the embeddings)
-    next_logits: np.ndarray  # (Nv,) float32 logits of the token after the last one
+    next_logits: np.ndarray | None  # (Nv,) float32 logits of the next token; None: no LM head
     truncated: bool
     n_tokens_in: int
     byte_level: bool = True  # pieces are byte-level BPE (GPT-2, LLaMA 3, Qwen2)
@@ -149,6 +149,7 @@ class Decoder:
     family = "decoder"
     causal = True
     positions = "learned"  # "learned": position embeddings added to the input; "rotary": RoPE
+    has_head = True  # False: a base checkpoint without an LM head (attention only, no generation)
 
     def __init__(self, config, tokenizer, path: Path, byte_level: bool, special: Collection[str]):
         self.config = config
@@ -284,7 +285,7 @@ class Decoder:
             attentions=attentions,
             hidden=hidden,
             layer_inputs=layer_inputs,
-            next_logits=self.unembed(hidden[-1:])[0],
+            next_logits=self.unembed(hidden[-1:])[0] if self.has_head else None,
             truncated=n_in > len(ids),
             n_tokens_in=n_in,
             byte_level=self.byte_level,

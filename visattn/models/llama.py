@@ -1,5 +1,6 @@
-"""LLaMA-style decoders in NumPy (LLaMA, Mistral, Qwen2): RMSNorm, rotary positions (RoPE), SwiGLU,
-grouped-query attention, Qwen2's biases on the query, key and value projections.
+"""LLaMA-style decoders in NumPy (LLaMA, Mistral, Qwen2, Qwen3, OLMo 2, SmolLM3, Phi-3): RMSNorm,
+rotary positions (RoPE), SwiGLU, grouped-query attention, Qwen2's biases on the query, key and value
+projections.
 
 Per layer, as Hugging Face's ``LlamaModel`` (eval mode): ``x = x + W_o Attn(RoPE(W_q n), RoPE(W_k
 n), W_v n)`` with n = RMSNorm₁(x), then ``x = x + W_down(SiLU(W_gate m) ⊙ W_up m)`` with m =
@@ -7,10 +8,30 @@ RMSNorm₂(x); the last hidden state goes through the final RMSNorm; logits = hi
 embedding table when ``tie_word_embeddings``). No position embeddings: RoPE turns each query and key
 by its position, so a score depends on the distance between the two. Mistral masks keys more than
 ``sliding_window`` − 1 positions back. Linear weights (out, in) are read through their transpose.
+
+What each family adds, named by the config fields below so that a page can say it:
+
+- QK-norm (``qk_norm``): an RMSNorm on the queries and keys before RoPE, so a score cannot grow
+  with their length alone. Qwen3 normalises each head's Dh numbers ("head"); OLMo 2 the whole
+  H·Dh projection ("whole").
+- Post-norm blocks (``post_norm``, OLMo 2): no norm before attention or the MLP; their outputs are
+  normalised before they are added, ``x = x + RMSNorm(Attn(x))``.
+- RoPE scaling (``rope_kind``): longer texts than the model was trained on by slowing the
+  rotation: "linear" (every frequency ÷ factor), "dynamic" (NTK: a larger base once the text
+  outgrows the trained length), "yarn" (low frequencies interpolated, high ones kept, a ramp
+  between, scores scaled by an attention factor), "llama3" (Llama 3.1 / 3.2's smoothed version),
+  "longrope" (Phi-3-128k, Phi-4-mini: a factor per frequency, short or long by the text's length).
+- Layers without RoPE (``rope_layers``, SmolLM3's ``no_rope_layers``): every fourth layer's
+  queries and keys are not rotated, so its scores see no position except through the mask.
+- Fused projections (Phi-3, Phi-4-mini): one ``qkv_proj`` and one ``gate_up_proj`` matrix, read
+  as views of their row blocks; ``partial_rotary_factor`` rotates only the first part of each head.
+- No LM head (``has_head``): a base checkpoint (an embedding model) has attention but no
+  unembedding; every view of the attention works, generation says it needs the head.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +43,31 @@ from . import loading
 from .causal import Cache, Decoder, by_rows, causal_attention, tokenizer_flavour
 
 ANCHOR = "embed_tokens.weight"
+# model_type → what it adds to LLaMA's layer (see the module docstring)
+QK_NORM = {"qwen3": "head", "olmo2": "whole"}  # RMSNorm on each head's q, k / on the whole q, k
+POST_NORM = frozenset({"olmo2"})  # the attention's and the MLP's outputs normalised, not inputs
+FUSED = frozenset({"phi3"})  # qkv_proj and gate_up_proj in one matrix each
+WINDOWED = frozenset({"mistral", "phi3"})  # sliding_window applies without use_sliding_window
+# config's rope_type → the parameters it reads (beyond rope_theta)
+ROPE_KINDS = {
+    "default": (),
+    "linear": ("factor",),
+    "dynamic": ("factor",),
+    "yarn": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "longrope": ("original_max_position_embeddings",),  # and the lists short_factor, long_factor
+}
+# the kinds whose frequencies depend on the text's length (so a cached key keeps its step's)
+LENGTH_DEPENDENT = frozenset({"dynamic", "longrope"})
+YARN_OPTIONAL = (
+    "original_max_position_embeddings",
+    "attention_factor",
+    "beta_fast",
+    "beta_slow",
+    "mscale",
+    "mscale_all_dim",
+    "truncate",
+)
 
 
 @dataclass(frozen=True)
@@ -37,12 +83,20 @@ class LlamaConfig:
     vocab_size: int
     rms_eps: float
     rope_theta: float
-    rope_scaling: tuple[tuple[str, float], ...]  # llama3's factors, () for plain RoPE
+    rope_kind: str  # a key of ROPE_KINDS: how RoPE is scaled for long texts
+    rope_scaling: tuple[tuple[str, float], ...]  # its parameters, () for plain RoPE
+    rope_factors: tuple[tuple[float, ...], ...]  # longrope's (short_factor, long_factor), else ()
+    rotary_dim: int  # the first rotary_dim of each head's Dh numbers are rotated (Phi-4-mini)
+    rope_layers: tuple[bool, ...]  # per layer: rotate q and k? (SmolLM3: not every fourth)
+    qk_norm: str | None  # "head" (Qwen3), "whole" (OLMo 2) or None
+    post_norm: bool  # OLMo 2
+    fused: bool  # Phi-3
     qkv_bias: bool
     o_bias: bool
     mlp_bias: bool
     tied: bool
     window: int | None  # Mistral's sliding window
+    has_head: bool = True  # an lm_head (or the tied embedding) to turn states into logits
 
     @classmethod
     def from_dict(cls, cfg: dict, path: Path) -> LlamaConfig:
@@ -53,25 +107,46 @@ class LlamaConfig:
 
         d_model = number("hidden_size")
         n_heads = number("num_attention_heads")
+        n_layers = number("num_hidden_layers")
+        d_head = number("head_dim", default=d_model // n_heads)
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
-        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        rope_kind = rope.get("rope_type", rope.get("type", "default"))
         theta = float(rope.get("rope_theta", cfg.get("rope_theta", 10000.0)))
-        if rope_type not in ("default", "llama3"):
+        if rope_kind not in ROPE_KINDS:
             raise InputError(
                 "model_unsupported",
-                f"{path}: rope type {rope_type!r}; this app implements plain RoPE and llama3's.",
+                f"{path}: rope type {rope_kind!r}; this app implements {', '.join(ROPE_KINDS)}.",
                 file=str(path),
-                what=f"rope_type={rope_type}",
+                what=f"rope_type={rope_kind}",
             )
-        scaling = ()
-        if rope_type == "llama3":
-            keys = ("factor", "low_freq_factor", "high_freq_factor")
-            scaling = tuple((k, float(rope[k])) for k in keys) + (
-                (
-                    "original_max_position_embeddings",
-                    float(rope["original_max_position_embeddings"]),
-                ),
-            )
+        if rope_kind == "longrope" and "original_max_position_embeddings" not in rope:
+            rope = rope | {
+                "original_max_position_embeddings": cfg.get("original_max_position_embeddings")
+            }
+        factors = ()
+        try:
+            scaling = tuple((k, float(rope[k])) for k in ROPE_KINDS[rope_kind])
+            if rope_kind == "longrope":
+                factors = tuple(
+                    tuple(float(f) for f in rope[k]) for k in ("short_factor", "long_factor")
+                )
+                scaling += tuple(
+                    (k, float(rope[k])) for k in ("factor", "attention_factor") if rope.get(k)
+                )
+                scaling += (("max_position_embeddings", float(cfg["max_position_embeddings"])),)
+            if rope_kind == "dynamic":  # the trained length, beyond which the base grows
+                scaling += (("max_position_embeddings", float(cfg["max_position_embeddings"])),)
+            if rope_kind == "yarn":
+                scaling += tuple(
+                    (k, float(rope[k])) for k in YARN_OPTIONAL if rope.get(k) is not None
+                )
+        except (KeyError, TypeError, ValueError):
+            raise InputError(
+                "model_config_field",
+                f"{path} has no number {ROPE_KINDS[rope_kind]} for rope type {rope_kind!r}.",
+                file=str(path),
+                name="rope_parameters",
+            ) from None
         if cfg.get("hidden_act", "silu") != "silu":
             raise InputError(
                 "model_unsupported",
@@ -80,21 +155,44 @@ class LlamaConfig:
                 what=f"hidden_act={cfg['hidden_act']}",
             )
         window = None
-        if model_type == "mistral" or cfg.get("use_sliding_window"):
+        if model_type in WINDOWED or cfg.get("use_sliding_window"):
             window = cfg.get("sliding_window")
+        partial = float(rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+        no_rope = cfg.get("no_rope_layers")  # SmolLM3: 1 where the layer uses RoPE, 0 where not
+        if model_type == "smollm3" and no_rope is None:
+            interval = number("no_rope_layer_interval", default=4)
+            no_rope = [int((i + 1) % interval != 0) for i in range(n_layers)]
+        rope_layers = tuple(bool(u) for u in no_rope) if no_rope else (True,) * n_layers
+        if len(rope_layers) != n_layers:
+            raise InputError(
+                "model_config_field",
+                f"{path}: no_rope_layers has {len(rope_layers)} entries for {n_layers} layers.",
+                file=str(path),
+                name="no_rope_layers",
+            )
+        max_positions = number("max_position_embeddings")
+        if rope_kind == "dynamic":  # dynamic NTK reads factor × the trained length
+            max_positions = int(max_positions * dict(scaling)["factor"])
         config = cls(
             model_type=model_type,
-            n_layers=number("num_hidden_layers"),
+            n_layers=n_layers,
             n_heads=n_heads,
             n_kv_heads=number("num_key_value_heads", default=n_heads),
             d_model=d_model,
-            d_head=number("head_dim", default=d_model // n_heads),
+            d_head=d_head,
             d_ff=number("intermediate_size"),
-            max_positions=number("max_position_embeddings"),
+            max_positions=max_positions,
             vocab_size=number("vocab_size"),
             rms_eps=float(cfg.get("rms_norm_eps", 1e-6)),
             rope_theta=theta,
+            rope_kind=rope_kind,
             rope_scaling=scaling,
+            rope_factors=factors,
+            rotary_dim=int(d_head * partial),
+            rope_layers=rope_layers,
+            qk_norm=QK_NORM.get(model_type),
+            post_norm=model_type in POST_NORM,
+            fused=model_type in FUSED,
             qkv_bias=model_type == "qwen2" or bool(cfg.get("attention_bias")),
             o_bias=model_type != "qwen2" and bool(cfg.get("attention_bias")),
             mlp_bias=bool(cfg.get("mlp_bias")),
@@ -111,46 +209,111 @@ class LlamaConfig:
             )
         return config
 
+    @property
+    def mechanisms(self) -> tuple[str, ...]:
+        """What this checkpoint adds to LLaMA's attention, as names a page can translate:
+        "qk_norm_head", "qk_norm_whole", "post_norm", "rope_<kind>", "no_rope_layers",
+        "partial_rotary", "fused_qkv", "sliding_window", "no_lm_head"."""
+        found = []
+        if self.qk_norm:
+            found.append(f"qk_norm_{self.qk_norm}")
+        if self.post_norm:
+            found.append("post_norm")
+        if self.rope_kind != "default":
+            found.append(f"rope_{self.rope_kind}")
+        if not all(self.rope_layers):
+            found.append("no_rope_layers")
+        if self.rotary_dim < self.d_head:
+            found.append("partial_rotary")
+        if self.fused:
+            found.append("fused_qkv")
+        if self.window is not None:
+            found.append("sliding_window")
+        if not self.has_head:
+            found.append("no_lm_head")
+        return tuple(found)
+
     def shapes(self) -> dict[str, tuple[int, ...]]:
         D, F, Dh = self.d_model, self.d_ff, self.d_head
         Dq, Dkv = self.n_heads * Dh, self.n_kv_heads * Dh
         expected = {"embed_tokens.weight": (self.vocab_size, D), "norm.weight": (D,)}
         for i in range(self.n_layers):
             p = f"layers.{i}."
-            expected |= {
-                p + "input_layernorm.weight": (D,),
-                p + "self_attn.q_proj.weight": (Dq, D),
-                p + "self_attn.k_proj.weight": (Dkv, D),
-                p + "self_attn.v_proj.weight": (Dkv, D),
-                p + "self_attn.o_proj.weight": (D, Dq),
-                p + "post_attention_layernorm.weight": (D,),
-                p + "mlp.gate_proj.weight": (F, D),
-                p + "mlp.up_proj.weight": (F, D),
-                p + "mlp.down_proj.weight": (D, F),
-            }
+            a, m = p + "self_attn.", p + "mlp."
+            expected[a + "o_proj.weight"] = (D, Dq)
+            expected[m + "down_proj.weight"] = (D, F)
+            if self.fused:
+                expected[a + "qkv_proj.weight"] = (Dq + 2 * Dkv, D)
+                expected[m + "gate_up_proj.weight"] = (2 * F, D)
+            else:
+                expected |= {
+                    a + "q_proj.weight": (Dq, D),
+                    a + "k_proj.weight": (Dkv, D),
+                    a + "v_proj.weight": (Dkv, D),
+                    m + "gate_proj.weight": (F, D),
+                    m + "up_proj.weight": (F, D),
+                }
+            if self.post_norm:
+                expected[p + "post_attention_layernorm.weight"] = (D,)
+                expected[p + "post_feedforward_layernorm.weight"] = (D,)
+            else:
+                expected[p + "input_layernorm.weight"] = (D,)
+                expected[p + "post_attention_layernorm.weight"] = (D,)
+            if self.qk_norm == "head":
+                expected[a + "q_norm.weight"] = (Dh,)
+                expected[a + "k_norm.weight"] = (Dh,)
+            elif self.qk_norm == "whole":
+                expected[a + "q_norm.weight"] = (Dq,)
+                expected[a + "k_norm.weight"] = (Dkv,)
             if self.qkv_bias:
                 expected |= {
-                    p + "self_attn.q_proj.bias": (Dq,),
-                    p + "self_attn.k_proj.bias": (Dkv,),
-                    p + "self_attn.v_proj.bias": (Dkv,),
+                    a + "q_proj.bias": (Dq,),
+                    a + "k_proj.bias": (Dkv,),
+                    a + "v_proj.bias": (Dkv,),
                 }
             if self.o_bias:
-                expected[p + "self_attn.o_proj.bias"] = (D,)
+                expected[a + "o_proj.bias"] = (D,)
             if self.mlp_bias:
                 for name, n in (("gate_proj", F), ("up_proj", F), ("down_proj", D)):
-                    expected[p + f"mlp.{name}.bias"] = (n,)
+                    expected[m + f"{name}.bias"] = (n,)
         return expected
 
 
-def inverse_frequencies(config: LlamaConfig) -> np.ndarray:
-    """RoPE's (Dh / 2,) float32 angular frequencies θ^(−2i/Dh), computed in float32 as torch does;
-    llama3's scaling slows the low frequencies (long wavelengths) by ``factor``."""
-    Dh = config.d_head
-    exponents = np.arange(0, Dh, 2, dtype=np.int64).astype(np.float32) / np.float32(Dh)
-    inv = (np.float32(1.0) / (np.float32(config.rope_theta) ** exponents)).astype(np.float32)
-    if not config.rope_scaling:
-        return inv
+def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+def _exponents(dim: int) -> np.ndarray:
+    """(dim / 2,) float32 2i/dim, computed in float32 as torch does."""
+    return np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / np.float32(dim)
+
+
+def inverse_frequencies(config: LlamaConfig, seq_len: int = 0) -> tuple[np.ndarray, float]:
+    """RoPE's (rotary_dim / 2,) float32 angular frequencies θ^(−2i/dim) for a text of ``seq_len``
+    positions, and the factor cos and sin are multiplied by (YaRN's attention factor, else 1).
+
+    The scaling kinds (``config.rope_kind``), as transformers computes them: "linear" divides every
+    frequency by ``factor``; "dynamic" (NTK-aware) raises the base θ once the text is longer than
+    max_position_embeddings (then the model reads up to factor × that many); "yarn" keeps the
+    high frequencies, divides the low ones by ``factor`` and ramps between them, and scales the
+    scores by 0.1·ln(factor) + 1 (squared: cos and sin both carry it); "llama3" slows the low
+    frequencies (long wavelengths) by ``factor`` with a smooth band between."""
+    dim = config.rotary_dim
     s = dict(config.rope_scaling)
+    base = config.rope_theta
+    if config.rope_kind == "dynamic":
+        trained = s["max_position_embeddings"]
+        longest = max(seq_len, trained)
+        base = base * ((s["factor"] * longest / trained) - (s["factor"] - 1)) ** (dim / (dim - 2))
+    inv = (np.float32(1.0) / (np.float32(base) ** _exponents(dim))).astype(np.float32)
+    if config.rope_kind == "linear":
+        return (inv / np.float32(s["factor"])).astype(np.float32), 1.0
+    if config.rope_kind == "yarn":
+        return _yarn(config, s)
+    if config.rope_kind == "longrope":
+        return _longrope(config, s, seq_len)
+    if config.rope_kind != "llama3":
+        return inv, 1.0
     old = s["original_max_position_embeddings"]
     low_wavelen, high_wavelen = old / s["low_freq_factor"], old / s["high_freq_factor"]
     wavelen = np.float32(2 * np.pi) / inv
@@ -158,12 +321,67 @@ def inverse_frequencies(config: LlamaConfig) -> np.ndarray:
     smooth = (old / wavelen - s["low_freq_factor"]) / (s["high_freq_factor"] - s["low_freq_factor"])
     smoothed = (1 - smooth) * scaled / np.float32(s["factor"]) + smooth * scaled
     medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
-    return np.where(medium, smoothed, scaled).astype(np.float32)
+    return np.where(medium, smoothed, scaled).astype(np.float32), 1.0
+
+
+def _yarn(config: LlamaConfig, s: dict) -> tuple[np.ndarray, float]:
+    """YaRN (Peng et al. 2023): frequencies that turn fewer than beta_slow times over the trained
+    length are interpolated (÷ factor), those turning more than beta_fast times kept, a linear ramp
+    between; the attention factor 0.1·ln(factor) + 1."""
+    dim, base, factor = config.rotary_dim, config.rope_theta, s["factor"]
+    trained = s.get("original_max_position_embeddings", config.max_positions)
+    attention_factor = s.get("attention_factor")
+    if attention_factor is None:
+        if s.get("mscale") and s.get("mscale_all_dim"):
+            attention_factor = _yarn_mscale(factor, s["mscale"]) / _yarn_mscale(
+                factor, s["mscale_all_dim"]
+            )
+        else:
+            attention_factor = _yarn_mscale(factor)
+
+    def correction_dim(rotations: float) -> float:
+        return (dim * math.log(trained / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low = correction_dim(s.get("beta_fast", 32.0))
+    high = correction_dim(s.get("beta_slow", 1.0))
+    if s.get("truncate", 1.0):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = (np.arange(dim // 2, dtype=np.float32) - np.float32(low)) / np.float32(high - low)
+    keep = np.float32(1.0) - np.clip(ramp, 0, 1)  # 1: extrapolate (keep), 0: interpolate
+    pos_freqs = np.float32(base) ** _exponents(dim)
+    inv = (np.float32(1.0) / (np.float32(factor) * pos_freqs)) * (1 - keep) + (
+        np.float32(1.0) / pos_freqs
+    ) * keep
+    return inv.astype(np.float32), float(attention_factor)
+
+
+def _longrope(config: LlamaConfig, s: dict, seq_len: int) -> tuple[np.ndarray, float]:
+    """LongRoPE (Phi-3-128k, Phi-4-mini): each frequency divided by its own factor, short_factor's
+    for a text within original_max_position_embeddings, long_factor's beyond; the attention factor
+    √(1 + ln(factor) / ln(original)) with factor = max_position_embeddings / original."""
+    trained = s["original_max_position_embeddings"]
+    factor = s.get("factor", s["max_position_embeddings"] / trained)
+    attention_factor = s.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0
+        if factor > 1.0:
+            attention_factor = math.sqrt(1 + math.log(factor) / math.log(trained))
+    short, long = config.rope_factors
+    ext = np.asarray(long if seq_len > trained else short, dtype=np.float32)
+    inv = np.float32(1.0) / (ext * np.float32(config.rope_theta) ** _exponents(config.rotary_dim))
+    return inv.astype(np.float32), float(attention_factor)
 
 
 def rope_(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """Rotate (heads, T, Dh) by position: x·cos + rotate_half(x)·sin with rotate_half(x) =
-    (−x₂, x₁) for the halves x₁, x₂ (Hugging Face's layout), returning a new array."""
+    (−x₂, x₁) for the halves x₁, x₂ (Hugging Face's layout), returning a new array. cos and sin
+    narrower than Dh rotate the first columns only and pass the rest (partial rotary)."""
+    rd = cos.shape[-1]
+    if rd < x.shape[-1]:
+        return np.concatenate([rope_(x[..., :rd], cos, sin), x[..., rd:]], axis=-1)
     half = x.shape[-1] // 2
     turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
     return x * cos + turned * sin
@@ -188,20 +406,67 @@ def silu_(x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Layer:
-    ln1: np.ndarray  # (D,)
+    ln1: np.ndarray | None  # (D,); None under post-norm
     W_q: np.ndarray  # (D, H·Dh)
     W_k: np.ndarray  # (D, Hkv·Dh)
     W_v: np.ndarray
     b_q: np.ndarray | None
     b_k: np.ndarray | None
     b_v: np.ndarray | None
+    q_norm: np.ndarray | None  # QK-norm's gains: (Dh,) per head or (H·Dh,) whole
+    k_norm: np.ndarray | None  # (Dh,) or (Hkv·Dh,)
     W_o: np.ndarray  # (H·Dh, D)
     b_o: np.ndarray | None
-    ln2: np.ndarray
+    ln2: np.ndarray | None  # (D,) before the MLP; None under post-norm
+    post_attn: np.ndarray | None  # (D,) post-norm of the attention's output (OLMo 2)
+    post_mlp: np.ndarray | None  # (D,) post-norm of the MLP's output
     W_gate: np.ndarray  # (D, Dff)
     W_up: np.ndarray
     W_down: np.ndarray  # (Dff, D)
     b_mlp: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+def _read_layer(c: LlamaConfig, i: int, w) -> _Layer:
+    """Layer i's tensors from ``w`` (name → float32 array), linear weights as (in, out) views."""
+    p = f"layers.{i}."
+    a, m = p + "self_attn.", p + "mlp."
+    Dq, Dkv, F = c.n_heads * c.d_head, c.n_kv_heads * c.d_head, c.d_ff
+
+    def bias(name: str, present: bool) -> np.ndarray | None:
+        return w(name) if present else None
+
+    if c.fused:  # row blocks of the fused matrices: q, k, v and gate, up
+        qkv = w(a + "qkv_proj.weight")  # (Dq + 2·Dkv, D)
+        W_q, W_k, W_v = qkv[:Dq].T, qkv[Dq : Dq + Dkv].T, qkv[Dq + Dkv :].T
+        gate_up = w(m + "gate_up_proj.weight")  # (2·Dff, D)
+        W_gate, W_up = gate_up[:F].T, gate_up[F:].T
+    else:
+        W_q, W_k, W_v = (w(a + f"{n}_proj.weight").T for n in "qkv")
+        W_gate, W_up = w(m + "gate_proj.weight").T, w(m + "up_proj.weight").T
+    b_mlp = None
+    if c.mlp_bias:
+        b_mlp = tuple(w(m + n + ".bias") for n in ("gate_proj", "up_proj", "down_proj"))
+    post = c.post_norm
+    return _Layer(
+        ln1=None if post else w(p + "input_layernorm.weight"),
+        W_q=W_q,
+        W_k=W_k,
+        W_v=W_v,
+        b_q=bias(a + "q_proj.bias", c.qkv_bias),
+        b_k=bias(a + "k_proj.bias", c.qkv_bias),
+        b_v=bias(a + "v_proj.bias", c.qkv_bias),
+        q_norm=bias(a + "q_norm.weight", c.qk_norm is not None),
+        k_norm=bias(a + "k_norm.weight", c.qk_norm is not None),
+        W_o=w(a + "o_proj.weight").T,
+        b_o=bias(a + "o_proj.bias", c.o_bias),
+        ln2=None if post else w(p + "post_attention_layernorm.weight"),
+        post_attn=bias(p + "post_attention_layernorm.weight", post),
+        post_mlp=bias(p + "post_feedforward_layernorm.weight", post),
+        W_gate=W_gate,
+        W_up=W_up,
+        W_down=w(m + "down_proj.weight").T,
+        b_mlp=b_mlp,
+    )
 
 
 class Llama(Decoder):
@@ -215,75 +480,73 @@ class Llama(Decoder):
             # float32 tensors stay read-only views into the mapped file (loading copies nothing)
             return np.asarray(weights[name], dtype=np.float32)
 
-        def linear(name: str) -> np.ndarray:  # (out, in) -> its (in, out) transposed view
-            return w(name).T
-
-        def bias(name: str, present: bool) -> np.ndarray | None:
-            return w(name) if present else None
-
         c = config
+        self.has_head = c.has_head
         self.embed_tokens = w("embed_tokens.weight")  # (Nv, D)
         self.norm = w("norm.weight")
-        self.lm_head = self.embed_tokens if c.tied else w("lm_head.weight")  # (Nv, D)
-        layers = []
-        for i in range(c.n_layers):
-            p = f"layers.{i}."
-            a, m = p + "self_attn.", p + "mlp."
-            b_mlp = None
-            if c.mlp_bias:
-                b_mlp = tuple(w(m + n + ".bias") for n in ("gate_proj", "up_proj", "down_proj"))
-            layers.append(
-                _Layer(
-                    ln1=w(p + "input_layernorm.weight"),
-                    W_q=linear(a + "q_proj.weight"),
-                    W_k=linear(a + "k_proj.weight"),
-                    W_v=linear(a + "v_proj.weight"),
-                    b_q=bias(a + "q_proj.bias", c.qkv_bias),
-                    b_k=bias(a + "k_proj.bias", c.qkv_bias),
-                    b_v=bias(a + "v_proj.bias", c.qkv_bias),
-                    W_o=linear(a + "o_proj.weight"),
-                    b_o=bias(a + "o_proj.bias", c.o_bias),
-                    ln2=w(p + "post_attention_layernorm.weight"),
-                    W_gate=linear(m + "gate_proj.weight"),
-                    W_up=linear(m + "up_proj.weight"),
-                    W_down=linear(m + "down_proj.weight"),
-                    b_mlp=b_mlp,
-                )
-            )
-        self.layers = tuple(layers)
-        self.inv_freq = inverse_frequencies(c)  # (Dh / 2,)
+        self.lm_head = None  # (Nv, D): the embedding when tied, none in a base checkpoint
+        if c.tied:
+            self.lm_head = self.embed_tokens
+        elif c.has_head:
+            self.lm_head = w("lm_head.weight")
+        self.layers = tuple(_read_layer(c, i, w) for i in range(c.n_layers))
+        self.inv_freq, self.attention_factor = inverse_frequencies(c)  # (rotary_dim / 2,)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
         return self.embed_tokens[ids]  # (T, D), a copy
 
     def rotation(self, start: int, T: int) -> tuple[np.ndarray, np.ndarray]:
-        """cos and sin (T, Dh) of positions start … start + T − 1."""
+        """cos and sin (T, rotary_dim) of positions start … start + T − 1 (dynamic NTK and
+        LongRoPE: for a text of start + T positions, as transformers recomputes them)."""
+        inv_freq, factor = self.inv_freq, self.attention_factor
+        if self.config.rope_kind in LENGTH_DEPENDENT:
+            inv_freq, factor = inverse_frequencies(self.config, start + T)
         positions = np.arange(start, start + T, dtype=np.float32)
-        freqs = positions[:, None] * self.inv_freq[None, :]  # (T, Dh / 2)
-        angles = np.concatenate([freqs, freqs], axis=-1)  # (T, Dh)
-        return np.cos(angles), np.sin(angles)
+        freqs = positions[:, None] * inv_freq[None, :]  # (T, rotary_dim / 2)
+        angles = np.concatenate([freqs, freqs], axis=-1)  # (T, rotary_dim)
+        cos, sin = np.cos(angles), np.sin(angles)
+        if factor != 1.0:
+            cos, sin = cos * np.float32(factor), sin * np.float32(factor)
+        return cos, sin
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+    def project(self, i: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Layer i's queries (H, T, Dh), keys and values (Hkv, T, Dh) for its input x (T, D):
+        normed (pre-norm), projected, biased, QK-normed, not yet rotated."""
         c, layer = self.config, self.layers[i]
         T, H, Hkv, Dh = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head
-        n = rms_norm(x, layer.ln1, c.rms_eps)
+        n = x if layer.ln1 is None else rms_norm(x, layer.ln1, c.rms_eps)
         q, k, v = n @ layer.W_q, n @ layer.W_k, n @ layer.W_v  # (T, H·Dh), 2 × (T, Hkv·Dh)
         if layer.b_q is not None:
             q += layer.b_q
             k += layer.b_k
             v += layer.b_v
-        q = q.reshape(T, H, Dh).transpose(1, 0, 2)  # (H, T, Dh)
-        k = k.reshape(T, Hkv, Dh).transpose(1, 0, 2)  # (Hkv, T, Dh)
+        if c.qk_norm == "whole":  # OLMo 2: over all heads' numbers at once
+            q, k = rms_norm(q, layer.q_norm, c.rms_eps), rms_norm(k, layer.k_norm, c.rms_eps)
+        q = q.reshape(T, H, Dh)  # (T, H, Dh)
+        k = k.reshape(T, Hkv, Dh)  # (T, Hkv, Dh)
+        if c.qk_norm == "head":  # Qwen3: each head's Dh numbers
+            q, k = rms_norm(q, layer.q_norm, c.rms_eps), rms_norm(k, layer.k_norm, c.rms_eps)
+        q = q.transpose(1, 0, 2)  # (H, T, Dh)
+        k = k.transpose(1, 0, 2)  # (Hkv, T, Dh)
         v = np.ascontiguousarray(v.reshape(T, Hkv, Dh).transpose(1, 0, 2))  # (Hkv, T, Dh)
-        cos, sin = self.rotation(start, T)
-        q, k = rope_(q, cos, sin), rope_(k, cos, sin)
+        return q, k, v
+
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+        c, layer = self.config, self.layers[i]
+        Dh = c.d_head
+        q, k, v = self.project(i, x)
+        if c.rope_layers[i]:
+            cos, sin = self.rotation(start, x.shape[0])
+            q, k = rope_(q, cos, sin), rope_(k, cos, sin)
         k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
         _, out = causal_attention(q, k, v, start, Dh**-0.5, c.window, weights)
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         if layer.b_o is not None:
             y += layer.b_o
+        if layer.post_attn is not None:
+            y = rms_norm(y, layer.post_attn, c.rms_eps)
         x = x + y
-        m = rms_norm(x, layer.ln2, c.rms_eps)
+        m = x if layer.ln2 is None else rms_norm(x, layer.ln2, c.rms_eps)
         gate, up = m @ layer.W_gate, m @ layer.W_up  # 2 × (T, Dff)
         if layer.b_mlp is not None:
             gate += layer.b_mlp[0]
@@ -293,6 +556,8 @@ class Llama(Decoder):
         y = gate @ layer.W_down  # (T, Dff) x (Dff, D) -> (T, D)
         if layer.b_mlp is not None:
             y += layer.b_mlp[2]
+        if layer.post_mlp is not None:
+            y = rms_norm(y, layer.post_mlp, c.rms_eps)
         x += y
         return x
 
@@ -300,39 +565,49 @@ class Llama(Decoder):
         return rms_norm(x, self.norm, self.config.rms_eps)
 
     def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
+        """As Decoder.head_values; under post-norm (OLMo 2) the heads' sum is normalised after
+        W_O, so v_j W_O^h is what head h contributes before that norm."""
         c, layer = self.config, self.layers[i]
-        T, H, Hkv, Dh, D = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head, c.d_model
-        v = rms_norm(x, layer.ln1, c.rms_eps) @ layer.W_v  # (T, Hkv·Dh)
-        if layer.b_v is not None:
-            v += layer.b_v
-        v = v.reshape(T, Hkv, Dh).transpose(1, 0, 2)  # (Hkv, T, Dh)
+        H, Hkv, Dh, D = c.n_heads, c.n_kv_heads, c.d_head, c.d_model
+        _, _, v = self.project(i, x)  # (Hkv, T, Dh)
         v = np.repeat(v, H // Hkv, axis=0)  # (H, T, Dh): query head h reads key/value head h // G
         return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
 
     def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
-        c, layer = self.config, self.layers[i]
+        c = self.config
         T, Dh = x.shape[0], c.d_head
         shared = head // (c.n_heads // c.n_kv_heads)  # the key/value head this query head reads
-        q_cols = slice(head * Dh, (head + 1) * Dh)
-        k_cols = slice(shared * Dh, (shared + 1) * Dh)
-        n = rms_norm(x, layer.ln1, c.rms_eps).astype(np.float64)  # (T, D)
-        q, k = n @ layer.W_q[:, q_cols], n @ layer.W_k[:, k_cols]  # (T, Dh) each
-        if layer.b_q is not None:
-            q, k = q + layer.b_q[q_cols], k + layer.b_k[k_cols]
-        cos, sin = self.rotation(0, T)  # (T, Dh): positions 0 … T − 1
-        return rope_(q, cos, sin) * Dh**-0.5, rope_(k, cos, sin)
+        q, k, _ = self.project(i, x.astype(np.float64))  # (H, T, Dh), (Hkv, T, Dh)
+        q, k = q[head], k[shared]  # (T, Dh) each
+        if c.rope_layers[i]:
+            cos, sin = self.rotation(0, T)  # (T, rotary_dim): positions 0 … T − 1
+            q, k = rope_(q, cos, sin), rope_(k, cos, sin)
+        return q * Dh**-0.5, k
 
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
+        if self.lm_head is None:
+            raise InputError(
+                "model_no_head",
+                f"{self.path}: this checkpoint has no LM head (lm_head.weight), so it cannot "
+                "predict or generate tokens; its attention can still be shown. Load the "
+                "checkpoint saved with its head (…ForCausalLM) to generate.",
+                file=str(self.path),
+            )
         return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
 
 
 def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> Llama:
+    from dataclasses import replace
+
     config = LlamaConfig.from_dict(cfg, folder / loading.CONFIG)
     prefix = loading.find_prefix(weights, ANCHOR)
     body = weights.with_prefix(prefix)
     loading.check_shapes(body, config.shapes())
     if not config.tied:
-        loading.check_shapes(weights, {"lm_head.weight": (config.vocab_size, config.d_model)})
+        if "lm_head.weight" not in weights:  # a base checkpoint: attention without a head
+            config = replace(config, has_head=False)
+        else:
+            loading.check_shapes(weights, {"lm_head.weight": (config.vocab_size, config.d_model)})
     return Llama(config, _Heads(body, weights), tokenizer, folder)
 
 

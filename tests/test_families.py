@@ -1,0 +1,246 @@
+"""The newer LLaMA-style families against transformers: Qwen3 and OLMo 2 (QK-norm), SmolLM3 (layers
+without RoPE), Phi-3 (fused projections, partial rotary), Llama with linear, dynamic-NTK and YaRN
+RoPE scaling, and a base checkpoint without an LM head.
+
+tests/fixtures/models/families/ holds their tiny random checkpoints and transformers' eager
+outputs, written by tests/make_family_fixtures.py with the reference environment; these tests need
+no torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from visattn import models
+from visattn.errors import InputError
+from visattn.models import generation
+from visattn.models.causal import Cache
+from visattn.models.llama import Llama, inverse_frequencies
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "models" / "families"
+FAMILIES = (
+    "qwen3",
+    "olmo2",
+    "smollm3",
+    "phi3",
+    "phi4_mini",
+    "llama_linear",
+    "llama_dynamic",
+    "llama_yarn",
+    "llama_base",
+)
+WITH_HEAD = tuple(f for f in FAMILIES if f != "llama_base")
+TOL = 1e-5
+N_TEXTS = 3
+# what each folder's config adds, as LlamaConfig.mechanisms names it
+MECHANISMS = {
+    "qwen3": {"qk_norm_head"},
+    "olmo2": {"qk_norm_whole", "post_norm"},
+    "smollm3": {"no_rope_layers"},
+    "phi3": {"fused_qkv", "partial_rotary"},
+    "phi4_mini": {"fused_qkv", "partial_rotary", "rope_longrope"},
+    "llama_linear": {"rope_linear"},
+    "llama_dynamic": {"rope_dynamic"},
+    "llama_yarn": {"rope_yarn"},
+    "llama_base": {"no_lm_head"},
+}
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def family(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def loaded(family):
+    with np.load(FIXTURES / family / "reference.npz") as f:
+        reference = {key: f[key] for key in f.files}
+    return models.load(FIXTURES / family), reference
+
+
+def test_read_by_the_llama_module_naming_its_mechanism(loaded, family):
+    model, _ = loaded
+    assert isinstance(model, Llama) and model.family == "llama"
+    assert set(model.config.mechanisms) == MECHANISMS[family]
+
+
+@pytest.mark.parametrize("i", range(N_TEXTS))
+def test_attentions_and_hidden_states_match_eager(loaded, i):
+    model, ref = loaded
+    result = model.run(str(ref[f"text_{i}"]))
+    np.testing.assert_array_equal(result.token_ids, ref[f"ids_{i}"])
+    assert result.attentions.shape == ref[f"attentions_{i}"].shape
+    np.testing.assert_allclose(result.attentions, ref[f"attentions_{i}"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.layer_inputs, ref[f"layer_inputs_{i}"], rtol=0, atol=TOL)
+    np.testing.assert_allclose(result.hidden, ref[f"hidden_{i}"], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("family", WITH_HEAD, indirect=True)
+@pytest.mark.parametrize("i", range(N_TEXTS))
+def test_logits_and_greedy_generation(loaded, i):
+    model, ref = loaded
+    result = model.run(str(ref[f"text_{i}"]))
+    logits = ref[f"next_logits_{i}"]
+    np.testing.assert_allclose(result.next_logits, logits, rtol=0, atol=TOL * np.abs(logits).max())
+    tokens, cache = model.generate(result.token_ids, len(ref[f"greedy_{i}"]))
+    assert tokens == ref[f"greedy_{i}"].tolist()
+    assert cache.length == len(result.token_ids) + len(tokens) - 1
+
+
+# dynamic NTK and LongRoPE rotate a text by its length, so cached keys keep their step's rotation
+# and a cached forward is not the one-pass forward (transformers' generate does the same, above)
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILIES if f not in ("llama_dynamic", "phi4_mini")], indirect=True
+)
+def test_kv_cache_gives_the_full_forward_rows(loaded):
+    model, ref = loaded
+    ids = ref["ids_0"]
+    full, hidden = model.forward(ids)
+    cache = Cache()
+    model.forward(ids[:5], cache)
+    rest, rest_hidden = model.forward(ids[5:], cache)
+    np.testing.assert_allclose(rest, full[:, :, 5:, :], atol=TOL)
+    np.testing.assert_allclose(rest_hidden, hidden[5:], atol=TOL)
+
+
+def test_queries_and_keys_give_the_maps(loaded):
+    """Each head's softmax(q·kᵀ) from queries_keys (QK-norm, partial or no RoPE included) is the
+    map the forward drew."""
+    model, ref = loaded
+    result = model.run(str(ref["text_0"]))
+    T = result.attentions.shape[-1]
+    future = np.triu(np.ones((T, T), dtype=bool), 1)
+    for layer in range(model.config.n_layers):
+        for head in range(model.config.n_heads):
+            q, k = models.queries_keys(model, result, layer, head)
+            scores = np.where(future, -np.inf, q @ k.T)  # (T, T)
+            weights = np.exp(scores - scores.max(-1, keepdims=True))
+            weights /= weights.sum(-1, keepdims=True)
+            np.testing.assert_allclose(weights, result.attentions[layer, head], atol=TOL)
+
+
+def test_value_norms_have_every_head(loaded):
+    model, ref = loaded
+    result = model.run(str(ref["text_0"]))
+    norms = models.value_norms(model, result)
+    c = model.config
+    assert norms.shape == (c.n_layers, c.n_heads, result.n_tokens)
+    assert np.all(np.isfinite(norms)) and np.all(norms > 0)
+
+
+def test_smollm3_fourth_layer_has_no_rope():
+    c = models.load(FIXTURES / "smollm3").config
+    assert c.rope_layers == tuple((i + 1) % 4 != 0 for i in range(c.n_layers))
+
+
+def test_smollm3_layer_without_rope_scores_plain_projections():
+    """A layer without RoPE scores q·k of the (QK-normed) projections themselves: no rotation by
+    position, so its scores see position only through the causal mask."""
+    model = models.load(FIXTURES / "smollm3")
+    result = model.run("the the the the the")
+    last = model.config.n_layers - 1
+    q, k = models.queries_keys(model, result, last, 0)
+    plain_q, plain_k, _ = model.project(last, result.layer_inputs[last].astype(np.float64))
+    np.testing.assert_allclose(q, plain_q[0] * model.config.d_head**-0.5, atol=1e-12)
+    np.testing.assert_allclose(k, plain_k[0], atol=1e-12)
+    q_first, _ = models.queries_keys(model, result, 0, 0)  # a layer with RoPE: rotated
+    first_q, _, _ = model.project(0, result.layer_inputs[0].astype(np.float64))
+    assert not np.allclose(q_first[1:], first_q[0, 1:] * model.config.d_head**-0.5)
+
+
+def test_dynamic_ntk_reads_beyond_the_trained_length():
+    model = models.load(FIXTURES / "llama_dynamic")
+    c = model.config
+    trained = dict(c.rope_scaling)["max_position_embeddings"]
+    assert c.max_positions == int(trained * dict(c.rope_scaling)["factor"])
+    short, _ = inverse_frequencies(c, int(trained))
+    longer, _ = inverse_frequencies(c, int(trained) + 9)
+    np.testing.assert_array_equal(short, model.inv_freq)  # within the trained length: plain RoPE
+    assert np.all(longer[1:] < short[1:])  # beyond it the base grows: slower rotation
+
+
+def test_yarn_scales_cos_and_sin_by_its_attention_factor():
+    model = models.load(FIXTURES / "llama_yarn")
+    factor = dict(model.config.rope_scaling)["factor"]
+    assert model.attention_factor == pytest.approx(0.1 * np.log(factor) + 1)
+    cos, sin = model.rotation(0, 3)
+    np.testing.assert_allclose(cos**2 + sin**2, model.attention_factor**2, rtol=1e-6)
+
+
+def test_longrope_switches_factors_beyond_the_trained_length():
+    model = models.load(FIXTURES / "phi4_mini")
+    c = model.config
+    trained = int(dict(c.rope_scaling)["original_max_position_embeddings"])
+    short, short_factor = inverse_frequencies(c, trained)
+    long, long_factor = inverse_frequencies(c, trained + 1)
+    plain = 1 / c.rope_theta ** (np.arange(0, c.rotary_dim, 2) / c.rotary_dim)
+    np.testing.assert_allclose(short, plain / np.array(c.rope_factors[0]), rtol=1e-6)
+    np.testing.assert_allclose(long, plain / np.array(c.rope_factors[1]), rtol=1e-6)
+    factor = c.max_positions / trained
+    assert (
+        short_factor == long_factor == pytest.approx(np.sqrt(1 + np.log(factor) / np.log(trained)))
+    )
+
+
+def test_phi3_fused_weights_are_views_of_row_blocks():
+    model = models.load(FIXTURES / "phi3")
+    c = model.config
+    layer = model.layers[0]
+    Dq, Dkv = c.n_heads * c.d_head, c.n_kv_heads * c.d_head
+    assert (layer.W_q.shape, layer.W_k.shape, layer.W_v.shape) == (
+        (c.d_model, Dq),
+        (c.d_model, Dkv),
+        (c.d_model, Dkv),
+    )
+    assert layer.W_gate.shape == layer.W_up.shape == (c.d_model, c.d_ff)
+    assert c.rotary_dim < c.d_head
+
+
+# ---------------------------------------------------------------- a base checkpoint without a head
+
+
+def test_base_checkpoint_shows_attention_and_refuses_generation():
+    model = models.load(FIXTURES / "llama_base")
+    assert not model.has_head and not model.config.has_head
+    result = model.run("the keys the values")
+    assert result.next_logits is None and result.attentions.shape[0] == model.config.n_layers
+    with pytest.raises(InputError) as caught:
+        model.generate(result.token_ids, 2)
+    assert caught.value.code == "model_no_head"
+    assert caught.value.params["file"].endswith("llama_base")
+    with pytest.raises(InputError) as caught:
+        generation.steps(model, result.token_ids, 2)
+    assert caught.value.code == "model_no_head"
+
+
+def test_missing_head_of_a_causal_lm_checkpoint_still_loads(tmp_path):
+    """A …ForCausalLM folder whose lm_head.weight was dropped (as an embedding model's export)
+    loads as a base checkpoint, tensor names under "model." and all."""
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "headless"
+    shutil.copytree(FIXTURES / "llama_linear", folder)
+    tensors = load_file(str(folder / "model.safetensors"))
+    del tensors["lm_head.weight"]
+    save_file(tensors, str(folder / "model.safetensors"))
+    model = models.load(folder)
+    assert not model.has_head
+    with np.load(FIXTURES / "llama_linear" / "reference.npz") as ref:
+        result = model.run(str(ref["text_0"]))
+        np.testing.assert_allclose(result.attentions, ref["attentions_0"], rtol=0, atol=TOL)
+
+
+def test_rope_parameters_missing_are_named(tmp_path):
+    folder = tmp_path / "yarn"
+    shutil.copytree(FIXTURES / "llama_yarn", folder)
+    config = json.loads((folder / "config.json").read_text())
+    del config["rope_parameters"]["factor"]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(InputError) as caught:
+        models.load(folder)
+    assert caught.value.code == "model_config_field"
+    assert caught.value.params["file"].endswith("config.json")
