@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from model_reference import TOL, assert_forward_matches, assert_generation_matches
 
 from visattn import models
 from visattn.errors import InputError
@@ -34,7 +35,6 @@ FAMILIES = (
     "llama_base",
 )
 WITH_HEAD = tuple(f for f in FAMILIES if f != "llama_base")
-TOL = 1e-5
 N_TEXTS = 3
 # what each folder's config adds, as LlamaConfig.mechanisms names it
 MECHANISMS = {
@@ -71,24 +71,15 @@ def test_read_by_the_llama_module_naming_its_mechanism(loaded, family):
 @pytest.mark.parametrize("i", range(N_TEXTS))
 def test_attentions_and_hidden_states_match_eager(loaded, i):
     model, ref = loaded
-    result = model.run(str(ref[f"text_{i}"]))
-    np.testing.assert_array_equal(result.token_ids, ref[f"ids_{i}"])
-    assert result.attentions.shape == ref[f"attentions_{i}"].shape
-    np.testing.assert_allclose(result.attentions, ref[f"attentions_{i}"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(result.layer_inputs, ref[f"layer_inputs_{i}"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(result.hidden, ref[f"hidden_{i}"], rtol=0, atol=TOL)
+    np.testing.assert_array_equal(model.run(str(ref[f"text_{i}"])).token_ids, ref[f"ids_{i}"])
+    assert_forward_matches(model, ref, i)
 
 
 @pytest.mark.parametrize("family", WITH_HEAD, indirect=True)
 @pytest.mark.parametrize("i", range(N_TEXTS))
 def test_logits_and_greedy_generation(loaded, i):
     model, ref = loaded
-    result = model.run(str(ref[f"text_{i}"]))
-    logits = ref[f"next_logits_{i}"]
-    np.testing.assert_allclose(result.next_logits, logits, rtol=0, atol=TOL * np.abs(logits).max())
-    tokens, cache = model.generate(result.token_ids, len(ref[f"greedy_{i}"]))
-    assert tokens == ref[f"greedy_{i}"].tolist()
-    assert cache.length == len(result.token_ids) + len(tokens) - 1
+    assert_generation_matches(model, ref, i)
 
 
 # dynamic NTK and LongRoPE rotate a text by its length, so cached keys keep their step's rotation

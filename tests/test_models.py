@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from model_reference import TOL, assert_forward_matches, assert_generation_matches
 
 from visattn import models
 from visattn.errors import InputError
@@ -28,7 +29,6 @@ from visattn.models.encoder import BertEncoder
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "models"
 FAMILIES = ("bert", "gpt2", "llama", "qwen2", "mistral")
 DECODERS = FAMILIES[1:]
-TOL = 1e-5
 N_TEXTS = 3
 
 
@@ -66,24 +66,14 @@ def test_token_ids_match_transformers_tokenizer(loaded, i):
 @pytest.mark.parametrize("i", range(N_TEXTS))
 def test_attentions_and_hidden_states_match_eager(loaded, i):
     model, ref = loaded
-    result = model.run(str(ref[f"text_{i}"]))
-    assert result.attentions.shape == ref[f"attentions_{i}"].shape
-    np.testing.assert_allclose(result.attentions, ref[f"attentions_{i}"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(result.layer_inputs, ref[f"layer_inputs_{i}"], rtol=0, atol=TOL)
-    np.testing.assert_allclose(result.hidden, ref[f"hidden_{i}"], rtol=0, atol=TOL)
+    assert_forward_matches(model, ref, i)
 
 
 @pytest.mark.parametrize("family", DECODERS, indirect=True)
 @pytest.mark.parametrize("i", range(N_TEXTS))
 def test_decoder_logits_and_greedy_generation(loaded, i):
     model, ref = loaded
-    result = model.run(str(ref[f"text_{i}"]))
-    logits = ref[f"next_logits_{i}"]
-    np.testing.assert_allclose(result.next_logits, logits, rtol=0, atol=TOL * np.abs(logits).max())
-    tokens, cache = model.generate(result.token_ids, len(ref[f"greedy_{i}"]))
-    assert tokens == ref[f"greedy_{i}"].tolist()
-    # the prompt once, then one position per generated token but the last
-    assert cache.length == len(result.token_ids) + len(tokens) - 1
+    assert_generation_matches(model, ref, i)
 
 
 @pytest.mark.parametrize("family", DECODERS, indirect=True)
