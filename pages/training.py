@@ -128,20 +128,24 @@ def training() -> None:
     learned_and_designed(trained)
 
 
-def untrained_curves(config) -> None:
-    """The curves' axes before a step: what Train fills, live."""
-    empty = lesson.untrained(config)
-    curves = training_figures.training_curves(
-        empty.steps,
-        empty.loss,
-        empty.repeated,
-        empty.first,
+def loss_curves(so_far: lesson.TrainingSoFar, config):
+    """The loss and accuracy curves of a training measured so far (none of it: before a step)."""
+    return training_figures.training_curves(
+        so_far.steps,
+        so_far.loss,
+        so_far.repeated,
+        so_far.first,
         total_steps=config.steps,
-        chance=empty.chance,
+        chance=so_far.chance,
         words=words(),
         font_size=font_size(),
     )
-    show(curves, "decoder_training")
+
+
+def untrained_curves(config) -> None:
+    """The curves' axes before a step: what Train fills, live."""
+    empty = lesson.untrained(config)
+    show(loss_curves(empty, config), "decoder_training")
     st.caption(t("training.untrained"))
 
 
@@ -186,16 +190,7 @@ def train_and_watch(config, seed: int, where: str) -> lesson.TrainingSection | N
 def live_figures(history, config) -> tuple:
     """The loss and accuracy curves and the heads' scores, as measured so far."""
     so_far = lesson.so_far(history, config)
-    curves = training_figures.training_curves(
-        so_far.steps,
-        so_far.loss,
-        so_far.repeated,
-        so_far.first,
-        total_steps=config.steps,
-        chance=so_far.chance,
-        words=words(),
-        font_size=font_size(),
-    )
+    curves = loss_curves(so_far, config)
     scores = training_figures.score_curves(
         so_far.steps,
         so_far.previous,
