@@ -469,3 +469,13 @@ def english_words(at: AppTest, allowed: set[str] = frozenset()) -> dict[str, str
                 continue
             found.setdefault(w, s[:80])
     return found
+
+
+def metrics(at) -> dict[str, str]:
+    """The page's metrics as {label: value}."""
+    return {m.label: m.value for m in at.metric}
+
+
+def qp(at) -> dict:
+    """The page's URL parameters as {name: text}."""
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}

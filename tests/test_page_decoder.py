@@ -19,6 +19,8 @@ from apptest_util import (
     errors,
     figures,
     followers,
+    metrics,
+    qp,
     run_page,
     shown,
     texts,
@@ -29,10 +31,6 @@ from visattn.lessons import decoder as lesson
 from visattn.models import induction
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
 
 
 def step_numbers(at) -> dict[str, str]:
@@ -47,10 +45,6 @@ def step_slider(at) -> dict:
     (anim,) = [f for f in figures(at) if f.get("frames")]
     (slider,) = anim["layout"]["sliders"]
     return slider
-
-
-def qp(at) -> dict:
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
 
 
 def by_kind(at):

@@ -16,9 +16,11 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    metrics,
     open_section,
     open_tab_index,
     panel,
+    qp,
     run_page,
     texts,
     unescape,
@@ -29,14 +31,6 @@ from streamlit.testing.v1 import AppTest
 from ui.frame import panel_rule
 from visattn import modern_attention
 from visattn.lessons import modern_attention as lesson
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def qp(at) -> dict:
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
 
 
 def tab(at, sec: str):

@@ -17,6 +17,7 @@ from apptest_util import (
     figures,
     followers,
     formulas,
+    qp,
     run_page,
     shown,
     texts,
@@ -50,11 +51,6 @@ def zs(at):
         for f in figures(at)
         if f["data"][0].get("type") == "heatmap"
     ]
-
-
-def qp(at) -> dict:
-    """The page's URL parameters as {name: text}."""
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
 
 
 def plain(s: str) -> str:

@@ -19,6 +19,8 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    metrics,
+    qp,
     run_page,
     texts,
     warnings,
@@ -26,15 +28,6 @@ from apptest_util import (
 
 from visattn.lessons import decoder as decoder_lesson
 from visattn.lessons import training as lesson
-
-
-def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def qp(at) -> dict:
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
-
 
 QUICK = {"dec_tsteps": "100", "dec_tlayers": "1", "dec_tseed": "7"}  # seconds, not minutes
 
