@@ -1,0 +1,284 @@
+"""Write tests/fixtures/gguf/: the tiny checkpoints of tests/fixtures/models as GGUF files, the way
+llama.cpp's convert_hf_to_gguf.py writes them, with the ``gguf`` package's GGUFWriter.
+
+The reference for ``tests/test_gguf.py`` (run with the test environment; deterministic):
+
+    .venv/bin/python tests/make_gguf_fixtures.py
+
+    {llama,qwen2,gpt2}-{F32,F16,BF16,Q8_0,Q4_0,Q4_1}.gguf
+        the safetensors fixture's weights, 2-D weights in that type (quantized by
+        ``gguf.quants.quantize``), 1-D norms and biases in F32 as llama.cpp keeps them; LLaMA's
+        q and k rows permuted to llama.cpp's interleaved RoPE pairs, GPT-2's Conv1D weights
+        transposed to (out, in), llama3's RoPE scaling as a ``rope_freqs.weight`` tensor of
+        divisors; the tokenizer.json's byte-level BPE vocabulary and merges as tokenizer.ggml.*.
+    kquant-{Q4_K,Q5_K,Q6_K}.gguf
+        a random one-layer LLaMA 256 wide (the K-quants' blocks hold 256 values, wider than the
+        32 of the tiny fixtures); ``gguf`` 0.19 quantizes none of these types, so the blocks are
+        random bytes with small float16 scales (read back by the test against
+        ``gguf.quants.dequantize``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import gguf
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from visattn.models import loading  # noqa: E402 (the repository, not an installed copy)
+from visattn.models.gguf import permute  # noqa: E402
+
+MODELS = HERE / "fixtures" / "models"
+OUT = HERE / "fixtures" / "gguf"
+FAMILIES = ("llama", "qwen2", "gpt2")
+TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1")
+K_TYPES = ("Q4_K", "Q5_K", "Q6_K")
+Q = gguf.GGMLQuantizationType
+# Hugging Face names (after "model.layers.N." / "h.N.") → GGUF names (after "blk.N.")
+LLAMA_LAYER = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.bias": "attn_k.bias",
+    "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+}
+GPT2_LAYER = {
+    "ln_1.weight": "attn_norm.weight",
+    "ln_1.bias": "attn_norm.bias",
+    "attn.c_attn.weight": "attn_qkv.weight",
+    "attn.c_attn.bias": "attn_qkv.bias",
+    "attn.c_proj.weight": "attn_output.weight",
+    "attn.c_proj.bias": "attn_output.bias",
+    "ln_2.weight": "ffn_norm.weight",
+    "ln_2.bias": "ffn_norm.bias",
+    "mlp.c_fc.weight": "ffn_up.weight",
+    "mlp.c_fc.bias": "ffn_up.bias",
+    "mlp.c_proj.weight": "ffn_down.weight",
+    "mlp.c_proj.bias": "ffn_down.bias",
+}
+TOP = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+    "transformer.wte.weight": "token_embd.weight",
+    "transformer.wpe.weight": "position_embd.weight",
+    "transformer.ln_f.weight": "output_norm.weight",
+    "transformer.ln_f.bias": "output_norm.bias",
+}
+
+
+def gguf_tensors(family: str, config: dict, weights: loading.Weights) -> dict[str, np.ndarray]:
+    """The checkpoint's tensors under GGUF names, as convert_hf_to_gguf.py reshapes them."""
+    out = {}
+    for name in weights:
+        x = np.array(weights[name], dtype=np.float32)
+        if name in TOP:
+            out[TOP[name]] = x
+            continue
+        parts = name.split(".")
+        if family == "gpt2":  # transformer.h.N.rest
+            index, rest, table = parts[2], ".".join(parts[3:]), GPT2_LAYER
+        else:  # model.layers.N.rest
+            index, rest, table = parts[2], ".".join(parts[3:]), LLAMA_LAYER
+        if rest not in table:
+            continue
+        if family == "llama" and rest == "self_attn.q_proj.weight":
+            x = permute(x, config["num_attention_heads"])
+        if family == "llama" and rest == "self_attn.k_proj.weight":
+            x = permute(x, config["num_key_value_heads"])
+        if family == "gpt2" and rest.endswith("weight") and x.ndim == 2:
+            x = x.T.copy()  # Conv1D (in, out) → (out, in)
+        out[f"blk.{index}.{table[rest]}"] = x
+    if family == "llama" and config.get("rope_parameters", {}).get("rope_type") == "llama3":
+        out["rope_freqs.weight"] = llama3_divisors(config)
+    return out
+
+
+def llama3_divisors(config: dict) -> np.ndarray:
+    """(Dh / 2,) float32 divisors of RoPE's frequencies, as LlamaModel.generate_extra_tensors."""
+    rope = config["rope_parameters"]
+    dim = config["head_dim"]
+    base = rope["rope_theta"]
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+    factor, low, high = rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"]
+    old = rope["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    divisors = []
+    for freq in freqs:
+        wavelen = 2 * np.pi / freq
+        if wavelen < high_wavelen:
+            divisors.append(1.0)
+        elif wavelen > low_wavelen:
+            divisors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            divisors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(divisors, dtype=np.float32)
+
+
+def add_tokenizer(writer: gguf.GGUFWriter, folder: Path, n_vocab: int) -> None:
+    """tokenizer.json's byte-level BPE as tokenizer.ggml.* (padded to the embedding's rows with
+    [PADi] entries of type UNUSED, as convert_hf_to_gguf.py does)."""
+    spec = json.loads((folder / loading.TOKENIZER).read_text(encoding="utf-8"))
+    assert spec["model"]["type"] == "BPE" and spec["pre_tokenizer"]["type"] == "ByteLevel"
+    vocab = spec["model"]["vocab"]
+    added = {t["id"]: t["content"] for t in spec["added_tokens"]}
+    by_id = {i: tok for tok, i in vocab.items()} | added
+    tokens, types = [], []
+    for i in range(n_vocab):
+        tokens.append(by_id.get(i, f"[PAD{i}]"))
+        kind = gguf.TokenType.CONTROL if i in added else gguf.TokenType.NORMAL
+        types.append(kind if i in by_id else gguf.TokenType.UNUSED)
+    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("gpt-2")
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_merges(merges)
+    post = spec.get("post_processor") or {}
+    if post.get("type") == "TemplateProcessing":
+        first = post["single"][0]
+        if "SpecialToken" in first:
+            piece = first["SpecialToken"]["id"]
+            writer.add_bos_token_id(post["special_tokens"][piece]["ids"][0])
+            writer.add_add_bos_token(True)
+            return
+    writer.add_add_bos_token(False)
+
+
+def add_hparams(writer: gguf.GGUFWriter, family: str, config: dict) -> None:
+    if family == "gpt2":
+        writer.add_context_length(config["n_positions"])
+        writer.add_embedding_length(config["n_embd"])
+        writer.add_feed_forward_length(config["n_inner"])
+        writer.add_block_count(config["n_layer"])
+        writer.add_head_count(config["n_head"])
+        writer.add_layer_norm_eps(config["layer_norm_epsilon"])
+        return
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_head_count_kv(config["num_key_value_heads"])
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    writer.add_rope_freq_base(config["rope_parameters"]["rope_theta"])
+    if "head_dim" in config:
+        writer.add_key_length(config["head_dim"])
+        writer.add_value_length(config["head_dim"])
+    writer.add_rope_dimension_count(
+        config.get("head_dim", 0) or (config["hidden_size"] // config["num_attention_heads"])
+    )
+
+
+def add_tensor(writer: gguf.GGUFWriter, name: str, x: np.ndarray, qtype: str) -> None:
+    """A 2-D weight in ``qtype``; 1-D tensors (norms, biases, rope_freqs) in F32."""
+    if x.ndim == 1 or qtype == "F32":
+        writer.add_tensor(name, x.astype(np.float32))
+    elif qtype == "F16":
+        writer.add_tensor(name, x.astype(np.float16))
+    else:
+        kind = Q[qtype]
+        writer.add_tensor(name, gguf.quants.quantize(x, kind), raw_dtype=kind)
+
+
+def write(path: Path, family: str, config: dict, tensors: dict, qtype: str, tok: Path) -> None:
+    writer = gguf.GGUFWriter(str(path), family)
+    add_hparams(writer, family, config)
+    add_tokenizer(writer, tok, tensors["token_embd.weight"].shape[0])
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    for name in sorted(tensors):
+        add_tensor(writer, name, tensors[name], qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+# the random K-quant LLaMA: width, feed-forward, heads, key/value heads, layers
+K_WIDTH, K_FF, K_HEADS, K_KV, K_LAYERS = 256, 256, 4, 2, 1
+K_SCALE = 2e-4  # the float16 super-block scale: values of about 0.01–0.1, a sane random model
+
+
+def random_blocks(rng: np.random.Generator, shape: tuple[int, int], qtype: str) -> np.ndarray:
+    """(rows, bytes) uint8: random K-quant blocks with small float16 scales."""
+    block = gguf.GGML_QUANT_SIZES[Q[qtype]][1]
+    n = shape[0] * shape[1] // 256
+    raw = rng.integers(0, 256, size=(n, block), dtype=np.uint8)
+    d = (K_SCALE * rng.uniform(0.5, 1.0, size=(n, 2))).astype(np.float16)
+    if qtype == "Q6_K":  # d last; scales are int8 (any byte), values 6-bit
+        raw[:, -2:] = (d[:, :1] / 4).view(np.uint8)
+    else:  # d, dmin first
+        raw[:, :4] = d.view(np.uint8)
+    return raw.reshape(shape[0], -1)  # (n blocks, bytes) -> (rows, bytes per row)
+
+
+def write_kquant(path: Path, qtype: str, tok: Path) -> None:
+    rng = np.random.default_rng(54)
+    spec = json.loads((tok / loading.TOKENIZER).read_text(encoding="utf-8"))
+    n_vocab = len(spec["model"]["vocab"])
+    dh = K_WIDTH // K_HEADS
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_context_length(64)
+    writer.add_embedding_length(K_WIDTH)
+    writer.add_feed_forward_length(K_FF)
+    writer.add_block_count(K_LAYERS)
+    writer.add_head_count(K_HEADS)
+    writer.add_head_count_kv(K_KV)
+    writer.add_layer_norm_rms_eps(1e-6)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_rope_dimension_count(dh)
+    add_tokenizer(writer, tok, n_vocab)
+    shapes = {"token_embd.weight": (n_vocab, K_WIDTH)}
+    for i in range(K_LAYERS):
+        p = f"blk.{i}."
+        shapes |= {
+            p + "attn_q.weight": (K_HEADS * dh, K_WIDTH),
+            p + "attn_k.weight": (K_KV * dh, K_WIDTH),
+            p + "attn_v.weight": (K_KV * dh, K_WIDTH),
+            p + "attn_output.weight": (K_WIDTH, K_HEADS * dh),
+            p + "ffn_gate.weight": (K_FF, K_WIDTH),
+            p + "ffn_up.weight": (K_FF, K_WIDTH),
+            p + "ffn_down.weight": (K_WIDTH, K_FF),
+        }
+    for name, shape in shapes.items():
+        writer.add_tensor(name, random_blocks(rng, shape, qtype), raw_dtype=Q[qtype])
+    norms = ["output_norm.weight"] + [
+        f"blk.{i}.{n}" for i in range(K_LAYERS) for n in ("attn_norm.weight", "ffn_norm.weight")
+    ]
+    for name in norms:
+        writer.add_tensor(name, rng.uniform(0.5, 1.5, size=K_WIDTH).astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for family in FAMILIES:
+        folder = MODELS / family
+        config = loading.read_config(folder)
+        tensors = gguf_tensors(family, config, loading.Weights.open(folder))
+        for qtype in TYPES:
+            write(OUT / f"{family}-{qtype}.gguf", family, config, tensors, qtype, folder)
+    for qtype in K_TYPES:
+        write_kquant(OUT / f"kquant-{qtype}.gguf", qtype, MODELS / "llama")
+    for path in sorted(OUT.glob("*.gguf")):
+        print(f"{path.name}: {path.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()
