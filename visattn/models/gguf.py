@@ -12,10 +12,10 @@ block: a quantized row is a run of blocks of 32 (Q4_0, Q4_1, Q8_0) or 256 (the K
 each block holding its own scale (and minimum) as float16 and the values as 4, 5, 6 or 8 bit
 integers. The formulas below are ggml's ``dequantize_row_*`` (ggml-quants.c).
 
-:func:`open_gguf` maps the metadata to the ``config.json`` a family module takes, the tensor names to
-the Hugging Face names it reads (undoing the conversion's permutation of LLaMA's query and key rows
-and its transposition of GPT-2's Conv1D weights), and ``tokenizer.ggml.*`` (the vocabulary, merges
-and special tokens the file carries) to a ``tokenizers.Tokenizer``."""
+:func:`load_gguf` maps the metadata to the ``config.json`` a family module takes, the tensor
+names to the Hugging Face names it reads (undoing the conversion's permutation of LLaMA's query
+and key rows and its transposition of GPT-2's Conv1D weights), and ``tokenizer.ggml.*`` (the
+vocabulary, merges and special tokens the file carries) to a ``tokenizers.Tokenizer``."""
 
 from __future__ import annotations
 

@@ -1,0 +1,178 @@
+"""GGUF files (visattn.models.gguf) against the ``gguf`` package from llama.cpp and against the
+safetensors checkpoints they were converted from.
+
+tests/fixtures/gguf/ is written by tests/make_gguf_fixtures.py from tests/fixtures/models/. The
+reference for reading and dequantizing is ``gguf.GGUFReader`` and ``gguf.quants.dequantize``
+(NumPy-only); the reference for a model is the safetensors checkpoint (F32, F16: the same values)
+or the same GGUF file built with the reference's dequantization (every quantized type)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+
+from visattn import models
+from visattn.errors import InputError
+from visattn.models import gguf as vgguf
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures" / "gguf"
+MODELS = HERE / "fixtures" / "models"
+FAMILIES = ("llama", "qwen2", "gpt2")
+TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1")
+K_TYPES = ("Q4_K", "Q5_K", "Q6_K")
+FILES = [f"{f}-{t}.gguf" for f in FAMILIES for t in TYPES] + [f"kquant-{t}.gguf" for t in K_TYPES]
+TEXTS = ("The animal didn't cross the street because it was too tired.", "小明喜欢吃苹果。")
+F16_TOL = 2e-3  # attentions of float16-rounded weights (the qwen2 fixture is stored as bfloat16)
+TOL = 1e-5
+
+
+def reference_dequantize(raw: np.ndarray, type_id: int, shape: tuple[int, ...]) -> np.ndarray:
+    """``gguf.quants.dequantize`` in place of visattn's."""
+    kind = gguf.GGMLQuantizationType(type_id)
+    rows = raw.reshape(int(np.prod(shape[:-1], dtype=np.int64)), -1)  # (rows, bytes per row)
+    return gguf.quants.dequantize(rows, kind).astype(np.float32).reshape(shape)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reader_and_dequantization_match_gguf_package(name):
+    """Every tensor: the same name, shape, type and bytes as GGUFReader reads, and the same values
+    as gguf.quants.dequantize."""
+    ours = vgguf.read_gguf(FIXTURES / name)
+    theirs = gguf.GGUFReader(FIXTURES / name)
+    assert sorted(ours.tensors) == sorted(t.name for t in theirs.tensors)
+    for t in theirs.tensors:
+        mine = ours.tensors[t.name]
+        assert mine.type_id == int(t.tensor_type)
+        assert mine.shape == tuple(int(d) for d in reversed(t.shape))
+        raw = np.memmap(ours.path, dtype=np.uint8, mode="r")[mine.start : mine.end]
+        assert raw.tobytes() == t.data.tobytes()
+        expected = gguf.quants.dequantize(t.data, t.tensor_type).reshape(mine.shape)
+        got = vgguf.dequantize(raw, mine.type_id, mine.shape)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    arch = ours.metadata["general.architecture"]
+    assert arch == theirs.fields["general.architecture"].contents()
+    assert (
+        ours.metadata["tokenizer.ggml.tokens"] == theirs.fields["tokenizer.ggml.tokens"].contents()
+    )
+
+
+@pytest.mark.parametrize("kind", ["Q4_0", "Q4_1", "Q8_0", *K_TYPES])
+def test_random_blocks_dequantize_as_gguf_package(kind):
+    """Random bytes as blocks (every bit pattern of the values and scales; the float16 scales kept
+    finite) read as gguf.quants.dequantize reads them."""
+    qtype = gguf.GGMLQuantizationType[kind]
+    block, nbytes = gguf.GGML_QUANT_SIZES[qtype]
+    rng = np.random.default_rng(int(qtype))
+    raw = rng.integers(0, 256, size=(64, nbytes), dtype=np.uint8)
+    scales = rng.uniform(-2, 2, size=(64, 2)).astype(np.float16).view(np.uint8)  # (64, 4)
+    if kind == "Q6_K":
+        raw[:, -2:] = scales[:, :2]
+    else:
+        raw[:, : min(4, nbytes - 1)] = scales[:, : min(4, nbytes - 1)]
+    if kind in ("Q4_0", "Q8_0"):
+        raw[:, :2] = scales[:, :2]
+        raw[:, 2:4] = rng.integers(0, 256, size=(64, 2), dtype=np.uint8)
+    expected = gguf.quants.dequantize(raw, qtype)  # (64, block)
+    got = vgguf.dequantize(raw.reshape(-1), int(qtype), (64, block))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("kind", ["F32", "F16"])
+def test_float_gguf_equals_safetensors_checkpoint(family, kind):
+    """The GGUF of a safetensors checkpoint: the same tokens (its own vocabulary and merges), the
+    same attentions (F16: to float16's precision) and the same greedy continuation."""
+    ref = models.load(MODELS / family)
+    model = models.load(FIXTURES / f"{family}-{kind}.gguf")
+    tol = TOL if kind == "F32" else F16_TOL
+    for text in TEXTS:
+        expected, got = ref.run(text), model.run(text)
+        assert list(got.tokens) == list(expected.tokens)
+        assert got.attentions.shape == expected.attentions.shape
+        np.testing.assert_allclose(got.attentions, expected.attentions, atol=tol)
+    if kind == "F32":
+        ids = ref.encode(TEXTS[0])[1]
+        assert model.generate(ids, 6)[0] == ref.generate(ids, 6)[0]
+
+
+def load_with_reference(path: Path, monkeypatch) -> models.Decoder:
+    with monkeypatch.context() as patch:
+        patch.setattr(vgguf, "dequantize", reference_dequantize)
+        return models.load(path)
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if "-F32" not in n and "-F16" not in n])
+def test_quantized_model_equals_reference_dequantization(name, monkeypatch):
+    """A quantized GGUF's forward equals the forward of the same file with every tensor widened by
+    gguf.quants.dequantize (the quantization's own error is the file's, not the reader's)."""
+    model = models.load(FIXTURES / name)
+    reference = load_with_reference(FIXTURES / name, monkeypatch)
+    for text in TEXTS:
+        expected, got = reference.run(text), model.run(text)
+        assert list(got.tokens) == list(expected.tokens)
+        np.testing.assert_allclose(got.attentions, expected.attentions, atol=TOL)
+
+
+def test_float32_tensors_stay_in_the_mapped_file():
+    """An F32 tensor is a view into the memory map (nothing read before it is used)."""
+    g = vgguf.read_gguf(FIXTURES / "llama-F32.gguf")
+    weights = vgguf.GGUFWeights(vgguf.hf_tensors(g, vgguf.config_of(g)), g.path)
+    x = weights["model.norm.weight"]
+    assert isinstance(x.base, np.ndarray) and not x.flags.owndata
+
+
+def test_llama_rows_come_back_from_llama_cpp_order():
+    """permute (llama.cpp's conversion) and unpermute are inverse for grouped heads."""
+    x = np.arange(4 * 8 * 3, dtype=np.float32).reshape(32, 3)  # (H·Dh, D)
+    np.testing.assert_array_equal(vgguf.unpermute(vgguf.permute(x, 4), 4), x)
+    assert not np.array_equal(vgguf.permute(x, 4), x)
+
+
+def write(path: Path, arch: str, tensors: dict, raw_dtype=None, **kv) -> Path:
+    writer = gguf.GGUFWriter(str(path), arch)
+    for key, value in kv.items():
+        writer.add_uint32(key, value)
+    for name, x in tensors.items():
+        writer.add_tensor(name, x, raw_dtype=raw_dtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def refused(path: Path, code: str) -> InputError:
+    with pytest.raises(InputError) as caught:
+        models.load(path)
+    assert caught.value.code == code
+    assert caught.value.params["file"] == str(path)
+    return caught.value
+
+
+def test_truncated_and_foreign_files_are_refused(tmp_path):
+    data = (FIXTURES / "qwen2-F16.gguf").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(data[: len(data) // 2])
+    refused(cut, "model_gguf")
+    head = tmp_path / "head.gguf"
+    head.write_bytes(data[:100])
+    refused(head, "model_gguf")
+    foreign = tmp_path / "foreign.gguf"
+    foreign.write_bytes(b"PK\x03\x04" + data[4:])
+    refused(foreign, "model_gguf")
+
+
+def test_unknown_architecture_and_type_are_refused(tmp_path):
+    x = np.ones((4, 32), dtype=np.float32)
+    error = refused(
+        write(tmp_path / "falcon.gguf", "falcon", {"token_embd.weight": x}), "model_unsupported"
+    )
+    assert "falcon" in error.params["what"]
+    q5 = gguf.quants.quantize(x, gguf.GGMLQuantizationType.Q5_0)
+    path = write(tmp_path / "q5.gguf", "llama", {"w": q5}, raw_dtype=gguf.GGMLQuantizationType.Q5_0)
+    error = refused(path, "model_unsupported")
+    assert "Q5_0" in error.params["what"]
