@@ -1,9 +1,10 @@
 """Write tests/fixtures/gguf/: the tiny checkpoints of tests/fixtures/models as GGUF files, the way
 llama.cpp's convert_hf_to_gguf.py writes them, with the ``gguf`` package's GGUFWriter.
 
-The reference for ``tests/test_gguf.py`` (run with the test environment; deterministic):
+The reference for ``tests/test_gguf.py``. Run it with the reference environment (it needs gguf,
+torch, transformers and accelerate; deterministic: fixed seeds, one thread):
 
-    .venv/bin/python tests/make_gguf_fixtures.py
+    /work/main/.venv-bench/bin/python tests/make_gguf_fixtures.py
 
     {llama,qwen2,gpt2}-{F32,F16,BF16,Q8_0,Q4_0,Q4_1}.gguf
         the safetensors fixture's weights, 2-D weights in that type (quantized by
@@ -15,7 +16,15 @@ The reference for ``tests/test_gguf.py`` (run with the test environment; determi
         a random one-layer LLaMA 256 wide (the K-quants' blocks hold 256 values, wider than the
         32 of the tiny fixtures); ``gguf`` 0.19 quantizes none of these types, so the blocks are
         random bytes with small float16 scales (read back by the test against
-        ``gguf.quants.dequantize``)."""
+        ``gguf.quants.dequantize``).
+    reference.npz
+        transformers' own GGUF loading (``from_pretrained(folder, gguf_file=…)``, eager attention,
+        float32) on every file: for each file F and text i, ``F/ids_i`` (T,) (its GGUF tokenizer)
+        and ``F/attentions_i`` (L, H, T, T). transformers 5.23 does not read llama.cpp's
+        ``rope_freqs`` (llama3's RoPE scaling) nor GPT-2's ``feed_forward_length`` and
+        ``context_length``, so for llama-* and gpt2-* it is given the safetensors checkpoint's
+        config.json (weights and tokenizer still from the GGUF); qwen2-* and kquant-* are read from
+        the GGUF alone."""
 
 from __future__ import annotations
 
@@ -209,7 +218,7 @@ def write(path: Path, family: str, config: dict, tensors: dict, qtype: str, tok:
 
 # the random K-quant LLaMA: width, feed-forward, heads, key/value heads, layers
 K_WIDTH, K_FF, K_HEADS, K_KV, K_LAYERS = 256, 256, 4, 2, 1
-K_SCALE = 2e-4  # the float16 super-block scale: values of about 0.01–0.1, a sane random model
+K_SCALE = 5e-5  # the float16 super-block scale: weights of at most about 0.1, a tame random model
 
 
 def random_blocks(rng: np.random.Generator, shape: tuple[int, int], qtype: str) -> np.ndarray:
@@ -266,6 +275,39 @@ def write_kquant(path: Path, qtype: str, tok: Path) -> None:
     writer.close()
 
 
+TEXTS = ("The animal didn't cross the street because it was too tired.", "小明喜欢吃苹果。")
+
+
+def transformers_reference() -> None:
+    """reference.npz: transformers' forward on each GGUF file, read by its GGUF loader."""
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    transformers.logging.set_verbosity_error()
+    out = {}
+    for path in sorted(OUT.glob("*.gguf")):
+        family = path.name.split("-")[0]
+        extra = {}
+        if family in ("llama", "gpt2"):
+            extra["config"] = AutoConfig.from_pretrained(MODELS / family)
+        tokenizer = AutoTokenizer.from_pretrained(OUT, gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            OUT, gguf_file=path.name, attn_implementation="eager", dtype=torch.float32, **extra
+        )
+        model.eval()
+        for i, text in enumerate(TEXTS):
+            ids = tokenizer(text, return_tensors="pt").input_ids
+            with torch.no_grad():
+                result = model(ids, output_attentions=True)
+            out[f"{path.name}/ids_{i}"] = ids[0].numpy()
+            attentions = np.stack([a[0].numpy() for a in result.attentions])  # (L, H, T, T)
+            out[f"{path.name}/attentions_{i}"] = attentions.astype(np.float32)
+    np.savez_compressed(OUT / "reference.npz", **out)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for family in FAMILIES:
@@ -276,7 +318,8 @@ def main() -> None:
             write(OUT / f"{family}-{qtype}.gguf", family, config, tensors, qtype, folder)
     for qtype in K_TYPES:
         write_kquant(OUT / f"kquant-{qtype}.gguf", qtype, MODELS / "llama")
-    for path in sorted(OUT.glob("*.gguf")):
+    transformers_reference()
+    for path in sorted(OUT.glob("*")):
         print(f"{path.name}: {path.stat().st_size} bytes")
 
 

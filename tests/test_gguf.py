@@ -1,10 +1,12 @@
-"""GGUF files (visattn.models.gguf) against the ``gguf`` package from llama.cpp and against the
-safetensors checkpoints they were converted from.
+"""GGUF files (visattn.models.gguf) against transformers' own GGUF loading, the ``gguf`` package
+from llama.cpp and the safetensors checkpoints they were converted from.
 
 tests/fixtures/gguf/ is written by tests/make_gguf_fixtures.py from tests/fixtures/models/. The
 reference for reading and dequantizing is ``gguf.GGUFReader`` and ``gguf.quants.dequantize``
 (NumPy-only); the reference for a model is the safetensors checkpoint (F32, F16: the same values)
-or the same GGUF file built with the reference's dequantization (every quantized type)."""
+or the same GGUF file built with the reference's dequantization (every quantized type). The
+fixture script also recorded transformers' forward on every file (reference.npz); these tests need
+no torch."""
 
 from __future__ import annotations
 
@@ -28,6 +30,23 @@ FILES = [f"{f}-{t}.gguf" for f in FAMILIES for t in TYPES] + [f"kquant-{t}.gguf"
 TEXTS = ("The animal didn't cross the street because it was too tired.", "小明喜欢吃苹果。")
 F16_TOL = 2e-3  # attentions of float16-rounded weights (the qwen2 fixture is stored as bfloat16)
 TOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, np.ndarray]:
+    with np.load(FIXTURES / "reference.npz") as data:
+        return dict(data)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_attentions_equal_transformers_gguf_loading(name, reference):
+    """The tokens and attentions transformers computes from the same GGUF file (its
+    from_pretrained(…, gguf_file=…), eager attention), for every family and quantization type."""
+    model = models.load(FIXTURES / name)
+    for i, text in enumerate(TEXTS):
+        got = model.run(text)
+        assert list(model.encode(text)[1]) == reference[f"{name}/ids_{i}"].tolist()
+        np.testing.assert_allclose(got.attentions, reference[f"{name}/attentions_{i}"], atol=TOL)
 
 
 def reference_dequantize(raw: np.ndarray, type_id: int, shape: tuple[int, ...]) -> np.ndarray:
