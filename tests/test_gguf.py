@@ -195,3 +195,72 @@ def test_unknown_architecture_and_type_are_refused(tmp_path):
     path = write(tmp_path / "q5.gguf", "llama", {"w": q5}, raw_dtype=gguf.GGMLQuantizationType.Q5_0)
     error = refused(path, "model_unsupported")
     assert "Q5_0" in error.params["what"]
+
+
+def ollama_store(root: Path, name: str, tag: str, gguf_file: Path, host_path: str) -> Path:
+    """An Ollama store holding ``gguf_file`` as the model layer of manifest ``name:tag``."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(gguf_file.read_bytes()).hexdigest()
+    (root / "blobs").mkdir(parents=True, exist_ok=True)
+    (root / "blobs" / f"sha256-{digest}").write_bytes(gguf_file.read_bytes())
+    manifest = root / "manifests" / host_path / name / tag
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    layers = [
+        {"mediaType": "application/vnd.ollama.image.template", "digest": "sha256:00"},
+        {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}"},
+    ]
+    manifest.write_text(json.dumps({"schemaVersion": 2, "layers": layers}), encoding="utf-8")
+    return root
+
+
+def test_sources_find_gguf_files_ollama_and_lm_studio(tmp_path):
+    """A .gguf in VISATTN_MODELS (and one level down), Ollama's manifests → blobs under the Ollama
+    name, LM Studio's publisher/repository/file.gguf: described from the file's head, named
+    without paths, and each loads."""
+    from visattn.models import sources
+
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "tiny-gpt2.gguf").write_bytes((FIXTURES / "gpt2-Q8_0.gguf").read_bytes())
+    (mine / "sub" / "tiny-llama.gguf").write_bytes((FIXTURES / "llama-F16.gguf").read_bytes())
+    (mine / "sub" / "mmproj-tiny.gguf").write_bytes(b"GGUF")
+    home = tmp_path / "home"
+    store = home / ".ollama" / "models"
+    ollama_store(store, "qwen2", "tiny", FIXTURES / "qwen2-Q4_0.gguf", "registry.ollama.ai/library")
+    ollama_store(store, "k", "q4", FIXTURES / "kquant-Q4_K.gguf", "hf.co/someone")
+    studio = home / ".lmstudio" / "models" / "someone" / "tiny-GGUF"
+    studio.mkdir(parents=True)
+    (studio / "qwen2-Q8_0.gguf").write_bytes((FIXTURES / "qwen2-Q8_0.gguf").read_bytes())
+    env = {"VISATTN_MODELS": str(mine), "HOME": str(home), "HF_HUB_CACHE": str(tmp_path / "none")}
+    found = {s.id: s for s in sources.find([], env)}
+    assert sorted(found) == sorted(
+        [
+            "tiny-gpt2",
+            "tiny-llama",
+            "qwen2:tiny",
+            "hf.co/someone/k:q4",
+            "someone/tiny-GGUF/qwen2-Q8_0",
+        ]
+    )
+    for id, source in found.items():
+        assert source.usable and str(tmp_path) not in id
+        g = vgguf.read_gguf(source.path)
+        expected = sum(int(np.prod(t.shape)) for t in g.tensors.values())
+        assert source.n_params == expected
+        assert source.disk_bytes == sum(t.end - t.start for t in g.tensors.values())
+        model = models.load(source.path)
+        assert (model.config.n_layers, model.config.n_heads) == (source.n_layers, source.n_heads)
+    assert found["qwen2:tiny"].origin == "ollama" and found["tiny-gpt2"].family == "gpt2"
+    assert found["someone/tiny-GGUF/qwen2-Q8_0"].origin == "lmstudio"
+
+
+def test_an_unreadable_gguf_is_listed_with_the_reason(tmp_path):
+    from visattn.models import sources
+
+    x = np.ones((4, 32), dtype=np.float32)
+    write(tmp_path / "falcon.gguf", "falcon", {"token_embd.weight": x})
+    found = sources.find([tmp_path], {"HF_HUB_CACHE": str(tmp_path / "none")})
+    assert [s.id for s in found] == ["falcon"]
+    assert found[0].problem.code == "model_unsupported" and not found[0].usable

@@ -50,8 +50,8 @@ def family_of(config: dict, path: Path) -> str:
 
 
 def load(path: str | Path) -> BertEncoder | Decoder:
-    """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), or in the GGUF
-    file ``path`` (llama.cpp's format: see :mod:`visattn.models.gguf`), in NumPy.
+    """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), or in the file
+    ``path`` (a GGUF file, llama.cpp's format: see :mod:`visattn.models.gguf`), in NumPy.
 
     Returns a :class:`~visattn.models.encoder.BertEncoder` (BERT family) or a
     :class:`~visattn.models.causal.Decoder` (GPT-2, LLaMA, Mistral, Qwen2). Raises InputError,
@@ -61,7 +61,7 @@ def load(path: str | Path) -> BertEncoder | Decoder:
     from . import loading
 
     folder = Path(path)
-    if folder.suffix.lower() == ".gguf" and folder.is_file():
+    if folder.is_file():  # a .gguf file, or an Ollama blob (a GGUF file named by its digest)
         from .gguf import load_gguf
 
         return load_gguf(folder)
