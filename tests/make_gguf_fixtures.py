@@ -12,6 +12,11 @@ torch, transformers and accelerate; deterministic: fixed seeds, one thread):
         q and k rows permuted to llama.cpp's interleaved RoPE pairs, GPT-2's Conv1D weights
         transposed to (out, in), llama3's RoPE scaling as a ``rope_freqs.weight`` tensor of
         divisors; the tokenizer.json's byte-level BPE vocabulary and merges as tokenizer.ggml.*.
+    llama-spm-F16.gguf
+        the llama fixture's weights with a small SentencePiece vocabulary (tokenizer model
+        "llama": byte tokens, scores, no merges).
+    tok-{llama-bpe,qwen2,smollm}.gguf
+        the qwen2 fixture's vocabulary with those pre-tokenizers, no tensors (tokenizer only).
     kquant-{Q4_K,Q5_K,Q6_K}.gguf
         a random one-layer LLaMA 256 wide (the K-quants' blocks hold 256 values, wider than the
         32 of the tiny fixtures); ``gguf`` 0.19 quantizes none of these types, so the blocks are
@@ -20,11 +25,12 @@ torch, transformers and accelerate; deterministic: fixed seeds, one thread):
     reference.npz
         transformers' own GGUF loading (``from_pretrained(folder, gguf_file=…)``, eager attention,
         float32) on every file: for each file F and text i, ``F/ids_i`` (T,) (its GGUF tokenizer)
-        and ``F/attentions_i`` (L, H, T, T). transformers 5.23 does not read llama.cpp's
-        ``rope_freqs`` (llama3's RoPE scaling) nor GPT-2's ``feed_forward_length`` and
-        ``context_length``, so for llama-* and gpt2-* it is given the safetensors checkpoint's
-        config.json (weights and tokenizer still from the GGUF); qwen2-* and kquant-* are read from
-        the GGUF alone."""
+        and ``F/attentions_i`` (L, H, T, T); for a tok-* file ``F/ids_i`` and ``F/pieces_i``
+        (its pre-tokenizer's pieces) of TOKEN_TEXTS[i].
+        transformers 5.23 does not read llama.cpp's ``rope_freqs`` (llama3's RoPE scaling) nor
+        GPT-2's ``feed_forward_length`` and ``context_length``, so for llama-* and gpt2-* it is
+        given the safetensors checkpoint's config.json (weights and tokenizer still from the
+        GGUF); qwen2-* and kquant-* are read from the GGUF alone."""
 
 from __future__ import annotations
 
@@ -137,7 +143,7 @@ def llama3_divisors(config: dict) -> np.ndarray:
     return np.array(divisors, dtype=np.float32)
 
 
-def add_tokenizer(writer: gguf.GGUFWriter, folder: Path, n_vocab: int) -> None:
+def add_tokenizer(writer: gguf.GGUFWriter, folder: Path, n_vocab: int, pre: str = "gpt-2") -> None:
     """tokenizer.json's byte-level BPE as tokenizer.ggml.* (padded to the embedding's rows with
     [PADi] entries of type UNUSED, as convert_hf_to_gguf.py does)."""
     spec = json.loads((folder / loading.TOKENIZER).read_text(encoding="utf-8"))
@@ -152,7 +158,7 @@ def add_tokenizer(writer: gguf.GGUFWriter, folder: Path, n_vocab: int) -> None:
         types.append(kind if i in by_id else gguf.TokenType.UNUSED)
     merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
     writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt-2")
+    writer.add_tokenizer_pre(pre)
     writer.add_token_list(tokens)
     writer.add_token_types(types)
     writer.add_token_merges(merges)
@@ -276,6 +282,60 @@ def write_kquant(path: Path, qtype: str, tok: Path) -> None:
 
 
 TEXTS = ("The animal didn't cross the street because it was too tired.", "小明喜欢吃苹果。")
+# texts on which the pre-tokenizers differ: digits, contractions, newlines, runs of spaces
+TOKEN_TEXTS = (
+    "I'LL pay 12345 dollars, don't you?\n\n  Then   the keys\t(42)!",
+    "  the values,the street's 2024年3月 小明  ",
+)
+PRES = ("llama-bpe", "qwen2", "smollm")  # tokenizer-only files tok-PRE.gguf
+# a SentencePiece vocabulary of 280 (the llama fixture's embedding rows): <unk> <s> </s>, the 256
+# bytes <0xNN>, then characters and merged pieces with scores (better pieces score higher)
+SPM_CHARS = ["\u2581", "t", "h", "e", "a", "n", "i", "m", "l", "s", "r", "c", "o"]
+SPM_PIECES = ["th", "he", "\u2581t", "\u2581the", "an", "\u2581a", "al", "im"]
+
+
+def write_sentencepiece(path: Path, config: dict, tensors: dict) -> None:
+    """The llama fixture's weights (F16) with a SentencePiece vocabulary (tokenizer model
+    "llama": scores, byte tokens, no merges: a reader derives them from the scores)."""
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL]
+    types += [gguf.TokenType.BYTE] * 256
+    scores = [0.0] * len(tokens)
+    tokens += SPM_CHARS + SPM_PIECES
+    types += [gguf.TokenType.NORMAL] * (len(SPM_CHARS) + len(SPM_PIECES))
+    scores += [-100.0 - i for i in range(len(SPM_CHARS))]
+    scores += [-1.0 - len(SPM_PIECES) + len(p) + i / 10 for i, p in enumerate(SPM_PIECES)]
+    assert len(tokens) == tensors["token_embd.weight"].shape[0]
+    writer = gguf.GGUFWriter(str(path), "llama")
+    add_hparams(writer, "llama", config)
+    writer.add_tokenizer_model("llama")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_scores(scores)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_unk_token_id(0)
+    writer.add_add_bos_token(True)
+    for name in sorted(tensors):
+        add_tensor(writer, name, tensors[name], "F16")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def write_tokenizer_only(path: Path, pre: str) -> None:
+    """The qwen2 fixture's byte-level vocabulary with pre-tokenizer ``pre`` and no tensors."""
+    folder = MODELS / "qwen2"
+    config = loading.read_config(folder)
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    add_hparams(writer, "qwen2", config)
+    add_tokenizer(writer, folder, config["vocab_size"], pre)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
 def transformers_reference() -> None:
@@ -288,8 +348,16 @@ def transformers_reference() -> None:
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
     out = {}
+    for path in sorted(OUT.glob("tok-*.gguf")):
+        tokenizer = AutoTokenizer.from_pretrained(OUT, gguf_file=path.name)
+        for i, text in enumerate(TOKEN_TEXTS):
+            out[f"{path.name}/ids_{i}"] = np.array(tokenizer(text).input_ids, dtype=np.int64)
+            split = tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)
+            out[f"{path.name}/pieces_{i}"] = np.array([piece for piece, _ in split])
     for path in sorted(OUT.glob("*.gguf")):
         family = path.name.split("-")[0]
+        if family == "tok":
+            continue
         extra = {}
         if family in ("llama", "gpt2"):
             extra["config"] = AutoConfig.from_pretrained(MODELS / family)
@@ -318,6 +386,11 @@ def main() -> None:
             write(OUT / f"{family}-{qtype}.gguf", family, config, tensors, qtype, folder)
     for qtype in K_TYPES:
         write_kquant(OUT / f"kquant-{qtype}.gguf", qtype, MODELS / "llama")
+    config = loading.read_config(MODELS / "llama")
+    tensors = gguf_tensors("llama", config, loading.Weights.open(MODELS / "llama"))
+    write_sentencepiece(OUT / "llama-spm-F16.gguf", config, tensors)
+    for pre in PRES:
+        write_tokenizer_only(OUT / f"tok-{pre}.gguf", pre)
     transformers_reference()
     for path in sorted(OUT.glob("*")):
         print(f"{path.name}: {path.stat().st_size} bytes")

@@ -27,6 +27,12 @@ FAMILIES = ("llama", "qwen2", "gpt2")
 TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1")
 K_TYPES = ("Q4_K", "Q5_K", "Q6_K")
 FILES = [f"{f}-{t}.gguf" for f in FAMILIES for t in TYPES] + [f"kquant-{t}.gguf" for t in K_TYPES]
+FILES += ["llama-spm-F16.gguf"]  # a SentencePiece vocabulary (merges from scores, byte fallback)
+PRES = ("llama-bpe", "qwen2", "smollm")  # tok-PRE.gguf: the tokenizer alone
+TOKEN_TEXTS = (
+    "I'LL pay 12345 dollars, don't you?\n\n  Then   the keys\t(42)!",
+    "  the values,the street's 2024年3月 小明  ",
+)
 TEXTS = ("The animal didn't cross the street because it was too tired.", "小明喜欢吃苹果。")
 F16_TOL = 2e-3  # attentions of float16-rounded weights (the qwen2 fixture is stored as bfloat16)
 TOL = 1e-5
@@ -47,6 +53,49 @@ def test_attentions_equal_transformers_gguf_loading(name, reference):
         got = model.run(text)
         assert list(model.encode(text)[1]) == reference[f"{name}/ids_{i}"].tolist()
         np.testing.assert_allclose(got.attentions, reference[f"{name}/attentions_{i}"], atol=TOL)
+
+
+@pytest.mark.parametrize("pre", ["llama-bpe", "qwen2"])
+def test_pre_tokenizers_split_as_transformers_gguf_tokenizer(pre, reference):
+    """A byte-level vocabulary split by the file's tokenizer.ggml.pre (digits, contractions,
+    newlines and spaces differ between them): the pieces and ids transformers' GGUF tokenizer
+    gives."""
+    name = f"tok-{pre}.gguf"
+    tokenizer = vgguf.tokenizer_of(vgguf.read_gguf(FIXTURES / name))
+    for i, text in enumerate(TOKEN_TEXTS):
+        assert tokenizer.encode(text).ids == reference[f"{name}/ids_{i}"].tolist()
+        pieces = [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+        assert pieces == reference[f"{name}/pieces_{i}"].tolist()
+    assert len({tuple(reference[f"tok-{p}.gguf/pieces_0"]) for p in PRES}) == len(PRES)
+
+
+def test_smollm_splits_digits_one_by_one(reference):
+    """SmolLM's pre-tokenizer (llama.cpp's "smollm", SmolLM's own tokenizer.json): every digit
+    alone, the rest as GPT-2 splits it. transformers' GGUF loading does not know "smollm" and splits
+    as GPT-2 (its recorded pieces): the same once digits are taken out."""
+    name = "tok-smollm.gguf"
+    tokenizer = vgguf.tokenizer_of(vgguf.read_gguf(FIXTURES / name))
+    digits = "0123456789"
+    for i, text in enumerate(TOKEN_TEXTS):
+        pieces = [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+        gpt2 = reference[f"{name}/pieces_{i}"].tolist()
+        assert any(len(p) > 1 and p.strip("Ġ").isdigit() for p in gpt2)
+        assert all(len(p) == 1 for p in pieces if any(c in digits for c in p))
+        assert [p for p in pieces if p not in digits] == [
+            p.strip(digits) for p in gpt2 if p.strip(digits)
+        ]
+
+
+def test_sentencepiece_vocabulary_as_transformers_reads_it(reference):
+    """Scores, byte fallback, the ▁ prefix and BOS: the ids of transformers' GGUF tokenizer, and
+    decoding gives the text back."""
+    name = "llama-spm-F16.gguf"
+    tokenizer = vgguf.tokenizer_of(vgguf.read_gguf(FIXTURES / name))
+    for i, text in enumerate(TEXTS):
+        encoding = tokenizer.encode(text)
+        assert encoding.ids == reference[f"{name}/ids_{i}"].tolist()
+        assert tokenizer.decode(encoding.ids) == text
+    assert "\u2581the" in tokenizer.encode("the the").tokens
 
 
 def reference_dequantize(raw: np.ndarray, type_id: int, shape: tuple[int, ...]) -> np.ndarray:

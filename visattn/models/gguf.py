@@ -516,8 +516,8 @@ def hf_tensors(g: GGUFFile, config: dict) -> dict[str, GGUFTensor]:
     return out
 
 
-# tokenizer.ggml.pre → the pre-tokenizer's split pattern (llama.cpp's llama-vocab.cpp)
-GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# tokenizer.ggml.pre → the pre-tokenizer's split pattern (llama.cpp's llama-vocab.cpp; None:
+# GPT-2's, which ByteLevel applies; "digits": each digit alone, then GPT-2's)
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -531,85 +531,194 @@ PRE_PATTERNS = {
     "gpt-2": None,
     "llama-bpe": LLAMA3_PATTERN,
     "llama3": LLAMA3_PATTERN,
-    "smollm": LLAMA3_PATTERN,
+    "llama-v3": LLAMA3_PATTERN,
+    "falcon3": LLAMA3_PATTERN,
+    "dbrx": LLAMA3_PATTERN,
+    "smaug-bpe": LLAMA3_PATTERN,
     "qwen2": QWEN2_PATTERN,
+    "deepseek-r1-qwen": QWEN2_PATTERN,
+    "smollm": "digits",
 }
-CONTROL, USER_DEFINED = 3, 4  # tokenizer.ggml.token_type of special tokens
+UNKNOWN_TYPE, CONTROL, USER_DEFINED = 2, 3, 4  # tokenizer.ggml.token_type
+SPACE = "\u2581"  # SentencePiece's "▁", a space
 
 
-def tokenizer_of(g: GGUFFile) -> Tokenizer:
-    """The byte-level BPE tokenizer of ``tokenizer.ggml.*`` (model "gpt2": GPT-2, LLaMA 3, Qwen,
-    SmolLM …) as a ``tokenizers.Tokenizer``, adding the BOS token when the file says to."""
-    from tokenizers import Tokenizer
+def _special_tokens(tokens: list[str], types: list[int]) -> list[dict]:
+    """Control tokens (<s>, <|endoftext|>) as special added tokens, user-defined ones (<think>) as
+    plain added tokens: matched whole, never cut into pieces."""
+    added = []
+    for i, (token, kind) in enumerate(zip(tokens, types, strict=False)):
+        if kind in (CONTROL, USER_DEFINED):
+            added.append(
+                {"id": i, "content": token, "single_word": False, "lstrip": False}
+                | {"rstrip": False, "normalized": False, "special": kind == CONTROL}
+            )
+    return added
 
+
+def _bos_template(m: dict, tokens: list[str], default: bool) -> dict | None:
+    """The post-processor that puts BOS first when ``tokenizer.ggml.add_bos_token`` says so."""
+    bos = m.get("tokenizer.ggml.bos_token_id")
+    if not m.get("tokenizer.ggml.add_bos_token", default) or bos is None or bos >= len(tokens):
+        return None
+    piece = tokens[bos]
+    return {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": piece, "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
+        "pair": [
+            {"Sequence": {"id": "A", "type_id": 0}},
+            {"Sequence": {"id": "B", "type_id": 1}},
+        ],
+        "special_tokens": {piece: {"id": piece, "ids": [bos], "tokens": [piece]}},
+    }
+
+
+def _bpe(vocab: dict[str, int], merges: list, **options) -> dict:
+    return {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
+        "ignore_merges": False,
+        "vocab": vocab,
+        "merges": merges,
+    } | options
+
+
+def merges_from_scores(tokens: list[str], scores: dict[str, float]) -> list[list[str]]:
+    """A SentencePiece vocabulary's BPE merges (it stores none): every split of a token into two
+    tokens of the vocabulary, the merge of the best-scored token first (transformers'
+    generate_merges, which its GGUF loading uses)."""
+    vocab = {token: i for i, token in enumerate(tokens)}
+    found = []
+    for token, score in scores.items():
+        local = []
+        for cut in range(1, len(token)):
+            left, right = token[:cut], token[cut:]
+            if left in vocab and right in vocab:
+                local.append((left, right, score))
+        found += sorted(local, key=lambda m: (vocab[m[0]], vocab[m[1]]))
+    found.sort(key=lambda m: (m[2], len(m[0]), len(m[1])), reverse=True)
+    return [[left, right] for left, right, _ in found]
+
+
+def _byte_level_spec(g: GGUFFile, tokens: list[str], types: list[int]) -> dict:
+    """tokenizer.json of a byte-level BPE vocabulary (GPT-2, LLaMA 3, Qwen, SmolLM …). A ``pre``
+    this module does not know splits as GPT-2's does (as transformers' GGUF loading does too)."""
     m = g.metadata
-    kind = m.get("tokenizer.ggml.model")
-    pre = m.get("tokenizer.ggml.pre", "default")
-    if kind != "gpt2" or pre not in PRE_PATTERNS:
-        raise InputError(
-            "model_unsupported",
-            f"{g.path}: tokenizer.ggml.model={kind!r}, pre={pre!r}; this app reads byte-level "
-            f"BPE vocabularies (model 'gpt2', pre {sorted(PRE_PATTERNS)}).",
-            file=str(g.path),
-            what=f"tokenizer {kind} / {pre}",
-        )
-    tokens = m.get("tokenizer.ggml.tokens", [])
-    types = m.get("tokenizer.ggml.token_type", [1] * len(tokens))
-    merges = m.get("tokenizer.ggml.merges", [])
-    special = [
-        {"id": i, "content": tok, "single_word": False, "lstrip": False, "rstrip": False}
-        | {"normalized": False, "special": True}
-        for i, (tok, kind_) in enumerate(zip(tokens, types, strict=False))
-        if kind_ in (CONTROL, USER_DEFINED)
-    ]
-    pattern = PRE_PATTERNS[pre]
+    pattern = PRE_PATTERNS.get(m.get("tokenizer.ggml.pre", "default"))
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
     if pattern is None:
         pre_tokenizer = byte_level | {"use_regex": True}
+    elif pattern == "digits":
+        digits = {"type": "Digits", "individual_digits": True}
+        pre_tokenizer = {
+            "type": "Sequence",
+            "pretokenizers": [digits, byte_level | {"use_regex": True}],
+        }
     else:
         split = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated"}
         pre_tokenizer = {
             "type": "Sequence",
             "pretokenizers": [split | {"invert": False}, byte_level | {"use_regex": False}],
         }
-    post = None
-    bos = m.get("tokenizer.ggml.bos_token_id")
-    if m.get("tokenizer.ggml.add_bos_token") and bos is not None and bos < len(tokens):
-        piece = tokens[bos]
-        post = {
-            "type": "TemplateProcessing",
-            "single": [
-                {"SpecialToken": {"id": piece, "type_id": 0}},
-                {"Sequence": {"id": "A", "type_id": 0}},
-            ],
-            "pair": [
-                {"Sequence": {"id": "A", "type_id": 0}},
-                {"Sequence": {"id": "B", "type_id": 1}},
-            ],
-            "special_tokens": {piece: {"id": piece, "ids": [bos], "tokens": [piece]}},
-        }
-    spec = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": special,
+    merges = [merge.split(" ", 1) for merge in m.get("tokenizer.ggml.merges", [])]
+    return {
         "normalizer": None,
         "pre_tokenizer": pre_tokenizer,
-        "post_processor": post,
+        "post_processor": _bos_template(m, tokens, False),
         "decoder": byte_level | {"use_regex": True},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": {tok: i for i, tok in enumerate(tokens)},
-            "merges": [merge.split(" ", 1) for merge in merges],
-        },
+        "model": _bpe({t: i for i, t in enumerate(tokens)}, merges),
     }
+
+
+def _sentencepiece_spec(g: GGUFFile, tokens: list[str], types: list[int]) -> dict:
+    """tokenizer.json of a SentencePiece vocabulary (LLaMA 2, Mistral, Gemma, Phi-3): BPE over
+    characters with "▁" for spaces, merges from the file or from the scores, bytes <0xNN> for
+    characters outside the vocabulary."""
+    m = g.metadata
+    arch = m.get("general.architecture", "")
+    if arch.startswith("gemma"):  # spaces stored as spaces; the file's order is the merge order
+        tokens = [SPACE * len(t) if " " in t and not t.strip() else t for t in tokens]
+        scores = {t: -i for i, t in enumerate(tokens)}
+    else:
+        scores = dict(
+            zip(tokens, m.get("tokenizer.ggml.scores", [0.0] * len(tokens)), strict=False)
+        )
+    if "tokenizer.ggml.merges" in m:
+        merges = [merge.split(" ", 1) for merge in m["tokenizer.ggml.merges"]]
+    else:
+        merges = merges_from_scores(tokens, scores)
+    unknown = m.get("tokenizer.ggml.unknown_token_id")
+    if unknown is None:
+        unknown = next((i for i, kind in enumerate(types) if kind == UNKNOWN_TYPE), None)
+    prefix = bool(m.get("tokenizer.ggml.add_space_prefix", True))
+    space_first = {"type": "Replace", "pattern": {"String": SPACE}, "content": " "}
+    decoders = [space_first, {"type": "ByteFallback"}, {"type": "Fuse"}]
+    if prefix:
+        decoders.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    normalizer, pre_tokenizer = (
+        None,
+        {
+            "type": "Metaspace",
+            "replacement": SPACE,
+            "prepend_scheme": "first" if prefix else "never",
+            "split": False,
+        },
+    )
+    if arch == "phi3":  # the prefix space from a normalizer (Phi-3's own tokenizer.json)
+        normalizer = {
+            "type": "Sequence",
+            "normalizers": [
+                {"type": "Prepend", "prepend": SPACE},
+                {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
+            ],
+        }
+        pre_tokenizer = None
+    return {
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": _bos_template(m, tokens, True),
+        "decoder": {"type": "Sequence", "decoders": decoders},
+        "model": _bpe(
+            {t: i for i, t in enumerate(tokens)},
+            merges,
+            unk_token=tokens[unknown] if unknown is not None else None,
+            fuse_unk=True,
+            byte_fallback=True,
+        ),
+    }
+
+
+TOKENIZER_MODELS = {"gpt2": _byte_level_spec, "llama": _sentencepiece_spec}
+
+
+def tokenizer_of(g: GGUFFile) -> Tokenizer:
+    """The tokenizer ``tokenizer.ggml.*`` describes as a ``tokenizers.Tokenizer``: byte-level BPE
+    (model "gpt2") or SentencePiece BPE (model "llama"), adding BOS when the file says to."""
+    from tokenizers import Tokenizer
+
+    m = g.metadata
+    kind = m.get("tokenizer.ggml.model")
+    tokens = m.get("tokenizer.ggml.tokens")
+    if kind not in TOKENIZER_MODELS or not tokens:
+        raise InputError(
+            "model_unsupported",
+            f"{g.path}: tokenizer.ggml.model={kind!r}; this app reads the tokenizer models "
+            f"{sorted(TOKENIZER_MODELS)}.",
+            file=str(g.path),
+            what=f"tokenizer.ggml.model={kind}",
+        )
+    types = m.get("tokenizer.ggml.token_type", [1] * len(tokens))
+    spec = {"version": "1.0", "truncation": None, "padding": None}
+    spec["added_tokens"] = _special_tokens(tokens, types)
+    spec |= TOKENIZER_MODELS[kind](g, tokens, types)
     try:
         return Tokenizer.from_str(json.dumps(spec))
     except Exception as exc:  # the Rust side raises a plain Exception
