@@ -15,6 +15,11 @@ torch, transformers and accelerate; deterministic: fixed seeds, one thread):
     llama-spm-F16.gguf
         the llama fixture's weights with a small SentencePiece vocabulary (tokenizer model
         "llama": byte tokens, scores, no merges).
+    {qwen3,gemma2,gemma3,phi3}-F16.gguf
+        a seeded random tiny transformers model of each (Qwen3's QK-norm, Gemma's four norms
+        stored as 1 + w, Phi-3's fused QKV and gate-up), written as convert_hf_to_gguf.py writes
+        them; reference.npz holds ``F/tensor/NAME`` (the model's state dict) and ``F/config``
+        (its config as JSON), checked here to be what transformers' GGUF loading reads back.
     tok-{llama-bpe,qwen2,smollm}.gguf
         the qwen2 fixture's vocabulary with those pre-tokenizers, no tensors (tokenizer only).
     kquant-{Q4_K,Q5_K,Q6_K}.gguf
@@ -356,7 +361,7 @@ def transformers_reference() -> None:
             out[f"{path.name}/pieces_{i}"] = np.array([piece for piece, _ in split])
     for path in sorted(OUT.glob("*.gguf")):
         family = path.name.split("-")[0]
-        if family == "tok":
+        if family == "tok" or family in NEW_ARCHS:
             continue
         extra = {}
         if family in ("llama", "gpt2"):
@@ -373,7 +378,157 @@ def transformers_reference() -> None:
             out[f"{path.name}/ids_{i}"] = ids[0].numpy()
             attentions = np.stack([a[0].numpy() for a in result.attentions])  # (L, H, T, T)
             out[f"{path.name}/attentions_{i}"] = attentions.astype(np.float32)
+    new_arch_reference(out)
     np.savez_compressed(OUT / "reference.npz", **out)
+
+
+# families only mapped here (the family modules are another part of issue 54): a random tiny
+# transformers model each, written as llama.cpp's converter writes it
+NEW_ARCHS = ("qwen3", "gemma2", "gemma3", "phi3")
+NEW_LAYER = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.q_norm.weight": "attn_q_norm.weight",
+    "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "self_attn.qkv_proj.weight": "attn_qkv.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.gate_up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+}
+GEMMA_NORMS = {
+    "post_attention_layernorm.weight": "post_attention_norm.weight",
+    "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+    "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+}
+
+
+def new_arch_model(arch: str):
+    """A seeded random tiny transformers model of ``arch`` (weights float16-exact)."""
+    import torch
+    from transformers import (
+        Gemma2Config,
+        Gemma2ForCausalLM,
+        Gemma3ForCausalLM,
+        Gemma3TextConfig,
+        Phi3Config,
+        Phi3ForCausalLM,
+        Qwen3Config,
+        Qwen3ForCausalLM,
+    )
+
+    torch.manual_seed(54)
+    common = dict(
+        vocab_size=280,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        initializer_range=0.1,
+    )
+    if arch == "qwen3":
+        model = Qwen3ForCausalLM(Qwen3Config(head_dim=8, tie_word_embeddings=True, **common))
+    elif arch == "gemma2":
+        config = Gemma2Config(head_dim=8, query_pre_attn_scalar=8, sliding_window=4, **common)
+        model = Gemma2ForCausalLM(config)
+    elif arch == "gemma3":
+        config = Gemma3TextConfig(head_dim=8, query_pre_attn_scalar=8, sliding_window=4, **common)
+        model = Gemma3ForCausalLM(config)
+    else:
+        ids = dict(pad_token_id=None, bos_token_id=None, eos_token_id=None)
+        model = Phi3ForCausalLM(Phi3Config(**common, **ids, tie_word_embeddings=False))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn_like(p) * 0.1)
+            if p.ndim == 1:
+                p.add_(1.0)  # norms near 1 (Gemma's near 2: it scales by 1 + w)
+            p.copy_(p.half().float())
+    return model.eval()
+
+
+def write_new_arch(arch: str, model, path: Path) -> None:
+    """``model`` as convert_hf_to_gguf.py writes it: no permutation (these use NeoX RoPE), Gemma's
+    norms stored as 1 + w, F16 2-D weights, the qwen2 fixture's vocabulary."""
+    c = model.config
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_context_length(c.max_position_embeddings)
+    writer.add_embedding_length(c.hidden_size)
+    writer.add_feed_forward_length(c.intermediate_size)
+    writer.add_block_count(c.num_hidden_layers)
+    writer.add_head_count(c.num_attention_heads)
+    writer.add_head_count_kv(c.num_key_value_heads)
+    writer.add_layer_norm_rms_eps(c.rms_norm_eps)
+    rope = c.rope_parameters.get("full_attention", c.rope_parameters)
+    writer.add_rope_freq_base(rope["rope_theta"])
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    writer.add_key_length(head_dim)
+    writer.add_value_length(head_dim)
+    writer.add_rope_dimension_count(head_dim)
+    if arch.startswith("gemma"):
+        writer.add_sliding_window(c.sliding_window)
+        if arch == "gemma2":
+            writer.add_attn_logit_softcapping(c.attn_logit_softcapping)
+            writer.add_final_logit_softcapping(c.final_logit_softcapping)
+    add_tokenizer(writer, MODELS / "qwen2", c.vocab_size)
+    layer = NEW_LAYER | (GEMMA_NORMS if arch.startswith("gemma") else {})
+    if not arch.startswith("gemma"):
+        layer = layer | {"post_attention_layernorm.weight": "ffn_norm.weight"}
+    for name, p in model.state_dict().items():
+        x = p.numpy().astype(np.float32)
+        if name == "lm_head.weight" and c.tie_word_embeddings:
+            continue
+        if name.startswith("model.layers."):
+            _, _, index, rest = name.split(".", 3)
+            gguf_name = f"blk.{index}.{layer[rest]}"
+        else:
+            gguf_name = {v: k for k, v in TOP_NEW.items()}[name]
+        if arch.startswith("gemma") and name.endswith("norm.weight"):
+            x = x + 1  # Gemma2Model / Gemma3Model: data_torch + 1 (llama.cpp's norm is plain w)
+        add_tensor(writer, gguf_name, x, "F16")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+TOP_NEW = {
+    "token_embd.weight": "model.embed_tokens.weight",
+    "output_norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+}
+
+
+def new_arch_reference(out: dict) -> None:
+    """For each new architecture: its GGUF, and in ``out`` the original state dict and config
+    fields, after checking that transformers' GGUF loading reads the file back to them."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    for arch in NEW_ARCHS:
+        model = new_arch_model(arch)
+        name = f"{arch}-F16.gguf"
+        write_new_arch(arch, model, OUT / name)
+        # transformers' GGUF config ignores qwen3's key_length (head_dim 128 by default) and gives
+        # phi3 Phi-3's pad id 32000, outside this vocabulary: give it the model's config
+        extra = {"config": model.config} if arch in ("qwen3", "phi3") else {}
+        back = AutoModelForCausalLM.from_pretrained(
+            OUT, gguf_file=name, dtype=torch.float32, **extra
+        )
+        original = model.state_dict()
+        for key, value in back.state_dict().items():
+            if key in original:
+                assert torch.equal(value, original[key]), (arch, key)
+        for key, value in original.items():
+            if key == "lm_head.weight" and model.config.tie_word_embeddings:
+                continue
+            out[f"{name}/tensor/{key}"] = value.numpy()
+        config = model.config.to_dict()
+        out[f"{name}/config"] = np.array(json.dumps(config, default=str))
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ no torch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import gguf
@@ -313,3 +314,54 @@ def test_an_unreadable_gguf_is_listed_with_the_reason(tmp_path):
     found = sources.find([tmp_path], {"HF_HUB_CACHE": str(tmp_path / "none")})
     assert [s.id for s in found] == ["falcon"]
     assert found[0].problem.code == "model_unsupported" and not found[0].usable
+
+
+NEW_ARCHS = ("qwen3", "gemma2", "gemma3", "phi3")
+CONFIG_FIELDS = (
+    "model_type",
+    "vocab_size",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "tie_word_embeddings",
+)
+GEMMA_FIELDS = (
+    "head_dim",
+    "sliding_window",
+    "query_pre_attn_scalar",
+    "layer_types",
+    "hidden_activation",
+    "attn_logit_softcapping",
+    "final_logit_softcapping",
+)
+
+
+@pytest.mark.parametrize("arch", NEW_ARCHS)
+def test_new_architectures_map_to_the_transformers_checkpoint(arch, reference):
+    """Qwen3, Gemma 2, Gemma 3 and Phi-3 files (written as llama.cpp converts them, read back by
+    transformers' GGUF loading to the same tensors): every tensor under its Hugging Face name with
+    the checkpoint's values (Gemma's norms back from 1 + w), and the config fields the family
+    modules read."""
+    name = f"{arch}-F16.gguf"
+    g = vgguf.read_gguf(FIXTURES / name)
+    config = vgguf.config_of(g)
+    weights = vgguf.GGUFWeights(vgguf.hf_tensors(g, config), g.path)
+    prefix = f"{name}/tensor/"
+    expected = {k[len(prefix) :]: v for k, v in reference.items() if k.startswith(prefix)}
+    assert sorted(weights) == sorted(expected)
+    for key, value in expected.items():
+        np.testing.assert_array_equal(weights[key], value)
+    original = json.loads(str(reference[f"{name}/config"]))
+    for field in CONFIG_FIELDS + (GEMMA_FIELDS if arch.startswith("gemma") else ()):
+        assert config[field] == original[field], field
+    assert config["rms_norm_eps"] == pytest.approx(original["rms_norm_eps"], rel=1e-6)
+    rope, expected_rope = config["rope_parameters"], original["rope_parameters"]
+    if arch == "gemma3":
+        for kind in ("full_attention", "sliding_attention"):
+            assert rope[kind]["rope_theta"] == expected_rope[kind]["rope_theta"]
+    else:
+        assert rope["rope_theta"] == expected_rope["rope_theta"]
+    if arch == "phi3":
+        assert rope["partial_rotary_factor"] == expected_rope["partial_rotary_factor"]

@@ -262,7 +262,8 @@ class GGUFTensor:
     end: int
     type_id: int = 0
     stored: tuple[int, ...] = ()  # NumPy shape as stored (row last)
-    transform: str = ""  # "", "T" (transpose) or "unpermute:<heads>" (LLaMA's q and k rows)
+    # "", "T" (transpose), "unpermute:<heads>" (LLaMA's q and k rows) or "minus1" (Gemma's norms)
+    transform: str = ""
 
 
 @dataclass(frozen=True)
@@ -348,6 +349,8 @@ class GGUFWeights(loading.Weights):
             return x.T
         if info.transform.startswith("unpermute:"):
             return unpermute(x, int(info.transform.split(":")[1]))
+        if info.transform == "minus1":
+            return x - np.float32(1.0)
         return x
 
 
@@ -407,12 +410,39 @@ GPT2_TOP = {
     "output_norm.weight": "ln_f.weight",
     "output_norm.bias": "ln_f.bias",
 }
+QK_NORM = {
+    "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight",
+}
+GEMMA_LAYER = LLAMA_LAYER | {
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+}
+PHI3_LAYER = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "attn_qkv.weight": "self_attn.qkv_proj.weight",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "ffn_up.weight": "mlp.gate_up_proj.weight",  # gate and up stacked, as Phi-3 stores them
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
 # general.architecture → (model_type, per-layer names, top-level names, layer prefix)
 ARCHITECTURES = {
     "llama": ("llama", LLAMA_LAYER, LLAMA_TOP, "model.layers."),
     "qwen2": ("qwen2", LLAMA_LAYER, LLAMA_TOP, "model.layers."),
+    "qwen3": ("qwen3", LLAMA_LAYER | QK_NORM, LLAMA_TOP, "model.layers."),
+    "gemma2": ("gemma2", GEMMA_LAYER, LLAMA_TOP, "model.layers."),
+    "gemma3": ("gemma3_text", GEMMA_LAYER | QK_NORM, LLAMA_TOP, "model.layers."),
+    "phi3": ("phi3", PHI3_LAYER, LLAMA_TOP, "model.layers."),
     "gpt2": ("gpt2", GPT2_LAYER, GPT2_TOP, "h."),
 }
+# Gemma's RMSNorm scales by (1 + w); llama.cpp's conversion stores 1 + w, read back as w
+NORM_SHIFTED = ("gemma2", "gemma3")
+# the layer count of Gemma 2 and 3 27B, whose queries are scaled by 1/√(D/H), not 1/√Dh (llama.cpp
+# tells them apart by size too: the GGUF does not store query_pre_attn_scalar)
+GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}
+GEMMA3_PATTERN = 6  # every sixth Gemma 3 layer attends globally, the others in a sliding window
 
 
 def _meta(g: GGUFFile, key: str, default=None):
@@ -475,18 +505,75 @@ def config_of(g: GGUFFile) -> dict:
             "rope_type": "default",
             "rope_theta": float(_meta(g, "rope.freq_base", 10000.0)),
         },
-        "attention_bias": model_type != "qwen2" and "blk.0.attn_q.bias" in g.tensors,
+        "attention_bias": arch in ("llama",) and "blk.0.attn_q.bias" in g.tensors,
+        "hidden_act": "silu",
     }
+    rope = config["rope_parameters"]
     scaling = _meta(g, "rope.scaling.type", "none")
-    if scaling not in ("none",):
+    if scaling == "linear":
+        rope |= {"rope_type": "linear", "factor": float(_meta(g, "rope.scaling.factor"))}
+    elif scaling == "yarn":
+        rope |= {
+            "rope_type": "yarn",
+            "factor": float(_meta(g, "rope.scaling.factor")),
+            "original_max_position_embeddings": int(
+                _meta(g, "rope.scaling.original_context_length")
+            ),
+        }
+    elif scaling != "none":
         raise InputError(
             "model_unsupported",
-            f"{g.path}: {arch}.rope.scaling.type={scaling!r}; this app implements plain RoPE "
-            "and llama3's (a rope_freqs tensor).",
+            f"{g.path}: {arch}.rope.scaling.type={scaling!r}; this app reads plain RoPE, "
+            "linear and YaRN scaling, and llama3's (a rope_freqs tensor).",
             file=str(g.path),
             what=f"rope.scaling.type={scaling}",
         )
+    window = _meta(g, "attention.sliding_window", 0)
+    L, Dh = config["num_hidden_layers"], config["head_dim"]
+    if arch == "qwen3":
+        config["layer_types"] = ["full_attention"] * L
+    if arch in ("gemma2", "gemma3"):
+        config |= {
+            "hidden_activation": "gelu_pytorch_tanh",
+            "sliding_window": int(window) or None,
+            "query_pre_attn_scalar": D // H if L == GEMMA_27B_LAYERS[arch] else Dh,
+            "attn_logit_softcapping": _meta(g, "attn_logit_softcapping", 0.0) or None,
+            "final_logit_softcapping": _meta(g, "final_logit_softcapping", 0.0) or None,
+            "tie_word_embeddings": True,
+        }
+        del config["hidden_act"]
+    if arch == "gemma2":
+        config["layer_types"] = ["sliding_attention", "full_attention"] * (L // 2) + (
+            ["sliding_attention"] if L % 2 else []
+        )
+    if arch == "gemma3":
+        config["layer_types"] = [
+            "full_attention" if (i + 1) % GEMMA3_PATTERN == 0 else "sliding_attention"
+            for i in range(L)
+        ]
+        local = {"rope_type": "default", "rope_theta": float(_meta(g, "rope.freq_base_swa", 1e4))}
+        config["rope_parameters"] = {"full_attention": rope, "sliding_attention": local}
+    if arch == "phi3":
+        rotary = int(_meta(g, "rope.dimension_count", Dh))
+        rope["partial_rotary_factor"] = rotary / Dh
+        config["sliding_window"] = int(window) or None
+        if "rope_factors_long.weight" in g.tensors:  # LongRoPE (Phi-3 128k, Phi-4-mini)
+            rope |= {
+                "rope_type": "longrope",
+                "long_factor": _vector(g, "rope_factors_long.weight").tolist(),
+                "short_factor": _vector(g, "rope_factors_short.weight").tolist(),
+                "original_max_position_embeddings": int(
+                    _meta(g, "rope.scaling.original_context_length")
+                ),
+            }
     return config
+
+
+def _vector(g: GGUFFile, name: str) -> np.ndarray:
+    """A small tensor of the file (RoPE factors), dequantized."""
+    t = g.tensors[name]
+    raw = np.memmap(g.path, dtype=np.uint8, mode="r")[t.start : t.end]
+    return dequantize(raw, t.type_id, t.stored)
 
 
 def hf_tensors(g: GGUFFile, config: dict) -> dict[str, GGUFTensor]:
@@ -507,8 +594,12 @@ def hf_tensors(g: GGUFFile, config: dict) -> dict[str, GGUFTensor]:
                 transform = f"unpermute:{config['num_key_value_heads']}"
             elif arch == "gpt2" and rest.endswith(".weight") and len(t.shape) == 2:
                 transform = "T"  # GPT-2's Conv1D stores (in, out); llama.cpp stores (out, in)
+            elif arch in NORM_SHIFTED and rest.endswith("norm.weight"):
+                transform = "minus1"
         elif name in top_names:
             hf = top_names[name]
+            if arch in NORM_SHIFTED and name == "output_norm.weight":
+                transform = "minus1"
         else:
             continue
         shape = tuple(reversed(t.shape)) if transform == "T" else t.shape
