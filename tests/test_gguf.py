@@ -365,3 +365,33 @@ def test_new_architectures_map_to_the_transformers_checkpoint(arch, reference):
         assert rope["rope_theta"] == expected_rope["rope_theta"]
     if arch == "phi3":
         assert rope["partial_rotary_factor"] == expected_rope["partial_rotary_factor"]
+
+
+def test_the_pretrained_page_draws_an_ollama_model_by_its_name(monkeypatch, tmp_path):
+    """A model in Ollama's store, chosen in the link by its Ollama name: the page draws its heads
+    from the GGUF blob, and neither the link nor the page shows the blob's path."""
+    from apptest_util import array, assert_clean, figures, run_page, texts
+
+    from ui.cache import models as cache_models
+
+    store = tmp_path / "ollama"
+    ollama_store(store, "qwen2", "tiny", FIXTURES / "qwen2-Q4_0.gguf", "registry.ollama.ai/library")
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    monkeypatch.setenv("VISATTN_MODELS", str(tmp_path / "none"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "none"))
+    cache_models.available.clear()
+    try:
+        text = "the keys the values"
+        at = run_page("pretrained", {"pt_model": "qwen2:tiny", "pt_text": text})
+        assert_clean(at)
+        assert at.selectbox(key="pt_model").value == "qwen2:tiny"
+        grid = next(f for f in figures(at) if len(f["data"]) > 1)
+        assert len(grid["data"]) == 2 * 4  # L × H of the qwen2 fixture
+        expected = models.load(FIXTURES / "qwen2-Q4_0.gguf").run(text).attentions  # (L, H, T, T)
+        np.testing.assert_allclose(array(grid["data"][-1]["z"]), expected[-1, -1], atol=1e-6)
+        options = at.selectbox(key="pt_model").options  # as the picker shows them
+        assert any(o.startswith("qwen2:tiny") for o in options), options
+        shown = texts(at) + " ".join(str(c.value) for c in at.caption) + " ".join(options)
+        assert str(store) not in shown + str(dict(at.query_params)) and "sha256" not in shown
+    finally:
+        cache_models.available.clear()
