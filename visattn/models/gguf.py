@@ -34,6 +34,8 @@ from . import loading
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
+    from .causal import Decoder
+
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
 DEFAULT_ALIGNMENT = 32
@@ -820,7 +822,7 @@ def tokenizer_of(g: GGUFFile) -> Tokenizer:
         ) from None
 
 
-def load_gguf(path: str | Path):
+def load_gguf(path: str | Path) -> Decoder:
     """The model of a GGUF file, built by its family's module (see :func:`visattn.models.load`)."""
     import importlib
 
