@@ -216,17 +216,24 @@ class _Reader:
     """Sequential little-endian reads from the mapped file, raising model_gguf past its end."""
 
     def __init__(self, path: Path, data: np.memmap):
-        self.path, self.data, self.pos = path, data, 0
+        # a memoryview of the map: slicing it is cheap, which matters for 150 000-token vocabularies
+        self.path, self.data, self.pos = path, memoryview(data), 0
+        self.size = len(self.data)
 
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > self.data.size:
-            raise _bad(self.path, f"{n} bytes wanted at byte {self.pos} of {self.data.size}")
-        out = self.data[self.pos : self.pos + n].tobytes()
+    def take(self, n: int) -> memoryview:
+        if n < 0 or self.pos + n > self.size:
+            raise _bad(self.path, f"{n} bytes wanted at byte {self.pos} of {self.size}")
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
     def unpack(self, fmt: str):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        n = struct.calcsize(fmt)
+        if self.pos + n > self.size:
+            raise _bad(self.path, f"{n} bytes wanted at byte {self.pos} of {self.size}")
+        (value,) = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += n
+        return value
 
     def count(self) -> int:
         n = self.unpack("<Q")
@@ -235,8 +242,7 @@ class _Reader:
         return n
 
     def string(self) -> str:
-        raw = self.take(self.count())
-        return raw.decode("utf-8", errors="replace")
+        return str(self.take(self.count()), "utf-8", errors="replace")
 
     def value(self, kind: int):
         if kind in SCALARS:
@@ -286,7 +292,7 @@ def read_gguf(path: str | Path) -> GGUFFile:
             "model_unreadable", f"{path} cannot be read ({exc}).", file=str(path)
         ) from None
     r = _Reader(path, data)
-    if r.take(4) != MAGIC:
+    if bytes(r.take(4)) != MAGIC:
         raise _bad(path, "no GGUF magic")
     version = r.unpack("<I")
     if version not in VERSIONS:
@@ -792,15 +798,10 @@ def _sentencepiece_spec(g: GGUFFile, tokens: list[str], types: list[int]) -> dic
 TOKENIZER_MODELS = {"gpt2": _byte_level_spec, "llama": _sentencepiece_spec}
 
 
-def tokenizer_of(g: GGUFFile) -> Tokenizer:
-    """The tokenizer ``tokenizer.ggml.*`` describes as a ``tokenizers.Tokenizer``: byte-level BPE
-    (model "gpt2") or SentencePiece BPE (model "llama"), adding BOS when the file says to."""
-    from tokenizers import Tokenizer
-
-    m = g.metadata
-    kind = m.get("tokenizer.ggml.model")
-    tokens = m.get("tokenizer.ggml.tokens")
-    if kind not in TOKENIZER_MODELS or not tokens:
+def check_tokenizer(g: GGUFFile) -> None:
+    """InputError unless ``tokenizer.ggml.*`` is a vocabulary :func:`tokenizer_of` builds."""
+    kind = g.metadata.get("tokenizer.ggml.model")
+    if kind not in TOKENIZER_MODELS or not g.metadata.get("tokenizer.ggml.tokens"):
         raise InputError(
             "model_unsupported",
             f"{g.path}: tokenizer.ggml.model={kind!r}; this app reads the tokenizer models "
@@ -808,6 +809,17 @@ def tokenizer_of(g: GGUFFile) -> Tokenizer:
             file=str(g.path),
             what=f"tokenizer.ggml.model={kind}",
         )
+
+
+def tokenizer_of(g: GGUFFile) -> Tokenizer:
+    """The tokenizer ``tokenizer.ggml.*`` describes as a ``tokenizers.Tokenizer``: byte-level BPE
+    (model "gpt2") or SentencePiece BPE (model "llama"), adding BOS when the file says to."""
+    from tokenizers import Tokenizer
+
+    check_tokenizer(g)
+    m = g.metadata
+    kind = m["tokenizer.ggml.model"]
+    tokens = m["tokenizer.ggml.tokens"]
     types = m.get("tokenizer.ggml.token_type", [1] * len(tokens))
     spec = {"version": "1.0", "truncation": None, "padding": None}
     spec["added_tokens"] = _special_tokens(tokens, types)

@@ -90,7 +90,7 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
         g = gguf.read_gguf(path)
         config = gguf.config_of(g)
         family = family_of(config, path)
-        gguf.tokenizer_of(g)  # raises for a vocabulary this app does not read
+        gguf.check_tokenizer(g)  # a vocabulary this app reads (built when the model is loaded)
     except InputError as problem:
         return Source(id, name, path, origin, problem=problem)
     n_params = sum(int(np.prod(t.shape, dtype=np.int64)) for t in g.tensors.values())
