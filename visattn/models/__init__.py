@@ -6,8 +6,8 @@ hand-built two-layer causal model whose heads copy), ``minilm`` (a BERT encoder 
 bundled all-MiniLM-L6-v2 by default), and checkpoints read from a folder: ``loading`` (config,
 safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2, Qwen3,
 OLMo 2, SmolLM3, Phi-3), ``causal`` (what the decoders share: masking, the KV cache, greedy
-generation), ``pieces`` (byte-level pieces shown as characters), ``sources`` (where the app finds
-checkpoints).
+generation), ``pieces`` (byte-level pieces shown as characters), ``gguf`` (llama.cpp's single-file
+format), ``sources`` (where the app finds checkpoints).
 
 ``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
 (L, H, T, T) for every family."""
@@ -54,7 +54,8 @@ def family_of(config: dict, path: Path) -> str:
 
 
 def load(path: str | Path) -> BertEncoder | Decoder:
-    """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), in NumPy.
+    """The model in folder ``path`` (config.json, *.safetensors, tokenizer.json), or in the file
+    ``path`` (a GGUF file, llama.cpp's format: see :mod:`visattn.models.gguf`), in NumPy.
 
     Returns a :class:`~visattn.models.encoder.BertEncoder` (BERT family) or a
     :class:`~visattn.models.causal.Decoder` (GPT-2 and the LLaMA family). Raises InputError,
@@ -64,6 +65,10 @@ def load(path: str | Path) -> BertEncoder | Decoder:
     from . import loading
 
     folder = Path(path)
+    if folder.is_file():  # a .gguf file, or an Ollama blob (a GGUF file named by its digest)
+        from .gguf import load_gguf
+
+        return load_gguf(folder)
     config = loading.read_config(folder)
     family = family_of(config, folder / loading.CONFIG)
     weights = loading.Weights.open(folder)

@@ -1,15 +1,19 @@
 """Where the app finds checkpoints, described without loading them (server side only: a URL names a
 model's id, never a path).
 
-Three places, in this order: the bundled all-MiniLM-L6-v2 (id ``minilm``); folders named by the
+These places, in this order: the bundled all-MiniLM-L6-v2 (id ``minilm``); folders named by the
 ``VISATTN_MODELS`` environment variable (a path list, ``os.pathsep``-separated) or by ``--models
-DIR`` (``make run MODELS=DIR``); and the snapshots in the local Hugging Face cache
-(``HF_HUB_CACHE``, else ``HF_HOME``/hub, else ~/.cache/huggingface/hub). A named folder is a
-checkpoint itself or holds checkpoints one level down. A checkpoint is described from its
-config.json and its safetensors headers (a few kB whatever its size): name, family, layers × heads,
-parameters, size on disk. One that cannot be read, or whose float32 weights exceed the memory budget
-(default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a unit: "4GB", "500MB"), is listed with the
-reason and cannot be chosen."""
+DIR`` (``make run MODELS=DIR``); the snapshots in the local Hugging Face cache (``HF_HUB_CACHE``,
+else ``HF_HOME``/hub, else ~/.cache/huggingface/hub); Ollama's store (``OLLAMA_MODELS``, else
+~/.ollama/models: a manifest per ``name:tag`` names the GGUF blob of its model layer), shown under
+the Ollama name; and LM Studio's folder (~/.lmstudio/models, ~/.cache/lm-studio/models:
+publisher/repository/file.gguf). A named folder is a checkpoint itself or holds checkpoints one
+level down; a named ``.gguf`` file, or one in a named folder or one level down, is a checkpoint
+too. A checkpoint is described from its config.json and its safetensors headers, or from a GGUF
+file's metadata and tensor table (a few kB to a few MB whatever its size): name, family, layers ×
+heads, parameters, size on disk. One that cannot be read, or whose float32 weights exceed the
+memory budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a unit: "4GB", "500MB"), is
+listed with the reason and cannot be chosen."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ..controls import Control
 from ..errors import InputError
@@ -42,7 +48,7 @@ class Source:
     id: str  # what the URL holds
     name: str  # what the picker shows
     path: Path
-    origin: str  # "bundled" | "folder" | "hf_cache"
+    origin: str  # "bundled" | "folder" | "hf_cache" | "ollama" | "lmstudio"
     family: str = ""  # "bert" | "gpt2" | "llama" ("" when unreadable)
     model_type: str = ""
     n_layers: int = 0
@@ -75,9 +81,39 @@ def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
     return int(float(number) * UNITS[unit + "B" if unit else ""])
 
 
+def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> Source:
+    """A GGUF file described from its metadata and tensor table; an unreadable one is a Source
+    with its ``problem``."""
+    from . import gguf
+
+    try:
+        g = gguf.read_gguf(path)
+        config = gguf.config_of(g)
+        family = family_of(config, path)
+        gguf.check_tokenizer(g)  # a vocabulary this app reads (built when the model is loaded)
+    except InputError as problem:
+        return Source(id, name, path, origin, problem=problem)
+    n_params = sum(int(np.prod(t.shape, dtype=np.int64)) for t in g.tensors.values())
+    return Source(
+        id=id,
+        name=name,
+        path=path,
+        origin=origin,
+        family=family,
+        model_type=str(config.get("model_type")),
+        n_layers=config["num_hidden_layers"],
+        n_heads=config["num_attention_heads"],
+        n_params=n_params,
+        disk_bytes=sum(t.end - t.start for t in g.tensors.values()),
+        over_budget=4 * n_params > budget,
+    )
+
+
 def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Source:
-    """A checkpoint folder described from config.json and the safetensors headers; an unreadable
-    one is a Source with its ``problem``."""
+    """A checkpoint folder described from config.json and the safetensors headers (a file: as a
+    GGUF file); an unreadable one is a Source with its ``problem``."""
+    if folder.is_file():
+        return describe_gguf(folder, id, name, origin, budget)
     try:
         config = loading.read_config(folder)
         family = family_of(config, folder / loading.CONFIG)
@@ -108,13 +144,92 @@ def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sour
     )
 
 
+def is_gguf(path: Path) -> bool:
+    """A model's .gguf file (not a vision projector's mmproj file)."""
+    name = path.name.lower()
+    return path.is_file() and name.endswith(".gguf") and not name.startswith("mmproj")
+
+
 def checkpoint_folders(root: Path) -> list[Path]:
-    """``root`` if it holds a config.json, else its sub-folders that do (sorted by name)."""
-    if (root / loading.CONFIG).is_file():
+    """``root`` if it holds a config.json or is a .gguf file, else its sub-folders that hold a
+    config.json and the .gguf files in it and in its sub-folders (sorted by name)."""
+    if (root / loading.CONFIG).is_file() or is_gguf(root):
         return [root]
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and (p / loading.CONFIG).is_file())
+    found = []
+    for p in sorted(root.iterdir()):
+        if p.is_dir() and (p / loading.CONFIG).is_file():
+            found.append(p)
+        elif is_gguf(p):
+            found.append(p)
+        elif p.is_dir():
+            found += sorted(f for f in p.iterdir() if is_gguf(f))
+    return found
+
+
+def ollama_dir(env: Mapping[str, str] = os.environ) -> Path | None:
+    if env.get("OLLAMA_MODELS"):
+        return Path(env["OLLAMA_MODELS"])
+    return home(env) / ".ollama" / "models" if home(env) else None
+
+
+def home(env: Mapping[str, str]) -> Path | None:
+    """The user's home as ``env`` says (None without HOME: an environment given by a test finds
+    no Ollama or LM Studio store of the machine's user)."""
+    return Path(env["HOME"]) if env.get("HOME") else None
+
+
+OLLAMA_REGISTRY, OLLAMA_LIBRARY = "registry.ollama.ai", "library"
+OLLAMA_MODEL = "application/vnd.ollama.image.model"
+
+
+def ollama_models(store: Path | None) -> list[tuple[str, Path]]:
+    """(Ollama name "model:tag", GGUF blob) of every manifest in an Ollama store: the manifest at
+    manifests/HOST/NAMESPACE/MODEL/TAG names its model layer's blob by digest (blobs/sha256-…).
+    The name drops the default registry and the "library" namespace, as ``ollama list`` does."""
+    import json
+
+    found = []
+    if store is None or not (store / "manifests").is_dir():
+        return found
+    manifests = store / "manifests"
+    for manifest in sorted(manifests.glob("*/*/*/*")):
+        if not manifest.is_file():
+            continue
+        host, namespace, model, tag = manifest.relative_to(manifests).parts
+        try:
+            layers = json.loads(manifest.read_text(encoding="utf-8"))["layers"]
+            digests = [x["digest"] for x in layers if x.get("mediaType") == OLLAMA_MODEL]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            continue
+        if not digests:
+            continue
+        blob = store / "blobs" / digests[0].replace(":", "-")
+        if not blob.is_file():
+            continue
+        name = f"{model}:{tag}"
+        if namespace != OLLAMA_LIBRARY or host != OLLAMA_REGISTRY:
+            name = f"{namespace}/{name}"
+        if host != OLLAMA_REGISTRY:
+            name = f"{host}/{name}"
+        found.append((name, blob))
+    return found
+
+
+def lmstudio_models(env: Mapping[str, str] = os.environ) -> list[tuple[str, Path]]:
+    """(publisher/repository/file, path) of the .gguf files in LM Studio's model folders."""
+    found = []
+    user = home(env)
+    if user is None:
+        return found
+    for root in (user / ".lmstudio" / "models", user / ".cache" / "lm-studio" / "models"):
+        if not root.is_dir():
+            continue
+        for path in sorted(root.glob("*/*/*.gguf")):
+            if is_gguf(path):
+                found.append((path.relative_to(root).as_posix().removesuffix(".gguf"), path))
+    return found
 
 
 def hub_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -179,11 +294,15 @@ def find(
             if folder.resolve() in seen:
                 continue
             seen.add(folder.resolve())
-            id = _unique(folder.name, taken)
-            found.append(describe(folder, id, folder.name, "folder", budget))
-    for repo, folder in hub_snapshots(hub_dir(env)):
-        if folder.resolve() in seen:
+            name = folder.name.removesuffix(".gguf") if folder.is_file() else folder.name
+            id = _unique(name, taken)
+            found.append(describe(folder, id, name, "folder", budget))
+    stores = [(repo, folder, "hf_cache") for repo, folder in hub_snapshots(hub_dir(env))]
+    stores += [(name, blob, "ollama") for name, blob in ollama_models(ollama_dir(env))]
+    stores += [(name, path, "lmstudio") for name, path in lmstudio_models(env)]
+    for name, path, origin in stores:
+        if path.resolve() in seen:
             continue
-        seen.add(folder.resolve())
-        found.append(describe(folder, _unique(repo, taken), repo, "hf_cache", budget))
+        seen.add(path.resolve())
+        found.append(describe(path, _unique(name, taken), name, origin, budget))
     return found
