@@ -119,6 +119,9 @@ BAD_LINKS = [
     packed([["kernel_regression", "", "a b", "", ""]]),
     packed([["kernel_regression", "", "", 5, ""]]),
     packed([["kernel_regression", "", "", "", ""]] * (model.MAX_STEPS + 1)),
+    # a 37-character link nesting hundreds of lists (json.loads would recurse past Python's limit)
+    "t1.eNqLjh4Fo2AUDHcQOwpGwSgY9gAAbqbO3w",
+    packed([[["kernel_regression", "", "", "", ""]]]),
     # a small link that would unpack to far more than any tour (a zip bomb)
     model.LINK_PREFIX
     + base64.urlsafe_b64encode(zlib.compress(b"[" + b" " * 10_000_000 + b"]", 9))
@@ -134,7 +137,12 @@ def test_tampered_links_are_refused(link):
     assert err.value.code in ("tour_bad", "tour_full")
 
 
-@pytest.mark.parametrize("text", ["", "[]", '{"visattn_tour": 2, "steps": []}', "{" * 50])
+DEEP_FILE = '{"visattn_tour": 1, "steps": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "[]", '{"visattn_tour": 2, "steps": []}', "{" * 50, DEEP_FILE]
+)
 def test_bad_files_are_refused(text):
     with pytest.raises(InputError):
         model.from_json(text)
@@ -286,6 +294,41 @@ def test_a_bare_link_to_a_step_opens_its_view():
     assert 'data-open=""' in bar(here)
     changed = run_page("single_head", {"tour": "intro", "step": "5", "sh_temp": "2"})
     assert 'data-open=""' in bar(changed)  # a view of its own (a step changed, then reloaded)
+
+
+def test_brackets_inside_a_steps_words_are_not_nesting():
+    """A title and notes may hold any brackets: only the JSON's own arrays and objects count."""
+    words = Step("kernel_regression", title='[[[{"', notes=']]} \\ " [[[[[[[[[[')
+    tour = Tour((words,))
+    assert model.from_link(model.to_link(tour)).steps == (words,)
+    assert model.from_json(model.to_json(tour)).steps == (words,)
+
+
+def test_a_step_naming_no_page_of_this_app_says_so_and_opens_nothing():
+    """A step whose page the app does not have: the bar names it and the page never reloads (a
+    redirect there would open the same page again, each time in a new session)."""
+    tour = model.to_link(Tour((Step("no_such_page", "kr_q=2"), B)))
+    at = run_page("home", {"tour": tour, "step": "1"})
+    assert_clean(at)
+    assert 'data-open=""' in bar(at)
+    shown = [w.replace("\\", "") for w in warnings(at)]  # markdown's escapes, as rendered
+    assert any("no_such_page" in w for w in shown)
+    zh = run_page("home", {"tour": tour, "step": "1", "lang": "zh"})
+    assert any("no_such_page" in w.replace("\\", "") and "页面" in w for w in warnings(zh))
+
+
+@pytest.mark.parametrize("page", ["home", "single_head"])
+def test_a_step_whose_view_is_only_the_language_opens_without_a_loop(page):
+    """A step whose query holds only lecture parameters (lang=zh): on its own page there is
+    nothing to open; from another page, its page once."""
+    tour = model.to_link(Tour((Step(page, "lang=zh"),)))
+    here = run_page(page, {"tour": tour, "step": "1"})
+    assert_clean(here)
+    assert 'data-open=""' in bar(here)
+    other = "single_head" if page == "home" else "home"
+    there = run_page(other, {"tour": tour, "step": "1"})
+    target = BY_ID[page].url_path
+    assert f'data-open="./{target}?lang=en&amp;tour=' in bar(there)
 
 
 @pytest.mark.parametrize("page", ["single_head", "home"])

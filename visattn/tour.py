@@ -30,10 +30,13 @@ MAX_NOTES = 800  # characters of a step's speaker notes
 MAX_QUERY = 3000  # characters of a step's view (its link's query)
 MAX_LINK = MAX_TEXT  # characters of the packed tour in the URL (a text parameter's limit)
 MAX_JSON = 200_000  # characters of a tour file, or of a packed tour unpacked
+MAX_DEPTH = 3  # nesting of a tour's JSON: a file {steps: [{…}]}, a link [[…]]
 LINK_PREFIX = "t1."  # the packed form's version
 _PAGE = re.compile(r"[a-z_]{1,40}")
 _FIGURE = re.compile(r"[A-Za-z0-9_-]{0,120}")
 _KEY = re.compile(r"[A-Za-z0-9_]{1,40}")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a JSON string, its escapes included
+_BRACKETS = re.compile(r"[][{}]")
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,26 @@ def _tour(items) -> Tour:
     return Tour(tuple(_fields(item) for item in items))
 
 
+def _depth(text: str) -> int:
+    """How deep ``text``'s JSON arrays and objects nest (brackets inside strings not counted), read
+    without recursion: json.loads recurses once a level, and a 37-character link nests hundreds."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _parse(text: str):
+    """``text`` as JSON no deeper than a tour is, else an :class:`InputError`."""
+    if _depth(text) > MAX_DEPTH:
+        raise InputError("tour_bad", "a tour nests deeper than steps in a list")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise InputError("tour_bad", "not a tour") from None
+
+
 def to_link(tour: Tour) -> str:
     """The tour packed for the URL: ``t1.`` + base64url(zlib(compact JSON)); refused beyond
     ``MAX_LINK`` characters."""
@@ -173,12 +196,10 @@ def from_link(text: str) -> Tour:
         packed = inflate.decompress(raw, MAX_JSON + 1)
         if len(packed) > MAX_JSON or inflate.unconsumed_tail:
             raise InputError("tour_bad", "the packed tour is too large")
-        items = json.loads(packed.decode("utf-8"))
-    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError) as exc:
-        if isinstance(exc, InputError):
-            raise
+        text = packed.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError):
         raise InputError("tour_bad", "not a packed tour") from None
-    return _tour(items)
+    return _tour(_parse(text))
 
 
 def to_json(tour: Tour) -> str:
@@ -194,10 +215,7 @@ def from_json(text: str) -> Tour:
     """A tour file (:func:`to_json`) read back, checked."""
     if len(text) > MAX_JSON:
         raise InputError("tour_bad", "the tour file is too large")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise InputError("tour_bad", "not a tour file") from None
+    data = _parse(text)
     if not isinstance(data, dict) or data.get("visattn_tour") != 1:
         raise InputError("tour_bad", "not a tour file")
     return _tour(data.get("steps"))
