@@ -80,6 +80,51 @@ def test_speaker_view_follows_and_drives_the_projector():
         )
 
 
+def test_two_projectors_on_two_tours_never_pull_the_speaker_back_and_forth():
+    """A projector tab on the built-in tour, another on a lecturer's own: the speaker view follows
+    the tab that last opened a step, stays there (a tab answering "where" is not a move), and moves
+    only the projector of its own tour."""
+    from visattn.tour import Step, Tour, to_link
+
+    require_browser()
+    own = to_link(Tour((Step("positional_encoding"), Step("decoder"))))
+    with streamlit_server() as url, chromium(1280, 720) as first:
+        tabs = first.context.browser.new_context(viewport={"width": 1280, "height": 720})
+        intro = tabs.new_page()
+        intro.goto(f"{url}/kernel_regression?tour=intro&step=1&present=1&lang=en")
+        wait_rendered(intro, True)
+        speaker = tabs.new_page()
+        speaker.goto(f"{url}/?speaker=1&tour=intro&step=1&lang=en")
+        wait_rendered(speaker, False)
+        mine = tabs.new_page()
+        mine.goto(f"{url}/positional_encoding?tour={own}&step=1&present=1&lang=en")
+        wait_rendered(mine, True)
+        # the tab that opened a step last: the speaker follows it, once
+        speaker.wait_for_function(
+            "() => document.querySelector('.visattn-sp-count')?.textContent === 'Step 1 / 2'",
+            timeout=60_000,
+        )
+        wait_rendered(speaker, False)
+        loads = []
+
+        def loaded(frame) -> None:
+            if frame == speaker.main_frame:
+                loads.append(frame.url)
+
+        speaker.on("framenavigated", loaded)
+        speaker.wait_for_timeout(8000)
+        assert loads == [], f"the speaker view reloaded: {loads}"
+        speaker.locator('[data-go="next"]').click()
+        mine.wait_for_function("() => location.search.includes('step=2')", timeout=60_000)
+        assert "/decoder" in mine.evaluate("location.pathname")
+        speaker.wait_for_function(
+            "() => document.querySelector('.visattn-sp-count')?.textContent === 'Step 2 / 2'",
+            timeout=60_000,
+        )
+        assert "step=" not in intro.evaluate("location.search")  # still step 1: not its speaker
+        assert "/kernel_regression" in intro.evaluate("location.pathname")
+
+
 SLIDER_STATE = """() => {
     const gd = document.querySelector('.js-plotly-plot');
     return {active: gd.layout.sliders[0].active, z: JSON.stringify(gd.data[0].z)};

@@ -168,20 +168,25 @@ BAR_SCRIPT = r"""(() => {
   };
   const channel = window.visattnChannel
     || ("BroadcastChannel" in window ? new BroadcastChannel("visattn-lecture") : null);
-  const announce = () => {
+  // moved: this tab has just opened a step (a speaker on another tour follows it); a reply to
+  // "where" is not a move (so two projectors on two tours never pull a speaker back and forth)
+  const announce = (moved) => {
     const now = data();
     if (channel && now && now.dataset.total) {
-      channel.postMessage({ type: "at", tour: now.dataset.tour, step: Number(now.dataset.step) });
+      channel.postMessage({ type: "at", tour: now.dataset.tour, step: Number(now.dataset.step),
+        moved });
     }
   };
   if (channel && !window.visattnChannel) {
     window.visattnChannel = channel;
     channel.onmessage = (m) => {
-      if (m.data && m.data.type === "go") go(m.data.to);
-      if (m.data && m.data.type === "where") announce();
+      const now = data();
+      if (!m.data || !now) return;
+      if (m.data.type === "go" && m.data.tour === now.dataset.tour) go(m.data.to);
+      if (m.data.type === "where") announce(false);
     };
   }
-  announce();
+  announce(true);
   if (window.visattnKeys) return;
   window.visattnKeys = true;
   const busy = 'input, textarea, select, [role="slider"], [role="combobox"], [contenteditable]';
@@ -203,9 +208,10 @@ def _bare_link(tour: Tour, number: int, page_id: str) -> str:
         return ""
     st.session_state["_lecture_opened"] = True
     step = tour.step(number)
-    if any(k not in lecture.LECTURE_KEYS for k in st.query_params):
-        return ""
-    return step_href(tour, number) if step.page != page_id or step.params() else ""
+    if step.page not in BY_ID or any(k not in lecture.LECTURE_KEYS for k in st.query_params):
+        return ""  # no page to open (the bar says so), or a view of its own
+    view = [k for k in step.params() if k not in lecture.LECTURE_KEYS]
+    return step_href(tour, number) if step.page != page_id or view else ""
 
 
 def bar(page_id: str) -> None:
@@ -235,6 +241,8 @@ def bar(page_id: str) -> None:
     prev = step_href(tour, number - 1) if number > 1 else ""
     next_ = step_href(tour, number + 1) if number < len(tour) else ""
     step = tour.step(number)
+    if step.page not in BY_ID:
+        st.warning(t("lecture.step_no_page", n=number, page=escape(step.page)))
     visible = _BAR_VISIBLE.format(
         label=html.escape(t("lecture.bar_label")),
         prev=html.escape(prev or "#"),
@@ -490,6 +498,7 @@ SPEAKER_SCRIPT = r"""(() => {
   channel.onmessage = (m) => {
     if (!m.data || m.data.type !== "at") return;
     if (m.data.tour !== d.tour) {
+      if (!m.data.moved) return;  // another tour's tab answering "where": not ours to follow
       const u = new URL(location.href);
       u.search = new URLSearchParams({ speaker: "1", lang: d.lang, tour: String(m.data.tour),
         step: String(m.data.step) }).toString();
@@ -500,7 +509,7 @@ SPEAKER_SCRIPT = r"""(() => {
     el.dataset.step = String(step);
     draw();
   };
-  const go = (to) => channel.postMessage({ type: "go", to });
+  const go = (to) => channel.postMessage({ type: "go", to, tour: d.tour });
   el.querySelectorAll("[data-go]").forEach((b) => { b.onclick = () => go(b.dataset.go); });
   if (!window.visattnSpeakerKeys) {
     window.visattnSpeakerKeys = true;
@@ -508,9 +517,11 @@ SPEAKER_SCRIPT = r"""(() => {
       if (e.altKey || e.ctrlKey || e.metaKey || !window.visattnSpeaker) return;
       const next = ["ArrowRight", "PageDown", " "].includes(e.key);
       const prev = ["ArrowLeft", "PageUp"].includes(e.key);
-      if (next || prev) {
+      const here = document.getElementById("visattn-speaker");
+      if ((next || prev) && here) {
         e.preventDefault();
-        window.visattnSpeaker.postMessage({ type: "go", to: next ? "next" : "prev" });
+        window.visattnSpeaker.postMessage({ type: "go", to: next ? "next" : "prev",
+          tour: here.dataset.tour });
       }
     }, true);
   }
