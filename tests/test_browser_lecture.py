@@ -294,6 +294,8 @@ def test_slides_zip_holds_every_chart_as_svg_and_png_at_1920_by_1080(tmp_path):
             "() => document.querySelector('#visattn-slides button')?.onclick", timeout=30_000
         )
         with page.expect_download(timeout=120_000) as download:
+            label = page.locator("#visattn-slides button").inner_text()
+            assert label.startswith("Export figures") and ":material/" not in label  # plain HTML
             page.locator("#visattn-slides button").click()
         download.value.save_as(tmp_path / "slides.zip")
     archive = zipfile.ZipFile(tmp_path / "slides.zip")
