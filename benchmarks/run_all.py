@@ -35,6 +35,7 @@ BENCHMARKS = {  # name: (script, arguments, needs)
     "load": ("load.py", ["--sessions", "20"], "/usr/bin/chromium"),
     "load_ws": ("load_ws.py", ["--sessions", "8,16,24"], None),
     "burst": ("burst.py", ["--sessions", "10", "20"], None),
+    "lanes": ("lanes.py", ["--rounds", "5"], None),
     "offline": ("offline_start.py", ["--dns", "none"], "unshare"),
 }
 

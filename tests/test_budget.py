@@ -217,8 +217,10 @@ def test_the_replica_budget_reads_its_size_from_the_environment(monkeypatch):
     monkeypatch.setattr(budget, "_SHARED", None)
     monkeypatch.setenv("VISATTN_BUDGET_MB", "250")
     monkeypatch.setenv("VISATTN_HEAVY_SLOTS", "3")
+    monkeypatch.setenv("VISATTN_LONG_SLOTS", "2")
     shared = budget.shared()
-    assert (shared.limit, shared.slots) == (250_000_000, 3)
+    assert shared.limit == 250_000_000
+    assert shared.slots == {budget.SHORT: 3, budget.LONG: 2}
     monkeypatch.setattr(budget, "_SHARED", None)
     monkeypatch.setenv("VISATTN_BUDGET_MB", "not a number")
     assert budget.shared().limit == budget.DEFAULT_BYTES
@@ -280,3 +282,64 @@ def test_a_reservation_inside_another_or_a_small_one_runs_at_once():
         thread.join(TIMEOUT)
         assert small_done.is_set(), "a small reservation waited behind the long one"
     assert b.held()[1] == 0
+
+
+def wait_for(condition) -> None:
+    for _ in range(int(TIMEOUT / 0.01)):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("the condition never held")
+
+
+def test_a_short_request_never_waits_behind_long_ones():
+    """Three long jobs queued behind a running one (a training each): a page's reading is
+    admitted in its own lane and done while they all still wait."""
+    b, probe, release = Budget(1000, slots=1, long_slots=1), Probe(), threading.Event()
+    longs = []
+    for i in range(4):
+        args = (f"long{i}", 100, probe.job(f"long{i}", 100, release))
+        longs.append(threading.Thread(target=b.get, args=args, kwargs={"lane": budget.LONG}))
+        longs[-1].start()
+    try:
+        wait_for(lambda: len(b._queue) == 3 and probe.running == 1)
+        reading = run_threads([lambda: b.get("reading", 100, probe.job("reading", 100))])
+        assert reading == ["reading"]  # done (a bounded wait) while every long job waits
+        assert probe.started == ["long0", "reading"] and len(b._queue) == 3
+    finally:
+        release.set()
+    for thread in longs:
+        thread.join(TIMEOUT)
+    assert probe.started[2:] == ["long1", "long2", "long3"]  # one at a time, in arrival order
+
+
+def test_the_long_lane_leaves_the_short_lane_its_share_of_the_budget():
+    """Long work in progress holds at most LONG_SHARE of the budget (one job larger than that
+    runs alone in its lane), so a short request of the rest fits at once."""
+    limit = 1000
+    cost = int(budget.LONG_SHARE * limit * 0.6)  # two would pass the share
+    b, probe, release = Budget(limit, slots=1, long_slots=4), Probe(), threading.Event()
+    for name in ("long0", "long1"):
+        args = (name, cost, probe.job(name, cost, release))
+        threading.Thread(target=b.get, args=args, kwargs={"lane": budget.LONG}).start()
+    rest = limit - cost
+    try:
+        wait_for(lambda: len(b._queue) == 1 and probe.running == 1)
+        reading = run_threads([lambda: b.get("reading", rest, probe.job("reading", rest))])
+        assert reading == ["reading"]
+        assert probe.peak == limit and probe.started == ["long0", "reading"]
+    finally:
+        release.set()
+    wait_for(lambda: probe.started[-1] == "long1" and probe.running == 0)
+
+
+def test_a_request_waiting_for_the_other_lane_s_memory_hears_what_it_waits_for():
+    """Nothing ahead in its own lane, but a long job holds the memory it needs: it hears 1."""
+    b, probe, release = Budget(100, slots=1, long_slots=1), Probe(), threading.Event()
+    args = ("long", 50, probe.job("long", 50, release))
+    threading.Thread(target=b.get, args=args, kwargs={"lane": budget.LONG}).start()
+    wait_for(lambda: probe.running == 1)
+    heard = []
+    threading.Timer(0.6, release.set).start()
+    assert b.get("reading", 60, probe.job("reading", 60), on_wait=heard.append) == "reading"
+    assert heard and set(heard) == {1}

@@ -76,3 +76,24 @@ def test_a_job_nobody_follows_stops(monkeypatch):
     threading.Timer(0.5, release.set).start()  # past the heartbeat
     stopped = jobs.wait(spec.key, most=60, session="session-c")
     assert stopped.done and stopped.partial is not None and len(stopped.partial) < 1000
+
+
+def test_a_session_holds_one_job_and_lets_the_last_one_go():
+    """Starting a second job lets the session's first go: nobody else watching, it stops; one
+    another session watches goes on for it."""
+    release = threading.Event()
+    alone = jobs.Spec(("test_jobs", "alone"), 1_000, stepping(release, steps=1000), "test")
+    shared = jobs.Spec(("test_jobs", "shared"), 1_000, stepping(release, steps=2), "test")
+    jobs.start(alone, "student-1")
+    jobs.start(shared, "student-2")
+    jobs.start(shared, "student-1")  # student 1 moves on: "alone" is let go
+    assert not jobs.state(alone.key, "student-1").watched_here
+    release.set()
+    stopped = jobs.wait(alone.key, most=60, session="student-1")
+    assert stopped.done and stopped.partial is not None and len(stopped.partial) < 1000
+    for _ in jobs.follow(shared.key, "student-2"):
+        pass
+    other = jobs.start(alone, "student-2")  # student 2 moves to another: "shared" is done
+    assert other.watched_here
+    assert jobs.kept(shared.key) == (1, 2)
+    jobs.leave(alone.key, "student-2")

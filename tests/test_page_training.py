@@ -198,7 +198,7 @@ def test_a_session_that_stops_polling_lets_its_training_stop(monkeypatch):
     assert stopped.done and stopped.partial.stopped
 
 
-def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
+def test_a_training_queues_behind_the_rooms_long_work_and_hears_its_place():
     import threading
 
     from ui.cache import training as cache_training
@@ -206,10 +206,13 @@ def test_a_training_queues_behind_the_rooms_heavy_work_and_hears_its_place():
 
     holding, release = threading.Event(), threading.Event()
 
-    def heavy() -> None:
-        with budget.shared().reserve(100_000_000):  # another session's long text, say
-            holding.set()
-            release.wait(120)
+    def hold() -> str:
+        holding.set()
+        release.wait(120)
+        return "held"
+
+    def heavy() -> None:  # another session's training, say: the long lane's one slot
+        budget.shared().get(("test_page_training", "held"), 1_000_000, hold, lane=budget.LONG)
 
     threading.Thread(target=heavy, daemon=True).start()
     assert holding.wait(30)

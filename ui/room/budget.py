@@ -8,10 +8,14 @@ decoder sequence) goes through :meth:`Budget.get`:
   a key being computed is waited for, not started again;
 - **admission**: a computation declares what it will hold while it runs (its working memory) and
   after (its result); it starts only when the results kept plus the work in progress plus its own
-  cost fit in the budget, and when a *slot* is free (at most ``slots`` heavy computations at once,
-  so small reruns of other sessions keep a core). Older results are evicted first to make room.
-  Requests are admitted in arrival order (FIFO); a waiting caller is told how many are ahead of it
-  (``on_wait``), which the page shows as a translated "waiting, n ahead of you" with a progress bar;
+  cost fit in the budget, and when a *slot* of its lane is free. Older results are evicted first
+  to make room. Requests are admitted in arrival order (FIFO) within their lane; a waiting caller
+  is told how many are ahead of it (``on_wait``), which the page shows as a translated "waiting,
+  n ahead of you" with a progress bar;
+- **two lanes**: ``SHORT`` (a page's reading of a text, a figure: the default) and ``LONG`` (a
+  training, work that runs for minutes). Each lane has its own slots (``slots``, ``long_slots``)
+  and its own queue, and the long lane's work in progress holds at most ``LONG_SHARE`` of the
+  budget, so a short request never waits behind a long one;
 - **the cache is bounded in bytes**, not items: each result's size is measured (:func:`nbytes`)
   once it exists, and the least recently used results go first.
 
@@ -35,7 +39,10 @@ import numpy as np
 
 MB = 1_000_000
 DEFAULT_BYTES = 600 * MB  # results + work in progress per replica (VISATTN_BUDGET_MB overrides)
-DEFAULT_SLOTS = 1  # heavy computations at once per replica (VISATTN_HEAVY_SLOTS overrides)
+DEFAULT_SLOTS = 1  # short heavy computations at once per replica (VISATTN_HEAVY_SLOTS overrides)
+DEFAULT_LONG_SLOTS = 1  # long ones (trainings) at once per replica (VISATTN_LONG_SLOTS overrides)
+SHORT, LONG = "short", "long"  # the lanes
+LONG_SHARE = 0.5  # the long lane's work in progress holds at most this share of the budget
 POLL_SECONDS = 0.25  # how often a waiting caller hears its place in the queue
 SMALL_SHARE = (
     0.01  # a reservation of at most this share of the budget runs at once (6 MB by default)
@@ -76,24 +83,31 @@ class _Job:
     key: Hashable
     cost: int
     done: threading.Event
+    lane: str = SHORT
     value: Any = None
     error: BaseException | None = None
     running: bool = False
 
 
 class Budget:
-    """Admission control over ``limit`` bytes and ``slots`` concurrent heavy computations, with the
-    results kept in a byte-bounded LRU cache (see the module's docstring)."""
+    """Admission control over ``limit`` bytes, ``slots`` concurrent short heavy computations and
+    ``long_slots`` long ones, with the results kept in a byte-bounded LRU cache (see the module's
+    docstring)."""
 
-    def __init__(self, limit: int = DEFAULT_BYTES, slots: int = DEFAULT_SLOTS) -> None:
-        if limit <= 0 or slots < 1:
-            raise ValueError("a budget needs a positive size and at least one slot")
+    def __init__(
+        self,
+        limit: int = DEFAULT_BYTES,
+        slots: int = DEFAULT_SLOTS,
+        long_slots: int = DEFAULT_LONG_SLOTS,
+    ) -> None:
+        if limit <= 0 or slots < 1 or long_slots < 1:
+            raise ValueError("a budget needs a positive size and at least one slot a lane")
         self.limit = int(limit)
-        self.slots = int(slots)
+        self.slots = {SHORT: int(slots), LONG: int(long_slots)}
         self._lock = threading.Condition()
         self._results: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}  # running or waiting, by key
-        self._queue: deque[_Job] = deque()  # waiting, in arrival order
+        self._queue: deque[_Job] = deque()  # waiting, in arrival order (both lanes)
         self._local = threading.local()  # .depth: how many admitted jobs this thread is inside
 
     # -- what is held ---------------------------------------------------------------------------
@@ -101,9 +115,12 @@ class Budget:
         """Bytes of the results in the cache."""
         return sum(size for _, size in self._results.values())
 
-    def _in_progress(self) -> int:
-        """Bytes reserved by the computations running now."""
-        return sum(job.cost for job in self._jobs.values() if job.running)
+    def _in_progress(self, lane: str | None = None) -> int:
+        """Bytes reserved by the computations running now (in ``lane``, or in both)."""
+        return sum(job.cost for job in self._running(lane))
+
+    def _running(self, lane: str | None = None) -> list[_Job]:
+        return [j for j in self._jobs.values() if j.running and lane in (None, j.lane)]
 
     def held(self) -> tuple[int, int]:
         """(bytes of the results kept, bytes reserved by the work in progress)."""
@@ -122,12 +139,14 @@ class Budget:
         cost: int,
         compute: Callable[[], Any],
         on_wait: Callable[[int], None] | None = None,
+        lane: str = SHORT,
     ) -> Any:
         """The result for ``key``: kept, shared with a computation already under way, or computed
-        by ``compute()`` once admitted. ``cost``: bytes the computation holds while it runs
-        (working memory and result). ``on_wait(n_ahead)`` is called while the caller waits, every
-        ``POLL_SECONDS``; an exception it raises (the session left or changed its input) withdraws
-        the request. ``compute``'s exception reaches every caller of this key and is not cached."""
+        by ``compute()`` once admitted in ``lane``. ``cost``: bytes the computation holds while it
+        runs (working memory and result). ``on_wait(n_ahead)`` is called while the caller waits,
+        every ``POLL_SECONDS``; an exception it raises (the session left or changed its input)
+        withdraws the request. ``compute``'s exception reaches every caller of this key and is
+        not cached."""
         while True:
             with self._lock:
                 if key in self._results:
@@ -139,7 +158,7 @@ class Budget:
                 job = self._jobs.get(key)
                 mine = job is None
                 if mine:
-                    job = _Job(key, int(cost), threading.Event())
+                    job = _Job(key, int(cost), threading.Event(), lane)
                     self._jobs[key] = job
                     self._queue.append(job)
             if mine:
@@ -200,11 +219,15 @@ class Budget:
         return value
 
     def _fits(self, job: _Job) -> bool:
-        """Whether ``job`` (first in the queue) can start now, evicting old results if that makes
-        room. A job larger than the whole budget starts when nothing else runs."""
-        running = [j for j in self._jobs.values() if j.running]
-        if len(running) >= self.slots:
+        """Whether ``job`` (first of its lane in the queue) can start now, evicting old results if
+        that makes room. A job larger than the whole budget starts when nothing else runs."""
+        running = self._running()
+        in_lane = self._running(job.lane)
+        if len(in_lane) >= self.slots[job.lane]:
             return False
+        if job.lane == LONG and in_lane:
+            if self._in_progress(LONG) + job.cost > LONG_SHARE * self.limit:
+                return False  # the short lane keeps the rest of the budget
         while self._results and self._kept() + self._in_progress() + job.cost > self.limit:
             self._results.popitem(last=False)  # the least recently used result goes first
         if self._kept() + self._in_progress() + job.cost <= self.limit:
@@ -214,11 +237,11 @@ class Budget:
     def _wait_for_admission(self, job: _Job, on_wait: Callable[[int], None] | None) -> None:
         with self._lock:
             while True:
-                if self._queue[0] is job and self._fits(job):
-                    self._queue.popleft()
+                if self._first_of_lane(job) and self._fits(job):
+                    self._queue.remove(job)
                     job.running = True
                     return
-                ahead = self._queue.index(job) + sum(j.running for j in self._jobs.values())
+                ahead = self._ahead(job)
                 self._lock.wait(POLL_SECONDS)
                 if on_wait is not None:
                     self._lock.release()
@@ -229,6 +252,18 @@ class Budget:
                         self._withdraw(job)
                         raise
                     self._lock.acquire()
+
+    def _first_of_lane(self, job: _Job) -> bool:
+        return next(j for j in self._queue if j.lane == job.lane) is job
+
+    def _ahead(self, job: _Job) -> int:
+        """How many requests ``job`` waits for: those queued before it in its lane and those
+        running in it; when none, those running in the other lane (whose memory it waits for)."""
+        queued = [j for j in self._queue if j.lane == job.lane]
+        ahead = queued.index(job) + len(self._running(job.lane))
+        if ahead == 0:
+            ahead = len(self._running())
+        return ahead
 
     def _withdraw(self, job: _Job) -> None:
         """A waiting caller left: its job leaves the queue (others waiting on it ask again)."""
@@ -268,7 +303,7 @@ class Budget:
         while not job.done.wait(POLL_SECONDS):
             if on_wait is not None:
                 with self._lock:
-                    ahead = self._queue.index(job) if job in self._queue else 0
+                    ahead = self._ahead(job) if job in self._queue else 1  # its sharer runs
                 on_wait(ahead)
         if job.error is not None:
             raise job.error
@@ -295,14 +330,16 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared() -> Budget:
-    """The replica's one budget: ``VISATTN_BUDGET_MB`` megabytes (10⁶ bytes; default 600) and
-    ``VISATTN_HEAVY_SLOTS`` heavy computations at once (default 1)."""
+    """The replica's one budget: ``VISATTN_BUDGET_MB`` megabytes (10⁶ bytes; default 600),
+    ``VISATTN_HEAVY_SLOTS`` short heavy computations at once (default 1) and
+    ``VISATTN_LONG_SLOTS`` long ones (default 1)."""
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
             _SHARED = Budget(
                 _from_env("VISATTN_BUDGET_MB", DEFAULT_BYTES, MB),
                 _from_env("VISATTN_HEAVY_SLOTS", DEFAULT_SLOTS),
+                _from_env("VISATTN_LONG_SLOTS", DEFAULT_LONG_SLOTS),
             )
         return _SHARED
 
@@ -312,9 +349,10 @@ def get(
     cost: int,
     compute: Callable[[], Any],
     on_wait: Callable[[int], None] | None = None,
+    lane: str = SHORT,
 ) -> Any:
     """:meth:`Budget.get` on the replica's budget."""
-    return shared().get(key, cost, compute, on_wait)
+    return shared().get(key, cost, compute, on_wait, lane)
 
 
 def peek(key: Hashable) -> Any:

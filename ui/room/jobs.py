@@ -5,9 +5,13 @@ threads, polling and session ids; a page sees a job as a :class:`JobState`, an i
 - **Shared**: a job is named by its :class:`Spec`'s key. :func:`start` joins the job already running
   for that key; :func:`kept` is the whole result the room keeps for it (the budget keeps it, by
   bytes), so a class pressing "Train" on the defaults costs one training.
-- **Admitted**: the job's thread calls :func:`ui.room.budget.get` with the spec's cost, so a job
-  queues behind the room's other heavy work; while it waits, its state's ``ahead`` is what the
-  sessions watching it show as "waiting, n ahead of you".
+- **Admitted**: the job's thread calls :func:`ui.room.budget.get` with the spec's cost in the
+  budget's long lane, so a job queues behind the room's other long work, never in front of a
+  page's reading; while it waits, its state's ``ahead`` is what the sessions watching it show as
+  "waiting, n ahead of you".
+- **One a session**: a session that starts a job lets go of any other it watched, so each session
+  holds at most one place in the long lane and the lane's arrival order is fair between sessions
+  (a job another session still watches goes on for it).
 - **Stopped when nobody watches**: each session watching a job renews its heartbeat as it follows
   it (:func:`follow`, every ``POLL_SECONDS``); the work asks ``should_stop`` at each of its steps,
   which is true once no session was seen within ``HEARTBEAT_SECONDS`` — the sessions left, moved
@@ -65,6 +69,7 @@ class Spec:
     cost: int
     work: Callable[[Report, ShouldStop], Any] = field(compare=False)
     name: str = "job"  # its thread's name
+    lane: str = budget.LONG  # the budget's lane it is admitted in
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ class _Job:
 
     def run(self) -> None:
         try:
-            budget.get(self.spec.key, self.spec.cost, self.compute, self.on_wait)
+            budget.get(self.spec.key, self.spec.cost, self.compute, self.on_wait, self.spec.lane)
         except Partial as stopped:
             self.partial = stopped.result
         except _Cancelled:
@@ -185,9 +190,12 @@ def state(key: Hashable, session: str | None = None) -> JobState | None:
 
 def start(spec: Spec, session: str | None = None) -> JobState:
     """The running job of ``spec``, joined by ``session`` (this one by default), or a new one
-    started for it."""
+    started for it; any other job ``session`` watched is let go (one job a session)."""
     session = session or session_id()
     with _LOCK:
+        for other in _JOBS.values():
+            if other.spec.key != spec.key and not other.done:
+                other.forget(session)
         job = _JOBS.get(spec.key)
         if job is None or job.done:
             job = _Job(spec)
