@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from dies_with_parent import arm_parent_death_signal  # deploy/, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 TEMPLATE = DEPLOY / "nginx.conf.template"
@@ -181,7 +183,7 @@ def replica_command(
 
 def _supervised(run_dir: Path, name: str, argv: list[str]) -> list[str]:
     """``argv`` as supervisord starts it: through the launcher that ties it to supervisord's life
-    (nginx stops its workers on SIGTERM; a replica gets SIGKILL, see dies_with_parent.py)."""
+    (nginx, one process, stops on SIGTERM; a replica gets SIGKILL, see dies_with_parent.py)."""
     pidfile = str(run_dir / "supervisord.pid")
     death = "TERM" if name == "nginx" else "KILL"
     return [
@@ -659,6 +661,9 @@ def main() -> int:
     # SIGINT too: a background job starts with it ignored
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
+    # `make serve-room` stopped by SIGTERM to make alone: make dies without a word to its child, so
+    # the kernel tells this process (SIGTERM when its parent dies) and the room stops in order
+    arm_parent_death_signal(signal.SIGTERM)
     try:
         with serve(
             args.role,

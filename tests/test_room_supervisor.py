@@ -1,6 +1,8 @@
 """A dead replica is replaced: supervisord restarts a killed replica while nginx serves
-its visitors from the other; killing serve_room.py or supervisord leaves nothing on the ports; a
-start stops what an earlier run left there and says so; Ctrl-C stops everything. Loopback only."""
+its visitors from the other; a killed nginx is replaced the same way (no worker left on the port);
+killing serve_room.py or supervisord leaves nothing on the ports; a start stops what an earlier run
+left there and says so; Ctrl-C, and SIGTERM to `make serve-room`, stop everything. Loopback
+only."""
 
 from __future__ import annotations
 
@@ -57,6 +59,29 @@ def test_a_killed_replica_is_restarted_and_nginx_serves_the_other_meanwhile(tmp_
         # back in the rotation: its visitors are its own again
         back = get(r.url, headers={"Cookie": "visattn_replica=1"})
         assert back.getheader("X-Visattn-Replica") == "1"
+    assert ports_free(r)
+
+
+def test_kill_9_of_nginx_is_replaced_with_no_worker_left_on_the_port(tmp_path_factory):
+    """nginx runs as one process (no master and worker: a worker outlived a killed master and
+    held the port, so every restart failed); killed, it is restarted once and serves again."""
+    require_nginx()
+    with serve_room.room(replicas=1, run_dir=short_run_dir(tmp_path_factory)) as r:
+        first = r.pid("nginx")
+        port = int(r.url.rsplit(":", 1)[1])
+        holders = serve_room.port_holders("127.0.0.1", port)
+        assert set(holders) == {first}, holders  # the one process on the room's port
+        os.kill(first, signal.SIGKILL)
+        killed = time.monotonic()
+        wait_for(lambda: healthy(r.url), 30, "the room to answer again")
+        print(f"\nthe room answered again {time.monotonic() - killed:.1f} s after kill -9 of nginx")
+        wait_for(lambda: r.state("nginx") == "RUNNING", 30, "nginx to count as started")
+        again = r.pid("nginx")
+        assert again != first and set(serve_room.port_holders("127.0.0.1", port)) == {again}
+        time.sleep(3)  # no restart loop: the same nginx still serves
+        assert r.pid("nginx") == again and healthy(r.url)
+        log = (r.run_dir / "supervisord.log").read_text()
+        assert log.count("spawned: 'nginx'") == 2, log
     assert ports_free(r)
 
 
@@ -144,6 +169,48 @@ def test_serve_room_stops_everything_on_ctrl_c_and_when_killed(how, tmp_path_fac
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_sigterm_to_make_serve_room_stops_everything():
+    """`make serve-room` stopped by SIGTERM to make alone (a terminal closed, a process manager):
+    serve_room.py hears its parent die and stops the room in order."""
+    require_nginx()
+    port, replica_port = serve_room.free_port(), serve_room.free_port()
+    make = subprocess.Popen(
+        [
+            "make",
+            "--no-print-directory",
+            "-o",
+            ".venv/.stamp-run",  # this checkout's environment as it is: nothing to install
+            "serve-room",
+            f"PY={sys.executable}",
+            "REPLICAS=1",
+            f"ROOM_PORT={port}",
+            f"REPLICA_PORT={replica_port}",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    out = Output(make)
+    try:
+        out.until("open http://localhost:")
+        assert healthy(f"http://127.0.0.1:{port}")
+        make.send_signal(signal.SIGTERM)
+        make.wait(30)
+        out.until("visattn: stopped", 60)
+        holders = [("127.0.0.1", port), ("127.0.0.1", replica_port)]
+        wait_for(
+            lambda: not any(serve_room.port_holders(h, p) for h, p in holders),
+            30,
+            "every process of the room to stop",
+        )
+    finally:
+        if make.poll() is None:
+            make.kill()
+            make.wait()
 
 
 def test_a_start_stops_what_an_earlier_run_left_and_says_so(tmp_path, tmp_path_factory):
