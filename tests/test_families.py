@@ -19,7 +19,7 @@ from model_reference import TOL, assert_forward_matches, assert_generation_match
 
 from visattn import models
 from visattn.errors import InputError
-from visattn.models import generation
+from visattn.models import generation, sources
 from visattn.models.causal import Cache
 from visattn.models.llama import Llama, inverse_frequencies
 
@@ -391,3 +391,6 @@ def test_multimodal_gemma3_reads_its_text_model(tmp_path):
     renamed["model.vision_tower.embeddings.patch_embedding.weight"] = np.zeros((2, 2), np.float16)
     save_file(renamed, str(folder / "model.safetensors"))
     assert_same_maps(folder, "gemma3")
+    source = sources.describe(folder, "gemma3", "gemma3", "folder", sources.budget_bytes({}))
+    c = models.load(FIXTURES / "gemma3").config
+    assert source.usable and (source.n_layers, source.n_heads) == (c.n_layers, c.n_heads)
