@@ -1,7 +1,6 @@
 """LLaMA-style decoders in NumPy (LLaMA, Mistral, Qwen2, Qwen3, OLMo 2, SmolLM3, Phi-3, Gemma 2,
-Gemma 3): RMSNorm,
-rotary positions (RoPE), SwiGLU, grouped-query attention, Qwen2's biases on the query, key and value
-projections.
+Gemma 3): RMSNorm, rotary positions (RoPE), SwiGLU, grouped-query attention, Qwen2's biases on the
+query, key and value projections.
 
 Per layer, as Hugging Face's ``LlamaModel`` (eval mode): ``x = x + W_o Attn(RoPE(W_q n), RoPE(W_k
 n), W_v n)`` with n = RMSNorm₁(x), then ``x = x + W_down(SiLU(W_gate m) ⊙ W_up m)`` with m =
@@ -29,9 +28,9 @@ What each family adds, named by the config fields below so that a page can say i
 - No LM head (``has_head``): a base checkpoint (an embedding model) has attention but no
   unembedding; every view of the attention works, generation says it needs the head.
 - Gemma 2 and Gemma 3 (``gemma``): the embeddings scaled by √D; every RMSNorm scales by 1 + w
-  (the gains are stored around 0); sandwich norms (``post_norm`` too: the attention's and the
-  MLP's outputs normalised before they are added, their inputs as well); GeGLU (the gate through
-  GELU's tanh form); scores scaled by ``query_pre_attn_scalar``^−½ instead of Dh^−½;
+  (the gains are stored around 0); sandwich norms (the attention's and the MLP's inputs
+  normalised as LLaMA's, and their outputs too before they are added, as OLMo 2's); GeGLU (the
+  gate through GELU's tanh form); scores scaled by ``query_pre_attn_scalar``^−½ instead of Dh^−½;
   local and global layers (``sliding_layers``, from ``layer_types``): the local ones see only the
   ``sliding_window`` − 1 keys before the query. Gemma 2 soft-caps the scores before the mask
   (``softcap``: s → c·tanh(s / c), so no score exceeds ±c) and the logits (``final_softcap``);
@@ -42,7 +41,7 @@ What each family adds, named by the config fields below so that a page can say i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -190,9 +189,9 @@ class LlamaConfig:
                 name="rope_parameters",
             ) from None
         activation = cfg.get("hidden_act", "silu")
-        if model_type in GEMMA:
-            activation = cfg.get("hidden_activation") or activation
-            activation = "gelu_pytorch_tanh" if activation == "silu" else activation
+        if model_type in GEMMA:  # hidden_activation, GELU's tanh form unless it says otherwise
+            gelu = cfg.get("hidden_act") or "gelu_pytorch_tanh"
+            activation = cfg.get("hidden_activation") or gelu
         if activation not in ACTIVATIONS:
             raise InputError(
                 "model_unsupported",
@@ -203,10 +202,13 @@ class LlamaConfig:
         window = None
         if model_type in WINDOWED or cfg.get("use_sliding_window"):
             window = cfg.get("sliding_window")
-        sliding_layers = ()
+        sliding_layers, query_scale, softcap = (), None, None
         if model_type in GEMMA:
             window = cfg.get("sliding_window")
             sliding_layers = _gemma_sliding_layers(cfg, model_type, n_layers, path)
+            query_scale = float(cfg.get("query_pre_attn_scalar") or 256) ** -0.5
+        if model_type == "gemma2":  # Gemma 3's attention ignores attn_logit_softcapping
+            softcap = _positive(cfg.get("attn_logit_softcapping"))
         partial = float(rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
         no_rope = cfg.get("no_rope_layers")  # SmolLM3: 1 where the layer uses RoPE, 0 where not
         if model_type == "smollm3" and no_rope is None:
@@ -250,11 +252,9 @@ class LlamaConfig:
             window=int(window) if window else None,
             gemma=model_type in GEMMA,
             activation=activation,
-            query_scale=_gemma_query_scale(cfg) if model_type in GEMMA else None,
+            query_scale=query_scale,
             sliding_layers=sliding_layers,
-            softcap=_positive(cfg.get("attn_logit_softcapping"))
-            if model_type == "gemma2"
-            else None,
+            softcap=softcap,
             final_softcap=_positive(cfg.get("final_logit_softcapping")),
             local_rope_theta=local_theta,
         )
@@ -316,7 +316,7 @@ class LlamaConfig:
     def layer_rope_theta(self, i: int) -> float | None:
         """The RoPE base of layer i when it is not the model's (Gemma 3's local layers), else
         None."""
-        if self.local_rope_theta is not None and self.layer_window(i) is not None:
+        if self.local_rope_theta is not None and self.sliding_layers and self.sliding_layers[i]:
             return self.local_rope_theta
         return None
 
@@ -423,11 +423,6 @@ def _gemma_sliding_layers(cfg: dict, model_type: str, n_layers: int, path: Path)
             name="layer_types",
         )
     return tuple(t == "sliding_attention" for t in types)
-
-
-def _gemma_query_scale(cfg: dict) -> float:
-    """Gemma's scale of the scores, query_pre_attn_scalar^−½ (256 by default)."""
-    return float(cfg.get("query_pre_attn_scalar") or 256) ** -0.5
 
 
 def _positive(value) -> float | None:
@@ -663,10 +658,8 @@ class Llama(Decoder):
         self.inv_freq, self.attention_factor = inverse_frequencies(c)  # (rotary_dim / 2,)
         self.local_inv_freq = None  # (rotary_dim / 2,) Gemma 3's local layers' plain RoPE
         if c.local_rope_theta is not None:
-            base = np.float32(c.local_rope_theta)
-            self.local_inv_freq = (np.float32(1.0) / base ** _exponents(c.rotary_dim)).astype(
-                np.float32
-            )
+            local = replace(c, rope_theta=c.local_rope_theta, rope_kind="default", rope_scaling=())
+            self.local_inv_freq, _ = inverse_frequencies(local)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
         x = self.embed_tokens[ids]  # (T, D), a copy
