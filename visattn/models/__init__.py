@@ -95,7 +95,9 @@ def queries_keys(
     model: BertEncoder | Decoder, result: BertResult | DecoderResult, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """One head's queries and keys in a run of any loaded model, (T, Dh) float64 each, queries
-    scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation)."""
+    scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation; Gemma's scaled
+    by query_pre_attn_scalar^−½, and Gemma 2's score is then soft-capped: see the decoder's
+    ``attention_args``)."""
     from ..reading import _head_index, encoder_queries_keys
     from .causal import Decoder
 
