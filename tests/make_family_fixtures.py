@@ -22,6 +22,14 @@ config.json, model.safetensors, tokenizer.json and reference.npz with the same a
     llama_yarn     YaRN RoPE scaling (factor 4 over 16 positions: attention factor ≠ 1), float16
     llama_base     LlamaModel: a base checkpoint without lm_head (no logits, no generation),
                    float16
+    gemma2         Gemma2ForCausalLM: √D embeddings, sandwich norms of 1 + w (random gains),
+                   GeGLU, query_pre_attn_scalar 32 ≠ Dh, a local layer (window 4, shorter than
+                   the texts) then a global one, attention and final logit soft-caps of 1.0
+                   (the scores and logits of these weights reach beyond it), bfloat16
+    gemma3         Gemma3ForCausalLM (text): Gemma 2's without the attention soft-cap (its
+                   config sets one: transformers ignores it, so must visattn), QK-norm per head,
+                   a local layer of RoPE base 10⁴ then a global one of base 10⁶ with linear
+                   scaling (factor 2), float16
 
 They sit one folder down so that the app's list of checkpoints (VISATTN_MODELS=tests/fixtures/models
 in the browser tests) stays the five families the pages are tested with.
@@ -61,12 +69,18 @@ FAMILIES = (
     "llama_dynamic",
     "llama_yarn",
     "llama_base",
+    "gemma2",
+    "gemma3",
 )
-DTYPES = {"qwen3": "bfloat16", "olmo2": "float32"}  # the others float16
+DTYPES = {"qwen3": "bfloat16", "olmo2": "float32", "gemma2": "bfloat16"}  # the others float16
+GEMMA_WINDOW = 4  # the local layers' window: each text is longer
+GEMMA_CAP = 1.0  # Gemma 2's soft-caps: below the largest scores and logits of these weights
 
 
 def configs(vocab: int) -> dict:
     from transformers import (
+        Gemma2Config,
+        Gemma3TextConfig,
         LlamaConfig,
         Olmo2Config,
         Phi3Config,
@@ -132,6 +146,31 @@ def configs(vocab: int) -> dict:
             {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
         ),
         "llama_base": llama({"rope_type": "default"}),
+        "gemma2": Gemma2Config(
+            **common,
+            num_key_value_heads=2,
+            head_dim=16,
+            query_pre_attn_scalar=32,
+            sliding_window=GEMMA_WINDOW,
+            layer_types=["sliding_attention", "full_attention"],
+            attn_logit_softcapping=GEMMA_CAP,
+            final_logit_softcapping=GEMMA_CAP,
+            tie_word_embeddings=True,
+        ),
+        "gemma3": Gemma3TextConfig(
+            **common,
+            num_key_value_heads=2,
+            head_dim=16,
+            query_pre_attn_scalar=24,
+            sliding_window=GEMMA_WINDOW,
+            layer_types=["sliding_attention", "full_attention"],
+            attn_logit_softcapping=GEMMA_CAP,
+            tie_word_embeddings=True,
+            rope_parameters={
+                "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+            },
+        ),
     }
 
 
@@ -144,13 +183,14 @@ def reset_rope(model) -> None:
             module.max_seq_len_cached = module.original_max_seq_len
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Write the folders ``names`` (all of FAMILIES when none is given)."""
     import torch
 
     torch.set_num_threads(1)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     tok = bpe_tokenizer(["<s>", "</s>"], "<s>")
-    for name in FAMILIES:
+    for name in names or FAMILIES:
         for seed in range(100):  # the first seed whose greedy choices are clear (MIN_GAP)
             if write(name, tok, seed):
                 break
@@ -176,7 +216,9 @@ def write(name: str, tok, seed: int) -> bool:
     model.eval()
     dtype = getattr(torch, DTYPES.get(name, "float16"))
     with torch.no_grad():  # the reference runs in float32 on the weights as stored
-        for p in model.parameters():
+        for p_name, p in model.named_parameters():
+            if name.startswith("gemma") and p_name.endswith("norm.weight"):
+                p.normal_(0.0, 0.5)  # Gemma's gains, 1 + w, start at w = 0: make them differ
             p.copy_(p.to(dtype).float())
     config.save_pretrained(folder)
     tok.save(str(folder / "tokenizer.json"))
@@ -237,4 +279,6 @@ def write(name: str, tok, seed: int) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

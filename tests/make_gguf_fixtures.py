@@ -19,7 +19,12 @@ torch, transformers and accelerate; deterministic: fixed seeds, one thread):
         a seeded random tiny transformers model of each (Qwen3's QK-norm, Gemma's four norms
         stored as 1 + w, Phi-3's fused QKV and gate-up), written as convert_hf_to_gguf.py writes
         them; reference.npz holds ``F/tensor/NAME`` (the model's state dict) and ``F/config``
-        (its config as JSON), checked here to be what transformers' GGUF loading reads back.
+        (its config as JSON), checked here to be what transformers' GGUF loading reads back,
+        and ``F/ids_i``, ``F/attentions_i`` of its forward on the file. transformers 5.23's GGUF
+        config misses what the file does not say as it reads it (qwen3's key_length, so its
+        head_dim; phi3's pad id, outside this vocabulary; Gemma's query_pre_attn_scalar, which
+        llama.cpp derives from the size and transformers leaves at 256), so it is given the
+        model's config: the weights and the tokenizer are the GGUF's.
     tok-{llama-bpe,qwen2,smollm}.gguf
         the qwen2 fixture's vocabulary with those pre-tokenizers, no tensors (tokenizer only).
     kquant-{Q4_K,Q5_K,Q6_K}.gguf
@@ -507,17 +512,21 @@ def new_arch_reference(out: dict) -> None:
     """For each new architecture: its GGUF, and in ``out`` the original state dict and config
     fields, after checking that transformers' GGUF loading reads the file back to them."""
     import torch
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     for arch in NEW_ARCHS:
         model = new_arch_model(arch)
         name = f"{arch}-F16.gguf"
         write_new_arch(arch, model, OUT / name)
-        # transformers' GGUF config ignores qwen3's key_length (head_dim 128 by default) and gives
-        # phi3 Phi-3's pad id 32000, outside this vocabulary: give it the model's config
-        extra = {"config": model.config} if arch in ("qwen3", "phi3") else {}
+        # transformers' GGUF config ignores qwen3's key_length (head_dim 128 by default), gives
+        # phi3 Phi-3's pad id 32000, outside this vocabulary, and Gemma query_pre_attn_scalar 256
+        # (llama.cpp: head_dim): give it the model's config
         back = AutoModelForCausalLM.from_pretrained(
-            OUT, gguf_file=name, dtype=torch.float32, **extra
+            OUT,
+            gguf_file=name,
+            dtype=torch.float32,
+            config=model.config,
+            attn_implementation="eager",
         )
         original = model.state_dict()
         for key, value in back.state_dict().items():
@@ -529,6 +538,15 @@ def new_arch_reference(out: dict) -> None:
             out[f"{name}/tensor/{key}"] = value.numpy()
         config = model.config.to_dict()
         out[f"{name}/config"] = np.array(json.dumps(config, default=str))
+        tokenizer = AutoTokenizer.from_pretrained(OUT, gguf_file=name)
+        back.eval()
+        for i, text in enumerate(TEXTS):
+            ids = tokenizer(text, return_tensors="pt").input_ids
+            with torch.no_grad():
+                result = back(ids, output_attentions=True)
+            out[f"{name}/ids_{i}"] = ids[0].numpy()
+            attentions = np.stack([a[0].numpy() for a in result.attentions])  # (L, H, T, T)
+            out[f"{name}/attentions_{i}"] = attentions.astype(np.float32)
 
 
 def main() -> None:

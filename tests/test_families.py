@@ -1,6 +1,7 @@
 """The newer LLaMA-style families against transformers: Qwen3 and OLMo 2 (QK-norm), SmolLM3 (layers
 without RoPE), Phi-3 (fused projections, partial rotary), Llama with linear, dynamic-NTK and YaRN
-RoPE scaling, and a base checkpoint without an LM head.
+RoPE scaling, a base checkpoint without an LM head, Gemma 2 (soft-caps, local and global layers,
+sandwich norms, scaled embeddings) and Gemma 3 (QK-norm, a RoPE base per kind of layer).
 
 tests/fixtures/models/families/ holds their tiny random checkpoints and transformers' eager
 outputs, written by tests/make_family_fixtures.py with the reference environment; these tests need
@@ -18,7 +19,7 @@ from model_reference import TOL, assert_forward_matches, assert_generation_match
 
 from visattn import models
 from visattn.errors import InputError
-from visattn.models import generation
+from visattn.models import generation, sources
 from visattn.models.causal import Cache
 from visattn.models.llama import Llama, inverse_frequencies
 
@@ -33,6 +34,8 @@ FAMILIES = (
     "llama_dynamic",
     "llama_yarn",
     "llama_base",
+    "gemma2",
+    "gemma3",
 )
 WITH_HEAD = tuple(f for f in FAMILIES if f != "llama_base")
 N_TEXTS = 3
@@ -47,6 +50,25 @@ MECHANISMS = {
     "llama_dynamic": {"rope_dynamic"},
     "llama_yarn": {"rope_yarn"},
     "llama_base": {"no_lm_head"},
+    "gemma2": {
+        "scaled_embedding",
+        "sandwich_norm",
+        "geglu",
+        "sliding_window",
+        "local_global",
+        "softcap",
+        "final_softcap",
+    },
+    "gemma3": {
+        "scaled_embedding",
+        "sandwich_norm",
+        "geglu",
+        "sliding_window",
+        "local_global",
+        "qk_norm_head",
+        "rope_linear",
+        "local_rope_base",
+    },
 }
 
 
@@ -99,16 +121,23 @@ def test_kv_cache_gives_the_full_forward_rows(loaded):
 
 
 def test_queries_and_keys_give_the_maps(loaded):
-    """Each head's softmax(q·kᵀ) from queries_keys (QK-norm, partial or no RoPE included) is the
-    map the forward drew."""
+    """Each head's softmax(q·kᵀ) from queries_keys (QK-norm, partial or no RoPE included), capped
+    and windowed as the layer's attention_args say, is the map the forward drew."""
     model, ref = loaded
     result = model.run(str(ref["text_0"]))
     T = result.attentions.shape[-1]
-    future = np.triu(np.ones((T, T), dtype=bool), 1)
+    distance = np.arange(T)[:, None] - np.arange(T)[None, :]  # (T, T) query − key position
     for layer in range(model.config.n_layers):
+        args = model.attention_args(layer)
+        hidden = distance < 0
+        if args["window"] is not None:
+            hidden |= distance >= args["window"]
         for head in range(model.config.n_heads):
             q, k = models.queries_keys(model, result, layer, head)
-            scores = np.where(future, -np.inf, q @ k.T)  # (T, T)
+            scores = q @ k.T  # (T, T)
+            if args["softcap"] is not None:
+                scores = args["softcap"] * np.tanh(scores / args["softcap"])
+            scores = np.where(hidden, -np.inf, scores)
             weights = np.exp(scores - scores.max(-1, keepdims=True))
             weights /= weights.sum(-1, keepdims=True)
             np.testing.assert_allclose(weights, result.attentions[layer, head], atol=TOL)
@@ -235,3 +264,133 @@ def test_rope_parameters_missing_are_named(tmp_path):
         models.load(folder)
     assert caught.value.code == "model_config_field"
     assert caught.value.params["file"].endswith("config.json")
+
+
+# ---------------------------------------------------------------- Gemma 2 and Gemma 3
+
+
+def test_gemma_local_layer_sees_only_its_window():
+    """Layer 0 is local (window 4, shorter than the text): no weight on a key 4 or more positions
+    back; layer 1 is global and puts weight there."""
+    model = models.load(FIXTURES / "gemma2")
+    with np.load(FIXTURES / "gemma2" / "reference.npz") as ref:
+        attentions = ref["attentions_0"]  # (L, H, T, T), transformers'
+    window = model.config.window
+    T = attentions.shape[-1]
+    assert (
+        model.attention_args(0)["window"] == window < T
+        and model.attention_args(1)["window"] is None
+    )
+    far = (np.arange(T)[:, None] - np.arange(T)[None, :]) >= window  # (T, T)
+    assert np.all(attentions[0][:, far] == 0)
+    assert np.all(attentions[1][:, far].sum(-1) > 0)
+
+
+def without(model, **fields):
+    from dataclasses import replace
+
+    model.config = replace(model.config, **fields)
+    return model
+
+
+def test_gemma2_soft_caps_bite():
+    """The fixture's soft-caps change what the model computes: without them the maps and the
+    logits differ from transformers' by far more than the tolerance."""
+    with np.load(FIXTURES / "gemma2" / "reference.npz") as f:
+        ref = {key: f[key] for key in f.files}
+    model = models.load(FIXTURES / "gemma2")
+    cap = model.config.softcap
+    assert cap == model.config.final_softcap and model.attention_args(1)["softcap"] == cap
+    result = model.run(str(ref["text_0"]))
+    assert np.abs(result.next_logits).max() < cap  # c·tanh(s / c) stays inside ±c
+    uncapped = without(models.load(FIXTURES / "gemma2"), softcap=None).run(str(ref["text_0"]))
+    assert np.abs(uncapped.attentions - ref["attentions_0"]).max() > 100 * TOL
+    plain = without(models.load(FIXTURES / "gemma2"), final_softcap=None)
+    logits = plain.run(str(ref["text_0"])).next_logits
+    assert np.abs(logits).max() > cap
+    assert np.abs(logits - ref["next_logits_0"]).max() > 100 * TOL
+
+
+def test_gemma3_ignores_the_attention_soft_cap_as_transformers_does():
+    """Gemma 3's config may carry attn_logit_softcapping; its attention never applies it."""
+    config = json.loads((FIXTURES / "gemma3" / "config.json").read_text())
+    assert config["attn_logit_softcapping"]
+    model = models.load(FIXTURES / "gemma3")
+    assert model.config.softcap is None and model.attention_args(0)["softcap"] is None
+
+
+def test_gemma3_local_and_global_layers_rotate_by_their_own_bases():
+    """Local layers: plain RoPE of rope_local_base_freq; global layers: rope_theta with the
+    linear scaling."""
+    model = models.load(FIXTURES / "gemma3")
+    c = model.config
+    exponents = np.arange(0, c.rotary_dim, 2) / c.rotary_dim
+    factor = dict(c.rope_scaling)["factor"]
+    for layer, inv_freq in (
+        (0, 1 / c.local_rope_theta**exponents),
+        (1, 1 / c.rope_theta**exponents / factor),
+    ):
+        cos, _ = model.rotation(0, 5, layer)  # (5, rotary_dim)
+        angles = np.arange(5)[:, None] * np.concatenate([inv_freq, inv_freq])[None, :]
+        np.testing.assert_allclose(cos, np.cos(angles), atol=1e-6)
+    assert c.local_rope_theta != c.rope_theta
+
+
+def rewritten(tmp_path, name: str, change) -> Path:
+    """A copy of fixture ``name`` whose config.json ``change`` rewrote."""
+    folder = tmp_path / name
+    shutil.copytree(FIXTURES / name, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(change(config)))
+    return folder
+
+
+def assert_same_maps(folder: Path, name: str) -> None:
+    with np.load(FIXTURES / name / "reference.npz") as ref:
+        result = models.load(folder).run(str(ref["text_0"]))
+        np.testing.assert_allclose(result.attentions, ref["attentions_0"], rtol=0, atol=TOL)
+
+
+def test_gemma3_older_config_fields_read_the_same(tmp_path):
+    """transformers 4's Gemma 3 fields: sliding_window_pattern instead of layer_types, rope_theta,
+    rope_scaling and rope_local_base_freq instead of rope_parameters by layer type."""
+
+    def older(config: dict) -> dict:
+        rope = config.pop("rope_parameters")
+        del config["layer_types"]
+        global_rope = rope["full_attention"]
+        return config | {
+            "sliding_window_pattern": 2,
+            "rope_theta": global_rope.pop("rope_theta"),
+            "rope_scaling": global_rope,
+            "rope_local_base_freq": rope["sliding_attention"]["rope_theta"],
+        }
+
+    assert_same_maps(rewritten(tmp_path, "gemma3", older), "gemma3")
+
+
+def test_multimodal_gemma3_reads_its_text_model(tmp_path):
+    """A Gemma 3 image-text checkpoint (model_type "gemma3"): its text_config, fields left out
+    filled with Gemma3TextConfig's defaults, and the tensors under model.language_model."""
+    from safetensors.numpy import load_file, save_file
+
+    from visattn.models.llama import GEMMA3_TEXT_DEFAULTS
+
+    def multimodal(config: dict) -> dict:
+        text = {
+            k: v
+            for k, v in config.items()
+            if k not in GEMMA3_TEXT_DEFAULTS or GEMMA3_TEXT_DEFAULTS[k] != v
+        }
+        assert len(text) < len(config)  # some fields come from the defaults
+        return {"model_type": "gemma3", "text_config": text, "vision_config": {}}
+
+    folder = rewritten(tmp_path, "gemma3", multimodal)
+    tensors = load_file(str(folder / "model.safetensors"))
+    renamed = {f"model.language_model.{k.removeprefix('model.')}": v for k, v in tensors.items()}
+    renamed["model.vision_tower.embeddings.patch_embedding.weight"] = np.zeros((2, 2), np.float16)
+    save_file(renamed, str(folder / "model.safetensors"))
+    assert_same_maps(folder, "gemma3")
+    source = sources.describe(folder, "gemma3", "gemma3", "folder", sources.budget_bytes({}))
+    c = models.load(FIXTURES / "gemma3").config
+    assert source.usable and (source.n_layers, source.n_heads) == (c.n_layers, c.n_heads)

@@ -29,6 +29,8 @@ TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1")
 K_TYPES = ("Q4_K", "Q5_K", "Q6_K")
 FILES = [f"{f}-{t}.gguf" for f in FAMILIES for t in TYPES] + [f"kquant-{t}.gguf" for t in K_TYPES]
 FILES += ["llama-spm-F16.gguf"]  # a SentencePiece vocabulary (merges from scores, byte fallback)
+# files of the families added since (Qwen3, Gemma 2/3, Phi-3), converted from a random model
+NEW_FILES = [f"{arch}-F16.gguf" for arch in ("qwen3", "gemma2", "gemma3", "phi3")]
 PRES = ("llama-bpe", "qwen2", "smollm")  # tok-PRE.gguf: the tokenizer alone
 TOKEN_TEXTS = (
     "I'LL pay 12345 dollars, don't you?\n\n  Then   the keys\t(42)!",
@@ -45,10 +47,12 @@ def reference() -> dict[str, np.ndarray]:
         return dict(data)
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", FILES + NEW_FILES)
 def test_attentions_equal_transformers_gguf_loading(name, reference):
     """The tokens and attentions transformers computes from the same GGUF file (its
-    from_pretrained(…, gguf_file=…), eager attention), for every family and quantization type."""
+    from_pretrained(…, gguf_file=…), eager attention), for every family and quantization type
+    (Qwen3, Gemma and Phi-3: with the config fields transformers does not read from the file
+    given, see tests/make_gguf_fixtures.py)."""
     model = models.load(FIXTURES / name)
     for i, text in enumerate(TEXTS):
         got = model.run(text)
@@ -365,6 +369,43 @@ def test_new_architectures_map_to_the_transformers_checkpoint(arch, reference):
         assert rope["rope_theta"] == expected_rope["rope_theta"]
     if arch == "phi3":
         assert rope["partial_rotary_factor"] == expected_rope["partial_rotary_factor"]
+
+
+def checkpoint_of(arch: str, reference: dict, folder: Path) -> Path:
+    """The transformers model ``arch``-F16.gguf was converted from, as a safetensors folder: its
+    state dict and config from reference.npz, the qwen2 fixture's tokenizer.json (the GGUF's
+    vocabulary)."""
+    from safetensors.numpy import save_file
+
+    name = f"{arch}-F16.gguf"
+    prefix = f"{name}/tensor/"
+    tensors = {k[len(prefix) :]: v for k, v in reference.items() if k.startswith(prefix)}
+    folder.mkdir()
+    save_file(tensors, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(str(reference[f"{name}/config"]), encoding="utf-8")
+    (folder / "tokenizer.json").write_bytes((MODELS / "qwen2" / "tokenizer.json").read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize("arch", NEW_ARCHS)
+def test_new_architectures_run_as_their_checkpoint(arch, reference, tmp_path):
+    """Qwen3, Gemma 2, Gemma 3 and Phi-3 files load as their family (Gemma's norms, √D embeddings,
+    windows and soft-caps included) and compute what the checkpoint they were converted from
+    computes: the same tokens, attentions and logits (the file's F16 weights are the checkpoint's
+    float16 values; Gemma's norms come back from 1 + w) and the same greedy continuation."""
+    expected_model = models.load(checkpoint_of(arch, reference, tmp_path / arch))
+    model = models.load(FIXTURES / f"{arch}-F16.gguf")
+    assert model.config.mechanisms == expected_model.config.mechanisms
+    for name in ("query_scale", "softcap", "final_softcap", "sliding_layers", "local_rope_theta"):
+        assert getattr(model.config, name) == getattr(expected_model.config, name), name
+    for text in TEXTS:
+        expected, got = expected_model.run(text), model.run(text)
+        assert got.token_ids.tolist() == expected.token_ids.tolist()
+        np.testing.assert_allclose(got.attentions, expected.attentions, atol=TOL)
+        np.testing.assert_allclose(got.hidden, expected.hidden, atol=TOL)
+        np.testing.assert_allclose(got.next_logits, expected.next_logits, atol=TOL)
+    ids = expected_model.encode(TEXTS[0])[1]
+    assert model.generate(ids, 6)[0] == expected_model.generate(ids, 6)[0]
 
 
 def test_the_pretrained_page_draws_an_ollama_model_by_its_name(monkeypatch, tmp_path):

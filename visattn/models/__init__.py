@@ -5,9 +5,9 @@ readable heads), ``random`` (the same block with seeded untrained weights), ``in
 hand-built two-layer causal model whose heads copy), ``minilm`` (a BERT encoder in NumPy; the
 bundled all-MiniLM-L6-v2 by default), and checkpoints read from a folder: ``loading`` (config,
 safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2, Qwen3,
-OLMo 2, SmolLM3, Phi-3), ``causal`` (what the decoders share: masking, the KV cache, greedy
-generation), ``pieces`` (byte-level pieces shown as characters), ``gguf`` (llama.cpp's single-file
-format), ``sources`` (where the app finds checkpoints).
+OLMo 2, SmolLM3, Phi-3, Gemma 2, Gemma 3), ``causal`` (what the decoders share: masking, the KV
+cache, greedy generation), ``pieces`` (byte-level pieces shown as characters), ``gguf`` (llama.cpp's
+single-file format), ``sources`` (where the app finds checkpoints).
 
 ``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
 (L, H, T, T) for every family."""
@@ -36,6 +36,9 @@ FAMILIES = {
     "olmo2": "llama",  # QK-norm over the whole projection, post-norm blocks
     "smollm3": "llama",  # no RoPE on every fourth layer
     "phi3": "llama",  # fused qkv_proj and gate_up_proj (Phi-3, Phi-4-mini)
+    "gemma2": "llama",  # soft-capping, local/global layers, sandwich norms, scaled embeddings
+    "gemma3_text": "llama",  # Gemma 2's without soft-capping, with QK-norm and two RoPE bases
+    "gemma3": "llama",  # the multimodal Gemma 3's text model (its text_config)
 }
 
 
@@ -92,7 +95,9 @@ def queries_keys(
     model: BertEncoder | Decoder, result: BertResult | DecoderResult, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """One head's queries and keys in a run of any loaded model, (T, Dh) float64 each, queries
-    scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation)."""
+    scaled by 1/√Dh so that q·k is the score (a RoPE model's after their rotation; Gemma's scaled
+    by query_pre_attn_scalar^−½, and Gemma 2's score is then soft-capped: see the decoder's
+    ``attention_args``)."""
     from ..reading import _head_index, encoder_queries_keys
     from .causal import Decoder
 

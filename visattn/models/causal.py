@@ -96,6 +96,7 @@ def causal_attention(
     scale: float,
     window: int | None = None,
     weights: np.ndarray | None = None,
+    softcap: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Masked attention of T new queries (H, T, Dh) at positions start … start + T − 1 on S keys and
     values (Hkv, S, Dh). Returns (weights (H, T, S), outputs (T, H·Dh)); ``weights``: an (H, T, S)
@@ -103,6 +104,7 @@ def causal_attention(
 
     Query head h reads key/value head h // G (G = H / Hkv, grouped-query attention). ``window``: a
     key more than window − 1 positions before its query is masked too (Mistral's sliding window).
+    ``softcap`` c (Gemma 2): each score s becomes c·tanh(s / c) before the mask, so none exceeds ±c.
     As in the BERT encoder (:func:`visattn.models.layers.share`), the rows are computed by blocks
     small enough for BLAS to keep on one thread, on this thread and the one shared helper thread,
     each block's scores staying in cache from the product through the softmax to the values."""
@@ -121,6 +123,10 @@ def causal_attention(
     def attend(a: int, b: int) -> None:  # query rows a … b − 1
         block = weights[:, a:b]  # (H, n, S) view
         np.matmul(q[:, a:b], k_t, out=block)  # (H, n, Dh) x (H, Dh, S) -> (H, n, S)
+        if softcap is not None:
+            block /= np.float32(softcap)
+            np.tanh(block, out=block)
+            block *= np.float32(softcap)
         block += mask[a:b]
         softmax_(block)
         heads_out = out[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view
@@ -166,6 +172,11 @@ class Decoder:
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
         """Layer i on x (T, D) → the next x; its attention weights written into ``weights`` (H,
         T, S)."""
+        raise NotImplementedError
+
+    def attention_args(self, i: int) -> dict:
+        """Layer i's keyword arguments of :func:`causal_attention` (at least ``scale`` and
+        ``window``): what a head's map is recomputed with from its queries and keys."""
         raise NotImplementedError
 
     def final_norm(self, x: np.ndarray) -> np.ndarray:

@@ -193,6 +193,10 @@ class GPT2(Decoder):
         x += self.wpe[start : start + ids.size]
         return x
 
+    def attention_args(self, i: int) -> dict:
+        """Keyword arguments of causal_attention for layer i: 1/√Dh, no window."""
+        return {"scale": self.config.d_head**-0.5, "window": None}
+
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
         c, layer = self.config, self.layers[i]
         T, H, Dh = x.shape[0], c.n_heads, c.d_head
@@ -201,7 +205,7 @@ class GPT2(Decoder):
         qkv += layer.b_qkv
         q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh)
         k, v = cache.extend(i, np.ascontiguousarray(k), np.ascontiguousarray(v))  # (H, S, Dh)
-        _, out = causal_attention(q, k, v, start, Dh**-0.5, weights=weights)
+        _, out = causal_attention(q, k, v, start, weights=weights, **self.attention_args(i))
         y = out @ layer.W_o  # (T, D) x (D, D) -> (T, D)
         y += layer.b_o
         x = x + y

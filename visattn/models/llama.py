@@ -1,6 +1,6 @@
-"""LLaMA-style decoders in NumPy (LLaMA, Mistral, Qwen2, Qwen3, OLMo 2, SmolLM3, Phi-3): RMSNorm,
-rotary positions (RoPE), SwiGLU, grouped-query attention, Qwen2's biases on the query, key and value
-projections.
+"""LLaMA-style decoders in NumPy (LLaMA, Mistral, Qwen2, Qwen3, OLMo 2, SmolLM3, Phi-3, Gemma 2,
+Gemma 3): RMSNorm, rotary positions (RoPE), SwiGLU, grouped-query attention, Qwen2's biases on the
+query, key and value projections.
 
 Per layer, as Hugging Face's ``LlamaModel`` (eval mode): ``x = x + W_o Attn(RoPE(W_q n), RoPE(W_k
 n), W_v n)`` with n = RMSNorm₁(x), then ``x = x + W_down(SiLU(W_gate m) ⊙ W_up m)`` with m =
@@ -27,12 +27,21 @@ What each family adds, named by the config fields below so that a page can say i
   as views of their row blocks; ``partial_rotary_factor`` rotates only the first part of each head.
 - No LM head (``has_head``): a base checkpoint (an embedding model) has attention but no
   unembedding; every view of the attention works, generation says it needs the head.
+- Gemma 2 and Gemma 3 (``gemma``): the embeddings scaled by √D; every RMSNorm scales by 1 + w
+  (the gains are stored around 0); sandwich norms (the attention's and the MLP's inputs
+  normalised as LLaMA's, and their outputs too before they are added, as OLMo 2's); GeGLU (the
+  gate through GELU's tanh form); scores scaled by ``query_pre_attn_scalar``^−½ instead of Dh^−½;
+  local and global layers (``sliding_layers``, from ``layer_types``): the local ones see only the
+  ``sliding_window`` − 1 keys before the query. Gemma 2 soft-caps the scores before the mask
+  (``softcap``: s → c·tanh(s / c), so no score exceeds ±c) and the logits (``final_softcap``);
+  Gemma 3 adds QK-norm per head and rotates its local layers with their own RoPE base
+  (``local_rope_theta``), the RoPE scaling applying to the global layers only.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -41,13 +50,17 @@ from tokenizers import Tokenizer
 from ..errors import InputError
 from . import loading
 from .causal import Cache, Decoder, by_rows, causal_attention, tokenizer_flavour
+from .gpt2 import gelu_tanh_
 
 ANCHOR = "embed_tokens.weight"
 # model_type → what it adds to LLaMA's layer (see the module docstring)
-QK_NORM = {"qwen3": "head", "olmo2": "whole"}  # RMSNorm on each head's q, k / on the whole q, k
+QK_NORM = {"qwen3": "head", "olmo2": "whole", "gemma3_text": "head"}  # each head's / whole q, k
 POST_NORM = frozenset({"olmo2"})  # the attention's and the MLP's outputs normalised, not inputs
 FUSED = frozenset({"phi3"})  # qkv_proj and gate_up_proj in one matrix each
 WINDOWED = frozenset({"mistral", "phi3"})  # sliding_window applies without use_sliding_window
+GEMMA = frozenset({"gemma2", "gemma3_text"})  # see the module docstring
+GEMMA_PATTERN = {"gemma2": 2, "gemma3_text": 6}  # every n-th layer global without layer_types
+GEMMA_THETA = {"gemma2": 10000.0, "gemma3_text": 1_000_000.0}  # RoPE base (global layers)
 # config's rope_type → the parameters it reads (beyond rope_theta)
 ROPE_KINDS = {
     "default": (),
@@ -59,6 +72,22 @@ ROPE_KINDS = {
 }
 # the kinds whose frequencies depend on the text's length (so a cached key keeps its step's)
 LENGTH_DEPENDENT = frozenset({"dynamic", "longrope"})
+# Gemma 3's text model as transformers' Gemma3TextConfig fills what a multimodal (model_type
+# "gemma3") config.json leaves out of its text_config
+GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "rms_norm_eps": 1e-6,
+    "query_pre_attn_scalar": 256,
+    "sliding_window": 4096,
+    "tie_word_embeddings": True,
+}
 YARN_OPTIONAL = (
     "original_max_position_embeddings",
     "attention_factor",
@@ -97,9 +126,17 @@ class LlamaConfig:
     tied: bool
     window: int | None  # Mistral's sliding window
     has_head: bool = True  # an lm_head (or the tied embedding) to turn states into logits
+    gemma: bool = False  # Gemma 2 / 3: √D embeddings, 1 + w norms, sandwich norms, GeGLU
+    activation: str = "silu"  # the gate's: a key of ACTIVATIONS
+    query_scale: float | None = None  # the scores' scale (query_pre_attn_scalar^−½); None: Dh^−½
+    sliding_layers: tuple[bool, ...] = ()  # per layer: windowed? () : every layer (Mistral)
+    softcap: float | None = None  # Gemma 2's attention logit soft-cap c: s → c·tanh(s / c)
+    final_softcap: float | None = None  # the same on the output logits
+    local_rope_theta: float | None = None  # Gemma 3's RoPE base of its sliding-window layers
 
     @classmethod
     def from_dict(cls, cfg: dict, path: Path) -> LlamaConfig:
+        cfg = gemma3_text_config(cfg)
         model_type = str(cfg.get("model_type"))
 
         def number(*names, default=None) -> int:
@@ -110,8 +147,12 @@ class LlamaConfig:
         n_layers = number("num_hidden_layers")
         d_head = number("head_dim", default=d_model // n_heads)
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+        local_theta = None
+        if model_type == "gemma3_text":  # global layers: rope; local ones: their own base
+            rope, local_theta = _gemma3_rope(cfg, rope, path)
         rope_kind = rope.get("rope_type", rope.get("type", "default"))
-        theta = float(rope.get("rope_theta", cfg.get("rope_theta", 10000.0)))
+        default_theta = GEMMA_THETA.get(model_type, 10000.0)
+        theta = float(rope.get("rope_theta", cfg.get("rope_theta", default_theta)))
         if rope_kind not in ROPE_KINDS:
             raise InputError(
                 "model_unsupported",
@@ -147,16 +188,27 @@ class LlamaConfig:
                 file=str(path),
                 name="rope_parameters",
             ) from None
-        if cfg.get("hidden_act", "silu") != "silu":
+        activation = cfg.get("hidden_act", "silu")
+        if model_type in GEMMA:  # hidden_activation, GELU's tanh form unless it says otherwise
+            gelu = cfg.get("hidden_act") or "gelu_pytorch_tanh"
+            activation = cfg.get("hidden_activation") or gelu
+        if activation not in ACTIVATIONS:
             raise InputError(
                 "model_unsupported",
-                f"{path}: hidden_act={cfg['hidden_act']!r}; this app implements silu.",
+                f"{path}: hidden_act={activation!r}; this app implements {', '.join(ACTIVATIONS)}.",
                 file=str(path),
-                what=f"hidden_act={cfg['hidden_act']}",
+                what=f"hidden_act={activation}",
             )
         window = None
         if model_type in WINDOWED or cfg.get("use_sliding_window"):
             window = cfg.get("sliding_window")
+        sliding_layers, query_scale, softcap = (), None, None
+        if model_type in GEMMA:
+            window = cfg.get("sliding_window")
+            sliding_layers = _gemma_sliding_layers(cfg, model_type, n_layers, path)
+            query_scale = float(cfg.get("query_pre_attn_scalar") or 256) ** -0.5
+        if model_type == "gemma2":  # Gemma 3's attention ignores attn_logit_softcapping
+            softcap = _positive(cfg.get("attn_logit_softcapping"))
         partial = float(rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
         no_rope = cfg.get("no_rope_layers")  # SmolLM3: 1 where the layer uses RoPE, 0 where not
         if model_type == "smollm3" and no_rope is None:
@@ -196,8 +248,15 @@ class LlamaConfig:
             qkv_bias=model_type == "qwen2" or bool(cfg.get("attention_bias")),
             o_bias=model_type != "qwen2" and bool(cfg.get("attention_bias")),
             mlp_bias=bool(cfg.get("mlp_bias")),
-            tied=bool(cfg.get("tie_word_embeddings", False)),
+            tied=bool(cfg.get("tie_word_embeddings", model_type in GEMMA)),
             window=int(window) if window else None,
+            gemma=model_type in GEMMA,
+            activation=activation,
+            query_scale=query_scale,
+            sliding_layers=sliding_layers,
+            softcap=softcap,
+            final_softcap=_positive(cfg.get("final_logit_softcapping")),
+            local_rope_theta=local_theta,
         )
         if n_heads % config.n_kv_heads:
             raise InputError(
@@ -213,7 +272,9 @@ class LlamaConfig:
     def mechanisms(self) -> tuple[str, ...]:
         """What this checkpoint adds to LLaMA's attention, as names a page can translate:
         "qk_norm_head", "qk_norm_whole", "post_norm", "rope_<kind>", "no_rope_layers",
-        "partial_rotary", "fused_qkv", "sliding_window", "no_lm_head"."""
+        "partial_rotary", "fused_qkv", "sliding_window", "no_lm_head"; Gemma's "scaled_embedding",
+        "sandwich_norm", "geglu", "local_global" (sliding-window layers alternating with global
+        ones), "local_rope_base", "softcap" (attention scores), "final_softcap" (logits)."""
         found = []
         if self.qk_norm:
             found.append(f"qk_norm_{self.qk_norm}")
@@ -229,9 +290,35 @@ class LlamaConfig:
             found.append("fused_qkv")
         if self.window is not None:
             found.append("sliding_window")
+        if self.window is not None and self.sliding_layers and not all(self.sliding_layers):
+            found.append("local_global")
+        if self.gemma:
+            found += ["scaled_embedding", "sandwich_norm"]
+        if self.activation == "gelu_pytorch_tanh":
+            found.append("geglu")
+        if self.local_rope_theta is not None:
+            found.append("local_rope_base")
+        if self.softcap is not None:
+            found.append("softcap")
+        if self.final_softcap is not None:
+            found.append("final_softcap")
         if not self.has_head:
             found.append("no_lm_head")
         return tuple(found)
+
+    def layer_window(self, i: int) -> int | None:
+        """Layer i's sliding window (keys more than window − 1 positions back are masked), None
+        for a global layer."""
+        if self.sliding_layers and not self.sliding_layers[i]:
+            return None
+        return self.window
+
+    def layer_rope_theta(self, i: int) -> float | None:
+        """The RoPE base of layer i when it is not the model's (Gemma 3's local layers), else
+        None."""
+        if self.local_rope_theta is not None and self.sliding_layers and self.sliding_layers[i]:
+            return self.local_rope_theta
+        return None
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         D, F, Dh = self.d_model, self.d_ff, self.d_head
@@ -253,7 +340,10 @@ class LlamaConfig:
                     m + "gate_proj.weight": (F, D),
                     m + "up_proj.weight": (F, D),
                 }
-            if self.post_norm:
+            if self.gemma:  # sandwich: before and after attention and the MLP
+                for name in ("input", "post_attention", "pre_feedforward", "post_feedforward"):
+                    expected[p + f"{name}_layernorm.weight"] = (D,)
+            elif self.post_norm:
                 expected[p + "post_attention_layernorm.weight"] = (D,)
                 expected[p + "post_feedforward_layernorm.weight"] = (D,)
             else:
@@ -277,6 +367,67 @@ class LlamaConfig:
                 for name, n in (("gate_proj", F), ("up_proj", F), ("down_proj", D)):
                     expected[m + f"{name}.bias"] = (n,)
         return expected
+
+
+def gemma3_text_config(cfg: dict) -> dict:
+    """A multimodal Gemma 3 config (model_type "gemma3") as its text model's: text_config, the
+    fields it leaves out as Gemma3TextConfig's defaults; any other config unchanged."""
+    if cfg.get("model_type") != "gemma3":
+        return cfg
+    text = GEMMA3_TEXT_DEFAULTS | dict(cfg.get("text_config") or {})
+    if "tie_word_embeddings" in cfg:
+        text["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    return text | {"model_type": "gemma3_text"}
+
+
+def _gemma3_rope(cfg: dict, rope: dict, path: Path) -> tuple[dict, float]:
+    """Gemma 3's global layers' RoPE parameters and its local layers' base: rope_parameters by
+    layer type (transformers 5), or rope_theta, rope_scaling and rope_local_base_freq."""
+    local = {"rope_theta": cfg.get("rope_local_base_freq", 10000.0)}
+    if "full_attention" in rope or "sliding_attention" in rope:
+        local = rope.get("sliding_attention") or local
+        rope = rope.get("full_attention") or {}
+    if local.get("rope_type", "default") != "default":
+        raise InputError(
+            "model_unsupported",
+            f"{path}: the sliding-window layers' rope type {local['rope_type']!r}; this app "
+            "implements plain RoPE there.",
+            file=str(path),
+            what=f"rope_type={local['rope_type']}",
+        )
+    return rope, float(local.get("rope_theta", 10000.0))
+
+
+def _gemma_sliding_layers(cfg: dict, model_type: str, n_layers: int, path: Path) -> tuple:
+    """Per layer: a sliding-window ("sliding_attention") layer? From layer_types, or every n-th
+    layer global (sliding_window_pattern; Gemma 2: every second)."""
+    if cfg.get("use_bidirectional_attention"):
+        raise InputError(
+            "model_unsupported",
+            f"{path}: use_bidirectional_attention; this app implements causal Gemma models.",
+            file=str(path),
+            what="use_bidirectional_attention",
+        )
+    types = cfg.get("layer_types")
+    if not types:
+        every = int(cfg.get("sliding_window_pattern") or GEMMA_PATTERN[model_type])
+        types = [
+            "full_attention" if (i + 1) % every == 0 else "sliding_attention"
+            for i in range(n_layers)
+        ]
+    if len(types) != n_layers:
+        raise InputError(
+            "model_config_field",
+            f"{path}: layer_types has {len(types)} entries for {n_layers} layers.",
+            file=str(path),
+            name="layer_types",
+        )
+    return tuple(t == "sliding_attention" for t in types)
+
+
+def _positive(value) -> float | None:
+    """A soft-cap from the config: None when absent or 0."""
+    return float(value) if value else None
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
@@ -404,6 +555,10 @@ def silu_(x: np.ndarray) -> np.ndarray:
     return x
 
 
+# hidden_act → the gate's activation, in place
+ACTIVATIONS = {"silu": silu_, "gelu_pytorch_tanh": gelu_tanh_}
+
+
 @dataclass(frozen=True)
 class _Layer:
     ln1: np.ndarray | None  # (D,); None under post-norm
@@ -435,6 +590,12 @@ def _read_layer(c: LlamaConfig, i: int, w) -> _Layer:
     def bias(name: str, present: bool) -> np.ndarray | None:
         return w(name) if present else None
 
+    def gain(name: str, present: bool = True) -> np.ndarray | None:
+        """A norm's gains; Gemma's as the 1 + w its RMSNorm scales by."""
+        if not present:
+            return None
+        return w(name) + np.float32(1.0) if c.gemma else w(name)
+
     if c.fused:  # row blocks of the fused matrices: q, k, v and gate, up
         qkv = w(a + "qkv_proj.weight")  # (Dq + 2·Dkv, D)
         W_q, W_k, W_v = qkv[:Dq].T, qkv[Dq : Dq + Dkv].T, qkv[Dq + Dkv :].T
@@ -447,21 +608,22 @@ def _read_layer(c: LlamaConfig, i: int, w) -> _Layer:
     if c.mlp_bias:
         b_mlp = tuple(w(m + n + ".bias") for n in ("gate_proj", "up_proj", "down_proj"))
     post = c.post_norm
+    before_mlp = "pre_feedforward" if c.gemma else "post_attention"  # Gemma: sandwich norms
     return _Layer(
-        ln1=None if post else w(p + "input_layernorm.weight"),
+        ln1=None if post else gain(p + "input_layernorm.weight"),
         W_q=W_q,
         W_k=W_k,
         W_v=W_v,
         b_q=bias(a + "q_proj.bias", c.qkv_bias),
         b_k=bias(a + "k_proj.bias", c.qkv_bias),
         b_v=bias(a + "v_proj.bias", c.qkv_bias),
-        q_norm=bias(a + "q_norm.weight", c.qk_norm is not None),
-        k_norm=bias(a + "k_norm.weight", c.qk_norm is not None),
+        q_norm=gain(a + "q_norm.weight", c.qk_norm is not None),
+        k_norm=gain(a + "k_norm.weight", c.qk_norm is not None),
         W_o=w(a + "o_proj.weight").T,
         b_o=bias(a + "o_proj.bias", c.o_bias),
-        ln2=None if post else w(p + "post_attention_layernorm.weight"),
-        post_attn=bias(p + "post_attention_layernorm.weight", post),
-        post_mlp=bias(p + "post_feedforward_layernorm.weight", post),
+        ln2=None if post else gain(p + f"{before_mlp}_layernorm.weight"),
+        post_attn=gain(p + "post_attention_layernorm.weight", post or c.gemma),
+        post_mlp=gain(p + "post_feedforward_layernorm.weight", post or c.gemma),
         W_gate=W_gate,
         W_up=W_up,
         W_down=w(m + "down_proj.weight").T,
@@ -484,6 +646,9 @@ class Llama(Decoder):
         self.has_head = c.has_head
         self.embed_tokens = w("embed_tokens.weight")  # (Nv, D)
         self.norm = w("norm.weight")
+        if c.gemma:  # RMSNorm scales by 1 + w; the embeddings by √D (a float32, as the table)
+            self.norm = self.norm + np.float32(1.0)
+        self.embed_scale = np.float32(c.d_model**0.5) if c.gemma else None
         self.lm_head = None  # (Nv, D): the embedding when tied, none in a base checkpoint
         if c.tied:
             self.lm_head = self.embed_tokens
@@ -491,15 +656,28 @@ class Llama(Decoder):
             self.lm_head = w("lm_head.weight")
         self.layers = tuple(_read_layer(c, i, w) for i in range(c.n_layers))
         self.inv_freq, self.attention_factor = inverse_frequencies(c)  # (rotary_dim / 2,)
+        self.local_inv_freq = None  # (rotary_dim / 2,) Gemma 3's local layers' plain RoPE
+        if c.local_rope_theta is not None:
+            local = replace(c, rope_theta=c.local_rope_theta, rope_kind="default", rope_scaling=())
+            self.local_inv_freq, _ = inverse_frequencies(local)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
-        return self.embed_tokens[ids]  # (T, D), a copy
+        x = self.embed_tokens[ids]  # (T, D), a copy
+        if self.embed_scale is not None:
+            x *= self.embed_scale
+        return x
 
-    def rotation(self, start: int, T: int) -> tuple[np.ndarray, np.ndarray]:
+    def rotation(
+        self, start: int, T: int, layer: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """cos and sin (T, rotary_dim) of positions start … start + T − 1 (dynamic NTK and
-        LongRoPE: for a text of start + T positions, as transformers recomputes them)."""
+        LongRoPE: for a text of start + T positions, as transformers recomputes them) in
+        ``layer`` (Gemma 3's local layers: plain RoPE of their own base; None: a global
+        layer's)."""
         inv_freq, factor = self.inv_freq, self.attention_factor
-        if self.config.rope_kind in LENGTH_DEPENDENT:
+        if layer is not None and self.config.layer_rope_theta(layer) is not None:
+            inv_freq, factor = self.local_inv_freq, 1.0
+        elif self.config.rope_kind in LENGTH_DEPENDENT:
             inv_freq, factor = inverse_frequencies(self.config, start + T)
         positions = np.arange(start, start + T, dtype=np.float32)
         freqs = positions[:, None] * inv_freq[None, :]  # (T, rotary_dim / 2)
@@ -531,15 +709,22 @@ class Llama(Decoder):
         v = np.ascontiguousarray(v.reshape(T, Hkv, Dh).transpose(1, 0, 2))  # (Hkv, T, Dh)
         return q, k, v
 
+    def attention_args(self, i: int) -> dict:
+        """Keyword arguments of :func:`~visattn.models.causal.causal_attention` for layer i: the
+        scores' scale (Dh^−½; Gemma's query_pre_attn_scalar^−½), its sliding window (None:
+        global) and Gemma 2's soft-cap."""
+        c = self.config
+        scale = c.d_head**-0.5 if c.query_scale is None else c.query_scale
+        return {"scale": scale, "window": c.layer_window(i), "softcap": c.softcap}
+
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
         c, layer = self.config, self.layers[i]
-        Dh = c.d_head
         q, k, v = self.project(i, x)
         if c.rope_layers[i]:
-            cos, sin = self.rotation(start, x.shape[0])
+            cos, sin = self.rotation(start, x.shape[0], i)
             q, k = rope_(q, cos, sin), rope_(k, cos, sin)
         k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
-        _, out = causal_attention(q, k, v, start, Dh**-0.5, c.window, weights)
+        _, out = causal_attention(q, k, v, start, weights=weights, **self.attention_args(i))
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         if layer.b_o is not None:
             y += layer.b_o
@@ -551,7 +736,7 @@ class Llama(Decoder):
         if layer.b_mlp is not None:
             gate += layer.b_mlp[0]
             up += layer.b_mlp[1]
-        by_rows(silu_, gate)
+        by_rows(ACTIVATIONS[c.activation], gate)
         gate *= up
         y = gate @ layer.W_down  # (T, Dff) x (Dff, D) -> (T, D)
         if layer.b_mlp is not None:
@@ -574,15 +759,17 @@ class Llama(Decoder):
         return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
 
     def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """As Decoder.head_queries_keys, queries scaled by attention_args(i)["scale"]; under
+        Gemma 2's soft-cap q·k is the score before the cap."""
         c = self.config
-        T, Dh = x.shape[0], c.d_head
+        T = x.shape[0]
         shared = head // (c.n_heads // c.n_kv_heads)  # the key/value head this query head reads
         q, k, _ = self.project(i, x.astype(np.float64))  # (H, T, Dh), (Hkv, T, Dh)
         q, k = q[head], k[shared]  # (T, Dh) each
         if c.rope_layers[i]:
-            cos, sin = self.rotation(0, T)  # (T, rotary_dim): positions 0 … T − 1
+            cos, sin = self.rotation(0, T, i)  # (T, rotary_dim): positions 0 … T − 1
             q, k = rope_(q, cos, sin), rope_(k, cos, sin)
-        return q * Dh**-0.5, k
+        return q * self.attention_args(i)["scale"], k
 
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
         if self.lm_head is None:
@@ -593,7 +780,11 @@ class Llama(Decoder):
                 "checkpoint saved with its head (…ForCausalLM) to generate.",
                 file=str(self.path),
             )
-        return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
+        logits = hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
+        cap = self.config.final_softcap
+        if cap is not None:  # Gemma: c·tanh(logits / c)
+            logits = np.tanh(logits / np.float32(cap)) * np.float32(cap)
+        return logits
 
 
 def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> Llama:

@@ -123,6 +123,10 @@ def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sour
     except InputError as problem:
         return Source(id, name, folder, origin, problem=problem)
     path = folder / loading.CONFIG
+    if config.get("model_type") == "gemma3":  # image and text: its text model's layers and heads
+        from .llama import gemma3_text_config
+
+        config = gemma3_text_config(config)
     try:
         n_layers = loading.config_int(config, ("num_hidden_layers", "n_layer"), path)
         n_heads = loading.config_int(config, ("num_attention_heads", "n_head"), path)
