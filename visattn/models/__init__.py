@@ -36,6 +36,7 @@ FAMILIES = {
     "olmo2": "llama",  # QK-norm over the whole projection, post-norm blocks
     "smollm3": "llama",  # no RoPE on every fourth layer
     "phi3": "llama",  # fused qkv_proj and gate_up_proj (Phi-3, Phi-4-mini)
+    "gpt_oss": "gpt_oss",  # sinks, a window on alternate layers, mixture of experts, MXFP4
 }
 
 
