@@ -119,8 +119,9 @@ def causal_attention(
     small enough for BLAS to keep on one thread, on this thread and the one shared helper thread,
     each block's scores staying in cache from the product through the softmax to the values.
 
-    ``sinks`` (H,): gpt-oss's learned logits, one per head, that join each softmax row as one extra
-    column and are then dropped, so a row's weights sum to less than 1 (the rest went to the sink)."""
+    ``sinks`` (H,): gpt-oss's learned logits, one per head, that join each softmax row as one
+    extra column and are then dropped, so a row's weights sum to less than 1 (the rest went to the
+    sink)."""
     H, T, Dh = q.shape
     Hkv, S, _ = k.shape
     if Hkv != H:  # (Hkv, S, Dh) -> (H, S, Dh): each key/value head for its G query heads

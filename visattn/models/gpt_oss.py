@@ -1,11 +1,11 @@
 """gpt-oss (OpenAI's open-weight models, ``model_type`` "gpt_oss") in NumPy: a LLaMA-style decoder
-(RMSNorm, RoPE with YaRN scaling, grouped-query attention, biases on q, k, v and o) with three
+(RMSNorm, RoPE with YaRN scaling, grouped-query attention, biases on q, k, v and o) with these
 additions, as Hugging Face's ``GptOssForCausalLM`` computes them (eager attention):
 
-- **Attention sinks** (``sinks``): each head has one learned logit that joins every softmax row as an
-  extra column and is then dropped. ``softmax([q·k₀ … q·kₜ, s_h])`` without its last entry: a row's
-  weights sum to less than 1, and the share the sink took (1 − the row's sum) is attention the head
-  paid to nothing. transformers returns the weights without the sink's column, as here.
+- **Attention sinks** (``sinks``): each head has one learned logit that joins every softmax row as
+  an extra column and is then dropped. ``softmax([q·k₀ … q·kₜ, s_h])`` without its last entry: a
+  row's weights sum to less than 1, and the share the sink took (1 − the row's sum) is attention
+  the head paid to nothing. transformers returns the weights without the sink's column, as here.
 - **Banded window on alternate layers** (``layer_types``): a "sliding_attention" layer masks keys
   ``sliding_window`` or more positions back (128 in the released models), a "full_attention" layer
   sees the whole prefix; the released models alternate them, sliding first.
