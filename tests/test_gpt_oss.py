@@ -200,3 +200,17 @@ def test_mxfp4_covers_every_code_and_scale():
     np.testing.assert_array_equal(
         dequantize_mxfp4(blocks, scales), decode_mxfp4(blocks, scales).astype(np.float32)
     )
+
+
+# ---------------------------------------------------------------- in the app's list of models
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_listed_as_a_decoder_with_a_label_in_both_languages(folder):
+    from ui.i18n import tables
+    from visattn.models.sources import DEFAULT_BUDGET, describe
+
+    source = describe(FIXTURES / folder, folder, folder, "folder", DEFAULT_BUDGET)
+    assert source.usable and source.causal and source.family == "gpt_oss"
+    for lang in ("en", "zh"):
+        assert tables(lang)["models.families"]["gpt_oss"]
