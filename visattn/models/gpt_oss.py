@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
 from . import loading
 from .causal import Cache, Decoder, causal_attention, tokenizer_flavour
 from .llama import ANCHOR, Llama, LlamaConfig, _Heads, _Layer, inverse_frequencies, rms_norm, rope_
@@ -77,8 +78,6 @@ class GptOssConfig(LlamaConfig):
             "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)
         ]
         if len(kinds) != n_layers:
-            from ..errors import InputError
-
             raise InputError(
                 "model_config_field",
                 f"{path}: layer_types has {len(kinds)} entries for {n_layers} layers.",
