@@ -214,3 +214,21 @@ def test_listed_as_a_decoder_with_a_label_in_both_languages(folder):
     assert source.usable and source.causal and source.family == "gpt_oss"
     for lang in ("en", "zh"):
         assert tables(lang)["models.families"]["gpt_oss"]
+
+
+def test_layer_types_of_the_wrong_length_are_named(tmp_path):
+    import json
+    import shutil
+
+    from visattn.errors import InputError
+
+    folder = tmp_path / "gpt_oss"
+    shutil.copytree(FIXTURES / "gpt_oss", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["layer_types"] = config["layer_types"][:1]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(InputError) as caught:
+        models.load(folder)
+    assert caught.value.code == "model_config_field"
+    assert caught.value.params["name"] == "layer_types"
+    assert caught.value.params["file"].endswith("config.json")
