@@ -5,7 +5,7 @@ As tests/make_model_fixtures.py (whose tokenizers, texts and saving this reuses;
 config.json, model.safetensors, tokenizer.json and reference.npz with the same arrays), for
 ``tests/test_families.py``. Run it with the reference environment:
 
-    /work/main/.venv-bench/bin/python tests/make_family_fixtures.py
+    /work/main/.venv-bench/bin/python tests/make_family_fixtures.py [gpt_oss]
 
     qwen3          Qwen3ForCausalLM: QK-norm on each head (q_norm, k_norm of Dh), head_dim 16 ≠
                    hidden_size / heads, 2 key/value heads, tied, bfloat16
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import numpy as np
 from make_model_fixtures import (
@@ -278,7 +279,212 @@ def write(name: str, tok, seed: int) -> bool:
     return True
 
 
-if __name__ == "__main__":
-    import sys
+# ---------------------------------------------------------------- gpt-oss (issue 54, point 1)
+#
+#     gpt_oss        GptOssForCausalLM: learned sinks (non-zero), sliding window 4 on the first
+#                    layer (layer_types), q/k/v/o biases, YaRN RoPE (truncate false, as the real
+#                    model's), 4 experts with top-2 routing, bfloat16; expert weights on the MXFP4
+#                    grid so that gpt_oss_mxfp4 holds the same numbers
+#    gpt_oss_mxfp4   the same checkpoint with its experts as MXFP4 (*_blocks uint8, *_scales
+#                    E8M0) and quantization_config mxfp4; its reference is computed by transformers
+#                    loading that folder (on CPU it dequantizes the experts itself), after checking
+#                    that its dequantized experts equal gpt_oss's
+#
+# transformers cannot save MXFP4 on CPU (its quantizer needs Triton), so the blocks are packed here
+# from the OCP Microscaling spec: 32 values share a power-of-two scale 2^(s − 127) (one byte s),
+# each value a 4-bit E2M1 code (sign bit, then an index into FP4_GRID), two codes a byte, low nibble
+# first.
 
-    main(sys.argv[1:])
+GPT_OSS = ("gpt_oss", "gpt_oss_mxfp4")
+FP4_GRID = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=np.float32)
+MX_BLOCK = 32  # values per shared scale
+
+
+def gpt_oss_config(vocab: int):
+    from transformers import GptOssConfig
+
+    return GptOssConfig(
+        vocab_size=vocab,
+        hidden_size=WIDTH,
+        num_hidden_layers=2,
+        num_attention_heads=HEADS,
+        num_key_value_heads=2,
+        head_dim=16,
+        intermediate_size=2 * MX_BLOCK,  # two MXFP4 blocks across down_proj's input
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=POSITIONS,
+        initializer_range=INIT,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
+        rope_parameters={
+            "rope_type": "yarn",
+            "rope_theta": 150000.0,
+            "factor": 4.0,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "truncate": False,
+            "original_max_position_embeddings": 16,
+        },
+        bos_token_id=0,
+        eos_token_id=1,
+        pad_token_id=1,
+    )
+
+
+def mxfp4_pack(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(E, In, Out) float weights (as GptOssExperts holds them) → blocks (E, Out, In / 32, 16) uint8
+    and scales (E, Out, In / 32) uint8 (E8M0), the layout of gpt-oss's checkpoints: each output
+    row's inputs in groups of 32, scale 2^(floor(log2 max|w|) − 2), values rounded to the nearest
+    E2M1 number."""
+    E, n_in, n_out = w.shape
+    rows = w.transpose(0, 2, 1).reshape(E, n_out, n_in // MX_BLOCK, MX_BLOCK)  # (E, Out, G, 32)
+    top = np.abs(rows).max(axis=-1)  # (E, Out, G)
+    exponent = np.floor(np.log2(np.where(top > 0, top, 1.0))).astype(np.int32) - 2
+    scaled = rows / np.exp2(exponent)[..., None].astype(np.float32)  # |scaled| < 8
+    nearest = np.abs(np.abs(scaled)[..., None] - FP4_GRID).argmin(axis=-1)  # (E, Out, G, 32)
+    codes = (nearest | np.where(scaled < 0, 8, 0)).astype(np.uint8)
+    blocks = codes[..., 0::2] | (codes[..., 1::2] << 4)  # (E, Out, G, 16)
+    return np.ascontiguousarray(blocks, np.uint8), np.ascontiguousarray(exponent + 127, np.uint8)
+
+
+def mxfp4_unpack(blocks: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The inverse of mxfp4_pack: (E, In, Out) float32."""
+    codes = np.stack([blocks & 0x0F, blocks >> 4], axis=-1)  # (E, Out, G, 16, 2)
+    E, n_out, G = scales.shape
+    codes = codes.reshape(E, n_out, G, MX_BLOCK)
+    values = FP4_GRID[codes & 7] * np.where(codes & 8, -1.0, 1.0).astype(np.float32)
+    values = values * np.exp2(scales.astype(np.int32) - 127)[..., None].astype(np.float32)
+    return values.reshape(E, n_out, G * MX_BLOCK).transpose(0, 2, 1)  # (E, In, Out)
+
+
+def gpt_oss_main() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    tok = bpe_tokenizer(["<s>", "</s>"], "<s>")
+    for seed in range(100):  # the first seed whose greedy choices are clear (MIN_GAP)
+        if write_gpt_oss(tok, seed):
+            return
+    raise AssertionError("gpt_oss: no seed gives greedy choices MIN_GAP apart")
+
+
+def write_gpt_oss(tok, seed: int) -> bool:
+    """Write gpt_oss and gpt_oss_mxfp4 from random weights of ``seed``; False when a greedy step's
+    best logits are closer than MIN_GAP."""
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM
+
+    config = gpt_oss_config(tok.get_vocab_size())
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    model.eval()
+    with torch.no_grad():
+        for layer in model.model.layers:  # sinks large enough to take a visible share
+            layer.self_attn.sinks.normal_(0.0, 1.0)
+        for p in model.parameters():  # stored as bfloat16, the reference in float32 on them
+            p.copy_(p.to(torch.bfloat16).float())
+        for layer in model.model.layers:  # experts on the MXFP4 grid
+            for proj in ("gate_up_proj", "down_proj"):
+                p = getattr(layer.mlp.experts, proj)
+                p.copy_(torch.from_numpy(mxfp4_unpack(*mxfp4_pack(p.numpy()))))
+    folders = {name: OUT / "families" / name for name in GPT_OSS}
+    for folder in folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        config.save_pretrained(folder)
+        tok.save(str(folder / "tokenizer.json"))
+    save_weights(model, folders["gpt_oss"], torch.bfloat16, shards=1)
+    tensors = {}
+    for name, p in model.named_parameters():
+        if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            blocks, scales = mxfp4_pack(p.detach().numpy())
+            tensors[name + "_blocks"] = torch.from_numpy(blocks)
+            tensors[name + "_scales"] = torch.from_numpy(scales)
+        else:
+            tensors[name] = p.detach().to(torch.bfloat16).contiguous().clone()
+    save_file(tensors, str(folders["gpt_oss_mxfp4"] / "model.safetensors"), {"format": "pt"})
+    config_file = folders["gpt_oss_mxfp4"] / "config.json"
+    saved = json.loads(config_file.read_text())
+    saved["quantization_config"] = {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router"]
+        + ["model.embed_tokens", "lm_head"],
+    }
+    config_file.write_text(json.dumps(saved, indent=2))
+    loaded = AutoModelForCausalLM.from_pretrained(
+        folders["gpt_oss_mxfp4"], attn_implementation="eager", dtype=torch.float32
+    )
+    loaded.eval()
+    for (name, p), (other, q) in zip(
+        model.named_parameters(), loaded.named_parameters(), strict=True
+    ):  # transformers' dequantizer reads the blocks packed here as the weights they came from
+        assert name == other and torch.equal(p, q.float()), name
+    for name, source in (("gpt_oss", model), ("gpt_oss_mxfp4", loaded)):
+        arrays = gpt_oss_reference(source, folders[name])
+        if arrays is None:
+            return False
+        np.savez_compressed(folders[name] / "reference.npz", **arrays)
+        size = sum(f.stat().st_size for f in folders[name].iterdir())
+        print(f"{name}: {size / 1e3:.0f} kB, seed {seed}")
+    return True
+
+
+def gpt_oss_reference(model, folder) -> dict | None:
+    """As write()'s reference.npz, and sinks_{layer} (H,) for the test's own reading; None when a
+    greedy step's best logits are closer than MIN_GAP."""
+    import torch
+    import transformers
+    from transformers import PreTrainedTokenizerFast
+
+    hf_tok = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    arrays = {
+        "versions": np.array(f"torch {torch.__version__}, transformers {transformers.__version__}")
+    }
+    for i, text in enumerate(TEXTS):
+        ids = hf_tok(text, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            out = model.model(ids, output_attentions=True, output_hidden_states=True)
+            L = len(out.attentions)
+            hidden_states = torch.stack(out.hidden_states)[:, 0]  # (L + 1, T, D)
+            arrays[f"text_{i}"] = np.array(text)
+            arrays[f"ids_{i}"] = ids[0].numpy().astype(np.int64)
+            # (L, 1, H, T, T) -> (L, H, T, T)
+            arrays[f"attentions_{i}"] = torch.stack(out.attentions)[:, 0].numpy()
+            arrays[f"layer_inputs_{i}"] = hidden_states[:L].numpy()  # (L, T, D)
+            arrays[f"hidden_{i}"] = out.last_hidden_state[0].numpy()  # (T, D)
+            arrays[f"next_logits_{i}"] = model(ids).logits[0, -1].numpy()
+            greedy = model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=N_NEW,
+                min_new_tokens=N_NEW,
+                do_sample=False,
+                use_cache=True,
+                pad_token_id=1,
+            )[0, ids.shape[1] :]
+            plain = ids
+            for _ in range(N_NEW):  # no cache: argmax of full forwards
+                step_logits = model(plain, use_cache=False).logits[0, -1]
+                top2 = step_logits.topk(2).values
+                if top2[0] - top2[1] <= MIN_GAP:
+                    return None
+                plain = torch.cat([plain, step_logits.argmax().view(1, 1)], dim=1)
+        assert torch.equal(greedy, plain[0, ids.shape[1] :]), (greedy, plain)
+        arrays[f"greedy_{i}"] = greedy.numpy().astype(np.int64)
+    return arrays
+
+
+if __name__ == "__main__":
+    only = sys.argv[1:]  # folder names ("gemma2", "gpt_oss") to write those alone
+    families = [name for name in only if name != "gpt_oss"]
+    if families or not only:
+        main(families)
+    if not only or "gpt_oss" in only:
+        gpt_oss_main()

@@ -60,7 +60,7 @@ CONTROLS = table(
 )
 LABELS = {
     "pretrained.presets": tuple(PRESETS),  # the preset buttons' names, keyed as PRESETS
-    "models.families": ("bert", "gpt2", "llama"),  # the model picker's families
+    "models.families": ("bert", "gpt2", "llama", "gpt_oss"),  # the model picker's families
 }
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side

@@ -5,7 +5,8 @@ readable heads), ``random`` (the same block with seeded untrained weights), ``in
 hand-built two-layer causal model whose heads copy), ``minilm`` (a BERT encoder in NumPy; the
 bundled all-MiniLM-L6-v2 by default), and checkpoints read from a folder: ``loading`` (config,
 safetensors by memory map, tokenizer), ``bert``, ``gpt2``, ``llama`` (LLaMA, Mistral, Qwen2, Qwen3,
-OLMo 2, SmolLM3, Phi-3, Gemma 2, Gemma 3), ``causal`` (what the decoders share: masking, the KV
+OLMo 2, SmolLM3, Phi-3, Gemma 2, Gemma 3), ``gpt_oss`` (attention sinks, windows on alternate
+layers, a mixture of experts, MXFP4 experts), ``causal`` (what the decoders share: masking, the KV
 cache, greedy generation), ``pieces`` (byte-level pieces shown as characters), ``gguf`` (llama.cpp's
 single-file format), ``sources`` (where the app finds checkpoints).
 
@@ -39,6 +40,7 @@ FAMILIES = {
     "gemma2": "llama",  # soft-capping, local/global layers, sandwich norms, scaled embeddings
     "gemma3_text": "llama",  # Gemma 2's without soft-capping, with QK-norm and two RoPE bases
     "gemma3": "llama",  # the multimodal Gemma 3's text model (its text_config)
+    "gpt_oss": "gpt_oss",  # sinks, a window on alternate layers, mixture of experts, MXFP4
 }
 
 

@@ -77,6 +77,17 @@ def softmax_(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
+def _softmax_with_sinks_(scores: np.ndarray, sinks: np.ndarray) -> np.ndarray:
+    """Softmax of each row of scores (H, n, S) with head h's sink logit as one more column, in
+    place, the sink's column dropped: rows sum to 1 − the sink's share."""
+    sink = np.asarray(sinks, dtype=np.float32)[:, None, None]  # (H, 1, 1)
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)  # (H, n, 1)
+    scores -= top
+    np.exp(scores, out=scores)
+    scores *= 1.0 / (scores.sum(axis=-1, keepdims=True) + np.exp(sink - top))
+    return scores
+
+
 def _mask(start: int, T: int, S: int, window: int | None) -> np.ndarray:
     """(T, S) float32: 0 where query start + t may see key s (s ≤ start + t, and within the
     window), −inf elsewhere."""
@@ -97,6 +108,7 @@ def causal_attention(
     window: int | None = None,
     weights: np.ndarray | None = None,
     softcap: float | None = None,
+    sinks: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Masked attention of T new queries (H, T, Dh) at positions start … start + T − 1 on S keys and
     values (Hkv, S, Dh). Returns (weights (H, T, S), outputs (T, H·Dh)); ``weights``: an (H, T, S)
@@ -107,7 +119,11 @@ def causal_attention(
     ``softcap`` c (Gemma 2): each score s becomes c·tanh(s / c) before the mask, so none exceeds ±c.
     As in the BERT encoder (:func:`visattn.models.layers.share`), the rows are computed by blocks
     small enough for BLAS to keep on one thread, on this thread and the one shared helper thread,
-    each block's scores staying in cache from the product through the softmax to the values."""
+    each block's scores staying in cache from the product through the softmax to the values.
+
+    ``sinks`` (H,): gpt-oss's learned logits, one per head, that join each softmax row as one
+    extra column and are then dropped, so a row's weights sum to less than 1 (the rest went to the
+    sink)."""
     H, T, Dh = q.shape
     Hkv, S, _ = k.shape
     if Hkv != H:  # (Hkv, S, Dh) -> (H, S, Dh): each key/value head for its G query heads
@@ -128,7 +144,10 @@ def causal_attention(
             np.tanh(block, out=block)
             block *= np.float32(softcap)
         block += mask[a:b]
-        softmax_(block)
+        if sinks is None:
+            softmax_(block)
+        else:
+            _softmax_with_sinks_(block, sinks)
         heads_out = out[a:b].reshape(b - a, H, Dh).transpose(1, 0, 2)  # (H, n, Dh) view
         np.matmul(block, v, out=heads_out)  # (H, n, S) x (H, S, Dh) -> (H, n, Dh)
 

@@ -49,7 +49,7 @@ class Source:
     name: str  # what the picker shows
     path: Path
     origin: str  # "bundled" | "folder" | "hf_cache" | "ollama" | "lmstudio"
-    family: str = ""  # "bert" | "gpt2" | "llama" ("" when unreadable)
+    family: str = ""  # "bert" | "gpt2" | "llama" | "gpt_oss" ("" when unreadable)
     model_type: str = ""
     n_layers: int = 0
     n_heads: int = 0
@@ -68,7 +68,7 @@ class Source:
 
     @property
     def causal(self) -> bool:
-        return self.family in ("gpt2", "llama")
+        return self.family in ("gpt2", "llama", "gpt_oss")
 
 
 def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
