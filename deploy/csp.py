@@ -51,6 +51,7 @@ def app_inline_scripts() -> list[str]:
     scripts = [connection.SCRIPT, *tour.SCRIPTS, *export.SCRIPTS]
     for lang in LANGUAGES:
         scripts += _INLINE.findall(frame._LINK_HTML.format(copy="", lang=lang))
+        scripts += _INLINE.findall(frame._LANG_HTML.format(html_lang=frame.HTML_LANG[lang]))
     return scripts
 
 

@@ -1,11 +1,12 @@
 """The first screen: at 1280×720 every page opens with the figure its lesson starts from in view,
 in English and Chinese, for a reader and on a projector (where the page scrolls to its first
-figure itself: ui/lecture/tour.py). The pages come from the registry; home, with no lesson, has
-cards."""
+figure itself: ui/lecture/tour.py), each with the document's language set (<html lang>, for screen
+readers). The pages come from the registry; home, with no lesson, has cards."""
 
 import pytest
 from browser_util import chromium, require_browser, settled_value, streamlit_server, wait_rendered
 
+from ui.frame import HTML_LANG
 from ui.registry import PAGES
 
 pytestmark = pytest.mark.browser
@@ -34,6 +35,10 @@ def test_every_page_opens_on_its_first_figure(lang, present):
         for lesson_page in LESSONS:
             page.goto(f"{url}/{lesson_page.url_path}?{query}")
             wait_rendered(page, True)
+            # a screen reader reads the page in its language
+            page.wait_for_function(
+                f"() => document.documentElement.lang === '{HTML_LANG[lang]}'", timeout=30_000
+            )
             first = settled_value(page, FIRST_FIGURE)
             where[lesson_page.id] = first
             shown = min(first["height"], SHOWN)

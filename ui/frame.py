@@ -181,9 +181,15 @@ background:transparent;color:inherit;cursor:pointer">{copy}</button></div>
 }})();</script>"""
 
 
+# The document's language, so that a screen reader reads a Chinese page with a Chinese voice
+# (Streamlit writes <html lang="en"> whatever the page says). One static script per language.
+_LANG_HTML = '<script>document.documentElement.lang = "{html_lang}";</script>'
+HTML_LANG = {"en": "en", "zh": "zh-CN"}  # the page's language → the document's (BCP 47)
+
+
 def _link(slot) -> None:
     """The sidebar's "link to this view" box: the address of the view as it is now, and a copy
-    button."""
+    button; and the document's language."""
     with slot:
         st.divider()
         st.markdown(t("common.link_title"), help=t("common.link_help"))
@@ -191,6 +197,7 @@ def _link(slot) -> None:
             _LINK_HTML.format(copy=html.escape(t("common.link_copy")), lang=lang()),
             unsafe_allow_javascript=True,
         )
+        st.html(_LANG_HTML.format(html_lang=HTML_LANG[lang()]), unsafe_allow_javascript=True)
 
 
 def rerun_alone(fn: Callable) -> Callable:
