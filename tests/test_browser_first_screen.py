@@ -46,3 +46,29 @@ def test_every_page_opens_on_its_first_figure(lang, present):
                 misses[lesson_page.id] = first
     print(lang, "projector" if present else "reader", where)  # pytest -s: the numbers
     assert not misses, f"first figure not on the first {WIDTH}×{HEIGHT} screen: {misses}"
+
+
+PHONE = 390, 844
+# the sidebar's width and how far the page scrolls sideways
+PHONE_LAYOUT = """() => {
+  const side = document.querySelector('[data-testid="stSidebar"]');
+  const doc = document.scrollingElement;
+  return { sidebar: side ? Math.round(side.getBoundingClientRect().width) : 0,
+           sideways: doc.scrollWidth - doc.clientWidth };
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_every_page_opens_with_the_sidebar_closed_and_no_sideways_scroll(lang):
+    """At 390×844 the sidebar starts closed (it covered ~77 % of the screen), and no page is wider
+    than the screen."""
+    require_browser()
+    found = {}
+    with streamlit_server() as url, chromium(*PHONE) as page:
+        for each in PAGES:
+            page.goto(f"{url}/{each.url_path}?lang={lang}")
+            wait_rendered(page, each.lesson is not None)
+            found[each.id] = settled_value(page, PHONE_LAYOUT)
+    print(lang, found)
+    wrong = {k: v for k, v in found.items() if v["sidebar"] > 0 or v["sideways"] > 0}
+    assert not wrong, f"at {PHONE[0]}×{PHONE[1]}: {wrong}"

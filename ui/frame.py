@@ -110,7 +110,7 @@ def page(page_id: str):
         page_title=f"{nav_label(page_id)} · visattn",
         page_icon=FAVICON,
         layout="wide",
-        initial_sidebar_state="collapsed" if presenter() or lecture_modes.handout() else "expanded",
+        initial_sidebar_state="collapsed" if presenter() or lecture_modes.handout() else "auto",
     )
     lecture_slot, link_slot = _sidebar(page_id)
     connection.install()  # Streamlit's connection texts translated; a moved session rebuilt
