@@ -93,6 +93,7 @@ def test_one_step_class():
 # What a link reproduces (``visattn.tour.view_query``, "Add this view"), and the speaker view, the
 # name its users read ("Speaker view"); NumPy's ``array.view(dtype)`` is a call, not a name.
 VIEW_NAMES = {"view_query", "add_view", "on_view", "on_view_change", "speaker_view"}
+VIEW_NAMES |= {"memoryview"}  # Python's own
 
 
 def test_view_is_what_a_link_reproduces():

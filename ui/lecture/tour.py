@@ -210,8 +210,8 @@ def _bare_link(tour: Tour, number: int, page_id: str) -> str:
     step = tour.step(number)
     if step.page not in BY_ID or any(k not in lecture.LECTURE_KEYS for k in st.query_params):
         return ""  # no page to open (the bar says so), or a view of its own
-    view = [k for k in step.params() if k not in lecture.LECTURE_KEYS]
-    return step_href(tour, number) if step.page != page_id or view else ""
+    own = [k for k in step.params() if k not in lecture.LECTURE_KEYS]  # not lang=zh alone
+    return step_href(tour, number) if step.page != page_id or own else ""
 
 
 def bar(page_id: str) -> None:
