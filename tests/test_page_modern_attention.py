@@ -292,15 +292,12 @@ def test_which_models_window_and_mistrals_rolling_cache():
     assert f"Of the {n} models below, {full} use full attention in every layer" in texts(at)
     assert "v0.2 dropped the window" in texts(at)
     mistral = lesson.MODELS["mistral_7b"]
-    label = (
-        f"Cache of one sequence of {mistral.context:,} tokens "
-        f"(a rolling cache of {mistral.window:,})"
-    )
+    label = f"Rolling cache: {mistral.window:,} of {mistral.context:,} tokens"
     row = next(r for r in lesson.model_rows() if r.id == "mistral_7b")
     assert metrics(at)[label] == lesson.byte_size(row.bytes_token["bf16"] * mistral.window)
     zh = run_page("modern_attention", {"mo_sec": "cache", "mo_model": "mistral_7b", "lang": "zh"})
     assert f"下面的 {n} 个模型中，{full} 个在每一层都用完整注意力" in texts(zh)
-    assert f"滚动缓存只存 {mistral.window:,} 个" in " ".join(metrics(zh))
+    assert f"滚动缓存：{mistral.context:,} 个词元中的 {mistral.window:,} 个" in metrics(zh)
 
 
 def test_cache_dtype_and_model_in_the_url():
