@@ -210,7 +210,7 @@ def cache_cost() -> None:
     st.dataframe(memory, width="content", column_config=column_config)
     contexts = t(
         "decoder.contexts",
-        contexts="; ".join(
+        contexts=t("common.list_sep").join(
             f"{name} {context:,}"
             for name, context in zip(models, cost.memory_contexts, strict=True)
         ),

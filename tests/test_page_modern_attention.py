@@ -589,3 +589,12 @@ def test_one_chinese_term_for_attention_sink_glossed_once():
     assert window.index("注意力汇点") < window.index("注意力汇聚") and "attention pooling" in window
     training = json.loads(zh["training"])
     assert training["mlp"] == "多层感知机（MLP）" and "多层感知机（MLP）" in training["mlp_help"]
+
+
+def test_chinese_lists_use_the_full_width_semicolon():
+    """A list joined in prose takes common.list_sep: ； in Chinese (the decoder's contexts too)."""
+    zh = run_page("decoder", {"lang": "zh"})
+    assert_clean(zh)
+    contexts = [c for c in texts(zh).split("\n") if "GPT-3" in c and "2,048" in c]
+    assert contexts and all("; " not in c for c in contexts), contexts
+    assert any("；" in c for c in contexts)
