@@ -701,3 +701,21 @@ def test_gqa_numbering_from_one():
     for lang in ("en", "zh"):
         intro = catalogue(lang)["modern_attention.gqa_intro"]
         assert r"\lceil h \cdot G / H \rceil" in intro and "lfloor" not in intro
+
+
+def test_the_demo_runs_flashattention_2s_loop_order_and_the_count_algorithm_1s():
+    """The demo walks each query block over every key/value block (FlashAttention-2, Dao 2023);
+    the traffic count makes Q and O pass once per key/value block (Dao et al. 2022's Algorithm 1,
+    key/value blocks outside). The page credits each, and cuts K and V by rows (tokens)."""
+    section = lesson.flash_section(10, 4, 3, False)
+    order = [(s.i, s.j) for s in section.steps]
+    assert order == sorted(order)  # query block outside, key/value block inside
+    t = lesson.traffic_section(1024, 64, 100).traffic
+    per_pass = 3 * t.N * t.d + 4 * t.N  # read Q, O, ℓ, m and write O, ℓ, m of every query block
+    assert t.flash == t.N * t.d + 2 * t.N + 2 * t.N * t.d + t.n_k_blocks * per_pass
+    en, zh = catalogue("en"), catalogue("zh")
+    assert "FlashAttention-2's order (Dao 2023)" in en["modern_attention.flash_intro"]
+    assert "Algorithm 1" in en["modern_attention.flash_intro"]
+    assert "FlashAttention-2（Dao 2023）" in zh["modern_attention.flash_intro"]
+    assert "按列切块" not in zh["modern_attention.flash_intro"]
+    assert "按行（即按词元）切块" in zh["modern_attention.flash_intro"]
