@@ -423,7 +423,10 @@ def test_the_page_says_why_flash_barely_saves_at_d_128(lang):
     assert f"= {section.limit:.2f}" in prose and f"{section.ratio:.2f}" in prose
     assert f"{paper[64]:.1f}" in prose and f"{paper[128]:.2f}" in prose
     near, speed = {
-        "en": ("does not even halve the HBM accesses", "come from its GPU kernels, not from this count"),
+        "en": (
+            "does not even halve the HBM accesses",
+            "come from its GPU kernels, not from this count",
+        ),
         "zh": ("省下的 HBM 访问还不到一半", "来自它在 GPU 上的内核"),
     }[lang]
     assert near in prose and speed in prose
