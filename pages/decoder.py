@@ -210,7 +210,7 @@ def cache_cost() -> None:
     st.dataframe(memory, width="content", column_config=column_config)
     contexts = t(
         "decoder.contexts",
-        contexts="; ".join(
+        contexts=t("common.list_sep").join(
             f"{name} {context:,}"
             for name, context in zip(models, cost.memory_contexts, strict=True)
         ),
@@ -247,7 +247,8 @@ def circuit_numbers(circuit: lesson.CircuitSection, tokens: tuple[str, ...]) -> 
     )
     drop = None
     if circuit.ablated:
-        drop = f"{100 * (circuit.knocked_second - circuit.intact_second):+.0f} %"
+        change = 100 * (circuit.knocked_second - circuit.intact_second)
+        drop = t("common.percentage_points", n=f"{change:+.0f}")  # a difference of percentages
     second_copy.metric(
         t("decoder.acc_second"),
         percent(circuit.acc_second),

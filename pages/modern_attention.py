@@ -42,6 +42,11 @@ def count(n: int) -> str:
     return f"{n:,}"
 
 
+def latex_count(n: int) -> str:
+    """A whole number with thousands separators inside TeX (4,095 → 4{,}095)."""
+    return count(n).replace(",", "{,}")
+
+
 def millions(n: int) -> str:
     """A parameter count in millions, three significant digits (16,777,216 → 16.8)."""
     return f"{n / 1e6:.3g}"
@@ -88,8 +93,8 @@ def gqa_costs() -> None:
         t("modern_attention.col_kind"),
         t("modern_attention.col_kv_params"),
         t("modern_attention.col_attn_params"),
-        t("modern_attention.col_per_token"),
-        t("modern_attention.col_per_sequence", n=count(model.context)),
+        t("modern_attention.col_per_token", L=model.n_layers),
+        t("modern_attention.col_per_sequence", n=count(model.context), L=model.n_layers),
     ]
     rows = [
         (
@@ -144,10 +149,14 @@ def cache_of_a_model() -> None:
     first.metric(
         t("modern_attention.per_token_metric"), lesson.byte_size(chosen.bytes_token[dtype])
     )
-    second.metric(
-        t("modern_attention.per_sequence_metric", n=count(chosen.model.context)),
-        lesson.byte_size(chosen.bytes_sequence[dtype]),
-    )
+    context = count(chosen.model.context)
+    if chosen.cached_tokens < chosen.model.context:  # a rolling cache holds the window only
+        sequence = t(
+            "modern_attention.per_sequence_window", n=context, w=count(chosen.cached_tokens)
+        )
+    else:
+        sequence = t("modern_attention.per_sequence_metric", n=context)
+    second.metric(sequence, lesson.byte_size(chosen.bytes_sequence[dtype]))
     third.metric(t("modern_attention.as_mha_metric"), lesson.byte_size(chosen.mha_bytes_token))
     names = tuple((row.id, label("modern_attention.models", row.id)) for row in cache.rows)
     dtype_name = label("modern_attention.dtypes", dtype)
@@ -243,8 +252,20 @@ def section_window() -> None:
     their own controls)."""
     explain(t("modern_attention.window_intro"))
     window_example()
-    span, paper = lesson.mistral_span()  # of the model, not of the example: drawn once
-    st.markdown(t("modern_attention.mistral_span", span=count(span), paper=count(paper)))
+    span = lesson.mistral_span()  # of the model, not of the example: drawn once
+    st.markdown(
+        t(
+            "modern_attention.mistral_span",
+            W=count(span.window),
+            L=span.layers,
+            W1=latex_count(span.window - 1),
+            span=count(span.positions),
+            back=count(span.back),
+            paper=count(span.paper_back),
+            paper_positions=count(span.paper_positions),
+            W_plus=count(span.window + 1),
+        )
+    )
 
 
 @section
@@ -358,7 +379,8 @@ def flash_traffic() -> None:
         t(
             "modern_attention.traffic_text",
             M=count(traffic.sram_numbers),
-            kb=sram,
+            size=traffic.sram,
+            bytes=count(traffic.sram_bytes),
             Bc=counts.block_k,
             Br=counts.block_q,
             Tc=counts.n_k_blocks,
@@ -366,17 +388,33 @@ def flash_traffic() -> None:
             scores=traffic.scores_bytes,
         )
     )
-    if traffic.ratio < 1:  # d² not many times smaller than M, as the paper's argument needs
-        st.markdown(
-            t(
-                "modern_attention.traffic_worse",
-                times=f"{traffic.m_over_d2:.2f}",
-                d2=count(counts.d**2),
-                M=count(traffic.sram_numbers),
-            )
-        )
+    if traffic.ratio < lesson.NEAR_RATIO:  # d² not many times smaller than M: the paper's need
+        traffic_near(traffic)
     show(cache_modern_attention.traffic_curves(d, sram, font_size(), words()), "flash_hbm_traffic")
     st.caption(t("modern_attention.traffic_caption"))
+
+
+def traffic_near(traffic: lesson.TrafficSection) -> None:
+    """Why FlashAttention's count is above, at or barely below the standard one here."""
+    counts = traffic.traffic
+    paper = lesson.paper_m_over_d2()
+    small, large = lesson.FLASH_DH[0], lesson.FLASH_DH[1]
+    st.markdown(
+        t(
+            "modern_attention.traffic_worse"
+            if traffic.ratio < 1
+            else "modern_attention.traffic_near",
+            ratio=f"{traffic.ratio:.2f}",
+            limit=f"{traffic.limit:.2f}",
+            times=f"{traffic.m_over_d2:.2f}",
+            d2=count(counts.d**2),
+            M=count(traffic.sram_numbers),
+            d_small=small,
+            d_large=large,
+            paper_small=f"{paper[small]:.1f}",
+            paper_large=f"{paper[large]:.2f}",
+        )
+    )
 
 
 SECTIONS = {
@@ -397,5 +435,6 @@ def sections() -> None:
 with page("modern_attention"):
     url_state.bind_controls(CONTROLS)  # every section's controls
     st.title(t("modern_attention.title"))
-    explain(t("modern_attention.intro"), fold="common.about_page")
+    full, n_models = lesson.full_attention_models()
+    explain(t("modern_attention.intro", full=full, n=n_models), fold="common.about_page")
     sections()

@@ -330,7 +330,7 @@ def ablation(trained: lesson.TrainingSection, names: list[str]) -> None:
         if not heads:
             column.metric(title, "—", help=t("training.no_head"))
             continue
-        drop = f"{100 * (value - found.intact):+.0f} %"
+        drop = t("common.percentage_points", n=f"{100 * (value - found.intact):+.0f}")
         column.metric(title, percent(value), delta=drop, help=", ".join(heads))
     chance = f"{100 * found.chance:.2f} %"
     st.caption(t("training.ablate_caption", chance=chance, n=lesson.training.ABLATION_BATCH))

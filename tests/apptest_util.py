@@ -298,6 +298,10 @@ NAMES = {
     "jiang",
     "xiao",
     "dao",
+    "gemma",  # Gemma 2 and 3, gpt-oss: models that alternate windowed and full layers
+    "oss",
+    "nvidia",  # whose KB are KiB (1,024 B), a unit symbol like kB
+    "kib",
 }
 _PROSE_FIELDS = {
     "label",

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import visattn
+from ui.i18n import catalogue
 from visattn import modern_attention
 from visattn.errors import InputError
 from visattn.figures import modern_attention as modern_attention_figures
@@ -149,9 +150,19 @@ def test_receptive_field_grows_by_w_minus_1_a_layer(T, W, L):
     assert (reach[1:] >= reach[:-1]).all()
 
 
-def test_mistral_span_and_the_papers_rounding():
+def test_mistral_span_under_both_conventions():
     assert modern_attention.window_span(4096, 32) == 32 * 4095 + 1 == 131_041
-    assert lesson.mistral_span() == (131_041, 131_072)
+    span = lesson.mistral_span()
+    W, L = span.window, span.layers
+    assert (W, L) == (lesson.MODELS["mistral_7b"].window, lesson.MODELS["mistral_7b"].n_layers)
+    assert span.positions == modern_attention.window_span(W, L) and span.back == L * (W - 1)
+    # the paper's §2: position i attends to i − W … i (its reference code: triu(…, diagonal=−W)),
+    # W + 1 keys: that is this page's window of W + 1, and W × L is then exact
+    T, small = 12, 3
+    paper_mask = np.triu(np.tril(np.ones((T, T), dtype=bool)), k=-small)
+    assert (paper_mask == modern_attention.window_mask(T, small + 1)).all()
+    assert span.paper_back == W * L and span.paper_positions == W * L + 1
+    assert span.paper_positions - span.positions == L  # one key a layer
     section = lesson.window_section(20, 4)
     # each layer adds W − 1 = 3 positions until all 20 are reached (layer 7: 7·3 + 1 = 22 > 20)
     assert section.spans == (4, 7, 10, 13, 16, 19, 20, 20)
@@ -382,6 +393,38 @@ def test_the_cache_chart_keeps_its_y_axis_as_the_number_format_changes():
     assert figure.layout.xaxis.ticktext[-1] == "131,072" and figure.layout.yaxis.dtick == 1
 
 
+def bytes_of(sram_kb: int) -> int:
+    """The paper's "around 100KB" as decimal; NVIDIA's KB (A100, H100) are 1,024 B."""
+    return sram_kb * (1000 if sram_kb == 100 else 1024)
+
+
+def test_on_chip_memory_in_its_own_units():
+    """100 kB is the paper's (decimal); 192 and 228 are NVIDIA's KB, that is KiB."""
+    assert lesson.SRAM_BYTES == {kb: bytes_of(kb) for kb in lesson.SRAM_KB}
+    assert [lesson.sram_text(kb) for kb in lesson.SRAM_KB] == ["100 kB", "192 KiB", "228 KiB"]
+    section = lesson.traffic_section(4096, 64, 192)
+    assert section.sram_numbers == 192 * 1024 // 2 == 98_304
+    assert section.traffic.block_k == -(-98_304 // (4 * 64))
+
+
+def test_the_ratio_near_one_at_d_128_and_why():
+    """Standard ÷ flash tends to 4 B_c / (3d + 4) ≈ M / (3d²) as N grows: about 4 at d = 64 with
+    the paper's 100 kB (M/d² ≈ 12), about 1 at d = 128 (M/d² ≈ 3); the page says why wherever
+    the ratio is below NEAR_RATIO."""
+    for d in lesson.FLASH_DH:
+        for sram_kb in lesson.SRAM_KB:
+            section = lesson.traffic_section(4096, d, sram_kb)
+            M, Bc = section.sram_numbers, section.traffic.block_k
+            far = modern_attention.hbm_traffic(Bc * 10**5, d, M)
+            assert section.limit == pytest.approx(far.standard / far.flash, rel=1e-4)
+            assert section.limit == pytest.approx(M / (3 * d * d), rel=0.05)
+    paper = lesson.paper_m_over_d2()
+    assert paper[64] == 50_000 / 64**2 and paper[128] == 50_000 / 128**2
+    at_128 = lesson.traffic_section(4096, 128, 100)
+    assert 1 < at_128.ratio < lesson.NEAR_RATIO and abs(at_128.limit - 1) < 0.05
+    assert lesson.traffic_section(4096, 64, 100).ratio > lesson.NEAR_RATIO
+
+
 def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
     lo, hi = lesson.traffic_range()
     counts = [
@@ -390,13 +433,13 @@ def test_the_traffic_chart_keeps_its_y_axis_for_every_d_and_on_chip_size():
         for sram_kb in lesson.SRAM_KB
         for N in lesson.FLASH_N
         for count in (
-            modern_attention.hbm_traffic(N, d, sram_kb * 500).standard,  # kB of 2-byte numbers
-            modern_attention.hbm_traffic(N, d, sram_kb * 500).flash,
+            modern_attention.hbm_traffic(N, d, bytes_of(sram_kb) // 2).standard,  # fp16 numbers
+            modern_attention.hbm_traffic(N, d, bytes_of(sram_kb) // 2).flash,
         )
     ]
     assert (lo, hi) == (min(counts), max(counts))
     figure = modern_attention_figures.traffic_curves(
-        lesson.FLASH_N, [lo], [hi], d=64, sram_kb=100, y_range=(lo, hi)
+        lesson.FLASH_N, [lo], [hi], d=64, sram="100 kB", y_range=(lo, hi)
     )
     low, high = figure.layout.yaxis.range
     assert 10**low < lo and hi < 10**high
@@ -547,7 +590,7 @@ def _figure_builds():
             [t.standard for t in traffic],
             [t.flash for t in traffic],
             d=64,
-            sram_kb=100,
+            sram="100 kB",
         ),
         "window live": modern_attention_figures.window_live(window),
         "reach live": modern_attention_figures.reach_live(window, 3),
@@ -646,3 +689,33 @@ def test_the_flash_figure_walks_every_tile_and_opens_on_the_first_blocks_output(
         built = modern_attention_figures.flash_live(flash, value).to_dict()
         assert built["layout"]["sliders"][0]["active"] == active
     assert [lesson.flash_step_shown(flash, v) for v in (0, 1, 12, 13)] == [0, 1, 12, 0]
+
+
+def test_gqa_numbering_from_one():
+    """Query head h reads K/V head ⌈h·G/H⌉, both counted from 1 as the figures count them (the
+    0-based ⌊h·G/H⌋ of visattn.modern_attention, shifted by one), and the page writes it so."""
+    for H in range(1, lesson.MAX_DEMO_HEADS + 1):
+        for G in modern_attention.divisors(H):
+            kv = modern_attention.kv_head_of(H, G) + 1
+            assert list(kv) == [math.ceil(h * G / H) for h in range(1, H + 1)]
+    for lang in ("en", "zh"):
+        intro = catalogue(lang)["modern_attention.gqa_intro"]
+        assert r"\lceil h \cdot G / H \rceil" in intro and "lfloor" not in intro
+
+
+def test_the_demo_runs_flashattention_2s_loop_order_and_the_count_algorithm_1s():
+    """The demo walks each query block over every key/value block (FlashAttention-2, Dao 2023);
+    the traffic count makes Q and O pass once per key/value block (Dao et al. 2022's Algorithm 1,
+    key/value blocks outside). The page credits each, and cuts K and V by rows (tokens)."""
+    section = lesson.flash_section(10, 4, 3, False)
+    order = [(s.i, s.j) for s in section.steps]
+    assert order == sorted(order)  # query block outside, key/value block inside
+    t = lesson.traffic_section(1024, 64, 100).traffic
+    per_pass = 3 * t.N * t.d + 4 * t.N  # read Q, O, ℓ, m and write O, ℓ, m of every query block
+    assert t.flash == t.N * t.d + 2 * t.N + 2 * t.N * t.d + t.n_k_blocks * per_pass
+    en, zh = catalogue("en"), catalogue("zh")
+    assert "FlashAttention-2's order (Dao 2023)" in en["modern_attention.flash_intro"]
+    assert "Algorithm 1" in en["modern_attention.flash_intro"]
+    assert "FlashAttention-2（Dao 2023）" in zh["modern_attention.flash_intro"]
+    assert "按列切块" not in zh["modern_attention.flash_intro"]
+    assert "按行（即按词元）切块" in zh["modern_attention.flash_intro"]

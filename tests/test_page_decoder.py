@@ -246,7 +246,7 @@ def test_ablation_is_shown_not_just_said():
     assert_clean(at)
     assert qp(at)["dec_ablate"] == "1"
     (acc,) = [x for x in at.metric if x.label == "Right: second copy"]
-    assert acc.value == "0 %" and acc.proto.delta == "-100 %"
+    assert acc.value == "0 %" and acc.proto.delta == "-100 pp"  # percentage points
     _, (grid,), _ = by_kind(at)
     ind = array(grid["data"][1]["z"]).reshape(40, 40)
     assert max(ind[i, i - 19] for i in range(20, 40)) < 0.5  # the induction head lost its target

@@ -97,3 +97,19 @@ def test_a_lecturers_notes_are_escaped_in_the_speaker_view():
     html = speaker_html(at)
     assert "<script>alert" not in html and "&lt;/div&gt;&lt;script&gt;alert(1)" in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_the_home_path_walks_every_lesson_page():
+    """The path on the home page has one stop per lesson page (the registry's), the live training
+    and today's LLMs included, in both languages."""
+    from ui.i18n import catalogue
+    from ui.registry import PAGES as REGISTRY
+
+    lesson_pages = [page for page in REGISTRY if page.card is not None]
+    for lang, training, modern in (
+        ("en", "learns that head by gradient descent, live", "today's LLMs"),
+        ("zh", "现场学会这个头", "当今大模型"),
+    ):
+        stops = catalogue(lang)["home.intro"].split("→ ")  # not "键→值对"
+        assert len(stops) == len(lesson_pages), lang
+        assert training in stops[-2] and modern in stops[-1], lang

@@ -176,9 +176,13 @@ def test_defaults_grouped_query_attention():
     costs = at.table[0].value
     assert list(costs["G"]) == [64, 32, 16, 8, 4, 2, 1]
     row = costs[costs["G"] == 8].iloc[0]
-    assert row["W_k, W_v (millions)"] == f"{2 * 8192 * 8 * 128 / 1e6:.1f}" == "16.8"
-    assert row["W_q, W_k, W_v, W_o (millions)"] == "151"  # 2 · 8192 · 8192 + 16.8 M
-    assert row["per token"] == "328 kB" and row["4,096 tokens"] == "1.34 GB"
+    assert row["W_k, W_v of one layer (millions)"] == f"{2 * 8192 * 8 * 128 / 1e6:.1f}" == "16.8"
+    assert row["W_q, W_k, W_v, W_o of one layer (millions)"] == "151"  # 2 · 8192² + 16.8 M
+    # the cache columns cover all 80 layers, and say so (the parameters are one layer's)
+    L = lesson.MODELS[lesson.COST_MODEL].n_layers
+    assert row[f"cache per token ({L} layers)"] == "328 kB"
+    assert row[f"cache of 4,096 tokens ({L} layers)"] == "1.34 GB"
+    assert f"Parameters of one layer; caches of all {L} layers" in texts(tab(at, "gqa"))
 
 
 def grouping_title(at) -> str:
@@ -274,6 +278,28 @@ def test_cache_section_numbers():
     assert len(sources) == 9 and "kv_lora_rank 512" in sources[-1]
 
 
+def test_which_models_window_and_mistrals_rolling_cache():
+    """The intro counts the models with full attention in every layer; Mistral's sequence metric
+    names its rolling cache of one window."""
+    full, n = lesson.full_attention_models()
+    assert full == sum(1 for m in lesson.MODELS.values() if not m.local) and n == 9
+    assert {k: m.local for k, m in lesson.MODELS.items() if m.local} == {
+        "gpt3_175b": "alternating",
+        "mistral_7b": "window",
+    }
+    at = run_page("modern_attention", {"mo_sec": "cache", "mo_model": "mistral_7b"})
+    assert_clean(at)
+    assert f"Of the {n} models below, {full} use full attention in every layer" in texts(at)
+    assert "v0.2 dropped the window" in texts(at)
+    mistral = lesson.MODELS["mistral_7b"]
+    label = f"Rolling cache: {mistral.window:,} of {mistral.context:,} tokens"
+    row = next(r for r in lesson.model_rows() if r.id == "mistral_7b")
+    assert metrics(at)[label] == lesson.byte_size(row.bytes_token["bf16"] * mistral.window)
+    zh = run_page("modern_attention", {"mo_sec": "cache", "mo_model": "mistral_7b", "lang": "zh"})
+    assert f"下面的 {n} 个模型中，{full} 个在每一层都用完整注意力" in texts(zh)
+    assert f"滚动缓存：{mistral.context:,} 个词元中的 {mistral.window:,} 个" in metrics(zh)
+
+
 def test_cache_dtype_and_model_in_the_url():
     at = run_page(
         "modern_attention", {"mo_sec": "cache", "mo_dtype": "fp8", "mo_model": "gpt2_small"}
@@ -325,7 +351,13 @@ def test_window_section():
     assert frames == [(k - 0.5, k + 0.5) for k in range(8)]
     prose = texts(at)
     assert "at most **4** keys of its window, plus one for each sink kept (at most T = 20" in prose
-    assert "**131,041** positions" in prose
+    span = lesson.mistral_span()
+    assert f"**{span.positions:,}** positions" in prose
+    # the paper's W + 1 keys i − W … i make its W × L exact: the page says the conventions differ
+    assert f"$W \\times L$ = {span.paper_back:,}" in prose
+    assert f"({span.paper_positions:,} positions)" in prose
+    assert f"W + 1 = {span.window + 1:,} keys" in prose and "differ by one key" in prose
+    assert "miscount" not in prose and "each layer adds W − 1 new ones" not in prose
 
 
 @pytest.mark.parametrize("lang,phrase", [("en", "at least 1 key"), ("zh", "至少要包含 1 个键")])
@@ -376,6 +408,44 @@ def test_the_page_says_when_flash_makes_more_hbm_accesses():
         "modern_attention", {"mo_sec": "flash"}
     )  # d = 64: M / d² = 12.2, and flash reads less
     assert "M / d^2" not in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_says_why_flash_barely_saves_at_d_128(lang):
+    """d = 128 with the paper's 100 kB: the counts are nearly equal (ratio → 4B_c/(3d + 4) ≈
+    M/(3d²) ≈ 1); the page says why, and that the paper's speed-ups come from its kernels."""
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fd": "128", "lang": lang})
+    assert_clean(at)
+    section = lesson.traffic_section(4096, 128, 100)
+    assert 1 < section.ratio < lesson.NEAR_RATIO
+    paper = lesson.paper_m_over_d2()
+    prose = texts(at)
+    assert f"= {section.limit:.2f}" in prose and f"{section.ratio:.2f}" in prose
+    assert f"{paper[64]:.1f}" in prose and f"{paper[128]:.2f}" in prose
+    near, speed = {
+        "en": (
+            "does not even halve the HBM accesses",
+            "come from its GPU kernels, not from this count",
+        ),
+        "zh": ("省下的 HBM 访问还不到一半", "来自它在 GPU 上的内核"),
+    }[lang]
+    assert near in prose and speed in prose
+    # every Llama, Mistral and GPT-3 model of the page has this head width, as the note says
+    widths = {
+        m.head_dim for k, m in lesson.MODELS.items() if k.startswith(("llama", "mis", "gpt3"))
+    }
+    assert widths == {128}
+
+
+def test_on_chip_memory_in_kib_for_nvidia():
+    at = run_page("modern_attention", {"mo_sec": "flash", "mo_fm": "192"})
+    assert_clean(at)
+    section = lesson.traffic_section(4096, 64, 192)
+    assert f"M = 192 KiB = {192 * 1024:,} B holds {section.sram_numbers:,} fp16 numbers" in (
+        texts(at)
+    )
+    _, traffic = figures(tab(at, "flash"))
+    assert traffic["layout"]["title"]["text"].endswith("(d = 64, M = 192 KiB)")
 
 
 def test_a_link_opens_the_flash_figure_at_its_step():
@@ -501,3 +571,33 @@ def test_chinese_views_show_no_english(params):
     assert_clean(at)
     assert english_words(at) == {}
     assert at.tabs[0].label == "分组查询注意力"  # d2l-zh's term, whichever tab is open
+
+
+def test_one_chinese_term_for_attention_sink_glossed_once():
+    """注意力汇点 is the attention sink on every page; 注意力汇聚 stays d2l-zh's attention pooling
+    (kernel regression); the sink is glossed against it once, where this page defines it. An MLP
+    is 多层感知机（MLP） where it is named first."""
+    import json
+
+    zh = {
+        path.stem: path.read_text("utf-8")
+        for path in (ROOT / "ui" / "locales" / "zh").glob("*.json")
+    }
+    assert not [name for name, text in zh.items() if "汇聚点" in text]
+    sinks = [name for name, text in zh.items() if "汇点" in text]
+    assert "modern_attention" in sinks and "figures_modern_attention" in sinks
+    glossed = [name for name, text in zh.items() if "attention sink" in text]
+    assert glossed == ["modern_attention"]
+    window = json.loads(zh["modern_attention"])["window_intro"]
+    assert window.index("注意力汇点") < window.index("注意力汇聚") and "attention pooling" in window
+    training = json.loads(zh["training"])
+    assert training["mlp"] == "多层感知机（MLP）" and "多层感知机（MLP）" in training["mlp_help"]
+
+
+def test_chinese_lists_use_the_full_width_semicolon():
+    """A list joined in prose takes common.list_sep: ； in Chinese (the decoder's contexts too)."""
+    zh = run_page("decoder", {"lang": "zh"})
+    assert_clean(zh)
+    contexts = [c for c in texts(zh).split("\n") if "GPT-3" in c and "2,048" in c]
+    assert contexts and all("; " not in c for c in contexts), contexts
+    assert any("；" in c for c in contexts)

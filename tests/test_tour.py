@@ -11,13 +11,16 @@ import random
 import zlib
 from urllib.parse import urlencode
 
+import numpy as np
 import pytest
 from apptest_util import assert_clean, figures, run_page, warnings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from ui.registry import BY_ID
+from ui.i18n import catalogue
+from ui.lecture.tour import _CHARTS as CHARTS
+from ui.registry import BY_ID, PAGES
 from visattn import lecture
 from visattn import tour as model
 from visattn.errors import InputError
@@ -151,16 +154,10 @@ def test_bad_files_are_refused(text):
 def test_the_builtin_tour_follows_the_articles():
     steps = lecture.INTRO.steps
     assert 10 <= len(steps) <= 14
-    order = [
-        "kernel_regression",
-        "single_head",
-        "multi_head",
-        "positional_encoding",
-        "pretrained",
-        "reading",
-        "decoder",
-        "training",
-    ]
+    # every lesson page, in the registry's order (the home page's path), the live training and
+    # today's LLMs included
+    order = [page.id for page in PAGES if page.card is not None]
+    assert order[-2:] == ["training", "modern_attention"]
     assert [p for i, p in enumerate(s.page for s in steps) if i == 0 or steps[i - 1].page != p] == (
         order
     )
@@ -175,6 +172,25 @@ def bar(at) -> str:
     """The tour bar's HTML (the st.html element holding it), or ""."""
     found = [h.proto.body for h in at.get("html") if 'id="visattn-lecture"' in h.proto.body]
     return found[0] if found else ""
+
+
+def test_the_variance_note_says_independent_zero_mean_entries():
+    """Var(q·k) = d_k needs the entries independent and zero-mean (with unit variance)."""
+    step = next(s for s in lecture.INTRO.steps if s.params().get("sh_view") == "sqrt")
+    assert "independent, zero-mean, unit-variance" in catalogue("en")[step.notes]
+    assert "相互独立、均值为 0、方差为 1" in catalogue("zh")[step.notes]
+    rng = np.random.default_rng(0)
+    d_k = 64
+    q, k = rng.standard_normal((2, 20_000, d_k))
+    assert abs((q * k).sum(axis=1).var() / d_k - 1) < 0.05
+
+
+def test_the_todays_llm_step_opens_the_cache_chart():
+    (step,) = [s for s in lecture.INTRO.steps if s.page == "modern_attention"]
+    at = run_page("modern_attention", step.params())
+    assert_clean(at)
+    assert step.params() == {"mo_sec": "cache"}
+    assert step.figure in at.session_state[CHARTS]  # the charts this view drew, by key
 
 
 def test_a_link_opens_the_builtin_tour_at_its_step():

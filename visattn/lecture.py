@@ -3,8 +3,8 @@ predict-then-reveal, the handout, the speaker view, the slide format) and the bu
 
 The frame binds :data:`CONTROLS` on every page beside ``lang`` and ``present``. The built-in tour
 follows the articles — kernel regression → single head → √d_k → multi-head → positions → MiniLM →
-reading → decoder → a decoder that learns — and names each step's title and notes by locale key
-(``lecture.json``), so the same tour reads in either language.
+reading → decoder → a decoder that learns → today's LLMs — and names each step's title and notes
+by locale key (``lecture.json``), so the same tour reads in either language.
 """
 
 from __future__ import annotations
@@ -125,6 +125,13 @@ INTRO = Tour(
             "lecture.intro_12_notes",
         ),
         Step("training", "", "", "lecture.intro_13_title", "lecture.intro_13_notes"),
+        Step(
+            "modern_attention",
+            "mo_sec=cache",
+            "chart_kv_cache_vs_context",
+            "lecture.intro_14_title",
+            "lecture.intro_14_notes",
+        ),
     ),
     builtin=BUILTIN,
 )

@@ -116,7 +116,7 @@ def traffic_curves(d: int, sram_kb: int, font_size: int, words: modern_attention
         standard,
         flash,
         d=d,
-        sram_kb=sram_kb,
+        sram=lesson.sram_text(sram_kb),
         y_range=traffic_range(),
         words=words,
         font_size=font_size,

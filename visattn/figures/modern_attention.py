@@ -46,7 +46,7 @@ class Words:
     ``maps_title`` with {G} and {kind}; ``cache_title`` with {dtype}; ``mask_title`` with {w};
     ``reach_title`` with {T}; ``after_layer`` with {l} and {n}; ``reach_layer`` with {l}, {n}, {T}
     and {bound}; ``flash_title`` and ``flash_skipped`` with {i}, {j}, {n}, {err} and {rescale};
-    ``traffic_title`` with {d} and {kb}. The kinds' names (``mha`` …) are the page's too."""
+    ``traffic_title`` with {d} and {size}. The kinds' names (``mha`` …) are the page's too."""
 
     mha: str = "multi-head attention"
     gqa: str = "grouped-query attention"
@@ -96,7 +96,7 @@ class Words:
     )
     flash_step_prefix: str = "query block · key/value block: "
     standard_name: str = "standard (Algorithm 0)"
-    traffic_title: str = "HBM reads and writes of one head (d = {d}, M = {kb} kB)"
+    traffic_title: str = "HBM reads and writes of one head (d = {d}, M = {size})"
     traffic_x: str = "sequence length N (log scale)"
     traffic_y: str = "HBM accesses (log)"
 
@@ -441,15 +441,15 @@ def traffic_curves(
     flash: ArrayLike,
     *,
     d: int,
-    sram_kb: int,
+    sram: str,
     y_range: tuple[float, float] | None = None,
     words: Words = WORDS,
     font_size: int = 14,
 ) -> go.Figure:
-    """HBM reads and writes of both algorithms against N for head width ``d`` and ``sram_kb`` kB on
-    chip, on log–log axes; the y axis spans ``y_range`` when given (as :func:`cache_curves`). Its
-    y ticks are powers of ten (10⁸, not Plotly's "100M", whose M and B are English
-    abbreviations), its x ticks each N drawn, the hover the whole count."""
+    """HBM reads and writes of both algorithms against N for head width ``d`` and the on-chip
+    memory ``sram`` ("100 kB", "192 KiB"), on log–log axes; the y axis spans ``y_range`` when
+    given (as :func:`cache_curves`). Its y ticks are powers of ten (10⁸, not Plotly's "100M", whose
+    M and B are English abbreviations), its x ticks each N drawn, the hover the whole count."""
     data = [
         dict(
             type="scatter",
@@ -463,7 +463,7 @@ def traffic_curves(
     ]
     yaxis = dict(type="log", exponentformat="power") | _log_range(y_range)
     xaxis = _counted_log_axis(np.asarray(N))
-    title = words.traffic_title.format(d=d, kb=sram_kb)
+    title = words.traffic_title.format(d=d, size=sram)
     layout = _layout(title, words.traffic_x, words.traffic_y, font_size, xaxis=xaxis, yaxis=yaxis)
     return _figure(data, layout)
 

@@ -40,6 +40,13 @@ OPENING = 0  # the FlashAttention step control's value for the step the lesson o
 FLASH_N = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)  # the traffic arithmetic's N
 FLASH_DH = (64, 128, 256)
 SRAM_KB = (100, 192, 228)  # the paper's "around 100 KB"; an A100's and an H100's SRAM per SM
+# Their bytes: the paper's 100 kB taken as decimal; NVIDIA's KB are 1,024 B (KiB). 192 KiB is an
+# A100's L1 cache and shared memory together per SM, 228 KiB an H100's largest shared memory per SM.
+SRAM_BYTES = {100: 100_000, 192: 192 * 1024, 228: 228 * 1024}
+SRAM_UNITS = {100: "kB", 192: "KiB", 228: "KiB"}
+# Below this standard ÷ flash ratio FlashAttention does not even halve the HBM traffic: the page
+# says why (d² not many times smaller than M).
+NEAR_RATIO = 2.0
 CONTEXTS = tuple(2**k for k in range(9, 18))  # the cache chart's context lengths: 512 … 131,072
 # Two cache lines closer than this ratio lie on one another: 5 % is 0.021 decades, about 3 px of the
 # chart's 3.3 decades over its ~400-px plot, less than a marker (5 px); the page names such lines.
@@ -64,6 +71,9 @@ class Model:
     latent: int = 0  # MLA: d_c, the compressed K/V latent cached per layer
     rope_key: int = 0  # MLA: d_h^R, the decoupled RoPE key cached per layer
     window: int | None = None  # sliding window: a rolling cache holds this many tokens
+    # which layers see fewer than all earlier tokens: "" none (full attention in every layer),
+    # "window" every layer (a sliding window), "alternating" some layers (locally banded)
+    local: str = ""
 
     @property
     def shape(self) -> modern_attention.CacheShape:
@@ -109,6 +119,7 @@ MODELS = {
         head_dim=_GPT3["d_model"] // _GPT3["n_heads"],
         d_model=_GPT3["d_model"],
         context=_GPT3["context"],
+        local="alternating",  # §2.1: dense and locally banded sparse layers alternate
         source=(
             "Brown et al. 2020, §2.1",
             "n_layers 96, d_model 12288, n_heads 96, d_head 128, n_ctx 2048",
@@ -183,6 +194,7 @@ MODELS = {
         d_model=4096,
         context=8192,
         window=4096,
+        local="window",  # v0.1's; v0.2 has no sliding window
         source=(
             "Jiang et al. 2023, §2: context_len 8192",
             "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json: "
@@ -258,6 +270,11 @@ CONTROLS = table(
 # Value sets that are not controls: what each kind of attention caches (the kinds' names are the
 # figures' words, visattn.figures.modern_attention.Words, and the page's tables use them too).
 LABELS = {"modern_attention.kind_notes": KINDS}
+
+
+def full_attention_models() -> tuple[int, int]:
+    """How many of MODELS use full attention in every layer, and how many models there are."""
+    return sum(1 for model in MODELS.values() if not model.local), len(MODELS)
 
 
 def kind_of(n_heads: int, n_kv_heads: int) -> str:
@@ -529,14 +546,34 @@ class WindowSection:
     reference_difference: float  # max over 0 … MAX_SINKS sinks of |sliding-window GQA − masked|
 
 
-def mistral_span() -> tuple[int, int]:
-    """How far Mistral 7B's last token reaches over its layers: L(W − 1) + 1 = 32·4095 + 1 (what
-    composing the masks gives, tests/test_modern_attention), and as the Mistral paper writes it,
-    W × L = 4096 × 32."""
+@dataclass(frozen=True)
+class MistralSpan:
+    """How far Mistral 7B's last token reaches over its layers under the two conventions for W."""
+
+    window: int  # W = 4,096
+    layers: int  # L = 32
+    positions: int  # L(W − 1) + 1: W keys a query, its own included (this page, Hugging Face)
+    back: int  # L(W − 1): how many tokens back the farthest one is
+    paper_back: int  # W × L: keys i − W … i, W + 1 a query (the paper's §2 and reference code)
+    paper_positions: int  # W × L + 1
+
+
+def mistral_span() -> MistralSpan:
+    """Mistral 7B's reach after its 32 layers: with W keys a query (its own token included),
+    L(W − 1) + 1 positions (what composing the masks gives, tests/test_modern_attention); with
+    the paper's W + 1 keys i − W … i, each layer reaches W further back: W × L exactly."""
     mistral = MODELS["mistral_7b"]
-    return modern_attention.window_span(
-        mistral.window, mistral.n_layers
-    ), mistral.window * mistral.n_layers
+    W, L = mistral.window, mistral.n_layers
+    positions = modern_attention.window_span(W, L)
+    paper_positions = modern_attention.window_span(W + 1, L)
+    return MistralSpan(
+        window=W,
+        layers=L,
+        positions=positions,
+        back=positions - 1,
+        paper_back=paper_positions - 1,
+        paper_positions=paper_positions,
+    )
 
 
 def window_section(T: int, window: int) -> WindowSection:
@@ -648,27 +685,45 @@ class TrafficSection:
     sram_numbers: int  # M: the on-chip memory in fp16 numbers
     ratio: float  # standard / flash
     m_over_d2: float  # M / d²: the paper's argument needs it many times above 1
+    limit: float  # the ratio as N grows: 4 B_c / (3d + 4), about M / (3d²)
+    sram: str  # the on-chip memory as the page writes it: "100 kB", "192 KiB"
+    sram_bytes: int
     standard_bytes: str
     flash_bytes: str
     scores_bytes: str  # the N × N scores of one head in fp16
 
 
+def sram_text(sram_kb: int) -> str:
+    """An on-chip memory choice in its own unit: "100 kB" (the paper's), "192 KiB" (NVIDIA's)."""
+    return f"{sram_kb} {SRAM_UNITS[sram_kb]}"
+
+
 def traffic_section(N: int, d: int, sram_kb: int) -> TrafficSection:
-    """Dao et al. 2022's HBM accesses for N tokens, head width d and ``sram_kb`` kB on chip (fp16:
-    2 bytes a number)."""
+    """Dao et al. 2022's HBM accesses for N tokens, head width d and the on-chip memory
+    ``SRAM_BYTES[sram_kb]`` (fp16: 2 bytes a number)."""
     if sram_kb not in SRAM_KB:
         raise InputError("sram_choice", f"sram_kb must be one of {SRAM_KB}.", value=sram_kb)
-    M = sram_kb * 1000 // BYTES["bf16"]
+    M = SRAM_BYTES[sram_kb] // BYTES["bf16"]
     traffic = modern_attention.hbm_traffic(N, d, M)
     return TrafficSection(
         traffic=traffic,
         sram_numbers=M,
         ratio=traffic.standard / traffic.flash,
         m_over_d2=M / d**2,
+        # per key block, Q and O pass with 3Nd + 4N accesses against the standard 4N² in all
+        limit=4 * traffic.block_k / (3 * d + 4),
+        sram=sram_text(sram_kb),
+        sram_bytes=SRAM_BYTES[sram_kb],
         standard_bytes=byte_size(traffic.standard * BYTES["bf16"]),
         flash_bytes=byte_size(traffic.flash * BYTES["bf16"]),
         scores_bytes=byte_size(N * N * BYTES["bf16"]),
     )
+
+
+def paper_m_over_d2() -> dict[int, float]:
+    """M / d² at the paper's 100 kB for every head width the controls offer: the paper's
+    condition d² ≪ M holds at d = 64, not at d = 128."""
+    return {d: traffic_section(FLASH_N[0], d, SRAM_KB[0]).m_over_d2 for d in FLASH_DH}
 
 
 def traffic_range() -> tuple[int, int]:
