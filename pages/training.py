@@ -489,8 +489,7 @@ def own_decoder() -> None:
     st.header(t("models.dec_header"))
     explain(t("models.dec_intro"))
     model, source = cache_models.choose_decoder(CONTROLS["dec_model"])
-    if model is None:
-        st.caption(t("models.dec_none"))  # a note, not a problem: the section above shows it all
+    if model is None:  # why: said by the picker
         return
     prompt = widgets.text(CONTROLS["dec_prompt"], t("models.dec_prompt"))
     n_new = widgets.slider(CONTROLS["dec_new"], t("models.dec_new"))

@@ -377,13 +377,31 @@ def test_sources_over_the_budget_and_unreadable_are_listed_with_the_reason(tmp_p
         ("4GB", 4 * 10**9),
         ("500 MB", 5 * 10**8),
         ("123", 123),
-        ("x", 2 * 10**9),
+        ("4e9", 4 * 10**9),
+        ("2.5E3", 2500),
+        ("4GiB", 4 * 2**30),
+        ("512 MiB", 512 * 2**20),
+        ("1.5kib", 1536),
+        ("2TiB", 2 * 2**40),
+        ("4G", 4 * 10**9),
     ],
 )
 def test_budget_from_the_environment(raw, expected):
     from visattn.models import sources
 
     assert sources.budget_bytes({"VISATTN_MODEL_BUDGET": raw}) == expected
+
+
+@pytest.mark.parametrize("raw", ["x", "4 XB", "-1", "0", "4GBB", "four GB", "1e30"])
+def test_a_budget_the_parser_does_not_take_is_refused_not_replaced(raw, tmp_path):
+    from visattn.models import sources
+
+    env = {"VISATTN_MODEL_BUDGET": raw, "HF_HUB_CACHE": str(tmp_path / "none")}
+    with pytest.raises(InputError) as refused:
+        sources.budget_bytes(env)
+    assert refused.value.code == "model_budget" and refused.value.params["value"] == raw.strip()
+    with pytest.raises(InputError):
+        sources.find([FIXTURES / "gpt2"], env)  # no list made with a budget it made up
 
 
 def test_equal_folder_names_get_distinct_ids(tmp_path):

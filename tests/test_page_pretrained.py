@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import os
 import re
 from pathlib import Path
 from unittest import mock
@@ -35,6 +36,7 @@ from ui import url_state
 from ui.cache import pretrained as cache_pretrained
 from ui.cache.pretrained import head_of_point, load_model
 from ui.room import budget
+from ui.text import escape
 from visattn.lessons import pretrained as lesson
 from visattn.models import encoder
 from visattn.models.encoder import INSTALL_COMMAND, BertEncoder, ModelNotInstalled
@@ -1015,12 +1017,94 @@ def test_a_layer_beyond_the_model_is_reset_with_the_notice(fixture_models):
 
 def test_models_above_the_budget_are_listed_greyed_with_the_reason(fixture_models, monkeypatch):
     monkeypatch.setenv("VISATTN_MODEL_BUDGET", "90kB")
-    at = run_page("pretrained", {"pt_model": "gpt2"})
+    at = run_page("pretrained")
     assert_clean(at)
-    assert any("no model “gpt2”" in w for w in warnings(at))
     captions = [str(c.value) for c in at.caption]
     assert any("Not available: gpt2" in c and "90.0 kB" in c for c in captions), captions
     assert "gpt2" not in at.selectbox(key="pt_model").options
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_to_a_model_above_the_budget_gets_one_true_notice(fixture_models, monkeypatch, lang):
+    """One notice naming the model, its size and the budget (not "no model …" above "Not
+    available: …"); MiniLM shown instead, and the model not loaded."""
+    from visattn.models import sources
+
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "90kB")
+    (gpt2,) = [s for s in sources.find((), os.environ) if s.id == "gpt2"]
+    assert gpt2.over_budget and gpt2.float32_bytes > sources.budget_bytes()
+    at = run_page("pretrained", {"pt_model": "gpt2", "lang": lang})
+    assert_clean(at)
+    (notice,) = warnings(at)
+    size = fixture_models.size_text(gpt2.float32_bytes)
+    assert "gpt2" in notice and size in notice and "90.0 kB" in notice, notice
+    assert ("no model" in notice) is False and ("没有模型" in notice) is False
+    assert not [c for c in at.caption if "gpt2" in str(c.value)]  # said once, above
+    shown = next(s for s in fixture_models.available() if s.usable)  # MiniLM is over 90 kB too
+    assert at.selectbox(key="pt_model").value == shown.id and shown.name in notice
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("4GiB", 4 * 2**30), ("4e9", 4 * 10**9), ("90KiB", 90 * 2**10)]
+)
+def test_a_budget_in_binary_units_or_scientific_notation_is_read(
+    fixture_models, monkeypatch, raw, expected
+):
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", raw)
+    fixture_models.available.clear()
+    at = run_page("pretrained")
+    assert_clean(at)
+    over = [s for s in fixture_models.available() if s.over_budget]
+    assert [s.id for s in over] == [
+        s.id for s in fixture_models.available() if s.float32_bytes > expected
+    ]
+    budget = fixture_models.size_text(expected)
+    greyed = [str(c.value) for c in at.caption if "Not available" in str(c.value)]
+    assert len(greyed) == len(over) and all(budget in c for c in greyed), greyed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_budget_the_parser_does_not_take_is_one_message_not_a_silent_default(
+    fixture_models, monkeypatch, lang
+):
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "4 gigs")
+    at = run_page("pretrained", {"pt_model": "gpt2", "lang": lang})
+    assert_clean(at)
+    (message,) = errors(at)
+    assert "4 gigs" in message and "4GiB" in message and "4e9" in message, message
+    assert not warnings(at)  # no "no model gpt2" on top of it
+    assert len(grid_cells(at)["data"]) == 72  # MiniLM still usable
+    assert fixture_models.refused() is not None  # nothing cached: asked again on each run
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unknown_architecture_or_quantization_type_is_one_message_naming_the_file(
+    fixture_models, monkeypatch, tmp_path, lang
+):
+    import gguf
+    from test_gguf import write
+
+    x = np.ones((4, 32), dtype=np.float32)
+    falcon = write(tmp_path / "falcon.gguf", "falcon", {"token_embd.weight": x})
+    q5_0 = gguf.GGMLQuantizationType.Q5_0
+    q5 = write(tmp_path / "q5.gguf", "llama", {"w": gguf.quants.quantize(x, q5_0)}, raw_dtype=q5_0)
+    t5 = tmp_path / "t5"
+    t5.mkdir()
+    (t5 / "config.json").write_text('{"model_type": "t5"}')
+    monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}{os.pathsep}{tmp_path}")
+    fixture_models.available.clear()
+    for id, path, what in (("falcon", falcon, "falcon"), ("q5", q5, "Q5_0"), ("t5", t5, "t5")):
+        at = run_page("pretrained", {"pt_model": id, "lang": lang})
+        assert_clean(at)
+        (notice,) = warnings(at)
+        assert id in notice and escape(what) in notice, notice
+        named = escape(str(path / "config.json") if path.is_dir() else str(path))
+        assert named in notice, notice  # the file, and what to do about it
+        assert ("download or convert" in notice) == (lang == "en" and id != "t5"), notice
+        greyed = [str(c.value) for c in at.caption if named in str(c.value)]
+        assert greyed == []  # said once, in the notice
+        others = [str(c.value) for c in at.caption if escape(str(tmp_path)) in str(c.value)]
+        assert len(others) == 2  # the two other files, each once
 
 
 def test_an_unreadable_folder_is_listed_with_its_translated_reason(

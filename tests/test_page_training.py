@@ -289,6 +289,45 @@ def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp
     assert at.dataframe[-2].value.iloc[:, 1].tolist()[:2] == ["w7", "w1"]  # it copies, too
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_decoders_above_the_budget_are_named_with_the_budget_not_missing(
+    fixture_models, monkeypatch, lang
+):
+    """Every decoder of the server over a budget small enough: the section names each with its
+    size and the budget, once, instead of saying the server has none."""
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "1kB")
+    at = run_page("training", {"lang": lang})
+    assert not at.exception and not errors(at)
+    decoders = [s for s in fixture_models.available() if s.causal]
+    assert decoders and not any(s.usable for s in decoders)
+    (notice,) = [w for w in warnings(at) if "VISATTN_MODEL_BUDGET" in w]
+    for source in decoders:
+        assert (
+            f"{source.name}" in notice and fixture_models.size_text(source.float32_bytes) in notice
+        )
+    assert "1.0 kB" in notice
+    assert not any("no decoder checkpoint" in str(c.value) for c in at.caption)
+    assert not any("没有解码器检查点" in str(c.value) for c in at.caption)
+
+
+def test_a_link_to_a_decoder_above_the_budget_says_why_once(fixture_models, monkeypatch):
+    from visattn.models import sources
+
+    small = [s for s in fixture_models.available() if s.causal]
+    smallest = min(small, key=lambda s: s.float32_bytes)
+    largest = max(small, key=lambda s: s.float32_bytes)
+    assert largest.float32_bytes > smallest.float32_bytes
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", str(smallest.float32_bytes))
+    fixture_models.available.clear()
+    assert sources.budget_bytes() == smallest.float32_bytes
+    at = run_page("training", {"dec_model": largest.id})
+    assert not at.exception and not errors(at)
+    (notice,) = warnings(at)
+    assert largest.name in notice and "above this server's budget" in notice, notice
+    assert "has no decoder" not in notice
+    assert at.selectbox(key="dec_model").value != largest.id
+
+
 def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
     at = run_page("training", {"dec_model": "nope", "lang": "zh"})
     assert not at.exception and not errors(at)
