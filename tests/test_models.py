@@ -585,6 +585,42 @@ def test_steps_are_greedy_generation_with_real_probabilities(loaded):
     assert [s.cache_length for s in found] == list(range(T, T + 6))  # the cache grows one a step
 
 
+def padded_embedding(folder: Path, multiple: int = 64) -> Path:
+    """A copy of the GPT-2 fixture in ``folder`` whose embedding (tied to the output) has rows
+    past its tokenizer's vocabulary, up to the next multiple of ``multiple`` plus one more, as
+    checkpoints pad theirs: rows no text ever reaches, never trained."""
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(FIXTURES / "gpt2", folder)
+    weights = load_file(folder / "model.safetensors")
+    wte = weights["transformer.wte.weight"]  # (V, D)
+    rows = (wte.shape[0] // multiple + 2) * multiple
+    rng = np.random.default_rng(0)
+    extra = rng.normal(0, 1, (rows - wte.shape[0], wte.shape[1])).astype(wte.dtype)
+    weights["transformer.wte.weight"] = np.concatenate([wte, extra])  # (rows, D)
+    save_file(weights, folder / "model.safetensors")
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = rows
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_prefix_matching_draws_ids_the_tokenizer_produces_not_padding_rows(tmp_path):
+    from visattn.models import generation
+
+    model = models.load(padded_embedding(tmp_path / "gpt2-padded"))
+    vocabulary = model.tokenizer.get_vocab_size(with_added_tokens=False)
+    special = {model.tokenizer.token_to_id(t) for t in model.special}
+    assert model.config.vocab_size > vocabulary  # the fixture has rows beyond the vocabulary
+    expected = sorted(set(range(vocabulary)) - special)
+    assert generation.ordinary_ids(model).tolist() == expected
+    for seed in range(5):
+        ids, start = generation.repeated_sequence(model, 30, seed)
+        drawn = ids[start:]
+        assert drawn.max() < vocabulary and not set(drawn.tolist()) & special
+        np.testing.assert_array_equal(drawn[:30], drawn[30:])
+
+
 def test_prefix_matching_score_by_hand():
     """Two layers of one head on start = 1, length = 3 (T = 7): head (0, 0) attends from each
     second-copy token to the token after its first occurrence (score 1); head (1, 0) is uniform over
