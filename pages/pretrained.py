@@ -29,7 +29,7 @@ from ui.frame import (
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.display import head_label, layer_name
+from visattn.display import head_label, layer_name, paper_name
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
@@ -261,6 +261,9 @@ def head_finder(model, shown, reading: str, keys: tuple[str, str]) -> int:
         selection_mode="points",
     )
     st.caption(t("pretrained.finder_click"))
+    if shown.attn.shape[1] > 1:  # a reading with heads: its bars are heads, counted from 1
+        paper = paper_name(found.best.layer, found.best.head)
+        st.caption(t("pretrained.finder_numbering", head=found.names[0], paper=paper))
     st.button(
         t("pretrained.open_top", head=found.names[0]),
         key="pt_open_top",

@@ -31,7 +31,7 @@ from ui.i18n import figure_words, label, t
 from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.display import percent
+from visattn.display import paper_name, percent
 from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import reading as lesson
@@ -128,6 +128,8 @@ def draw_readings(
         maps, run.tokens, drawn, colour=colour, words=words(), font_size=font_size()
     )
     show(cell, f"reading_{reading}_{maps.name}")
+    if reading in lesson.PER_HEAD:  # one head's map: its name counted from 1, and as papers name it
+        st.caption(t("reading.numbering", name=maps.name, paper=paper_name(layer, head)))
     download_csv(maps.cell, f"reading_{reading}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=maps.name))
     threshold, top_k = reading_selector.line_filters(CONTROLS, "rd")

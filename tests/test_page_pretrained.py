@@ -148,6 +148,10 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
         "**L4·H2** (0.677), **L6·H12** (0.673)"
     ) in page_text
     assert page_text.count("numbered from 1") == 1 and "**L3·H1** = layer 3, head 1" in page_text
+    best = np.unravel_index(np.argmax(r.attentions[:, :, IT, ANIMAL]), r.attentions.shape[:2])
+    paper = f"{best[0]}.{best[1]}"  # papers count from 0
+    assert f"the strongest, **{x[0]}**, is head **{paper}** in papers" in page_text
+    assert "call the same head 2.0" in page_text  # L3·H1 of the grid's caption, from 0
     n_cls = int(
         (r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum()
     )  # heads parked on [CLS], measured live

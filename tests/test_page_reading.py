@@ -408,6 +408,10 @@ def test_every_reading_of_every_family(fixture_models, family, name):
     assert not errors(at), errors(at)
     assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
     assert at.selectbox(key="rd_model").value == family
+    named = (
+        "**L2·H3** counts layers and heads from 1; papers, counting from 0, call this head **1.2**"
+    )
+    assert (named in texts(at)) == (name in lesson.PER_HEAD)
     assert at.selectbox(key="rd_layer").options == [f"L{i + 1}" for i in range(L)]
     assert at.selectbox(key="rd_head").options == [f"H{i + 1}" for i in range(H)]
     cells = {"flow": 1, "mean": L, "max": L, "rollout": L}.get(name, H)

@@ -258,6 +258,8 @@ def test_a_loaded_decoder_generates_with_its_cache_growing(fixture_models):
     ranked = generation.prefix_matching(model, generation.fitted_length(model))
     assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
     np.testing.assert_allclose(heads.iloc[:, 1], [h.weight for h in ranked])
+    assert heads.iloc[:, 2].tolist() == [f"{h.layer}.{h.head}" for h in ranked]  # papers' names
+    assert "from 1" in heads.columns[0] and "from 0" in heads.columns[2]
 
 
 def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp_path):

@@ -94,6 +94,13 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1}·H{head + 1}"
 
 
+def paper_name(layer: int, head: int) -> str:
+    """The same head as papers name it, layers and heads counted from 0 ("layer.head", as Olsson
+    et al. 2022 and Wang et al. 2023 write GPT-2's heads): ``paper_name(3, 1)`` is "3.1", the
+    page's "L4·H2"."""
+    return f"{layer}.{head}"
+
+
 def grid_rows(n: int) -> int:
     """Rows of a grid of n cells: the largest divisor of n up to √n (12 → 3 × 4, 6 → 2 × 3)."""
     return max(d for d in range(1, int(np.sqrt(n)) + 1) if n % d == 0)
