@@ -19,6 +19,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     array,
     assert_clean,
@@ -27,6 +28,7 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    mechanism_sentences,
     run_page,
     texts,
     warnings,
@@ -1137,3 +1139,44 @@ def test_models_flag_names_folders():
 
     assert model_dirs(["--models", "/a", "--server.port", "1", "--models", "/b"]) == ["/a", "/b"]
     assert model_dirs([]) == []
+
+
+# ── every family the loader reads (tests/fixtures/models/families), and what it adds ───────────
+
+
+FAMILY_TEXT = "the keys the keys the values"  # short in every fixture's pieces: all heads drawn
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_family_draws_every_head_and_names_what_it_adds_to_the_maps(every_model, family):
+    model = every_model.load_checkpoint(family)
+    at = run_page("pretrained", {"pt_model": family, "pt_text": FAMILY_TEXT})
+    assert_clean(at)
+    assert not errors(at) and not warnings(at), (errors(at), warnings(at))
+    assert at.selectbox(key="pt_model").value == family
+    L, H = model.config.n_layers, model.config.n_heads
+    assert len(grid_cells(at)["data"]) == L * H
+    assert len(bars(at)[0]) == min(lesson.TOP_BARS, L * H)
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model):
+        assert captions.count(sentence) == 1, sentence
+    without = [f"L{i + 1}" for i, r in enumerate(getattr(model.config, "rope_layers", ())) if not r]
+    rotary_some = [c for c in captions if "in every layer but" in c]
+    assert len(rotary_some) == (1 if without else 0)
+    if without:  # SmolLM3: the layers without RoPE named, not "in every layer"
+        assert ", ".join(without) in rotary_some[0]
+        assert not any("RoPE rotates each query and key by angles" in c for c in captions[1:2])
+
+
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILY_IDS if f in ("qwen3", "smollm3", "phi4_mini")]
+)
+def test_a_family_and_what_it_adds_in_chinese(every_model, family):
+    model = every_model.load_checkpoint(family)
+    at = run_page("pretrained", {"pt_model": family, "lang": "zh", "pt_text": FAMILY_TEXT})
+    assert_clean(at)
+    # "lt": a figure title's "&lt;s>", which Plotly draws as the token <s>
+    assert english_words(at, allowed={"lt"}) == {}, english_words(at, allowed={"lt"})
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model, "zh"):
+        assert sentence in captions, sentence

@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     array,
     assert_clean,
     english_words,
     errors,
     figures,
+    mechanism_sentences,
     run_page,
     texts,
     warnings,
@@ -594,3 +596,23 @@ def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_
     assert kept is not None and kept.tokens == model.run(text).tokens
     assert not kept.attn.flags.writeable and not kept.norms.flags.writeable
     assert not kept.result.layer_inputs.flags.writeable
+
+
+FAMILY_TEXT = "the keys the keys the values"  # short in every fixture's pieces
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_newer_family_reads_every_section_and_names_what_it_adds(every_model, family):
+    model = every_model.load_checkpoint(family)
+    text = {"rd_text": FAMILY_TEXT, "rd_a": FAMILY_TEXT, "rd_b": PAIR_B}
+    at = run_page("reading", {"rd_model": family, "rd_view": "rollout"} | text)
+    assert_clean(at)
+    assert not errors(at) and not warnings(at), (errors(at), warnings(at))
+    assert at.selectbox(key="rd_model").value == family
+    assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
+    assert at.selectbox(key="rd_layer").options == [
+        f"L{i + 1}" for i in range(model.config.n_layers)
+    ]
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model):
+        assert captions.count(sentence) == 1, sentence

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     ROOT,
     array,
@@ -401,3 +402,25 @@ def test_an_untrained_page_in_chinese_shows_no_english():
     assert_clean(at)
     assert english_words(at) == {}
     assert "解码器学会复制" in texts(at)
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_newer_family_generates_and_ranks_its_heads(every_model, family):
+    """A decoder of each family generates (a base checkpoint says it needs its head) and its
+    heads are ranked by the finder, numbered from 1 with papers' names beside them."""
+    from visattn.models import generation
+
+    model = every_model.load_checkpoint(family)
+    at = run_page("training", {"dec_model": family, "dec_new": "3", "dec_prompt": "the keys"})
+    assert not at.exception
+    assert at.selectbox(key="dec_model").value == family
+    if model.config.has_head:
+        assert not errors(at), errors(at)
+    else:  # attention only: generation refused in one message, the heads still ranked
+        (refused,) = errors(at)
+        assert "head" in refused, refused
+    heads = at.dataframe[-1].value
+    ranked = generation.prefix_matching(model, generation.fitted_length(model))
+    ranked = ranked[: lesson.TOP_HEADS]
+    assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
+    assert heads.iloc[:, 2].tolist() == [f"{h.layer}.{h.head}" for h in ranked]

@@ -78,6 +78,35 @@ def byte_size(n: int, digits: int = 3) -> str:
     return f"{n} B"
 
 
+# What a family adds to attention that changes its maps, named as a decoder's config names it
+# (``LlamaConfig.mechanisms``; "rope_<kind>" is RoPE scaling of that kind): the pages say each of
+# these in one sentence. The others (fused projections, post-norm blocks, no output head) leave the
+# maps' formula as it is.
+MAP_MECHANISMS = (
+    "qk_norm_head",
+    "qk_norm_whole",
+    "qk_norm",
+    "rope_scaling",
+    "partial_rotary",
+    "sliding_window",
+    "window",
+    "softcap",
+    "sinks",
+)
+
+
+def map_mechanisms(names: Sequence[str]) -> list[tuple[str, str]]:
+    """(mechanism, its kind) for each of ``names`` that changes the maps, in order: a RoPE
+    scaling "rope_yarn" is ("rope_scaling", "yarn"); the kind of the others is ""."""
+    found = []
+    for name in names:
+        if name.startswith("rope_"):
+            found.append(("rope_scaling", name.removeprefix("rope_")))
+        elif name in MAP_MECHANISMS:
+            found.append((name, ""))
+    return found
+
+
 # --- a model's layers and heads as the pages name and lay them out (counted from 1) ---------------
 def layer_name(layer: int) -> str:
     """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from visattn.controls import Control
+from visattn.display import layer_name, map_mechanisms
 from visattn.errors import InputError
 from visattn.models import load
 from visattn.models import sources as model_sources
@@ -164,9 +165,9 @@ def choose(control: Control):
         return model, reason, by_id().get(BUNDLED)
 
 
-def describe(source: Source | None) -> None:
+def describe(source: Source | None, model=None) -> None:
     """One line on the model shown; for a decoder what its maps are, for a RoPE model where its
-    positions are."""
+    positions are (and on which layers), and what its family adds that changes the maps."""
     if source is None:
         return
     if len(available()) == 1:  # no picker drawn: say which model this is
@@ -174,7 +175,22 @@ def describe(source: Source | None) -> None:
     if source.causal:
         st.info(t("models.causal"), icon=":material/south_east:")
     if source.family == "llama":
-        st.caption(t("models.rotary"))
+        rope_layers = getattr(getattr(model, "config", None), "rope_layers", ())
+        without = [layer_name(i) for i, rotated in enumerate(rope_layers) if not rotated]
+        if without:
+            st.caption(t("models.rotary_some", layers=t("pretrained.list_sep").join(without)))
+        else:
+            st.caption(t("models.rotary"))
+    if model is not None:
+        mechanisms(model)
+
+
+def mechanisms(model) -> None:
+    """One sentence for each mechanism the model's family adds that changes its maps
+    (:data:`visattn.display.MAP_MECHANISMS`, read from its config's ``mechanisms``)."""
+    names = getattr(model.config, "mechanisms", ())
+    for name, kind in map_mechanisms(names):
+        st.caption(label("models.mechanisms", name, kind=kind))
 
 
 def fit_choice(control: Control, n: int) -> range:
@@ -200,7 +216,7 @@ def picker(
     if model is None:
         reading_selector.model_missing(reason)
         return None
-    describe(source)
+    describe(source, model)
     for layer_control in layer_controls:
         fit_choice(layer_control, model.config.n_layers)
     for head_control in head_controls:
