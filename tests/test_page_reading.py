@@ -616,3 +616,43 @@ def test_every_newer_family_reads_every_section_and_names_what_it_adds(every_mod
     captions = [str(c.value) for c in at.caption]
     for sentence in mechanism_sentences(model):
         assert captions.count(sentence) == 1, sentence
+
+
+CHINESE = "小明喜欢吃苹果。"  # three UTF-8 bytes a character: cut into byte pieces by the fixtures
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("family", DECODERS)
+def test_a_decoders_maps_show_characters_not_their_byte_pieces(fixture_models, family, lang):
+    """The maps merge a character's pieces as the pretrained page does (pieces.merge_groups);
+    the query/key plane, whose points are pieces, says what "小 1/3" is."""
+    from visattn.models import pieces
+
+    model = fixture_models.load_checkpoint(family)
+    result = model.run(CHINESE)
+    merged = pieces.merge_groups(result.pieces, result.attentions, model.byte_level, model.special)
+    assert len(merged.tokens) < len(result.tokens)  # the fixture cuts characters into pieces
+    params = {
+        "rd_model": family,
+        "rd_text": CHINESE,
+        "rd_a": CHINESE,
+        "rd_layer": "1",
+        "lang": lang,
+    }
+    at = run_page("reading", params | {"rd_head": "2"})
+    assert_clean(at)
+    assert not errors(at)
+    cell = large_cell(at)
+    np.testing.assert_allclose(cell, merged.attn[1, 2], atol=1e-5)
+    (big,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+    labels = [str(x).split(": ", 1)[-1] for x in big["data"][0]["x"]]
+    shown = [label.replace("\u200b", "").replace("&lt;", "<") for label in labels]  # Plotly's <
+    assert shown == merged.tokens
+    assert not any("1/3" in label for label in labels)
+    n, m = len(result.tokens), len(merged.tokens)
+    merged_caption = {"en": f"as {n} pieces", "zh": f"读成 {n} 个片段"}[lang]
+    assert any(merged_caption in str(c.value) and f"{m}" in str(c.value) for c in at.caption)
+    said = {"en": "“中 1/3” being the first", "zh": "“中 1/3”是“中”的三个片段"}[lang]
+    assert any(said in str(c.value) for c in at.caption)
+    if lang == "zh":
+        assert english_words(at, allowed={"lt"}) == {}, english_words(at, allowed={"lt"})
