@@ -1048,6 +1048,7 @@ def test_a_link_to_a_model_above_the_budget_gets_one_true_notice(fixture_models,
     assert not [c for c in at.caption if "gpt2" in str(c.value)]  # said once, above
     shown = next(s for s in fixture_models.available() if s.usable)  # MiniLM is over 90 kB too
     assert at.selectbox(key="pt_model").value == shown.id and shown.name in notice
+    assert params(at)["pt_model"] == shown.id
 
 
 @pytest.mark.parametrize(
@@ -1079,6 +1080,7 @@ def test_a_budget_the_parser_does_not_take_is_one_message_not_a_silent_default(
     (message,) = errors(at)
     assert "4 gigs" in message and "4GiB" in message and "4e9" in message, message
     assert not warnings(at)  # no "no model gpt2" on top of it
+    assert params(at).get("pt_model", "minilm") == "minilm"  # the model shown, not "None"
     assert len(grid_cells(at)["data"]) == 72  # MiniLM still usable
     assert fixture_models.refused() is not None  # nothing cached: asked again on each run
 

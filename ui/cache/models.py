@@ -128,10 +128,12 @@ def choose(control: Control):
     wanted = st.session_state.get(control.key, control.default)
     asked = None  # the listed model a link asked for and cannot have: its notice says why
     if wanted not in usable:
-        fallback = control.default if control.default in usable else (usable or [None])[0]
+        # MiniLM, else the first usable; with none usable, MiniLM read as the bundled package
+        fallback = control.default if control.default in usable or not usable else usable[0]
         st.session_state[control.key] = fallback
         if wanted != control.default and found:
-            shown = by_id()[fallback].name if fallback else by_id().get(BUNDLED, found[0]).name
+            listed_ids = by_id()
+            shown = listed_ids[fallback].name if fallback in listed_ids else "MiniLM"
             asked = listed(wanted, found)
             if asked is None:
                 notice = t("models.unknown", id=escape(str(wanted)), shown=escape(shown))
