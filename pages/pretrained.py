@@ -390,6 +390,8 @@ def draw(model, text: str, hide: bool, merge: bool, reading: str, scale: dict) -
         return
     run, shown = cache_pretrained.as_shown(model, text_read, hide, merge, reading)
     notices(run, shown)
+    if not merge and lesson.split_characters(run):  # "中 1/3": what it is, and the toggle
+        st.caption(t("models.pieces_shown"))
     keys = bind_pair(shown.tokens, getattr(run, "causal", False))
     colour = colour_scale(shown.attn, **scale)
     every_head(model, text_read, hide, merge, reading, colour)

@@ -1182,3 +1182,20 @@ def test_a_family_and_what_it_adds_in_chinese(every_model, family):
     captions = [str(c.value) for c in at.caption]
     for sentence in mechanism_sentences(model, "zh"):
         assert sentence in captions, sentence
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_byte_pieces_are_said_to_be_pieces_until_merged_into_characters(fixture_models, lang):
+    from visattn.models import pieces
+
+    model = fixture_models.load_checkpoint("gpt2")
+    result = model.run("小明喜欢吃苹果。")
+    assert pieces.split_characters(result.pieces, model.byte_level, model.special)
+    said = {"en": "“中 1/3” is the first of the three", "zh": "“中 1/3”是“中”的三个片段"}[lang]
+    for merge, expected in (("false", True), ("true", False)):
+        params = {"pt_model": "gpt2", "pt_text": "小明喜欢吃苹果。", "pt_merge": merge}
+        at = run_page("pretrained", params | {"lang": lang})
+        assert_clean(at)
+        assert any(said in str(c.value) for c in at.caption) == expected, merge
+    english = run_page("pretrained", {"pt_model": "gpt2", "pt_text": "the keys the values"})
+    assert not any("1/3" in str(c.value) for c in english.caption)  # no piece, no note

@@ -656,3 +656,31 @@ def test_a_decoders_maps_show_characters_not_their_byte_pieces(fixture_models, f
     assert any(said in str(c.value) for c in at.caption)
     if lang == "zh":
         assert english_words(at, allowed={"lt"}) == {}, english_words(at, allowed={"lt"})
+
+
+def test_sentencepiece_byte_pieces_are_drawn_as_characters(monkeypatch, tmp_path):
+    """A SentencePiece tokenizer with byte fallback (a GGUF file's) writes 小 as <0xE5> <0xB0>
+    <0x8F>: the maps draw 小."""
+    from ui.cache import models as cache_models
+    from visattn.models import load, pieces
+
+    gguf_file = FIXTURE_MODELS.parent / "gguf" / "llama-spm-F16.gguf"
+    (tmp_path / gguf_file.name).symlink_to(gguf_file)
+    monkeypatch.setenv("VISATTN_MODELS", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub-here"))
+    model = load(gguf_file)
+    result = model.run(CHINESE)
+    assert any(p.startswith("<0x") for p in result.pieces) and not model.byte_level
+    merged = pieces.merge_groups(result.pieces, result.attentions, False, model.special)
+    cache_models.available.clear()
+    try:
+        id = gguf_file.stem
+        at = run_page("reading", {"rd_model": id, "rd_text": CHINESE, "rd_b": CHINESE})
+    finally:
+        cache_models.available.clear()
+    assert_clean(at)
+    assert not errors(at) and not warnings(at)
+    (big,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+    labels = [str(x).split(": ", 1)[-1] for x in big["data"][0]["x"]]
+    shown = [label.replace("\u200b", "").replace("&lt;", "<") for label in labels]
+    assert shown == merged.tokens and "小" in shown

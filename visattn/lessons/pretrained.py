@@ -187,6 +187,14 @@ def _decoder_shown(result, hide: bool, merge: bool, attn: np.ndarray) -> Shown:
     return Shown(tokens=tokens, attn=attn, kept_specials=kept)
 
 
+def split_characters(result) -> bool:
+    """Whether a decoder's run cut a character into several pieces (shown as "中 1/3" … until the
+    merge toggle merges them)."""
+    if not getattr(result, "causal", False):
+        return False
+    return pieces.split_characters(result.pieces, result.byte_level, result.special)
+
+
 def default_pair(tokens: list[str], causal: bool = False) -> tuple[int, int]:
     """Source "it" and target "animal" when present; else the first word and the word after it
     (``causal``: the last word and the first, since a decoder's token sees only those before

@@ -181,9 +181,7 @@ def split_characters(r: Run) -> bool:
     """Whether a decoder's run cut a character into several pieces (GPT-2's 中: three bytes)."""
     if not r.causal:
         return False
-    result = r.result
-    found = pieces.groups(result.pieces, result.byte_level, result.special)
-    return any(len(group) > 1 for group in found)
+    return pieces.split_characters(r.result.pieces, r.result.byte_level, r.result.special)
 
 
 def preset_table(model: BertEncoder | Decoder) -> str:
