@@ -307,6 +307,8 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         large, drawn, colour=colour, words=words(), font_size=font_size()
     )
     show(figure, f"{file_name(reading)}_{large.name}")
+    if reading in reading_selector.PER_HEAD:  # one head of one layer: what changes its maps
+        cache_models.layer_notes(model, layer)
     if large.hover_only:
         st.caption(t("pretrained.hover_numbers"))
     shown_layer = min(layer, len(shown.attn) - 1)  # a reading with one map: its layer

@@ -133,6 +133,7 @@ def draw_readings(
     show(cell, f"reading_{reading}_{maps.name}")
     if reading in lesson.PER_HEAD:  # one head's map: its name counted from 1, and as papers name it
         st.caption(t("reading.numbering", name=maps.name, paper=paper_name(layer, head)))
+        cache_models.layer_notes(model, layer)  # what changes this layer's maps
     download_csv(maps.cell, f"reading_{reading}_{maps.name}", tokens, tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=maps.name))
     threshold, top_k = reading_selector.line_filters(CONTROLS, "rd")

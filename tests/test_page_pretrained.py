@@ -1199,3 +1199,14 @@ def test_byte_pieces_are_said_to_be_pieces_until_merged_into_characters(fixture_
         assert any(said in str(c.value) for c in at.caption) == expected, merge
     english = run_page("pretrained", {"pt_model": "gpt2", "pt_text": "the keys the values"})
     assert not any("1/3" in str(c.value) for c in english.caption)  # no piece, no note
+
+
+def test_a_layer_without_rope_says_so_under_its_head(every_model):
+    model = every_model.load_checkpoint("smollm3")
+    bare = [i for i, rotated in enumerate(model.config.rope_layers) if not rotated]
+    for layer, expected in ((bare[0], True), (bare[0] - 1, False)):
+        params = {"pt_model": "smollm3", "pt_text": FAMILY_TEXT, "pt_layer": str(layer)}
+        at = run_page("pretrained", params)
+        assert_clean(at)
+        said = f"L{layer + 1} rotates no query and no key"
+        assert any(said in str(c.value) for c in at.caption) == expected, layer

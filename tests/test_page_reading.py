@@ -684,3 +684,38 @@ def test_sentencepiece_byte_pieces_are_drawn_as_characters(monkeypatch, tmp_path
     labels = [str(x).split(": ", 1)[-1] for x in big["data"][0]["x"]]
     shown = [label.replace("\u200b", "").replace("&lt;", "<") for label in labels]
     assert shown == merged.tokens and "小" in shown
+
+
+def test_a_layers_own_mechanisms_are_named_under_its_map(every_model, monkeypatch):
+    """SmolLM3's layer without RoPE says so under its map, its other layers do not; a model whose
+    attention_args(i) passes a window, a soft-cap and sinks to a layer has each named there
+    (Gemma's and gpt-oss's families pass them so)."""
+    from visattn.models.llama import Llama
+
+    model = every_model.load_checkpoint("smollm3")
+    bare = [i for i, rotated in enumerate(model.config.rope_layers) if not rotated]
+    assert bare and len(bare) < model.config.n_layers
+    said = "rotates no query and no key"
+    for layer in range(model.config.n_layers):
+        params = {"rd_model": "smollm3", "rd_text": FAMILY_TEXT, "rd_layer": str(layer)}
+        at = run_page("reading", params | {"rd_b": PAIR_B})
+        assert_clean(at)
+        captions = [str(c.value) for c in at.caption]
+        assert any(f"L{layer + 1} {said}" in c for c in captions) == (layer in bare), layer
+
+    window, cap = 3, 50.0
+
+    def attention_args(self, i: int) -> dict:
+        args = {"scale": self.config.d_head**-0.5, "window": window if i % 2 == 0 else None}
+        return args | {"softcap": cap, "sinks": np.zeros(self.config.n_heads)}
+
+    monkeypatch.setattr(Llama, "attention_args", attention_args, raising=False)
+    own = "the values of the keys"  # a text of its own: no other test reads its shared runs
+    at = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "0"})
+    assert_clean(at)
+    captions = [str(c.value) for c in at.caption]
+    assert any("L1 is a sliding-window layer" in c and f"the {window} most" in c for c in captions)
+    assert any(f"soft-caps its scores at ±{cap:g}" in c for c in captions)
+    assert any("L1's heads each have a learned sink" in c for c in captions)
+    odd = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "1"})
+    assert not any("sliding-window" in str(c.value) for c in odd.caption)

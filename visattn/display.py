@@ -107,6 +107,30 @@ def map_mechanisms(names: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
+# What changes one layer's maps (the label table "models.layer_mechanisms"): a layer without RoPE,
+# a windowed layer, soft-capped scores, learned sinks.
+LAYER_MECHANISMS = ("no_rope", "window", "softcap", "sinks")
+
+
+def layer_mechanisms(model, layer: int) -> list[tuple[str, dict[str, str]]]:
+    """(mechanism, its numbers as text) for what changes layer ``layer``'s maps in ``model``: no
+    RoPE there (its config's ``rope_layers``), and what its ``attention_args(layer)`` passes to
+    the attention (``window``, ``softcap``, ``sinks``; a model without that method: nothing)."""
+    found: list[tuple[str, dict[str, str]]] = []
+    rope_layers = getattr(getattr(model, "config", None), "rope_layers", ())
+    if layer < len(rope_layers) and not rope_layers[layer]:
+        found.append(("no_rope", {}))
+    attention_args = getattr(model, "attention_args", None)
+    args = attention_args(layer) if callable(attention_args) else {}
+    if args.get("window") is not None:
+        found.append(("window", {"window": f"{int(args['window']):,}"}))
+    if args.get("softcap") is not None:
+        found.append(("softcap", {"cap": f"{float(args['softcap']):g}"}))
+    if args.get("sinks") is not None:
+        found.append(("sinks", {}))
+    return found
+
+
 # --- a model's layers and heads as the pages name and lay them out (counted from 1) ---------------
 def layer_name(layer: int) -> str:
     """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""

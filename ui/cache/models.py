@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from visattn.controls import Control
-from visattn.display import layer_name, map_mechanisms
+from visattn.display import layer_mechanisms, layer_name, map_mechanisms
 from visattn.errors import InputError
 from visattn.models import load
 from visattn.models import sources as model_sources
@@ -193,6 +193,13 @@ def mechanisms(model) -> None:
     names = getattr(model.config, "mechanisms", ())
     for name, kind in map_mechanisms(names):
         st.caption(label("models.mechanisms", name, kind=kind))
+
+
+def layer_notes(model, layer: int) -> None:
+    """Under a layer's map: what changes that layer's maps (no RoPE there, its window, its
+    soft-cap, its sinks), one translated sentence each."""
+    for name, numbers in layer_mechanisms(model, layer):
+        st.caption(label("models.layer_mechanisms", name, layer=layer_name(layer), **numbers))
 
 
 def fit_choice(control: Control, n: int) -> range:

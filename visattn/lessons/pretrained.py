@@ -27,7 +27,14 @@ import numpy as np
 
 from .. import reading, reading_selector
 from ..controls import Control, table
-from ..display import MAP_MECHANISMS, MAX_TEXT_CELLS, grid_rows, head_name, layer_name
+from ..display import (
+    LAYER_MECHANISMS,
+    MAP_MECHANISMS,
+    MAX_TEXT_CELLS,
+    grid_rows,
+    head_name,
+    layer_name,
+)
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
@@ -62,6 +69,7 @@ LABELS = {
     "pretrained.presets": tuple(PRESETS),  # the preset buttons' names, keyed as PRESETS
     "models.families": ("bert", "gpt2", "llama"),  # the model picker's families
     "models.mechanisms": MAP_MECHANISMS,  # a sentence for each mechanism that changes the maps
+    "models.layer_mechanisms": LAYER_MECHANISMS,  # … and for what changes one layer's maps
 }
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
