@@ -29,7 +29,7 @@ from ui.frame import (
 from ui.i18n import figure_words, label, t
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.display import head_label, layer_name
+from visattn.display import head_label, layer_name, paper_name
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import pretrained as lesson
@@ -261,6 +261,9 @@ def head_finder(model, shown, reading: str, keys: tuple[str, str]) -> int:
         selection_mode="points",
     )
     st.caption(t("pretrained.finder_click"))
+    if shown.attn.shape[1] > 1:  # a reading with heads: its bars are heads, counted from 1
+        paper = paper_name(found.best.layer, found.best.head)
+        st.caption(t("pretrained.finder_numbering", head=found.names[0], paper=paper))
     st.button(
         t("pretrained.open_top", head=found.names[0]),
         key="pt_open_top",
@@ -304,6 +307,8 @@ def one_head(model, shown, reading: str, colour: dict, src: int) -> None:
         large, drawn, colour=colour, words=words(), font_size=font_size()
     )
     show(figure, f"{file_name(reading)}_{large.name}")
+    if reading in reading_selector.PER_HEAD:  # one head of one layer: what changes its maps
+        cache_models.layer_notes(model, layer)
     if large.hover_only:
         st.caption(t("pretrained.hover_numbers"))
     shown_layer = min(layer, len(shown.attn) - 1)  # a reading with one map: its layer
@@ -387,6 +392,8 @@ def draw(model, text: str, hide: bool, merge: bool, reading: str, scale: dict) -
         return
     run, shown = cache_pretrained.as_shown(model, text_read, hide, merge, reading)
     notices(run, shown)
+    if not merge and lesson.split_characters(run):  # "中 1/3": what it is, and the toggle
+        st.caption(t("models.pieces_shown"))
     keys = bind_pair(shown.tokens, getattr(run, "causal", False))
     colour = colour_scale(shown.attn, **scale)
     every_head(model, text_read, hide, merge, reading, colour)

@@ -31,7 +31,7 @@ from ui.i18n import figure_words, label, t
 from ui.reading_selector import THROUGH_LAYERS
 from ui.text import escape
 from ui.widgets import bind_token, preset_buttons, token_select
-from visattn.display import percent
+from visattn.display import paper_name, percent
 from visattn.figures import reading as reading_figures
 from visattn.figures.colour import colour_scale
 from visattn.lessons import reading as lesson
@@ -117,23 +117,29 @@ def draw_readings(
         )
     if readings is None:
         return colour_scale(**{**scale, "value_range": "unit"})
+    tokens, readings = lesson.shown(run, readings)  # a character's pieces merged into it
     maps = lesson.maps(readings, layer, head, run.n_layers)
     drawn = reading_selector.named(reading, run.n_layers, raw)
     colour = colour_scale(maps.grid, **scale)
     grid = reading_figures.grid_figure(
-        maps, run.tokens, drawn, colour=colour, words=words(), font_size=font_size()
+        maps, tokens, drawn, colour=colour, words=words(), font_size=font_size()
     )
     show(grid, f"reading_grid_{reading}")
+    if len(tokens) < len(run.tokens):
+        st.caption(t("reading.merged", n=len(run.tokens), m=len(tokens)))
     cell = reading_figures.cell_figure(
-        maps, run.tokens, drawn, colour=colour, words=words(), font_size=font_size()
+        maps, tokens, drawn, colour=colour, words=words(), font_size=font_size()
     )
     show(cell, f"reading_{reading}_{maps.name}")
-    download_csv(maps.cell, f"reading_{reading}_{maps.name}", run.tokens, run.tokens, key="rd_csv")
+    if reading in lesson.PER_HEAD:  # one head's map: its name counted from 1, and as papers name it
+        st.caption(t("reading.numbering", name=maps.name, paper=paper_name(layer, head)))
+        cache_models.layer_notes(model, layer)  # what changes this layer's maps
+    download_csv(maps.cell, f"reading_{reading}_{maps.name}", tokens, tokens, key="rd_csv")
     st.subheader(t("reading.lines_header", name=maps.name))
     threshold, top_k = reading_selector.line_filters(CONTROLS, "rd")
     lines = reading_figures.lines_figure(
         lesson.line_weights(maps.cell, raw),
-        run.tokens,
+        tokens,
         maps.name,
         drawn,
         threshold=threshold,
@@ -242,6 +248,8 @@ def queries_and_keys(model, run: lesson.Run, layer: int, head: int, focus_key: s
     if geometry.rotary:
         st.caption(t("reading.qk_rotary"))
     st.caption(t("reading.qk_labels", token=escape(run.tokens[focus]), k=lesson.QK_TOP_KEYS))
+    if lesson.split_characters(run):  # the plane's points are pieces: say what "中 1/3" is
+        st.caption(t("reading.qk_pieces"))
     figure = compute(
         "rd_qk_figure",
         reading_figures.plane_figure,

@@ -27,7 +27,7 @@ from ui.i18n import figure_words, label, lang, t
 from ui.registry import BY_ID
 from ui.room import jobs
 from ui.text import escape
-from visattn.display import byte_size, percent
+from visattn.display import byte_size, head_name, paper_name, percent
 from visattn.figures import training as training_figures
 from visattn.lessons import decoder as decoder_lesson
 from visattn.lessons import training as lesson
@@ -489,8 +489,7 @@ def own_decoder() -> None:
     st.header(t("models.dec_header"))
     explain(t("models.dec_intro"))
     model, source = cache_models.choose_decoder(CONTROLS["dec_model"])
-    if model is None:
-        st.caption(t("models.dec_none"))  # a note, not a problem: the section above shows it all
+    if model is None:  # why: said by the picker
         return
     prompt = widgets.text(CONTROLS["dec_prompt"], t("models.dec_prompt"))
     n_new = widgets.slider(CONTROLS["dec_new"], t("models.dec_new"))
@@ -527,8 +526,14 @@ def own_decoder() -> None:
     heads = compute("dec_own_heads", cache_models.induction_heads, source.id)
     if heads is not None:
         explain(t("models.dec_heads_intro", n=heads.length, top=len(heads.top)))
-        head_rows = [[f"L{h.layer + 1}·H{h.head + 1}", h.weight] for h in heads.top]
-        head_columns = [t("models.dec_heads_head"), t("models.dec_heads_score")]
+        head_rows = [
+            [head_name(h.layer, h.head), h.weight, paper_name(h.layer, h.head)] for h in heads.top
+        ]
+        head_columns = [
+            t("models.dec_heads_head"),
+            t("models.dec_heads_score"),
+            t("models.dec_heads_paper"),
+        ]
         st.dataframe(
             pd.DataFrame(head_rows, columns=head_columns),
             hide_index=True,

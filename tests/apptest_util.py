@@ -20,6 +20,9 @@ from visattn.lessons import kernel_regression, modern_attention, positional_enco
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"  # tiny checkpoints of every family
+# the newer families' (tests/make_family_fixtures.py), one folder each: whatever is there
+FAMILY_MODELS = FIXTURE_MODELS / "families"
+FAMILY_IDS = tuple(sorted(p.name for p in FAMILY_MODELS.iterdir() if (p / "config.json").is_file()))
 PAGES = {p.id: p.path for p in REGISTRY}
 # The pages whose sections are tabs (ui.frame.tabs), and the control of each one's open tab
 TABS = {
@@ -298,8 +301,16 @@ NAMES = {
     "jiang",
     "xiao",
     "dao",
-    "gemma",  # Gemma 2 and 3, gpt-oss: models that alternate windowed and full layers
+    # the model families a server may read and what they add (models.mechanisms); Gemma 2 and 3,
+    # gpt-oss: models that alternate windowed and full layers
+    "gemma",
+    "phi",
+    "olmo",
     "oss",
+    "norm",
+    "rmsnorm",
+    "logit",
+    "mini",  # Phi-4-mini
     "nvidia",  # whose KB are KiB (1,024 B), a unit symbol like kB
     "kib",
 }
@@ -483,3 +494,14 @@ def metrics(at) -> dict[str, str]:
 def qp(at) -> dict:
     """The page's URL parameters as {name: text}."""
     return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def mechanism_sentences(model, lang: str = "en") -> list[str]:
+    """The sentence the pages show for each mechanism ``model``'s family adds that changes its
+    maps (its config's ``mechanisms`` through visattn.display.map_mechanisms), as the locale
+    writes it."""
+    from visattn.display import map_mechanisms
+
+    table = json.loads((ROOT / "ui" / "locales" / lang / "models.json").read_text())["mechanisms"]
+    names = getattr(model.config, "mechanisms", ())
+    return [table[name].replace("{kind}", kind) for name, kind in map_mechanisms(names)]

@@ -105,6 +105,21 @@ def fixture_models(monkeypatch):
     cache_models.available.clear()
 
 
+@pytest.fixture
+def every_model(monkeypatch):
+    """As :func:`fixture_models`, with the newer families' checkpoints too (tests/fixtures/models/
+    families: Qwen3, OLMo 2, SmolLM3, Phi-3, … each under its folder's name)."""
+    from apptest_util import FAMILY_MODELS, FIXTURE_MODELS
+
+    from ui.cache import models as cache_models
+
+    monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}{os.pathsep}{FAMILY_MODELS}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(FIXTURE_MODELS / "no-hub-here"))
+    cache_models.available.clear()
+    yield cache_models
+    cache_models.available.clear()
+
+
 # ── visattn as a user installs it ─────────────────────────────────────────────────────────────
 # tests/test_package.py and tests/test_notebook.py share one clean venv outside the repository:
 # the wheel built from pyproject.toml, installed with the dependencies its metadata names, then

@@ -23,7 +23,8 @@ from visattn.models.gpt_oss import GptOss, dequantize_mxfp4
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "models" / "families"
 FOLDERS = ("gpt_oss", "gpt_oss_mxfp4")
 N_TEXTS = 3
-MECHANISMS = {"rope_yarn", "sinks", "sliding_window", "moe"}
+# the fixture's config: windowed layers alternating with full ones (layer_types), as the real model
+MECHANISMS = {"rope_yarn", "sinks", "sliding_window", "local_global", "moe"}
 
 
 @pytest.fixture(scope="module", params=FOLDERS)

@@ -377,13 +377,31 @@ def test_sources_over_the_budget_and_unreadable_are_listed_with_the_reason(tmp_p
         ("4GB", 4 * 10**9),
         ("500 MB", 5 * 10**8),
         ("123", 123),
-        ("x", 2 * 10**9),
+        ("4e9", 4 * 10**9),
+        ("2.5E3", 2500),
+        ("4GiB", 4 * 2**30),
+        ("512 MiB", 512 * 2**20),
+        ("1.5kib", 1536),
+        ("2TiB", 2 * 2**40),
+        ("4G", 4 * 10**9),
     ],
 )
 def test_budget_from_the_environment(raw, expected):
     from visattn.models import sources
 
     assert sources.budget_bytes({"VISATTN_MODEL_BUDGET": raw}) == expected
+
+
+@pytest.mark.parametrize("raw", ["x", "4 XB", "-1", "0", "4GBB", "four GB", "1e30"])
+def test_a_budget_the_parser_does_not_take_is_refused_not_replaced(raw, tmp_path):
+    from visattn.models import sources
+
+    env = {"VISATTN_MODEL_BUDGET": raw, "HF_HUB_CACHE": str(tmp_path / "none")}
+    with pytest.raises(InputError) as refused:
+        sources.budget_bytes(env)
+    assert refused.value.code == "model_budget" and refused.value.params["value"] == raw.strip()
+    with pytest.raises(InputError):
+        sources.find([FIXTURES / "gpt2"], env)  # no list made with a budget it made up
 
 
 def test_equal_folder_names_get_distinct_ids(tmp_path):
@@ -565,6 +583,42 @@ def test_steps_are_greedy_generation_with_real_probabilities(loaded):
         assert 0 < sum(s.top_probabilities) <= 1 + 1e-9 and s.top_ids[0] == s.token_id
     T = len(result.token_ids)
     assert [s.cache_length for s in found] == list(range(T, T + 6))  # the cache grows one a step
+
+
+def padded_embedding(folder: Path, multiple: int = 64) -> Path:
+    """A copy of the GPT-2 fixture in ``folder`` whose embedding (tied to the output) has rows
+    past its tokenizer's vocabulary, up to the next multiple of ``multiple`` plus one more, as
+    checkpoints pad theirs: rows no text ever reaches, never trained."""
+    from safetensors.numpy import load_file, save_file
+
+    shutil.copytree(FIXTURES / "gpt2", folder)
+    weights = load_file(folder / "model.safetensors")
+    wte = weights["transformer.wte.weight"]  # (V, D)
+    rows = (wte.shape[0] // multiple + 2) * multiple
+    rng = np.random.default_rng(0)
+    extra = rng.normal(0, 1, (rows - wte.shape[0], wte.shape[1])).astype(wte.dtype)
+    weights["transformer.wte.weight"] = np.concatenate([wte, extra])  # (rows, D)
+    save_file(weights, folder / "model.safetensors")
+    config = json.loads((folder / "config.json").read_text())
+    config["vocab_size"] = rows
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_prefix_matching_draws_ids_the_tokenizer_produces_not_padding_rows(tmp_path):
+    from visattn.models import generation
+
+    model = models.load(padded_embedding(tmp_path / "gpt2-padded"))
+    vocabulary = model.tokenizer.get_vocab_size(with_added_tokens=False)
+    special = {model.tokenizer.token_to_id(t) for t in model.special}
+    assert model.config.vocab_size > vocabulary  # the fixture has rows beyond the vocabulary
+    expected = sorted(set(range(vocabulary)) - special)
+    assert generation.ordinary_ids(model).tolist() == expected
+    for seed in range(5):
+        ids, start = generation.repeated_sequence(model, 30, seed)
+        drawn = ids[start:]
+        assert drawn.max() < vocabulary and not set(drawn.tolist()) & special
+        np.testing.assert_array_equal(drawn[:30], drawn[30:])
 
 
 def test_prefix_matching_score_by_hand():

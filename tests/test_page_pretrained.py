@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import os
 import re
 from pathlib import Path
 from unittest import mock
@@ -18,6 +19,7 @@ from unittest import mock
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     array,
     assert_clean,
@@ -26,6 +28,7 @@ from apptest_util import (
     english_words,
     errors,
     figures,
+    mechanism_sentences,
     run_page,
     texts,
     warnings,
@@ -35,6 +38,7 @@ from ui import url_state
 from ui.cache import pretrained as cache_pretrained
 from ui.cache.pretrained import head_of_point, load_model
 from ui.room import budget
+from ui.text import escape
 from visattn.lessons import pretrained as lesson
 from visattn.models import encoder
 from visattn.models.encoder import INSTALL_COMMAND, BertEncoder, ModelNotInstalled
@@ -146,6 +150,10 @@ def test_defaults_render_grid_head_lines_and_finder(default_page, model):
         "**L4·H2** (0.677), **L6·H12** (0.673)"
     ) in page_text
     assert page_text.count("numbered from 1") == 1 and "**L3·H1** = layer 3, head 1" in page_text
+    best = np.unravel_index(np.argmax(r.attentions[:, :, IT, ANIMAL]), r.attentions.shape[:2])
+    paper = f"{best[0]}.{best[1]}"  # papers count from 0
+    assert f"the strongest, **{x[0]}**, is head **{paper}** in papers" in page_text
+    assert "call the same head 2.0" in page_text  # L3·H1 of the grid's caption, from 0
     n_cls = int(
         (r.attentions[..., :, 0].mean(axis=-1) > 0.5).sum()
     )  # heads parked on [CLS], measured live
@@ -1015,12 +1023,96 @@ def test_a_layer_beyond_the_model_is_reset_with_the_notice(fixture_models):
 
 def test_models_above_the_budget_are_listed_greyed_with_the_reason(fixture_models, monkeypatch):
     monkeypatch.setenv("VISATTN_MODEL_BUDGET", "90kB")
-    at = run_page("pretrained", {"pt_model": "gpt2"})
+    at = run_page("pretrained")
     assert_clean(at)
-    assert any("no model “gpt2”" in w for w in warnings(at))
     captions = [str(c.value) for c in at.caption]
     assert any("Not available: gpt2" in c and "90.0 kB" in c for c in captions), captions
     assert "gpt2" not in at.selectbox(key="pt_model").options
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_to_a_model_above_the_budget_gets_one_true_notice(fixture_models, monkeypatch, lang):
+    """One notice naming the model, its size and the budget (not "no model …" above "Not
+    available: …"); MiniLM shown instead, and the model not loaded."""
+    from visattn.models import sources
+
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "90kB")
+    (gpt2,) = [s for s in sources.find((), os.environ) if s.id == "gpt2"]
+    assert gpt2.over_budget and gpt2.float32_bytes > sources.budget_bytes()
+    at = run_page("pretrained", {"pt_model": "gpt2", "lang": lang})
+    assert_clean(at)
+    (notice,) = warnings(at)
+    size = fixture_models.size_text(gpt2.float32_bytes)
+    assert "gpt2" in notice and size in notice and "90.0 kB" in notice, notice
+    assert ("no model" in notice) is False and ("没有模型" in notice) is False
+    assert not [c for c in at.caption if "gpt2" in str(c.value)]  # said once, above
+    shown = next(s for s in fixture_models.available() if s.usable)  # MiniLM is over 90 kB too
+    assert at.selectbox(key="pt_model").value == shown.id and shown.name in notice
+    assert params(at)["pt_model"] == shown.id
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("4GiB", 4 * 2**30), ("4e9", 4 * 10**9), ("90KiB", 90 * 2**10)]
+)
+def test_a_budget_in_binary_units_or_scientific_notation_is_read(
+    fixture_models, monkeypatch, raw, expected
+):
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", raw)
+    fixture_models.available.clear()
+    at = run_page("pretrained")
+    assert_clean(at)
+    over = [s for s in fixture_models.available() if s.over_budget]
+    assert [s.id for s in over] == [
+        s.id for s in fixture_models.available() if s.float32_bytes > expected
+    ]
+    budget = fixture_models.size_text(expected)
+    greyed = [str(c.value) for c in at.caption if "Not available" in str(c.value)]
+    assert len(greyed) == len(over) and all(budget in c for c in greyed), greyed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_budget_the_parser_does_not_take_is_one_message_not_a_silent_default(
+    fixture_models, monkeypatch, lang
+):
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "4 gigs")
+    at = run_page("pretrained", {"pt_model": "gpt2", "lang": lang})
+    assert_clean(at)
+    (message,) = errors(at)
+    assert "4 gigs" in message and "4GiB" in message and "4e9" in message, message
+    assert not warnings(at)  # no "no model gpt2" on top of it
+    assert params(at).get("pt_model", "minilm") == "minilm"  # the model shown, not "None"
+    assert len(grid_cells(at)["data"]) == 72  # MiniLM still usable
+    assert fixture_models.refused() is not None  # nothing cached: asked again on each run
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unknown_architecture_or_quantization_type_is_one_message_naming_the_file(
+    fixture_models, monkeypatch, tmp_path, lang
+):
+    import gguf
+    from test_gguf import write
+
+    x = np.ones((4, 32), dtype=np.float32)
+    falcon = write(tmp_path / "falcon.gguf", "falcon", {"token_embd.weight": x})
+    q5_0 = gguf.GGMLQuantizationType.Q5_0
+    q5 = write(tmp_path / "q5.gguf", "llama", {"w": gguf.quants.quantize(x, q5_0)}, raw_dtype=q5_0)
+    t5 = tmp_path / "t5"
+    t5.mkdir()
+    (t5 / "config.json").write_text('{"model_type": "t5"}')
+    monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}{os.pathsep}{tmp_path}")
+    fixture_models.available.clear()
+    for id, path, what in (("falcon", falcon, "falcon"), ("q5", q5, "Q5_0"), ("t5", t5, "t5")):
+        at = run_page("pretrained", {"pt_model": id, "lang": lang})
+        assert_clean(at)
+        (notice,) = warnings(at)
+        assert id in notice and escape(what) in notice, notice
+        named = escape(str(path / "config.json") if path.is_dir() else str(path))
+        assert named in notice, notice  # the file, and what to do about it
+        assert ("download or convert" in notice) == (lang == "en" and id != "t5"), notice
+        greyed = [str(c.value) for c in at.caption if named in str(c.value)]
+        assert greyed == []  # said once, in the notice
+        others = [str(c.value) for c in at.caption if escape(str(tmp_path)) in str(c.value)]
+        assert len(others) == 2  # the two other files, each once
 
 
 def test_an_unreadable_folder_is_listed_with_its_translated_reason(
@@ -1049,3 +1141,72 @@ def test_models_flag_names_folders():
 
     assert model_dirs(["--models", "/a", "--server.port", "1", "--models", "/b"]) == ["/a", "/b"]
     assert model_dirs([]) == []
+
+
+# ── every family the loader reads (tests/fixtures/models/families), and what it adds ───────────
+
+
+FAMILY_TEXT = "the keys the keys the values"  # short in every fixture's pieces: all heads drawn
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_family_draws_every_head_and_names_what_it_adds_to_the_maps(every_model, family):
+    model = every_model.load_checkpoint(family)
+    at = run_page("pretrained", {"pt_model": family, "pt_text": FAMILY_TEXT})
+    assert_clean(at)
+    assert not errors(at) and not warnings(at), (errors(at), warnings(at))
+    assert at.selectbox(key="pt_model").value == family
+    L, H = model.config.n_layers, model.config.n_heads
+    assert len(grid_cells(at)["data"]) == L * H
+    assert len(bars(at)[0]) == min(lesson.TOP_BARS, L * H)
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model):
+        assert captions.count(sentence) == 1, sentence
+    without = [f"L{i + 1}" for i, r in enumerate(getattr(model.config, "rope_layers", ())) if not r]
+    rotary_some = [c for c in captions if "in every layer but" in c]
+    assert len(rotary_some) == (1 if without else 0)
+    if without:  # SmolLM3: the layers without RoPE named, not "in every layer"
+        assert ", ".join(without) in rotary_some[0]
+        assert not any("RoPE rotates each query and key by angles" in c for c in captions[1:2])
+
+
+@pytest.mark.parametrize(
+    "family", [f for f in FAMILY_IDS if f in ("qwen3", "smollm3", "phi4_mini")]
+)
+def test_a_family_and_what_it_adds_in_chinese(every_model, family):
+    model = every_model.load_checkpoint(family)
+    at = run_page("pretrained", {"pt_model": family, "lang": "zh", "pt_text": FAMILY_TEXT})
+    assert_clean(at)
+    # "lt": a figure title's "&lt;s>", which Plotly draws as the token <s>
+    assert english_words(at, allowed={"lt"}) == {}, english_words(at, allowed={"lt"})
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model, "zh"):
+        assert sentence in captions, sentence
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_byte_pieces_are_said_to_be_pieces_until_merged_into_characters(fixture_models, lang):
+    from visattn.models import pieces
+
+    model = fixture_models.load_checkpoint("gpt2")
+    result = model.run("小明喜欢吃苹果。")
+    assert pieces.split_characters(result.pieces, model.byte_level, model.special)
+    said = {"en": "“中 1/3” is the first of the three", "zh": "“中 1/3”是“中”的三个片段"}[lang]
+    for merge, expected in (("false", True), ("true", False)):
+        params = {"pt_model": "gpt2", "pt_text": "小明喜欢吃苹果。", "pt_merge": merge}
+        at = run_page("pretrained", params | {"lang": lang})
+        assert_clean(at)
+        assert any(said in str(c.value) for c in at.caption) == expected, merge
+    english = run_page("pretrained", {"pt_model": "gpt2", "pt_text": "the keys the values"})
+    assert not any("1/3" in str(c.value) for c in english.caption)  # no piece, no note
+
+
+def test_a_layer_without_rope_says_so_under_its_head(every_model):
+    model = every_model.load_checkpoint("smollm3")
+    bare = [i for i, rotated in enumerate(model.config.rope_layers) if not rotated]
+    for layer, expected in ((bare[0], True), (bare[0] - 1, False)):
+        params = {"pt_model": "smollm3", "pt_text": FAMILY_TEXT, "pt_layer": str(layer)}
+        at = run_page("pretrained", params)
+        assert_clean(at)
+        said = f"L{layer + 1} rotates no query and no key"
+        assert any(said in str(c.value) for c in at.caption) == expected, layer

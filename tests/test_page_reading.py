@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     array,
     assert_clean,
     english_words,
     errors,
     figures,
+    mechanism_sentences,
     run_page,
     texts,
     warnings,
@@ -408,6 +410,10 @@ def test_every_reading_of_every_family(fixture_models, family, name):
     assert not errors(at), errors(at)
     assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
     assert at.selectbox(key="rd_model").value == family
+    named = (
+        "**L2·H3** counts layers and heads from 1; papers, counting from 0, call this head **1.2**"
+    )
+    assert (named in texts(at)) == (name in lesson.PER_HEAD)
     assert at.selectbox(key="rd_layer").options == [f"L{i + 1}" for i in range(L)]
     assert at.selectbox(key="rd_head").options == [f"H{i + 1}" for i in range(H)]
     cells = {"flow": 1, "mean": L, "max": L, "rollout": L}.get(name, H)
@@ -590,3 +596,126 @@ def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_
     assert kept is not None and kept.tokens == model.run(text).tokens
     assert not kept.attn.flags.writeable and not kept.norms.flags.writeable
     assert not kept.result.layer_inputs.flags.writeable
+
+
+FAMILY_TEXT = "the keys the keys the values"  # short in every fixture's pieces
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_newer_family_reads_every_section_and_names_what_it_adds(every_model, family):
+    model = every_model.load_checkpoint(family)
+    text = {"rd_text": FAMILY_TEXT, "rd_a": FAMILY_TEXT, "rd_b": PAIR_B}
+    at = run_page("reading", {"rd_model": family, "rd_view": "rollout"} | text)
+    assert_clean(at)
+    assert not errors(at) and not warnings(at), (errors(at), warnings(at))
+    assert at.selectbox(key="rd_model").value == family
+    assert len(figures(at)) == 5  # grid, heatmap, lines, comparison, query/key plane
+    assert at.selectbox(key="rd_layer").options == [
+        f"L{i + 1}" for i in range(model.config.n_layers)
+    ]
+    captions = [str(c.value) for c in at.caption]
+    for sentence in mechanism_sentences(model):
+        assert captions.count(sentence) == 1, sentence
+
+
+CHINESE = "小明喜欢吃苹果。"  # three UTF-8 bytes a character: cut into byte pieces by the fixtures
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("family", DECODERS)
+def test_a_decoders_maps_show_characters_not_their_byte_pieces(fixture_models, family, lang):
+    """The maps merge a character's pieces as the pretrained page does (pieces.merge_groups);
+    the query/key plane, whose points are pieces, says what "小 1/3" is."""
+    from visattn.models import pieces
+
+    model = fixture_models.load_checkpoint(family)
+    result = model.run(CHINESE)
+    merged = pieces.merge_groups(result.pieces, result.attentions, model.byte_level, model.special)
+    assert len(merged.tokens) < len(result.tokens)  # the fixture cuts characters into pieces
+    params = {
+        "rd_model": family,
+        "rd_text": CHINESE,
+        "rd_a": CHINESE,
+        "rd_layer": "1",
+        "lang": lang,
+    }
+    at = run_page("reading", params | {"rd_head": "2"})
+    assert_clean(at)
+    assert not errors(at)
+    cell = large_cell(at)
+    np.testing.assert_allclose(cell, merged.attn[1, 2], atol=1e-5)
+    (big,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+    labels = [str(x).split(": ", 1)[-1] for x in big["data"][0]["x"]]
+    shown = [label.replace("\u200b", "").replace("&lt;", "<") for label in labels]  # Plotly's <
+    assert shown == merged.tokens
+    assert not any("1/3" in label for label in labels)
+    n, m = len(result.tokens), len(merged.tokens)
+    merged_caption = {"en": f"as {n} pieces", "zh": f"读成 {n} 个片段"}[lang]
+    assert any(merged_caption in str(c.value) and f"{m}" in str(c.value) for c in at.caption)
+    said = {"en": "“中 1/3” being the first", "zh": "“中 1/3”是“中”的三个片段"}[lang]
+    assert any(said in str(c.value) for c in at.caption)
+    if lang == "zh":
+        assert english_words(at, allowed={"lt"}) == {}, english_words(at, allowed={"lt"})
+
+
+def test_sentencepiece_byte_pieces_are_drawn_as_characters(monkeypatch, tmp_path):
+    """A SentencePiece tokenizer with byte fallback (a GGUF file's) writes 小 as <0xE5> <0xB0>
+    <0x8F>: the maps draw 小."""
+    from ui.cache import models as cache_models
+    from visattn.models import load, pieces
+
+    gguf_file = FIXTURE_MODELS.parent / "gguf" / "llama-spm-F16.gguf"
+    (tmp_path / gguf_file.name).symlink_to(gguf_file)
+    monkeypatch.setenv("VISATTN_MODELS", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub-here"))
+    model = load(gguf_file)
+    result = model.run(CHINESE)
+    assert any(p.startswith("<0x") for p in result.pieces) and not model.byte_level
+    merged = pieces.merge_groups(result.pieces, result.attentions, False, model.special)
+    cache_models.available.clear()
+    try:
+        id = gguf_file.stem
+        at = run_page("reading", {"rd_model": id, "rd_text": CHINESE, "rd_b": CHINESE})
+    finally:
+        cache_models.available.clear()
+    assert_clean(at)
+    assert not errors(at) and not warnings(at)
+    (big,) = [f for f in heatmaps(at) if axis_title(f, "xaxis")]
+    labels = [str(x).split(": ", 1)[-1] for x in big["data"][0]["x"]]
+    shown = [label.replace("\u200b", "").replace("&lt;", "<") for label in labels]
+    assert shown == merged.tokens and "小" in shown
+
+
+def test_a_layers_own_mechanisms_are_named_under_its_map(every_model, monkeypatch):
+    """SmolLM3's layer without RoPE says so under its map, its other layers do not; a model whose
+    attention_args(i) passes a window, a soft-cap and sinks to a layer has each named there
+    (Gemma's and gpt-oss's families pass them so)."""
+    from visattn.models.llama import Llama
+
+    model = every_model.load_checkpoint("smollm3")
+    bare = [i for i, rotated in enumerate(model.config.rope_layers) if not rotated]
+    assert bare and len(bare) < model.config.n_layers
+    said = "rotates no query and no key"
+    for layer in range(model.config.n_layers):
+        params = {"rd_model": "smollm3", "rd_text": FAMILY_TEXT, "rd_layer": str(layer)}
+        at = run_page("reading", params | {"rd_b": PAIR_B})
+        assert_clean(at)
+        captions = [str(c.value) for c in at.caption]
+        assert any(f"L{layer + 1} {said}" in c for c in captions) == (layer in bare), layer
+
+    window, cap = 3, 50.0
+
+    def attention_args(self, i: int) -> dict:
+        args = {"scale": self.config.d_head**-0.5, "window": window if i % 2 == 0 else None}
+        return args | {"softcap": cap, "sinks": np.zeros(self.config.n_heads)}
+
+    monkeypatch.setattr(Llama, "attention_args", attention_args, raising=False)
+    own = "the values of the keys"  # a text of its own: no other test reads its shared runs
+    at = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "0"})
+    assert_clean(at)
+    captions = [str(c.value) for c in at.caption]
+    assert any("L1 is a sliding-window layer" in c and f"the {window} most" in c for c in captions)
+    assert any(f"soft-caps its scores at ±{cap:g}" in c for c in captions)
+    assert any("L1's heads each have a learned sink" in c for c in captions)
+    odd = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "1"})
+    assert not any("sliding-window" in str(c.value) for c in odd.caption)

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 from apptest_util import (
+    FAMILY_IDS,
     FIXTURE_MODELS,
     ROOT,
     array,
@@ -261,6 +262,8 @@ def test_a_loaded_decoder_generates_with_its_cache_growing(fixture_models):
     ranked = generation.prefix_matching(model, generation.fitted_length(model))
     assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
     np.testing.assert_allclose(heads.iloc[:, 1], [h.weight for h in ranked])
+    assert heads.iloc[:, 2].tolist() == [f"{h.layer}.{h.head}" for h in ranked]  # papers' names
+    assert "from 1" in heads.columns[0] and "from 0" in heads.columns[2]
 
 
 def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp_path):
@@ -290,6 +293,45 @@ def test_the_page_finds_the_induction_head_of_a_gpt2_checkpoint(monkeypatch, tmp
         layer, head = (int(part) - 1 for part in name[1:].split("·H"))
         assert score == pytest.approx(expected[layer, head], abs=1e-5)
     assert at.dataframe[-2].value.iloc[:, 1].tolist()[:2] == ["w7", "w1"]  # it copies, too
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_decoders_above_the_budget_are_named_with_the_budget_not_missing(
+    fixture_models, monkeypatch, lang
+):
+    """Every decoder of the server over a budget small enough: the section names each with its
+    size and the budget, once, instead of saying the server has none."""
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", "1kB")
+    at = run_page("training", {"lang": lang})
+    assert not at.exception and not errors(at)
+    decoders = [s for s in fixture_models.available() if s.causal]
+    assert decoders and not any(s.usable for s in decoders)
+    (notice,) = [w for w in warnings(at) if "VISATTN_MODEL_BUDGET" in w]
+    for source in decoders:
+        assert (
+            f"{source.name}" in notice and fixture_models.size_text(source.float32_bytes) in notice
+        )
+    assert "1.0 kB" in notice
+    assert not any("no decoder checkpoint" in str(c.value) for c in at.caption)
+    assert not any("没有解码器检查点" in str(c.value) for c in at.caption)
+
+
+def test_a_link_to_a_decoder_above_the_budget_says_why_once(fixture_models, monkeypatch):
+    from visattn.models import sources
+
+    small = [s for s in fixture_models.available() if s.causal]
+    smallest = min(small, key=lambda s: s.float32_bytes)
+    largest = max(small, key=lambda s: s.float32_bytes)
+    assert largest.float32_bytes > smallest.float32_bytes
+    monkeypatch.setenv("VISATTN_MODEL_BUDGET", str(smallest.float32_bytes))
+    fixture_models.available.clear()
+    assert sources.budget_bytes() == smallest.float32_bytes
+    at = run_page("training", {"dec_model": largest.id})
+    assert not at.exception and not errors(at)
+    (notice,) = warnings(at)
+    assert largest.name in notice and "above this server's budget" in notice, notice
+    assert "has no decoder" not in notice
+    assert at.selectbox(key="dec_model").value != largest.id
 
 
 def test_an_unknown_decoder_falls_back_with_a_notice_in_chinese(fixture_models):
@@ -363,3 +405,25 @@ def test_an_untrained_page_in_chinese_shows_no_english():
     assert_clean(at)
     assert english_words(at) == {}
     assert "解码器学会复制" in texts(at)
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_every_newer_family_generates_and_ranks_its_heads(every_model, family):
+    """A decoder of each family generates (a base checkpoint says it needs its head) and its
+    heads are ranked by the finder, numbered from 1 with papers' names beside them."""
+    from visattn.models import generation
+
+    model = every_model.load_checkpoint(family)
+    at = run_page("training", {"dec_model": family, "dec_new": "3", "dec_prompt": "the keys"})
+    assert not at.exception
+    assert at.selectbox(key="dec_model").value == family
+    if model.config.has_head:
+        assert not errors(at), errors(at)
+    else:  # attention only: generation refused in one message, the heads still ranked
+        (refused,) = errors(at)
+        assert "head" in refused, refused
+    heads = at.dataframe[-1].value
+    ranked = generation.prefix_matching(model, generation.fitted_length(model))
+    ranked = ranked[: lesson.TOP_HEADS]
+    assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
+    assert heads.iloc[:, 2].tolist() == [f"{h.layer}.{h.head}" for h in ranked]

@@ -78,6 +78,62 @@ def byte_size(n: int, digits: int = 3) -> str:
     return f"{n} B"
 
 
+# What a family adds to attention that changes its maps, named as a decoder's config names it
+# (``LlamaConfig.mechanisms``; "rope_<kind>" is RoPE scaling of that kind): the pages say each of
+# these in one sentence. The others (fused projections, post-norm blocks, no output head) leave the
+# maps' formula as it is.
+MAP_MECHANISMS = (
+    "qk_norm_head",
+    "qk_norm_whole",
+    "qk_norm",
+    "rope_scaling",
+    "partial_rotary",
+    "sliding_window",
+    "window",
+    "softcap",
+    "sinks",
+    "local_rope_base",
+)
+
+
+def map_mechanisms(names: Sequence[str]) -> list[tuple[str, str]]:
+    """(mechanism, its kind) for each of ``names`` that changes the maps, in order: a RoPE
+    scaling "rope_yarn" is ("rope_scaling", "yarn"); the kind of the others is ""."""
+    found = []
+    if "local_global" in names:  # windows on some layers only: "window", not "sliding_window"
+        names = ["window" if n == "sliding_window" else n for n in names if n != "local_global"]
+    for name in names:
+        if name.startswith("rope_"):
+            found.append(("rope_scaling", name.removeprefix("rope_")))
+        elif name in MAP_MECHANISMS:
+            found.append((name, ""))
+    return found
+
+
+# What changes one layer's maps (the label table "models.layer_mechanisms"): a layer without RoPE,
+# a windowed layer, soft-capped scores, learned sinks.
+LAYER_MECHANISMS = ("no_rope", "window", "softcap", "sinks")
+
+
+def layer_mechanisms(model, layer: int) -> list[tuple[str, dict[str, str]]]:
+    """(mechanism, its numbers as text) for what changes layer ``layer``'s maps in ``model``: no
+    RoPE there (its config's ``rope_layers``), and what its ``attention_args(layer)`` passes to
+    the attention (``window``, ``softcap``, ``sinks``; a model without that method: nothing)."""
+    found: list[tuple[str, dict[str, str]]] = []
+    rope_layers = getattr(getattr(model, "config", None), "rope_layers", ())
+    if layer < len(rope_layers) and not rope_layers[layer]:
+        found.append(("no_rope", {}))
+    attention_args = getattr(model, "attention_args", None)
+    args = attention_args(layer) if callable(attention_args) else {}
+    if args.get("window") is not None:
+        found.append(("window", {"window": f"{int(args['window']):,}"}))
+    if args.get("softcap") is not None:
+        found.append(("softcap", {"cap": f"{float(args['softcap']):g}"}))
+    if args.get("sinks") is not None:
+        found.append(("sinks", {}))
+    return found
+
+
 # --- a model's layers and heads as the pages name and lay them out (counted from 1) ---------------
 def layer_name(layer: int) -> str:
     """A layer as the page names it, counted from 1: ``layer_name(3)`` is "L4"."""
@@ -92,6 +148,13 @@ def head_label(head: int) -> str:
 def head_name(layer: int, head: int) -> str:
     """A head as the page names it, counted from 1: ``head_name(3, 1)`` is "L4·H2"."""
     return f"L{layer + 1}·H{head + 1}"
+
+
+def paper_name(layer: int, head: int) -> str:
+    """The same head as papers name it, layers and heads counted from 0 ("layer.head", as Olsson
+    et al. 2022 and Wang et al. 2023 write GPT-2's heads): ``paper_name(3, 1)`` is "3.1", the
+    page's "L4·H2"."""
+    return f"{layer}.{head}"
 
 
 def grid_rows(n: int) -> int:

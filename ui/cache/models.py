@@ -17,6 +17,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from visattn.controls import Control
+from visattn.display import layer_mechanisms, layer_name, map_mechanisms
+from visattn.errors import InputError
 from visattn.models import load
 from visattn.models import sources as model_sources
 from visattn.models.encoder import ModelNotInstalled, model_dir
@@ -78,33 +80,70 @@ def option_text(id: str) -> str:
     )
 
 
+def refused() -> InputError | None:
+    """Why this server lists no checkpoint at all (a budget it cannot read), or None."""
+    try:
+        available()
+    except InputError as exc:  # raised before any folder is read: nothing cached
+        return exc
+    return None
+
+
+def found_or_refused() -> list[Source]:
+    """Every checkpoint of this server, or none with the one message saying why."""
+    problem = refused()
+    if problem is not None:
+        st.error(message(problem), icon=":material/block:")
+        return []
+    return list(available())
+
+
+def why_not(source: Source) -> str:
+    """Why ``source`` cannot be chosen, translated: what it could not read, or its size and the
+    budget."""
+    if source.problem is not None:
+        return message(source.problem)
+    budget = size_text(model_sources.budget_bytes())
+    return t("models.over_budget", size=size_text(source.float32_bytes), budget=budget)
+
+
 def greyed(sources: list[Source]) -> None:
     """The checkpoints that cannot be chosen, each with its reason, in grey."""
-    budget = size_text(model_sources.budget_bytes())
     for source in sources:
-        if source.problem is not None:
-            why = message(source.problem)
-        else:
-            why = t("models.over_budget", size=size_text(source.float32_bytes), budget=budget)
+        why = why_not(source)
         st.caption(t("models.greyed", name=escape(source.name), why=why))  # why: escaped
+
+
+def listed(wanted: str, found: list[Source]) -> Source | None:
+    """The source a link asked for when the server lists it (though it cannot load it)."""
+    return next((source for source in found if source.id == wanted), None)
 
 
 def choose(control: Control):
     """The picker (when the server has more than the bundled model) → (model or None, the reason
-    it is None, its Source or None). An id the server does not have falls back to MiniLM with a
-    notice."""
-    found = list(available())
+    it is None, its Source or None). An id the server does not have, or cannot load, falls back
+    to MiniLM with one notice saying why."""
+    found = found_or_refused()
     usable = [s.id for s in found if s.usable]
     wanted = st.session_state.get(control.key, control.default)
+    asked = None  # the listed model a link asked for and cannot have: its notice says why
     if wanted not in usable:
-        if wanted != control.default:
-            st.warning(t("models.unknown", id=escape(str(wanted))), icon=":material/search_off:")
-        st.session_state[control.key] = control.default if control.default in usable else None
+        # MiniLM, else the first usable; with none usable, MiniLM read as the bundled package
+        fallback = control.default if control.default in usable or not usable else usable[0]
+        st.session_state[control.key] = fallback
+        if wanted != control.default and found:
+            listed_ids = by_id()
+            shown = listed_ids[fallback].name if fallback in listed_ids else "MiniLM"
+            asked = listed(wanted, found)
+            if asked is None:
+                notice = t("models.unknown", id=escape(str(wanted)), shown=escape(shown))
+            else:  # one true notice: why it cannot be shown
+                why = why_not(asked)
+                notice = t("models.unusable", name=escape(asked.name), why=why, shown=escape(shown))
+            st.warning(notice, icon=":material/search_off:")
         if not usable:
             model, reason = model_or_error()
             return model, reason, None
-        if st.session_state[control.key] is None:
-            st.session_state[control.key] = usable[0]
     if len(found) > 1:
         widgets.select(
             control,
@@ -113,7 +152,7 @@ def choose(control: Control):
             format_func=option_text,
             help=t("models.pick_help"),
         )
-        greyed([s for s in found if not s.usable])
+        greyed([s for s in found if not s.usable and s != asked])
     source = by_id()[st.session_state[control.key]]
     if source.id == BUNDLED:
         model, reason = model_or_error()
@@ -128,9 +167,9 @@ def choose(control: Control):
         return model, reason, by_id().get(BUNDLED)
 
 
-def describe(source: Source | None) -> None:
+def describe(source: Source | None, model=None) -> None:
     """One line on the model shown; for a decoder what its maps are, for a RoPE model where its
-    positions are."""
+    positions are (and on which layers), and what its family adds that changes the maps."""
     if source is None:
         return
     if len(available()) == 1:  # no picker drawn: say which model this is
@@ -138,7 +177,29 @@ def describe(source: Source | None) -> None:
     if source.causal:
         st.info(t("models.causal"), icon=":material/south_east:")
     if source.family == "llama":
-        st.caption(t("models.rotary"))
+        rope_layers = getattr(getattr(model, "config", None), "rope_layers", ())
+        without = [layer_name(i) for i, rotated in enumerate(rope_layers) if not rotated]
+        if without:
+            st.caption(t("models.rotary_some", layers=t("pretrained.list_sep").join(without)))
+        else:
+            st.caption(t("models.rotary"))
+    if model is not None:
+        mechanisms(model)
+
+
+def mechanisms(model) -> None:
+    """One sentence for each mechanism the model's family adds that changes its maps
+    (:data:`visattn.display.MAP_MECHANISMS`, read from its config's ``mechanisms``)."""
+    names = getattr(model.config, "mechanisms", ())
+    for name, kind in map_mechanisms(names):
+        st.caption(label("models.mechanisms", name, kind=kind))
+
+
+def layer_notes(model, layer: int) -> None:
+    """Under a layer's map: what changes that layer's maps (no RoPE there, its window, its
+    soft-cap, its sinks), one translated sentence each."""
+    for name, numbers in layer_mechanisms(model, layer):
+        st.caption(label("models.layer_mechanisms", name, layer=layer_name(layer), **numbers))
 
 
 def fit_choice(control: Control, n: int) -> range:
@@ -164,7 +225,7 @@ def picker(
     if model is None:
         reading_selector.model_missing(reason)
         return None
-    describe(source)
+    describe(source, model)
     for layer_control in layer_controls:
         fit_choice(layer_control, model.config.n_layers)
     for head_control in head_controls:
@@ -177,16 +238,26 @@ __all__ = ["choose", "describe", "fit_choice", "load_checkpoint", "load_model", 
 
 def choose_decoder(control: Control):
     """The training page's decoder picker → (model, its Source), or (None, None) when the server
-    has no usable decoder. An id it does not have falls back to its first decoder with a notice."""
-    decoders = [s.id for s in available() if s.usable and s.causal]
+    has no usable decoder (said here: which decoders are above the budget, or that it has none).
+    An id it does not have, or cannot load, falls back to its first decoder with one notice."""
+    problem = refused()
+    if problem is not None:
+        st.error(message(problem), icon=":material/block:")
+        return None, None
+    found = [s for s in available() if s.causal or s.problem is not None]
+    decoders = [s.id for s in found if s.usable]
     if not decoders:
+        no_decoder([s for s in found if s.causal])
         return None, None
     wanted = st.session_state.get(control.key, control.default)
     if wanted not in decoders:
         if wanted != control.default:
-            st.warning(
-                t("models.unknown_decoder", id=escape(str(wanted))), icon=":material/search_off:"
-            )
+            asked = listed(wanted, found)
+            if asked is None:
+                notice = t("models.unknown_decoder", id=escape(str(wanted)))
+            else:
+                notice = t("models.unusable_decoder", name=escape(asked.name), why=why_not(asked))
+            st.warning(notice, icon=":material/search_off:")
         st.session_state[control.key] = decoders[0]
     widgets.select(control, t("models.dec_pick"), options=decoders, format_func=option_text)
     source = by_id()[st.session_state[control.key]]
@@ -196,6 +267,22 @@ def choose_decoder(control: Control):
     except (OSError, ValueError) as exc:
         st.error(t("models.dec_failed", name=escape(source.name), why=message(exc)))
         return None, None
+
+
+def no_decoder(over: list[Source]) -> None:
+    """Why no decoder is offered: the decoders this server has above its budget, each with its
+    size, or (none) that it has no decoder checkpoint."""
+    if not over:
+        st.caption(t("models.dec_none"))  # a note, not a problem: the section above shows it all
+        return
+    sizes = [
+        t("models.dec_size", name=escape(s.name), size=size_text(s.float32_bytes)) for s in over
+    ]
+    budget = size_text(model_sources.budget_bytes())
+    st.warning(
+        t("models.dec_over_budget", decoders=t("common.list_sep").join(sizes), budget=budget),
+        icon=":material/memory:",
+    )
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -27,7 +27,14 @@ import numpy as np
 
 from .. import reading, reading_selector
 from ..controls import Control, table
-from ..display import MAX_TEXT_CELLS, grid_rows, head_name, layer_name
+from ..display import (
+    LAYER_MECHANISMS,
+    MAP_MECHANISMS,
+    MAX_TEXT_CELLS,
+    grid_rows,
+    head_name,
+    layer_name,
+)
 from ..errors import InputError
 from ..models import pieces
 from ..models.causal import Decoder
@@ -61,6 +68,8 @@ CONTROLS = table(
 LABELS = {
     "pretrained.presets": tuple(PRESETS),  # the preset buttons' names, keyed as PRESETS
     "models.families": ("bert", "gpt2", "llama", "gpt_oss"),  # the model picker's families
+    "models.mechanisms": MAP_MECHANISMS,  # a sentence for each mechanism that changes the maps
+    "models.layer_mechanisms": LAYER_MECHANISMS,  # … and for what changes one layer's maps
 }
 GRID_ALL_MAX = 40  # up to this many tokens, all 72 heads in one figure
 GRID_POOL = 128  # one layer's grid: at most this many (pooled) tokens a side
@@ -184,6 +193,14 @@ def _decoder_shown(result, hide: bool, merge: bool, attn: np.ndarray) -> Shown:
         v = pieces.merge_groups(raw, attn, result.byte_level, result.special)
         tokens, attn = v.tokens, v.attn
     return Shown(tokens=tokens, attn=attn, kept_specials=kept)
+
+
+def split_characters(result) -> bool:
+    """Whether a decoder's run cut a character into several pieces (shown as "中 1/3" … until the
+    merge toggle merges them)."""
+    if not getattr(result, "causal", False):
+        return False
+    return pieces.split_characters(result.pieces, result.byte_level, result.special)
 
 
 def default_pair(tokens: list[str], causal: bool = False) -> tuple[int, int]:

@@ -21,7 +21,7 @@ import numpy as np
 from .. import reading, reading_selector
 from ..controls import Control, table
 from ..display import grid_rows, head_label, head_name, layer_name
-from ..models import queries_keys, value_norms
+from ..models import pieces, queries_keys, value_norms
 from ..models.causal import Decoder, DecoderResult
 from ..models.encoder import N_HEADS, N_LAYERS, BertEncoder, BertResult
 from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
@@ -49,6 +49,8 @@ __all__ = [
     "Readings",
     "readings",
     "raw_readings",
+    "shown",
+    "split_characters",
     "raw_pair",
     "line_weights",
     "QK_TOP_KEYS",
@@ -162,6 +164,26 @@ def raw_readings(r: Run) -> Readings:
     return Readings(r.text, "norm_weighted", reading.norm_weighted(r.attn, r.norms))
 
 
+def shown(r: Run, rd: Readings) -> tuple[list[str], Readings]:
+    """The tokens and the reading as the page draws its maps: a decoder's pieces of one character
+    merged into that character (:func:`visattn.models.pieces.merge_groups`, as the pretrained
+    page's toggle merges them: the character receives the sum of the weights on its pieces and
+    sends the mean of their rows). An encoder's run, or a decoder's whose pieces are all whole
+    characters, as it is."""
+    if not r.causal or not split_characters(r):
+        return r.tokens, rd
+    result = r.result
+    merged = pieces.merge_groups(result.pieces, rd.w, result.byte_level, result.special)
+    return merged.tokens, Readings(rd.text, rd.reading, merged.attn)
+
+
+def split_characters(r: Run) -> bool:
+    """Whether a decoder's run cut a character into several pieces (GPT-2's 中: three bytes)."""
+    if not r.causal:
+        return False
+    return pieces.split_characters(r.result.pieces, r.result.byte_level, r.result.special)
+
+
 def preset_table(model: BertEncoder | Decoder) -> str:
     """The preset buttons' label table for ``model``: "reading.presets" says the Chinese preset is
     mostly [UNK], as it is for MiniLM's English vocabulary; "reading.presets_read" for a model
@@ -270,10 +292,10 @@ class Pair:
 def pair(a: Run, b: Run, ra: Readings, rb: Readings, layer: int, head: int) -> Pair:
     """The same head (or aggregate) of one reading for two texts (``ra``, ``rb``: :func:`readings`
     of ``a``, ``b``)."""
+    (tokens_a, ra), (tokens_b, rb) = shown(a, ra), shown(b, rb)  # characters, not their pieces
     ma, mb = maps(ra, layer, head, a.n_layers), maps(rb, layer, head, b.n_layers)
-    return Pair(
-        ma.cell, mb.cell, a.tokens, b.tokens, reading.align_tokens(a.tokens, b.tokens), ma.name
-    )
+    alignment = reading.align_tokens(tokens_a, tokens_b)
+    return Pair(ma.cell, mb.cell, tokens_a, tokens_b, alignment, ma.name)
 
 
 def raw_pair(a: Run, b: Run, layer: int, head: int) -> Pair:

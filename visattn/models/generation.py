@@ -109,7 +109,7 @@ def repeated_sequence(
     tokenizer's beginning-of-sequence token when it adds one; returns (ids, start)."""
     model = _check_decoder(model)
     bos = [i for i in model.tokenizer.encode("a").ids[:1] if i in _special_ids(model)]
-    allowed = np.setdiff1d(np.arange(model.config.vocab_size), sorted(_special_ids(model)))
+    allowed = ordinary_ids(model)
     rng = np.random.default_rng(seed)
     half = rng.choice(allowed, size=length, replace=len(allowed) < length)
     ids = np.concatenate([bos, half, half]).astype(np.int64)
@@ -121,6 +121,17 @@ def repeated_sequence(
             limit=model.config.max_positions,
         )
     return ids, len(bos)
+
+
+def ordinary_ids(model: Decoder) -> np.ndarray:
+    """The ids the tokenizer produces for text, sorted: its vocabulary without its added and
+    special tokens and without ids beyond the embedding. Not ``range(config.vocab_size)``: an
+    embedding is often padded past the vocabulary (to a multiple of 64 or 128), and those rows were
+    never trained."""
+    vocabulary = model.tokenizer.get_vocab(with_added_tokens=False).values()
+    ids = np.fromiter(vocabulary, dtype=np.int64)
+    ids = ids[(ids >= 0) & (ids < model.config.vocab_size)]
+    return np.setdiff1d(ids, sorted(_special_ids(model)))
 
 
 def _special_ids(model) -> set[int]:

@@ -102,10 +102,13 @@ class GptOssConfig(LlamaConfig):
     @property
     def mechanisms(self) -> tuple[str, ...]:
         """LlamaConfig's names and "sinks", "sliding_window" (on the layers ``layer_windows``
-        names), "moe" and "mxfp4" (experts stored in MXFP4)."""
+        names; "local_global" when other layers see the whole text), "moe" and "mxfp4" (experts
+        stored in MXFP4)."""
         found = ["sinks"]
         if any(w is not None for w in self.layer_windows):
             found.append("sliding_window")
+        if None in self.layer_windows and any(w is not None for w in self.layer_windows):
+            found.append("local_global")  # windowed layers alternating with full ones
         found.append("moe")
         if self.mxfp4:
             found.append("mxfp4")

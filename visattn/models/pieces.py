@@ -81,6 +81,13 @@ def groups(
     return found
 
 
+def split_characters(
+    tokens: Sequence[str], byte_level: bool, special: Collection[str] = ()
+) -> bool:
+    """Whether some character was cut into several pieces (GPT-2's 中: three bytes, "中 1/3" …)."""
+    return any(len(group) > 1 for group in groups(tokens, byte_level, special))
+
+
 def _bytes_shown(error: UnicodeDecodeError) -> tuple[str, int]:
     """The decoding error handler of :func:`readable`: each stray byte as ‹e4›."""
     stray = error.object[error.start : error.end]

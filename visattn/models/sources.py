@@ -12,8 +12,9 @@ level down; a named ``.gguf`` file, or one in a named folder or one level down, 
 too. A checkpoint is described from its config.json and its safetensors headers, or from a GGUF
 file's metadata and tensor table (a few kB to a few MB whatever its size): name, family, layers ×
 heads, parameters, size on disk. One that cannot be read, or whose float32 weights exceed the
-memory budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a unit: "4GB", "500MB"), is
-listed with the reason and cannot be chosen."""
+memory budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes, plain or scientific, or with a
+unit: "4GB", "500MB", "4GiB", "4e9": :func:`budget_bytes`), is listed with the reason and cannot be
+chosen."""
 
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ from . import family_of, loading
 
 BUNDLED = "minilm"
 DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
-UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+# a budget's units: decimal (K, M, G, T with or without B) and binary (KiB … TiB), upper-cased
+UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+UNITS |= {"KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
+BUDGET = r"(\d+(?:\.\d*)?(?:E[+]?\d+)?)((?:[KMGT]I?)?B?)"  # a number of bytes and its unit
 MAX_ID = 120  # characters of an id (the URL's control takes this many)
 # the most layers and heads a chosen model may have; the widgets offer the model's own
 MAX_LAYERS, MAX_HEADS = 128, 128
@@ -72,13 +76,27 @@ class Source:
 
 
 def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
-    """The memory budget for one model's float32 weights: VISATTN_MODEL_BUDGET or 2 GB."""
-    raw = env.get("VISATTN_MODEL_BUDGET", "").strip().upper().replace(" ", "")
-    found = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)B?", raw)
-    if not found:
+    """The memory budget for one model's float32 weights: VISATTN_MODEL_BUDGET or 2 GB.
+
+    A number of bytes, plain or scientific ("4000000000", "4e9"), or with a unit: decimal ("4GB",
+    "500 MB", "4G") or binary ("4GiB", "512MiB"). Anything else raises InputError
+    ``model_budget`` naming the value: a budget the server cannot read is said, never replaced."""
+    given = env.get("VISATTN_MODEL_BUDGET", "").strip()
+    if not given:
         return DEFAULT_BUDGET
-    number, unit = found.groups()
-    return int(float(number) * UNITS[unit + "B" if unit else ""])
+    found = re.fullmatch(BUDGET, given.replace(" ", "").upper())
+    n_bytes = None
+    if found:
+        number, unit = found.groups()
+        n_bytes = float(number) * UNITS[unit.removesuffix("B") if unit else ""]
+    if n_bytes is None or not 1 <= n_bytes < 2**63:
+        raise InputError(
+            "model_budget",
+            f"VISATTN_MODEL_BUDGET={given!r} is not a number of bytes; write it as 4GB, 4GiB, "
+            "500MB or 4e9.",
+            value=given,
+        )
+    return int(n_bytes)
 
 
 def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> Source:
