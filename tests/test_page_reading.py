@@ -686,12 +686,10 @@ def test_sentencepiece_byte_pieces_are_drawn_as_characters(monkeypatch, tmp_path
     assert shown == merged.tokens and "小" in shown
 
 
-def test_a_layers_own_mechanisms_are_named_under_its_map(every_model, monkeypatch):
-    """SmolLM3's layer without RoPE says so under its map, its other layers do not; a model whose
-    attention_args(i) passes a window, a soft-cap and sinks to a layer has each named there
-    (Gemma's and gpt-oss's families pass them so)."""
-    from visattn.models.llama import Llama
-
+def test_a_layers_own_mechanisms_are_named_under_its_map(every_model):
+    """SmolLM3's layer without RoPE says so under its map, its other layers do not; a layer whose
+    attention_args(i) passes a window, a soft-cap or sinks (Gemma 2's windowed and capped layers,
+    gpt-oss's sinks) has each named there, and only such a layer."""
     model = every_model.load_checkpoint("smollm3")
     bare = [i for i, rotated in enumerate(model.config.rope_layers) if not rotated]
     assert bare and len(bare) < model.config.n_layers
@@ -703,19 +701,23 @@ def test_a_layers_own_mechanisms_are_named_under_its_map(every_model, monkeypatc
         captions = [str(c.value) for c in at.caption]
         assert any(f"L{layer + 1} {said}" in c for c in captions) == (layer in bare), layer
 
-    window, cap = 3, 50.0
-
-    def attention_args(self, i: int) -> dict:
-        args = {"scale": self.config.d_head**-0.5, "window": window if i % 2 == 0 else None}
-        return args | {"softcap": cap, "sinks": np.zeros(self.config.n_heads)}
-
-    monkeypatch.setattr(Llama, "attention_args", attention_args, raising=False)
     own = "the values of the keys"  # a text of its own: no other test reads its shared runs
-    at = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "0"})
-    assert_clean(at)
-    captions = [str(c.value) for c in at.caption]
-    assert any("L1 is a sliding-window layer" in c and f"the {window} most" in c for c in captions)
-    assert any(f"soft-caps its scores at ±{cap:g}" in c for c in captions)
-    assert any("L1's heads each have a learned sink" in c for c in captions)
-    odd = run_page("reading", {"rd_model": "qwen3", "rd_text": own, "rd_layer": "1"})
-    assert not any("sliding-window" in str(c.value) for c in odd.caption)
+    for family in ("gemma2", "gpt_oss"):  # windows on some layers; a soft-cap; learned sinks
+        model = every_model.load_checkpoint(family)
+        for layer in range(model.config.n_layers):
+            args = model.attention_args(layer)
+            params = {"rd_model": family, "rd_text": own, "rd_layer": str(layer)}
+            at = run_page("reading", params)
+            assert_clean(at)
+            captions = [str(c.value) for c in at.caption]
+            name = f"L{layer + 1}"
+            window = args.get("window")
+            windowed = f"{name} is a sliding-window layer"
+            said = any(windowed in c and f"the {window} most" in c for c in captions)
+            assert said == (window is not None), (family, layer)
+            cap = args.get("softcap")
+            capped = [c for c in captions if f"{name} soft-caps its scores" in c]
+            assert bool(capped) == (cap is not None), (family, layer)
+            assert cap is None or f"±{cap:g}" in capped[0]
+            sinks = any(f"{name}'s heads each have a learned sink" in c for c in captions)
+            assert sinks == (args.get("sinks") is not None), (family, layer)

@@ -682,3 +682,24 @@ def test_reading_weights_holds_one_layer_at_a_time_beside_its_result():
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, reading.reading_weights(A, name, norms=norms), rtol=1e-6)
         assert peak <= got.nbytes + 4 * one_layer, (name, peak, got.nbytes)
+
+
+def test_a_model_with_sinks_reads_rows_that_sum_to_less_than_one():
+    """gpt-oss's learned sinks take part of each softmax: the weights reading keeps such rows as
+    they are, the readings through layers renormalise them (the sink's share left out); without
+    ``sinks`` they are refused, and with it a row above 1 still is."""
+    rng = np.random.default_rng(0)
+    full = rng.random((2, 3, 5, 5))
+    full /= full.sum(axis=-1, keepdims=True)  # softmax-like rows
+    kept = rng.uniform(0.3, 0.9, size=(2, 3, 5, 1))  # what each row left after its sink
+    w = full * kept
+    with pytest.raises(InputError):
+        reading.reading_weights(w, "weights")
+    np.testing.assert_array_equal(reading.reading_weights(w, "weights", sinks=True), w)
+    rolled = reading.reading_weights(w, "rollout", sinks=True)
+    np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-12)
+    # the first layer's rollout: residual·I + (1 − residual)·mean, each row divided by its sum
+    step = 0.5 * np.eye(5) + 0.5 * w[0].mean(axis=0)
+    np.testing.assert_allclose(rolled[0, 0], step / step.sum(axis=-1, keepdims=True), atol=1e-12)
+    with pytest.raises(InputError):
+        reading.reading_weights(w * 2.0, "weights", sinks=True)

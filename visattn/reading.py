@@ -92,9 +92,12 @@ def _weights(
     min_ndim: int = 2,
     square: bool = True,
     rows_sum_to_one: bool = False,
+    sinks: bool = False,
 ) -> np.ndarray:
     """``weights`` as a float64 array of non-negative entries, (…, T, T) when ``square``: the
-    caller's own array when it already is one (the functions here never write into it)."""
+    caller's own array when it already is one (the functions here never write into it).
+    ``rows_sum_to_one``: each row a softmax's, summing to 1 — at most 1 with ``sinks`` (a model
+    with learned attention sinks, gpt-oss: the rest of a row's weight went to its sink)."""
     w = as_array(weights, name, ndim).astype(np.float64, copy=False)
     if w.ndim < min_ndim:
         raise InputError(
@@ -121,14 +124,14 @@ def _weights(
         )
     if rows_sum_to_one:
         sums = w.sum(axis=-1)
-        worst = float(np.abs(sums - 1.0).max())
-        if worst > ROW_TOLERANCE:
+        off = sums - 1.0 if sinks else np.abs(sums - 1.0)  # with sinks: only above 1 is wrong
+        if float(off.max()) > ROW_TOLERANCE:
             raise InputError(
                 "reading_rows",
-                f"a row of {name} sums to {sums.flat[np.abs(sums - 1).argmax()]:.4g}, not 1; "
+                f"a row of {name} sums to {sums.flat[off.argmax()]:.4g}, not 1; "
                 "pass softmax attention weights.",
                 name=name,
-                value=f"{sums.flat[np.abs(sums - 1).argmax()]:.4g}",
+                value=f"{sums.flat[off.argmax()]:.4g}",
             )
     return w
 
@@ -157,31 +160,32 @@ def aggregate_heads(weights: ArrayLike, how: str = "mean") -> np.ndarray:
 
 # ── rollout and flow ─────────────────────────────────────────────────────────────────────────────
 def residual_attention(
-    weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean"
+    weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean", sinks: bool = False
 ) -> np.ndarray:
     """Ã_l = residual·I + (1 − residual)·fuse(A_l), rows renormalised: (L, H, T, T) → (L, T, T).
 
     The residual connection x + Attn(x) lets each token keep ``residual`` of itself; ``head_fusion``
     ("mean" or "max", as :func:`aggregate_heads`) merges the heads first. Rollout and flow both
-    start here."""
+    start here. ``sinks``: rows may sum to less than 1 (learned sinks); the renormalisation then
+    leaves the sinks' share out, as if it had gone to the tokens in proportion."""
     r = _share(residual, "residual")
     head_fusion = _choice(head_fusion, "head_fusion", HOWS)
-    w = _weights(weights, ndim=4, rows_sum_to_one=True)
+    w = _weights(weights, ndim=4, rows_sum_to_one=True, sinks=sinks)
     fused = aggregate_heads(w, head_fusion)  # (L, T, T)
     eye = np.eye(w.shape[-1])
     return _normalise_rows(r * eye + (1.0 - r) * fused)
 
 
 def attention_rollout(
-    weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean"
+    weights: ArrayLike, *, residual: float = 0.5, head_fusion: str = "mean", sinks: bool = False
 ) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema 2020): (L, H, T, T) → (L, T, T), rows sum to 1.
 
     With Ã_l from :func:`residual_attention`: R_0 = Ã_0 and R_l = Ã_l · R_{l−1}. Entry l is the
     rollout up to and including layer l: row i says how much of output token i (after layer l) comes
     from each input token, if attention mixed tokens linearly and nothing else did."""
-    a = residual_attention(weights, residual=residual, head_fusion=head_fusion)  # (L, T, T)
-    out = np.empty_like(a)
+    a = residual_attention(weights, residual=residual, head_fusion=head_fusion, sinks=sinks)
+    out = np.empty_like(a)  # (L, T, T)
     out[0] = a[0]
     for layer in range(1, len(a)):
         out[layer] = a[layer] @ out[layer - 1]  # (T, T) x (T, T) -> (T, T)
@@ -195,6 +199,7 @@ def attention_flow(
     head_fusion: str = "mean",
     max_tokens: int = FLOW_MAX_TOKENS,
     progress: Callable[[int, int], object] | None = None,
+    sinks: bool = False,
 ) -> np.ndarray:
     """Attention flow (Abnar & Zuidema 2020): (L, H, T, T) → (T, T), each row normalised to sum 1.
 
@@ -229,8 +234,8 @@ def attention_flow(
             n=T,
             limit=limit,
         )
-    a = residual_attention(w, residual=residual, head_fusion=head_fusion)  # (L, T, T)
-    L = len(a)
+    a = residual_attention(w, residual=residual, head_fusion=head_fusion, sinks=sinks)
+    L = len(a)  # a: (L, T, T)
     if L == 1:  # one layer: the only path from (1, i) to (0, j) is the edge itself
         if progress is not None:
             progress(T, T)
@@ -278,6 +283,7 @@ def reading_weights(
     max_tokens: int = FLOW_MAX_TOKENS,
     progress: Callable[[int, int], object] | None = None,
     dtype: type = np.float64,
+    sinks: bool = False,
 ) -> np.ndarray:
     """The pages' one selector: (L, H, T, T) weights → a 4-D (rows, cols, T, T) array for the same
     head grid, heatmap and lines, every row summing to 1.
@@ -286,7 +292,8 @@ def reading_weights(
     row-normalised (needs ``norms`` (L, H, T)); ``"mean"`` / ``"max"`` (L, 1, T, T)
     :func:`aggregate_heads`; ``"rollout"`` (L, 1, T, T) :func:`attention_rollout` (entry l: up to
     layer l); ``"flow"`` (1, 1, T, T) :func:`attention_flow` (refused above ``max_tokens``;
-    ``progress`` as there).
+    ``progress`` as there). ``sinks``: the model has learned attention sinks (gpt-oss), so a
+    row of ``weights`` sums to at most 1 (the weights reading shows it so; the others renormalise).
 
     The readings other than flow are computed one layer at a time, in float64, and stored as
     ``dtype``: at 512 tokens a float64 copy of MiniLM's whole (6, 12, T, T) run is 151 MB, one
@@ -295,10 +302,15 @@ def reading_weights(
     reading = _choice(reading, "view", READINGS)  # "view": errors.name_view, the users' word
     w = as_array(weights, "weights", 4)
     if reading == "weights":
-        return np.array(_weights(w, ndim=4, rows_sum_to_one=True), dtype=dtype)  # a copy
+        return np.array(_weights(w, ndim=4, rows_sum_to_one=True, sinks=sinks), dtype=dtype)
     if reading == "flow":
         flow = attention_flow(
-            w, residual=residual, head_fusion=head_fusion, max_tokens=max_tokens, progress=progress
+            w,
+            residual=residual,
+            head_fusion=head_fusion,
+            max_tokens=max_tokens,
+            progress=progress,
+            sinks=sinks,
         )
         return flow[None, None].astype(dtype, copy=False)  # (1, 1, T, T)
     if reading == "norm_weighted":
@@ -311,13 +323,15 @@ def reading_weights(
     out = np.empty((L, H if reading == "norm_weighted" else 1, T, T), dtype=dtype)
     rolled = None  # rollout so far: (T, T), float64
     for layer in range(L):
-        one = _weights(w[layer], ndim=3, rows_sum_to_one=True)  # (H, T, T), float64
+        one = _weights(w[layer], ndim=3, rows_sum_to_one=True, sinks=sinks)  # (H, T, T)
         if reading == "norm_weighted":
             out[layer] = norm_weighted(one, norms[layer], normalise=True)
         elif reading in HOWS:
             out[layer, 0] = aggregate_heads(one, reading)
         else:  # rollout: R_0 = Ã_0, R_l = Ã_l · R_{l−1}
-            step = residual_attention(one[None], residual=residual, head_fusion=head_fusion)[0]
+            step = residual_attention(
+                one[None], residual=residual, head_fusion=head_fusion, sinks=sinks
+            )[0]
             rolled = step if rolled is None else step @ rolled  # (T, T) x (T, T) -> (T, T)
             out[layer, 0] = rolled
     return out

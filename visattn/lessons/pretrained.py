@@ -106,7 +106,10 @@ def readings(
             norms = model.value_norms(result)
         elif name == "norm_weighted":
             norms = reading.encoder_value_norms(model, result)
-        w = reading.reading_weights(w, name, norms=norms, progress=progress, dtype=np.float32)
+        sinks = "sinks" in getattr(model.config, "mechanisms", ())  # rows sum to at most 1
+        w = reading.reading_weights(
+            w, name, norms=norms, progress=progress, dtype=np.float32, sinks=sinks
+        )
     return reading.Readings(result.text, name, w)
 
 

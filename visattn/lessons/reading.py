@@ -100,6 +100,7 @@ class Run:
     result: BertResult | DecoderResult
     norms: np.ndarray  # (L, H, T) ‖f_h(x_j)‖, what token j adds through head h (Kobayashi 2020)
     model: str = ""  # the folder of the model that read it
+    sinks: bool = False  # the model has learned sinks (gpt-oss): a row sums to at most 1
 
     @property
     def text(self) -> str:
@@ -143,7 +144,8 @@ def run(model: BertEncoder | Decoder, text: str) -> Run:
     """One forward pass of at most MAX_READ_TOKENS tokens and the value norms (InputError for text
     the model cannot read)."""
     result = model.run(text, max_tokens=MAX_READ_TOKENS)
-    return Run(result, value_norms(model, result), str(model.path))
+    sinks = "sinks" in getattr(model.config, "mechanisms", ())
+    return Run(result, value_norms(model, result), str(model.path), sinks)
 
 
 Readings = reading.Readings  # text, reading, w
@@ -152,9 +154,8 @@ Readings = reading.Readings  # text, reading, w
 def readings(r: Run, name: str, progress: Callable[[int, int], object] | None = None) -> Readings:
     """The selector's reading of the whole text (:func:`visattn.reading.reading_weights`); flow
     refused above its cap."""
-    return Readings(
-        r.text, name, reading.reading_weights(r.attn, name, norms=r.norms, progress=progress)
-    )
+    weights = reading.reading_weights(r.attn, name, norms=r.norms, progress=progress, sinks=r.sinks)
+    return Readings(r.text, name, weights)
 
 
 def raw_readings(r: Run) -> Readings:
