@@ -1101,18 +1101,23 @@ def test_an_unknown_architecture_or_quantization_type_is_one_message_naming_the_
     (t5 / "config.json").write_text('{"model_type": "t5"}')
     monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}{os.pathsep}{tmp_path}")
     fixture_models.available.clear()
-    for id, path, what in (("falcon", falcon, "falcon"), ("q5", q5, "Q5_0"), ("t5", t5, "t5")):
+    models = (("falcon", falcon, "falcon"), ("q5", q5, "Q5_0"), ("t5", t5, "t5"))
+    # each file as a page names it: under the model's name, never by the server's path
+    names = {id: escape(f"{id}/config.json" if p.is_dir() else p.name) for id, p, _ in models}
+    for id, _, what in models:
         at = run_page("pretrained", {"pt_model": id, "lang": lang})
         assert_clean(at)
         (notice,) = warnings(at)
         assert id in notice and escape(what) in notice, notice
-        named = escape(str(path / "config.json") if path.is_dir() else str(path))
-        assert named in notice, notice  # the file, and what to do about it
+        assert names[id] in notice, notice  # the file, and what to do about it
+        assert escape(str(tmp_path)) not in notice
         assert ("download or convert" in notice) == (lang == "en" and id != "t5"), notice
-        greyed = [str(c.value) for c in at.caption if named in str(c.value)]
+        greyed = [str(c.value) for c in at.caption if names[id] in str(c.value)]
         assert greyed == []  # said once, in the notice
-        others = [str(c.value) for c in at.caption if escape(str(tmp_path)) in str(c.value)]
-        assert len(others) == 2  # the two other files, each once
+        others = [n for other, n in names.items() if other != id]
+        listed = [str(c.value) for c in at.caption if any(n in str(c.value) for n in others)]
+        assert len(listed) == 2  # the two other files, each once
+        assert not any(escape(str(tmp_path)) in str(c.value) for c in at.caption)
 
 
 def test_an_unreadable_folder_is_listed_with_its_translated_reason(
@@ -1126,6 +1131,27 @@ def test_an_unreadable_folder_is_listed_with_its_translated_reason(
     assert_clean(at)
     captions = [str(c.value) for c in at.caption]
     assert any("不可用：broken" in c and "t5" in c for c in captions), captions
+
+
+def test_a_listed_model_that_fails_to_load_says_so_once_and_the_page_goes_on(
+    fixture_models, monkeypatch, tmp_path
+):
+    """A folder that describes well but cannot be loaded (its tokenizer.json is damaged): one
+    translated error naming the file under the model's name, never the server's path; the page
+    draws MiniLM (the picker's own error path once raised StreamlitWidgetAlreadyInstantiated)."""
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(FIXTURE_MODELS / "gpt2", broken)
+    (broken / "tokenizer.json").write_text('{"model": 3}')
+    monkeypatch.setenv("VISATTN_MODELS", f"{FIXTURE_MODELS}{os.pathsep}{tmp_path}")
+    fixture_models.available.clear()
+    at = run_page("pretrained", {"pt_model": "broken"})
+    assert not at.exception
+    (error,) = [str(e.value) for e in at.error]
+    assert "broken" in error and escape("broken/tokenizer.json") in error, error
+    assert escape(str(tmp_path)) not in error
+    assert figures(at)  # MiniLM's maps drawn below
 
 
 def test_a_decoder_in_chinese_speaks_chinese(fixture_models):

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # display reads a model's config; it imports no model at run time
+    from .models.causal import Decoder
+    from .models.encoder import BertEncoder
 
 # A figure's text on a projector: the presenter's font size (ui.frame.font_size), and the smallest
 # any text may shrink to there (cell numbers, smaller panels) and elsewhere.
@@ -115,7 +120,7 @@ def map_mechanisms(names: Sequence[str]) -> list[tuple[str, str]]:
 LAYER_MECHANISMS = ("no_rope", "window", "softcap", "sinks")
 
 
-def layer_mechanisms(model, layer: int) -> list[tuple[str, dict[str, str]]]:
+def layer_mechanisms(model: Decoder | BertEncoder, layer: int) -> list[tuple[str, dict[str, str]]]:
     """(mechanism, its numbers as text) for what changes layer ``layer``'s maps in ``model``: no
     RoPE there (its config's ``rope_layers``), and what its ``attention_args(layer)`` passes to
     the attention (``window``, ``softcap``, ``sinks``; a model without that method: nothing)."""

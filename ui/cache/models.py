@@ -60,6 +60,13 @@ def load_checkpoint(id: str):
     return load(by_id()[id].path)
 
 
+def without_path(exc: Exception, source: Source) -> Exception:
+    """A load's refusal naming its file under the model's name, never by the server's path."""
+    if isinstance(exc, InputError):
+        return model_sources.shown(exc, source.path, source.name)
+    return exc
+
+
 def size_text(n_bytes: int) -> str:
     for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if n_bytes >= size:
@@ -161,8 +168,10 @@ def choose(control: Control):
         with st.spinner(t("pretrained.loading")):
             return load_checkpoint(source.id), None, source
     except (OSError, ValueError) as exc:  # an InputError naming the file, translated
-        st.error(t("models.failed", name=escape(source.name), why=message(exc)))
-        st.session_state[control.key] = control.default
+        # (the picker keeps the choice: its widget is drawn, and the link still names the model)
+        st.error(
+            t("models.failed", name=escape(source.name), why=message(without_path(exc, source)))
+        )
         model, reason = model_or_error()
         return model, reason, by_id().get(BUNDLED)
 
@@ -265,7 +274,9 @@ def choose_decoder(control: Control):
         with st.spinner(t("pretrained.loading")):
             return load_checkpoint(source.id), source
     except (OSError, ValueError) as exc:
-        st.error(t("models.dec_failed", name=escape(source.name), why=message(exc)))
+        st.error(
+            t("models.dec_failed", name=escape(source.name), why=message(without_path(exc, source)))
+        )
         return None, None
 
 

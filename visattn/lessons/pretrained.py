@@ -37,7 +37,7 @@ from ..display import (
 )
 from ..errors import InputError
 from ..models import pieces
-from ..models.causal import Decoder
+from ..models.causal import Decoder, DecoderResult
 from ..models.encoder import MAX_MODEL_TOKENS, N_LAYERS, BertEncoder, BertResult
 from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
 from ..shown_tokens import (
@@ -198,7 +198,7 @@ def _decoder_shown(result, hide: bool, merge: bool, attn: np.ndarray) -> Shown:
     return Shown(tokens=tokens, attn=attn, kept_specials=kept)
 
 
-def split_characters(result) -> bool:
+def split_characters(result: BertResult | DecoderResult) -> bool:
     """Whether a decoder's run cut a character into several pieces (shown as "中 1/3" … until the
     merge toggle merges them)."""
     if not getattr(result, "causal", False):

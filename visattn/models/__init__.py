@@ -15,6 +15,8 @@ single-file format), ``sources`` (where the app finds checkpoints).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +49,7 @@ FAMILIES = {
 def family_of(config: dict, path: Path) -> str:
     """The family module's name for a config, or InputError naming the unknown model_type."""
     model_type = config.get("model_type")
-    if model_type not in FAMILIES:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:  # ["bert"] is no name
         raise InputError(
             "model_type",
             f"{path}: model_type={model_type!r}; this app reads {sorted(FAMILIES)}.",
@@ -56,6 +58,36 @@ def family_of(config: dict, path: Path) -> str:
             known=", ".join(sorted(FAMILIES)),
         )
     return FAMILIES[model_type]
+
+
+# What a damaged or hand-edited file can raise deep in a family's reading (a string where a number
+# goes, a list where a table goes): at the boundary, one refusal naming the file.
+DAMAGED = (
+    TypeError,
+    ValueError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+    ZeroDivisionError,
+    RecursionError,
+)
+
+
+@contextmanager
+def refusing(path: Path) -> Iterator[None]:
+    """Any of :data:`DAMAGED` raised inside, as InputError("model_damaged") naming ``path``; an
+    InputError as it is."""
+    try:
+        yield
+    except InputError:
+        raise
+    except DAMAGED as exc:
+        raise InputError(
+            "model_damaged",
+            f"{path}: a value is not what a model holds ({type(exc).__name__}: {exc}).",
+            file=str(path),
+        ) from None
 
 
 def load(path: str | Path) -> BertEncoder | Decoder:
@@ -70,16 +102,17 @@ def load(path: str | Path) -> BertEncoder | Decoder:
     from . import loading
 
     folder = Path(path)
-    if folder.is_file():  # a .gguf file, or an Ollama blob (a GGUF file named by its digest)
-        from .gguf import load_gguf
+    with refusing(folder):
+        if folder.is_file():  # a .gguf file, or an Ollama blob (a GGUF file named by its digest)
+            from .gguf import load_gguf
 
-        return load_gguf(folder)
-    config = loading.read_config(folder)
-    family = family_of(config, folder / loading.CONFIG)
-    weights = loading.Weights.open(folder)
-    tokenizer = loading.read_tokenizer(folder)
-    module = importlib.import_module(f"{__name__}.{family}")
-    return module.build(folder, config, weights, tokenizer)
+            return load_gguf(folder)
+        config = loading.read_config(folder)
+        family = family_of(config, folder / loading.CONFIG)
+        weights = loading.Weights.open(folder)
+        tokenizer = loading.read_tokenizer(folder)
+        module = importlib.import_module(f"{__name__}.{family}")
+        return module.build(folder, config, weights, tokenizer)
 
 
 def value_norms(model: BertEncoder | Decoder, result: BertResult | DecoderResult) -> np.ndarray:

@@ -58,6 +58,7 @@ def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenize
         "vocab_size",
     ):
         loading.config_int(cfg, (name,), path)
+    loading.head_width(cfg["hidden_size"], cfg["num_attention_heads"], path)
     config = BertConfig.from_json(path)
     weights = weights.with_prefix(loading.find_prefix(weights, ANCHOR))
     type_vocab = loading.config_int(cfg, ("type_vocab_size",), path, default=2)

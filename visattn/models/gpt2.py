@@ -54,6 +54,7 @@ class GPT2Config:
             layer_norm_eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
             activation=str(cfg.get("activation_function", "gelu_new")),
         )
+        loading.head_width(config.d_model, config.n_heads, path)  # d_head divides the width
         if config.activation not in ACTIVATIONS:
             raise InputError(
                 "model_unsupported",

@@ -145,7 +145,7 @@ class LlamaConfig:
         d_model = number("hidden_size")
         n_heads = number("num_attention_heads")
         n_layers = number("num_hidden_layers")
-        d_head = number("head_dim", default=d_model // n_heads)
+        d_head = number("head_dim", default=0) or loading.head_width(d_model, n_heads, path)
         rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
         local_theta = None
         if model_type == "gemma3_text":  # global layers: rope; local ones: their own base

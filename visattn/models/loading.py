@@ -18,6 +18,7 @@ The safetensors format: 8 bytes little-endian header length N, N bytes of JSON `
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,23 @@ TOKENIZER = "tokenizer.json"
 SINGLE = "model.safetensors"
 INDEX = "model.safetensors.index.json"
 TORCH_BIN = "pytorch_model.bin"
-MAX_HEADER = 100_000_000  # a header larger than this is not a safetensors header
+# A header larger than this is not a checkpoint's: a 70B model's is about 1 MB, and a 95 MB one
+# (safetensors' own limit is 100 MB) took 46 s to parse before the first model page could draw.
+MAX_HEADER = 16_000_000
+MAX_RANK = 8  # axes of a tensor
+# config.json's whole numbers, each at least 1 and at most its limit (far above any model's: a
+# config of a million layers took 41 s and 6.6 GB before its first tensor was looked at)
+CONFIG_LIMITS = {
+    "num_hidden_layers": 1_024,
+    "n_layer": 1_024,
+    "num_attention_heads": 4_096,
+    "n_head": 4_096,
+    "num_key_value_heads": 4_096,
+    "head_dim": 65_536,
+    "hidden_size": 1 << 20,
+    "n_embd": 1 << 20,
+}
+CONFIG_MOST = 1 << 31  # any other whole number of config.json
 # safetensors dtype → (NumPy dtype of its bytes, bytes per element)
 DTYPES = {
     "F32": np.dtype("<f4"),
@@ -120,18 +137,16 @@ def read_header(path: Path) -> dict[str, TensorInfo]:
         ) from None
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise _truncated(path, "its header is not JSON") from None
+    if not isinstance(header, dict):
+        raise _truncated(path, "its header is not a JSON object")
     tensors = {}
     base = 8 + n
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        try:
-            dtype, shape = entry["dtype"], tuple(int(d) for d in entry["shape"])
-            begin, end = (int(o) for o in entry["data_offsets"])
-        except (KeyError, TypeError, ValueError):
-            raise _truncated(path, f"tensor {name!r} has no dtype, shape or offsets") from None
+        dtype, shape, begin, end = _entry(path, name, entry)
         if dtype not in DTYPES:
             raise InputError(
                 "model_dtype",
@@ -140,12 +155,39 @@ def read_header(path: Path) -> dict[str, TensorInfo]:
                 name=name,
                 dtype=dtype,
             )
-        if end - begin != DTYPES[dtype].itemsize * int(np.prod(shape, dtype=np.int64)):
+        if end - begin != DTYPES[dtype].itemsize * math.prod(shape):  # Python ints: no overflow
             raise _truncated(path, f"tensor {name!r} has {end - begin} bytes for shape {shape}")
         if base + end > size:
             raise _truncated(path, f"tensor {name!r} ends at byte {base + end} of {size}")
         tensors[name] = TensorInfo(path, dtype, shape, base + begin, base + end)
+    ranges = sorted((t.start, t.end, name) for name, t in tensors.items() if t.end > t.start)
+    for (_, end, first), (start, _, second) in zip(ranges, ranges[1:], strict=False):
+        if start < end:
+            raise _truncated(path, f"tensors {first!r} and {second!r} share bytes")
     return tensors
+
+
+def _whole(value) -> bool:
+    """A JSON whole number ≥ 0 (not a boolean, which Python counts as an int)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _entry(path: Path, name: str, entry) -> tuple[str, tuple[int, ...], int, int]:
+    """A header entry's (dtype, shape, begin, end), each of the type and range it must have."""
+    if isinstance(entry, dict):
+        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if (
+            isinstance(dtype, str)
+            and isinstance(shape, list)
+            and len(shape) <= MAX_RANK
+            and all(_whole(d) for d in shape)
+            and isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(_whole(o) for o in offsets)
+            and offsets[0] <= offsets[1]
+        ):
+            return dtype, tuple(shape), offsets[0], offsets[1]
+    raise _truncated(path, f"tensor {name!r} has no dtype, shape or offsets")
 
 
 def weight_files(folder: str | Path) -> list[Path]:
@@ -311,15 +353,31 @@ def read_tokenizer(folder: str | Path) -> Tokenizer:
 
 def config_int(config: dict, names: tuple[str, ...], path: Path, default: int | None = None) -> int:
     """The first of ``names`` present in config.json, as an int (configs of one family spell the
-    same number differently: n_embd / hidden_size); ``default`` when none is there."""
+    same number differently: n_embd / hidden_size); ``default`` when none is there. A number
+    must be at least 1 and at most its limit (:data:`CONFIG_LIMITS`)."""
     present = [config[name] for name in names if config.get(name) is not None]
     if not present and default is not None:
         return default
-    if present and isinstance(present[0], int) and not isinstance(present[0], bool):
+    most = CONFIG_LIMITS.get(names[0], CONFIG_MOST)
+    if present and _whole(present[0]) and 1 <= present[0] <= most:
         return present[0]
     raise InputError(
         "model_config_field",
-        f"{path} has no whole number {names[0]!r}.",
+        f"{path} has no whole number {names[0]!r} from 1 to {most:,}.",
         file=str(path),
         name=names[0],
     )
+
+
+def head_width(d_model: int, n_heads: int, path: Path) -> int:
+    """Each head's width D / H, when the heads divide the model's width."""
+    if d_model % n_heads:
+        raise InputError(
+            "model_config_heads",
+            f"{path}: {n_heads} heads do not divide the width {d_model}; give head_dim or fix "
+            "num_attention_heads.",
+            file=str(path),
+            heads=n_heads,
+            width=d_model,
+        )
+    return d_model // n_heads

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..controls import Control
 from ..errors import InputError
-from . import family_of, loading
+from . import family_of, loading, refusing
 
 BUNDLED = "minilm"
 DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
@@ -129,7 +129,33 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
 
 def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Source:
     """A checkpoint folder described from config.json and the safetensors headers (a file: as a
-    GGUF file); an unreadable one is a Source with its ``problem``."""
+    GGUF file); an unreadable one, whatever is wrong in it, is a Source with its ``problem``, which
+    names the file under the model's name, never by the server's path."""
+    try:
+        with refusing(folder):
+            source = _describe(folder, id, name, origin, budget)
+    except InputError as problem:
+        source = Source(id, name, folder, origin, problem=problem)
+    if source.problem is not None:
+        shown(source.problem, folder, name)
+    return source
+
+
+def shown(problem: InputError, where: Path, name: str) -> InputError:
+    """``problem`` with the file it names given as ``name``/its path inside ``where`` (the model's
+    folder; a model that is one file: that file's name), as a page may show it to anyone."""
+    file = problem.params.get("file")
+    if file:
+        inside = where if where.is_dir() else where.parent
+        try:
+            relative = Path(file).relative_to(inside).as_posix()
+        except ValueError:  # outside the model's folder (a blob of the Hugging Face cache)
+            relative = Path(file).name
+        problem.params["file"] = relative if where.is_file() else f"{name}/{relative}"
+    return problem
+
+
+def _describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Source:
     if folder.is_file():
         return describe_gguf(folder, id, name, origin, budget)
     try:
