@@ -41,6 +41,7 @@ from visattn.errors import InputError
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
+from visattn.models.causal import AttentionMaps
 from visattn.models.encoder import (
     MAX_MODEL_TOKENS,
     N_HEADS,
@@ -147,7 +148,10 @@ def model_or_error() -> tuple[BertEncoder | None, str | None]:
 
 
 def _read_only(r: BertResult) -> BertResult:
-    for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
+    attentions = (r.attentions,)
+    if isinstance(r.attentions, AttentionMaps):  # a decoder's: the queries and keys it keeps
+        attentions = r.attentions.queries + r.attentions.keys
+    for a in (*attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
         if a is not None:
             a.flags.writeable = False  # shared by every session
     return r

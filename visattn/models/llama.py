@@ -531,15 +531,18 @@ class Llama(Decoder):
         v = np.ascontiguousarray(v.reshape(T, Hkv, Dh).transpose(1, 0, 2))  # (Hkv, T, Dh)
         return q, k, v
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+    def attention_args(self, i: int) -> dict:
+        return {"scale": self.config.d_head**-0.5, "window": self.config.window}
+
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
         c, layer = self.config, self.layers[i]
-        Dh = c.d_head
         q, k, v = self.project(i, x)
         if c.rope_layers[i]:
             cos, sin = self.rotation(start, x.shape[0])
             q, k = rope_(q, cos, sin), rope_(k, cos, sin)
-        k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
-        _, out = causal_attention(q, k, v, start, Dh**-0.5, c.window, weights)
+        k, v = cache.extend(i, k, v, q)  # (Hkv, S, Dh)
+        args = self.attention_args(i)
+        _, out = causal_attention(q, k, v, start, **args, weights=weights, scratch=weights is None)
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         if layer.b_o is not None:
             y += layer.b_o
