@@ -147,13 +147,18 @@ def model_or_error() -> tuple[BertEncoder | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
+def read_only(*arrays) -> None:
+    """Make ``arrays`` read-only, shared by every session (None skipped; a decoder's
+    AttentionMaps: the queries and keys it keeps)."""
+    for a in arrays:
+        if isinstance(a, AttentionMaps):
+            read_only(*a.queries, *a.keys)
+        elif a is not None:
+            a.flags.writeable = False
+
+
 def _read_only(r: BertResult) -> BertResult:
-    attentions = (r.attentions,)
-    if isinstance(r.attentions, AttentionMaps):  # a decoder's: the queries and keys it keeps
-        attentions = r.attentions.queries + r.attentions.keys
-    for a in (*attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
-        if a is not None:
-            a.flags.writeable = False  # shared by every session
+    read_only(r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None))
     return r
 
 

@@ -90,9 +90,9 @@ def readings(
     """The selector's reading of a whole run (:func:`visattn.reading.reading_weights`, float32 like
     the weights; the weights themselves are not copied). Flow is refused above its cap (InputError
     "flow_tokens"); value norms reuse the run's layer inputs."""
-    w = result.attentions  # a decoder's AttentionMaps: the page draws them whole (≤ its limit)
-    if name == "weights" and not isinstance(w, np.ndarray):
-        w = np.asarray(w)
+    w = result.attentions
+    if isinstance(w, AttentionMaps):  # a decoder's: the page draws them whole (its budget's cost)
+        w = w.whole()
     if name != "weights":
         norms = None
         if name == "norm_weighted" and isinstance(model, Decoder):

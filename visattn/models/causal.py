@@ -329,9 +329,18 @@ class AttentionMaps:
             return self.layer(key[0])[key[1:]]
         return np.asarray(self)[key]
 
+    def whole(self) -> np.ndarray:
+        """(L, H, T, S) float32, whatever its size: for a caller that has admitted its bytes (a
+        page under the server's budget); ``np.asarray(maps)`` checks ``limit`` first."""
+        L, H, T, S = self.shape
+        out = np.empty(self.shape, dtype=self.dtype)
+        for i in range(L):
+            out[i] = self._heads(i, slice(None), 0, T)
+        return out
+
     def __array__(self, dtype=None, copy=None):
         self._check(self.dense_nbytes, "the whole attention")
-        whole = np.stack([self.layer(i) for i in range(self.shape[0])])  # (L, H, T, S)
+        whole = self.whole()
         return whole if dtype is None else whole.astype(dtype, copy=False)
 
     def astype(self, dtype) -> np.ndarray:
