@@ -1,6 +1,7 @@
-"""Long texts in bounded memory (issue 54, point 4): a Qwen2.5-0.5B-shaped decoder (24 layers, D 896,
-14 query heads, 2 key/value heads, Dh 64, Dff 4864) in visattn's NumPy against transformers' eager
-Qwen2Model.
+"""Long texts in bounded memory (issue 54, point 4): a Qwen2.5-0.5B-shaped decoder in NumPy.
+
+24 layers, D 896, 14 query heads, 2 key/value heads, Dh 64, Dff 4864, in visattn's NumPy against
+transformers' eager Qwen2Model.
 
     .venv-bench/bin/python benchmarks/bench_long.py [--threads 2] [--rounds 3] [--long 8192]
 
@@ -172,9 +173,20 @@ def forward_table(args) -> None:
         print(f"| {label} | {spread(times[engine])} | {ratio(times[engine], times['torch'])} |")
 
 
+def column(found: list[dict], key: str) -> str:
+    """The median of ``key`` over the runs that have it, with its spread."""
+    values = [f[key] for f in found if key in f]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    mid = sorted(values)[len(values) // 2]
+    return f"{mid:.2f} ({lo:.2f} … {hi:.2f})" if hi < 100 else f"{mid:.0f} ({lo:.0f} … {hi:.0f})"
+
+
 def memory_table(args) -> None:
     print(
-        f"\nruns as Decoder.run (layer inputs, queries and keys kept; load {os.getloadavg()[0]:.1f})"
+        "\nruns as Decoder.run (layer inputs, queries and keys kept; "
+        f"load {os.getloadavg()[0]:.1f})"
     )
     print(
         "| tokens | s | peak RSS above the weights MB | kept by the maps MB | weights RSS MB "
@@ -187,23 +199,8 @@ def memory_table(args) -> None:
         if not ok:
             print(f"| {n} | failed | | | | |")
             continue
-
-        def col(key: str) -> str:
-            values = [f[key] for f in ok if key in f]
-            if not values:
-                return "-"
-            lo, hi = min(values), max(values)
-            mid = sorted(values)[len(values) // 2]
-            return (
-                f"{mid:.2f} ({lo:.2f} … {hi:.2f})"
-                if hi < 100
-                else f"{mid:.0f} ({lo:.0f} … {hi:.0f})"
-            )
-
-        print(
-            f"| {n} | {col('seconds')} | {col('above_weights_mb')} | {col('kept_mb')} | "
-            f"{col('weights_mb')} | {col('focus_seconds')} |"
-        )
+        keys = ("seconds", "above_weights_mb", "kept_mb", "weights_mb", "focus_seconds")
+        print(f"| {n} | " + " | ".join(column(ok, key) for key in keys) + " |")
 
 
 def main() -> None:
