@@ -150,3 +150,15 @@ def test_the_cache_counts_the_queries_and_keys_kept():
     kept = sum(a.nbytes for a in (*maps.queries, *maps.keys))
     assert maps.nbytes == kept
     assert kept <= budget.nbytes(maps) <= kept + 64 * 1024  # the arrays and small bookkeeping
+
+
+def test_the_notebook_draws_one_layer_of_the_maps():
+    from visattn.figures import notebook
+
+    model = models.load(FIXTURES / "qwen2")
+    result = model.run("The animal didn't cross the street because it was too tired.")
+    dense = np.asarray(result.attentions)
+    for draw in (notebook.heads, notebook.lines):
+        lazy_figure = draw(result.attentions, result.tokens, layer=1)
+        dense_figure = draw(dense, result.tokens, layer=1)
+        assert lazy_figure.to_json() == dense_figure.to_json()
