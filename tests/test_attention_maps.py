@@ -162,3 +162,15 @@ def test_the_notebook_draws_one_layer_of_the_maps():
         lazy_figure = draw(result.attentions, result.tokens, layer=1)
         dense_figure = draw(dense, result.tokens, layer=1)
         assert lazy_figure.to_json() == dense_figure.to_json()
+
+
+def test_a_run_reports_each_layer():
+    model = models.load(FIXTURES / "mistral")
+    calls = []
+
+    def report(done: int, total: int) -> None:
+        calls.append((done, total))
+
+    model.run("The animal didn't cross the street.", progress=report)
+    L = model.config.n_layers
+    assert calls == [(i + 1, L) for i in range(L)]

@@ -41,7 +41,7 @@ from visattn.errors import InputError
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
-from visattn.models.causal import AttentionMaps
+from visattn.models.causal import AttentionMaps, Decoder
 from visattn.models.encoder import (
     MAX_MODEL_TOKENS,
     N_HEADS,
@@ -65,6 +65,7 @@ MAKE_FACTOR = 2.0  # a reading or shown tokens: at most two arrays of that size 
 # run's attention array: the run, its reading, the shown tokens, the figures and their JSON
 # (the costliest reading's peak, measured with tracemalloc: benchmarks/README.md).
 DRAW_FACTOR = 3.5
+PROGRESS_FROM = 128  # a decoder's text of this many tokens shows its layers' progress while it runs
 
 
 def attention_bytes(n_tokens: int, model=None) -> int:
@@ -162,17 +163,35 @@ def _read_only(r: BertResult) -> BertResult:
     return r
 
 
-def _run(model: BertEncoder, text: str, max_tokens: int) -> BertResult:
-    return _read_only(model.run(text, max_tokens=max_tokens))
+def _run(model: BertEncoder, text: str, max_tokens: int, progress=None) -> BertResult:
+    if progress is None:
+        return _read_only(model.run(text, max_tokens=max_tokens))
+    return _read_only(model.run(text, max_tokens=max_tokens, progress=progress))
 
 
 def run_text(model: BertEncoder, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> BertResult:
     """One forward pass (InputError for text the model cannot read), shared and kept by the
-    budget."""
+    budget. A decoder's text of PROGRESS_FROM tokens or more shows a progress bar, a step per
+    layer, while it runs in this session."""
     n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
     cost = int(RUN_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
     key = ("run", model_key(model), text, max_tokens)
-    return budgeted(key, cost, partial(_run, model, text, max_tokens))
+    if (
+        not isinstance(model, Decoder)
+        or n_tokens < PROGRESS_FROM
+        or get_script_run_ctx(suppress_warning=True) is None
+        or budget.peek(key) is not None
+    ):
+        return budgeted(key, cost, partial(_run, model, text, max_tokens))
+    bar = st.empty()
+
+    def report(done: int, total: int) -> None:
+        bar.progress(done / total, text=t("pretrained.layers_running", done=done, total=total))
+
+    try:
+        return budgeted(key, cost, partial(_run, model, text, max_tokens, report))
+    finally:
+        bar.empty()
 
 
 def _stored(found: Readings) -> Readings:
