@@ -10,7 +10,7 @@ generation), ``pieces`` (byte-level pieces shown as characters), ``gguf`` (llama
 format), ``sources`` (where the app finds checkpoints).
 
 ``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
-(L, H, T, T) for every family."""
+(L, H, T, T) for every family (a decoder's computed when read: ``causal.AttentionMaps``)."""
 
 from __future__ import annotations
 
