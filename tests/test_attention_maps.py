@@ -37,8 +37,12 @@ def model(request) -> Decoder:
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of a few rows, so that every read crosses block edges."""
-    monkeypatch.setattr(causal, "ROW_BLOCK_BYTES", 3 * 4 * 64 * 64)
+    """Blocks of 3 rows, so that every read crosses block edges."""
+
+    def three_rows(self, heads: int | None = None) -> int:
+        return 3
+
+    monkeypatch.setattr(AttentionMaps, "block_rows", three_rows)
 
 
 def random_ids(model: Decoder, n: int = T, seed: int = 0) -> np.ndarray:
@@ -129,6 +133,17 @@ def test_summaries_equal_the_whole_array_formulas(name, small_blocks):
     np.testing.assert_allclose(on_first, dense[..., :, 0].mean(axis=-1), atol=EXACT)
     np.testing.assert_allclose(before, dense[..., i, i - 1].mean(axis=-1), atol=EXACT)
     np.testing.assert_allclose(after, dense[..., i - 1, i].mean(axis=-1), atol=EXACT)
+
+
+def test_a_block_of_rows_stays_within_its_bytes(monkeypatch):
+    maps = models.load(FIXTURES / "gpt2").run("The animal didn't cross the street.").attentions
+    L, H, n, S = maps.shape
+    monkeypatch.setattr(causal, "ROW_BLOCK_BYTES", 5 * H * S * 4)  # 5 rows of every head
+    assert maps.block_rows() == 5 and maps.block_rows(heads=1) == 5 * H
+    spans = [(a, b) for a, b, w in maps.blocks(0) if w.shape == (H, b - a, S)]
+    assert spans == [(a, min(a + 5, n)) for a in range(0, n, 5)]
+    monkeypatch.setattr(causal, "ROW_BLOCK_BYTES", 1)  # less than a row: one row a block
+    assert maps.block_rows() == 1
 
 
 def test_the_whole_array_is_refused_above_its_limit():
