@@ -216,8 +216,8 @@ def _pretrained_readings(model: BertEncoder, text: str, name: str, progress=None
 
 
 def readings(model: BertEncoder, text: str, name: str, progress=None) -> Readings:
-    """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; the
-    weights reading is the run's own array)."""
+    """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; an
+    encoder's weights reading is the run's own array, a decoder's its maps computed whole)."""
     make = partial(_pretrained_readings, model, text, name, progress)
     n_tokens = len(run_text(model, text).tokens)
     return stored_readings(("pretrained", model_key(model), text, name), make, n_tokens, model)
