@@ -28,6 +28,7 @@ BENCHMARKS = {  # name: (script, arguments, needs)
     "mha": ("bench_mha.py", [], None),
     "pretrained": ("bench_pretrained.py", ["--threads", THREADS, "--rounds", "5"], None),
     "models": ("bench_models.py", ["--threads", THREADS, "--rounds", "5"], None),
+    "long": ("bench_long.py", ["--threads", THREADS, "--rounds", "3"], None),
     "reading": ("bench_reading.py", ["--rounds", "7"], None),
     "pages": ("bench_pages.py", [], None),
     "training": ("bench_training.py", ["--rounds", "5", "--full"], None),

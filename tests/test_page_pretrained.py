@@ -988,6 +988,26 @@ def test_a_checkpoint_chosen_by_id_draws_its_own_heads(fixture_models, id, L, H)
     assert params(at) == {"pt_model": id, "pt_text": text, "pt_layer": str(L - 1)}
 
 
+def test_a_decoders_run_reports_its_layers_while_it_runs(fixture_models, monkeypatch):
+    """A long text's run shows a bar that moves a layer at a time (every decoder text counts as
+    long here), gone once the page is drawn: the page is the same as without it."""
+    seen = []
+    real = cache_pretrained._run
+
+    def spied(model, text, max_tokens, progress=None):
+        seen.append(progress)
+        return real(model, text, max_tokens, progress)
+
+    monkeypatch.setattr(cache_pretrained, "PROGRESS_FROM", 1)
+    monkeypatch.setattr(cache_pretrained, "_run", spied)
+    text = "the keys the values and the queries"
+    at = run_page("pretrained", {"pt_model": "gpt2", "pt_text": text})
+    assert_clean(at)
+    assert len(seen) == 1 and callable(seen[0])
+    expected = fixture_models.load_checkpoint("gpt2").run(text).attentions
+    np.testing.assert_allclose(array(grid_cells(at)["data"][-1]["z"]), expected[-1, -1], atol=1e-6)
+
+
 def test_a_decoder_shows_chinese_characters_not_bytes(fixture_models):
     text = "小明喜欢吃苹果。"
     at = run_page("pretrained", {"pt_model": "gpt2", "pt_text": text})

@@ -28,6 +28,7 @@ from apptest_util import (
 
 from visattn import reading
 from visattn.lessons import reading as lesson
+from visattn.models.causal import AttentionMaps
 from visattn.models.encoder import BertEncoder
 
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -594,7 +595,9 @@ def test_a_run_is_kept_read_only_in_the_budget_not_in_a_streamlit_cache(fixture_
     model = fixture_models.load_checkpoint(family)
     kept = budget.shared().peek(("reading_run", model_key(model), text))
     assert kept is not None and kept.tokens == model.run(text).tokens
-    assert not kept.attn.flags.writeable and not kept.norms.flags.writeable
+    attn = kept.attn  # a decoder's maps: the queries and keys they are computed from
+    arrays = (*attn.queries, *attn.keys) if isinstance(attn, AttentionMaps) else (attn,)
+    assert not any(a.flags.writeable for a in arrays) and not kept.norms.flags.writeable
     assert not kept.result.layer_inputs.flags.writeable
 
 

@@ -421,7 +421,12 @@ def key_share(weights: ArrayLike, keys: Sequence[int]) -> np.ndarray:
     queries: (…,).
 
     ``weights`` (…, Tq, Tk) non-negative; rows are normalised first (so raw norm-weighted maps
-    compare with weights); an all-zero row counts as 0."""
+    compare with weights); an all-zero row counts as 0. A decoder's
+    :class:`~visattn.models.causal.AttentionMaps` is read a block of rows at a time."""
+    from .models.causal import AttentionMaps  # here: visattn.models imports this module
+
+    if isinstance(weights, AttentionMaps) and all(-weights.shape[-1] <= k for k in keys):
+        return weights.key_share([int(k) % weights.shape[-1] for k in keys])
     w = _normalise_rows(_weights(weights, square=False))
     Tk = w.shape[-1]
     idx = sorted({int(k) for k in keys})

@@ -124,8 +124,12 @@ def rank_heads(
     ``target_index`` (key).
 
     ``attentions`` is (L, H, T, T). Returns HeadWeight(layer, head, weight) tuples, largest weight
-    first (ties by layer, then head); ``top`` keeps only the first ``top``."""
-    a = np.asarray(attentions)
+    first (ties by layer, then head); ``top`` keeps only the first ``top``. A decoder's
+    :class:`~visattn.models.causal.AttentionMaps` computes only the source's row."""
+    from .models.causal import AttentionMaps  # here: visattn.models imports this module
+
+    lazy = isinstance(attentions, AttentionMaps)
+    a = attentions if lazy else np.asarray(attentions)
     if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
         raise InputError(
             "attn_shape",
@@ -144,7 +148,10 @@ def rank_heads(
                 value=str(i)[:20],
                 n=T,
             )
-    w = a[:, :, source_index, target_index]  # (L, H)
+    if lazy:
+        w = a.pairs([source_index], [target_index])[..., 0]  # (L, H)
+    else:
+        w = a[:, :, source_index, target_index]  # (L, H)
     order = sorted(np.ndindex(w.shape), key=lambda lh: (-w[lh], lh))
     ranked = [HeadWeight(int(layer), int(head), float(w[layer, head])) for layer, head in order]
     return ranked if top is None else ranked[:top]

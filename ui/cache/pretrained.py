@@ -41,6 +41,7 @@ from visattn.errors import InputError
 from visattn.figures import pretrained as pretrained_figures
 from visattn.figures.reading import Reading
 from visattn.lessons import pretrained as lesson
+from visattn.models.causal import AttentionMaps, Decoder
 from visattn.models.encoder import (
     MAX_MODEL_TOKENS,
     N_HEADS,
@@ -64,6 +65,7 @@ MAKE_FACTOR = 2.0  # a reading or shown tokens: at most two arrays of that size 
 # run's attention array: the run, its reading, the shown tokens, the figures and their JSON
 # (the costliest reading's peak, measured with tracemalloc: benchmarks/README.md).
 DRAW_FACTOR = 3.5
+PROGRESS_FROM = 128  # a decoder's text of this many tokens shows its layers' progress while it runs
 
 
 def attention_bytes(n_tokens: int, model=None) -> int:
@@ -146,24 +148,50 @@ def model_or_error() -> tuple[BertEncoder | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
+def read_only(*arrays) -> None:
+    """Make ``arrays`` read-only, shared by every session (None skipped; a decoder's
+    AttentionMaps: the queries and keys it keeps)."""
+    for a in arrays:
+        if isinstance(a, AttentionMaps):
+            read_only(*a.queries, *a.keys)
+        elif a is not None:
+            a.flags.writeable = False
+
+
 def _read_only(r: BertResult) -> BertResult:
-    for a in (r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None)):
-        if a is not None:
-            a.flags.writeable = False  # shared by every session
+    read_only(r.attentions, r.hidden, r.token_ids, r.layer_inputs, getattr(r, "next_logits", None))
     return r
 
 
-def _run(model: BertEncoder, text: str, max_tokens: int) -> BertResult:
-    return _read_only(model.run(text, max_tokens=max_tokens))
+def _run(model: BertEncoder, text: str, max_tokens: int, progress=None) -> BertResult:
+    if progress is None:
+        return _read_only(model.run(text, max_tokens=max_tokens))
+    return _read_only(model.run(text, max_tokens=max_tokens, progress=progress))
 
 
 def run_text(model: BertEncoder, text: str, max_tokens: int = MAX_MODEL_TOKENS) -> BertResult:
     """One forward pass (InputError for text the model cannot read), shared and kept by the
-    budget."""
+    budget. A decoder's text of PROGRESS_FROM tokens or more shows a progress bar, a step per
+    layer, while it runs in this session."""
     n_tokens = len(model.tokenize(text, max_tokens)[0])  # word pieces read (a cheap Rust pass)
     cost = int(RUN_FACTOR * attention_bytes(n_tokens, model)) + RUN_FLOOR
     key = ("run", model_key(model), text, max_tokens)
-    return budgeted(key, cost, partial(_run, model, text, max_tokens))
+    if (
+        not isinstance(model, Decoder)
+        or n_tokens < PROGRESS_FROM
+        or get_script_run_ctx(suppress_warning=True) is None
+        or budget.peek(key) is not None
+    ):
+        return budgeted(key, cost, partial(_run, model, text, max_tokens))
+    bar = st.empty()
+
+    def report(done: int, total: int) -> None:
+        bar.progress(done / total, text=t("pretrained.layers_running", done=done, total=total))
+
+    try:
+        return budgeted(key, cost, partial(_run, model, text, max_tokens, report))
+    finally:
+        bar.empty()
 
 
 def _stored(found: Readings) -> Readings:
@@ -188,8 +216,8 @@ def _pretrained_readings(model: BertEncoder, text: str, name: str, progress=None
 
 
 def readings(model: BertEncoder, text: str, name: str, progress=None) -> Readings:
-    """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; the
-    weights reading is the run's own array)."""
+    """The pretrained page's reading ``name`` of the run of ``text`` (up to 512 tokens; an
+    encoder's weights reading is the run's own array, a decoder's its maps computed whole)."""
     make = partial(_pretrained_readings, model, text, name, progress)
     n_tokens = len(run_text(model, text).tokens)
     return stored_readings(("pretrained", model_key(model), text, name), make, n_tokens, model)

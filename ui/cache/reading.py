@@ -19,14 +19,20 @@ import streamlit as st
 
 from visattn.lessons import reading as lesson
 
-from .pretrained import RUN_FACTOR, RUN_FLOOR, attention_bytes, budgeted, model_key, stored_readings
+from .pretrained import (
+    RUN_FACTOR,
+    RUN_FLOOR,
+    attention_bytes,
+    budgeted,
+    model_key,
+    read_only,
+    stored_readings,
+)
 
 
 def _shared_run(model, text: str) -> lesson.Run:
     found = lesson.run(model, text)
-    for a in (found.norms, *(getattr(found.result, name, None) for name in lesson.RUN_ARRAYS)):
-        if a is not None:
-            a.flags.writeable = False  # shared by every session
+    read_only(found.norms, *(getattr(found.result, name, None) for name in lesson.RUN_ARRAYS))
     return found
 
 

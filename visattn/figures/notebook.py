@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from .. import reading
 from ..errors import InputError
+from ..models.causal import AttentionMaps
 from .lines import filtered_lines
 from .matrices import head_grid
 
@@ -108,18 +109,39 @@ def _with_tokens(attention: Attention, tokens: Sequence[str]) -> np.ndarray:
     return w
 
 
+def _layer_with_tokens(
+    attention: Attention, tokens: Sequence[str], layer: int
+) -> tuple[int, np.ndarray]:
+    """(layer from 0, its (H, T, T) weights): a decoder's AttentionMaps computes that layer only,
+    any other attention as :func:`_with_tokens`."""
+    if not isinstance(attention, AttentionMaps):
+        w = _with_tokens(attention, tokens)
+        layer = range(len(w))[layer]
+        return layer, w[layer]
+    if len(tokens) != attention.shape[-1] or attention.shape[-1] != attention.shape[-2]:
+        raise InputError(
+            "attn_shape",
+            f"attention has shape {attention.shape} but there are {len(tokens)} tokens; pass the "
+            "tokens of the same run (result.tokens).",
+            shape=" × ".join(map(str, attention.shape)),
+            n=len(tokens),
+        )
+    layer = range(attention.shape[0])[layer]
+    return layer, attention[layer]
+
+
 def heads(
     attention: Attention, tokens: Sequence[str], layer: int | None = None, **kw: Any
 ) -> go.Figure:
     """Every head on one 0…1 scale: the layer × head grid, or one layer's heads (``layer``, from
     0) in a row. ``attention`` may be ``outputs.attentions`` of transformers as it is, as
     bertviz's ``head_view(attention, tokens)`` takes it."""
+    if layer is not None:
+        layer, one = _layer_with_tokens(attention, tokens, layer)  # -1 → L − 1, for the titles
+        titles = _head_names(layer, one.shape[0])
+        return head_grid(one[None], tokens, tokens, cell_titles=titles, **kw)
     w = _with_tokens(attention, tokens)
     L, H = w.shape[:2]
-    if layer is not None:
-        layer = range(L)[layer]  # -1 → L − 1, so the titles name the layer shown
-        titles = _head_names(layer, H)
-        return head_grid(w[layer][None], tokens, tokens, cell_titles=titles, **kw)
     titles = [name for l in range(L) for name in _head_names(l, H)]
     return head_grid(w, tokens, tokens, cell_titles=titles, **{"cell_px": 120, **kw})
 
@@ -134,9 +156,7 @@ def lines(
 ) -> go.Figure:
     """One layer's heads (``heads``: some of them) as lines from query tokens (left) to key tokens
     (right), opacity = weight; edges under ``threshold`` dropped, ``top_k`` per query kept."""
-    all_layers = _with_tokens(attention, tokens)
-    layer = range(len(all_layers))[layer]
-    w = all_layers[layer]  # (H, T, T)
+    layer, w = _layer_with_tokens(attention, tokens, layer)  # (H, T, T)
     names = _head_names(layer, w.shape[0])
     return filtered_lines(
         w, list(tokens), threshold=threshold, top_k=top_k, head_names=names, visible=heads
@@ -158,8 +178,7 @@ def norm_weighted(
     """One layer's heads as α_ij·‖v_j W_O^h‖ (Kobayashi et al. 2020), each row rescaled to sum 1:
     what each key token actually adds to the query, not only how much it is looked at. ``norms``
     (L, H, T): :func:`visattn.models.value_norms`."""
-    w = _with_tokens(attention, tokens)
-    layer = range(len(w))[layer]
-    weighted = reading.norm_weighted(w[layer], np.asarray(norms)[layer], normalise=True)
-    titles = _head_names(layer, w.shape[1])
+    layer, w = _layer_with_tokens(attention, tokens, layer)  # (H, T, T)
+    weighted = reading.norm_weighted(w, np.asarray(norms)[layer], normalise=True)
+    titles = _head_names(layer, w.shape[0])
     return head_grid(weighted[None], tokens, tokens, cell_titles=titles, value_name="share")

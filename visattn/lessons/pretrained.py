@@ -37,7 +37,7 @@ from ..display import (
 )
 from ..errors import InputError
 from ..models import pieces
-from ..models.causal import Decoder, DecoderResult
+from ..models.causal import AttentionMaps, Decoder, DecoderResult
 from ..models.encoder import MAX_MODEL_TOKENS, N_LAYERS, BertEncoder, BertResult
 from ..models.sources import MAX_HEADS, MAX_LAYERS, id_control
 from ..shown_tokens import (
@@ -100,6 +100,8 @@ def readings(
     the weights; the weights themselves are not copied). Flow is refused above its cap (InputError
     "flow_tokens"); value norms reuse the run's layer inputs."""
     w = result.attentions
+    if isinstance(w, AttentionMaps):  # a decoder's: the page draws them whole (its budget's cost)
+        w = w.whole()
     if name != "weights":
         norms = None
         if name == "norm_weighted" and isinstance(model, Decoder):
@@ -236,8 +238,9 @@ def patterns(attn: np.ndarray) -> Patterns:
     previous/next-token heads.
 
     Means over the queries that have such a neighbour (rows 2…T for "previous", 1…T−1 for
-    "next")."""
-    attn = np.asarray(attn)
+    "next"). A decoder's :class:`AttentionMaps` is read a block of rows at a time."""
+    lazy = isinstance(attn, AttentionMaps)
+    attn = attn if lazy else np.asarray(attn)
     if attn.ndim != 4 or attn.shape[-1] != attn.shape[-2] or attn.shape[-1] < 2:
         raise InputError(
             "attn_shape",
@@ -245,17 +248,38 @@ def patterns(attn: np.ndarray) -> Patterns:
             shape=" × ".join(map(str, attn.shape)),
             n=attn.shape[-1] if attn.ndim else 0,
         )
+    if lazy:
+        return _named_patterns(*_lazy_patterns(attn))
     i = np.arange(1, attn.shape[-1])
     on_cls = attn[..., :, 0].mean(axis=-1)  # (L, H) mean weight on [CLS]
     prev = attn[..., i, i - 1].mean(axis=-1)  # (L, H) mean weight on the token before
     nxt = attn[..., i - 1, i].mean(axis=-1)  # (L, H) mean weight on the token after
+    return _named_patterns(on_cls, prev, nxt)
 
+
+def _named_patterns(on_cls: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> Patterns:
     def names(w: np.ndarray) -> tuple[str, ...]:
         return tuple(
             head_name(int(l), int(h)) for l, h in zip(*np.nonzero(w > STRONG), strict=True)
         )
 
     return Patterns(n_cls=int((on_cls > STRONG).sum()), prev=names(prev), next=names(nxt))
+
+
+def _lazy_patterns(maps: AttentionMaps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`patterns`' three (L, H) means from a decoder's maps in one pass over its blocks of
+    rows: the weight on the first token, on the token before, on the token after."""
+    L, H, T, _ = maps.shape
+    sums = np.zeros((3, L, H))  # first token, previous, next: sums over the rows
+    for layer in range(L):
+        for a, b, w in maps.blocks(layer):  # w (H, b − a, S)
+            r = np.arange(a, b)  # the block's rows
+            sums[0, layer] += w[:, :, 0].sum(axis=-1, dtype=np.float64)
+            before = r[r >= 1]
+            sums[1, layer] += w[:, before - a, before - 1].sum(axis=-1, dtype=np.float64)
+            after = r[r + 1 < T]
+            sums[2, layer] += w[:, after - a, after + 1].sum(axis=-1, dtype=np.float64)
+    return sums[0] / T, sums[1] / (T - 1), sums[2] / (T - 1)
 
 
 @dataclass(frozen=True)

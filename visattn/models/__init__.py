@@ -11,7 +11,7 @@ cache, greedy generation), ``pieces`` (byte-level pieces shown as characters), `
 single-file format), ``sources`` (where the app finds checkpoints).
 
 ``load(path)`` reads any of them: the result's ``.run(text)`` gives ``.tokens`` and ``.attentions``
-(L, H, T, T) for every family."""
+(L, H, T, T) for every family (a decoder's computed when read: ``causal.AttentionMaps``)."""
 
 from __future__ import annotations
 

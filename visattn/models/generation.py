@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from ..checks import positive_int
 from ..errors import InputError
 from ..shown_tokens import HeadWeight
-from .causal import Cache, Decoder
+from .causal import AttentionMaps, Cache, Decoder
 
 TOP = 5  # probabilities listed per step
 MAX_NEW = 64  # tokens a page may generate at once
@@ -88,7 +88,8 @@ def prefix_matching_scores(attentions: np.ndarray, start: int, length: int) -> n
     ``attentions`` (L, H, T, T) of a sequence whose positions start … start + length − 1 are
     repeated at start + length … start + 2·length − 1: the score averages, over i = 0 … length − 2,
     the weight query start + length + i puts on key start + i + 1."""
-    a = np.asarray(attentions)
+    lazy = isinstance(attentions, AttentionMaps)  # a decoder's run: only the rows read
+    a = attentions if lazy else np.asarray(attentions)
     queries = start + length + np.arange(length - 1)  # second copy, all but its last token
     keys = start + 1 + np.arange(length - 1)  # the token after each one's first occurrence
     if a.ndim != 4 or a.shape[-1] < start + 2 * length:
@@ -99,6 +100,8 @@ def prefix_matching_scores(attentions: np.ndarray, start: int, length: int) -> n
             shape=" × ".join(map(str, a.shape)),
             n=start + 2 * length,
         )
+    if lazy:
+        return a.pairs(queries, keys).mean(axis=-1)  # (L, H, length − 1) -> (L, H)
     return a[:, :, queries, keys].mean(axis=-1)  # (L, H, length − 1) -> (L, H)
 
 

@@ -198,15 +198,16 @@ class GPT2(Decoder):
         """Keyword arguments of causal_attention for layer i: 1/√Dh, no window."""
         return {"scale": self.config.d_head**-0.5, "window": None}
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
         c, layer = self.config, self.layers[i]
         T, H, Dh = x.shape[0], c.n_heads, c.d_head
         a = layer_norm(x, *layer.ln1, c.layer_norm_eps)
         qkv = a @ layer.W_qkv  # (T, D) x (D, 3D) -> (T, 3D)
         qkv += layer.b_qkv
         q, k, v = qkv.reshape(T, 3, H, Dh).transpose(1, 2, 0, 3)  # 3 × (H, T, Dh)
-        k, v = cache.extend(i, np.ascontiguousarray(k), np.ascontiguousarray(v))  # (H, S, Dh)
-        _, out = causal_attention(q, k, v, start, weights=weights, **self.attention_args(i))
+        k, v = cache.extend(i, np.ascontiguousarray(k), np.ascontiguousarray(v), q)  # (H, S, Dh)
+        args = self.attention_args(i)
+        _, out = causal_attention(q, k, v, start, **args, weights=weights, scratch=weights is None)
         y = out @ layer.W_o  # (T, D) x (D, D) -> (T, D)
         y += layer.b_o
         x = x + y

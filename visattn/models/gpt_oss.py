@@ -256,13 +256,14 @@ class GptOss(Llama):
             out[rows] += y * weights[rows, slot][:, None]
         return out
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
         c, layer = self.config, self.layers[i]
         q, k, v = self.project(i, x)  # normed, projected, biased: (H, T, Dh), (Hkv, T, Dh)
         cos, sin = self.rotation(start, x.shape[0])
         q, k = rope_(q, cos, sin), rope_(k, cos, sin)
-        k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
-        _, out = causal_attention(q, k, v, start, weights=weights, **self.attention_args(i))
+        k, v = cache.extend(i, k, v, q)  # (Hkv, S, Dh)
+        args = self.attention_args(i)
+        _, out = causal_attention(q, k, v, start, **args, weights=weights, scratch=weights is None)
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         y += layer.b_o
         x = x + y

@@ -717,14 +717,15 @@ class Llama(Decoder):
         scale = c.d_head**-0.5 if c.query_scale is None else c.query_scale
         return {"scale": scale, "window": c.layer_window(i), "softcap": c.softcap}
 
-    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
+    def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
         c, layer = self.config, self.layers[i]
         q, k, v = self.project(i, x)
         if c.rope_layers[i]:
             cos, sin = self.rotation(start, x.shape[0], i)
             q, k = rope_(q, cos, sin), rope_(k, cos, sin)
-        k, v = cache.extend(i, k, v)  # (Hkv, S, Dh)
-        _, out = causal_attention(q, k, v, start, weights=weights, **self.attention_args(i))
+        k, v = cache.extend(i, k, v, q)  # (Hkv, S, Dh)
+        args = self.attention_args(i)
+        _, out = causal_attention(q, k, v, start, **args, weights=weights, scratch=weights is None)
         y = out @ layer.W_o  # (T, H·Dh) x (H·Dh, D) -> (T, D)
         if layer.b_o is not None:
             y += layer.b_o
