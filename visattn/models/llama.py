@@ -427,7 +427,8 @@ class _Layer:
 
 
 def _read_layer(c: LlamaConfig, i: int, w) -> _Layer:
-    """Layer i's tensors from ``w`` (name → float32 array), linear weights as (in, out) views."""
+    """Layer i's tensors from ``w`` (name → a float32 array or a :class:`loading.Stored` one, as
+    the file stores it), linear weights as (in, out) views."""
     p = f"layers.{i}."
     a, m = p + "self_attn.", p + "mlp."
     Dq, Dkv, F = c.n_heads * c.d_head, c.n_kv_heads * c.d_head, c.d_ff
@@ -473,27 +474,33 @@ class Llama(Decoder):
     family = "llama"
     positions = "rotary"  # no position embeddings: RoPE rotates queries and keys in every layer
 
-    def __init__(self, config: LlamaConfig, weights, tokenizer, path: Path):
+    def __init__(
+        self, config: LlamaConfig, weights, tokenizer, path: Path, widen_at_load: bool = True
+    ):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
 
-        def w(name: str) -> np.ndarray:
-            # float32 tensors stay read-only views into the mapped file (loading copies nothing)
-            return np.asarray(weights[name], dtype=np.float32)
+        def w(name: str) -> np.ndarray | loading.Stored:
+            # float32 tensors stay read-only views into the mapped file (loading copies nothing);
+            # float16 / bfloat16 / quantized matrices stay as stored until widened
+            return weights.stored(name)
 
         c = config
         self.has_head = c.has_head
         self.embed_tokens = w("embed_tokens.weight")  # (Nv, D)
         self.norm = w("norm.weight")
         self.lm_head = None  # (Nv, D): the embedding when tied, none in a base checkpoint
-        if c.tied:
-            self.lm_head = self.embed_tokens
-        elif c.has_head:
+        if not c.tied and c.has_head:
             self.lm_head = w("lm_head.weight")
         self.layers = tuple(_read_layer(c, i, w) for i in range(c.n_layers))
+        if widen_at_load:  # the float32 model fits the budget: widened once, here
+            self.embed_tokens, self.lm_head = map(loading.widen, (self.embed_tokens, self.lm_head))
+            self.layers = tuple(map(loading.widened, self.layers))
+        if c.tied:
+            self.lm_head = self.embed_tokens
         self.inv_freq, self.attention_factor = inverse_frequencies(c)  # (rotary_dim / 2,)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
-        return self.embed_tokens[ids]  # (T, D), a copy
+        return loading.gather(self.embed_tokens, ids)  # (T, D), a copy
 
     def rotation(self, start: int, T: int) -> tuple[np.ndarray, np.ndarray]:
         """cos and sin (T, rotary_dim) of positions start … start + T − 1 (dynamic NTK and
@@ -512,7 +519,7 @@ class Llama(Decoder):
     def project(self, i: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Layer i's queries (H, T, Dh), keys and values (Hkv, T, Dh) for its input x (T, D):
         normed (pre-norm), projected, biased, QK-normed, not yet rotated."""
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         T, H, Hkv, Dh = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head
         n = x if layer.ln1 is None else rms_norm(x, layer.ln1, c.rms_eps)
         q, k, v = n @ layer.W_q, n @ layer.W_k, n @ layer.W_v  # (T, H·Dh), 2 × (T, Hkv·Dh)
@@ -532,7 +539,7 @@ class Llama(Decoder):
         return q, k, v
 
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray):
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         Dh = c.d_head
         q, k, v = self.project(i, x)
         if c.rope_layers[i]:
@@ -567,7 +574,7 @@ class Llama(Decoder):
     def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
         """As Decoder.head_values; under post-norm (OLMo 2) the heads' sum is normalised after
         W_O, so v_j W_O^h is what head h contributes before that norm."""
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         H, Hkv, Dh, D = c.n_heads, c.n_kv_heads, c.d_head, c.d_model
         _, _, v = self.project(i, x)  # (Hkv, T, Dh)
         v = np.repeat(v, H // Hkv, axis=0)  # (H, T, Dh): query head h reads key/value head h // G
@@ -593,7 +600,7 @@ class Llama(Decoder):
                 "checkpoint saved with its head (…ForCausalLM) to generate.",
                 file=str(self.path),
             )
-        return hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
+        return loading.times_transposed(hidden, self.lm_head)  # (T, D) x (D, Nv) -> (T, Nv)
 
 
 def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> Llama:
@@ -608,7 +615,8 @@ def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenize
             config = replace(config, has_head=False)
         else:
             loading.check_shapes(weights, {"lm_head.weight": (config.vocab_size, config.d_model)})
-    return Llama(config, _Heads(body, weights), tokenizer, folder)
+    widen = loading.widen_at_load(weights.tensors)
+    return Llama(config, _Heads(body, weights), tokenizer, folder, widen)
 
 
 class _Heads:
@@ -619,3 +627,6 @@ class _Heads:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.whole[name] if name == "lm_head.weight" else self.body[name]
+
+    def stored(self, name: str) -> np.ndarray | loading.Stored:
+        return (self.whole if name == "lm_head.weight" else self.body).stored(name)

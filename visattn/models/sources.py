@@ -11,9 +11,13 @@ publisher/repository/file.gguf). A named folder is a checkpoint itself or holds 
 level down; a named ``.gguf`` file, or one in a named folder or one level down, is a checkpoint
 too. A checkpoint is described from its config.json and its safetensors headers, or from a GGUF
 file's metadata and tensor table (a few kB to a few MB whatever its size): name, family, layers ×
-heads, parameters, size on disk. One that cannot be read, or whose float32 weights exceed the
-memory budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a unit: "4GB", "500MB"), is
-listed with the reason and cannot be chosen."""
+heads, parameters, size on disk. One that cannot be read, or whose weights would take more of the
+process's own memory than the budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes or with a
+unit: "4GB", "500MB"), is listed with the reason and cannot be chosen. The budget counts the float32
+weights held at once (:func:`visattn.models.loading.resident_bytes`): the whole float32 model when
+it fits (it is widened at load); else, for a decoder whose matrices are stored in float16,
+bfloat16 or quantized, only what is widened (vectors, float32 tensors, one layer in flight, a block
+of the embedding and head rows), the stored matrices staying mapped file pages."""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from ..errors import InputError
 from . import family_of, loading
 
 BUNDLED = "minilm"
-DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
+DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights held at once
 UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 MAX_ID = 120  # characters of an id (the URL's control takes this many)
 # the most layers and heads a chosen model may have; the widgets offer the model's own
@@ -57,6 +61,7 @@ class Source:
     disk_bytes: int = 0
     problem: InputError | None = None  # why it cannot be read
     over_budget: bool = False
+    resident_bytes: int = 0  # float32 weights held at once (loading.resident_bytes)
 
     @property
     def float32_bytes(self) -> int:
@@ -72,7 +77,8 @@ class Source:
 
 
 def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
-    """The memory budget for one model's float32 weights: VISATTN_MODEL_BUDGET or 2 GB."""
+    """The memory budget for the float32 weights one model holds at once (see the module's
+    docstring): VISATTN_MODEL_BUDGET or 2 GB."""
     raw = env.get("VISATTN_MODEL_BUDGET", "").strip().upper().replace(" ", "")
     found = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)B?", raw)
     if not found:
@@ -94,6 +100,7 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
     except InputError as problem:
         return Source(id, name, path, origin, problem=problem)
     n_params = sum(int(np.prod(t.shape, dtype=np.int64)) for t in g.tensors.values())
+    resident = loading.resident_bytes(g.tensors, budget)
     return Source(
         id=id,
         name=name,
@@ -105,7 +112,8 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
         n_heads=config["num_attention_heads"],
         n_params=n_params,
         disk_bytes=sum(t.end - t.start for t in g.tensors.values()),
-        over_budget=4 * n_params > budget,
+        over_budget=resident > budget,
+        resident_bytes=resident,
     )
 
 
@@ -129,6 +137,9 @@ def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sour
     except InputError as problem:
         return Source(id, name, folder, origin, problem=problem)
     n_params = weights.n_params()
+    resident = 4 * n_params  # an encoder is always widened at load
+    if family != "bert":
+        resident = loading.resident_bytes(weights.tensors, budget)
     return Source(
         id=id,
         name=name,
@@ -140,7 +151,8 @@ def describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sour
         n_heads=n_heads,
         n_params=n_params,
         disk_bytes=weights.nbytes(),
-        over_budget=4 * n_params > budget,
+        over_budget=resident > budget,
+        resident_bytes=resident,
     )
 
 
