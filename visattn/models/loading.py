@@ -60,8 +60,7 @@ DTYPES = {
 def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     """bfloat16 values given as their uint16 bits → float32 with exactly the same values (the bits
     moved to the top half of a 32-bit word)."""
-    wide = np.asarray(bits, dtype=np.uint16).astype(np.uint32)
-    wide <<= 16
+    wide = np.left_shift(np.asarray(bits, dtype=np.uint16), 16, dtype=np.uint32)  # one pass
     return wide.view(np.float32)
 
 
