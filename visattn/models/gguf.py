@@ -23,6 +23,7 @@ import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -360,6 +361,38 @@ class GGUFWeights(loading.Weights):
         if info.transform == "minus1":
             return x - np.float32(1.0)
         return x
+
+    def stored(self, name: str) -> np.ndarray | loading.Stored:
+        """The tensor as the file stores it (see :meth:`loading.Weights.stored`): a float32 one
+        as :meth:`__getitem__` gives it, a vector widened now, any other a
+        :class:`~visattn.models.loading.Stored` view of its bytes, dequantized when used."""
+        info = self.tensors[self.prefix + name]
+        if info.dtype == "F32" or len(info.shape) < 2:
+            return self[name]
+        raw = self._raw(info)
+        if info.dtype in ("F16", "BF16"):
+            bits = info.dtype == "BF16"
+            values = raw.view("<u2" if bits else "<f2").reshape(info.stored)
+            widen = loading.bf16_to_float32 if bits else loading.float16_to_float32
+            x = loading.Stored(values, widen, elementwise=True)
+        else:
+            n_rows = int(np.prod(info.stored[:-1], dtype=np.int64))
+            row = info.stored[-1]
+            blocks = raw.reshape(n_rows, -1)  # (rows, bytes per row)
+            rows = partial(_dequantize_rows, type_id=info.type_id, row=row)
+            x = loading.Stored(blocks, rows, rows_shape=(n_rows, row))
+            if len(info.stored) > 2:
+                x = x.then(partial(np.reshape, shape=info.stored))
+        if info.transform == "T":
+            return x.T
+        if info.transform.startswith("unpermute:"):
+            return x.then(partial(unpermute, heads=int(info.transform.split(":")[1])))
+        return x
+
+
+def _dequantize_rows(blocks: np.ndarray, type_id: int, row: int) -> np.ndarray:
+    """(n, bytes per row) quantized rows → (n, row) float32."""
+    return dequantize(np.ascontiguousarray(blocks), type_id, (blocks.shape[0], row))
 
 
 def permute(w: np.ndarray, heads: int) -> np.ndarray:

@@ -157,12 +157,15 @@ class _Layer:
 class GPT2(Decoder):
     family = "gpt2"
 
-    def __init__(self, config: GPT2Config, weights, tokenizer, path: Path):
+    def __init__(
+        self, config: GPT2Config, weights, tokenizer, path: Path, widen_at_load: bool = True
+    ):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
 
-        def w(name: str) -> np.ndarray:
-            # float32 tensors stay read-only views into the mapped file (loading copies nothing)
-            return np.asarray(weights[name], dtype=np.float32)
+        def w(name: str) -> np.ndarray | loading.Stored:
+            # float32 tensors stay read-only views into the mapped file (loading copies nothing);
+            # float16 / bfloat16 / quantized matrices stay as stored until widened
+            return weights.stored(name)
 
         D = config.d_model
         self.wte = w("wte.weight")  # (Nv, D)
@@ -186,12 +189,15 @@ class GPT2(Decoder):
                 )
             )
         self.layers = tuple(layers)
+        if widen_at_load:  # the float32 model fits the budget: widened once, here
+            self.wte, self.wpe = loading.widen(self.wte), loading.widen(self.wpe)
+            self.layers = tuple(map(loading.widened, self.layers))
         self.activation = ACTIVATIONS[config.activation]
         assert self.wte.shape == (config.vocab_size, D)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
-        x = self.wte[ids]  # (T, D)
-        x += self.wpe[start : start + ids.size]
+        x = loading.gather(self.wte, ids)  # (T, D)
+        x += loading.gather(self.wpe, slice(start, start + ids.size))
         return x
 
     def attention_args(self, i: int) -> dict:
@@ -199,7 +205,7 @@ class GPT2(Decoder):
         return {"scale": self.config.d_head**-0.5, "window": None}
 
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         T, H, Dh = x.shape[0], c.n_heads, c.d_head
         a = layer_norm(x, *layer.ln1, c.layer_norm_eps)
         qkv = a @ layer.W_qkv  # (T, D) x (D, 3D) -> (T, 3D)
@@ -224,7 +230,7 @@ class GPT2(Decoder):
         return layer_norm(x, *self.ln_f, self.config.layer_norm_eps)
 
     def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         T, H, D, Dh = x.shape[0], c.n_heads, c.d_model, c.d_head
         a = layer_norm(x, *layer.ln1, c.layer_norm_eps)
         v = a @ layer.W_qkv[:, 2 * D :] + layer.b_qkv[2 * D :]  # (T, D)
@@ -232,7 +238,7 @@ class GPT2(Decoder):
         return v @ layer.W_o.reshape(H, Dh, D)  # (H, T, Dh) x (H, Dh, D) -> (H, T, D)
 
     def head_queries_keys(self, i: int, x: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         D, Dh = c.d_model, c.d_head
         a = layer_norm(x, *layer.ln1, c.layer_norm_eps).astype(np.float64)  # (T, D)
         q_cols = slice(head * Dh, (head + 1) * Dh)  # head h's columns of the query block
@@ -242,11 +248,11 @@ class GPT2(Decoder):
         return q * Dh**-0.5, k
 
     def unembed(self, hidden: np.ndarray) -> np.ndarray:
-        return hidden @ self.wte.T  # (T, D) x (D, Nv) -> (T, Nv)
+        return loading.times_transposed(hidden, self.wte)  # (T, D) x (D, Nv) -> (T, Nv)
 
 
 def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenizer) -> GPT2:
     config = GPT2Config.from_dict(cfg, folder / loading.CONFIG)
     weights = weights.with_prefix(loading.find_prefix(weights, ANCHOR))
     loading.check_shapes(weights, config.shapes())
-    return GPT2(config, weights, tokenizer, folder)
+    return GPT2(config, weights, tokenizer, folder, loading.widen_at_load(weights.tensors))

@@ -582,7 +582,8 @@ class _Layer:
 
 
 def _read_layer(c: LlamaConfig, i: int, w) -> _Layer:
-    """Layer i's tensors from ``w`` (name → float32 array), linear weights as (in, out) views."""
+    """Layer i's tensors from ``w`` (name → a float32 array or a :class:`loading.Stored` one, as
+    the file stores it), linear weights as (in, out) views."""
     p = f"layers.{i}."
     a, m = p + "self_attn.", p + "mlp."
     Dq, Dkv, F = c.n_heads * c.d_head, c.n_kv_heads * c.d_head, c.d_ff
@@ -635,12 +636,15 @@ class Llama(Decoder):
     family = "llama"
     positions = "rotary"  # no position embeddings: RoPE rotates queries and keys in every layer
 
-    def __init__(self, config: LlamaConfig, weights, tokenizer, path: Path):
+    def __init__(
+        self, config: LlamaConfig, weights, tokenizer, path: Path, widen_at_load: bool = True
+    ):
         super().__init__(config, tokenizer, path, *tokenizer_flavour(tokenizer))
 
-        def w(name: str) -> np.ndarray:
-            # float32 tensors stay read-only views into the mapped file (loading copies nothing)
-            return np.asarray(weights[name], dtype=np.float32)
+        def w(name: str) -> np.ndarray | loading.Stored:
+            # float32 tensors stay read-only views into the mapped file (loading copies nothing);
+            # float16 / bfloat16 / quantized matrices stay as stored until widened
+            return weights.stored(name)
 
         c = config
         self.has_head = c.has_head
@@ -650,11 +654,14 @@ class Llama(Decoder):
             self.norm = self.norm + np.float32(1.0)
         self.embed_scale = np.float32(c.d_model**0.5) if c.gemma else None
         self.lm_head = None  # (Nv, D): the embedding when tied, none in a base checkpoint
-        if c.tied:
-            self.lm_head = self.embed_tokens
-        elif c.has_head:
+        if not c.tied and c.has_head:
             self.lm_head = w("lm_head.weight")
         self.layers = tuple(_read_layer(c, i, w) for i in range(c.n_layers))
+        if widen_at_load:  # the float32 model fits the budget: widened once, here
+            self.embed_tokens, self.lm_head = map(loading.widen, (self.embed_tokens, self.lm_head))
+            self.layers = tuple(map(loading.widened, self.layers))
+        if c.tied:
+            self.lm_head = self.embed_tokens
         self.inv_freq, self.attention_factor = inverse_frequencies(c)  # (rotary_dim / 2,)
         self.local_inv_freq = None  # (rotary_dim / 2,) Gemma 3's local layers' plain RoPE
         if c.local_rope_theta is not None:
@@ -662,8 +669,8 @@ class Llama(Decoder):
             self.local_inv_freq, _ = inverse_frequencies(local)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
-        x = self.embed_tokens[ids]  # (T, D), a copy
-        if self.embed_scale is not None:
+        x = loading.gather(self.embed_tokens, ids)  # (T, D), a copy
+        if self.embed_scale is not None:  # Gemma: √D, after the gather
             x *= self.embed_scale
         return x
 
@@ -690,7 +697,7 @@ class Llama(Decoder):
     def project(self, i: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Layer i's queries (H, T, Dh), keys and values (Hkv, T, Dh) for its input x (T, D):
         normed (pre-norm), projected, biased, QK-normed, not yet rotated."""
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         T, H, Hkv, Dh = x.shape[0], c.n_heads, c.n_kv_heads, c.d_head
         n = x if layer.ln1 is None else rms_norm(x, layer.ln1, c.rms_eps)
         q, k, v = n @ layer.W_q, n @ layer.W_k, n @ layer.W_v  # (T, H·Dh), 2 × (T, Hkv·Dh)
@@ -718,7 +725,7 @@ class Llama(Decoder):
         return {"scale": scale, "window": c.layer_window(i), "softcap": c.softcap}
 
     def layer(self, i: int, x: np.ndarray, start: int, cache: Cache, weights: np.ndarray | None):
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         q, k, v = self.project(i, x)
         if c.rope_layers[i]:
             cos, sin = self.rotation(start, x.shape[0], i)
@@ -753,7 +760,7 @@ class Llama(Decoder):
     def head_values(self, i: int, x: np.ndarray) -> np.ndarray:
         """As Decoder.head_values; under post-norm (OLMo 2) the heads' sum is normalised after
         W_O, so v_j W_O^h is what head h contributes before that norm."""
-        c, layer = self.config, self.layers[i]
+        c, layer = self.config, loading.in_flight(self, i)
         H, Hkv, Dh, D = c.n_heads, c.n_kv_heads, c.d_head, c.d_model
         _, _, v = self.project(i, x)  # (Hkv, T, Dh)
         v = np.repeat(v, H // Hkv, axis=0)  # (H, T, Dh): query head h reads key/value head h // G
@@ -781,7 +788,7 @@ class Llama(Decoder):
                 "checkpoint saved with its head (…ForCausalLM) to generate.",
                 file=str(self.path),
             )
-        logits = hidden @ self.lm_head.T  # (T, D) x (D, Nv) -> (T, Nv)
+        logits = loading.times_transposed(hidden, self.lm_head)  # (T, D) x (D, Nv) -> (T, Nv)
         cap = self.config.final_softcap
         if cap is not None:  # Gemma: c·tanh(logits / c)
             logits = np.tanh(logits / np.float32(cap)) * np.float32(cap)
@@ -800,7 +807,8 @@ def build(folder: Path, cfg: dict, weights: loading.Weights, tokenizer: Tokenize
             config = replace(config, has_head=False)
         else:
             loading.check_shapes(weights, {"lm_head.weight": (config.vocab_size, config.d_model)})
-    return Llama(config, _Heads(body, weights), tokenizer, folder)
+    widen = loading.widen_at_load(weights.tensors)
+    return Llama(config, _Heads(body, weights), tokenizer, folder, widen)
 
 
 class _Heads:
@@ -811,3 +819,6 @@ class _Heads:
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.whole[name] if name == "lm_head.weight" else self.body[name]
+
+    def stored(self, name: str) -> np.ndarray | loading.Stored:
+        return (self.whole if name == "lm_head.weight" else self.body).stored(name)

@@ -7,6 +7,11 @@ mapped file until the model copies it into its own float32 layout, so opening a 
 no read. fp32, fp16 and bf16 tensors become float32; NumPy has no bfloat16, so a bf16 tensor is
 widened by bits (the 16 bits are the top half of the float32 with the same value).
 
+A decoder keeps its weight matrices as stored (:meth:`Weights.stored`: float16 values or bfloat16
+bits, a :class:`Stored` view of the mapped file, file-backed pages rather than the process's own
+memory) when its float32 copy would not fit the memory budget, and widens them one layer at a time
+during the forward (:func:`in_flight`); :func:`resident_bytes` counts what it then holds.
+
 Every way a folder can be unusable raises :class:`~visattn.errors.InputError` naming the file: no
 config, an unreadable config, a model type no family implements, weights only as
 ``pytorch_model.bin`` (a pickle that needs torch), a truncated safetensors file, a tensor missing
@@ -19,11 +24,13 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+import re
 import struct
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +38,10 @@ from ..errors import InputError
 
 if TYPE_CHECKING:  # read_tokenizer imports it when called
     from tokenizers import Tokenizer
+
+    from .causal import Decoder
+
+LayerT = TypeVar("LayerT")  # a family's layer: a dataclass of arrays
 
 CONFIG = "config.json"
 TOKENIZER = "tokenizer.json"
@@ -70,9 +81,186 @@ DTYPES = {
 def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     """bfloat16 values given as their uint16 bits → float32 with exactly the same values (the bits
     moved to the top half of a 32-bit word)."""
-    wide = np.asarray(bits, dtype=np.uint16).astype(np.uint32)
-    wide <<= 16
+    wide = np.left_shift(np.asarray(bits, dtype=np.uint16), 16, dtype=np.uint32)  # one pass
     return wide.view(np.float32)
+
+
+def float16_to_float32(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.float32)
+
+
+class Stored:
+    """A weight as its file stores it (float16 values, bfloat16 bits, quantized blocks: a view into
+    the mapped file), widened to float32 only when a forward needs it.
+
+    ``widen_rows`` turns ``raw``, or any run of its leading rows, into float32; ``steps`` are then
+    applied in order (GGUF's unpermutation, a transpose or a slice taken after it). Where one stored
+    number is one float32 number (``elementwise``: float16, bfloat16), a transpose or a slice is
+    taken of ``raw`` itself, so widening a row block reads only its rows. Anything that asks NumPy
+    for the array (``np.asarray(w)``, ``x @ w``) gets it widened."""
+
+    def __init__(
+        self,
+        raw: np.ndarray,
+        widen_rows: Callable[[np.ndarray], np.ndarray],
+        steps: tuple[Callable[[np.ndarray], np.ndarray], ...] = (),
+        elementwise: bool = False,
+        rows_shape: tuple[int, ...] | None = None,
+    ):
+        self.raw, self.widen_rows, self.steps = raw, widen_rows, steps
+        self.elementwise = elementwise
+        # the shape of widen_rows(raw): raw's, or (rows, values per row) for quantized blocks
+        self.rows_shape = raw.shape if rows_shape is None else rows_shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        probe = np.broadcast_to(np.empty((), dtype=bool), self.rows_shape)  # no memory
+        for step in self.steps:
+            probe = step(probe)
+        return probe.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def then(self, step: Callable[[np.ndarray], np.ndarray]) -> Stored:
+        """This tensor with ``step`` applied once widened."""
+        return Stored(self.raw, self.widen_rows, (*self.steps, step), False, self.rows_shape)
+
+    def _reshaped(self, step: Callable[[np.ndarray], np.ndarray]) -> Stored:
+        if self.elementwise and not self.steps:  # taken of the stored numbers themselves
+            return Stored(step(self.raw), self.widen_rows, (), True)
+        return self.then(step)
+
+    @property
+    def T(self) -> Stored:  # noqa: N802 (as ndarray.T)
+        return self._reshaped(np.transpose)
+
+    def __getitem__(self, key) -> Stored:
+        return self._reshaped(operator.itemgetter(key))
+
+    def widen(self) -> np.ndarray:
+        x = self.widen_rows(self.raw)
+        for step in self.steps:
+            x = step(x)
+        return x
+
+    def take(self, rows) -> np.ndarray:
+        """Rows ``rows`` (an index array or a slice) of the float32 tensor, only those widened."""
+        if self.steps:
+            return self.widen()[rows]
+        return self.widen_rows(self.raw[rows])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        wide = self.widen()
+        return wide if dtype is None else wide.astype(dtype, copy=False)
+
+
+def widen(value: Any) -> Any:
+    """``value`` in float32: a :class:`Stored` widened, a tuple element by element, anything else
+    (a float32 array, None) as it is."""
+    if isinstance(value, Stored):
+        return value.widen()
+    if isinstance(value, tuple):
+        wide = tuple(widen(v) for v in value)
+        return value if all(a is b for a, b in zip(wide, value, strict=True)) else wide
+    return value
+
+
+def widened(layer: LayerT) -> LayerT:
+    """A layer (a dataclass of arrays) with every stored field widened to float32, whatever its
+    fields are; the same layer when none is stored."""
+    changes = {}
+    for f in fields(layer):
+        value = getattr(layer, f.name)
+        wide = widen(value)
+        if wide is not value:
+            changes[f.name] = wide
+    return replace(layer, **changes) if changes else layer
+
+
+def in_flight(model: Decoder, i: int) -> Any:
+    """Layer i of ``model.layers`` in float32: the layer itself when nothing in it is stored (the
+    model was widened at load), else its widened copy, kept until another layer is asked for, so a
+    forward holds one widened layer at a time."""
+    layer = model.layers[i]
+    slot = getattr(model, "_in_flight", None)
+    if slot is not None and slot[0] is layer:
+        return slot[1]
+    model._in_flight = None  # the previous layer's copy is freed before this one is made
+    wide = widened(layer)
+    if wide is not layer:
+        model._in_flight = (layer, wide)
+    return wide
+
+
+def gather(table: np.ndarray | Stored, ids: np.ndarray) -> np.ndarray:
+    """Rows ``ids`` of an embedding table (float32 or :class:`Stored`) as a new float32 array: of
+    a stored table only the rows read are widened."""
+    if isinstance(table, Stored):
+        return table.take(ids)
+    return table[ids]
+
+
+ROW_BLOCK = 8192  # rows of a stored unembedding widened at once (64 MB at d_model 2048)
+
+
+def times_transposed(x: np.ndarray, table: np.ndarray | Stored) -> np.ndarray:
+    """``x @ table.T`` for x (T, D) and table (N, D), float32 or :class:`Stored`: a stored table
+    (a tied LM head over a vocabulary of 128K) is widened ROW_BLOCK rows at a time."""
+    if not isinstance(table, Stored):
+        return x @ table.T  # (T, D) x (D, N) -> (T, N)
+    n = table.shape[0]
+    out = np.empty((x.shape[0], n), dtype=np.float32)
+    for a in range(0, n, ROW_BLOCK):
+        b = min(a + ROW_BLOCK, n)
+        out[:, a:b] = x @ table.take(slice(a, b)).T  # (T, D) x (D, b − a) -> (T, b − a)
+    return out
+
+
+# a layer's number in a tensor name: model.layers.3.…, h.3.…, blk.3.…
+LAYER_NUMBER = re.compile(r"(?:^|\.)(\d+)\.")
+
+
+def float32_bytes(tensors: Mapping) -> int:
+    """Bytes of every tensor in float32 (``tensors``: name → TensorInfo or GGUFTensor)."""
+    return 4 * sum(int(np.prod(t.shape, dtype=np.int64)) for t in tensors.values())
+
+
+def resident_bytes(tensors: Mapping, budget: int) -> int:
+    """Bytes of float32 weights a decoder of these tensors holds at once under ``budget``.
+
+    When the whole float32 model fits (:func:`float32_bytes` ≤ budget) it is widened at load and
+    that is the count. Otherwise the matrices stored in another precision stay mapped (file-backed
+    pages, not counted) and are widened during the forward: the count is the tensors kept in
+    float32 (float32 ones, read whole by every forward, and the vectors: norms, biases), plus the
+    largest layer's stored matrices widened, plus ROW_BLOCK rows of each stored matrix outside
+    the layers (the embedding, whose rows are gathered, and the LM head, widened by row blocks)."""
+    whole = float32_bytes(tensors)
+    if whole <= budget:
+        return whole
+    kept, outside = 0, 0
+    layers: dict[str, int] = {}
+    for name, t in tensors.items():
+        n = int(np.prod(t.shape, dtype=np.int64))
+        found = LAYER_NUMBER.search(name)
+        if t.dtype == "F32" or len(t.shape) < 2:
+            kept += n
+        elif found:
+            layers[found.group(1)] = layers.get(found.group(1), 0) + n
+        else:
+            outside += min(t.shape[0], ROW_BLOCK) * n // t.shape[0]
+    return 4 * (kept + max(layers.values(), default=0) + outside)
+
+
+def widen_at_load(tensors: Mapping, budget: int | None = None) -> bool:
+    """Whether a decoder of these tensors is widened to float32 once, at load (its float32 copy
+    fits the budget: the fastest forward), rather than one layer at a time in each forward."""
+    if budget is None:
+        from .sources import budget_bytes
+
+        budget = budget_bytes()
+    return float32_bytes(tensors) <= budget
 
 
 def read_config(folder: str | Path) -> dict:
@@ -271,6 +459,23 @@ class Weights(Mapping):
         if info.dtype == "F32":
             return np.asarray(raw)
         return raw.astype(np.float32)
+
+    def _raw(self, info) -> np.ndarray:
+        if info.file not in self._maps:
+            self._maps[info.file] = np.memmap(info.file, dtype=np.uint8, mode="r")
+        return self._maps[info.file][info.start : info.end]
+
+    def stored(self, name: str) -> np.ndarray | Stored:
+        """The tensor as the file stores it: float32 a read-only view into the mapped file, a
+        float16 or bfloat16 matrix a :class:`Stored` view (widened when used), a vector (norms,
+        biases: small) widened now."""
+        info = self.tensors[self.prefix + name]
+        if info.dtype not in ("F16", "BF16") or len(info.shape) < 2:
+            return self[name]
+        raw = self._raw(info).view(DTYPES[info.dtype]).reshape(info.shape)
+        if info.dtype == "BF16":
+            return Stored(raw, bf16_to_float32, elementwise=True)
+        return Stored(raw, float16_to_float32, elementwise=True)
 
     def __iter__(self) -> Iterator[str]:
         n = len(self.prefix)

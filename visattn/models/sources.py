@@ -11,10 +11,14 @@ publisher/repository/file.gguf). A named folder is a checkpoint itself or holds 
 level down; a named ``.gguf`` file, or one in a named folder or one level down, is a checkpoint
 too. A checkpoint is described from its config.json and its safetensors headers, or from a GGUF
 file's metadata and tensor table (a few kB to a few MB whatever its size): name, family, layers ×
-heads, parameters, size on disk. One that cannot be read, or whose float32 weights exceed the
-memory budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes, plain or scientific, or with a
-unit: "4GB", "500MB", "4GiB", "4e9": :func:`budget_bytes`), is listed with the reason and cannot be
-chosen."""
+heads, parameters, size on disk. One that cannot be read, or whose weights would take more of the
+process's own memory than the budget (default 2 GB, ``VISATTN_MODEL_BUDGET`` in bytes, plain or
+scientific, or with a unit: "4GB", "500MB", "4GiB", "4e9": :func:`budget_bytes`), is listed with the
+reason and cannot be chosen. The budget counts the float32 weights held at once
+(:func:`visattn.models.loading.resident_bytes`): the whole float32 model when it fits (it is widened
+at load); else, for a decoder whose matrices are stored in float16, bfloat16 or quantized, only what
+is widened (vectors, float32 tensors, one layer in flight, a block of the embedding and head rows),
+the stored matrices staying mapped file pages."""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ from ..errors import InputError
 from . import family_of, loading, refusing
 
 BUNDLED = "minilm"
-DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights
+DEFAULT_BUDGET = 2_000_000_000  # bytes of float32 weights held at once
 # a budget's units: decimal (K, M, G, T with or without B) and binary (KiB … TiB), upper-cased
 UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 UNITS |= {"KI": 2**10, "MI": 2**20, "GI": 2**30, "TI": 2**40}
@@ -61,6 +65,7 @@ class Source:
     disk_bytes: int = 0
     problem: InputError | None = None  # why it cannot be read
     over_budget: bool = False
+    resident_bytes: int = 0  # float32 weights held at once (loading.resident_bytes)
 
     @property
     def float32_bytes(self) -> int:
@@ -76,7 +81,8 @@ class Source:
 
 
 def budget_bytes(env: Mapping[str, str] = os.environ) -> int:
-    """The memory budget for one model's float32 weights: VISATTN_MODEL_BUDGET or 2 GB.
+    """The memory budget for the float32 weights one model holds at once (see the module's
+    docstring): VISATTN_MODEL_BUDGET or 2 GB.
 
     A number of bytes, plain or scientific ("4000000000", "4e9"), or with a unit: decimal ("4GB",
     "500 MB", "4G") or binary ("4GiB", "512MiB"). Anything else raises InputError
@@ -112,6 +118,7 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
     except InputError as problem:
         return Source(id, name, path, origin, problem=problem)
     n_params = sum(int(np.prod(t.shape, dtype=np.int64)) for t in g.tensors.values())
+    resident = loading.resident_bytes(g.tensors, budget)
     return Source(
         id=id,
         name=name,
@@ -123,7 +130,8 @@ def describe_gguf(path: Path, id: str, name: str, origin: str, budget: int) -> S
         n_heads=config["num_attention_heads"],
         n_params=n_params,
         disk_bytes=sum(t.end - t.start for t in g.tensors.values()),
-        over_budget=4 * n_params > budget,
+        over_budget=resident > budget,
+        resident_bytes=resident,
     )
 
 
@@ -177,6 +185,9 @@ def _describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sou
     except InputError as problem:
         return Source(id, name, folder, origin, problem=problem)
     n_params = weights.n_params()
+    resident = 4 * n_params  # an encoder is always widened at load
+    if family != "bert":
+        resident = loading.resident_bytes(weights.tensors, budget)
     return Source(
         id=id,
         name=name,
@@ -188,7 +199,8 @@ def _describe(folder: Path, id: str, name: str, origin: str, budget: int) -> Sou
         n_heads=n_heads,
         n_params=n_params,
         disk_bytes=weights.nbytes(),
-        over_budget=4 * n_params > budget,
+        over_budget=resident > budget,
+        resident_bytes=resident,
     )
 
 
