@@ -94,8 +94,30 @@ def test_kill_9_of_supervisord_leaves_no_process_on_the_ports(tmp_path_factory):
         assert not any(serve_room.running(pid) for pid in below)
 
 
-def _serve_room_cli(run_dir, port: int, replica_port: int) -> subprocess.Popen:
+def _watched(argv: list[str]) -> subprocess.Popen:
+    """``argv`` started in the checkout, its output read through a pipe (see :class:`Output`)."""
     return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _nothing_listens(port: int, replica_port: int) -> None:
+    """Until no process holds the room's port or its replica's."""
+    holders = [("127.0.0.1", port), ("127.0.0.1", replica_port)]
+    wait_for(
+        lambda: not any(serve_room.port_holders(h, p) for h, p in holders),
+        30,
+        "every process of the room to stop",
+    )
+
+
+def _serve_room_cli(run_dir, port: int, replica_port: int) -> subprocess.Popen:
+    return _watched(
         [
             sys.executable,
             str(ROOT / "deploy" / "serve_room.py"),
@@ -108,12 +130,7 @@ def _serve_room_cli(run_dir, port: int, replica_port: int) -> subprocess.Popen:
             str(replica_port),
             "--run-dir",
             str(run_dir),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
+        ]
     )
 
 
@@ -159,12 +176,7 @@ def test_serve_room_stops_everything_on_ctrl_c_and_when_killed(how, tmp_path_fac
         if how == "SIGINT":
             assert code == 0
             out.until("visattn: stopped", 10)
-        holders = [("127.0.0.1", port), ("127.0.0.1", replica_port)]
-        wait_for(
-            lambda: not any(serve_room.port_holders(h, p) for h, p in holders),
-            30,
-            "every process of the room to stop",
-        )
+        _nothing_listens(port, replica_port)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -176,7 +188,7 @@ def test_sigterm_to_make_serve_room_stops_everything():
     serve_room.py hears its parent die and stops the room in order."""
     require_nginx()
     port, replica_port = serve_room.free_port(), serve_room.free_port()
-    make = subprocess.Popen(
+    make = _watched(
         [
             "make",
             "--no-print-directory",
@@ -187,12 +199,7 @@ def test_sigterm_to_make_serve_room_stops_everything():
             "REPLICAS=1",
             f"ROOM_PORT={port}",
             f"REPLICA_PORT={replica_port}",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
+        ]
     )
     out = Output(make)
     try:
@@ -201,12 +208,7 @@ def test_sigterm_to_make_serve_room_stops_everything():
         make.send_signal(signal.SIGTERM)
         make.wait(30)
         out.until("visattn: stopped", 60)
-        holders = [("127.0.0.1", port), ("127.0.0.1", replica_port)]
-        wait_for(
-            lambda: not any(serve_room.port_holders(h, p) for h, p in holders),
-            30,
-            "every process of the room to stop",
-        )
+        _nothing_listens(port, replica_port)
     finally:
         if make.poll() is None:
             make.kill()
