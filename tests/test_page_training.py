@@ -427,3 +427,22 @@ def test_every_newer_family_generates_and_ranks_its_heads(every_model, family):
     ranked = ranked[: lesson.TOP_HEADS]
     assert heads.iloc[:, 0].tolist() == [f"L{h.layer + 1}·H{h.head + 1}" for h in ranked]
     assert heads.iloc[:, 2].tolist() == [f"{h.layer}.{h.head}" for h in ranked]
+
+
+def test_the_maps_text_places_the_induction_stripe_where_the_probe_puts_it():
+    """On the probe (its first k tokens repeated), row i of the second copy finds the current
+    token's earlier copy at i − k and attends to the token after it, i − k + 1: the induction
+    stripe is k − 1 left of the diagonal and k − 2 left of the previous-token stripe (at i − 1);
+    both languages say so (zh once said k − 1 left of the previous-token stripe)."""
+    from visattn import training
+
+    tokens, k = training.probe_sequence(lesson.training_config(2, 800))
+    rows = range(k, 2 * k)
+    assert all(tokens[i] == tokens[i - k] for i in rows)
+    from_diagonal = {i - (i - k + 1) for i in rows}
+    from_previous = {(i - 1) - (i - k + 1) for i in rows}
+    assert from_diagonal == {k - 1} and from_previous == {k - 2}
+    en = json.loads((ROOT / "ui/locales/en/training.json").read_text())["maps_text"]
+    zh = json.loads((ROOT / "ui/locales/zh/training.json").read_text())["maps_text"]
+    assert "k − 1 steps left of the diagonal" in en and "k − 2 steps left of the previous" in en
+    assert "对角线左侧 k − 1 格" in zh and "前一词元条纹左侧 k − 2 格" in zh
