@@ -23,7 +23,7 @@ import streamlit as st
 
 from ui import url_state, widgets
 from ui.cache import decoder as cache_decoder
-from ui.charts import download_csv, show
+from ui.charts import download_csv, show, table
 from ui.errors import compute
 from ui.follow import Version, follow
 from ui.frame import explain, font_size, page, section, when_open
@@ -206,8 +206,7 @@ def cache_cost() -> None:
         for row, marks in zip(cost.memory_text, cost.memory_beyond, strict=True)
     ]
     memory = pd.DataFrame(cells, index=models, columns=lengths)
-    column_config = {"_index": st.column_config.TextColumn(t("decoder.memory_table"))}
-    st.dataframe(memory, width="content", column_config=column_config)
+    table(memory, index_title=t("decoder.memory_table"), width="content")
     contexts = t(
         "decoder.contexts",
         contexts=t("common.list_sep").join(
@@ -319,12 +318,7 @@ def losses(circuit: lesson.CircuitSection, second_start: int | None) -> None:
         (position, token, next_token, guess, right_mark(right), p_next)
         for position, token, next_token, guess, right, p_next in circuit.rows
     ]
-    st.dataframe(
-        pd.DataFrame(rows, columns=columns),
-        hide_index=True,
-        width="stretch",
-        column_config={columns[5]: st.column_config.NumberColumn(format="%.3f")},
-    )
+    table(pd.DataFrame(rows, columns=columns), formats={columns[5]: "%.3f"}, hide_index=True)
 
 
 def send_training_links() -> None:

@@ -14,12 +14,13 @@ import streamlit as st
 
 from ui import url_state, widgets
 from ui.cache import kernel_regression as cache_kernel_regression
-from ui.charts import download_csv, matrix_frame, show
+from ui.charts import download_csv, matrix_frame, show, table
 from ui.errors import compute
 from ui.follow import Version, follow
 from ui.formulas import formula
 from ui.frame import (
     explain,
+    fold,
     folded_controls,
     font_size,
     page,
@@ -139,7 +140,7 @@ def scored_attention(attention, names, png: str, titles, heading: str, maps_in, 
         index=[f"f({q})" for q in queries],
         columns=feature_names()[: attention.output.shape[1]],
     )
-    output_in.dataframe(output.style.format("{:.4f}"))
+    table(output, formats=dict.fromkeys(output.columns, "%.4f"), width="content", where=output_in)
     pairs = t("common.list_sep").join(lesson.top_pairs(attention.weights, queries, keys))
     output_in.caption(t("kernel_regression.top_pairs", pairs=pairs))
     download_csv(attention.weights, f"{png}_weights", queries, keys, key=f"csv_{png}")
@@ -308,7 +309,7 @@ def additive_weights() -> list[np.ndarray | None]:
     """The additive score's W_q, W_k, w_v, editable: tabs ② and ③ both use them, so they are drawn
     outside every section (open when a link scores tab ② additively)."""
     opened = st.session_state["kr_score"] == "additive"
-    with st.expander(t("kernel_regression.additive_weights"), expanded=opened):
+    with fold(t("kernel_regression.additive_weights"), opened):
         explain(t("kernel_regression.additive_explain"))
         weights = []
         for where, matrix in zip(st.columns(3), lesson.ADDITIVE, strict=True):
@@ -388,7 +389,7 @@ def raw_features(Q, K, V, weights) -> None:
 
 def article_002() -> None:
     """Article 002's slips: its printed numbers and formulas beside the computed ones."""
-    with st.expander(t("kernel_regression.a2_title"), expanded=False):
+    with fold(t("kernel_regression.a2_title")):
         columns = [
             t("kernel_regression.a2_col_what"),
             t("kernel_regression.a2_col_printed"),

@@ -18,7 +18,7 @@ from ui.cache import modern_attention as cache_modern_attention
 from ui.charts import download_csv, show
 from ui.errors import compute
 from ui.formulas import formula
-from ui.frame import controls_row, explain, font_size, page, section, tabs
+from ui.frame import controls_row, explain, fold, font_size, page, section, tabs
 from ui.i18n import figure_words, label, t
 from visattn.figures import modern_attention as modern_attention_figures
 from visattn.lessons import modern_attention as lesson
@@ -237,7 +237,7 @@ def cache_table(rows: tuple[lesson.ModelRow, ...]) -> None:
 
 def sources(rows: tuple[lesson.ModelRow, ...]) -> None:
     """Where each model's numbers come from."""
-    with st.expander(t("modern_attention.sources")):
+    with fold(t("modern_attention.sources")):
         for row in rows:
             paper, config = row.model.source
             name = label("modern_attention.models", row.id)

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import url_state, widgets
-from ui.charts import download_csv, show
+from ui.charts import download_csv, show, table
 from ui.errors import compute
 from ui.follow import Version, follow
 from ui.formulas import formula
@@ -243,13 +243,11 @@ def section_order() -> None:
         t("positional_encoding.col_with"),
     ]
     st.markdown(t("positional_encoding.table_heading"))
-    st.dataframe(
+    table(
         pd.DataFrame(order.rows, columns=columns),
+        formats={columns[3]: "%.2e", columns[4]: "%.3f"},
         hide_index=True,
-        column_config={
-            columns[3]: st.column_config.NumberColumn(format="%.2e"),
-            columns[4]: st.column_config.NumberColumn(format="%.3f"),
-        },
+        width="content",
     )
 
 

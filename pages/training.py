@@ -20,7 +20,7 @@ import streamlit as st
 from ui import url_state, widgets
 from ui.cache import models as cache_models
 from ui.cache import training as cache_training
-from ui.charts import show
+from ui.charts import show, table
 from ui.errors import compute, show_error
 from ui.frame import explain, font_size, page, section
 from ui.i18n import figure_words, label, lang, t
@@ -285,15 +285,8 @@ def training_results(trained: lesson.TrainingSection) -> None:
             t("training.induction_score"): trained.final_prefix.ravel(),
         }
     )
-    st.dataframe(
-        roles,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            t("training.prev_score"): st.column_config.NumberColumn(format="%.2f"),
-            t("training.induction_score"): st.column_config.NumberColumn(format="%.2f"),
-        },
-    )
+    scores = (t("training.prev_score"), t("training.induction_score"))
+    table(roles, formats=dict.fromkeys(scores, "%.2f"), hide_index=True)
     st.subheader(t("training.maps_h"))
     explain(t("training.maps_text", k=trained.probe_span))
     checkpoint = widgets.in_figure(
@@ -366,7 +359,7 @@ def own_sequence(trained: lesson.TrainingSection) -> None:
         )
         for position, token, after, guess, right in own.rows
     ]
-    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
+    table(pd.DataFrame(rows, columns=columns), hide_index=True)
 
 
 def layers_of(trained: lesson.TrainingSection) -> int:
@@ -472,13 +465,8 @@ def learned_and_designed(trained: lesson.TrainingSection) -> None:
         t("training.col_learned_at"),
         t("training.col_learned"),
     ]
-    number = st.column_config.NumberColumn(format="%.2f")
-    st.dataframe(
-        pd.DataFrame(rows, columns=columns),
-        hide_index=True,
-        width="stretch",
-        column_config={columns[2]: number, columns[4]: number},
-    )
+    formats = {columns[2]: "%.2f", columns[4]: "%.2f"}
+    table(pd.DataFrame(rows, columns=columns), formats=formats, hide_index=True)
     explain(t("training.designed_text", n=lesson.DESIGNED_N, seeds=len(lesson.DESIGNED_SEEDS)))
 
 
@@ -516,12 +504,7 @@ def own_decoder() -> None:
             ]
             for k, step in enumerate(found.steps)
         ]
-        st.dataframe(
-            pd.DataFrame(rows, columns=columns),
-            hide_index=True,
-            width="stretch",
-            column_config={columns[2]: st.column_config.NumberColumn(format="%.3f")},
-        )
+        table(pd.DataFrame(rows, columns=columns), formats={columns[2]: "%.3f"}, hide_index=True)
     st.subheader(t("models.dec_heads_header"))
     heads = compute("dec_own_heads", cache_models.induction_heads, source.id)
     if heads is not None:
@@ -534,10 +517,11 @@ def own_decoder() -> None:
             t("models.dec_heads_score"),
             t("models.dec_heads_paper"),
         ]
-        st.dataframe(
+        table(
             pd.DataFrame(head_rows, columns=head_columns),
+            formats={head_columns[1]: "%.3f"},
             hide_index=True,
-            column_config={head_columns[1]: st.column_config.NumberColumn(format="%.3f")},
+            width="content",
         )
 
 

@@ -138,6 +138,34 @@ def matrix_frame(m, row_labels=None, col_labels=None) -> pd.DataFrame:
     return pd.DataFrame(m, index=rows, columns=cols)
 
 
+def table(
+    data: pd.DataFrame,
+    *,
+    formats: dict[str, str] | None = None,
+    index_title: str | None = None,
+    hide_index: bool | None = None,
+    width: str = "stretch",
+    where=None,
+) -> None:
+    """A table of the page's numbers: sortable (st.dataframe, drawn on a canvas) on screen, a
+    static HTML table in the handout so that print and PDF hold every cell. ``formats``: a printf
+    format by column ("%.3f"); ``index_title``: the index column's heading."""
+    where = st if where is None else where
+    formats = formats or {}
+    if lecture_modes.handout():
+        shown = data.copy()
+        for column, fmt in formats.items():
+            shown[column] = [fmt % value for value in shown[column]]
+        if index_title is not None:
+            shown.index.name = index_title
+        where.table(shown, hide_index=hide_index)
+        return
+    config = {column: st.column_config.NumberColumn(format=fmt) for column, fmt in formats.items()}
+    if index_title is not None:
+        config["_index"] = st.column_config.TextColumn(index_title)
+    where.dataframe(data, hide_index=hide_index, width=width, column_config=config)
+
+
 def download_csv(m, name: str, row_labels=None, col_labels=None, key: str | None = None) -> None:
     """A button that downloads matrix ``m`` as ``visattn_<name>.csv``. The file is written when
     the button is clicked (Streamlit's deferred download), and the click reruns nothing: a run only

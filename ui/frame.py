@@ -327,6 +327,12 @@ def title_text(control: Control) -> str:
     return escape(text)
 
 
+def fold(title: str, opened: bool = False):
+    """An expander of the page's own content (a table of sources, the article's printed numbers):
+    closed unless ``opened``, and open on a handout, which prints every number the page shows."""
+    return st.expander(title, expanded=opened or lecture_modes.handout())
+
+
 def folded_controls(title: str, controls: Iterable[Control]):
     """An expander for a section's secondary controls (a reading, a colour scale), so that the
     first screen reaches the figure they tune; open when one of them is off its default (a link's

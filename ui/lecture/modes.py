@@ -123,14 +123,17 @@ HIDE_CSS = (
 REVEAL_CSS = """<style class="visattn-reveal">.st-key-{key} :is({results}) {{
   filter: none !important; user-select: auto !important; }}</style>"""
 # The handout: the page as a document. No sidebar, header, toolbar or widget (an element holding an
-# input, a button, a slider or a radio group; of a chart or an element that follows a figure's
-# control, only its own buttons), no chart toolbar; on paper the whole page flows over as many
+# input, a button, a slider or a radio group; of a chart, a metric (its help icon is a button) or
+# an element that follows a figure's control, only its own buttons), no chart toolbar; a table is
+# a static one (ui.charts.table) and a fold is open; on paper the whole page flows over as many
 # sheets as it takes, and a figure is never cut between two.
 HANDOUT_CSS = """[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"], [data-testid="stHeader"], [data-testid="stToolbar"],
 [data-testid="stDecoration"], [data-testid="stStatusWidget"], .modebar-container, .visattn-csv,
 [data-testid="stElementToolbar"],
-[data-testid="stElementContainer"]:not(:has(.js-plotly-plot, .visattn-follow)):has(
+[data-testid="stElementContainer"]:not(:has(
+.js-plotly-plot, .visattn-follow, [data-testid="stMetric"]
+)):has(
 input, button, textarea, select, [role="slider"], [role="radiogroup"], [data-testid="stDataFrame"]
 ) { display: none !important; }
 [data-testid="stMain"] .block-container { padding-top: 1rem; max-width: 100%; }
