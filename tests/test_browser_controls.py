@@ -45,6 +45,9 @@ FOLLOWERS = """(key) => Array.from(document.querySelectorAll(
     `.visattn-follow[data-control="${key}"]`)).map(box => box.dataset.shown)"""
 
 
+CHARTS = "() => document.querySelectorAll('.js-plotly-plot').length"  # Plotly charts drawn
+
+
 def positions(page, key: str) -> list:
     return settled_value(page, f"() => JSON.stringify(({POSITIONS})({json.dumps(key)}))")
 
@@ -106,6 +109,9 @@ def test_a_figures_slider_moves_its_control_in_the_browser_and_the_link_keeps_it
             fresh = context.new_page()
             fresh.goto(link)
             wait_rendered(fresh, True)
+            # every chart drawn (a slider's position is read with its chart's place on the page)
+            charts = page.evaluate(CHARTS)
+            fresh.wait_for_function(f"() => ({CHARTS})() >= {charts}", timeout=60_000)
             assert json.loads(positions(fresh, key)) == after, f"{key}: the link lost it"
             assert followers(fresh, key) == followers(page, key)
             context.close()
